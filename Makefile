@@ -1,0 +1,88 @@
+# gtplan: plan, check, draw and run GTP layouts.
+#
+#   make            build build/gtplan (release)
+#   make demo       install what is missing, then lint and plan examples/default.yaml
+#   make test       install what is missing, build with sanitizers, run every suite
+#   make bench      time `gtplan plan` on 1k, 64k and 1M-rank worlds
+#   make clean
+#
+# User CFLAGS/LDFLAGS are appended. Objects go to build/; nothing is installed.
+
+CC      ?= cc
+PKGS    := yaml-0.1 jansson
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+           -Wmissing-prototypes -Wformat=2 -Wno-format-nonliteral
+STD     := -std=c11 -D_POSIX_C_SOURCE=200809L
+BASE_CFLAGS := $(STD) $(WARN) -Iplanner -Ibuild/gen $(PKG_CFLAGS) -MMD -MP
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+
+REL_CFLAGS  := $(BASE_CFLAGS) -O2 -g $(CFLAGS)
+SAN         := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+ASAN_CFLAGS := $(BASE_CFLAGS) -O1 -g $(SAN) $(CFLAGS)
+
+LIB_SRC  := $(filter-out planner/main.c,$(wildcard planner/*.c))
+GEN_SRC  := build/gen/embedded_schemas.c
+TEST_SRC := $(wildcard tests/test_*.c)
+
+REL_OBJ  := $(LIB_SRC:%.c=build/rel/%.o) build/rel/gen/embedded_schemas.o
+ASAN_OBJ := $(LIB_SRC:%.c=build/asan/%.o) build/asan/gen/embedded_schemas.o
+TEST_BIN := $(TEST_SRC:tests/%.c=build/asan/tests/%)
+
+.PHONY: all demo test check-suites e2e corpus bench deps deps-test clean
+all: build/gtplan
+
+deps:
+	@scripts/deps.sh build
+deps-test:
+	@scripts/deps.sh test
+
+build/gen/embedded_schemas.c: schemas/config.schema.json scripts/embed.sh
+	@mkdir -p $(@D)
+	scripts/embed.sh gtplan_config_schema schemas/config.schema.json > $@.tmp && mv $@.tmp $@
+
+build/rel/%.o: %.c | build/gen/embedded_schemas.c
+	@mkdir -p $(@D)
+	$(CC) $(REL_CFLAGS) -c $< -o $@
+build/rel/gen/%.o: build/gen/%.c
+	@mkdir -p $(@D)
+	$(CC) $(STD) -O2 -c $< -o $@
+build/asan/%.o: %.c | build/gen/embedded_schemas.c
+	@mkdir -p $(@D)
+	$(CC) $(ASAN_CFLAGS) -c $< -o $@
+build/asan/gen/%.o: build/gen/%.c
+	@mkdir -p $(@D)
+	$(CC) $(STD) -O1 -c $< -o $@
+
+build/gtplan: build/rel/planner/main.o $(REL_OBJ)
+	$(CC) $(REL_CFLAGS) $^ -o $@ $(PKG_LIBS) -lm $(LDFLAGS)
+build/asan/gtplan: build/asan/planner/main.o $(ASAN_OBJ)
+	$(CC) $(ASAN_CFLAGS) $^ -o $@ $(PKG_LIBS) -lm $(LDFLAGS)
+
+build/asan/tests/%.o: tests/%.c | build/gen/embedded_schemas.c
+	@mkdir -p $(@D)
+	$(CC) $(ASAN_CFLAGS) $(CHECK_CFLAGS) -c $< -o $@
+build/asan/tests/%: build/asan/tests/%.o $(ASAN_OBJ)
+	$(CC) $(ASAN_CFLAGS) $^ -o $@ $(PKG_LIBS) $$(pkg-config --libs check) -lm $(LDFLAGS)
+
+demo: deps
+	@$(MAKE) --no-print-directory build/gtplan
+	./build/gtplan lint examples/default.yaml
+	./build/gtplan plan examples/default.yaml --summary
+
+# The whole suite: Check suites under ASan+UBSan, then the CLI end-to-end
+# tests and the corpus test, then one closing summary line.
+test: deps-test
+	@$(MAKE) --no-print-directory build/gtplan build/asan/gtplan $(TEST_BIN)
+	@tests/run.sh $(TEST_BIN)
+
+bench: deps
+	@$(MAKE) --no-print-directory build/gtplan
+	@scripts/bench.sh
+
+clean:
+	rm -rf build
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,155 @@
+/*
+ * cfg: the config tree, loaded the way NeMo-RL loads its YAML.
+ *
+ * A config is a tree of `struct cfg_node`s. Every node remembers where its
+ * value was written (file:line:col) and, for map entries, where its key was,
+ * so any later pass can point a diagnostic at the exact place, even when the
+ * value came from a parent file through `defaults:` or from a command-line
+ * override.
+ *
+ * Loading follows NeMo-RL's `load_config_with_inheritance` + Hydra overrides +
+ * OmegaConf resolution:
+ *   cfg_load()      YAML (libyaml) + `defaults:` inheritance + `_override_`
+ *   cfg_override()  `key=value`, `+key=value`, `~key` from the command line
+ *   cfg_resolve()   `${a.b}`, `${.rel}`, `${..rel}`, `${add|mul|div|max:x,y}`,
+ *                   `${oc.env:VAR[,default]}`
+ *
+ * Ownership: a node owns its key, its text and its children. cfg_free() frees
+ * a whole subtree. Lookups return borrowed pointers into the tree.
+ * Errors are reported into a diag_list and returned as -1; nothing exits.
+ */
+#ifndef GTPLAN_CFG_H
+#define GTPLAN_CFG_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "diag.h"
+
+enum cfg_kind {
+	CFG_NULL,
+	CFG_BOOL,
+	CFG_INT,
+	CFG_FLOAT,
+	CFG_STR,
+	CFG_MAP,
+	CFG_SEQ,
+};
+
+struct cfg_node {
+	enum cfg_kind kind;
+	struct diag_loc loc;     /* where the value starts */
+	struct diag_loc key_loc; /* where the key is (map entries); else = loc */
+	char *key;               /* map entries only; NULL otherwise */
+	char *text;              /* scalars: the text as written (CFG_STR: the
+				    string value); NULL for maps and sequences */
+	union {
+		int b;
+		long long i;
+		double f;
+	} v;
+	/* A scalar string holding `${...}` that cfg_resolve() has not replaced
+	 * yet (or could not). */
+	unsigned interp : 1;
+	/* Set on nodes produced by resolution: `origin` is where the value
+	 * that the interpolation pointed at was written. */
+	unsigned resolved : 1;
+	struct diag_loc origin;
+	struct cfg_node **kids;  /* map entries (in order) / sequence items */
+	size_t n, cap;
+};
+
+/* ---- hostile-input limits (each has a test) ------------------------- */
+#define CFG_MAX_FILE_BYTES   (16u << 20) /* one YAML file */
+#define CFG_MAX_DEPTH        64          /* nesting of maps and sequences */
+#define CFG_MAX_NODES        2000000     /* nodes in one loaded file, aliases
+					    expanded */
+#define CFG_MAX_ALIAS_EXPAND 100000      /* nodes copied through aliases */
+#define CFG_MAX_INCLUDE_DEPTH 32         /* `defaults:` chain length */
+#define CFG_MAX_INTERP_DEPTH 64          /* nested `${...}` resolution */
+
+/* ---- tree ----------------------------------------------------------- */
+
+/* A fresh node of `kind` at `loc` (key_loc = loc); NULL when out of memory. */
+struct cfg_node *cfg_new(enum cfg_kind kind, struct diag_loc loc);
+/* A scalar string node; takes a copy of `s`. */
+struct cfg_node *cfg_new_str(const char *s, struct diag_loc loc);
+void cfg_free(struct cfg_node *n);
+/* Deep copy, marks included; NULL when out of memory. */
+struct cfg_node *cfg_clone(const struct cfg_node *n);
+
+/* Appends `kid` to a map (kid->key must be set) or a sequence; takes
+ * ownership. Returns 0, or -1 when out of memory (kid is freed). */
+int cfg_append(struct cfg_node *parent, struct cfg_node *kid);
+/* Sets map[key] = val, replacing (and freeing) an existing entry in place;
+ * takes ownership of val and sets val->key. Returns 0 or -1 (val freed). */
+int cfg_map_set(struct cfg_node *map, const char *key, struct cfg_node *val);
+/* Removes and frees map[key]; returns 1 if it was there, else 0. */
+int cfg_map_del(struct cfg_node *map, const char *key);
+
+/* map[key], or NULL (also when `map` is NULL or not a map). */
+struct cfg_node *cfg_get(const struct cfg_node *map, const char *key);
+/* Dotted lookup from the root: "policy.megatron_cfg.tensor_model_parallel_size".
+ * Sequence items may be addressed by index ("a.b.0.c"). NULL when absent. */
+struct cfg_node *cfg_path(const struct cfg_node *root, const char *dotted);
+
+/* Typed reads. Each returns 1 and sets *out when the node exists and has
+ * that type (an integral float does not count as an int), 0 when it is absent
+ * or null, -1 when it exists with another type. */
+int cfg_int(const struct cfg_node *root, const char *dotted, long long *out);
+int cfg_bool(const struct cfg_node *root, const char *dotted, int *out);
+int cfg_str(const struct cfg_node *root, const char *dotted, const char **out);
+
+/* Human name of a kind ("integer", "map", ...). */
+const char *cfg_kind_name(enum cfg_kind k);
+
+/* Resolves a plain (unquoted) YAML scalar per the YAML 1.2 core schema plus
+ * OmegaConf's extras: null/~, true/false (any case), ints (decimal, 0x, 0o,
+ * with _), floats (1e-5, .inf, .nan), else string. Fills kind and v. */
+void cfg_scalar_type(struct cfg_node *n, const char *text);
+
+/* ---- loading -------------------------------------------------------- */
+
+/* Parses one YAML file (no `defaults:` processing) into *out (a map, or NULL
+ * for an empty file). Reports syntax errors, duplicate keys (both places),
+ * alias cycles and expansion limits. Returns 0 or -1. */
+int cfg_parse_file(const char *path, struct src_set *srcs,
+		   struct diag_list *diags, struct cfg_node **out);
+/* The same for an in-memory text registered under `name`. Takes ownership of
+ * `text`. */
+int cfg_parse_text(const char *name, char *text, size_t len,
+		   struct src_set *srcs, struct diag_list *diags,
+		   struct cfg_node **out);
+
+/* Loads `path` with NeMo-RL's `defaults:` inheritance: a path or a list of
+ * paths, relative to the including file's folder, loaded depth-first, merged
+ * in order (later wins) and then the file itself merged on top; maps merge,
+ * other values replace; a map carrying `_override_: true` replaces the
+ * inherited map instead of merging. Include cycles and missing files are
+ * errors naming the chain. Returns 0 or -1; *out is a map. */
+int cfg_load(const char *path, struct src_set *srcs, struct diag_list *diags,
+	     struct cfg_node **out);
+
+/* OmegaConf.merge of `src` into `dst` (both maps), consuming `src`. */
+int cfg_merge(struct cfg_node *dst, struct cfg_node *src);
+
+/* Applies Hydra-style overrides (`a.b=v`, `+a.b=v`, `~a.b`, `~a.b=v`) in
+ * order. Values are parsed like YAML flow scalars/sequences/maps. Each
+ * override's location points into the "command line" source, which this
+ * function registers. Returns 0 or -1 (errors reported). */
+int cfg_override(struct cfg_node *root, int argc, char *const argv[],
+		 struct src_set *srcs, struct diag_list *diags);
+
+/* Resolves every interpolation in the tree in place, as
+ * OmegaConf.to_container(resolve=True) would. Unresolvable references and
+ * cycles are errors naming the chain; `${oc.env:X}` with X unset and no
+ * default is left as it is with a note. Returns 0, or -1 when an error was
+ * reported. */
+int cfg_resolve(struct cfg_node *root, struct src_set *srcs,
+		struct diag_list *diags);
+
+/* Writes the tree as JSON (sorted keys? no: document order, like OmegaConf)
+ * to `f`, for `gtplan config`. Returns 0 or -1. */
+int cfg_write_json(FILE *f, const struct cfg_node *root);
+
+#endif

@@ -1,0 +1,90 @@
+/*
+ * plan: from a resolved config to sizes, resources and the rank grid.
+ *
+ * plan_build() reads the config tree (after cfg_load/cfg_override/
+ * cfg_resolve and the schema check), derives every size (DESIGN.md 2.1),
+ * the GPUs that train versus serve inference (NeMo-RL's GRPO resource
+ * split), and checks the planning rules, reporting findings into diags.
+ * The rank table and the groups are not stored: layout.h computes them on
+ * demand from the two grids.
+ *
+ * Ownership: a plan owns its strings; plan_release() frees them.
+ */
+#ifndef GTPLAN_PLAN_H
+#define GTPLAN_PLAN_H
+
+#include <stdio.h>
+
+#include "cfg.h"
+#include "diag.h"
+#include "layout.h"
+
+/* Hostile-input limit: the largest world gtplan plans. */
+#define PLAN_MAX_WORLD (1LL << 24)
+
+/* A set of GPUs: `nodes` nodes of `gpus_per_node` GPUs. */
+struct plan_gpus {
+	long long nodes;
+	long long gpus_per_node;
+};
+
+struct plan {
+	char *config_name;       /* as given on the command line */
+
+	/* cluster */
+	struct plan_gpus cluster;   /* cluster.num_nodes x cluster.gpus_per_node */
+	struct plan_gpus train;     /* the GPUs the policy trains on */
+	struct plan_gpus inference; /* non-colocated generation; 0 when colocated */
+	struct plan_gpus reward;    /* non-colocated reward model; 0 if none */
+	struct plan_gpus teachers;  /* non-colocated distillation teachers */
+	int colocated;              /* generation shares the training GPUs */
+	long long world;            /* training ranks = train.nodes*gpus_per_node */
+
+	/* parallel sizes (DESIGN.md 2.1) */
+	long long tp, cp, pp, ep, etp;
+	long long shards, expert_shards; /* S and ES after null -> TP / ETP */
+	long long gtp, egtp;             /* G = S/TP, EG = ES/ETP */
+	long long model_size;            /* M = TP*CP*G*PP */
+	long long dp_replicate;          /* D = W/M (copies) */
+	long long lanes;                 /* L = D*G */
+	long long edp;                   /* expert replicate DP */
+
+	/* batches */
+	long long global_batch, micro_batch; /* 0 when unset */
+
+	char *driver_layout;  /* "4d" (default) or "5d" */
+	struct lay_order order;
+	struct lay_grid dense, expert;
+	/* 1 when the sizes are consistent, so ranks and groups exist; 0 when a
+	 * rule failed that leaves no grid (e.g. world not divisible by M). */
+	int grid_ok;
+	int expert_grid_ok;
+};
+
+void plan_init(struct plan *p);
+void plan_release(struct plan *p);
+
+/* Derives the plan from a resolved config and checks the rules. Returns 0
+ * when it could build a plan (findings may still have been reported),
+ * -1 when the config is too broken to say anything (errors reported). */
+int plan_build(struct plan *p, const struct cfg_node *root,
+	       const char *config_name, struct diag_list *diags);
+
+/* Fills cluster, train, inference, reward, teachers, colocated and world
+ * from the config the way NeMo-RL's GRPO setup splits the cluster
+ * (planner/resources.c). Reports NeMo-RL's own resource checks as GT309 /
+ * GT310. Returns 0, or -1 when no training world can be derived. */
+int plan_derive_resources(struct plan *p, const struct cfg_node *root,
+			  struct diag_list *diags);
+
+/* Node and local GPU of training rank r. */
+void plan_rank_place(const struct plan *p, long long r, long long *node,
+		     long long *local);
+
+/* Writes the plan JSON ("format": "gtplan-plan/1", schemas/plan.schema.json)
+ * with sorted keys and a trailing newline, the diagnostics included.
+ * Streams ranks and groups, so memory stays O(1) in the world size.
+ * Returns 0, or -1 on a write error. */
+int plan_write_json(FILE *f, const struct plan *p, const struct diag_list *diags);
+
+#endif

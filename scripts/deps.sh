@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what gtplan's build, demo and tests need on Debian 12, once.
+# Idempotent: packages already present are skipped, and apt-get runs only
+# when something is missing. Usage: scripts/deps.sh build|test
+set -euo pipefail
+
+want=(build-essential pkg-config libyaml-dev libjansson-dev)
+if [ "${1:-build}" = test ]; then
+	want+=(check python3 python3-omegaconf python3-jsonschema python3-yaml)
+fi
+
+missing=()
+for p in "${want[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then sudo=sudo; else
+		echo "deps: missing packages: ${missing[*]}" >&2
+		echo "deps: hint: run as root, or install them with apt-get" >&2
+		exit 2
+	fi
+else
+	sudo=
+fi
+echo "deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Runs every test suite and prints one closing summary line.
+#   tests/run.sh build/asan/tests/test_* ...
+# 1. each Check suite binary (built with ASan + UBSan);
+# 2. tests/e2e.sh: the CLI end-to-end tests (build/asan/gtplan);
+# 3. tests/corpus.sh: every NeMo-RL corpus config against OmegaConf.
+# Each part prints "RESULT <passed> <failed> <skipped>" as its last line.
+set -u
+cd "$(dirname "$0")/.."
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+passed=0 failed=0 skipped=0 broken=()
+
+add() { # name rc output-file
+	local name=$1 rc=$2 out=$3 line p f s
+	line=$(grep -E '^RESULT [0-9]+ [0-9]+ [0-9]+$' "$out" | tail -n 1)
+	if [ -z "$line" ]; then
+		echo "run: $name printed no RESULT line (exit $rc)"; failed=$((failed + 1)); broken+=("$name"); return
+	fi
+	read -r _ p f s <<<"$line"
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+	if [ "$f" -ne 0 ] || [ "$rc" -ne 0 ]; then
+		broken+=("$name")
+		[ "$f" -eq 0 ] && failed=$((failed + 1))
+	fi
+}
+
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+for bin in "$@"; do
+	name=$(basename "$bin")
+	"$bin" >"$tmp/$name.out" 2>&1; rc=$?
+	cat "$tmp/$name.out"
+	# Check prints "NN%: Checks: N, Failures: F, Errors: E".
+	sum=$(grep -E '^[0-9]+%: Checks: ' "$tmp/$name.out" | tail -n 1)
+	if [ -n "$sum" ]; then
+		n=$(sed -E 's/.*Checks: ([0-9]+).*/\1/' <<<"$sum")
+		fl=$(sed -E 's/.*Failures: ([0-9]+).*/\1/' <<<"$sum")
+		er=$(sed -E 's/.*Errors: ([0-9]+).*/\1/' <<<"$sum")
+		echo "RESULT $((n - fl - er)) $((fl + er)) 0" >>"$tmp/$name.out"
+	fi
+	add "$name" "$rc" "$tmp/$name.out"
+done
+for script in tests/e2e.sh tests/corpus.sh; do
+	[ -x "$script" ] || continue
+	"$script" 2>&1 | tee "$tmp/part.out"; rc=${PIPESTATUS[0]}
+	add "$script" "$rc" "$tmp/part.out"
+done
+echo
+[ ${#broken[@]} -gt 0 ] && echo "failing: ${broken[*]}"
+echo "summary: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
