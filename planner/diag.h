@@ -10,6 +10,10 @@
  * Ownership: a diag_list owns its diagnostics and every string in them.
  * A src_set owns the text of every source it registered. Functions that
  * return `const char *` return borrowed pointers.
+ *
+ * Lines and columns follow libyaml's marks (plus one): a line ends at \n,
+ * \r\n, a lone \r, NEL, LS or PS; a column counts code points, a tab as
+ * one; a UTF-8 byte-order mark is not part of line 1.
  */
 #ifndef GTPLAN_DIAG_H
 #define GTPLAN_DIAG_H
@@ -26,7 +30,14 @@ struct src_file {
 	char *name;   /* as given by the user (relative paths stay relative) */
 	char *text;   /* NUL-terminated; may be NULL when unreadable */
 	size_t len;
+	size_t n_lines;      /* the empty rest after a final break is a line */
+	size_t *line_marks;  /* private: where every 64th line starts */
 };
+
+/* The name of the command-line pseudo-source (overrides joined by spaces).
+ * It, and any name starting with '<', is not a file: SARIF gives findings
+ * there no physical location. */
+#define SRC_CMDLINE "command line"
 
 struct src_set {
 	struct src_file *v;
@@ -38,9 +49,14 @@ void src_set_release(struct src_set *s);
 /* Registers a source, taking ownership of `text` (may be NULL). Returns its
  * id (>= 0), or -1 when out of memory (text is freed then). */
 int src_add(struct src_set *s, const char *name, char *text, size_t len);
+/* NULL when `id` is not a registered source (as for id < 0). */
 const char *src_name(const struct src_set *s, int id);
+/* 1 when source `id` is a real file (see SRC_CMDLINE), else 0. */
+int src_is_file(const struct src_set *s, int id);
 /* Points *start at line `line` (1-based) of source `id` and sets *len to its
- * length without the newline. Returns 0, or -1 when there is no such line. */
+ * length without the line break. Returns 0, or -1 when there is no such line
+ * (or the source has no text). Fast on big files: at most 64 lines are
+ * scanned per call. */
 int src_line(const struct src_set *s, int id, int line, const char **start,
 	     size_t *len);
 
@@ -58,6 +74,9 @@ struct diag_loc {
 /* ---- rules ---------------------------------------------------------- */
 
 enum diag_severity { DIAG_NOTE = 0, DIAG_WARNING = 1, DIAG_ERROR = 2 };
+
+/* "note", "warning" or "error"; the words used in every output format. */
+const char *diag_severity_name(enum diag_severity sev);
 
 /* The rule table: one row per stable code (see rules.def). */
 struct diag_rule {
@@ -90,16 +109,24 @@ struct diag {
 	struct diag_note *notes;
 	size_t n_notes;
 	size_t seq;  /* insertion order, for a stable sort */
+	char *unknown_code; /* the code as given when rule is NULL (a caller bug) */
 };
+
+/* The rule code of d ("GT303"), the unknown code it was added with, or "?". */
+const char *diag_code(const struct diag *d);
 
 /* Hostile-input limit: at most this many diagnostics are kept; the rest are
  * counted in n_dropped and reported as one line. */
 #define DIAG_MAX_COUNT 10000
+/* Hostile-input limit: a source line longer than this many code points is
+ * shown as a window of this width around the caret, with "..." marks. */
+#define DIAG_EXCERPT_MAX 160
 
 struct diag_list {
 	struct diag *v;
 	size_t n, cap;
 	size_t n_dropped;
+	size_t dropped_by_sev[3]; /* n_dropped split by severity */
 	const struct src_set *srcs; /* borrowed, for excerpts and names */
 };
 
@@ -109,24 +136,66 @@ void diag_list_release(struct diag_list *l);
 /* Adds a finding of rule `code` (which must be in the table; its default
  * severity is used) at `loc` about config `path` (may be NULL). Returns the
  * new diag so a hint and notes can be attached, or NULL when the list is full
- * or out of memory (the hint/note functions accept NULL and do nothing). */
+ * or out of memory (the hint/note functions accept NULL and do nothing); such
+ * a finding is counted in n_dropped. The pointer is valid until the next
+ * diag_add or diag_sort. An unknown code is a bug in the caller: the finding
+ * is still kept, as an error with rule NULL and the code in unknown_code. */
 struct diag *diag_add(struct diag_list *l, const char *code,
 		      struct diag_loc loc, const char *path, const char *fmt,
 		      ...) __attribute__((format(printf, 5, 6)));
+/* Sets (or replaces) the hint of d. */
 void diag_hint(struct diag *d, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Appends a note at `loc` (DIAG_NOLOC for none) to d. */
 void diag_note(struct diag *d, struct diag_loc loc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Findings of severity `sev`, dropped ones included, so that an exit status
+ * computed from it is right even past DIAG_MAX_COUNT. */
 size_t diag_count(const struct diag_list *l, enum diag_severity sev);
-/* Sorts by (source name, line, col, code, insertion order). */
+/* Sorts by (source name, line, col, code, insertion order); findings without
+ * a location come first. The outputs print in list order: sort first. */
 void diag_sort(struct diag_list *l);
 
-/* Output. Each returns 0, or -1 on a write error.
- * Text: `file:line:col: error[CODE]: message`, the source line, a caret,
- * `hint: ...`, notes, then a summary line ("2 errors, 1 warning").
- * JSON: {"format":"gtplan-diagnostics/1", "diagnostics":[...], "summary":{}}.
- * SARIF: 2.1.0 with rules, results and physical locations. */
+/* Output. Each returns 0, or -1 on a write error (or out of memory). The
+ * output depends only on the list's content and order.
+ *
+ * Text (for people; control characters in input shown as '?'):
+ *   train.yaml:12:5: error[GT303]: message
+ *    12 |     tensor_model_parallel_size: 4
+ *       |     ^
+ *       = hint: hint
+ *   train.yaml:3:1: note: note with a location
+ *     3 | cluster:
+ *       | ^
+ *       = note: note without a location
+ *   gtplan: 1 error, 0 warnings, 0 notes (2 more diagnostics dropped)
+ * One gutter width per finding (its widest line number); the caret padding
+ * copies the line's tabs. `gtplan: error[CODE]: message` when there is no
+ * location, `file: ...` or `file:line: ...` when line or column is 0; no
+ * excerpt when the source has no such line. The summary is `gtplan: no
+ * findings` for an empty list. ANSI colors only when `color`.
+ *
+ * JSON (for tools), sorted keys, two-space indent, one final newline:
+ *   {"format": "gtplan-diagnostics/1",
+ *    "tool": {"name": "gtplan", "version": GTPLAN_VERSION},
+ *    "diagnostics": [{"code", "name", "severity", "file", "line", "column",
+ *                     "path", "message", "hint",
+ *                     "notes": [{"file", "line", "column", "message"}]}],
+ *    "summary": {"errors", "warnings", "notes", "dropped"}}
+ * Every key is always present; an absent value is null (name for an unknown
+ * code, file/line/column without a location, line/column <= 0, path, hint).
+ * "file" is the source name as given, "command line" included. The summary
+ * counts are diag_count()'s (dropped findings included).
+ *
+ * SARIF 2.1.0 (for GitHub code scanning), sorted keys, one run: tool.driver
+ * {name, version, rules[]: every row of the table, in table order}, columnKind
+ * "unicodeCodePoints", results[] {ruleId, ruleIndex (absent for an unknown
+ * code), level, message.text ("message Hint: hint"), locations[0]
+ * .physicalLocation {artifactLocation.uri, region {startLine, startColumn}},
+ * relatedLocations[] (one per note: message.text and, when in a file,
+ * physicalLocation)}. Only real files (src_is_file) get a physicalLocation;
+ * the uri is the name as given minus leading "./", percent-encoded. */
 int diag_print_text(FILE *f, const struct diag_list *l, int color);
 int diag_print_json(FILE *f, const struct diag_list *l);
 int diag_print_sarif(FILE *f, const struct diag_list *l);

@@ -1,0 +1,493 @@
+/*
+ * cfg: the config tree (see cfg.h). Loading lives in cfg_yaml.c,
+ * cfg_defaults.c, cfg_override.c and cfg_interp.c.
+ */
+#include "cfg.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cfg_node *cfg_new(enum cfg_kind kind, struct diag_loc loc)
+{
+	struct cfg_node *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->kind = kind;
+	n->loc = loc;
+	n->key_loc = loc;
+	n->origin = DIAG_NOLOC;
+	return n;
+}
+
+struct cfg_node *cfg_new_str(const char *s, struct diag_loc loc)
+{
+	struct cfg_node *n = cfg_new(CFG_STR, loc);
+
+	if (!n)
+		return NULL;
+	n->text = strdup(s);
+	if (!n->text) {
+		free(n);
+		return NULL;
+	}
+	n->interp = strstr(s, "${") != NULL;
+	return n;
+}
+
+void cfg_free(struct cfg_node *n)
+{
+	if (!n)
+		return;
+	for (size_t i = 0; i < n->n; i++)
+		cfg_free(n->kids[i]);
+	free(n->kids);
+	free(n->key);
+	free(n->text);
+	free(n);
+}
+
+struct cfg_node *cfg_clone(const struct cfg_node *n)
+{
+	struct cfg_node *c;
+
+	if (!n)
+		return NULL;
+	c = malloc(sizeof(*c));
+	if (!c)
+		return NULL;
+	*c = *n;
+	c->key = NULL;
+	c->text = NULL;
+	c->kids = NULL;
+	c->n = c->cap = 0;
+	if ((n->key && !(c->key = strdup(n->key))) ||
+	    (n->text && !(c->text = strdup(n->text))))
+		goto fail;
+	if (n->n) {
+		c->kids = calloc(n->n, sizeof(*c->kids));
+		if (!c->kids)
+			goto fail;
+		c->cap = n->n;
+		for (size_t i = 0; i < n->n; i++) {
+			c->kids[i] = cfg_clone(n->kids[i]);
+			if (!c->kids[i])
+				goto fail;
+			c->n++;
+		}
+	}
+	return c;
+fail:
+	cfg_free(c);
+	return NULL;
+}
+
+int cfg_append(struct cfg_node *parent, struct cfg_node *kid)
+{
+	if (parent->n == parent->cap) {
+		size_t cap = parent->cap ? parent->cap * 2 : 4;
+		struct cfg_node **v = realloc(parent->kids, cap * sizeof(*v));
+
+		if (!v) {
+			cfg_free(kid);
+			return -1;
+		}
+		parent->kids = v;
+		parent->cap = cap;
+	}
+	parent->kids[parent->n++] = kid;
+	return 0;
+}
+
+static long cfg_index_of(const struct cfg_node *map, const char *key)
+{
+	if (!map || map->kind != CFG_MAP)
+		return -1;
+	for (size_t i = 0; i < map->n; i++)
+		if (strcmp(map->kids[i]->key, key) == 0)
+			return (long)i;
+	return -1;
+}
+
+int cfg_map_set(struct cfg_node *map, const char *key, struct cfg_node *val)
+{
+	long i = cfg_index_of(map, key);
+
+	if (!val->key || strcmp(val->key, key) != 0) {
+		char *k = strdup(key);
+
+		if (!k) {
+			cfg_free(val);
+			return -1;
+		}
+		free(val->key);
+		val->key = k;
+	}
+	if (i >= 0) {
+		cfg_free(map->kids[i]);
+		map->kids[i] = val;
+		return 0;
+	}
+	return cfg_append(map, val);
+}
+
+int cfg_map_del(struct cfg_node *map, const char *key)
+{
+	long i = cfg_index_of(map, key);
+
+	if (i < 0)
+		return 0;
+	cfg_free(map->kids[i]);
+	memmove(map->kids + i, map->kids + i + 1,
+		(map->n - (size_t)i - 1) * sizeof(*map->kids));
+	map->n--;
+	return 1;
+}
+
+struct cfg_node *cfg_get(const struct cfg_node *map, const char *key)
+{
+	long i = cfg_index_of(map, key);
+
+	return i < 0 ? NULL : map->kids[i];
+}
+
+struct cfg_node *cfg_path(const struct cfg_node *root, const char *dotted)
+{
+	const struct cfg_node *n = root;
+	char part[256];
+
+	while (n && *dotted) {
+		const char *dot = strchr(dotted, '.');
+		size_t len = dot ? (size_t)(dot - dotted) : strlen(dotted);
+
+		if (len >= sizeof(part))
+			return NULL;
+		memcpy(part, dotted, len);
+		part[len] = '\0';
+		if (n->kind == CFG_MAP) {
+			n = cfg_get(n, part);
+		} else if (n->kind == CFG_SEQ) {
+			char *end;
+			unsigned long idx = strtoul(part, &end, 10);
+
+			if (!len || *end || idx >= n->n)
+				return NULL;
+			n = n->kids[idx];
+		} else {
+			return NULL;
+		}
+		dotted += len + (dot != NULL);
+	}
+	return (struct cfg_node *)n;
+}
+
+int cfg_int(const struct cfg_node *root, const char *dotted, long long *out)
+{
+	const struct cfg_node *n = cfg_path(root, dotted);
+
+	if (!n || n->kind == CFG_NULL)
+		return 0;
+	if (n->kind != CFG_INT)
+		return -1;
+	*out = n->v.i;
+	return 1;
+}
+
+int cfg_bool(const struct cfg_node *root, const char *dotted, int *out)
+{
+	const struct cfg_node *n = cfg_path(root, dotted);
+
+	if (!n || n->kind == CFG_NULL)
+		return 0;
+	if (n->kind != CFG_BOOL)
+		return -1;
+	*out = n->v.b;
+	return 1;
+}
+
+int cfg_str(const struct cfg_node *root, const char *dotted, const char **out)
+{
+	const struct cfg_node *n = cfg_path(root, dotted);
+
+	if (!n || n->kind == CFG_NULL)
+		return 0;
+	if (n->kind != CFG_STR)
+		return -1;
+	*out = n->text;
+	return 1;
+}
+
+const char *cfg_kind_name(enum cfg_kind k)
+{
+	switch (k) {
+	case CFG_NULL: return "null";
+	case CFG_BOOL: return "boolean";
+	case CFG_INT: return "integer";
+	case CFG_FLOAT: return "number";
+	case CFG_STR: return "string";
+	case CFG_MAP: return "map";
+	case CFG_SEQ: return "list";
+	}
+	return "?";
+}
+
+/* ---- scalar resolution ----------------------------------------------
+ * OmegaConf loads YAML with PyYAML's SafeLoader (YAML 1.1 implicit types,
+ * timestamps removed) plus a float resolver that also takes 1e-5 and 1e5.
+ * We follow that, so `on` is a boolean and `010` is octal 8, as in NeMo-RL. */
+
+static int one_of(const char *s, const char *const *words)
+{
+	for (; *words; words++)
+		if (strcmp(s, *words) == 0)
+			return 1;
+	return 0;
+}
+
+/* Copies s without '_' into buf; 0 when it does not fit. */
+static int strip_underscores(const char *s, char *buf, size_t len)
+{
+	size_t j = 0;
+
+	for (; *s; s++) {
+		if (*s == '_')
+			continue;
+		if (j + 1 >= len)
+			return 0;
+		buf[j++] = *s;
+	}
+	buf[j] = '\0';
+	return 1;
+}
+
+static int all_of(const char *s, const char *set)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!strchr(set, *s))
+			return 0;
+	return 1;
+}
+
+static int parse_int(const char *s, long long *out)
+{
+	char buf[128];
+	const char *p = s;
+	int neg = 0, base = 10;
+	char *end;
+
+	if (*p == '+' || *p == '-')
+		neg = *p++ == '-';
+	if (!*p)
+		return 0;
+	if (p[0] == '0' && p[1] == 'b') {
+		if (!all_of(p + 2, "01_"))
+			return 0;
+		base = 2;
+		p += 2;
+	} else if (p[0] == '0' && p[1] == 'x') {
+		if (!all_of(p + 2, "0123456789abcdefABCDEF_"))
+			return 0;
+		base = 16;
+		p += 2;
+	} else if (p[0] == '0' && p[1]) {
+		if (!all_of(p + 1, "01234567_"))
+			return 0;
+		base = 8;
+		p += 1;
+	} else {
+		if (!isdigit((unsigned char)p[0]) || !all_of(p, "0123456789_"))
+			return 0;
+	}
+	if (!strip_underscores(p, buf, sizeof(buf)) || !buf[0])
+		return 0;
+	errno = 0;
+	unsigned long long v = strtoull(buf, &end, base);
+	if (errno || *end || v > (unsigned long long)LLONG_MAX + neg)
+		return 0;
+	*out = neg ? (long long)(0 - v) : (long long)v;
+	return 1;
+}
+
+/* Digits with underscores, first one a digit. */
+static const char *scan_digits(const char *p, int need_first)
+{
+	if (need_first && !isdigit((unsigned char)*p))
+		return NULL;
+	while (isdigit((unsigned char)*p) || *p == '_')
+		p++;
+	return p;
+}
+
+static const char *scan_exp(const char *p)
+{
+	if (*p != 'e' && *p != 'E')
+		return p;
+	p++;
+	if (*p == '+' || *p == '-')
+		p++;
+	if (!isdigit((unsigned char)*p))
+		return NULL;
+	while (isdigit((unsigned char)*p))
+		p++;
+	return p;
+}
+
+static int parse_float(const char *s, double *out)
+{
+	static const char *const infs[] = { ".inf", ".Inf", ".INF", NULL };
+	static const char *const nans[] = { ".nan", ".NaN", ".NAN", NULL };
+	const char *p = s;
+	char buf[128];
+	int neg = 0;
+
+	if (one_of(s, nans)) {
+		*out = NAN;
+		return 1;
+	}
+	if (*p == '+' || *p == '-')
+		neg = *p++ == '-';
+	if (one_of(p, infs)) {
+		*out = neg ? -INFINITY : INFINITY;
+		return 1;
+	}
+	if (*p == '.') {
+		/* \.[0-9_]+ (exp)?, only unsigned in PyYAML */
+		const char *q = scan_digits(p + 1, 1);
+
+		if (!q || s != p || !(q = scan_exp(q)) || *q)
+			return 0;
+	} else {
+		const char *q = scan_digits(p, 1);
+
+		if (!q)
+			return 0;
+		if (*q == '.') {
+			q = scan_digits(q + 1, 0);
+			q = scan_exp(q);
+		} else if (*q == 'e' || *q == 'E') {
+			q = scan_exp(q);
+		} else {
+			return 0;
+		}
+		if (!q || *q)
+			return 0;
+	}
+	if (!strip_underscores(s, buf, sizeof(buf)))
+		return 0;
+	*out = strtod(buf, NULL);
+	return 1;
+}
+
+void cfg_scalar_type(struct cfg_node *n, const char *text)
+{
+	static const char *const nulls[] = { "", "~", "null", "Null", "NULL",
+					      NULL };
+	static const char *const trues[] = { "true", "True", "TRUE", "yes",
+					      "Yes", "YES", "on", "On", "ON",
+					      NULL };
+	static const char *const falses[] = { "false", "False", "FALSE", "no",
+					       "No", "NO", "off", "Off", "OFF",
+					       NULL };
+
+	n->interp = 0;
+	if (one_of(text, nulls)) {
+		n->kind = CFG_NULL;
+	} else if (one_of(text, trues)) {
+		n->kind = CFG_BOOL;
+		n->v.b = 1;
+	} else if (one_of(text, falses)) {
+		n->kind = CFG_BOOL;
+		n->v.b = 0;
+	} else if (parse_int(text, &n->v.i)) {
+		n->kind = CFG_INT;
+	} else if (parse_float(text, &n->v.f)) {
+		n->kind = CFG_FLOAT;
+	} else {
+		n->kind = CFG_STR;
+		n->interp = strstr(text, "${") != NULL;
+	}
+}
+
+/* ---- JSON output ---------------------------------------------------- */
+
+static int json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\r': fputs("\\r", f); break;
+		case '\t': fputs("\\t", f); break;
+		default:
+			if (*p < 0x20)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	return fputc('"', f) == EOF ? -1 : 0;
+}
+
+static void json_float(FILE *f, double v)
+{
+	char buf[64];
+
+	if (isnan(v)) {
+		fputs("NaN", f);
+		return;
+	}
+	if (isinf(v)) {
+		fputs(v < 0 ? "-Infinity" : "Infinity", f);
+		return;
+	}
+	/* Shortest text that reads back as the same double. */
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	fputs(buf, f);
+	if (!strpbrk(buf, ".eE"))
+		fputs(".0", f);
+}
+
+static void json_node(FILE *f, const struct cfg_node *n, int depth)
+{
+	switch (n->kind) {
+	case CFG_NULL: fputs("null", f); break;
+	case CFG_BOOL: fputs(n->v.b ? "true" : "false", f); break;
+	case CFG_INT: fprintf(f, "%lld", n->v.i); break;
+	case CFG_FLOAT: json_float(f, n->v.f); break;
+	case CFG_STR: json_string(f, n->text ? n->text : ""); break;
+	case CFG_MAP:
+	case CFG_SEQ:
+		fputc(n->kind == CFG_MAP ? '{' : '[', f);
+		for (size_t i = 0; i < n->n; i++) {
+			fprintf(f, "%s\n%*s", i ? "," : "", 2 * (depth + 1), "");
+			if (n->kind == CFG_MAP) {
+				json_string(f, n->kids[i]->key);
+				fputs(": ", f);
+			}
+			json_node(f, n->kids[i], depth + 1);
+		}
+		if (n->n)
+			fprintf(f, "\n%*s", 2 * depth, "");
+		fputc(n->kind == CFG_MAP ? '}' : ']', f);
+		break;
+	}
+}
+
+int cfg_write_json(FILE *f, const struct cfg_node *root)
+{
+	json_node(f, root, 0);
+	fputc('\n', f);
+	return ferror(f) ? -1 : 0;
+}

@@ -1,0 +1,278 @@
+/*
+ * cfg_defaults: NeMo-RL's `defaults:` inheritance and OmegaConf.merge.
+ *
+ * nemo_rl/utils/config.py load_config_with_inheritance(): load the file,
+ * pop `defaults` (a path or a list of paths), resolve each path against the
+ * including file's folder (absolute paths as they are), load each parent the
+ * same way (depth-first), merge the parents in order into an empty config,
+ * then merge the file itself on top. merge_with_override(): a section whose
+ * map carries `_override_: true` drops the inherited section first, so it
+ * replaces instead of merging; the marker is removed.
+ */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include "cfg.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One file on the current inheritance chain. */
+struct chain {
+	const char *shown;    /* path as built from the user's paths */
+	char *real;           /* realpath, for cycle detection */
+	const struct chain *up;
+	struct diag_loc at;   /* the defaults: entry that included it */
+};
+
+static int is_override_marker_true(const struct cfg_node *n,
+				   struct diag_list *diags, int *bad)
+{
+	const struct cfg_node *m = cfg_get(n, "_override_");
+
+	if (!m)
+		return 0;
+	if (m->kind != CFG_BOOL) {
+		struct diag *d = diag_add(diags, "GT108", m->loc, NULL,
+			"'_override_' must be true or false, not %s '%s'",
+			cfg_kind_name(m->kind), m->text ? m->text : "");
+		diag_hint(d, "write '_override_: true' to replace the "
+			  "inherited section");
+		*bad = 1;
+		return 0;
+	}
+	return m->v.b;
+}
+
+/* Merges src into dst in place, consuming src; OmegaConf.merge semantics
+ * (maps merge key by key, anything else replaces) plus `_override_`. */
+static int merge_maps(struct cfg_node *dst, struct cfg_node *src,
+		      struct diag_list *diags, int *bad)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		struct cfg_node *s = src->kids[i];
+		struct cfg_node *d = cfg_get(dst, s->key);
+		int replace = 0;
+
+		if (s->kind == CFG_MAP) {
+			replace = is_override_marker_true(s, diags, bad);
+			cfg_map_del(s, "_override_");
+		}
+		src->kids[i] = NULL;
+		if (d && d->kind == CFG_MAP && s->kind == CFG_MAP && !replace) {
+			int rc = merge_maps(d, s, diags, bad);
+
+			cfg_free(s);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (s->kind == CFG_MAP) {
+			/* A new or replacing map: markers deeper inside still
+			 * apply when later files merge into it, and must not
+			 * survive here either. */
+			struct cfg_node *fresh = cfg_new(CFG_MAP, s->loc);
+
+			if (!fresh) {
+				cfg_free(s);
+				return -1;
+			}
+			fresh->key_loc = s->key_loc;
+			fresh->origin = s->origin;
+			fresh->key = s->key;
+			s->key = NULL;
+			if (merge_maps(fresh, s, diags, bad)) {
+				cfg_free(s);
+				cfg_free(fresh);
+				return -1;
+			}
+			cfg_free(s);
+			s = fresh;
+		}
+		if (cfg_map_set(dst, s->key, s))
+			return -1;
+	}
+	return 0;
+}
+
+int cfg_merge(struct cfg_node *dst, struct cfg_node *src)
+{
+	struct diag_list scratch;
+	int bad = 0, rc;
+
+	diag_list_init(&scratch, NULL);
+	rc = merge_maps(dst, src, &scratch, &bad);
+	diag_list_release(&scratch);
+	cfg_free(src);
+	return rc;
+}
+
+static char *join_path(const char *including, const char *rel)
+{
+	const char *slash = strrchr(including, '/');
+	size_t dlen = slash ? (size_t)(slash - including) : 0;
+	char *out;
+
+	if (rel[0] == '/' || !slash)
+		return strdup(rel);
+	out = malloc(dlen + 1 + strlen(rel) + 1);
+	if (!out)
+		return NULL;
+	memcpy(out, including, dlen);
+	out[dlen] = '/';
+	strcpy(out + dlen + 1, rel);
+	return out;
+}
+
+static void note_chain(struct diag *d, const struct chain *c)
+{
+	for (; c && c->at.src >= 0; c = c->up)
+		diag_note(d, c->at, "'%s' is included from here", c->shown);
+}
+
+static int load_rec(const char *path, const struct chain *up,
+		    struct diag_loc at, int depth, struct src_set *srcs,
+		    struct diag_list *diags, struct cfg_node **out);
+
+static int load_parents(const char *path, const struct chain *self,
+			struct cfg_node *defaults, int depth,
+			struct src_set *srcs, struct diag_list *diags,
+			struct cfg_node *base, int *bad)
+{
+	struct cfg_node *one[1] = { defaults };
+	struct cfg_node **items = one;
+	size_t n = 1;
+
+	if (defaults->kind == CFG_SEQ) {
+		items = defaults->kids;
+		n = defaults->n;
+	} else if (defaults->kind != CFG_STR) {
+		struct diag *d = diag_add(diags, "GT107", defaults->loc,
+			"defaults", "'defaults' must be a path or a list of "
+			"paths, not a %s", cfg_kind_name(defaults->kind));
+		diag_hint(d, "write 'defaults: parent.yaml' or a list of "
+			  "paths, merged in order (later wins)");
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct cfg_node *it = items[i];
+		struct cfg_node *parent = NULL;
+		char *ppath;
+		int rc;
+
+		if (it->kind == CFG_MAP || it->kind == CFG_SEQ ||
+		    it->kind == CFG_NULL) {
+			struct diag *d = diag_add(diags, "GT107", it->loc,
+				"defaults", "a 'defaults' entry must be a path, "
+				"not a %s", cfg_kind_name(it->kind));
+			diag_hint(d, "NeMo-RL's defaults are file paths; "
+				  "Hydra group entries ('- group: option') "
+				  "are not supported");
+			*bad = 1;
+			continue;
+		}
+		ppath = join_path(path, it->text);
+		if (!ppath)
+			return -1;
+		rc = load_rec(ppath, self, it->loc, depth + 1, srcs, diags,
+			      &parent);
+		free(ppath);
+		if (rc < 0 && !parent)
+			return -1;
+		if (rc)
+			*bad = 1;
+		if (parent && merge_maps(base, parent, diags, bad)) {
+			cfg_free(parent);
+			return -1;
+		}
+		cfg_free(parent);
+	}
+	return 0;
+}
+
+/* Returns 0 ok, 1 findings (a partial tree is returned), -1 fatal. */
+static int load_rec(const char *path, const struct chain *up,
+		    struct diag_loc at, int depth, struct src_set *srcs,
+		    struct diag_list *diags, struct cfg_node **out)
+{
+	struct chain self = { path, NULL, up, at };
+	struct cfg_node *root = NULL, *defaults, *base = NULL;
+	int bad = 0, rc = 0;
+
+	*out = NULL;
+	if (depth > CFG_MAX_INCLUDE_DEPTH) {
+		struct diag *d = diag_add(diags, "GT103", at, "defaults",
+			"the defaults: chain is longer than %d files",
+			CFG_MAX_INCLUDE_DEPTH);
+		note_chain(d, up);
+		return 1;
+	}
+	self.real = realpath(path, NULL);
+	if (!self.real) {
+		struct diag *d;
+
+		if (at.src < 0)
+			return cfg_parse_file(path, srcs, diags, out) ? -1 : 0;
+		d = diag_add(diags, "GT105", at, "defaults",
+			     "defaults: '%s' does not exist", path);
+		diag_hint(d, "paths in defaults: are relative to the folder "
+			  "of the file that names them");
+		note_chain(d, up);
+		return 1;
+	}
+	for (const struct chain *c = up; c; c = c->up) {
+		if (strcmp(c->real, self.real) == 0) {
+			struct diag *d = diag_add(diags, "GT106", at,
+				"defaults", "defaults: cycle: '%s' includes "
+				"itself", path);
+			diag_hint(d, "remove one defaults: entry of the cycle");
+			note_chain(d, up);
+			free(self.real);
+			return 1;
+		}
+	}
+	if (cfg_parse_file(path, srcs, diags, &root)) {
+		free(self.real);
+		return at.src < 0 ? -1 : 1;
+	}
+	defaults = cfg_get(root, "defaults");
+	if (!defaults)
+		goto done;
+	base = cfg_new(CFG_MAP, root->loc);
+	if (!base) {
+		rc = -1;
+		goto done;
+	}
+	rc = load_parents(path, &self, defaults, depth, srcs, diags, base,
+			  &bad);
+	cfg_map_del(root, "defaults");
+	if (rc)
+		goto done;
+	if (merge_maps(base, root, diags, &bad)) {
+		rc = -1;
+		goto done;
+	}
+	cfg_free(root);
+	root = base;
+	base = NULL;
+done:
+	cfg_free(base);
+	free(self.real);
+	if (rc < 0) {
+		cfg_free(root);
+		return -1;
+	}
+	*out = root;
+	return rc || bad ? 1 : 0;
+}
+
+int cfg_load(const char *path, struct src_set *srcs, struct diag_list *diags,
+	     struct cfg_node **out)
+{
+	int rc = load_rec(path, NULL, DIAG_NOLOC, 0, srcs, diags, out);
+
+	if (rc == 0 && *out)
+		return 0;
+	if (rc > 0 && *out)
+		return 0; /* findings reported; the tree is still usable */
+	return -1;
+}

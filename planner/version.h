@@ -1,0 +1,10 @@
+/*
+ * version: the one place gtplan's version is written. It appears in
+ * `gtplan --version`, the JSON diagnostics and the SARIF log.
+ */
+#ifndef GTPLAN_VERSION_H
+#define GTPLAN_VERSION_H
+
+#define GTPLAN_VERSION "0.1.0"
+
+#endif
