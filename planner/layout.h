@@ -26,9 +26,14 @@
 
 enum lay_axis { LAY_TP, LAY_CP, LAY_GTP, LAY_EP, LAY_DP, LAY_PP, LAY_NAXES };
 
-/* Axes in order-string order, leftmost (fastest) first; all six present. */
+/* Axes in order-string order, leftmost (fastest) first; all six present.
+ * `given` has bit (1u << axis) for each axis the order string named; the
+ * others were appended by lay_order_parse. Megatron appends a missing axis
+ * only when its size is 1 and refuses one of another size, so a caller can
+ * check given against the sizes. Orders built by hand may leave it 0. */
 struct lay_order {
 	enum lay_axis axis[LAY_NAXES];
+	unsigned given;
 };
 
 #define LAY_DEFAULT_ORDER "tp-cp-gtp-ep-dp-pp"
@@ -44,6 +49,9 @@ const char *lay_order_str(const struct lay_order *o, char *buf, size_t len);
 /* The expert grid's order: `o` with gtp moved right after ep. */
 void lay_order_expert(const struct lay_order *o, struct lay_order *out);
 const char *lay_axis_name(enum lay_axis a);
+/* 1 when every axis appears exactly once in o (a parsed order always does;
+ * a zero-initialised one does not). */
+int lay_order_valid(const struct lay_order *o);
 
 /* One grid: a size per axis and the order. */
 struct lay_grid {
@@ -84,5 +92,9 @@ long long lay_group_member(const struct lay_grid *g, unsigned axes,
 /* Which group of this kind `rank` is in, and its rank inside it. */
 void lay_group_of(const struct lay_grid *g, unsigned axes, long long rank,
 		  long long *index, long long *rank_in_group);
+/* The same from a rank's coordinates (lay_coords), without dividing again. */
+void lay_group_of_coords(const struct lay_grid *g, unsigned axes,
+			 const long long coord[LAY_NAXES], long long *index,
+			 long long *rank_in_group);
 
 #endif

@@ -1,0 +1,383 @@
+/*
+ * plan_json: the plan as JSON ("gtplan-plan/1", schemas/plan.schema.json).
+ *
+ * Keys are sorted at every level. The top-level structure is indented by two
+ * spaces; each rank object and each group is one compact line, so a
+ * 1M-rank plan (~300 MB) is streamed in about a second with constant memory.
+ * Ranks and groups are computed on the fly from the grids (layout.h); the
+ * hot loops use odometers instead of divisions.
+ */
+#include "plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonw.h"
+
+#define AXIS_BIT(a) (1u << (unsigned)(a))
+
+void plan_rank_place(const struct plan *p, long long r, long long *node,
+		     long long *local)
+{
+	long long g = p->train.gpus_per_node;
+
+	/* Without a GPU count per node every rank is on one node. */
+	if (g < 1) {
+		*node = 0;
+		*local = r;
+		return;
+	}
+	*node = r / g;
+	*local = r % g;
+}
+
+/* Sizes that were not derived are 0 in the plan and null in the JSON. */
+static void size_or_null(struct jw *w, const char *key, long long v)
+{
+	jw_key(w, key);
+	if (v > 0)
+		jw_int(w, v);
+	else
+		jw_null(w);
+}
+
+static void write_gpus(struct jw *w, const char *key, const struct plan_gpus *g)
+{
+	jw_key(w, key);
+	jw_obj_begin(w, 0);
+	jw_key(w, "gpus_per_node");
+	jw_int(w, g->gpus_per_node);
+	jw_key(w, "nodes");
+	jw_int(w, g->nodes);
+	jw_obj_end(w);
+}
+
+static void write_resources(struct jw *w, const struct plan *p)
+{
+	jw_key(w, "resources");
+	jw_obj_begin(w, 0);
+	write_gpus(w, "cluster", &p->cluster);
+	jw_key(w, "colocated");
+	jw_bool(w, p->colocated);
+	write_gpus(w, "inference", &p->inference);
+	write_gpus(w, "reward_model", &p->reward);
+	write_gpus(w, "teachers", &p->teachers);
+	write_gpus(w, "train", &p->train);
+	jw_obj_end(w);
+}
+
+static void write_batch(struct jw *w, const struct plan *p)
+{
+	long long per_lane = 0, micro_batches = 0;
+
+	if (p->grid_ok && p->lanes > 0 && p->global_batch > 0 &&
+	    p->global_batch % p->lanes == 0) {
+		per_lane = p->global_batch / p->lanes;
+		if (p->micro_batch > 0 && per_lane % p->micro_batch == 0)
+			micro_batches = per_lane / p->micro_batch;
+	}
+	jw_key(w, "batch");
+	jw_obj_begin(w, 0);
+	size_or_null(w, "global", p->global_batch);
+	size_or_null(w, "micro", p->micro_batch);
+	size_or_null(w, "micro_batches_per_lane", micro_batches);
+	size_or_null(w, "per_lane", per_lane);
+	jw_obj_end(w);
+}
+
+static void write_sizes(struct jw *w, const struct plan *p)
+{
+	jw_key(w, "sizes");
+	jw_obj_begin(w, 0);
+	size_or_null(w, "cp", p->cp);
+	size_or_null(w, "dp", p->grid_ok ? p->lanes : 0);
+	size_or_null(w, "dp_replicate", p->grid_ok ? p->dp_replicate : 0);
+	size_or_null(w, "edp", p->expert_grid_ok ? p->edp : 0);
+	size_or_null(w, "egtp", p->egtp);
+	size_or_null(w, "ep", p->ep);
+	size_or_null(w, "etp", p->etp);
+	size_or_null(w, "expert_shards", p->expert_shards);
+	size_or_null(w, "gtp", p->gtp);
+	size_or_null(w, "model_size", p->model_size);
+	size_or_null(w, "pp", p->pp);
+	size_or_null(w, "shards", p->shards);
+	size_or_null(w, "tp", p->tp);
+	jw_obj_end(w);
+}
+
+static void write_order(struct jw *w, const char *key,
+			const struct lay_order *o)
+{
+	char buf[64];
+
+	jw_key(w, key);
+	if (lay_order_valid(o))
+		jw_str(w, lay_order_str(o, buf, sizeof(buf)));
+	else
+		jw_null(w);
+}
+
+/* ---- ranks ------------------------------------------------------------ */
+
+static void raw_field(struct jw *w, const char *lit, size_t n, long long v)
+{
+	jw_raw(w, lit, n);
+	jw_raw_int(w, v);
+}
+
+#define FIELD(w, lit, v) raw_field((w), "" lit, sizeof(lit) - 1, (v))
+
+static void write_ranks(struct jw *w, const struct plan *p)
+{
+	const unsigned lane_axes = AXIS_BIT(LAY_GTP) | AXIS_BIT(LAY_DP);
+	long long r, c[LAY_NAXES], e[LAY_NAXES], node, local, lane;
+	int expert = p->expert_grid_ok && p->expert.world == p->dense.world;
+
+	jw_key(w, "ranks");
+	jw_arr_begin(w, 0);
+	for (r = 0; p->grid_ok && r < p->dense.world && !w->err; r++) {
+		lay_coords(&p->dense, r, c);
+		lay_group_of_coords(&p->dense, lane_axes, c, NULL, &lane);
+		plan_rank_place(p, r, &node, &local);
+		jw_item(w);
+		FIELD(w, "{\"cp\":", c[LAY_CP]);
+		FIELD(w, ",\"dp_replicate\":", c[LAY_DP]);
+		if (expert) {
+			lay_coords(&p->expert, r, e);
+			FIELD(w, ",\"edp\":", e[LAY_DP]);
+			FIELD(w, ",\"egtp\":", e[LAY_GTP]);
+			FIELD(w, ",\"ep\":", e[LAY_EP]);
+			FIELD(w, ",\"etp\":", e[LAY_TP]);
+		} else {
+			jw_lit(w, ",\"edp\":null,\"egtp\":null,\"ep\":null,"
+				  "\"etp\":null");
+		}
+		FIELD(w, ",\"gtp\":", c[LAY_GTP]);
+		FIELD(w, ",\"lane\":", lane);
+		FIELD(w, ",\"local_rank\":", local);
+		FIELD(w, ",\"node\":", node);
+		FIELD(w, ",\"pp\":", c[LAY_PP]);
+		FIELD(w, ",\"rank\":", r);
+		FIELD(w, ",\"tp\":", c[LAY_TP]);
+		jw_lit(w, "}");
+	}
+	jw_arr_end(w);
+}
+
+/* ---- groups ----------------------------------------------------------- */
+
+/* Counts through the coordinates of a set of axes, earliest axis in the
+ * order fastest, keeping the rank offset sum(coord * stride) up to date. */
+struct odometer {
+	int n;
+	long long size[LAY_NAXES], stride[LAY_NAXES], digit[LAY_NAXES];
+	long long off;
+};
+
+static void odo_init(struct odometer *o, const struct lay_grid *g,
+		     unsigned axes)
+{
+	int k;
+
+	memset(o, 0, sizeof(*o));
+	for (k = 0; k < LAY_NAXES; k++) {
+		enum lay_axis a = g->order.axis[k];
+
+		if ((axes & AXIS_BIT(a)) && g->size[a] > 1) {
+			o->size[o->n] = g->size[a];
+			o->stride[o->n] = g->stride[a];
+			o->n++;
+		}
+	}
+}
+
+static void odo_next(struct odometer *o)
+{
+	int k;
+
+	for (k = 0; k < o->n; k++) {
+		o->off += o->stride[k];
+		if (++o->digit[k] < o->size[k])
+			return;
+		o->off -= o->size[k] * o->stride[k];
+		o->digit[k] = 0;
+	}
+}
+
+static void write_group_kind(struct jw *w, const struct lay_grid *g,
+			     const struct lay_group_kind *kind)
+{
+	unsigned all = AXIS_BIT(LAY_NAXES) - 1;
+	long long n = lay_group_count(g, kind->axes);
+	long long size = lay_group_size(g, kind->axes);
+	long long idx, i;
+	struct odometer groups, first, members;
+
+	/* Group `idx` starts at the offset of its outside-axes digits;
+	 * members add the offsets of the inside-axes digits. */
+	odo_init(&groups, g, all & ~kind->axes);
+	odo_init(&first, g, kind->axes);
+	jw_key(w, kind->name);
+	jw_arr_begin(w, 0);
+	for (idx = 0; idx < n && !w->err; idx++, odo_next(&groups)) {
+		members = first;
+		jw_item(w);
+		jw_lit(w, "[");
+		for (i = 0; i < size; i++, odo_next(&members)) {
+			if (i)
+				jw_lit(w, ",");
+			jw_raw_int(w, groups.off + members.off);
+		}
+		jw_lit(w, "]");
+	}
+	jw_arr_end(w);
+}
+
+static int kind_name_cmp(const void *a, const void *b)
+{
+	const struct lay_group_kind *const *x = a, *const *y = b;
+
+	return strcmp((*x)->name, (*y)->name);
+}
+
+static void write_groups(struct jw *w, const struct plan *p)
+{
+	const struct lay_group_kind *sorted[32];
+	size_t i, n = 0;
+
+	for (i = 0; i < lay_group_kind_count() && n < 32; i++) {
+		const struct lay_group_kind *k = lay_group_kind_at(i);
+
+		if (k->expert ? p->grid_ok && p->expert_grid_ok : p->grid_ok)
+			sorted[n++] = k;
+	}
+	qsort(sorted, n, sizeof(sorted[0]), kind_name_cmp);
+	jw_key(w, "groups");
+	jw_obj_begin(w, 0);
+	for (i = 0; i < n; i++)
+		write_group_kind(w, sorted[i]->expert ? &p->expert : &p->dense,
+				 sorted[i]);
+	jw_obj_end(w);
+}
+
+/* ---- diagnostics ------------------------------------------------------ */
+
+static const char *severity_name(enum diag_severity s)
+{
+	switch (s) {
+	case DIAG_ERROR: return "error";
+	case DIAG_WARNING: return "warning";
+	case DIAG_NOTE: return "note";
+	}
+	return "note";
+}
+
+/* A location as the diag module's JSON writes it: file, line and column
+ * all null without a location; line and column null when not positive. */
+struct jloc {
+	const char *file;
+	int line, col;
+};
+
+static struct jloc json_loc(const struct diag_list *l, struct diag_loc loc)
+{
+	struct jloc j = { NULL, 0, 0 };
+
+	j.file = l->srcs ? src_name(l->srcs, loc.src) : NULL;
+	if (j.file) {
+		j.line = loc.line;
+		j.col = loc.line > 0 ? loc.col : 0;
+	}
+	return j;
+}
+
+/* The same fields as diag_print_json's findings, keys sorted. */
+static void write_diag(struct jw *w, const struct diag_list *l,
+		       const struct diag *d)
+{
+	struct jloc at = json_loc(l, d->loc);
+	size_t i;
+
+	jw_obj_begin(w, 0);
+	jw_key(w, "code");
+	jw_str(w, d->rule ? d->rule->code :
+		  d->unknown_code ? d->unknown_code : "?");
+	size_or_null(w, "column", at.col);
+	jw_key(w, "file");
+	jw_str(w, at.file);
+	jw_key(w, "hint");
+	jw_str(w, d->hint);
+	size_or_null(w, "line", at.line);
+	jw_key(w, "message");
+	jw_str(w, d->msg);
+	jw_key(w, "name");
+	jw_str(w, d->rule ? d->rule->name : NULL);
+	jw_key(w, "notes");
+	jw_arr_begin(w, 0);
+	for (i = 0; i < d->n_notes; i++) {
+		struct jloc n = json_loc(l, d->notes[i].loc);
+
+		jw_obj_begin(w, 0);
+		size_or_null(w, "column", n.col);
+		jw_key(w, "file");
+		jw_str(w, n.file);
+		size_or_null(w, "line", n.line);
+		jw_key(w, "message");
+		jw_str(w, d->notes[i].msg);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_key(w, "path");
+	jw_str(w, d->path);
+	jw_key(w, "severity");
+	jw_str(w, severity_name(d->severity));
+	jw_obj_end(w);
+}
+
+static void write_diags(struct jw *w, const struct diag_list *l)
+{
+	size_t i;
+
+	jw_key(w, "diagnostics");
+	jw_arr_begin(w, 0);
+	for (i = 0; l && i < l->n; i++)
+		write_diag(w, l, &l->v[i]);
+	jw_arr_end(w);
+}
+
+/* ---- the document ----------------------------------------------------- */
+
+int plan_write_json(FILE *f, const struct plan *p,
+		    const struct diag_list *diags)
+{
+	struct lay_order expert_order;
+	struct jw *w = malloc(sizeof(*w));
+	int rc;
+
+	if (!w)
+		return -1;
+	jw_init(w, f);
+	lay_order_expert(&p->order, &expert_order);
+
+	jw_obj_begin(w, 0);
+	write_batch(w, p);
+	jw_key(w, "config");
+	jw_str(w, p->config_name);
+	write_diags(w, diags);
+	jw_key(w, "driver_layout");
+	jw_str(w, p->driver_layout);
+	write_order(w, "expert_rank_order", &expert_order);
+	jw_key(w, "format");
+	jw_str(w, "gtplan-plan/1");
+	write_groups(w, p);
+	write_order(w, "rank_order", &p->order);
+	write_ranks(w, p);
+	write_resources(w, p);
+	write_sizes(w, p);
+	size_or_null(w, "world_size", p->world);
+	jw_obj_end(w);
+
+	rc = jw_finish(w);
+	free(w);
+	return rc;
+}

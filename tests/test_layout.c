@@ -1,0 +1,1101 @@
+/*
+ * Tests for layout (rank order, rank <-> coordinates, Megatron's groups) and
+ * plan_json (the plan JSON writer and its jsonw emitter).
+ *
+ * The group vectors are those of /work/shared/notes/megatron-semantics.md
+ * sections 1.7 and 6, computed there by running Megatron-LM's own
+ * generate_masked_orthogonal_rank_groups; lists the notes elide with "..."
+ * are written out in full from the closed-form rank formula.
+ */
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonw.h"
+#include "layout.h"
+#include "plan.h"
+
+#define SEED LAY_DEFAULT_ORDER     /* post-#6868: tp-cp-gtp-ep-dp-pp */
+#define SNAP "tp-gtp-cp-ep-dp-pp"  /* Megatron-LM d98e8a64 */
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static void make_grid(struct lay_grid *g, const char *order, long long tp,
+		      long long cp, long long gtp, long long ep, long long dp,
+		      long long pp)
+{
+	struct lay_order o;
+	char err[256];
+	long long size[LAY_NAXES];
+
+	ck_assert_msg(lay_order_parse(order, &o, err, sizeof(err)) == 0,
+		      "%s: %s", order, err);
+	size[LAY_TP] = tp;
+	size[LAY_CP] = cp;
+	size[LAY_GTP] = gtp;
+	size[LAY_EP] = ep;
+	size[LAY_DP] = dp;
+	size[LAY_PP] = pp;
+	lay_grid_init(g, &o, size);
+}
+
+static unsigned kind_axes(const char *name)
+{
+	const struct lay_group_kind *k = lay_group_kind_find(name);
+
+	ck_assert_msg(k != NULL, "no group kind %s", name);
+	return k->axes;
+}
+
+/* The groups of `axes` as "[[0,1],[2,3]]"; the caller frees it. */
+static char *groups_str(const struct lay_grid *g, unsigned axes)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	long long n = lay_group_count(g, axes), size = lay_group_size(g, axes);
+	long long i, j;
+
+	ck_assert_ptr_nonnull(f);
+	fputc('[', f);
+	for (i = 0; i < n; i++) {
+		fprintf(f, "%s[", i ? "," : "");
+		for (j = 0; j < size; j++)
+			fprintf(f, "%s%lld", j ? "," : "",
+				lay_group_member(g, axes, i, j));
+		fputc(']', f);
+	}
+	fputc(']', f);
+	fclose(f);
+	return buf;
+}
+
+struct vec {
+	const char *kind;
+	const char *want;
+};
+
+static void expect_groups(const struct lay_grid *g, const struct vec *v,
+			  size_t n, const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char *got = groups_str(g, kind_axes(v[i].kind));
+
+		ck_assert_msg(strcmp(got, v[i].want) == 0,
+			      "%s %s:\n got  %s\n want %s", what, v[i].kind,
+			      got, v[i].want);
+		free(got);
+	}
+}
+
+#define NVEC(a) (sizeof(a) / sizeof((a)[0]))
+
+static const char singles16[] =
+	"[[0],[1],[2],[3],[4],[5],[6],[7],[8],[9],[10],[11],[12],[13],[14],"
+	"[15]]";
+static const char singles24[] =
+	"[[0],[1],[2],[3],[4],[5],[6],[7],[8],[9],[10],[11],[12],[13],[14],"
+	"[15],[16],[17],[18],[19],[20],[21],[22],[23]]";
+
+/* ---- order strings ---------------------------------------------------- */
+
+static const char *order_text(const char *s)
+{
+	static char buf[64];
+	struct lay_order o;
+	char err[256];
+
+	ck_assert_msg(lay_order_parse(s, &o, err, sizeof(err)) == 0, "%s: %s",
+		      s, err);
+	ck_assert(lay_order_valid(&o));
+	return lay_order_str(&o, buf, sizeof(buf));
+}
+
+START_TEST(order_valid)
+{
+	struct lay_order o;
+
+	ck_assert_str_eq(order_text(SEED), SEED);
+	ck_assert_str_eq(order_text(SNAP), SNAP);
+	ck_assert_str_eq(order_text("pp-dp-ep-gtp-cp-tp"), "pp-dp-ep-gtp-cp-tp");
+	ck_assert_int_eq(lay_order_parse(SEED, &o, NULL, 0), 0);
+	ck_assert_int_eq(o.axis[0], LAY_TP);
+	ck_assert_int_eq(o.axis[2], LAY_GTP);
+	ck_assert_int_eq(o.axis[5], LAY_PP);
+	ck_assert_uint_eq(o.given, (1u << LAY_NAXES) - 1);
+}
+END_TEST
+
+START_TEST(order_aliases)
+{
+	ck_assert_str_eq(order_text("tp-cp-gtp_remat-ep-dp-pp"), SEED);
+	ck_assert_str_eq(order_text("tp-gtp_remat-cp-ep-dp-pp"), SNAP);
+	/* Megatron lower-cases the order before reading it. */
+	ck_assert_str_eq(order_text("TP-CP-GTP_REMAT-EP-DP-PP"), SEED);
+}
+END_TEST
+
+START_TEST(order_appends_missing)
+{
+	struct lay_order o;
+
+	ck_assert_str_eq(order_text("tp-gtp"), "tp-gtp-cp-ep-dp-pp");
+	ck_assert_str_eq(order_text("gtp"), "gtp-tp-cp-ep-dp-pp");
+	ck_assert_str_eq(order_text("tp-cp-gtp-dp-pp"), "tp-cp-gtp-dp-pp-ep");
+	ck_assert_str_eq(order_text("tp-cp-gtp-ep-pp-dp"), "tp-cp-gtp-ep-pp-dp");
+	ck_assert_int_eq(lay_order_parse("tp-gtp-dp", &o, NULL, 0), 0);
+	ck_assert_uint_eq(o.given, (1u << LAY_TP) | (1u << LAY_GTP) |
+					   (1u << LAY_DP));
+}
+END_TEST
+
+static void expect_parse_error(const char *s, const char *words)
+{
+	struct lay_order o, before;
+	char err[256] = "";
+
+	memset(&o, 0x5a, sizeof(o));
+	before = o;
+	ck_assert_msg(lay_order_parse(s, &o, err, sizeof(err)) == -1,
+		      "\"%s\" was accepted", s ? s : "(null)");
+	ck_assert_msg(strstr(err, words) != NULL, "\"%s\": reason \"%s\" "
+		      "lacks \"%s\"", s ? s : "(null)", err, words);
+	ck_assert_msg(memcmp(&o, &before, sizeof(o)) == 0,
+		      "a failed parse changed the order");
+}
+
+START_TEST(order_errors)
+{
+	char small[8];
+	struct lay_order o;
+	char long_tok[200];
+
+	expect_parse_error("", "empty");
+	expect_parse_error(NULL, "empty");
+	expect_parse_error("tp--gtp", "empty token");
+	expect_parse_error("tp-gtp-", "empty token");
+	expect_parse_error("-tp-gtp", "empty token");
+	expect_parse_error("tp-cp-ep-dp-pp", "no gtp");
+	expect_parse_error("tp-gtp-tp", "\"tp\" appears twice");
+	expect_parse_error("tp-gtp-gtp_remat", "gtp_remat is another name");
+	expect_parse_error("tp-gtp-xp", "unknown token \"xp\"");
+	expect_parse_error("tp-gtp-dp ", "unknown token \"dp \"");
+	expect_parse_error("tp_gtp", "unknown token");
+	/* A long junk token is cut in the message. */
+	memset(long_tok, 'x', sizeof(long_tok) - 1);
+	long_tok[sizeof(long_tok) - 1] = '\0';
+	expect_parse_error(long_tok, "xxx...\"");
+	/* A short error buffer is truncated, never overrun. */
+	ck_assert_int_eq(lay_order_parse("zz-gtp", &o, small, sizeof(small)),
+			 -1);
+	ck_assert_uint_eq(strlen(small), sizeof(small) - 1);
+}
+END_TEST
+
+START_TEST(order_expert)
+{
+	struct lay_order o, e;
+	char buf[64];
+
+	ck_assert_int_eq(lay_order_parse(SEED, &o, NULL, 0), 0);
+	lay_order_expert(&o, &e);
+	ck_assert_str_eq(lay_order_str(&e, buf, sizeof(buf)),
+			 "tp-cp-ep-gtp-dp-pp");
+	ck_assert_int_eq(lay_order_parse(SNAP, &o, NULL, 0), 0);
+	lay_order_expert(&o, &e);
+	ck_assert_str_eq(lay_order_str(&e, buf, sizeof(buf)),
+			 "tp-cp-ep-gtp-dp-pp");
+	ck_assert_int_eq(lay_order_parse("tp-cp-gtp-ep-pp-dp", &o, NULL, 0), 0);
+	lay_order_expert(&o, &e);
+	ck_assert_str_eq(lay_order_str(&e, buf, sizeof(buf)),
+			 "tp-cp-ep-gtp-pp-dp");
+	ck_assert_int_eq(lay_order_parse("ep-gtp-tp", &o, NULL, 0), 0);
+	lay_order_expert(&o, &e);
+	ck_assert_str_eq(lay_order_str(&e, buf, sizeof(buf)),
+			 "ep-gtp-tp-cp-dp-pp");
+	memset(&o, 0, sizeof(o));
+	ck_assert(!lay_order_valid(&o));
+}
+END_TEST
+
+/* ---- rank <-> coordinates --------------------------------------------- */
+
+START_TEST(coords_round_trip)
+{
+	static const char *orders[] = { SEED, SNAP, "pp-dp-ep-gtp-cp-tp",
+					"dp-tp-gtp" };
+	static const long long sizes[][LAY_NAXES] = {
+		{ 4, 1, 3, 1, 2, 1 }, { 2, 2, 2, 1, 2, 2 },
+		{ 3, 2, 5, 2, 1, 2 }, { 1, 1, 1, 1, 1, 1 },
+		{ 2, 3, 2, 1, 2, 2 },
+	};
+	size_t i, j;
+
+	for (i = 0; i < NVEC(orders); i++) {
+		for (j = 0; j < NVEC(sizes); j++) {
+			const long long *s = sizes[j];
+			struct lay_grid g;
+			long long r, c[LAY_NAXES], bad;
+
+			make_grid(&g, orders[i], s[0], s[1], s[2], s[3], s[4],
+				  s[5]);
+			ck_assert_int_eq(g.world, s[0] * s[1] * s[2] * s[3] *
+							  s[4] * s[5]);
+			for (r = 0, bad = 0; r < g.world; r++) {
+				int a;
+
+				lay_coords(&g, r, c);
+				for (a = 0; a < LAY_NAXES; a++)
+					bad += c[a] < 0 || c[a] >= g.size[a];
+				bad += lay_rank(&g, c) != r;
+			}
+			ck_assert_msg(bad == 0, "%s: %lld bad ranks",
+				      orders[i], bad);
+		}
+	}
+}
+END_TEST
+
+START_TEST(coords_formula)
+{
+	struct lay_grid g;
+	long long c[LAY_NAXES], r, bad = 0;
+
+	/* Seed: rank = t + TP*(c + CP*(g + G*(d + D*p))), TP 2 CP 3 G 2 D 2. */
+	make_grid(&g, SEED, 2, 3, 2, 1, 2, 2);
+	for (r = 0; r < g.world; r++) {
+		lay_coords(&g, r, c);
+		bad += c[LAY_TP] + 2 * (c[LAY_CP] + 3 * (c[LAY_GTP] + 2 *
+			(c[LAY_DP] + 2 * c[LAY_PP]))) != r;
+		bad += c[LAY_TP] != r % 2 || c[LAY_CP] != (r / 2) % 3 ||
+		       c[LAY_EP] != 0;
+	}
+	/* Snapshot: rank = t + TP*(g + G*(c + CP*(d + D*p))). */
+	make_grid(&g, SNAP, 2, 3, 2, 1, 2, 2);
+	for (r = 0; r < g.world; r++) {
+		lay_coords(&g, r, c);
+		bad += c[LAY_TP] + 2 * (c[LAY_GTP] + 2 * (c[LAY_CP] + 3 *
+			(c[LAY_DP] + 2 * c[LAY_PP]))) != r;
+		bad += c[LAY_GTP] != (r / 2) % 2 || c[LAY_CP] != (r / 4) % 3;
+	}
+	ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
+/* ---- worked vectors (notes section 6 and 1.7) ------------------------- */
+
+static const struct vec v61[] = {
+	{ "tp", "[[0,1,2,3],[4,5,6,7],[8,9,10,11],[12,13,14,15],"
+		"[16,17,18,19],[20,21,22,23]]" },
+	{ "gtp", "[[0,4,8],[1,5,9],[2,6,10],[3,7,11],[12,16,20],[13,17,21],"
+		 "[14,18,22],[15,19,23]]" },
+	{ "dp_replicate", "[[0,12],[1,13],[2,14],[3,15],[4,16],[5,17],[6,18],"
+			  "[7,19],[8,20],[9,21],[10,22],[11,23]]" },
+	{ "dp", "[[0,4,8,12,16,20],[1,5,9,13,17,21],[2,6,10,14,18,22],"
+		"[3,7,11,15,19,23]]" },
+	{ "dp_cp", "[[0,4,8,12,16,20],[1,5,9,13,17,21],[2,6,10,14,18,22],"
+		   "[3,7,11,15,19,23]]" },
+	{ "dp_cp_replicate", "[[0,12],[1,13],[2,14],[3,15],[4,16],[5,17],"
+			     "[6,18],[7,19],[8,20],[9,21],[10,22],[11,23]]" },
+	{ "cp", singles24 },
+	{ "pp", singles24 },
+	{ "mp_gtp", "[[0,1,2,3,4,5,6,7,8,9,10,11],"
+		    "[12,13,14,15,16,17,18,19,20,21,22,23]]" },
+	{ "mp", "[[0,1,2,3],[4,5,6,7],[8,9,10,11],[12,13,14,15],"
+		"[16,17,18,19],[20,21,22,23]]" },
+};
+
+START_TEST(vector_6_1)
+{
+	static const char *orders[] = { SEED, SNAP };
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		struct lay_grid g;
+		long long r;
+
+		make_grid(&g, orders[i], 4, 1, 3, 1, 2, 1);
+		ck_assert_int_eq(g.world, 24);
+		expect_groups(&g, v61, NVEC(v61), orders[i]);
+		/* The per-rank table: DP rank d, lane g + 3d, GTP rank g. */
+		for (r = 0; r < 24; r++) {
+			long long gg = (r / 4) % 3, d = r / 12, idx, rig;
+
+			lay_group_of(&g, kind_axes("dp_replicate"), r, &idx, &rig);
+			ck_assert_int_eq(rig, d);
+			lay_group_of(&g, kind_axes("dp"), r, &idx, &rig);
+			ck_assert_int_eq(rig, gg + 3 * d);
+			lay_group_of(&g, kind_axes("gtp"), r, &idx, &rig);
+			ck_assert_int_eq(rig, gg);
+		}
+	}
+}
+END_TEST
+
+static const struct vec v62a[] = {
+	{ "tp", "[[0,1],[2,3],[4,5],[6,7],[8,9],[10,11],[12,13],[14,15]]" },
+	{ "cp", "[[0,2],[1,3],[4,6],[5,7],[8,10],[9,11],[12,14],[13,15]]" },
+	{ "gtp", "[[0,4],[1,5],[2,6],[3,7],[8,12],[9,13],[10,14],[11,15]]" },
+	{ "dp_replicate", singles16 },
+	{ "dp", "[[0,4],[1,5],[2,6],[3,7],[8,12],[9,13],[10,14],[11,15]]" },
+	{ "dp_cp_replicate",
+	  "[[0,2],[1,3],[4,6],[5,7],[8,10],[9,11],[12,14],[13,15]]" },
+	{ "dp_cp", "[[0,2,4,6],[1,3,5,7],[8,10,12,14],[9,11,13,15]]" },
+	{ "pp", "[[0,8],[1,9],[2,10],[3,11],[4,12],[5,13],[6,14],[7,15]]" },
+	{ "mp_gtp", "[[0,1,4,5,8,9,12,13],[2,3,6,7,10,11,14,15]]" },
+	{ "mp", "[[0,1,8,9],[2,3,10,11],[4,5,12,13],[6,7,14,15]]" },
+};
+
+START_TEST(vector_6_2a)
+{
+	struct lay_grid g;
+	long long idx, rig;
+
+	make_grid(&g, SEED, 2, 2, 2, 1, 1, 2);
+	expect_groups(&g, v62a, NVEC(v62a), "6.2a");
+	/* r6 = (t0,c1,g1,p0): lane 1, dp_cp_replicate 1, dp_cp 3. */
+	lay_group_of(&g, kind_axes("dp"), 6, &idx, &rig);
+	ck_assert_int_eq(rig, 1);
+	lay_group_of(&g, kind_axes("dp_cp_replicate"), 6, &idx, &rig);
+	ck_assert_int_eq(rig, 1);
+	lay_group_of(&g, kind_axes("dp_cp"), 6, &idx, &rig);
+	ck_assert_int_eq(rig, 3);
+	lay_group_of(&g, kind_axes("dp_replicate"), 6, &idx, &rig);
+	ck_assert_int_eq(rig, 0);
+}
+END_TEST
+
+static const struct vec v62b[] = {
+	{ "tp", "[[0,1],[2,3],[4,5],[6,7],[8,9],[10,11],[12,13],[14,15]]" },
+	{ "gtp", "[[0,2],[1,3],[4,6],[5,7],[8,10],[9,11],[12,14],[13,15]]" },
+	{ "cp", "[[0,4],[1,5],[2,6],[3,7],[8,12],[9,13],[10,14],[11,15]]" },
+	{ "dp_replicate", singles16 },
+	{ "dp", "[[0,2],[1,3],[4,6],[5,7],[8,10],[9,11],[12,14],[13,15]]" },
+	{ "dp_cp", "[[0,2,4,6],[1,3,5,7],[8,10,12,14],[9,11,13,15]]" },
+	{ "pp", "[[0,8],[1,9],[2,10],[3,11],[4,12],[5,13],[6,14],[7,15]]" },
+	{ "mp_gtp", "[[0,1,2,3,8,9,10,11],[4,5,6,7,12,13,14,15]]" },
+};
+
+START_TEST(vector_6_2b)
+{
+	struct lay_grid g;
+	long long r, idx, rig;
+
+	make_grid(&g, SNAP, 2, 2, 2, 1, 1, 2);
+	expect_groups(&g, v62b, NVEC(v62b), "6.2b");
+	/* Same dp_cp sets as 6.2a, but the group rank is g + 2c. */
+	for (r = 0; r < 16; r++) {
+		long long gg = (r / 2) % 2, c = (r / 4) % 2;
+
+		lay_group_of(&g, kind_axes("dp_cp"), r, &idx, &rig);
+		ck_assert_int_eq(rig, gg + 2 * c);
+	}
+}
+END_TEST
+
+static const struct vec v63_seed[] = {
+	{ "tp", "[[0,1],[2,3],[4,5],[6,7],[8,9],[10,11],[12,13],[14,15],"
+		"[16,17],[18,19],[20,21],[22,23],[24,25],[26,27],[28,29],"
+		"[30,31]]" },
+	{ "cp", "[[0,2],[1,3],[4,6],[5,7],[8,10],[9,11],[12,14],[13,15],"
+		"[16,18],[17,19],[20,22],[21,23],[24,26],[25,27],[28,30],"
+		"[29,31]]" },
+	{ "gtp", "[[0,4],[1,5],[2,6],[3,7],[8,12],[9,13],[10,14],[11,15],"
+		 "[16,20],[17,21],[18,22],[19,23],[24,28],[25,29],[26,30],"
+		 "[27,31]]" },
+	{ "dp_replicate", "[[0,8],[1,9],[2,10],[3,11],[4,12],[5,13],[6,14],"
+			  "[7,15],[16,24],[17,25],[18,26],[19,27],[20,28],"
+			  "[21,29],[22,30],[23,31]]" },
+	{ "dp", "[[0,4,8,12],[1,5,9,13],[2,6,10,14],[3,7,11,15],"
+		"[16,20,24,28],[17,21,25,29],[18,22,26,30],[19,23,27,31]]" },
+	{ "dp_cp_replicate", "[[0,2,8,10],[1,3,9,11],[4,6,12,14],[5,7,13,15],"
+			     "[16,18,24,26],[17,19,25,27],[20,22,28,30],"
+			     "[21,23,29,31]]" },
+	{ "dp_cp", "[[0,2,4,6,8,10,12,14],[1,3,5,7,9,11,13,15],"
+		   "[16,18,20,22,24,26,28,30],[17,19,21,23,25,27,29,31]]" },
+	{ "pp", "[[0,16],[1,17],[2,18],[3,19],[4,20],[5,21],[6,22],[7,23],"
+		"[8,24],[9,25],[10,26],[11,27],[12,28],[13,29],[14,30],"
+		"[15,31]]" },
+	{ "mp_gtp", "[[0,1,4,5,16,17,20,21],[2,3,6,7,18,19,22,23],"
+		    "[8,9,12,13,24,25,28,29],[10,11,14,15,26,27,30,31]]" },
+};
+
+/* 6.3 under the snapshot order, rank = t + 2g + 4c + 8d + 16p. */
+static const struct vec v63_snap[] = {
+	{ "cp", "[[0,4],[1,5],[2,6],[3,7],[8,12],[9,13],[10,14],[11,15],"
+		"[16,20],[17,21],[18,22],[19,23],[24,28],[25,29],[26,30],"
+		"[27,31]]" },
+	{ "gtp", "[[0,2],[1,3],[4,6],[5,7],[8,10],[9,11],[12,14],[13,15],"
+		 "[16,18],[17,19],[20,22],[21,23],[24,26],[25,27],[28,30],"
+		 "[29,31]]" },
+	{ "dp", "[[0,2,8,10],[1,3,9,11],[4,6,12,14],[5,7,13,15],"
+		"[16,18,24,26],[17,19,25,27],[20,22,28,30],[21,23,29,31]]" },
+	{ "dp_cp_replicate", "[[0,4,8,12],[1,5,9,13],[2,6,10,14],[3,7,11,15],"
+			     "[16,20,24,28],[17,21,25,29],[18,22,26,30],"
+			     "[19,23,27,31]]" },
+	{ "dp_cp", "[[0,2,4,6,8,10,12,14],[1,3,5,7,9,11,13,15],"
+		   "[16,18,20,22,24,26,28,30],[17,19,21,23,25,27,29,31]]" },
+	{ "mp_gtp", "[[0,1,2,3,16,17,18,19],[4,5,6,7,20,21,22,23],"
+		    "[8,9,10,11,24,25,26,27],[12,13,14,15,28,29,30,31]]" },
+};
+
+START_TEST(vector_6_3)
+{
+	struct lay_grid g;
+	long long idx, rig;
+
+	make_grid(&g, SEED, 2, 2, 2, 1, 2, 2);
+	expect_groups(&g, v63_seed, NVEC(v63_seed), "6.3 seed");
+	/* r12 = (t0,c0,g1,d1): lane 3, dp_cp 6; r14: lane 3, dp_cp 7. */
+	lay_group_of(&g, kind_axes("dp"), 12, &idx, &rig);
+	ck_assert_int_eq(rig, 3);
+	lay_group_of(&g, kind_axes("dp_cp"), 12, &idx, &rig);
+	ck_assert_int_eq(rig, 6);
+	lay_group_of(&g, kind_axes("dp"), 14, &idx, &rig);
+	ck_assert_int_eq(rig, 3);
+	lay_group_of(&g, kind_axes("dp_cp"), 14, &idx, &rig);
+	ck_assert_int_eq(rig, 7);
+
+	make_grid(&g, SNAP, 2, 2, 2, 1, 2, 2);
+	expect_groups(&g, v63_snap, NVEC(v63_snap), "6.3 snapshot");
+	/* Lanes are still g + G*d; dp_cp rank is g + 2(c + 2d). */
+	lay_group_of(&g, kind_axes("dp"), 10, &idx, &rig); /* t0 g1 c0 d1 */
+	ck_assert_int_eq(rig, 3);
+	lay_group_of(&g, kind_axes("dp_cp"), 14, &idx, &rig); /* g1 c1 d1 */
+	ck_assert_int_eq(rig, 7);
+}
+END_TEST
+
+static const struct vec v17[] = {
+	{ "ep", "[[0,1,2,3],[4,5,6,7],[8,9,10,11],[12,13,14,15]]" },
+	{ "egtp", "[[0,4],[1,5],[2,6],[3,7],[8,12],[9,13],[10,14],[11,15]]" },
+	{ "edp", "[[0,8],[1,9],[2,10],[3,11],[4,12],[5,13],[6,14],[7,15]]" },
+	{ "edp_gtp", "[[0,4,8,12],[1,5,9,13],[2,6,10,14],[3,7,11,15]]" },
+	{ "etp", singles16 },
+};
+
+START_TEST(vector_expert_1_7)
+{
+	static const char *orders[] = { SEED, SNAP };
+	size_t i;
+
+	/* W=16, ETP=1, EP=4, EG=2, PP=1, so EDP=2. */
+	for (i = 0; i < 2; i++) {
+		struct lay_order o, e;
+		struct lay_grid g;
+		long long size[LAY_NAXES] = { 0 };
+		unsigned tp_ep_gtp_pp = (1u << LAY_TP) | (1u << LAY_EP) |
+					(1u << LAY_GTP) | (1u << LAY_PP);
+		char *got;
+
+		ck_assert_int_eq(lay_order_parse(orders[i], &o, NULL, 0), 0);
+		lay_order_expert(&o, &e);
+		size[LAY_TP] = 1, size[LAY_CP] = 1, size[LAY_EP] = 4;
+		size[LAY_GTP] = 2, size[LAY_DP] = 2, size[LAY_PP] = 1;
+		lay_grid_init(&g, &e, size);
+		ck_assert(lay_group_kind_find("ep")->expert);
+		expect_groups(&g, v17, NVEC(v17), orders[i]);
+		got = groups_str(&g, tp_ep_gtp_pp);
+		ck_assert_str_eq(got, "[[0,1,2,3,4,5,6,7],"
+				      "[8,9,10,11,12,13,14,15]]");
+		free(got);
+	}
+}
+END_TEST
+
+/* ---- group kinds and consistency -------------------------------------- */
+
+START_TEST(group_kinds_table)
+{
+	static const char *names[] = {
+		"tp", "cp", "gtp", "pp", "dp_replicate", "dp", "dp_cp",
+		"dp_cp_replicate", "mp", "mp_gtp", "ep", "etp", "egtp", "edp",
+		"edp_gtp",
+	};
+	size_t i;
+
+	ck_assert_uint_eq(lay_group_kind_count(), NVEC(names));
+	for (i = 0; i < NVEC(names); i++) {
+		const struct lay_group_kind *k = lay_group_kind_at(i);
+
+		ck_assert_str_eq(k->name, names[i]);
+		ck_assert_ptr_eq(lay_group_kind_find(names[i]), k);
+		ck_assert_int_eq(k->expert, i >= 10);
+		ck_assert(k->meaning && *k->meaning);
+	}
+	ck_assert_ptr_null(lay_group_kind_at(NVEC(names)));
+	ck_assert_ptr_null(lay_group_kind_find("dp_lane"));
+	ck_assert_uint_eq(kind_axes("dp_cp"), (1u << LAY_GTP) |
+						     (1u << LAY_DP) |
+						     (1u << LAY_CP));
+	ck_assert_uint_eq(kind_axes("mp_gtp"), (1u << LAY_TP) |
+						      (1u << LAY_GTP) |
+						      (1u << LAY_PP));
+}
+END_TEST
+
+/* For every axis subset: each rank is member(index_of(r), rank_in_group),
+ * groups are ascending, and the groups of a kind partition the world.
+ * Check's assertions are slow (each one reports a location), so the loops
+ * only count and the verdict is one assertion per grid. */
+static void check_consistency(const struct lay_grid *g, const char *what)
+{
+	unsigned axes, bad_axes = 0;
+	unsigned char *seen = calloc((size_t)g->world, 1);
+	long long bad = 0, bad_rank = -1;
+
+	ck_assert_ptr_nonnull(seen);
+	for (axes = 0; axes < (1u << LAY_NAXES); axes++) {
+		long long n = lay_group_count(g, axes);
+		long long size = lay_group_size(g, axes), r, i, j, prev;
+		long long before = bad;
+
+		bad += n * size != g->world;
+		memset(seen, 0, (size_t)g->world);
+		for (r = 0; r < g->world; r++) {
+			long long idx, rig, c[LAY_NAXES], idx2, rig2;
+
+			lay_group_of(g, axes, r, &idx, &rig);
+			lay_coords(g, r, c);
+			lay_group_of_coords(g, axes, c, &idx2, &rig2);
+			if (idx < 0 || idx >= n || rig < 0 || rig >= size ||
+			    lay_group_member(g, axes, idx, rig) != r ||
+			    idx2 != idx || rig2 != rig) {
+				bad++;
+				bad_rank = r;
+			}
+		}
+		for (i = 0; i < n; i++) {
+			for (j = 0, prev = -1; j < size; j++) {
+				long long m = lay_group_member(g, axes, i, j);
+
+				if (m <= prev || m >= g->world || seen[m])
+					bad++;
+				else
+					seen[m] = 1;
+				prev = m;
+			}
+		}
+		if (bad != before)
+			bad_axes = axes;
+	}
+	free(seen);
+	ck_assert_msg(bad == 0, "%s: %lld inconsistencies (axes 0x%x, rank %lld)",
+		      what, bad, bad_axes, bad_rank);
+}
+
+START_TEST(group_of_consistency)
+{
+	static const char *orders[] = { SEED, SNAP, "pp-dp-ep-gtp-cp-tp",
+					"gtp-dp-tp", "tp-cp-gtp-ep-pp-dp" };
+	static const long long sizes[][LAY_NAXES] = {
+		{ 4, 1, 3, 1, 2, 1 }, { 2, 2, 2, 1, 2, 2 },
+		{ 3, 2, 5, 1, 2, 2 }, { 1, 3, 2, 2, 3, 1 },
+		{ 5, 1, 1, 3, 2, 3 }, { 2, 2, 3, 2, 2, 2 },
+	};
+	size_t i, j;
+
+	for (i = 0; i < NVEC(orders); i++) {
+		for (j = 0; j < NVEC(sizes); j++) {
+			const long long *s = sizes[j];
+			struct lay_grid g;
+
+			make_grid(&g, orders[i], s[0], s[1], s[2], s[3], s[4],
+				  s[5]);
+			check_consistency(&g, orders[i]);
+		}
+	}
+}
+END_TEST
+
+/* ---- jsonw ------------------------------------------------------------ */
+
+static char *jw_to_string(void (*fill)(struct jw *), int *rc)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct jw *w = malloc(sizeof(*w));
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(w);
+	jw_init(w, f);
+	fill(w);
+	*rc = jw_finish(w);
+	free(w);
+	fclose(f);
+	return buf;
+}
+
+static void fill_mixed(struct jw *w)
+{
+	jw_obj_begin(w, 0);
+	jw_key(w, "a");
+	jw_arr_begin(w, 0);
+	jw_int(w, -9223372036854775807LL - 1);
+	jw_arr_begin(w, 1);
+	jw_int(w, 0);
+	jw_int(w, 10);
+	jw_obj_begin(w, 0); /* compact because its parent is */
+	jw_key(w, "k");
+	jw_null(w);
+	jw_obj_end(w);
+	jw_arr_end(w);
+	jw_arr_begin(w, 0);
+	jw_arr_end(w);
+	jw_arr_end(w);
+	jw_key(w, "b");
+	jw_str(w, "q\"\\\n\t\x01 \xc3\xa9 \xff \xed\xa0\x80 \xf0\x9f\x98\x80");
+	jw_key(w, "c");
+	jw_bool(w, 1);
+	jw_key(w, "d");
+	jw_obj_begin(w, 0);
+	jw_obj_end(w);
+	jw_obj_end(w);
+}
+
+START_TEST(jsonw_format)
+{
+	int rc;
+	char *s = jw_to_string(fill_mixed, &rc);
+
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(s,
+		"{\n"
+		"  \"a\": [\n"
+		"    -9223372036854775808,\n"
+		"    [0,10,{\"k\":null}],\n"
+		"    []\n"
+		"  ],\n"
+		"  \"b\": \"q\\\"\\\\\\n\\t\\u0001 \xc3\xa9 \\ufffd "
+		"\\ufffd\\ufffd\\ufffd \xf0\x9f\x98\x80\",\n"
+		"  \"c\": true,\n"
+		"  \"d\": {}\n"
+		"}\n");
+	free(s);
+}
+END_TEST
+
+static void fill_unsorted(struct jw *w)
+{
+	jw_obj_begin(w, 0);
+	jw_key(w, "b");
+	jw_int(w, 1);
+	jw_key(w, "a");
+	jw_int(w, 2);
+	jw_obj_end(w);
+}
+
+static void fill_unbalanced(struct jw *w)
+{
+	jw_arr_begin(w, 0);
+	jw_obj_end(w);
+}
+
+static void fill_no_key(struct jw *w)
+{
+	jw_obj_begin(w, 0);
+	jw_int(w, 1);
+	jw_obj_end(w);
+}
+
+static void fill_open(struct jw *w)
+{
+	jw_arr_begin(w, 0);
+}
+
+START_TEST(jsonw_misuse)
+{
+	void (*fills[])(struct jw *) = { fill_unsorted, fill_unbalanced,
+					 fill_no_key, fill_open };
+	size_t i;
+
+	for (i = 0; i < NVEC(fills); i++) {
+		int rc;
+
+		free(jw_to_string(fills[i], &rc));
+		ck_assert_msg(rc == -1, "misuse %zu was accepted", i);
+	}
+}
+END_TEST
+
+/* ---- plan_json -------------------------------------------------------- */
+
+static struct diag_rule test_rule = {
+	"GT999", "test-rule", DIAG_WARNING, "a test", "a test rule",
+};
+
+/* W=24, TP4, CP1, G3, PP1, D2 (examples/default.yaml's sizes). */
+static void make_plan(struct plan *p)
+{
+	long long dense[LAY_NAXES] = { 0 }, expert[LAY_NAXES] = { 0 };
+	struct lay_order eo;
+
+	memset(p, 0, sizeof(*p));
+	p->config_name = "x.yaml";
+	p->cluster = (struct plan_gpus){ 3, 8 };
+	p->train = (struct plan_gpus){ 3, 8 };
+	p->colocated = 1;
+	p->world = 24;
+	p->tp = 4, p->cp = 1, p->pp = 1, p->ep = 1, p->etp = 4;
+	p->shards = 12, p->expert_shards = 4, p->gtp = 3, p->egtp = 1;
+	p->model_size = 12, p->dp_replicate = 2, p->lanes = 6, p->edp = 6;
+	p->global_batch = 480, p->micro_batch = 4;
+	p->driver_layout = "4d";
+	ck_assert_int_eq(lay_order_parse(SEED, &p->order, NULL, 0), 0);
+	dense[LAY_TP] = 4, dense[LAY_CP] = 1, dense[LAY_GTP] = 3;
+	dense[LAY_EP] = 1, dense[LAY_DP] = 2, dense[LAY_PP] = 1;
+	lay_grid_init(&p->dense, &p->order, dense);
+	lay_order_expert(&p->order, &eo);
+	expert[LAY_TP] = 4, expert[LAY_CP] = 1, expert[LAY_GTP] = 1;
+	expert[LAY_EP] = 1, expert[LAY_DP] = 6, expert[LAY_PP] = 1;
+	lay_grid_init(&p->expert, &eo, expert);
+	p->grid_ok = 1;
+	p->expert_grid_ok = 1;
+}
+
+static char *plan_to_string(const struct plan *p, const struct diag_list *l,
+			    size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(plan_write_json(f, p, l), 0);
+	fclose(f);
+	return buf;
+}
+
+static json_t *parse(const char *s, size_t len)
+{
+	json_error_t e;
+	json_t *j = json_loadb(s, len, 0, &e);
+
+	ck_assert_msg(j != NULL, "invalid JSON at line %d: %s", e.line, e.text);
+	return j;
+}
+
+/* Jansson keeps keys in document order: check they are sorted. */
+static void check_sorted(json_t *j)
+{
+	const char *key, *prev = NULL;
+	json_t *v;
+	size_t i;
+
+	if (json_is_object(j)) {
+		json_object_foreach(j, key, v) {
+			ck_assert_msg(!prev || strcmp(prev, key) < 0,
+				      "key %s after %s", key, prev);
+			prev = key;
+			check_sorted(v);
+		}
+	} else if (json_is_array(j)) {
+		json_array_foreach(j, i, v)
+			check_sorted(v);
+	}
+}
+
+static long long geti(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	ck_assert_msg(json_is_integer(v), "%s is not an integer", key);
+	return json_integer_value(v);
+}
+
+START_TEST(plan_json_write)
+{
+	struct plan p;
+	struct diag d[2];
+	struct diag_note notes[2];
+	struct src_file file = { .name = "cfg/x.yaml" };
+	struct src_set srcs = { .v = &file, .n = 1, .cap = 1 };
+	struct diag_list l;
+	char *a, *b, *got;
+	size_t alen, blen, i;
+	json_t *j, *sizes, *r13, *groups;
+	const char *line13 =
+		"\n    {\"cp\":0,\"dp_replicate\":1,\"edp\":3,\"egtp\":0,"
+		"\"ep\":0,\"etp\":1,\"gtp\":0,\"lane\":3,\"local_rank\":5,"
+		"\"node\":1,\"pp\":0,\"rank\":13,\"tp\":1},\n";
+
+	make_plan(&p);
+	memset(d, 0, sizeof(d));
+	memset(&l, 0, sizeof(l));
+	memset(notes, 0, sizeof(notes));
+	notes[0].loc = (struct diag_loc){ 0, 2, 1 };
+	notes[0].msg = "set here";
+	notes[1].loc = DIAG_NOLOC;
+	notes[1].msg = "no location";
+	d[0].rule = &test_rule;
+	d[0].severity = DIAG_WARNING;
+	d[0].loc = (struct diag_loc){ 0, 3, 7 };
+	d[0].path = "policy.x";
+	d[0].msg = "line one\nwith \"quotes\"";
+	d[0].notes = notes;
+	d[0].n_notes = 2;
+	d[1].rule = &test_rule;
+	d[1].severity = DIAG_ERROR;
+	d[1].loc = DIAG_NOLOC;
+	d[1].msg = "no path";
+	d[1].hint = "a hint";
+	l.v = d;
+	l.n = 2;
+	l.srcs = &srcs;
+
+	a = plan_to_string(&p, &l, &alen);
+	b = plan_to_string(&p, &l, &blen);
+	ck_assert_uint_eq(alen, blen);
+	ck_assert(memcmp(a, b, alen) == 0);
+	ck_assert(alen > 0 && a[alen - 1] == '\n' && a[alen - 2] == '}');
+	ck_assert_msg(strstr(a, line13) != NULL, "rank 13 is not one line");
+	ck_assert(strstr(a, "\n      [0,4,8],\n") != NULL);
+
+	j = parse(a, alen);
+	check_sorted(j);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "format")),
+			 "gtplan-plan/1");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "config")),
+			 "x.yaml");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "rank_order")),
+			 SEED);
+	ck_assert_str_eq(json_string_value(json_object_get(j,
+			 "expert_rank_order")), "tp-cp-ep-gtp-dp-pp");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "driver_layout")),
+			 "4d");
+	ck_assert_int_eq(geti(j, "world_size"), 24);
+
+	sizes = json_object_get(j, "sizes");
+	ck_assert_int_eq(geti(sizes, "tp"), 4);
+	ck_assert_int_eq(geti(sizes, "gtp"), 3);
+	ck_assert_int_eq(geti(sizes, "dp_replicate"), 2);
+	ck_assert_int_eq(geti(sizes, "dp"), 6);
+	ck_assert_int_eq(geti(sizes, "model_size"), 12);
+	ck_assert_int_eq(geti(sizes, "shards"), 12);
+	ck_assert_int_eq(geti(sizes, "edp"), 6);
+	ck_assert_int_eq(json_object_size(sizes), 13);
+
+	ck_assert_int_eq(geti(json_object_get(j, "batch"), "per_lane"), 80);
+	ck_assert_int_eq(geti(json_object_get(j, "batch"),
+			      "micro_batches_per_lane"), 20);
+	ck_assert(json_is_true(json_object_get(json_object_get(j, "resources"),
+					       "colocated")));
+
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "ranks")), 24);
+	r13 = json_array_get(json_object_get(j, "ranks"), 13);
+	ck_assert_int_eq(geti(r13, "rank"), 13);
+	ck_assert_int_eq(geti(r13, "tp"), 1);
+	ck_assert_int_eq(geti(r13, "gtp"), 0);
+	ck_assert_int_eq(geti(r13, "dp_replicate"), 1);
+	ck_assert_int_eq(geti(r13, "lane"), 3);
+	ck_assert_int_eq(geti(r13, "node"), 1);
+	ck_assert_int_eq(geti(r13, "local_rank"), 5);
+	ck_assert_int_eq(geti(r13, "edp"), 3);
+	ck_assert_int_eq(json_object_size(r13), 13);
+
+	groups = json_object_get(j, "groups");
+	ck_assert_uint_eq(json_object_size(groups), lay_group_kind_count());
+	got = json_dumps(json_object_get(groups, "gtp"), JSON_COMPACT);
+	ck_assert_str_eq(got, v61[1].want);
+	free(got);
+	/* Every kind as layout computes it (checks the writer's odometers). */
+	for (i = 0; i < lay_group_kind_count(); i++) {
+		const struct lay_group_kind *k = lay_group_kind_at(i);
+		char *want = groups_str(k->expert ? &p.expert : &p.dense,
+					k->axes);
+
+		got = json_dumps(json_object_get(groups, k->name), JSON_COMPACT);
+		ck_assert_msg(got && strcmp(got, want) == 0, "%s: %s vs %s",
+			      k->name, got, want);
+		free(got);
+		free(want);
+	}
+
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "diagnostics")),
+			  2);
+	{
+		json_t *d0 = json_array_get(json_object_get(j, "diagnostics"), 0);
+		json_t *d1 = json_array_get(json_object_get(j, "diagnostics"), 1);
+
+		ck_assert_str_eq(json_string_value(json_object_get(d0, "code")),
+				 "GT999");
+		ck_assert_str_eq(json_string_value(json_object_get(d0,
+				 "severity")), "warning");
+		ck_assert_str_eq(json_string_value(json_object_get(d0,
+				 "message")), "line one\nwith \"quotes\"");
+		json_t *n0 = json_array_get(json_object_get(d0, "notes"), 0);
+		json_t *n1 = json_array_get(json_object_get(d0, "notes"), 1);
+
+		ck_assert_str_eq(json_string_value(json_object_get(d0, "file")),
+				 "cfg/x.yaml");
+		ck_assert_int_eq(geti(d0, "line"), 3);
+		ck_assert_int_eq(geti(d0, "column"), 7);
+		ck_assert(json_is_null(json_object_get(d0, "hint")));
+		ck_assert_int_eq(geti(n0, "line"), 2);
+		ck_assert_str_eq(json_string_value(json_object_get(n0,
+				 "message")), "set here");
+		ck_assert(json_is_null(json_object_get(n1, "file")));
+		ck_assert(json_is_null(json_object_get(n1, "column")));
+		ck_assert(json_is_null(json_object_get(d1, "file")));
+		ck_assert(json_is_null(json_object_get(d1, "line")));
+		ck_assert(json_is_null(json_object_get(d1, "path")));
+		ck_assert_str_eq(json_string_value(json_object_get(d1, "hint")),
+				 "a hint");
+		ck_assert_uint_eq(json_array_size(json_object_get(d1, "notes")),
+				  0);
+		ck_assert_uint_eq(json_object_size(d0), 10);
+	}
+	json_decref(j);
+	free(a);
+	free(b);
+}
+END_TEST
+
+START_TEST(plan_json_no_grid)
+{
+	struct plan p;
+	char *a;
+	size_t alen;
+	json_t *j, *sizes, *batch;
+
+	make_plan(&p);
+	p.grid_ok = 0;
+	p.expert_grid_ok = 0;
+	p.driver_layout = NULL;
+	memset(&p.order, 0, sizeof(p.order)); /* never parsed */
+	a = plan_to_string(&p, NULL, &alen);
+	ck_assert(strstr(a, "\"ranks\": [],\n") != NULL);
+	ck_assert(strstr(a, "\"groups\": {},\n") != NULL);
+	j = parse(a, alen);
+	check_sorted(j);
+	sizes = json_object_get(j, "sizes");
+	ck_assert(json_is_null(json_object_get(sizes, "dp")));
+	ck_assert(json_is_null(json_object_get(sizes, "dp_replicate")));
+	ck_assert(json_is_null(json_object_get(sizes, "edp")));
+	ck_assert_int_eq(geti(sizes, "tp"), 4);
+	batch = json_object_get(j, "batch");
+	ck_assert(json_is_null(json_object_get(batch, "per_lane")));
+	ck_assert_int_eq(geti(batch, "global"), 480);
+	ck_assert(json_is_null(json_object_get(j, "rank_order")));
+	ck_assert(json_is_null(json_object_get(j, "driver_layout")));
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "diagnostics")),
+			  0);
+	json_decref(j);
+	free(a);
+}
+END_TEST
+
+START_TEST(plan_json_batch_not_whole)
+{
+	struct plan p;
+	char *a;
+	size_t alen;
+	json_t *j, *batch;
+
+	make_plan(&p);
+	p.global_batch = 512; /* 512 / 6 lanes is not whole */
+	p.micro_batch = 0;    /* unset */
+	a = plan_to_string(&p, NULL, &alen);
+	j = parse(a, alen);
+	batch = json_object_get(j, "batch");
+	ck_assert_int_eq(geti(batch, "global"), 512);
+	ck_assert(json_is_null(json_object_get(batch, "micro")));
+	ck_assert(json_is_null(json_object_get(batch, "per_lane")));
+	ck_assert(json_is_null(json_object_get(batch,
+					       "micro_batches_per_lane")));
+	json_decref(j);
+	free(a);
+
+	p.global_batch = 480;
+	p.micro_batch = 7; /* 80 per lane, not a multiple of 7 */
+	a = plan_to_string(&p, NULL, &alen);
+	j = parse(a, alen);
+	batch = json_object_get(j, "batch");
+	ck_assert_int_eq(geti(batch, "per_lane"), 80);
+	ck_assert(json_is_null(json_object_get(batch,
+					       "micro_batches_per_lane")));
+	json_decref(j);
+	free(a);
+}
+END_TEST
+
+START_TEST(plan_json_write_error)
+{
+	struct plan p;
+	FILE *f = fopen("/dev/full", "w");
+
+	if (!f)
+		return; /* no /dev/full on this system */
+	make_plan(&p);
+	ck_assert_int_eq(plan_write_json(f, &p, NULL), -1);
+	fclose(f);
+}
+END_TEST
+
+START_TEST(plan_rank_place_nodes)
+{
+	struct plan p;
+	long long node, local;
+
+	make_plan(&p);
+	plan_rank_place(&p, 13, &node, &local);
+	ck_assert_int_eq(node, 1);
+	ck_assert_int_eq(local, 5);
+	plan_rank_place(&p, 23, &node, &local);
+	ck_assert_int_eq(node, 2);
+	ck_assert_int_eq(local, 7);
+	p.train.gpus_per_node = 0;
+	plan_rank_place(&p, 23, &node, &local);
+	ck_assert_int_eq(node, 0);
+	ck_assert_int_eq(local, 23);
+}
+END_TEST
+
+/* ---- suite ------------------------------------------------------------ */
+
+static void add(Suite *s, const char *name, const TTest *t)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_test(tc, t);
+	suite_add_tcase(s, tc);
+}
+
+int main(void)
+{
+	Suite *s = suite_create("layout");
+	SRunner *sr;
+	int failed;
+
+	add(s, "order_valid", order_valid);
+	add(s, "order_aliases", order_aliases);
+	add(s, "order_appends_missing", order_appends_missing);
+	add(s, "order_errors", order_errors);
+	add(s, "order_expert", order_expert);
+	add(s, "coords_round_trip", coords_round_trip);
+	add(s, "coords_formula", coords_formula);
+	add(s, "vector_6_1", vector_6_1);
+	add(s, "vector_6_2a", vector_6_2a);
+	add(s, "vector_6_2b", vector_6_2b);
+	add(s, "vector_6_3", vector_6_3);
+	add(s, "vector_expert_1_7", vector_expert_1_7);
+	add(s, "group_kinds_table", group_kinds_table);
+	add(s, "group_of_consistency", group_of_consistency);
+	add(s, "jsonw_format", jsonw_format);
+	add(s, "jsonw_misuse", jsonw_misuse);
+	add(s, "plan_json_write", plan_json_write);
+	add(s, "plan_json_no_grid", plan_json_no_grid);
+	add(s, "plan_json_batch_not_whole", plan_json_batch_not_whole);
+	add(s, "plan_json_write_error", plan_json_write_error);
+	add(s, "plan_rank_place_nodes", plan_rank_place_nodes);
+
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
