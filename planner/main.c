@@ -1,0 +1,576 @@
+/*
+ * gtplan: the command-line front end. Parses arguments, runs the loading
+ * pipeline (cfg_load -> cfg_override -> cfg_resolve -> schema -> plan) and
+ * prints. Data goes to stdout, diagnostics to stderr.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cfg.h"
+#include "diag.h"
+#include "layout.h"
+#include "plan.h"
+#include "schema.h"
+#include "version.h"
+
+/* Exit codes (DESIGN.md 4). */
+enum exit_code { EXIT_CLEAN = 0, EXIT_FINDINGS = 1, EXIT_USAGE = 2 };
+
+enum fmt { FMT_TEXT, FMT_JSON, FMT_SARIF };
+
+struct opts {
+	const char *cmd;
+	const char **configs;
+	size_t n_configs;
+	char **overrides;
+	int n_overrides;
+	enum fmt format;
+	int strict;
+	int color; /* -1 auto */
+	const char *out;
+	int summary;
+	long long rank;
+	int have_rank;
+};
+
+static const char usage_text[] =
+"usage: gtplan <command> [options]\n"
+"\n"
+"Plans and checks Megatron / NeMo-RL parallel layouts with Generalized\n"
+"Tensor Parallelism (GTP), before anyone books the GPUs.\n"
+"\n"
+"commands:\n"
+"  lint CONFIG... [OVERRIDE...]   check configs; exit 1 on errors\n"
+"  plan CONFIG [OVERRIDE...]      write the plan JSON (ranks, groups, sizes)\n"
+"  explain CODE                   the long story of a diagnostic code\n"
+"  explain CONFIG --rank N        rank N's node, coordinates, lane, groups\n"
+"  config CONFIG [OVERRIDE...]    print the loaded, resolved config as JSON\n"
+"\n"
+"CONFIG is a NeMo-RL YAML file (defaults: inheritance and ${...}\n"
+"interpolation included). OVERRIDE is Hydra's: key=value, +key=value (add),\n"
+"~key (delete), e.g. policy.megatron_cfg.tensor_model_parallel_size=4.\n"
+"\n"
+"options:\n"
+"  --format text|json|sarif   how findings are printed (default text)\n"
+"  --strict                   warnings count as findings (exit 1)\n"
+"  --color auto|always|never  colour text diagnostics (default auto)\n"
+"  -o FILE                    plan: write the plan to FILE ('-': stdout)\n"
+"  --summary                  plan: print a short summary, not JSON\n"
+"  --rank N                   explain: the rank to explain\n"
+"  -h, --help                 this help; `gtplan help COMMAND` for one\n"
+"  --version                  print the version\n"
+"\n"
+"exit status: 0 clean, 1 findings, 2 usage or I/O error.\n";
+
+static const struct {
+	const char *name;
+	const char *help;
+} command_help[] = {
+	{ "lint",
+	  "usage: gtplan lint CONFIG... [OVERRIDE...] [--format text|json|sarif]\n"
+	  "                  [--strict] [--color auto|always|never]\n"
+	  "\n"
+	  "Loads each config as NeMo-RL would, checks it against\n"
+	  "schemas/config.schema.json and the planning rules (GTP size, world\n"
+	  "size, expert grid, batch split, rank order, resources), and prints\n"
+	  "every finding with its file:line:col, a source excerpt and a hint.\n"
+	  "Overrides apply to every config. Exit 1 when an error was found\n"
+	  "(or a warning, with --strict).\n" },
+	{ "plan",
+	  "usage: gtplan plan CONFIG [OVERRIDE...] [-o FILE] [--summary]\n"
+	  "\n"
+	  "Writes the plan JSON (format gtplan-plan/1, schemas/plan.schema.json):\n"
+	  "sizes, resources, every rank's node and coordinates, every process\n"
+	  "group in Megatron's enumeration order, and the diagnostics. Same\n"
+	  "input, byte-identical output. --summary prints a short human summary\n"
+	  "instead. Diagnostics also go to stderr. Exit 1 when the config has\n"
+	  "errors (the plan is still written).\n" },
+	{ "explain",
+	  "usage: gtplan explain CODE\n"
+	  "       gtplan explain CONFIG [OVERRIDE...] --rank N\n"
+	  "       gtplan explain --list\n"
+	  "\n"
+	  "With a code (GT303), prints what the rule checks and why. With a\n"
+	  "config and a rank, prints that rank's node, local GPU, coordinates\n"
+	  "(t, c, g, d, p), lane and every process group it belongs to.\n" },
+	{ "config",
+	  "usage: gtplan config CONFIG [OVERRIDE...]\n"
+	  "\n"
+	  "Prints the config as NeMo-RL would see it: defaults: merged,\n"
+	  "overrides applied and interpolations resolved, as JSON in document\n"
+	  "order. Findings go to stderr.\n" },
+};
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "gtplan: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'gtplan --help'.\n");
+	return EXIT_USAGE;
+}
+
+static int is_override(const char *a)
+{
+	return a[0] == '~' || a[0] == '+' || strchr(a, '=') != NULL;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	o->configs = calloc((size_t)argc, sizeof(*o->configs));
+	o->overrides = calloc((size_t)argc, sizeof(*o->overrides));
+	o->color = -1;
+	if (!o->configs || !o->overrides)
+		return usage_error("%s", "out of memory");
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0) {
+			const char *v = a[8] == '=' ? a + 9 :
+					(i + 1 < argc ? argv[++i] : "");
+			if (strcmp(v, "text") == 0)
+				o->format = FMT_TEXT;
+			else if (strcmp(v, "json") == 0)
+				o->format = FMT_JSON;
+			else if (strcmp(v, "sarif") == 0)
+				o->format = FMT_SARIF;
+			else
+				return usage_error("unknown format '%s' (use "
+						   "text, json or sarif)", v);
+		} else if (strcmp(a, "--strict") == 0) {
+			o->strict = 1;
+		} else if (strcmp(a, "--color") == 0 ||
+			   strncmp(a, "--color=", 8) == 0) {
+			const char *v = a[7] == '=' ? a + 8 :
+					(i + 1 < argc ? argv[++i] : "");
+			if (strcmp(v, "auto") == 0)
+				o->color = -1;
+			else if (strcmp(v, "always") == 0)
+				o->color = 1;
+			else if (strcmp(v, "never") == 0)
+				o->color = 0;
+			else
+				return usage_error("unknown --color value '%s'",
+						   v);
+		} else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+			if (i + 1 >= argc)
+				return usage_error("%s needs a file name", a);
+			o->out = argv[++i];
+		} else if (strcmp(a, "--summary") == 0) {
+			o->summary = 1;
+		} else if (strcmp(a, "--rank") == 0) {
+			char *end;
+
+			if (i + 1 >= argc)
+				return usage_error("%s needs a number", a);
+			errno = 0;
+			o->rank = strtoll(argv[++i], &end, 10);
+			if (errno || *end || o->rank < 0)
+				return usage_error("--rank needs a rank number, "
+						   "not '%s'", argv[i]);
+			o->have_rank = 1;
+		} else if (strcmp(a, "--list") == 0 && strcmp(o->cmd, "explain") == 0) {
+			o->summary = 1; /* explain --list */
+		} else if (a[0] == '-' && a[1] == '-' && strchr(a, '=') == NULL) {
+			return usage_error("unknown option '%s'", a);
+		} else if (a[0] == '-' && a[1] && a[1] != '-') {
+			return usage_error("unknown option '%s'", a);
+		} else if (is_override(a)) {
+			o->overrides[o->n_overrides++] = argv[i];
+		} else {
+			o->configs[o->n_configs++] = a;
+		}
+	}
+	return 0;
+}
+
+/* The pipeline: load, override, resolve, schema, plan. Returns 0 when a
+ * plan was built (findings may exist), 1 when the config could not be
+ * planned, 2 on an I/O problem with the config file itself. */
+static int load_and_plan(const char *path, const struct opts *o,
+			 struct src_set *srcs, struct diag_list *diags,
+			 struct cfg_node **root, struct plan *p)
+{
+	size_t before = diags->n;
+
+	*root = NULL;
+	if (cfg_load(path, srcs, diags, root)) {
+		for (size_t i = before; i < diags->n; i++)
+			if (diags->v[i].rule &&
+			    strcmp(diags->v[i].rule->code, "GT104") == 0 &&
+			    diags->v[i].loc.src < 0)
+				return 2;
+		return 1;
+	}
+	if (o->n_overrides &&
+	    cfg_override(*root, o->n_overrides, o->overrides, srcs, diags))
+		return 1;
+	if (cfg_resolve(*root, srcs, diags))
+		return 1;
+	if (schema_check_config(*root, diags) < 0)
+		return 1;
+	if (p && plan_build(p, *root, path, diags))
+		return 1;
+	return 0;
+}
+
+static int use_color(const struct opts *o)
+{
+	if (o->color >= 0)
+		return o->color;
+	return isatty(STDERR_FILENO) && !getenv("NO_COLOR");
+}
+
+/* Prints findings in the chosen format; returns the exit code they mean. */
+static int report(const struct opts *o, struct diag_list *diags, FILE *f)
+{
+	diag_sort(diags);
+	if (o->format == FMT_JSON)
+		diag_print_json(f, diags);
+	else if (o->format == FMT_SARIF)
+		diag_print_sarif(f, diags);
+	else
+		diag_print_text(f, diags, use_color(o));
+	if (diag_count(diags, DIAG_ERROR) ||
+	    (o->strict && diag_count(diags, DIAG_WARNING)))
+		return EXIT_FINDINGS;
+	return EXIT_CLEAN;
+}
+
+static int cmd_lint(const struct opts *o)
+{
+	struct src_set srcs;
+	struct diag_list diags;
+	int io = 0, rc;
+
+	if (!o->n_configs)
+		return usage_error("%s", "lint needs at least one CONFIG");
+	src_set_init(&srcs);
+	diag_list_init(&diags, &srcs);
+	for (size_t i = 0; i < o->n_configs; i++) {
+		struct cfg_node *root;
+		struct plan p;
+
+		plan_init(&p);
+		if (load_and_plan(o->configs[i], o, &srcs, &diags, &root, &p) == 2)
+			io = 1;
+		plan_release(&p);
+		cfg_free(root);
+	}
+	/* Machine formats go to stdout (they are the data); text to stderr. */
+	rc = report(o, &diags, o->format == FMT_TEXT ? stderr : stdout);
+	diag_list_release(&diags);
+	src_set_release(&srcs);
+	return io ? EXIT_USAGE : rc;
+}
+
+static void print_summary(FILE *f, const struct plan *p)
+{
+	fprintf(f, "%s: %lld training GPUs (%lld nodes x %lld)", p->config_name,
+		p->world, p->train.nodes, p->train.gpus_per_node);
+	if (p->world != p->cluster.nodes * p->cluster.gpus_per_node)
+		fprintf(f, " of a %lld-GPU cluster",
+			p->cluster.nodes * p->cluster.gpus_per_node);
+	fprintf(f, "\n");
+	if (!p->grid_ok) {
+		fprintf(f, "  no rank grid: fix the errors above first\n");
+		return;
+	}
+	fprintf(f, "  model copy  TP %lld x CP %lld x GTP %lld x PP %lld = %lld GPUs"
+		" (each weight in %lld shards)\n", p->tp, p->cp, p->gtp, p->pp,
+		p->model_size, p->shards);
+	fprintf(f, "  data        %lld model copies (D) x GTP %lld = %lld data "
+		"lanes (L)\n", p->dp_replicate, p->gtp, p->lanes);
+	if (p->ep > 1 || p->egtp > 1 || p->etp != p->tp)
+		fprintf(f, "  experts     ETP %lld x EP %lld x EGTP %lld x PP %lld, "
+			"expert DP %lld\n", p->etp, p->ep, p->egtp, p->pp,
+			p->expert_grid_ok ? p->edp : 0);
+	if (p->global_batch && p->global_batch % p->lanes == 0) {
+		long long per = p->global_batch / p->lanes;
+
+		fprintf(f, "  batch       %lld = %lld lanes x %lld samples",
+			p->global_batch, p->lanes, per);
+		if (p->micro_batch && per % p->micro_batch == 0)
+			fprintf(f, " = %lld micro-batches of %lld per lane",
+				per / p->micro_batch, p->micro_batch);
+		fprintf(f, "\n");
+	}
+	char ord[64];
+	fprintf(f, "  rank order  %s, driver layout %s\n",
+		lay_order_str(&p->order, ord, sizeof(ord)), p->driver_layout);
+	fprintf(f, "  groups     ");
+	for (size_t i = 0; i < lay_group_kind_count(); i++) {
+		const struct lay_group_kind *k = lay_group_kind_at(i);
+		const struct lay_grid *g = k->expert ? &p->expert : &p->dense;
+
+		if (k->expert && !p->expert_grid_ok)
+			continue;
+		if (strcmp(k->name, "tp") && strcmp(k->name, "gtp") &&
+		    strcmp(k->name, "dp") && strcmp(k->name, "dp_replicate") &&
+		    strcmp(k->name, "pp") && strcmp(k->name, "cp"))
+			continue;
+		fprintf(f, " %s %lldx%lld", k->name,
+			lay_group_count(g, k->axes), lay_group_size(g, k->axes));
+	}
+	fprintf(f, "  (groups x ranks)\n");
+	/* The first lane's first model copy, for a feel of the numbering. */
+	long long show = p->world < 4 * p->train.gpus_per_node ?
+		p->world : 4 * p->train.gpus_per_node;
+	fprintf(f, "  rank -> (t,c,g,d,p) lane, first %lld ranks:\n", show);
+	for (long long r = 0; r < show; r++) {
+		long long c[LAY_NAXES], node, local, idx, lane;
+
+		lay_coords(&p->dense, r, c);
+		plan_rank_place(p, r, &node, &local);
+		lay_group_of(&p->dense, (1u << LAY_GTP) | (1u << LAY_DP), r,
+			     &idx, &lane);
+		if (local == 0)
+			fprintf(f, "    node %lld:", node);
+		fprintf(f, " %lld(%lld,%lld,%lld,%lld,%lld)L%lld", r, c[LAY_TP],
+			c[LAY_CP], c[LAY_GTP], c[LAY_DP], c[LAY_PP], lane);
+		if (local == p->train.gpus_per_node - 1 || r == show - 1)
+			fprintf(f, "\n");
+		else if (local % 4 == 3)
+			fprintf(f, "\n           ");
+	}
+}
+
+static int cmd_plan(const struct opts *o)
+{
+	struct src_set srcs;
+	struct diag_list diags;
+	struct cfg_node *root = NULL;
+	struct plan p;
+	FILE *out = stdout;
+	int rc, lrc;
+
+	if (o->n_configs != 1)
+		return usage_error("%s", "plan needs exactly one CONFIG");
+	src_set_init(&srcs);
+	diag_list_init(&diags, &srcs);
+	plan_init(&p);
+	lrc = load_and_plan(o->configs[0], o, &srcs, &diags, &root, &p);
+	if (lrc == 2) {
+		report(o, &diags, stderr);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	diag_sort(&diags);
+	if (o->out && strcmp(o->out, "-") != 0) {
+		out = fopen(o->out, "w");
+		if (!out) {
+			fprintf(stderr, "gtplan: cannot write '%s': %s\n", o->out,
+				strerror(errno));
+			rc = EXIT_USAGE;
+			goto out;
+		}
+	}
+	rc = report(o, &diags, stderr);
+	if (lrc == 0 && o->summary)
+		print_summary(out, &p);
+	else if (lrc == 0 && plan_write_json(out, &p, &diags)) {
+		fprintf(stderr, "gtplan: error writing the plan: %s\n",
+			strerror(errno));
+		rc = EXIT_USAGE;
+	}
+	if (out != stdout && fclose(out)) {
+		fprintf(stderr, "gtplan: error writing '%s': %s\n", o->out,
+			strerror(errno));
+		rc = EXIT_USAGE;
+	}
+	if (lrc == 1)
+		rc = EXIT_FINDINGS;
+out:
+	plan_release(&p);
+	cfg_free(root);
+	diag_list_release(&diags);
+	src_set_release(&srcs);
+	return rc;
+}
+
+static int explain_code(const char *code)
+{
+	const struct diag_rule *r = diag_rule_find(code);
+
+	if (!r) {
+		fprintf(stderr, "gtplan: no diagnostic code '%s'\n"
+			"hint: `gtplan explain --list` lists every code\n", code);
+		return EXIT_USAGE;
+	}
+	printf("%s %s (%s)\n\n%s\n\n%s\n", r->code, r->name,
+	       r->severity == DIAG_ERROR ? "error" :
+	       r->severity == DIAG_WARNING ? "warning" : "note",
+	       r->summary, r->explanation);
+	return EXIT_CLEAN;
+}
+
+static void print_group(const struct lay_grid *g, const struct lay_group_kind *k,
+			long long rank)
+{
+	long long idx, pos, n = lay_group_size(g, k->axes);
+
+	lay_group_of(g, k->axes, rank, &idx, &pos);
+	printf("  %-16s #%-6lld rank %lld of %lld: [", k->name, idx, pos, n);
+	for (long long i = 0; i < n; i++) {
+		if (i == 12 && n > 16) {
+			printf(", ... %lld more", n - 13);
+			i = n - 1;
+		}
+		printf("%s%lld", i ? ", " : "",
+		       lay_group_member(g, k->axes, idx, i));
+	}
+	printf("]\n");
+}
+
+static int explain_rank(const struct opts *o)
+{
+	struct src_set srcs;
+	struct diag_list diags;
+	struct cfg_node *root = NULL;
+	struct plan p;
+	int rc, lrc;
+
+	src_set_init(&srcs);
+	diag_list_init(&diags, &srcs);
+	plan_init(&p);
+	lrc = load_and_plan(o->configs[0], o, &srcs, &diags, &root, &p);
+	rc = report(o, &diags, stderr);
+	if (lrc || !p.grid_ok) {
+		fprintf(stderr, "gtplan: no rank grid for '%s'\n", o->configs[0]);
+		rc = lrc == 2 ? EXIT_USAGE : EXIT_FINDINGS;
+		goto out;
+	}
+	if (o->rank >= p.world) {
+		fprintf(stderr, "gtplan: rank %lld does not exist: the world has "
+			"%lld ranks (0-%lld)\n", o->rank, p.world, p.world - 1);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	long long c[LAY_NAXES], node, local, idx, lane;
+	lay_coords(&p.dense, o->rank, c);
+	plan_rank_place(&p, o->rank, &node, &local);
+	lay_group_of(&p.dense, (1u << LAY_GTP) | (1u << LAY_DP), o->rank, &idx,
+		     &lane);
+	printf("rank %lld of %lld (%s)\n", o->rank, p.world, p.config_name);
+	printf("  node %lld, local GPU %lld\n", node, local);
+	printf("  tp %lld, cp %lld, gtp %lld, dp_replicate %lld, pp %lld\n",
+	       c[LAY_TP], c[LAY_CP], c[LAY_GTP], c[LAY_DP], c[LAY_PP]);
+	printf("  lane %lld of %lld (data_parallel index on the driver)\n", lane,
+	       p.lanes);
+	if (p.expert_grid_ok) {
+		long long e[LAY_NAXES];
+
+		lay_coords(&p.expert, o->rank, e);
+		printf("  expert grid: etp %lld, ep %lld, egtp %lld, edp %lld\n",
+		       e[LAY_TP], e[LAY_EP], e[LAY_GTP], e[LAY_DP]);
+	}
+	printf("groups (kind, index, rank in group, members):\n");
+	for (size_t i = 0; i < lay_group_kind_count(); i++) {
+		const struct lay_group_kind *k = lay_group_kind_at(i);
+
+		if (k->expert && !p.expert_grid_ok)
+			continue;
+		print_group(k->expert ? &p.expert : &p.dense, k, o->rank);
+	}
+out:
+	plan_release(&p);
+	cfg_free(root);
+	diag_list_release(&diags);
+	src_set_release(&srcs);
+	return rc;
+}
+
+static int cmd_explain(const struct opts *o)
+{
+	if (o->summary && !o->n_configs) { /* --list */
+		for (size_t i = 0; i < diag_rule_count(); i++) {
+			const struct diag_rule *r = diag_rule_at(i);
+
+			printf("%s  %-30s %s\n", r->code, r->name, r->summary);
+		}
+		return EXIT_CLEAN;
+	}
+	if (o->have_rank) {
+		if (o->n_configs != 1)
+			return usage_error("%s", "explain --rank needs one CONFIG");
+		return explain_rank(o);
+	}
+	if (o->n_configs != 1 || o->n_overrides)
+		return usage_error("%s", "explain needs a CODE, or a CONFIG "
+				   "with --rank N");
+	return explain_code(o->configs[0]);
+}
+
+static int cmd_config(const struct opts *o)
+{
+	struct src_set srcs;
+	struct diag_list diags;
+	struct cfg_node *root = NULL;
+	int lrc, rc;
+
+	if (o->n_configs != 1)
+		return usage_error("%s", "config needs exactly one CONFIG");
+	src_set_init(&srcs);
+	diag_list_init(&diags, &srcs);
+	lrc = load_and_plan(o->configs[0], o, &srcs, &diags, &root, NULL);
+	rc = report(o, &diags, stderr);
+	if (root && lrc != 2)
+		cfg_write_json(stdout, root);
+	if (lrc)
+		rc = lrc == 2 ? EXIT_USAGE : EXIT_FINDINGS;
+	cfg_free(root);
+	diag_list_release(&diags);
+	src_set_release(&srcs);
+	return rc;
+}
+
+static int cmd_help(const char *what)
+{
+	for (size_t i = 0; i < sizeof(command_help) / sizeof(*command_help); i++)
+		if (what && strcmp(what, command_help[i].name) == 0) {
+			fputs(command_help[i].help, stdout);
+			return EXIT_CLEAN;
+		}
+	if (what)
+		return usage_error("no command '%s'", what);
+	fputs(usage_text, stdout);
+	return EXIT_CLEAN;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { 0 };
+	int rc;
+
+	if (argc < 2)
+		return usage_error("%s", "no command given");
+	o.cmd = argv[1];
+	if (!strcmp(o.cmd, "-h") || !strcmp(o.cmd, "--help") ||
+	    !strcmp(o.cmd, "help"))
+		return cmd_help(argc > 2 ? argv[2] : NULL);
+	if (!strcmp(o.cmd, "--version")) {
+		printf("gtplan %s\n", GTPLAN_VERSION);
+		return EXIT_CLEAN;
+	}
+	for (int i = 2; i < argc; i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return cmd_help(o.cmd);
+	rc = parse_args(argc, argv, &o);
+	if (rc == 0) {
+		if (!strcmp(o.cmd, "lint"))
+			rc = cmd_lint(&o);
+		else if (!strcmp(o.cmd, "plan"))
+			rc = cmd_plan(&o);
+		else if (!strcmp(o.cmd, "explain"))
+			rc = cmd_explain(&o);
+		else if (!strcmp(o.cmd, "config"))
+			rc = cmd_config(&o);
+		else
+			rc = usage_error("unknown command '%s'", o.cmd);
+	}
+	free(o.configs);
+	free(o.overrides);
+	return rc;
+}

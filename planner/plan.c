@@ -1,0 +1,389 @@
+/*
+ * plan: sizes, rank order and the planning rules (DESIGN.md 2.1-2.2).
+ * The resources split is in resources.c, the JSON in plan_json.c.
+ */
+#include "plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MEG "policy.megatron_cfg."
+
+void plan_init(struct plan *p)
+{
+	memset(p, 0, sizeof(*p));
+}
+
+void plan_release(struct plan *p)
+{
+	free(p->config_name);
+	free(p->driver_layout);
+	memset(p, 0, sizeof(*p));
+}
+
+static struct diag_loc loc_of(const struct cfg_node *root, const char *path)
+{
+	const struct cfg_node *n = cfg_path(root, path);
+
+	return n ? n->loc : DIAG_NOLOC;
+}
+
+/* A positive size at `path`, or `dflt` when absent or null. Wrong types and
+ * ranges are the schema's findings; here they fall back to the default and
+ * make the plan incomplete through *ok. */
+static long long size_at(const struct cfg_node *root, const char *path,
+			 long long dflt, int *ok)
+{
+	long long v;
+	int rc = cfg_int(root, path, &v);
+
+	if (rc == 0)
+		return dflt;
+	if (rc < 0 || v < 1) {
+		*ok = 0;
+		return dflt;
+	}
+	return v;
+}
+
+/* Every key named gtp_weight_remat_size (or its expert twin), anywhere. */
+static void find_remat_keys(const struct cfg_node *n, char *path, size_t len,
+			    size_t used, struct diag_list *diags)
+{
+	for (size_t i = 0; i < n->n; i++) {
+		const struct cfg_node *k = n->kids[i];
+		size_t add;
+
+		if (n->kind == CFG_MAP)
+			add = (size_t)snprintf(path + used, len - used, "%s%s",
+					       used ? "." : "", k->key);
+		else
+			add = (size_t)snprintf(path + used, len - used, "%s%zu",
+					       used ? "." : "", i);
+		if (used + add >= len)
+			continue;
+		if (n->kind == CFG_MAP &&
+		    (strcmp(k->key, "gtp_weight_remat_size") == 0 ||
+		     strcmp(k->key, "expert_gtp_weight_remat_size") == 0)) {
+			int expert = k->key[0] == 'e';
+			struct diag *d = diag_add(diags, "GT300", k->key_loc,
+				path, "'%s' is derived by Megatron-Bridge and "
+				"cannot be set", k->key);
+			diag_hint(d, "remove it and set policy.megatron_cfg.%s "
+				  "= %s x the GTP size you want",
+				  expert ? "expert_tensor_parallel_num_weight_shards"
+					 : "tensor_parallel_num_weight_shards",
+				  expert ? "ETP" : "TP");
+		}
+		find_remat_keys(k, path, len, used + add, diags);
+		path[used] = '\0';
+	}
+}
+
+/* Multiples of m nearest to w (below and above), for hints. */
+static void nearest_multiples(long long w, long long m, long long *lo,
+			      long long *hi)
+{
+	*lo = w / m * m;
+	*hi = *lo + m;
+	if (*lo == 0)
+		*lo = m;
+}
+
+/* S (or ES) against TP (or ETP): a positive multiple, null meaning TP.
+ * Sets *shards and *g; reports `code` otherwise. */
+static void check_shards(const struct cfg_node *root, const char *key,
+			 long long tp, const char *tp_name, const char *code,
+			 long long *shards, long long *g, int *ok,
+			 struct diag_list *diags)
+{
+	char path[128];
+	long long s, lo, hi;
+	int rc;
+	struct diag *d;
+
+	snprintf(path, sizeof(path), MEG "%s", key);
+	rc = cfg_int(root, path, &s);
+	*shards = tp;
+	*g = 1;
+	if (rc == 0)
+		return;
+	if (rc < 0) {
+		*ok = 0;
+		return;
+	}
+	if (s >= tp && s % tp == 0) {
+		*shards = s;
+		*g = s / tp;
+		return;
+	}
+	*ok = 0;
+	nearest_multiples(s, tp, &lo, &hi);
+	d = diag_add(diags, code, loc_of(root, path), path,
+		     "%s is %lld, which is not a positive multiple of %s %lld",
+		     key, s, tp_name, tp);
+	if (lo == hi || lo == s)
+		diag_hint(d, "use %lld (GTP %lld), or null to turn GTP off",
+			  hi, hi / tp);
+	else
+		diag_hint(d, "use %lld (GTP %lld) or %lld (GTP %lld): the GTP "
+			  "size is %s / %s", lo, lo / tp, hi, hi / tp, key,
+			  tp_name);
+}
+
+struct factor {
+	const char *name;
+	const char *path; /* NULL when derived */
+	long long v;
+};
+
+/* The world is not a multiple of the product of `f`: one error at the
+ * cluster size, with a note at each factor's own place. */
+static void report_world(const struct plan *p, const struct cfg_node *root,
+			 const char *code, const struct factor *f, size_t n,
+			 struct diag_list *diags)
+{
+	char prod[256];
+	size_t used = 0;
+	long long m = 1, lo, hi;
+	struct diag *d;
+	const char *at = cfg_path(root, "cluster.num_nodes") ?
+		"cluster.num_nodes" : "cluster.gpus_per_node";
+
+	for (size_t i = 0; i < n; i++) {
+		m *= f[i].v;
+		used += (size_t)snprintf(prod + used, sizeof(prod) - used,
+					 "%s%s %lld", i ? " x " : "",
+					 f[i].name, f[i].v);
+		if (used >= sizeof(prod))
+			used = sizeof(prod) - 1;
+	}
+	nearest_multiples(p->world, m, &lo, &hi);
+	if (p->world < m)
+		d = diag_add(diags, code, loc_of(root, at), at,
+			     "%lld training GPUs are fewer than one model "
+			     "copy needs: %s = %lld", p->world, prod, m);
+	else
+		d = diag_add(diags, code, loc_of(root, at), at,
+			     "%lld training GPUs are not divisible by %s = "
+			     "%lld (%lld / %lld = %.3f copies)", p->world,
+			     prod, m, p->world, m, (double)p->world / (double)m);
+	if (p->world < m || lo == p->world)
+		diag_hint(d, "train on a multiple of %lld GPUs (%lld), or make "
+			  "the model smaller", m, hi);
+	else
+		diag_hint(d, "train on %lld or %lld GPUs (multiples of %lld), or "
+			  "change a factor so that it divides %lld", lo, hi, m,
+			  p->world);
+	for (size_t i = 0; i < n; i++) {
+		struct diag_loc l = f[i].path ? loc_of(root, f[i].path) :
+						DIAG_NOLOC;
+
+		if (l.src >= 0)
+			diag_note(d, l, "%s is %lld here", f[i].name, f[i].v);
+	}
+	if (p->world != p->cluster.nodes * p->cluster.gpus_per_node)
+		diag_note(d, DIAG_NOLOC, "the cluster has %lld GPUs; %lld train "
+			  "(the rest serve generation, rewards or teachers)",
+			  p->cluster.nodes * p->cluster.gpus_per_node, p->world);
+}
+
+static void check_batches(struct plan *p, const struct cfg_node *root,
+			  struct diag_list *diags)
+{
+	const char *gpath = "policy.train_global_batch_size";
+	const char *mpath = "policy.train_micro_batch_size";
+	long long g = 0, m = 0;
+	struct diag *d;
+
+	if (cfg_int(root, gpath, &g) == 1 && g > 0)
+		p->global_batch = g;
+	if (cfg_int(root, mpath, &m) == 1 && m > 0)
+		p->micro_batch = m;
+	if (!p->grid_ok || !p->global_batch)
+		return;
+	if (p->global_batch % p->lanes) {
+		long long lo, hi;
+
+		nearest_multiples(p->global_batch, p->lanes, &lo, &hi);
+		d = diag_add(diags, "GT400", loc_of(root, gpath), gpath,
+			     "global batch %lld does not split over %lld data "
+			     "lanes (L = D %lld x G %lld)", p->global_batch,
+			     p->lanes, p->dp_replicate, p->gtp);
+		diag_hint(d, "use a global batch of %lld or %lld (multiples of "
+			  "%lld lanes)", lo, hi, p->lanes);
+		return;
+	}
+	if (p->micro_batch && (p->global_batch / p->lanes) % p->micro_batch) {
+		long long step = p->lanes * p->micro_batch, lo, hi;
+
+		nearest_multiples(p->global_batch, step, &lo, &hi);
+		d = diag_add(diags, "GT401", loc_of(root, gpath), gpath,
+			     "each of the %lld lanes gets %lld samples, not a "
+			     "multiple of the micro batch %lld",
+			     p->lanes, p->global_batch / p->lanes,
+			     p->micro_batch);
+		diag_hint(d, "use a global batch of %lld or %lld (multiples of "
+			  "L %lld x micro batch %lld)", lo, hi, p->lanes,
+			  p->micro_batch);
+		diag_note(d, loc_of(root, mpath), "the micro batch is %lld here",
+			  p->micro_batch);
+	}
+}
+
+static int read_order(struct plan *p, const struct cfg_node *root,
+		      struct diag_list *diags)
+{
+	const char *order = LAY_DEFAULT_ORDER, *layout = "4d";
+	char err[256];
+
+	if (cfg_str(root, "gtplan.rank_order", &order) < 0)
+		order = LAY_DEFAULT_ORDER;
+	if (lay_order_parse(order, &p->order, err, sizeof(err))) {
+		struct diag *d = diag_add(diags, "GT307",
+			loc_of(root, "gtplan.rank_order"), "gtplan.rank_order",
+			"rank order '%s': %s", order, err);
+		diag_hint(d, "use tp-cp-gtp-ep-dp-pp (Megatron-LM today) or "
+			  "tp-gtp-cp-ep-dp-pp (GTP as first merged)");
+		lay_order_parse(LAY_DEFAULT_ORDER, &p->order, err, sizeof(err));
+	}
+	if (cfg_str(root, "gtplan.driver_layout", &layout) < 0 ||
+	    (strcmp(layout, "4d") && strcmp(layout, "5d")))
+		layout = "4d"; /* the schema reports a bad value */
+	p->driver_layout = strdup(layout);
+	return p->driver_layout ? 0 : -1;
+}
+
+int plan_build(struct plan *p, const struct cfg_node *root,
+	       const char *config_name, struct diag_list *diags)
+{
+	char path[1024] = "";
+	int ok = 1, megatron = 0;
+	long long instances = 1;
+	long long size[LAY_NAXES];
+
+	p->config_name = strdup(config_name);
+	if (!p->config_name || read_order(p, root, diags))
+		return -1;
+	find_remat_keys(root, path, sizeof(path), 0, diags);
+
+	if (cfg_bool(root, MEG "enabled", &megatron) < 0)
+		megatron = 0;
+	if (megatron || !cfg_path(root, "policy.dtensor_cfg")) {
+		p->tp = size_at(root, MEG "tensor_model_parallel_size", 1, &ok);
+		p->cp = size_at(root, MEG "context_parallel_size", 1, &ok);
+		p->pp = size_at(root, MEG "pipeline_model_parallel_size", 1, &ok);
+		p->ep = size_at(root, MEG "expert_model_parallel_size", 1, &ok);
+		p->etp = size_at(root, MEG "expert_tensor_parallel_size", p->tp,
+				 &ok);
+		check_shards(root, "tensor_parallel_num_weight_shards", p->tp,
+			     "TP", "GT301", &p->shards, &p->gtp, &ok, diags);
+		check_shards(root, "expert_tensor_parallel_num_weight_shards",
+			     p->etp, "ETP", "GT302", &p->expert_shards,
+			     &p->egtp, &ok, diags);
+	} else {
+		/* DTensor: no PP, no GTP; the mesh is dp x cp x tp. */
+		p->tp = size_at(root, "policy.dtensor_cfg.tensor_parallel_size",
+				1, &ok);
+		p->cp = size_at(root, "policy.dtensor_cfg.context_parallel_size",
+				1, &ok);
+		p->pp = p->ep = 1;
+		p->etp = p->tp;
+		p->shards = p->tp;
+		p->expert_shards = p->etp;
+		p->gtp = p->egtp = 1;
+	}
+	if (!megatron && cfg_path(root, MEG "tensor_parallel_num_weight_shards")) {
+		long long s;
+		const char *sp = MEG "tensor_parallel_num_weight_shards";
+
+		if (cfg_int(root, sp, &s) == 1 && cfg_path(root, MEG "enabled")) {
+			long long mtp = 1;
+
+			cfg_int(root, MEG "tensor_model_parallel_size", &mtp);
+			if (s != mtp) {
+				struct diag *d = diag_add(diags, "GT306",
+					loc_of(root, sp), sp,
+					"GTP is configured (%lld weight shards) "
+					"but policy.megatron_cfg.enabled is "
+					"false", s);
+				diag_hint(d, "set policy.megatron_cfg.enabled: "
+					  "true (the DTensor path has no GTP), "
+					  "or remove the shard count");
+				diag_note(d, loc_of(root, MEG "enabled"),
+					  "the Megatron backend is turned off "
+					  "here");
+			}
+		}
+	}
+	if (p->gtp > 1 &&
+	    cfg_int(root, MEG "distributed_data_parallel_config."
+		    "num_distributed_optimizer_instances", &instances) == 1 &&
+	    instances > 1) {
+		const char *ip = MEG "distributed_data_parallel_config."
+				 "num_distributed_optimizer_instances";
+		struct diag *d = diag_add(diags, "GT305", loc_of(root, ip), ip,
+			"GTP %lld needs one distributed-optimizer instance, "
+			"not %lld", p->gtp, instances);
+		diag_hint(d, "set num_distributed_optimizer_instances: 1, or "
+			  "turn GTP off");
+	}
+
+	if (plan_derive_resources(p, root, diags))
+		return ok ? -1 : 0;
+	if (p->world > PLAN_MAX_WORLD) {
+		diag_add(diags, "GT308", loc_of(root, "cluster.num_nodes"),
+			 "cluster.num_nodes", "%lld training GPUs exceed "
+			 "gtplan's limit of %lld", p->world, PLAN_MAX_WORLD);
+		return 0;
+	}
+	p->model_size = p->tp * p->cp * p->gtp * p->pp;
+	if (ok && p->world % p->model_size) {
+		struct factor f[] = {
+			{ "TP", MEG "tensor_model_parallel_size", p->tp },
+			{ "CP", MEG "context_parallel_size", p->cp },
+			{ "G", MEG "tensor_parallel_num_weight_shards", p->gtp },
+			{ "PP", MEG "pipeline_model_parallel_size", p->pp },
+		};
+		report_world(p, root, "GT303", f, 4, diags);
+		ok = 0;
+	}
+	if (!ok)
+		return 0;
+	p->dp_replicate = p->world / p->model_size;
+	p->lanes = p->dp_replicate * p->gtp;
+	size[LAY_TP] = p->tp;
+	size[LAY_CP] = p->cp;
+	size[LAY_GTP] = p->gtp;
+	size[LAY_EP] = 1;
+	size[LAY_DP] = p->dp_replicate;
+	size[LAY_PP] = p->pp;
+	lay_grid_init(&p->dense, &p->order, size);
+	p->grid_ok = 1;
+
+	long long em = p->etp * p->ep * p->egtp * p->pp;
+	if (p->world % em) {
+		struct factor f[] = {
+			{ "ETP", MEG "expert_tensor_parallel_size", p->etp },
+			{ "EP", MEG "expert_model_parallel_size", p->ep },
+			{ "EG", MEG "expert_tensor_parallel_num_weight_shards",
+			  p->egtp },
+			{ "PP", MEG "pipeline_model_parallel_size", p->pp },
+		};
+		report_world(p, root, "GT304", f, 4, diags);
+	} else {
+		struct lay_order eo;
+
+		p->edp = p->world / em;
+		lay_order_expert(&p->order, &eo);
+		size[LAY_TP] = p->etp;
+		size[LAY_CP] = 1;
+		size[LAY_GTP] = p->egtp;
+		size[LAY_EP] = p->ep;
+		size[LAY_DP] = p->edp;
+		lay_grid_init(&p->expert, &eo, size);
+		p->expert_grid_ok = 1;
+	}
+	check_batches(p, root, diags);
+	return 0;
+}

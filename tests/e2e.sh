@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# End-to-end tests of the gtplan CLI (the sanitizer build).
+#   tests/e2e.sh            run all; prints "RESULT passed failed skipped"
+# Data-driven part: every tests/configs/{good,bad}/NAME.yaml is linted; a
+# good config must give no finding; a bad one must give exactly the
+# `file:line:col: severity[CODE]` lines of NAME.expect (overrides, if any,
+# on the first line of NAME.args).
+set -u
+cd "$(dirname "$0")/.."
+GTPLAN=${GTPLAN:-build/asan/gtplan}
+PY=/usr/bin/python3
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+pass=0 fail=0 skip=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# expect_rc NAME WANT CMD...: runs CMD, stdout to $tmp/out, stderr to $tmp/err
+expect_rc() {
+	local name=$1 want=$2; shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+	if [ "$rc" -eq "$want" ]; then ok; else
+		bad "$name: exit $rc, want $want"; sed 's/^/    /' "$tmp/err" | head -20; fi
+}
+contains() { # NAME FILE TEXT
+	if grep -qF -- "$3" "$2"; then ok; else bad "$1: '$3' not in $2 output"; sed 's/^/    /' "$2" | head -20; fi
+}
+
+# ---- data-driven configs ------------------------------------------------
+for f in tests/configs/good/*.yaml; do
+	[ -e "$f" ] || continue
+	expect_rc "good $f" 0 "$GTPLAN" lint --strict "$f" --color never
+done
+for f in tests/configs/bad/*.yaml; do
+	[ -e "$f" ] || continue
+	base=${f%.yaml}
+	args=()
+	[ -f "$base.args" ] && read -r -a args <"$base.args"
+	"$GTPLAN" lint "$f" "${args[@]}" --color never >"$tmp/out" 2>"$tmp/err"; rc=$?
+	grep -E '^[^ ].*: (error|warning|note)\[GT[0-9]+\]' "$tmp/err" |
+		sed -E 's/^(.*: (error|warning|note)\[GT[0-9]+\]).*/\1/' >"$tmp/got"
+	if [ ! -f "$base.expect" ]; then bad "$f: no $base.expect"; continue; fi
+	if diff -u "$base.expect" "$tmp/got" >"$tmp/diff"; then ok; else
+		bad "$f: diagnostics differ"; sed 's/^/    /' "$tmp/diff" | head -20; fi
+	if grep -q 'error\[' "$base.expect"; then want=1; else want=0; fi
+	if [ "$rc" -eq "$want" ]; then ok; else bad "$f: exit $rc, want $want"; fi
+	# every finding has a hint
+	n_find=$(grep -cE '^[^ ].*: (error|warning)\[GT' "$tmp/err")
+	n_hint=$(grep -cE '^ *= hint: ' "$tmp/err")
+	if [ "$n_hint" -ge "$n_find" ]; then ok; else bad "$f: $n_find findings but $n_hint hints"; fi
+done
+
+# ---- the default example ------------------------------------------------
+D=examples/default.yaml
+expect_rc "lint default" 0 "$GTPLAN" lint "$D" --strict
+contains "lint default says clean" "$tmp/err" "no findings"
+expect_rc "plan summary" 0 "$GTPLAN" plan "$D" --summary
+contains "summary copies" "$tmp/out" "2 model copies (D) x GTP 3 = 6 data lanes (L)"
+contains "summary model" "$tmp/out" "TP 4 x CP 1 x GTP 3 x PP 1 = 12 GPUs"
+contains "summary batch" "$tmp/out" "480 = 6 lanes x 80 samples = 20 micro-batches of 4 per lane"
+
+expect_rc "plan json" 0 "$GTPLAN" plan "$D" -o "$tmp/plan1.json"
+expect_rc "plan json again" 0 "$GTPLAN" plan "$D" -o "$tmp/plan2.json"
+if cmp -s "$tmp/plan1.json" "$tmp/plan2.json"; then ok; else bad "plan JSON is not deterministic"; fi
+expect_rc "plan schema" 0 "$PY" tests/check_plan_schema.py schemas/plan.schema.json "$tmp/plan1.json"
+expect_rc "plan content" 0 "$PY" - "$tmp/plan1.json" <<'EOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert p["format"] == "gtplan-plan/1"
+assert p["world_size"] == 24
+s = p["sizes"]
+assert (s["tp"], s["gtp"], s["dp_replicate"], s["dp"], s["cp"], s["pp"]) == (4, 3, 2, 6, 1, 1), s
+assert p["groups"]["gtp"][:4] == [[0, 4, 8], [1, 5, 9], [2, 6, 10], [3, 7, 11]]
+assert p["groups"]["dp"][0] == [0, 4, 8, 12, 16, 20]
+assert p["groups"]["dp_replicate"][0] == [0, 12]
+r = p["ranks"][13]
+assert (r["rank"], r["node"], r["local_rank"], r["tp"], r["gtp"], r["dp_replicate"], r["lane"]) == (13, 1, 5, 1, 0, 1, 3), r
+EOF
+
+# ---- explain -------------------------------------------------------------
+expect_rc "explain code" 0 "$GTPLAN" explain GT303
+contains "explain text" "$tmp/out" "TP x CP x G x PP"
+expect_rc "explain code lower-case" 0 "$GTPLAN" explain gt300
+expect_rc "explain unknown code" 2 "$GTPLAN" explain GT999
+expect_rc "explain list" 0 "$GTPLAN" explain --list
+contains "explain list has GT101" "$tmp/out" "GT101"
+expect_rc "explain rank" 0 "$GTPLAN" explain "$D" --rank 13
+contains "rank node" "$tmp/out" "node 1, local GPU 5"
+contains "rank coords" "$tmp/out" "tp 1, cp 0, gtp 0, dp_replicate 1, pp 0"
+contains "rank lane" "$tmp/out" "lane 3 of 6"
+contains "rank gtp group" "$tmp/out" "[13, 17, 21]"
+expect_rc "explain rank out of range" 2 "$GTPLAN" explain "$D" --rank 24
+
+# ---- overrides point at the command line ---------------------------------
+expect_rc "override world" 1 "$GTPLAN" lint "$D" cluster.num_nodes=2 --color never
+contains "override GT303" "$tmp/err" "error[GT303]"
+contains "override location" "$tmp/err" "command line:1:19: error[GT303]"
+expect_rc "override missing key" 1 "$GTPLAN" lint "$D" cluster.num_nodez=2 --color never
+contains "override GT121" "$tmp/err" "error[GT121]"
+expect_rc "override fixes" 0 "$GTPLAN" lint "$D" policy.train_global_batch_size=960
+
+# ---- formats ---------------------------------------------------------------
+expect_rc "json format" 1 "$GTPLAN" lint "$D" cluster.num_nodes=2 --format json
+expect_rc "json parses" 0 "$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "gtplan-diagnostics/1"
+codes = [x["code"] for x in d["diagnostics"]]
+assert "GT303" in codes, codes
+assert d["summary"]["errors"] >= 1' "$tmp/out"
+expect_rc "sarif format" 1 "$GTPLAN" lint tests/configs/bad/world-not-divisible.yaml --format sarif
+expect_rc "sarif shape" 0 "$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["version"] == "2.1.0"
+run = d["runs"][0]
+ids = [r["id"] for r in run["tool"]["driver"]["rules"]]
+res = run["results"]
+assert res and all(r["ruleId"] in ids for r in res)
+loc = res[0]["locations"][0]["physicalLocation"]
+assert loc["artifactLocation"]["uri"].endswith("world-not-divisible.yaml")
+assert loc["region"]["startLine"] >= 1 and loc["region"]["startColumn"] >= 1
+for r in run["tool"]["driver"]["rules"]:
+    assert r["help"]["text"] and r["shortDescription"]["text"]' "$tmp/out"
+
+# ---- exit codes and usage ---------------------------------------------------
+expect_rc "missing file" 2 "$GTPLAN" lint /nonexistent.yaml
+contains "missing file message" "$tmp/err" "cannot read '/nonexistent.yaml'"
+expect_rc "no command" 2 "$GTPLAN"
+expect_rc "unknown command" 2 "$GTPLAN" frobnicate
+expect_rc "unknown option" 2 "$GTPLAN" lint "$D" --frob
+expect_rc "bad format" 2 "$GTPLAN" lint "$D" --format xml
+expect_rc "help" 0 "$GTPLAN" --help
+contains "help lists lint" "$tmp/out" "lint CONFIG"
+expect_rc "command help" 0 "$GTPLAN" plan --help
+contains "plan help" "$tmp/out" "usage: gtplan plan"
+expect_rc "version" 0 "$GTPLAN" --version
+expect_rc "config json" 0 "$GTPLAN" config "$D"
+expect_rc "config json parses" 0 "$PY" -c '
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["policy"]["megatron_cfg"]["tensor_parallel_num_weight_shards"] == 12' "$tmp/out"
+
+echo "e2e: $pass passed, $fail failed"
+echo "RESULT $pass $fail $skip"
+[ "$fail" -eq 0 ]
