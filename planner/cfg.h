@@ -67,6 +67,7 @@ struct cfg_node {
 #define CFG_MAX_ALIAS_EXPAND 100000      /* nodes copied through aliases */
 #define CFG_MAX_INCLUDE_DEPTH 32         /* `defaults:` chain length */
 #define CFG_MAX_INTERP_DEPTH 64          /* nested `${...}` resolution */
+#define CFG_MAX_INTERP_TEXT  (1u << 20)  /* one string built by resolution */
 
 /* ---- tree ----------------------------------------------------------- */
 
@@ -133,20 +134,50 @@ int cfg_load(const char *path, struct src_set *srcs, struct diag_list *diags,
 /* OmegaConf.merge of `src` into `dst` (both maps), consuming `src`. */
 int cfg_merge(struct cfg_node *dst, struct cfg_node *src);
 
-/* Applies Hydra-style overrides (`a.b=v`, `+a.b=v`, `~a.b`, `~a.b=v`) in
- * order. Values are parsed like YAML flow scalars/sequences/maps. Each
- * override's location points into the "command line" source, which this
- * function registers. Returns 0 or -1 (errors reported). */
+/* Applies Hydra overrides in order, as NeMo-RL's parse_hydra_overrides()
+ * does on its struct-mode config: `a.b=v` changes an existing key, `+a.b=v`
+ * adds one (creating sections), `++a.b=v` adds or changes, `~a.b` deletes,
+ * `~a.b=v` deletes if equal. Values follow Hydra's grammar; `${...}` stays
+ * for cfg_resolve(). Registers one source, SRC_CMDLINE (argv joined by
+ * spaces; none when argc is 0); each finding points at its override's key
+ * or value there, and new or changed nodes are located there. Every
+ * override is tried; returns 0, or -1 when any was refused. */
 int cfg_override(struct cfg_node *root, int argc, char *const argv[],
 		 struct src_set *srcs, struct diag_list *diags);
 
 /* Resolves every interpolation in the tree in place, as
- * OmegaConf.to_container(resolve=True) would. Unresolvable references and
- * cycles are errors naming the chain; `${oc.env:X}` with X unset and no
- * default is left as it is with a note. Returns 0, or -1 when an error was
- * reported. */
+ * OmegaConf.to_container(resolve=True) would with NeMo-RL's resolvers (add,
+ * sub, mul, div, max) and oc.env. A value that is one `${...}` takes the
+ * referenced node's type and a copy of its structure; the node keeps its
+ * key and locations, gets resolved = 1 and origin = where the value was
+ * written. Unresolvable references and cycles are errors naming the chain,
+ * and such nodes keep their text (interp = 1); `${oc.env:X}` with X unset
+ * and no default is left as it is with a note (GT113), as is anything that
+ * depends on it. Returns 0, or -1 when an error was reported. */
 int cfg_resolve(struct cfg_node *root, struct src_set *srcs,
 		struct diag_list *diags);
+
+/* ---- shared by cfg_interp.c and cfg_override.c ---------------------- */
+
+/* OmegaConf's interpolation grammar and Hydra's override grammar lex values
+ * with the same word rules: FLOAT, INT, BOOL, NULL and ID (letters, digits,
+ * '_' and '-', not starting with a digit or '-'). */
+enum cfg_word { CFG_WORD_NONE, CFG_WORD_FLOAT, CFG_WORD_INT, CFG_WORD_BOOL,
+		CFG_WORD_NULL, CFG_WORD_ID };
+
+/* Length of the longest such word at `s` (ANTLR's rule: the longest match
+ * wins, ties go to the order above), and its kind in *w; 0 and
+ * CFG_WORD_NONE when none starts there. */
+size_t cfg_lex_word(const char *s, enum cfg_word *w);
+/* Makes `n` the typed scalar that the word s[0..len) of kind w stands for,
+ * as Python's int()/float() would read it (`1_000`, `-inf`, `TRUE`). An ID
+ * becomes a string. Returns 0, or -1 when an integer does not fit in 64
+ * bits or memory runs out. */
+int cfg_word_value(struct cfg_node *n, enum cfg_word w, const char *s,
+		   size_t len);
+/* The key of `map` that `key` is likely a typo of (lev_suggest), or NULL.
+ * Borrowed. */
+const char *cfg_closest_key(const struct cfg_node *map, const char *key);
 
 /* Writes the tree as JSON (sorted keys? no: document order, like OmegaConf)
  * to `f`, for `gtplan config`. Returns 0 or -1. */

@@ -5,9 +5,10 @@
  * pop `defaults` (a path or a list of paths), resolve each path against the
  * including file's folder (absolute paths as they are), load each parent the
  * same way (depth-first), merge the parents in order into an empty config,
- * then merge the file itself on top. merge_with_override(): a section whose
- * map carries `_override_: true` drops the inherited section first, so it
- * replaces instead of merging; the marker is removed.
+ * then merge the file itself on top. merge_with_override(): a top-level
+ * section whose map carries a truthy `_override_` drops the inherited
+ * section first, so it replaces instead of merging (and moves to the end of
+ * the config); the marker is removed. Deeper markers do nothing there.
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "cfg.h"
@@ -24,69 +25,71 @@ struct chain {
 	struct diag_loc at;   /* the defaults: entry that included it */
 };
 
-static int is_override_marker_true(const struct cfg_node *n,
-				   struct diag_list *diags, int *bad)
+/* Python truthiness of the marker, as NeMo-RL's `.get("_override_", False)`
+ * sees it; a marker that is not a boolean is a warning. */
+static int marker_truthy(const struct cfg_node *m, struct diag_list *diags)
 {
-	const struct cfg_node *m = cfg_get(n, "_override_");
-
-	if (!m)
-		return 0;
-	if (m->kind != CFG_BOOL) {
-		struct diag *d = diag_add(diags, "GT108", m->loc, NULL,
-			"'_override_' must be true or false, not %s '%s'",
-			cfg_kind_name(m->kind), m->text ? m->text : "");
-		diag_hint(d, "write '_override_: true' to replace the "
-			  "inherited section");
-		*bad = 1;
-		return 0;
+	switch (m->kind) {
+	case CFG_BOOL: return m->v.b;
+	case CFG_NULL: return 0;
+	default: break;
 	}
-	return m->v.b;
+	struct diag *d = diag_add(diags, "GT108", m->loc, NULL,
+		"'_override_' is %s %s%s%s, which NeMo-RL reads as %s",
+		cfg_kind_name(m->kind), m->text ? "'" : "",
+		m->text ? m->text : "", m->text ? "'" : "",
+		(m->kind == CFG_INT && m->v.i == 0) ||
+		(m->kind == CFG_FLOAT && m->v.f == 0) ||
+		(m->kind == CFG_STR && !*m->text) ||
+		((m->kind == CFG_MAP || m->kind == CFG_SEQ) && !m->n) ?
+		"false" : "true");
+	diag_hint(d, "write '_override_: true' to replace the inherited "
+		  "section, or remove the marker");
+	return !((m->kind == CFG_INT && m->v.i == 0) ||
+		 (m->kind == CFG_FLOAT && m->v.f == 0) ||
+		 (m->kind == CFG_STR && !*m->text) ||
+		 ((m->kind == CFG_MAP || m->kind == CFG_SEQ) && !m->n));
 }
 
-/* Merges src into dst in place, consuming src; OmegaConf.merge semantics
- * (maps merge key by key, anything else replaces) plus `_override_`. */
-static int merge_maps(struct cfg_node *dst, struct cfg_node *src,
-		      struct diag_list *diags, int *bad)
+/* NeMo-RL honours `_override_` only on the top-level sections of a file;
+ * deeper down it is an ordinary key and the section merges. Say so. */
+static void warn_nested_markers(const struct cfg_node *n, int depth,
+				struct diag_list *diags)
+{
+	if (n->kind != CFG_MAP)
+		return;
+	for (size_t i = 0; i < n->n; i++) {
+		const struct cfg_node *k = n->kids[i];
+
+		if (depth >= 2 && strcmp(k->key, "_override_") == 0) {
+			struct diag *d = diag_add(diags, "GT109", k->key_loc,
+				NULL, "'_override_' below a top-level section "
+				"has no effect in NeMo-RL: '%s' is merged, and "
+				"'_override_' stays in it as a plain key",
+				n->key ? n->key : "");
+			diag_hint(d, "move the marker to the top-level section, "
+				  "or override the keys one by one");
+		}
+		warn_nested_markers(k, depth + 1, diags);
+	}
+}
+
+/* OmegaConf.merge(dst, src) in place, consuming src: maps merge key by
+ * key, anything else replaces; a key new to dst goes to the end. */
+static int merge_maps(struct cfg_node *dst, struct cfg_node *src)
 {
 	for (size_t i = 0; i < src->n; i++) {
 		struct cfg_node *s = src->kids[i];
 		struct cfg_node *d = cfg_get(dst, s->key);
-		int replace = 0;
 
-		if (s->kind == CFG_MAP) {
-			replace = is_override_marker_true(s, diags, bad);
-			cfg_map_del(s, "_override_");
-		}
 		src->kids[i] = NULL;
-		if (d && d->kind == CFG_MAP && s->kind == CFG_MAP && !replace) {
-			int rc = merge_maps(d, s, diags, bad);
+		if (d && d->kind == CFG_MAP && s->kind == CFG_MAP) {
+			int rc = merge_maps(d, s);
 
 			cfg_free(s);
 			if (rc)
 				return rc;
 			continue;
-		}
-		if (s->kind == CFG_MAP) {
-			/* A new or replacing map: markers deeper inside still
-			 * apply when later files merge into it, and must not
-			 * survive here either. */
-			struct cfg_node *fresh = cfg_new(CFG_MAP, s->loc);
-
-			if (!fresh) {
-				cfg_free(s);
-				return -1;
-			}
-			fresh->key_loc = s->key_loc;
-			fresh->origin = s->origin;
-			fresh->key = s->key;
-			s->key = NULL;
-			if (merge_maps(fresh, s, diags, bad)) {
-				cfg_free(s);
-				cfg_free(fresh);
-				return -1;
-			}
-			cfg_free(s);
-			s = fresh;
 		}
 		if (cfg_map_set(dst, s->key, s))
 			return -1;
@@ -94,14 +97,31 @@ static int merge_maps(struct cfg_node *dst, struct cfg_node *src,
 	return 0;
 }
 
+/* nemo_rl/utils/config.py merge_with_override(): for each top-level
+ * section of src that is a map with a truthy `_override_`, pop the marker
+ * and drop dst's section (so the section replaces, and moves to the end),
+ * then OmegaConf.merge. */
+static int merge_with_override(struct cfg_node *dst, struct cfg_node *src,
+			       struct diag_list *diags)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		struct cfg_node *s = src->kids[i];
+		const struct cfg_node *m;
+
+		if (s->kind != CFG_MAP || !(m = cfg_get(s, "_override_")))
+			continue;
+		if (marker_truthy(m, diags)) {
+			cfg_map_del(s, "_override_");
+			cfg_map_del(dst, s->key);
+		}
+	}
+	return merge_maps(dst, src);
+}
+
 int cfg_merge(struct cfg_node *dst, struct cfg_node *src)
 {
-	struct diag_list scratch;
-	int bad = 0, rc;
+	int rc = merge_maps(dst, src);
 
-	diag_list_init(&scratch, NULL);
-	rc = merge_maps(dst, src, &scratch, &bad);
-	diag_list_release(&scratch);
 	cfg_free(src);
 	return rc;
 }
@@ -180,7 +200,7 @@ static int load_parents(const char *path, const struct chain *self,
 			return -1;
 		if (rc)
 			*bad = 1;
-		if (parent && merge_maps(base, parent, diags, bad)) {
+		if (parent && merge_with_override(base, parent, diags)) {
 			cfg_free(parent);
 			return -1;
 		}
@@ -234,6 +254,7 @@ static int load_rec(const char *path, const struct chain *up,
 		free(self.real);
 		return at.src < 0 ? -1 : 1;
 	}
+	warn_nested_markers(root, 0, diags);
 	defaults = cfg_get(root, "defaults");
 	if (!defaults)
 		goto done;
@@ -247,7 +268,7 @@ static int load_rec(const char *path, const struct chain *up,
 	cfg_map_del(root, "defaults");
 	if (rc)
 		goto done;
-	if (merge_maps(base, root, diags, &bad)) {
+	if (merge_with_override(base, root, diags)) {
 		rc = -1;
 		goto done;
 	}

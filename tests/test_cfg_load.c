@@ -331,6 +331,48 @@ START_TEST(override_marker_replaces_section)
 	ck_assert_ptr_null(cfg_path(f.root, "data._override_"));
 	ck_assert_int_eq(cfg_int(f.root, "keep.x", &i), 1);
 	ck_assert_int_eq(cfg_int(f.root, "keep.y", &i), 1);
+	/* NeMo-RL pops the inherited section, so the replacement goes last */
+	ck_assert_str_eq(f.root->kids[f.root->n - 1]->key, "data");
+	ck_assert_int_eq(f.diags.n, 0);
+	fx_release(&f);
+}
+END_TEST
+
+START_TEST(nested_override_marker_only_warns)
+{
+	struct fx f;
+	long long i;
+	const char *top;
+
+	fx_init(&f);
+	put(&f, "parent.yaml", "policy:\n  meg: {a: 1, b: 2}\n");
+	top = put(&f, "child.yaml", "defaults: parent.yaml\npolicy:\n  meg:\n"
+		  "    _override_: true\n    c: 3\n");
+	ck_assert_int_eq(cfg_load(top, &f.srcs, &f.diags, &f.root), 0);
+	/* merged, not replaced, and the marker stays: as NeMo-RL does */
+	ck_assert_int_eq(cfg_int(f.root, "policy.meg.a", &i), 1);
+	ck_assert_int_eq(cfg_int(f.root, "policy.meg.c", &i), 1);
+	ck_assert_ptr_nonnull(cfg_path(f.root, "policy.meg._override_"));
+	ck_assert(has_code(&f, "GT109"));
+	ck_assert_int_eq(f.diags.v[0].loc.line, 4);
+	ck_assert_int_eq(f.diags.v[0].loc.col, 5);
+	fx_release(&f);
+}
+END_TEST
+
+START_TEST(truthy_override_marker_warns)
+{
+	struct fx f;
+	const char *top;
+
+	fx_init(&f);
+	put(&f, "parent.yaml", "data: {a: 1}\n");
+	top = put(&f, "child.yaml", "defaults: parent.yaml\ndata:\n"
+		  "  _override_: 'no'\n  c: 3\n");
+	ck_assert_int_eq(cfg_load(top, &f.srcs, &f.diags, &f.root), 0);
+	/* a non-empty string is true in Python: the section is replaced */
+	ck_assert_ptr_null(cfg_path(f.root, "data.a"));
+	ck_assert(has_code(&f, "GT108"));
 	fx_release(&f);
 }
 END_TEST
@@ -416,6 +458,8 @@ static Suite *suite(void)
 		{ "top_level", top_level_must_be_a_map },
 		{ "defaults", defaults_depth_first_later_wins },
 		{ "override_marker", override_marker_replaces_section },
+		{ "nested_marker", nested_override_marker_only_warns },
+		{ "truthy_marker", truthy_override_marker_warns },
 		{ "missing_parent", missing_parent_names_the_chain },
 		{ "include_cycle", include_cycle_is_an_error },
 		{ "bad_defaults", bad_defaults_entry },
