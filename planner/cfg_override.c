@@ -695,6 +695,9 @@ static void missing(struct octx *o, const struct key *k, size_t i,
 	else if (strcmp(code, "GT121") == 0)
 		diag_hint(d, "+%s adds it; check the spelling if it should "
 			  "already be there", o->arg);
+	else
+		diag_hint(d, "there is nothing to delete; `gtplan config "
+			  "CONFIG` prints the keys the config has");
 	free(path);
 	free(sec);
 }
@@ -755,20 +758,27 @@ static void apply(struct octx *o, struct cfg_node *root, enum op op,
 	switch (op) {
 	case OP_DEL:
 		if (old->kind == CFG_NULL) {
-			oerr(o, "GT123", o->key, path, "override '%s' deletes "
-			     "'%s', which is null (Hydra treats it as missing)",
-			     o->arg, path);
+			diag_hint(oerr(o, "GT123", o->key, path, "override '%s' "
+				       "deletes '%s', which is null (Hydra "
+				       "treats it as missing)", o->arg, path),
+				  "drop the override: a null key is as good as "
+				  "absent");
 		} else if (val && val->kind != CFG_NULL && !old->interp &&
 			   !py_equal(val, old)) {
-			oerr(o, "GT123", o->val, path, "override '%s' deletes "
-			     "'%s' only if it is "
-			     "'%s', but it is %s", o->arg, path,
-			     strchr(o->arg, '=') + 1, old->text ? old->text
-			     : cfg_kind_name(old->kind));
+			diag_hint(oerr(o, "GT123", o->val, path, "override "
+				       "'%s' deletes '%s' only if it is '%s', "
+				       "but it is %s", o->arg, path,
+				       strchr(o->arg, '=') + 1, old->text ?
+				       old->text : cfg_kind_name(old->kind)),
+				  "write ~%s without a value to delete it "
+				  "whatever it is", path);
 		} else if (parent->kind == CFG_SEQ) {
-			oerr(o, "GT123", o->key, path, "override '%s' "
-			     "deletes a list item; Hydra can only delete keys",
-			     o->arg);
+			diag_hint(oerr(o, "GT123", o->key, path, "override "
+				       "'%s' deletes a list item; Hydra can only "
+				       "delete keys", o->arg),
+				  "set the whole list instead: %.*s=[...]",
+				  (int)(strrchr(path, '.') ? strrchr(path, '.') -
+					path : (long)strlen(path)), path);
 		} else {
 			cfg_map_del(parent, k->part[last]);
 		}

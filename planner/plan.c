@@ -133,8 +133,9 @@ static void check_shards(const struct cfg_node *root, const char *key,
 
 struct factor {
 	const char *name;
-	const char *path; /* NULL when derived */
+	const char *path; /* where it is set; NULL when derived */
 	long long v;
+	const char *how;  /* how v follows from the value there, or NULL */
 };
 
 /* The world is not a multiple of the product of `f`: one error at the
@@ -158,7 +159,6 @@ static void report_world(const struct plan *p, const struct cfg_node *root,
 		if (used >= sizeof(prod))
 			used = sizeof(prod) - 1;
 	}
-	nearest_multiples(p->world, m, &lo, &hi);
 	if (p->world < m)
 		d = diag_add(diags, code, loc_of(root, at), at,
 			     "%lld training GPUs are fewer than one model "
@@ -168,19 +168,51 @@ static void report_world(const struct plan *p, const struct cfg_node *root,
 			     "%lld training GPUs are not divisible by %s = "
 			     "%lld (%lld / %lld = %.3f copies)", p->world,
 			     prod, m, p->world, m, (double)p->world / (double)m);
-	if (p->world < m || lo == p->world)
-		diag_hint(d, "train on a multiple of %lld GPUs (%lld), or make "
-			  "the model smaller", m, hi);
-	else
-		diag_hint(d, "train on %lld or %lld GPUs (multiples of %lld), or "
-			  "change a factor so that it divides %lld", lo, hi, m,
+	if (p->colocated && p->world == p->cluster.nodes *
+	    p->cluster.gpus_per_node && p->cluster.gpus_per_node > 0) {
+		/* Whole nodes: the node counts whose GPUs are a multiple of m. */
+		long long a = m, b = p->cluster.gpus_per_node, step;
+
+		while (b) {
+			long long t = a % b;
+
+			a = b;
+			b = t;
+		}
+		step = m / a; /* nodes per multiple of lcm(m, gpus_per_node) */
+		nearest_multiples(p->cluster.nodes, step, &lo, &hi);
+		if (lo == p->cluster.nodes || p->world < m)
+			lo = hi;
+		if (lo == hi)
+			diag_hint(d, "use %lld nodes (%lld GPUs, a multiple of "
+				  "%lld), or change %s so that the product "
+				  "divides %lld", hi, hi * p->cluster.gpus_per_node,
+				  m, f[0].name[0] == 'E' ? "ETP, EP, EG or PP" :
+				  "TP, CP, G or PP", p->world);
+		else
+			diag_hint(d, "use %lld or %lld nodes (%lld or %lld GPUs, "
+				  "multiples of %lld), or change %s so that the "
+				  "product divides %lld", lo, hi,
+				  lo * p->cluster.gpus_per_node,
+				  hi * p->cluster.gpus_per_node, m,
+				  f[0].name[0] == 'E' ? "ETP, EP, EG or PP" :
+				  "TP, CP, G or PP", p->world);
+	} else {
+		nearest_multiples(p->world, m, &lo, &hi);
+		if (lo == p->world || p->world < m)
+			lo = hi;
+		diag_hint(d, "train on %lld%s%lld GPUs (multiples of %lld), or "
+			  "change a factor so that the product divides %lld",
+			  lo, lo == hi ? "" : " or ", lo == hi ? 0 : hi, m,
 			  p->world);
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct diag_loc l = f[i].path ? loc_of(root, f[i].path) :
 						DIAG_NOLOC;
 
-		if (l.src >= 0)
-			diag_note(d, l, "%s is %lld here", f[i].name, f[i].v);
+		if (l.src >= 0 && f[i].v > 1)
+			diag_note(d, l, "%s is %lld%s%s", f[i].name, f[i].v,
+				  f[i].how ? " " : " here", f[i].how ? f[i].how : "");
 	}
 	if (p->world != p->cluster.nodes * p->cluster.gpus_per_node)
 		diag_note(d, DIAG_NOLOC, "the cluster has %lld GPUs; %lld train "
@@ -332,18 +364,23 @@ int plan_build(struct plan *p, const struct cfg_node *root,
 	if (plan_derive_resources(p, root, diags))
 		return ok ? -1 : 0;
 	if (p->world > PLAN_MAX_WORLD) {
-		diag_add(diags, "GT308", loc_of(root, "cluster.num_nodes"),
-			 "cluster.num_nodes", "%lld training GPUs exceed "
-			 "gtplan's limit of %lld", p->world, PLAN_MAX_WORLD);
+		struct diag *d = diag_add(diags, "GT308",
+			loc_of(root, "cluster.num_nodes"), "cluster.num_nodes",
+			"%lld training GPUs exceed gtplan's limit of %lld",
+			p->world, PLAN_MAX_WORLD);
+		diag_hint(d, "check cluster.num_nodes and "
+			  "cluster.gpus_per_node; the largest world gtplan "
+			  "plans is %lld GPUs", PLAN_MAX_WORLD);
 		return 0;
 	}
 	p->model_size = p->tp * p->cp * p->gtp * p->pp;
 	if (ok && p->world % p->model_size) {
 		struct factor f[] = {
-			{ "TP", MEG "tensor_model_parallel_size", p->tp },
-			{ "CP", MEG "context_parallel_size", p->cp },
-			{ "G", MEG "tensor_parallel_num_weight_shards", p->gtp },
-			{ "PP", MEG "pipeline_model_parallel_size", p->pp },
+			{ "TP", MEG "tensor_model_parallel_size", p->tp, NULL },
+			{ "CP", MEG "context_parallel_size", p->cp, NULL },
+			{ "G", MEG "tensor_parallel_num_weight_shards", p->gtp,
+			  "(the weight shards here / TP)" },
+			{ "PP", MEG "pipeline_model_parallel_size", p->pp, NULL },
 		};
 		report_world(p, root, "GT303", f, 4, diags);
 		ok = 0;
@@ -364,11 +401,11 @@ int plan_build(struct plan *p, const struct cfg_node *root,
 	long long em = p->etp * p->ep * p->egtp * p->pp;
 	if (p->world % em) {
 		struct factor f[] = {
-			{ "ETP", MEG "expert_tensor_parallel_size", p->etp },
-			{ "EP", MEG "expert_model_parallel_size", p->ep },
+			{ "ETP", MEG "expert_tensor_parallel_size", p->etp, NULL },
+			{ "EP", MEG "expert_model_parallel_size", p->ep, NULL },
 			{ "EG", MEG "expert_tensor_parallel_num_weight_shards",
-			  p->egtp },
-			{ "PP", MEG "pipeline_model_parallel_size", p->pp },
+			  p->egtp, "(the expert weight shards here / ETP)" },
+			{ "PP", MEG "pipeline_model_parallel_size", p->pp, NULL },
 		};
 		report_world(p, root, "GT304", f, 4, diags);
 	} else {

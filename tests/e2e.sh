@@ -7,7 +7,7 @@
 # on the first line of NAME.args).
 set -u
 cd "$(dirname "$0")/.."
-GTPLAN=${GTPLAN:-build/asan/gtplan}
+GTPLAN=$(realpath "${GTPLAN:-build/asan/gtplan}")
 PY=/usr/bin/python3
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 pass=0 fail=0 skip=0
@@ -36,7 +36,8 @@ for f in tests/configs/bad/*.yaml; do
 	base=${f%.yaml}
 	args=()
 	[ -f "$base.args" ] && read -r -a args <"$base.args"
-	"$GTPLAN" lint "$f" "${args[@]}" --color never >"$tmp/out" 2>"$tmp/err"; rc=$?
+	# run from the config's folder, so the expected names are bare
+	(cd "$(dirname "$f")" && "$GTPLAN" lint "$(basename "$f")" "${args[@]}" --color never) >"$tmp/out" 2>"$tmp/err"; rc=$?
 	grep -E '^[^ ].*: (error|warning|note)\[GT[0-9]+\]' "$tmp/err" |
 		sed -E 's/^(.*: (error|warning|note)\[GT[0-9]+\]).*/\1/' >"$tmp/got"
 	if [ ! -f "$base.expect" ]; then bad "$f: no $base.expect"; continue; fi
@@ -101,14 +102,16 @@ expect_rc "override fixes" 0 "$GTPLAN" lint "$D" policy.train_global_batch_size=
 
 # ---- formats ---------------------------------------------------------------
 expect_rc "json format" 1 "$GTPLAN" lint "$D" cluster.num_nodes=2 --format json
+cp "$tmp/out" "$tmp/saved"
 expect_rc "json parses" 0 "$PY" -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["format"] == "gtplan-diagnostics/1"
 codes = [x["code"] for x in d["diagnostics"]]
 assert "GT303" in codes, codes
-assert d["summary"]["errors"] >= 1' "$tmp/out"
+assert d["summary"]["errors"] >= 1' "$tmp/saved"
 expect_rc "sarif format" 1 "$GTPLAN" lint tests/configs/bad/world-not-divisible.yaml --format sarif
+cp "$tmp/out" "$tmp/saved"
 expect_rc "sarif shape" 0 "$PY" -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -121,7 +124,7 @@ loc = res[0]["locations"][0]["physicalLocation"]
 assert loc["artifactLocation"]["uri"].endswith("world-not-divisible.yaml")
 assert loc["region"]["startLine"] >= 1 and loc["region"]["startColumn"] >= 1
 for r in run["tool"]["driver"]["rules"]:
-    assert r["help"]["text"] and r["shortDescription"]["text"]' "$tmp/out"
+    assert r["help"]["text"] and r["shortDescription"]["text"]' "$tmp/saved"
 
 # ---- exit codes and usage ---------------------------------------------------
 expect_rc "missing file" 2 "$GTPLAN" lint /nonexistent.yaml
@@ -136,10 +139,11 @@ expect_rc "command help" 0 "$GTPLAN" plan --help
 contains "plan help" "$tmp/out" "usage: gtplan plan"
 expect_rc "version" 0 "$GTPLAN" --version
 expect_rc "config json" 0 "$GTPLAN" config "$D"
+cp "$tmp/out" "$tmp/saved"
 expect_rc "config json parses" 0 "$PY" -c '
 import json, sys
 c = json.load(open(sys.argv[1]))
-assert c["policy"]["megatron_cfg"]["tensor_parallel_num_weight_shards"] == 12' "$tmp/out"
+assert c["policy"]["megatron_cfg"]["tensor_parallel_num_weight_shards"] == 12' "$tmp/saved"
 
 echo "e2e: $pass passed, $fail failed"
 echo "RESULT $pass $fail $skip"
