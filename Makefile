@@ -16,14 +16,14 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
            -Wmissing-prototypes -Wformat=2 -Wno-format-nonliteral
 STD     := -std=c11 -D_POSIX_C_SOURCE=200809L
-BASE_CFLAGS := $(STD) $(WARN) -Iplanner -Ibuild/gen $(PKG_CFLAGS) -MMD -MP
+BASE_CFLAGS := $(STD) $(WARN) -Iplanner -Isim -Ibuild/gen $(PKG_CFLAGS) -MMD -MP
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 
 REL_CFLAGS  := $(BASE_CFLAGS) -O2 -g $(CFLAGS)
 SAN         := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 ASAN_CFLAGS := $(BASE_CFLAGS) -O1 -g $(SAN) $(CFLAGS)
 
-LIB_SRC  := $(filter-out planner/main.c,$(wildcard planner/*.c))
+LIB_SRC  := $(filter-out planner/main.c,$(wildcard planner/*.c sim/*.c))
 GEN_SRC  := build/gen/embedded_schemas.c
 TEST_SRC := $(wildcard tests/test_*.c)
 
@@ -41,31 +41,39 @@ deps-test:
 
 build/gen/embedded_schemas.c: schemas/config.schema.json scripts/embed.sh
 	@mkdir -p $(@D)
-	scripts/embed.sh gtplan_config_schema schemas/config.schema.json > $@.tmp && mv $@.tmp $@
+	$(Q)scripts/embed.sh gtplan_config_schema schemas/config.schema.json > $@.tmp && mv $@.tmp $@
 
+# V=1 shows the full commands.
+Q = $(if $(V),,@)
 build/rel/%.o: %.c | build/gen/embedded_schemas.c
 	@mkdir -p $(@D)
-	$(CC) $(REL_CFLAGS) -c $< -o $@
+	@$(if $(V),,echo "  CC      $<")
+	$(Q)$(CC) $(REL_CFLAGS) -c $< -o $@
 build/rel/gen/%.o: build/gen/%.c
 	@mkdir -p $(@D)
-	$(CC) $(STD) -O2 -c $< -o $@
+	$(Q)$(CC) $(STD) -O2 -c $< -o $@
 build/asan/%.o: %.c | build/gen/embedded_schemas.c
 	@mkdir -p $(@D)
-	$(CC) $(ASAN_CFLAGS) -c $< -o $@
+	@$(if $(V),,echo "  CC/san  $<")
+	$(Q)$(CC) $(ASAN_CFLAGS) -c $< -o $@
 build/asan/gen/%.o: build/gen/%.c
 	@mkdir -p $(@D)
-	$(CC) $(STD) -O1 -c $< -o $@
+	$(Q)$(CC) $(STD) -O1 -c $< -o $@
 
 build/gtplan: build/rel/planner/main.o $(REL_OBJ)
-	$(CC) $(REL_CFLAGS) $^ -o $@ $(PKG_LIBS) -lm $(LDFLAGS)
+	@$(if $(V),,echo "  LINK    $@")
+	$(Q)$(CC) $(REL_CFLAGS) $^ -o $@ $(PKG_LIBS) -lm $(LDFLAGS)
 build/asan/gtplan: build/asan/planner/main.o $(ASAN_OBJ)
-	$(CC) $(ASAN_CFLAGS) $^ -o $@ $(PKG_LIBS) -lm $(LDFLAGS)
+	@$(if $(V),,echo "  LINK    $@")
+	$(Q)$(CC) $(ASAN_CFLAGS) $^ -o $@ $(PKG_LIBS) -lm $(LDFLAGS)
 
 build/asan/tests/%.o: tests/%.c | build/gen/embedded_schemas.c
 	@mkdir -p $(@D)
-	$(CC) $(ASAN_CFLAGS) $(CHECK_CFLAGS) -c $< -o $@
+	@$(if $(V),,echo "  CC/san  $<")
+	$(Q)$(CC) $(ASAN_CFLAGS) $(CHECK_CFLAGS) -c $< -o $@
 build/asan/tests/%: build/asan/tests/%.o $(ASAN_OBJ)
-	$(CC) $(ASAN_CFLAGS) $^ -o $@ $(PKG_LIBS) $$(pkg-config --libs check) -lm $(LDFLAGS)
+	@$(if $(V),,echo "  LINK    $@")
+	$(Q)$(CC) $(ASAN_CFLAGS) $^ -o $@ $(PKG_LIBS) $$(pkg-config --libs check) -lm $(LDFLAGS)
 
 demo: deps
 	@$(MAKE) --no-print-directory build/gtplan

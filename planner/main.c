@@ -223,11 +223,15 @@ static int use_color(const struct opts *o)
 	return isatty(STDERR_FILENO) && !getenv("NO_COLOR");
 }
 
-/* Prints findings in the chosen format; returns the exit code they mean. */
+/* Prints findings in the chosen format; returns the exit code they mean.
+ * Only lint says "no findings" in text: other commands print data. */
 static int report(const struct opts *o, struct diag_list *diags, FILE *f)
 {
 	diag_sort(diags);
-	if (o->format == FMT_JSON)
+	if (o->format == FMT_TEXT && !diags->n && !diags->n_dropped &&
+	    strcmp(o->cmd, "lint") != 0)
+		;
+	else if (o->format == FMT_JSON)
 		diag_print_json(f, diags);
 	else if (o->format == FMT_SARIF)
 		diag_print_sarif(f, diags);

@@ -1,0 +1,135 @@
+/*
+ * sim: the shared vocabulary of the simulator.
+ *
+ * The simulator plays what NeMo-RL's driver and Megatron's workers would do
+ * for each call type, on the plan's rank grid:
+ *   calls.c     the call table (data) and `gtplan.calls` rows from a config
+ *   dispatch.c  the driver's named grid (4-D or the GTP PR's 5-D), who is
+ *               called, which data shard each gets, whose result is kept,
+ *               and the data-placement check
+ *   model.c     model shapes: built-in catalog and `gtplan.model`
+ *   program.c   the collective program each called rank runs for a call
+ *   match.c     NCCL-semantics matching of those programs: completes, hangs
+ *               (never called / stuck earlier / wait-for cycle) or mismatches
+ *   sim.c       runs every call and collects the results
+ * This header holds the types those modules share. Each module has its own
+ * header for its functions.
+ */
+#ifndef GTPLAN_SIM_H
+#define GTPLAN_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "diag.h"
+
+/* ---- the driver's grid ----------------------------------------------- */
+
+/* Axes of NeMo-RL's NamedSharding for the policy workers. */
+enum drv_axis {
+	AX_PP,   /* "pipeline_parallel" */
+	AX_DP,   /* "data_parallel" */
+	AX_GTP,  /* "gtp_weight_remat" (the GTP PR's 5-D layout only) */
+	AX_CP,   /* "context_parallel" */
+	AX_TP,   /* "tensor_parallel" */
+	AX_N
+};
+
+#define AX_BIT(a) (1u << (a))
+
+/* ---- the call table --------------------------------------------------- */
+
+enum call_dispatch {
+	CALL_SHARDED,  /* run_all_workers_sharded_data */
+	CALL_SINGLE,   /* run_all_workers_single_data */
+	CALL_MULTIPLE, /* run_all_workers_multiple_data */
+};
+
+/* What a called worker runs (program.c builds the collectives). */
+enum call_program {
+	PROG_NONE,             /* no collectives (offload, prepare_refit_info) */
+	PROG_TRAIN,            /* fwd+bwd per micro-batch, grad reduction, barrier */
+	PROG_FORWARD,          /* fwd only: logprobs, score, top-k ... */
+	PROG_REFIT_IPC,        /* per weight: GTP gather, TP gather, local handoff */
+	PROG_REFIT_BROADCAST,  /* per weight: GTP, TP gather; broadcast from rank 0 */
+	PROG_REFIT_RESHARD,    /* per weight: GTP gather, ship local slices */
+	PROG_SAVE,             /* RNG all-gather, sharded writes, barrier */
+	PROG_LOAD,             /* sharded reads, barrier */
+	PROG_GROUP_INIT,       /* communicator creation over all workers */
+	PROG_COUNT
+};
+
+#define CALL_NAME_MAX 64
+
+struct call_def {
+	char name[CALL_NAME_MAX];
+	enum call_dispatch dispatch;
+	/* sharded: in_sharded_axes in their order (the data nests in it) */
+	enum drv_axis sharded[AX_N];
+	int n_sharded;
+	unsigned replicated; /* AX_BIT mask: replicate_on_axes */
+	unsigned output;     /* AX_BIT mask: output_is_replicated */
+	unsigned rank0_only; /* single/multiple: run_rank_0_only_axes */
+	int dummy;           /* make_dummy_calls_to_free_axes */
+	enum call_program program;
+	int moves_data;      /* the call splits a batch over its shards */
+	int uses_train_batch;/* the batch is the global train batch (train) */
+	struct diag_loc loc; /* where a config defined it; DIAG_NOLOC if built in */
+};
+
+/* ---- dispatch results ------------------------------------------------- */
+
+/* What the driver does with one worker (= one training rank) for a call. */
+struct disp_rank {
+	int called;      /* the worker's method runs */
+	int dummy;       /* called with no data (dummy call to a free axis) */
+	long long shard; /* flattened index into the nested shard list, -1 none */
+	int returned;    /* the driver keeps this worker's result */
+	/* the first free axis with a non-zero coordinate, when not called
+	 * (or called as a dummy): why the rule left it out; AX_N otherwise */
+	enum drv_axis left_out_by;
+};
+
+/* ---- model shape ------------------------------------------------------ */
+
+struct model_shape {
+	char name[128];        /* policy.model_name, or "gtplan.model" */
+	int known;             /* 0: no shape; checks that need it are skipped */
+	long long num_layers;
+	long long hidden_size;
+	long long ffn_hidden_size;
+	long long num_attention_heads;
+	long long num_query_groups;  /* KV heads */
+	long long kv_channels;       /* head dim; 0 = hidden / heads */
+	long long vocab_size;
+	int share_embeddings_and_output_weights;
+	int add_bias_linear;
+	int add_qkv_bias;
+	long long num_moe_experts;   /* 0: dense */
+	long long moe_ffn_hidden_size;
+	long long moe_router_topk;
+	long long mtp_num_layers;
+	int gated_linear_unit;       /* SwiGLU: fc1 is [gate|up], 2 x ffn rows */
+	struct diag_loc loc;         /* where it was named or described */
+};
+
+/* ---- results of one call ---------------------------------------------- */
+
+enum sim_status { SIM_OK, SIM_HANG, SIM_MISMATCH, SIM_ERROR };
+
+struct sim_call_result {
+	const struct call_def *call;
+	enum sim_status status;
+	long long invoked;      /* workers called (dummies included) */
+	long long with_data;    /* workers called with a data shard */
+	long long returned;     /* workers whose result the driver keeps */
+	long long shards;       /* shards the driver's data is split into */
+	long long n_ops;        /* collectives in the longest program */
+	size_t first_diag;      /* this call's findings: diags->v[first_diag..] */
+	size_t n_diags;
+};
+
+const char *sim_status_name(enum sim_status s);
+const char *drv_axis_name(enum drv_axis a);
+
+#endif
