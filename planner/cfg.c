@@ -274,6 +274,37 @@ static int all_of(const char *s, const char *set)
 	return 1;
 }
 
+/* YAML 1.1 base 60: [-+]?[1-9][0-9_]*(:[0-5]?[0-9])+, e.g. 10:00 = 600. */
+static int parse_sexagesimal(const char *s, long long *out)
+{
+	const char *p = s;
+	long long v = 0;
+	int neg = 0;
+
+	if (*p == '+' || *p == '-')
+		neg = *p++ == '-';
+	if (*p < '1' || *p > '9')
+		return 0;
+	for (; isdigit((unsigned char)*p) || *p == '_'; p++)
+		if (*p != '_')
+			v = v * 10 + (*p - '0');
+	if (*p != ':')
+		return 0;
+	while (*p == ':') {
+		int d = 0, n = 0;
+
+		for (p++; isdigit((unsigned char)*p) && n < 2; p++, n++)
+			d = d * 10 + (*p - '0');
+		if (!n || (n == 2 && p[-2] > '5') || v > LLONG_MAX / 60)
+			return 0;
+		v = v * 60 + d;
+	}
+	if (*p)
+		return 0;
+	*out = neg ? -v : v;
+	return 1;
+}
+
 static int parse_int(const char *s, long long *out)
 {
 	char buf[128];
@@ -281,6 +312,8 @@ static int parse_int(const char *s, long long *out)
 	int neg = 0, base = 10;
 	char *end;
 
+	if (strchr(s, ':'))
+		return parse_sexagesimal(s, out);
 	if (*p == '+' || *p == '-')
 		neg = *p++ == '-';
 	if (!*p)

@@ -104,9 +104,11 @@ int cfg_str(const struct cfg_node *root, const char *dotted, const char **out);
 /* Human name of a kind ("integer", "map", ...). */
 const char *cfg_kind_name(enum cfg_kind k);
 
-/* Resolves a plain (unquoted) YAML scalar per the YAML 1.2 core schema plus
- * OmegaConf's extras: null/~, true/false (any case), ints (decimal, 0x, 0o,
- * with _), floats (1e-5, .inf, .nan), else string. Fills kind and v. */
+/* Resolves a plain (unquoted) YAML scalar as OmegaConf's loader does:
+ * PyYAML's SafeLoader implicit types (YAML 1.1: null/~, true/false/yes/no/
+ * on/off in three cases, ints in decimal, 0b, 0x, 0-prefixed octal, with _)
+ * plus OmegaConf's float resolver (1e-5, 1e5, .inf, .nan); else a string.
+ * Fills kind and v. */
 void cfg_scalar_type(struct cfg_node *n, const char *text);
 
 /* ---- loading -------------------------------------------------------- */

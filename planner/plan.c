@@ -225,15 +225,19 @@ static void check_batches(struct plan *p, const struct cfg_node *root,
 {
 	const char *gpath = "policy.train_global_batch_size";
 	const char *mpath = "policy.train_micro_batch_size";
-	long long g = 0, m = 0;
 	struct diag *d;
 
-	if (cfg_int(root, gpath, &g) == 1 && g > 0)
-		p->global_batch = g;
-	if (cfg_int(root, mpath, &m) == 1 && m > 0)
-		p->micro_batch = m;
+	int packing = 0, dynamic = 0;
+
 	if (!p->grid_ok || !p->global_batch)
 		return;
+	/* With sequence packing or dynamic batching, NeMo-RL builds
+	 * micro-batches from a token budget; train_micro_batch_size is not
+	 * what splits a lane's samples. */
+	if (cfg_bool(root, "policy.sequence_packing.enabled", &packing) < 0)
+		packing = 0;
+	if (cfg_bool(root, "policy.dynamic_batching.enabled", &dynamic) < 0)
+		dynamic = 0;
 	if (p->global_batch % p->lanes) {
 		long long lo, hi;
 
@@ -246,7 +250,8 @@ static void check_batches(struct plan *p, const struct cfg_node *root,
 			  "%lld lanes)", lo, hi, p->lanes);
 		return;
 	}
-	if (p->micro_batch && (p->global_batch / p->lanes) % p->micro_batch) {
+	if (p->micro_batch && !packing && !dynamic &&
+	    (p->global_batch / p->lanes) % p->micro_batch) {
 		long long step = p->lanes * p->micro_batch, lo, hi;
 
 		nearest_multiples(p->global_batch, step, &lo, &hi);
@@ -286,6 +291,17 @@ static int read_order(struct plan *p, const struct cfg_node *root,
 	return p->driver_layout ? 0 : -1;
 }
 
+/* The batch sizes as set (0 when unset), whatever else fails. */
+static void read_batches(struct plan *p, const struct cfg_node *root)
+{
+	long long g = 0, m = 0;
+
+	if (cfg_int(root, "policy.train_global_batch_size", &g) == 1 && g > 0)
+		p->global_batch = g;
+	if (cfg_int(root, "policy.train_micro_batch_size", &m) == 1 && m > 0)
+		p->micro_batch = m;
+}
+
 int plan_build(struct plan *p, const struct cfg_node *root,
 	       const char *config_name, struct diag_list *diags)
 {
@@ -298,6 +314,7 @@ int plan_build(struct plan *p, const struct cfg_node *root,
 	if (!p->config_name || read_order(p, root, diags))
 		return -1;
 	find_remat_keys(root, path, sizeof(path), 0, diags);
+	read_batches(p, root);
 
 	if (cfg_bool(root, MEG "enabled", &megatron) < 0)
 		megatron = 0;

@@ -90,7 +90,7 @@ START_TEST(scalar_types_follow_omegaconf)
 	ck_assert_int_eq(parse(&f,
 		"a: 4\nb: '4'\nc: 1e-5\nd: on\ne: null\nf: ~\ng: 0x10\n"
 		"h: 010\ni: 1_000\nj: 3.0\nk: .inf\nl: hello\nm: \"${x.y}\"\n"
-		"n: False\no: 1.5e3\n"), 0);
+		"n: False\no: 1.5e3\np: 10:00\nq: 00:03:35:00\nr: 1:75\n"), 0);
 	ck_assert_int_eq(cfg_int(f.root, "a", &i), 1);
 	ck_assert_int_eq(i, 4);
 	ck_assert_int_eq(cfg_str(f.root, "b", &s), 1);
@@ -117,6 +117,11 @@ START_TEST(scalar_types_follow_omegaconf)
 	ck_assert_int_eq(cfg_bool(f.root, "n", &b), 1);
 	ck_assert_int_eq(b, 0);
 	ck_assert_double_eq_tol(cfg_path(f.root, "o")->v.f, 1500.0, 1e-9);
+	/* YAML 1.1 base 60, as PyYAML reads it */
+	ck_assert_int_eq(cfg_int(f.root, "p", &i), 1);
+	ck_assert_int_eq(i, 600);
+	ck_assert_int_eq(cfg_str(f.root, "q", &s), 1);
+	ck_assert_int_eq(cfg_str(f.root, "r", &s), 1);
 	fx_release(&f);
 }
 END_TEST
