@@ -33,7 +33,8 @@ int lev_distance(const char *s1, const char *s2, int w, int s, int a, int d);
 int lev_key_distance(const char *typed, const char *known);
 
 /* The largest key distance still treated as a typo of a `len`-byte word:
- * a third of its length, at least 3 (one doubled letter) and at most 6. */
+ * a third of its length, at least 3 (one doubled letter) and at most 6,
+ * but below the length itself (so 0 for one letter, 1 for two). */
 int lev_typo_limit(size_t len);
 
 /* Index of the candidate closest to `typed` by lev_key_distance, or -1 when

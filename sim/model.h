@@ -10,9 +10,30 @@
 #include "cfg.h"
 #include "sim.h"
 
-/* Fills *m for the config. An unknown model without a complete
- * gtplan.model is a GT524 warning and m->known = 0. Returns 0, or -1 on a
- * malformed gtplan.model (reported). */
+/* Fills *m for the config: the catalog entry for policy.model_name (if
+ * any), then every field `gtplan.model` sets, by Megatron's name (each
+ * overrides the catalog's; null on a nullable field restores its
+ * default). m->name is policy.model_name as written, or "gtplan.model";
+ * m->loc is the gtplan.model map when there is one, else the
+ * policy.model_name value.
+ *
+ * known = 1 when num_layers, hidden_size, ffn_hidden_size,
+ * num_attention_heads and vocab_size are all set; then num_query_groups
+ * (default: heads) and kv_channels (default: hidden / heads) are filled
+ * in, and for an MoE model moe_ffn_hidden_size (default: ffn_hidden_size)
+ * and moe_router_topk (default: 2), as Megatron's TransformerConfig does.
+ * A model described only by gtplan.model has gated_linear_unit = true
+ * (every catalogued family is SwiGLU/GeGLU), no biases and untied
+ * embeddings unless it says otherwise.
+ *
+ * No model_name and no gtplan.model: nothing is reported, known = 0. An
+ * unknown model (or local path) without a complete gtplan.model is a GT524
+ * warning at the model_name value (at gtplan.model when there is no name),
+ * known = 0, and 0 is returned. A gtplan.model value of the wrong type
+ * (GT200) or range (GT201), or a combination Megatron would refuse (GT205:
+ * heads not a multiple of num_query_groups, hidden not a multiple of heads
+ * without kv_channels, top-k above the expert count), is reported; then
+ * known = 0 and -1 is returned. */
 int model_resolve(const struct cfg_node *root, struct model_shape *m,
 		  struct diag_list *diags);
 
@@ -22,21 +43,54 @@ const struct model_shape *model_catalog_find(const char *name);
 size_t model_catalog_count(void);
 const struct model_shape *model_catalog_at(size_t i);
 
-/* Parameter counts (elements) of the full, unsharded model. */
-long long model_layer_params(const struct model_shape *m);   /* one layer */
-long long model_embedding_params(const struct model_shape *m);
-long long model_total_params(const struct model_shape *m);
-
 /* The large linear weights of one transformer layer, as Megatron names
  * them, with their logical [rows, cols] and how TP splits them. */
 enum model_split { SPLIT_COLUMN, SPLIT_ROW, SPLIT_NONE };
 struct model_weight {
-	const char *name;      /* "linear_qkv", "linear_proj", "linear_fc1", "linear_fc2" */
+	const char *name;      /* "linear_qkv", "linear_proj", "linear_fc1",
+				  "linear_fc2", "experts.linear_fc1", ... */
 	long long rows, cols;  /* out_features, in_features */
 	enum model_split split;
 };
-/* Writes up to `max` weights of one (dense) layer; returns how many. */
+/* Enough room for either list below. */
+#define MODEL_MAX_WEIGHTS 4
+
+/* Writes up to `max` of the layer's TP-grid weights: linear_qkv
+ * [(heads + 2 kv_heads) * head_dim, hidden] column, linear_proj [hidden,
+ * heads * head_dim] row, and for a dense model linear_fc1 [ffn (x2 when
+ * gated), hidden] column and linear_fc2 [hidden, ffn] row (an MoE layer's
+ * MLP is its experts, below). Returns how many were written; 0 when the
+ * shape is unknown. */
 size_t model_layer_weights(const struct model_shape *m,
 			   struct model_weight *w, size_t max);
+
+/* The same for ONE expert of an MoE layer, on the expert grid (ETP splits
+ * them): "experts.linear_fc1" [moe_ffn (x2 when gated), hidden] column and
+ * "experts.linear_fc2" [hidden, moe_ffn] row. Every layer of an MoE model
+ * has num_moe_experts of them. 0 for a dense or unknown model. */
+size_t model_expert_weights(const struct model_shape *m,
+			    struct model_weight *w, size_t max);
+
+/* Head dim (kv_channels, else hidden / heads) and KV heads
+ * (num_query_groups, else heads); usable on catalog entries as they are. */
+long long model_head_dim(const struct model_shape *m);
+long long model_kv_heads(const struct model_shape *m);
+
+/* Parameter counts (elements) of the full, unsharded model; 0 when the
+ * shape is unknown. One layer = its model_layer_weights() + its replicated
+ * params + its expert params. */
+long long model_layer_params(const struct model_shape *m);
+/* Of one layer: the tensors GTP keeps whole (norms, biases of the TP-grid
+ * linears, the MoE router). */
+long long model_layer_replicated_params(const struct model_shape *m);
+/* Of one layer: all experts' weights and biases (0 when dense). */
+long long model_layer_expert_params(const struct model_shape *m);
+/* Input embedding, plus the output layer when untied. */
+long long model_embedding_params(const struct model_shape *m);
+/* Multi-token-prediction layers (each: a transformer layer, eh_proj
+ * [hidden, 2 hidden], three norms; embedding and output shared). */
+long long model_mtp_params(const struct model_shape *m);
+/* layers x layer + embedding (+ output) + final norm + MTP. */
+long long model_total_params(const struct model_shape *m);
 
 #endif
