@@ -93,7 +93,8 @@ static void nearest_multiples(long long w, long long m, long long *lo,
 /* S (or ES) against TP (or ETP): a positive multiple, null meaning TP.
  * Sets *shards and *g; reports `code` otherwise. */
 static void check_shards(const struct cfg_node *root, const char *key,
-			 long long tp, const char *tp_name, const char *code,
+			 long long tp, const char *tp_name, const char *tp_path,
+			 const char *code,
 			 long long *shards, long long *g, int *ok,
 			 struct diag_list *diags)
 {
@@ -122,6 +123,9 @@ static void check_shards(const struct cfg_node *root, const char *key,
 	d = diag_add(diags, code, loc_of(root, path), path,
 		     "%s is %lld, which is not a positive multiple of %s %lld",
 		     key, s, tp_name, tp);
+	if (cfg_path(root, tp_path))
+		diag_note(d, loc_of(root, tp_path), "%s is %lld here", tp_name,
+			  tp);
 	if (lo == hi || lo == s)
 		diag_hint(d, "use %lld (GTP %lld), or null to turn GTP off",
 			  hi, hi / tp);
@@ -326,10 +330,15 @@ int plan_build(struct plan *p, const struct cfg_node *root,
 		p->etp = size_at(root, MEG "expert_tensor_parallel_size", p->tp,
 				 &ok);
 		check_shards(root, "tensor_parallel_num_weight_shards", p->tp,
-			     "TP", "GT301", &p->shards, &p->gtp, &ok, diags);
+			     "TP", MEG "tensor_model_parallel_size", "GT301",
+			     &p->shards, &p->gtp, &ok, diags);
 		check_shards(root, "expert_tensor_parallel_num_weight_shards",
-			     p->etp, "ETP", "GT302", &p->expert_shards,
-			     &p->egtp, &ok, diags);
+			     p->etp, "ETP",
+			     cfg_path(root, MEG "expert_tensor_parallel_size") &&
+			     cfg_path(root, MEG "expert_tensor_parallel_size")->kind
+			     == CFG_INT ? MEG "expert_tensor_parallel_size" :
+			     MEG "tensor_model_parallel_size", "GT302",
+			     &p->expert_shards, &p->egtp, &ok, diags);
 	} else {
 		/* DTensor: no PP, no GTP; the mesh is dp x cp x tp. */
 		p->tp = size_at(root, "policy.dtensor_cfg.tensor_parallel_size",

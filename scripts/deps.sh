@@ -6,7 +6,7 @@ set -euo pipefail
 
 want=(build-essential pkg-config libyaml-dev libjansson-dev)
 if [ "${1:-build}" = test ]; then
-	want+=(check python3 python3-omegaconf python3-jsonschema python3-yaml)
+	want+=(check python3 python3-omegaconf python3-jsonschema python3-yaml valgrind)
 fi
 
 missing=()

@@ -3,8 +3,8 @@
 #   tests/e2e.sh            run all; prints "RESULT passed failed skipped"
 # Data-driven part: every tests/configs/{good,bad}/NAME.yaml is linted; a
 # good config must give no finding; a bad one must give exactly the
-# `file:line:col: severity[CODE]` lines of NAME.expect (overrides, if any,
-# on the first line of NAME.args).
+# `file:line:col: severity[CODE]` lines (and `file:line:col: note` lines)
+# of NAME.expect (overrides, if any, on the first line of NAME.args).
 set -u
 cd "$(dirname "$0")/.."
 GTPLAN=$(realpath "${GTPLAN:-build/asan/gtplan}")
@@ -38,8 +38,9 @@ for f in tests/configs/bad/*.yaml; do
 	[ -f "$base.args" ] && read -r -a args <"$base.args"
 	# run from the config's folder, so the expected names are bare
 	(cd "$(dirname "$f")" && "$GTPLAN" lint "$(basename "$f")" "${args[@]}" --color never) >"$tmp/out" 2>"$tmp/err"; rc=$?
-	grep -E '^[^ ].*: (error|warning|note)\[GT[0-9]+\]' "$tmp/err" |
-		sed -E 's/^(.*: (error|warning|note)\[GT[0-9]+\]).*/\1/' >"$tmp/got"
+	# findings and their notes: where each one points
+	grep -E '^[^ ].*:[0-9]+:[0-9]+: (error|warning|note)(\[GT[0-9]+\])?: ' "$tmp/err" |
+		sed -E 's/^(.*:[0-9]+:[0-9]+: (error|warning|note)(\[GT[0-9]+\])?): .*/\1/' >"$tmp/got"
 	if [ ! -f "$base.expect" ]; then bad "$f: no $base.expect"; continue; fi
 	if diff -u "$base.expect" "$tmp/got" >"$tmp/diff"; then ok; else
 		bad "$f: diagnostics differ"; sed 's/^/    /' "$tmp/diff" | head -20; fi
@@ -125,6 +126,25 @@ assert loc["artifactLocation"]["uri"].endswith("world-not-divisible.yaml")
 assert loc["region"]["startLine"] >= 1 and loc["region"]["startColumn"] >= 1
 for r in run["tool"]["driver"]["rules"]:
     assert r["help"]["text"] and r["shortDescription"]["text"]' "$tmp/saved"
+
+# ---- warnings count with --strict ----------------------------------------
+W=tests/configs/bad/unknown-key-typo.yaml
+expect_rc "warning only" 0 "$GTPLAN" lint "$W"
+expect_rc "warning with --strict" 1 "$GTPLAN" lint "$W" --strict
+
+# ---- valgrind: the release binary, leak- and error-free -------------------
+if command -v valgrind >/dev/null && [ -x build/gtplan ]; then
+	for run in "1 lint $D cluster.num_nodes=2" "0 plan $D -o /dev/null" \
+		"1 lint tests/configs/bad/inherited-world.yaml --format sarif"; do
+		want=${run%% *} args=${run#* }
+		# shellcheck disable=SC2086
+		expect_rc "valgrind $args" "$want" valgrind -q --leak-check=full \
+			--errors-for-leak-kinds=all --error-exitcode=99 build/gtplan $args
+		[ "$(grep -c '==[0-9]*==' "$tmp/err")" -eq 0 ] && ok || bad "valgrind $args: reports"
+	done
+else
+	skip=$((skip + 3)); echo "e2e: valgrind or build/gtplan missing: skipped"
+fi
 
 # ---- exit codes and usage ---------------------------------------------------
 expect_rc "missing file" 2 "$GTPLAN" lint /nonexistent.yaml
