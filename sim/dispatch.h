@@ -36,8 +36,17 @@ long long drv_axis_size(const struct drv_layout *dl, enum drv_axis a);
  * axes the layout does not have. */
 void drv_coords(const struct drv_layout *dl, long long rank,
 		long long coord[AX_N]);
-/* Parses "data_parallel" etc.; AX_N when unknown. */
+/* Parses "data_parallel" etc.; AX_N when unknown. drv_axis_name (sim.h)
+ * is the inverse; drv_axis_short gives "pp", "dp", "gtp", "cp", "tp". */
 enum drv_axis drv_axis_parse(const char *name);
+const char *drv_axis_short(enum drv_axis a);
+/* 1 when the driver's numbering can follow Megatron's lanes for this
+ * plan: among the dense axes of size > 1, Megatron's order puts tp and cp
+ * before gtp and dp, and those before pp (the driver numbers
+ * tensor_parallel and context_parallel fastest, then the lanes, then
+ * pipeline_parallel). Used for hints; the placement check itself looks at
+ * every rank. */
+int drv_follows_rank_order(const struct plan *p);
 
 /* What the driver does with worker `rank` for call `c` (calls.md rules:
  * free axes, dummy calls, shard nesting in the order of the sharded axes,
@@ -50,13 +59,33 @@ long long disp_shard_count(const struct drv_layout *dl,
 			   const struct call_def *c);
 
 /* The data-placement check for a data-moving sharded call (DESIGN.md 2.3):
- * ranks of one lane (Megatron's dp group) get identical data, distinct
- * lanes distinct data, every lane gets data, the shard count equals the
- * lane count L, and `batch` (0 = unknown) splits evenly (and, for train,
- * into whole micro-batches of `micro`). Findings GT510-GT514 name who got
- * what. Returns the number of errors reported. O(W) time, O(L) memory. */
-int disp_check_placement(const struct plan *p, const struct drv_layout *dl,
-			 const struct call_def *c, long long batch,
-			 long long micro, struct diag_list *diags);
+ * ranks of one lane (Megatron's dp group: the lane's TP, CP and PP peers)
+ * get identical data (GT510), distinct lanes distinct data (GT511), every
+ * lane gets data (GT512), the shard count equals the lane count L (GT513),
+ * and `batch` (0 = unknown) splits evenly over the shards (and, for calls
+ * with uses_train_batch, into whole micro-batches of `micro`; 0 = unknown)
+ * (GT514). Each kind is reported at most once per call, naming one example
+ * (ranks with Megatron's (t, c, g, d, p), what they got, and the driver
+ * coordinates that produced it) and counting the rest. GT514 is skipped
+ * when it would repeat plan_build's GT400/GT401 (shards == L and the
+ * batches are the plan's own).
+ *
+ * Locations: `root` (may be NULL) is the config the plan was built from;
+ * it is only used to point findings at a key:
+ *   GT510 among called ranks, GT511: gtplan.rank_order, else
+ *     gtplan.driver_layout, else the call's gtplan.calls entry;
+ *   GT510 for ranks left out, GT512, GT513: the call's gtplan.calls entry,
+ *     else gtplan.driver_layout;
+ *   GT514: policy.train_global_batch_size (train batches), else the call's
+ *     entry.
+ * A key that is not in the config gives DIAG_NOLOC with that key as the
+ * path ("gtplan.rank_order", "gtplan.driver_layout").
+ * Does nothing (returns 0) unless p->grid_ok and c is a sharded call that
+ * moves data. Returns the number of errors reported, or -1 when out of
+ * memory. O(W) time, O(L) memory. */
+int disp_check_placement(const struct plan *p, const struct cfg_node *root,
+			 const struct drv_layout *dl, const struct call_def *c,
+			 long long batch, long long micro,
+			 struct diag_list *diags);
 
 #endif

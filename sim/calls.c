@@ -1,0 +1,680 @@
+/*
+ * calls: the driver's call table (calls.md) as one static table, and the
+ * `gtplan.calls` rows a config adds or overrides, validated the way
+ * NeMo-RL's run_all_workers_sharded_data validates its arguments (unknown
+ * axis, axis both sharded and replicated) and beyond it (output and
+ * rank-0-only axes it never checks, malformed entries).
+ */
+#include "calls.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch.h"
+#include "levenshtein.h"
+
+#define B(a) AX_BIT(AX_##a)
+#define CTP_PP (B(CP) | B(TP) | B(PP))
+#define NOLOC_INIT { -1, 0, 0 }
+
+/* A built-in row. `gtp_too`: in the GTP PR's 5-D layout the call also
+ * shards gtp_weight_remat, after data_parallel (sft_v2_train). */
+struct builtin {
+	struct call_def def;
+	int gtp_too;
+};
+
+#define SHARDED(nm, rep, out, prog, train, gtp)                              \
+	{ { .name = nm, .dispatch = CALL_SHARDED, .sharded = { AX_DP },      \
+	    .n_sharded = 1, .replicated = (rep), .output = (out),           \
+	    .program = (prog), .moves_data = 1, .uses_train_batch = (train), \
+	    .loc = NOLOC_INIT }, (gtp) }
+#define EVERY(nm, disp, prog)                                                \
+	{ { .name = nm, .dispatch = (disp), .program = (prog),               \
+	    .loc = NOLOC_INIT }, 0 }
+
+/* calls.md's policy call table, in its order. */
+static const struct builtin builtins[] = {
+	SHARDED("train", CTP_PP, CTP_PP, PROG_TRAIN, 1, 0),
+	SHARDED("get_logprobs", CTP_PP, CTP_PP, PROG_FORWARD, 0, 0),
+	SHARDED("get_reference_policy_logprobs", CTP_PP, CTP_PP,
+		PROG_FORWARD, 0, 0),
+	SHARDED("get_topk_logits", CTP_PP, CTP_PP, PROG_FORWARD, 0, 0),
+	SHARDED("get_full_logits_ipc", CTP_PP, B(PP), PROG_FORWARD, 0, 0),
+	SHARDED("score", CTP_PP, CTP_PP, PROG_FORWARD, 0, 0),
+	/* megatron backend: context_parallel is free */
+	SHARDED("generate", B(TP) | B(PP), B(TP) | B(PP), PROG_FORWARD, 0, 0),
+	SHARDED("calibrate_qkv_fp8_scales", CTP_PP, CTP_PP, PROG_FORWARD, 0,
+		0),
+	SHARDED("sft_v2_train", CTP_PP, CTP_PP, PROG_TRAIN, 1, 1),
+	EVERY("prepare_refit_info", CALL_SINGLE, PROG_NONE),
+	EVERY("stream_weights_via_ipc", CALL_SINGLE, PROG_REFIT_IPC),
+	EVERY("broadcast_weights_for_collective", CALL_SINGLE,
+	      PROG_REFIT_BROADCAST),
+	EVERY("nccl_reshard_refit", CALL_SINGLE, PROG_REFIT_RESHARD),
+	EVERY("save_checkpoint", CALL_SINGLE, PROG_SAVE),
+	EVERY("load_checkpoint", CALL_SINGLE, PROG_LOAD),
+	EVERY("offload_before_refit", CALL_SINGLE, PROG_NONE),
+	EVERY("offload_after_refit", CALL_SINGLE, PROG_NONE),
+	EVERY("prepare_for_training", CALL_SINGLE, PROG_NONE),
+	EVERY("init_nccl_reshard_comm_group", CALL_MULTIPLE, PROG_GROUP_INIT),
+};
+
+#define N_BUILTIN (sizeof(builtins) / sizeof(*builtins))
+
+size_t calls_builtin_count(void)
+{
+	return N_BUILTIN;
+}
+
+const struct call_def *calls_builtin_at(size_t i)
+{
+	return i < N_BUILTIN ? &builtins[i].def : NULL;
+}
+
+/* Built-in row i as the given layout sees it. */
+static void builtin_row(size_t i, int five_d, struct call_def *out)
+{
+	*out = builtins[i].def;
+	if (five_d && builtins[i].gtp_too)
+		out->sharded[out->n_sharded++] = AX_GTP;
+}
+
+static const char *const dispatch_names[] = {
+	[CALL_SHARDED] = "sharded",
+	[CALL_SINGLE] = "single",
+	[CALL_MULTIPLE] = "multiple",
+};
+
+static const char *const program_names[PROG_COUNT] = {
+	[PROG_NONE] = "none",
+	[PROG_TRAIN] = "train",
+	[PROG_FORWARD] = "forward",
+	[PROG_REFIT_IPC] = "refit_ipc",
+	[PROG_REFIT_BROADCAST] = "refit_broadcast",
+	[PROG_REFIT_RESHARD] = "refit_reshard",
+	[PROG_SAVE] = "save",
+	[PROG_LOAD] = "load",
+	[PROG_GROUP_INIT] = "group_init",
+};
+
+const char *calls_program_name(enum call_program p)
+{
+	return (unsigned)p < PROG_COUNT ? program_names[p] : "?";
+}
+
+const char *calls_dispatch_name(enum call_dispatch d)
+{
+	return (unsigned)d <= CALL_MULTIPLE ? dispatch_names[d] : "?";
+}
+
+const struct call_def *calls_find(const struct call_def *v, size_t n,
+				  const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i].name, name) == 0)
+			return &v[i];
+	return NULL;
+}
+
+/* ---- gtplan.calls ----------------------------------------------------- */
+
+/* One entry being read. */
+struct entry {
+	const struct cfg_node *e;
+	char path[48];      /* "gtplan.calls.3" */
+	const char *name;
+	int five_d;
+	int errors;
+	struct diag_list *diags;
+};
+
+/* The axes of one list field, as given. */
+struct axes {
+	int given;
+	int n;                               /* known, distinct axes */
+	enum drv_axis ax[AX_N];
+	const struct cfg_node *item[AX_N];
+	unsigned mask;
+};
+
+static void sub_path(const struct entry *x, const char *key, char *buf,
+		     size_t len)
+{
+	snprintf(buf, len, "%s.%s", x->path, key);
+}
+
+/* "pipeline_parallel, data_parallel, ..." for the layout. */
+static const char *axis_list(int five_d, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int a = 0; a < AX_N && used < len; a++)
+		if (a != AX_GTP || five_d)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s",
+						 used ? ", " : "",
+						 drv_axis_name((enum drv_axis)a));
+	return buf;
+}
+
+/* " did you mean 'x'?" or "". */
+static const char *did_you_mean(const char *typed, const char *const *cands,
+				size_t n, char *buf, size_t len)
+{
+	long i = lev_suggest(typed, cands, n, NULL);
+
+	buf[0] = '\0';
+	if (i >= 0)
+		snprintf(buf, len, "did you mean '%s'? ", cands[i]);
+	return buf;
+}
+
+static void bad_type(struct entry *x, const struct cfg_node *n,
+		     const char *key, const char *want, const char *example)
+{
+	char path[96];
+	struct diag *d;
+
+	sub_path(x, key, path, sizeof(path));
+	d = diag_add(x->diags, "GT520", n->loc, path,
+		     "call '%s': %s is %s %s, not %s", x->name, key,
+		     n->kind == CFG_INT ? "an" : "a", cfg_kind_name(n->kind),
+		     want);
+	diag_hint(d, "write it as %s", example);
+	x->errors++;
+}
+
+/* An enum-valued string field. Returns 1 and sets *out, 0 when absent,
+ * -1 on an error (reported). */
+static int read_enum(struct entry *x, const char *key,
+		     const char *const *names, size_t n, const char *example,
+		     int *out)
+{
+	const struct cfg_node *v = cfg_get(x->e, key);
+	char path[96], dym[96], all[160];
+	size_t used = 0;
+	struct diag *d;
+
+	if (!v)
+		return 0;
+	if (v->kind != CFG_STR) {
+		bad_type(x, v, key, "a string", example);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v->text, names[i]) == 0) {
+			*out = (int)i;
+			return 1;
+		}
+	for (size_t i = 0; i < n && used < sizeof(all); i++)
+		used += (size_t)snprintf(all + used, sizeof(all) - used, "%s%s",
+					 i ? (i + 1 == n ? " or " : ", ") : "",
+					 names[i]);
+	sub_path(x, key, path, sizeof(path));
+	d = diag_add(x->diags, "GT520", v->loc, path,
+		     "call '%s': unknown %s '%s'", x->name, key, v->text);
+	diag_hint(d, "%suse %s", did_you_mean(v->text, names, n, dym,
+					      sizeof(dym)), all);
+	x->errors++;
+	return -1;
+}
+
+static int read_bool(struct entry *x, const char *key, int *out, int *given)
+{
+	const struct cfg_node *v = cfg_get(x->e, key);
+
+	*given = 0;
+	if (!v)
+		return 0;
+	if (v->kind != CFG_BOOL) {
+		bad_type(x, v, key, "a boolean", "true or false");
+		return -1;
+	}
+	*out = v->v.b;
+	*given = 1;
+	return 0;
+}
+
+/* An axis list. Unknown names are reported with `code` (GT521 for the
+ * axes NeMo-RL checks, the GT523 warning for those it ignores); they are
+ * left out of the result, as NeMo-RL ignores them. A null list is empty,
+ * as NeMo-RL's None. */
+static void read_axes(struct entry *x, const char *key, const char *code,
+		      const char *what, struct axes *out)
+{
+	const struct cfg_node *v = cfg_get(x->e, key);
+	const char *names[AX_N];
+	char path[96], dym[96], all[160];
+
+	memset(out, 0, sizeof(*out));
+	if (!v)
+		return;
+	out->given = 1;
+	if (v->kind == CFG_NULL)
+		return;
+	if (v->kind != CFG_SEQ) {
+		bad_type(x, v, key, "a list of axis names",
+			 "a list, e.g. [data_parallel]");
+		return;
+	}
+	for (int a = 0; a < AX_N; a++)
+		names[a] = a != AX_GTP || x->five_d ?
+			   drv_axis_name((enum drv_axis)a) : NULL;
+	for (size_t i = 0; i < v->n; i++) {
+		const struct cfg_node *it = v->kids[i];
+		enum drv_axis a;
+		struct diag *d;
+
+		snprintf(path, sizeof(path), "%s.%s.%zu", x->path, key, i);
+		if (it->kind != CFG_STR) {
+			d = diag_add(x->diags, "GT520", it->loc, path,
+				     "call '%s': %s item %zu is %s %s, not an "
+				     "axis name", x->name, key, i,
+				     it->kind == CFG_INT ? "an" : "a",
+				     cfg_kind_name(it->kind));
+			diag_hint(d, "the axes are %s",
+				  axis_list(x->five_d, all, sizeof(all)));
+			x->errors++;
+			continue;
+		}
+		a = drv_axis_parse(it->text);
+		if (a == AX_N || (a == AX_GTP && !x->five_d)) {
+			int error = strcmp(code, "GT521") == 0;
+
+			d = diag_add(x->diags, code, it->loc, path,
+				     "call '%s': %s axis '%s' is not an axis of "
+				     "the %s driver layout%s", x->name, what,
+				     it->text, x->five_d ? "5-D" : "4-D",
+				     error ? "" : "; NeMo-RL does not check "
+				     "these names and ignores it");
+			if (a == AX_GTP)
+				diag_hint(d, "gtp_weight_remat exists only in "
+					  "the GTP PR's 5-D layout "
+					  "(gtplan.driver_layout: 5d); the "
+					  "axes here are %s",
+					  axis_list(0, all, sizeof(all)));
+			else
+				diag_hint(d, "%sthe axes are %s%s",
+					  did_you_mean(it->text, names, AX_N,
+						       dym, sizeof(dym)),
+					  axis_list(x->five_d, all, sizeof(all)),
+					  error ? " (NeMo-RL raises \"Axis not "
+					  "found in sharding annotations\")" :
+					  "");
+			x->errors += error;
+			continue;
+		}
+		if (out->mask & AX_BIT(a)) {
+			if (strcmp(key, "sharded") == 0) {
+				d = diag_add(x->diags, "GT520", it->loc, path,
+					     "call '%s': axis '%s' is sharded "
+					     "twice", x->name, it->text);
+				diag_hint(d, "list each axis once: the data "
+					  "nests one level per sharded axis");
+				x->errors++;
+			}
+			continue;
+		}
+		out->mask |= AX_BIT(a);
+		out->item[out->n] = it;
+		out->ax[out->n++] = a;
+	}
+}
+
+/* Fields that only one kind of dispatch takes, given to the other kind. */
+static void wrong_dispatch(struct entry *x, const char *key, int given,
+			   int matters, const char *only)
+{
+	const struct cfg_node *v = cfg_get(x->e, key);
+	char path[96];
+	struct diag *d;
+
+	if (!given || !matters || !v)
+		return;
+	sub_path(x, key, path, sizeof(path));
+	d = diag_add(x->diags, "GT520", v->key_loc, path,
+		     "call '%s': %s applies to %s calls only", x->name, key,
+		     only);
+	diag_hint(d, "remove %s, or use dispatch: %s", key,
+		  strcmp(only, "sharded") == 0 ? "sharded" : "single");
+	x->errors++;
+}
+
+/* An axis in both sharded and replicated: GT522 at the replicated item
+ * (or the sharded one when only that list was given here). */
+static void check_both(struct entry *x, const struct call_def *row,
+		       const struct axes *sh, const struct axes *rep)
+{
+	for (int i = 0; i < row->n_sharded; i++) {
+		enum drv_axis a = row->sharded[i];
+		const struct cfg_node *s_item = NULL, *r_item = NULL, *at;
+		char path[96];
+		struct diag *d;
+
+		if (!(row->replicated & AX_BIT(a)))
+			continue;
+		for (int k = 0; k < rep->n; k++)
+			if (rep->ax[k] == a)
+				r_item = rep->item[k];
+		for (int k = 0; k < sh->n; k++)
+			if (sh->ax[k] == a)
+				s_item = sh->item[k];
+		at = r_item ? r_item : s_item;
+		sub_path(x, r_item ? "replicated" : "sharded", path,
+			 sizeof(path));
+		d = diag_add(x->diags, "GT522", at ? at->loc : x->e->loc, path,
+			     "call '%s': axis '%s' is both sharded and "
+			     "replicated", x->name, drv_axis_name(a));
+		diag_hint(d, "list it in sharded or in replicated, not both "
+			  "(NeMo-RL raises \"Axes cannot be both sharded and "
+			  "replicated\")");
+		if (r_item && s_item)
+			diag_note(d, s_item->loc, "'%s' is sharded here",
+				  drv_axis_name(a));
+		else
+			diag_note(d, DIAG_NOLOC, "the built-in %s %s '%s'",
+				  x->name, r_item ? "shards" : "replicates",
+				  drv_axis_name(a));
+		x->errors++;
+	}
+}
+
+/* Reads one entry into *row (starting from the built-in row of the same
+ * name, or an empty one). Returns 0 when the entry is valid. */
+static int read_entry(struct entry *x, const struct call_def *base,
+		      struct call_def *row)
+{
+	struct axes sh, rep, out, r0;
+	int disp = -1, prog = -1, dummy = 0, moves = 0, has_dummy, has_moves;
+	int rc_d, rc_p;
+
+	if (base)
+		*row = *base;
+	else
+		memset(row, 0, sizeof(*row));
+	snprintf(row->name, sizeof(row->name), "%s", x->name);
+	row->loc = x->e->loc;
+
+	rc_d = read_enum(x, "dispatch", dispatch_names, 3,
+			 "sharded, single or multiple", &disp);
+	rc_p = read_enum(x, "program", program_names, PROG_COUNT,
+			 "train, forward, refit_ipc, ... or none", &prog);
+	read_axes(x, "sharded", "GT521", "sharded", &sh);
+	read_axes(x, "replicated", "GT521", "replicated", &rep);
+	read_axes(x, "output", "GT523", "output", &out);
+	read_axes(x, "rank0_only", "GT523", "rank0_only", &r0);
+	read_bool(x, "dummy", &dummy, &has_dummy);
+	read_bool(x, "moves_data", &moves, &has_moves);
+
+	if (!base && (rc_d == 0 || rc_p == 0)) {
+		struct diag *d = diag_add(x->diags, "GT520",
+			cfg_get(x->e, "name")->loc, x->path,
+			"call '%s' is not a built-in call and has no %s",
+			x->name, rc_d == 0 && rc_p == 0 ? "dispatch and no "
+			"program" : rc_d == 0 ? "dispatch" : "program");
+		diag_hint(d, "a new call needs dispatch (sharded, single or "
+			  "multiple) and program (train, forward, refit_ipc, "
+			  "refit_broadcast, refit_reshard, save, load, "
+			  "group_init or none); a built-in name (train, "
+			  "get_logprobs, ...) overrides that row instead");
+		x->errors++;
+	}
+	if (rc_d == 1)
+		row->dispatch = (enum call_dispatch)disp;
+	if (rc_p == 1)
+		row->program = (enum call_program)prog;
+
+	if (row->dispatch != CALL_SHARDED) {
+		wrong_dispatch(x, "sharded", sh.given, sh.n > 0, "sharded");
+		wrong_dispatch(x, "replicated", rep.given, rep.n > 0, "sharded");
+		wrong_dispatch(x, "output", out.given, out.n > 0, "sharded");
+		wrong_dispatch(x, "dummy", has_dummy, dummy, "sharded");
+		wrong_dispatch(x, "moves_data", has_moves, moves, "sharded");
+		row->n_sharded = 0;
+		row->replicated = row->output = 0;
+		row->dummy = row->moves_data = row->uses_train_batch = 0;
+		if (r0.given)
+			row->rank0_only = r0.mask;
+	} else {
+		wrong_dispatch(x, "rank0_only", r0.given, r0.n > 0,
+			       "single and multiple");
+		row->rank0_only = 0;
+		if (sh.given) {
+			row->n_sharded = sh.n;
+			memcpy(row->sharded, sh.ax, sizeof(sh.ax));
+		}
+		if (rep.given)
+			row->replicated = rep.mask;
+		if (out.given)
+			row->output = out.mask;
+		if (has_dummy)
+			row->dummy = dummy;
+		if (has_moves)
+			row->moves_data = moves;
+		else if (!base || base->dispatch != CALL_SHARDED)
+			row->moves_data = 1;
+		if (!base || rc_p == 1)
+			row->uses_train_batch = row->program == PROG_TRAIN;
+		check_both(x, row, &sh, &rep);
+	}
+	return x->errors ? -1 : 0;
+}
+
+/* The entry's name, or NULL (reported) when it has none usable. */
+static const char *entry_name(struct entry *x)
+{
+	const struct cfg_node *n = cfg_get(x->e, "name");
+	char path[96];
+	struct diag *d;
+
+	sub_path(x, "name", path, sizeof(path));
+	if (!n) {
+		d = diag_add(x->diags, "GT520", x->e->loc, x->path,
+			     "%s has no name", x->path);
+		diag_hint(d, "add name: a built-in call (train, get_logprobs, "
+			  "...) to override its row, or a new name to add "
+			  "one");
+		return NULL;
+	}
+	if (n->kind != CFG_STR) {
+		d = diag_add(x->diags, "GT520", n->loc, path,
+			     "the call name is %s %s, not a string",
+			     n->kind == CFG_INT ? "an" : "a",
+			     cfg_kind_name(n->kind));
+		diag_hint(d, "name the call as the driver does, e.g. "
+			  "get_logprobs");
+		return NULL;
+	}
+	if (!n->text[0] || strlen(n->text) >= CALL_NAME_MAX) {
+		d = diag_add(x->diags, "GT520", n->loc, path,
+			     "the call name must be 1 to %d characters long",
+			     CALL_NAME_MAX - 1);
+		diag_hint(d, "name the call as the driver does, e.g. "
+			  "get_logprobs");
+		return NULL;
+	}
+	return n->text;
+}
+
+/* An earlier entry with the same name, or NULL. */
+static const struct cfg_node *earlier(const struct cfg_node *list, size_t i,
+				      const char *name)
+{
+	for (size_t k = 0; k < i; k++) {
+		const struct cfg_node *n = cfg_get(list->kids[k], "name");
+
+		if (n && n->kind == CFG_STR && strcmp(n->text, name) == 0)
+			return n;
+	}
+	return NULL;
+}
+
+int calls_table(const struct cfg_node *root, int five_d,
+		struct call_def **out, size_t *n, struct diag_list *diags)
+{
+	const struct cfg_node *list = cfg_path(root, "gtplan.calls");
+	size_t cap = N_BUILTIN, entries = 0;
+	struct call_def *v;
+	struct diag *d;
+
+	if (list && list->kind == CFG_SEQ)
+		entries = list->n < CALLS_MAX_ROWS ? list->n : CALLS_MAX_ROWS;
+	cap += entries;
+	v = calloc(cap, sizeof(*v));
+	*out = v;
+	*n = 0;
+	if (!v)
+		return -1;
+	for (size_t i = 0; i < N_BUILTIN; i++)
+		builtin_row(i, five_d, &v[(*n)++]);
+	if (!list || list->kind == CFG_NULL)
+		return 0;
+	if (list->kind != CFG_SEQ) {
+		d = diag_add(diags, "GT520", list->loc, "gtplan.calls",
+			     "gtplan.calls is %s %s, not a list",
+			     list->kind == CFG_INT ? "an" : "a",
+			     cfg_kind_name(list->kind));
+		diag_hint(d, "write a list of calls, e.g. [{name: generate, "
+			  "replicated: [context_parallel, tensor_parallel, "
+			  "pipeline_parallel]}]");
+		return 0;
+	}
+	if (list->n > CALLS_MAX_ROWS) {
+		d = diag_add(diags, "GT520", list->kids[CALLS_MAX_ROWS]->loc,
+			     "gtplan.calls", "gtplan.calls has %zu entries; "
+			     "gtplan reads the first %d", list->n,
+			     CALLS_MAX_ROWS);
+		diag_hint(d, "keep the call table under %d rows",
+			  CALLS_MAX_ROWS);
+	}
+	for (size_t i = 0; i < entries; i++) {
+		struct entry x = { .e = list->kids[i], .five_d = five_d,
+				   .diags = diags };
+		const struct cfg_node *prev;
+		struct call_def row, *slot;
+
+		snprintf(x.path, sizeof(x.path), "gtplan.calls.%zu", i);
+		if (x.e->kind != CFG_MAP) {
+			d = diag_add(diags, "GT520", x.e->loc, x.path,
+				     "gtplan.calls entry %zu is %s %s, not a "
+				     "map", i, x.e->kind == CFG_INT ? "an" : "a",
+				     cfg_kind_name(x.e->kind));
+			diag_hint(d, "write each call as a map: {name: ..., "
+				  "dispatch: ..., sharded: [...], ...}");
+			continue;
+		}
+		if (!(x.name = entry_name(&x)))
+			continue;
+		if ((prev = earlier(list, i, x.name))) {
+			d = diag_add(diags, "GT520",
+				     cfg_get(x.e, "name")->loc, x.path,
+				     "call '%s' is defined twice in "
+				     "gtplan.calls", x.name);
+			diag_hint(d, "merge the two entries; this one is "
+				  "ignored");
+			diag_note(d, prev->loc, "first defined here");
+			continue;
+		}
+		slot = (struct call_def *)calls_find(v, *n, x.name);
+		if (read_entry(&x, slot, &row))
+			continue;
+		if (!slot)
+			slot = &v[(*n)++];
+		*slot = row;
+	}
+	return 0;
+}
+
+/* ---- --list-calls ----------------------------------------------------- */
+
+/* Short axis names of a mask, in layout order: "pp,cp,tp", or "-". */
+static const char *mask_text(unsigned mask, char *buf, size_t len)
+{
+	static const enum drv_axis order[AX_N] = { AX_PP, AX_DP, AX_GTP,
+						   AX_CP, AX_TP };
+	size_t used = 0;
+
+	snprintf(buf, len, "-");
+	for (int k = 0; k < AX_N && used < len; k++)
+		if (mask & AX_BIT(order[k]))
+			used += (size_t)snprintf(buf + used, len - used, "%s%s",
+						 used ? "," : "",
+						 drv_axis_short(order[k]));
+	return buf;
+}
+
+/* Room for a name, " *", and the widest axis lists. */
+#define CELL (CALL_NAME_MAX + 16)
+
+/* The six columns of one row. */
+static void row_cells(const struct call_def *c, char cell[6][CELL])
+{
+	size_t used = 0;
+
+	snprintf(cell[0], CELL, "%s%s", c->name, c->loc.src >= 0 ? " *" : "");
+	snprintf(cell[1], CELL, "%s", calls_dispatch_name(c->dispatch));
+	if (c->dispatch == CALL_SHARDED) {
+		snprintf(cell[2], CELL, "-");
+		for (int i = 0; i < c->n_sharded && used < CELL; i++)
+			used += (size_t)snprintf(cell[2] + used, CELL - used,
+						 "%s%s", i ? "," : "",
+						 drv_axis_short(c->sharded[i]));
+		mask_text(c->replicated, cell[3], CELL);
+		mask_text(c->output, cell[4], CELL);
+		if (c->dummy) {
+			size_t l = strlen(cell[3]);
+
+			snprintf(cell[3] + l, CELL - l, " (dummy calls)");
+		}
+	} else {
+		snprintf(cell[2], CELL, "%s", c->dispatch == CALL_MULTIPLE ?
+			 "per worker" : "-");
+		if (c->rank0_only) {
+			char m[32];
+
+			snprintf(cell[3], CELL, "rank 0 of %s",
+				 mask_text(c->rank0_only, m, sizeof(m)));
+		} else {
+			snprintf(cell[3], CELL, "all");
+		}
+		snprintf(cell[4], CELL, "all called");
+	}
+	snprintf(cell[5], CELL, "%s", calls_program_name(c->program));
+}
+
+void calls_print(FILE *f, const struct call_def *v, size_t n, int five_d)
+{
+	static const char *const head[6] = { "call", "dispatch", "sharded",
+		"replicated", "output", "program" };
+	char cell[6][CELL];
+	int w[6], custom = 0;
+
+	for (int k = 0; k < 6; k++)
+		w[k] = (int)strlen(head[k]);
+	for (size_t i = 0; i < n; i++) {
+		row_cells(&v[i], cell);
+		custom |= v[i].loc.src >= 0;
+		for (int k = 0; k < 6; k++)
+			if ((int)strlen(cell[k]) > w[k])
+				w[k] = (int)strlen(cell[k]);
+	}
+	fprintf(f, "driver layout %s: %s\n", five_d ? "5-D" : "4-D",
+		five_d ? "pp = pipeline_parallel, dp = data_parallel (D), "
+			 "gtp = gtp_weight_remat (G), cp = context_parallel, "
+			 "tp = tensor_parallel" :
+			 "pp = pipeline_parallel, dp = data_parallel (the "
+			 "lanes, D x G), cp = context_parallel, tp = "
+			 "tensor_parallel");
+	for (int k = 0; k < 6; k++)
+		fprintf(f, "%-*s%s", k < 5 ? w[k] : 0, head[k],
+			k < 5 ? "  " : "\n");
+	for (size_t i = 0; i < n; i++) {
+		row_cells(&v[i], cell);
+		for (int k = 0; k < 6; k++)
+			fprintf(f, "%-*s%s", k < 5 ? w[k] : 0, cell[k],
+				k < 5 ? "  " : "\n");
+	}
+	if (custom)
+		fprintf(f, "* defined or overridden in gtplan.calls\n");
+}
