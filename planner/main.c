@@ -13,7 +13,9 @@
 #include "diag.h"
 #include "layout.h"
 #include "plan.h"
+#include "calls.h"
 #include "schema.h"
+#include "simulate.h"
 #include "version.h"
 
 /* Exit codes (DESIGN.md 4). */
@@ -34,6 +36,9 @@ struct opts {
 	int summary;
 	long long rank;
 	int have_rank;
+	const char *call;   /* sim --call NAME */
+	int list_calls;     /* sim --list-calls */
+	int no_sim;         /* plan --no-sim */
 };
 
 static const char usage_text[] =
@@ -45,6 +50,7 @@ static const char usage_text[] =
 "commands:\n"
 "  lint CONFIG... [OVERRIDE...]   check configs; exit 1 on errors\n"
 "  plan CONFIG [OVERRIDE...]      write the plan JSON (ranks, groups, sizes)\n"
+"  sim CONFIG [OVERRIDE...]       dry-run every driver call; exit 1 on a hang\n"
 "  explain CODE                   the long story of a diagnostic code\n"
 "  explain CONFIG --rank N        rank N's node, coordinates, lane, groups\n"
 "  config CONFIG [OVERRIDE...]    print the loaded, resolved config as JSON\n"
@@ -60,6 +66,9 @@ static const char usage_text[] =
 "  -o FILE                    plan: write the plan to FILE ('-': stdout)\n"
 "  --summary                  plan: print a short summary, not JSON\n"
 "  --rank N                   explain: the rank to explain\n"
+"  --call NAME                sim: simulate only this call\n"
+"  --list-calls               sim: print the call table and exit\n"
+"  --no-sim                   plan: leave the calls out (faster)\n"
 "  -h, --help                 this help; `gtplan help COMMAND` for one\n"
 "  --version                  print the version\n"
 "\n"
@@ -75,19 +84,33 @@ static const struct {
 	  "\n"
 	  "Loads each config as NeMo-RL would, checks it against\n"
 	  "schemas/config.schema.json and the planning rules (GTP size, world\n"
-	  "size, expert grid, batch split, rank order, resources), and prints\n"
+	  "size, expert grid, batch split, rank order, resources), simulates\n"
+	  "every driver call (see `gtplan help sim`), and prints\n"
 	  "every finding with its file:line:col, a source excerpt and a hint.\n"
 	  "Overrides apply to every config. Exit 1 when an error was found\n"
 	  "(or a warning, with --strict).\n" },
 	{ "plan",
-	  "usage: gtplan plan CONFIG [OVERRIDE...] [-o FILE] [--summary]\n"
+	  "usage: gtplan plan CONFIG [OVERRIDE...] [-o FILE] [--summary] [--no-sim]\n"
 	  "\n"
 	  "Writes the plan JSON (format gtplan-plan/1, schemas/plan.schema.json):\n"
 	  "sizes, resources, every rank's node and coordinates, every process\n"
-	  "group in Megatron's enumeration order, and the diagnostics. Same\n"
+	  "group in Megatron's enumeration order, the simulator's result for\n"
+	  "every call (--no-sim leaves them out), and the diagnostics. Same\n"
 	  "input, byte-identical output. --summary prints a short human summary\n"
 	  "instead. Diagnostics also go to stderr. Exit 1 when the config has\n"
 	  "errors (the plan is still written).\n" },
+	{ "sim",
+	  "usage: gtplan sim CONFIG [OVERRIDE...] [--call NAME] [--list-calls]\n"
+	  "                 [--format text|json|sarif]\n"
+	  "\n"
+	  "Dry-runs the driver's dispatch of every call type (train,\n"
+	  "get_logprobs, refit, save_checkpoint, ...) on the plan's ranks, checks\n"
+	  "where each call's data lands (every lane its own shard, a lane's\n"
+	  "TP/CP/PP peers the same one), then plays the collectives each called\n"
+	  "rank issues with NCCL semantics. Each call comes out ok, hang,\n"
+	  "mismatch or error; every finding names the collective, who arrived,\n"
+	  "who is missing and why. Exit 1 when a call is not ok. The call table\n"
+	  "is calls.md's; gtplan.calls in the config adds or overrides rows.\n" },
 	{ "explain",
 	  "usage: gtplan explain CODE\n"
 	  "       gtplan explain CONFIG [OVERRIDE...] --rank N\n"
@@ -160,6 +183,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->out = argv[++i];
 		} else if (strcmp(a, "--summary") == 0) {
 			o->summary = 1;
+		} else if (strcmp(a, "--call") == 0) {
+			if (i + 1 >= argc)
+				return usage_error("%s needs a call name", a);
+			o->call = argv[++i];
+		} else if (strcmp(a, "--list-calls") == 0) {
+			o->list_calls = 1;
+		} else if (strcmp(a, "--no-sim") == 0) {
+			o->no_sim = 1;
 		} else if (strcmp(a, "--rank") == 0) {
 			char *end;
 
@@ -186,17 +217,75 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-/* The pipeline: load, override, resolve, schema, plan. Returns 0 when a
- * plan was built (findings may exist), 1 when the config could not be
- * planned, 2 on an I/O problem with the config file itself. */
-static int load_and_plan(const char *path, const struct opts *o,
-			 struct src_set *srcs, struct diag_list *diags,
-			 struct cfg_node **root, struct plan *p)
+/* Everything one config needs on its way through the pipeline. */
+struct job {
+	struct cfg_node *root;
+	struct plan plan;
+	struct sim_report sim;
+	struct plan_call *calls;
+};
+
+static void job_init(struct job *j)
+{
+	j->root = NULL;
+	plan_init(&j->plan);
+	sim_report_init(&j->sim);
+	j->calls = NULL;
+}
+
+static void job_release(struct job *j)
+{
+	plan_release(&j->plan);
+	sim_report_release(&j->sim);
+	free(j->calls);
+	cfg_free(j->root);
+	j->root = NULL;
+}
+
+enum stage { UPTO_CONFIG, UPTO_PLAN, UPTO_SIM };
+
+/* Hands the simulator's results to the plan, for its JSON. */
+static int job_fill_calls(struct job *j)
+{
+	const struct sim_report *r = &j->sim;
+
+	if (!r->n_res)
+		return 0;
+	j->calls = calloc(r->n_res, sizeof(*j->calls));
+	if (!j->calls)
+		return -1;
+	for (size_t i = 0; i < r->n_res; i++) {
+		const struct sim_call_result *x = &r->res[i];
+		struct plan_call *c = &j->calls[i];
+
+		c->name = x->call->name;
+		c->dispatch = calls_dispatch_name(x->call->dispatch);
+		c->program = calls_program_name(x->call->program);
+		c->status = sim_status_name(x->status);
+		c->invoked = x->invoked;
+		c->with_data = x->with_data;
+		c->returned = x->returned;
+		c->shards = x->shards;
+		c->collectives = x->n_ops;
+		c->first_seq = x->first_diag;
+		c->n_seq = x->n_diags;
+	}
+	j->plan.calls = j->calls;
+	j->plan.n_calls = r->n_res;
+	return 0;
+}
+
+/* The pipeline: load, override, resolve, schema, then (stage) the plan and
+ * the simulation of every call (or of `only`). Returns 0 when it got as far
+ * as asked (findings may exist), 1 when the config could not get there,
+ * 2 on an I/O problem with the config file itself or an unknown call. */
+static int job_run(struct job *j, const char *path, const struct opts *o,
+		   enum stage upto, const char *only, struct src_set *srcs,
+		   struct diag_list *diags)
 {
 	size_t before = diags->n;
 
-	*root = NULL;
-	if (cfg_load(path, srcs, diags, root)) {
+	if (cfg_load(path, srcs, diags, &j->root)) {
 		for (size_t i = before; i < diags->n; i++)
 			if (diags->v[i].rule &&
 			    strcmp(diags->v[i].rule->code, "GT104") == 0 &&
@@ -205,15 +294,32 @@ static int load_and_plan(const char *path, const struct opts *o,
 		return 1;
 	}
 	if (o->n_overrides &&
-	    cfg_override(*root, o->n_overrides, o->overrides, srcs, diags))
+	    cfg_override(j->root, o->n_overrides, o->overrides, srcs, diags))
 		return 1;
-	if (cfg_resolve(*root, srcs, diags))
+	if (cfg_resolve(j->root, srcs, diags))
 		return 1;
-	if (schema_check_config(*root, diags) < 0)
+	if (schema_check_config(j->root, diags) < 0)
 		return 1;
-	if (p && plan_build(p, *root, path, diags))
+	if (upto == UPTO_CONFIG)
+		return 0;
+	if (plan_build(&j->plan, j->root, path, diags))
 		return 1;
-	return 0;
+	if (upto == UPTO_PLAN)
+		return 0;
+	/* Seq numbers are positions in the list until it is sorted. */
+	switch (sim_run(&j->plan, j->root, only, &j->sim, diags)) {
+	case 0:
+		break;
+	case -2:
+		fprintf(stderr, "gtplan: no call '%s' in the call table\n"
+			"hint: `gtplan sim CONFIG --list-calls` lists them\n",
+			only);
+		return 2;
+	default:
+		fprintf(stderr, "gtplan: out of memory while simulating\n");
+		return 2;
+	}
+	return job_fill_calls(j) ? 2 : 0;
 }
 
 static int use_color(const struct opts *o)
@@ -254,14 +360,13 @@ static int cmd_lint(const struct opts *o)
 	src_set_init(&srcs);
 	diag_list_init(&diags, &srcs);
 	for (size_t i = 0; i < o->n_configs; i++) {
-		struct cfg_node *root;
-		struct plan p;
+		struct job j;
 
-		plan_init(&p);
-		if (load_and_plan(o->configs[i], o, &srcs, &diags, &root, &p) == 2)
+		job_init(&j);
+		if (job_run(&j, o->configs[i], o, UPTO_SIM, NULL, &srcs,
+			    &diags) == 2)
 			io = 1;
-		plan_release(&p);
-		cfg_free(root);
+		job_release(&j);
 	}
 	/* Machine formats go to stdout (they are the data); text to stderr. */
 	rc = report(o, &diags, o->format == FMT_TEXT ? stderr : stdout);
@@ -345,8 +450,8 @@ static int cmd_plan(const struct opts *o)
 {
 	struct src_set srcs;
 	struct diag_list diags;
-	struct cfg_node *root = NULL;
-	struct plan p;
+	struct job j;
+	const struct plan *p = &j.plan;
 	FILE *out = stdout;
 	int rc, lrc;
 
@@ -354,8 +459,9 @@ static int cmd_plan(const struct opts *o)
 		return usage_error("%s", "plan needs exactly one CONFIG");
 	src_set_init(&srcs);
 	diag_list_init(&diags, &srcs);
-	plan_init(&p);
-	lrc = load_and_plan(o->configs[0], o, &srcs, &diags, &root, &p);
+	job_init(&j);
+	lrc = job_run(&j, o->configs[0], o, o->no_sim ? UPTO_PLAN : UPTO_SIM,
+		      NULL, &srcs, &diags);
 	if (lrc == 2) {
 		report(o, &diags, stderr);
 		rc = EXIT_USAGE;
@@ -373,8 +479,8 @@ static int cmd_plan(const struct opts *o)
 	}
 	rc = report(o, &diags, stderr);
 	if (lrc == 0 && o->summary)
-		print_summary(out, &p);
-	else if (lrc == 0 && plan_write_json(out, &p, &diags)) {
+		print_summary(out, p);
+	else if (lrc == 0 && plan_write_json(out, p, &diags)) {
 		fprintf(stderr, "gtplan: error writing the plan: %s\n",
 			strerror(errno));
 		rc = EXIT_USAGE;
@@ -387,8 +493,7 @@ static int cmd_plan(const struct opts *o)
 	if (lrc == 1)
 		rc = EXIT_FINDINGS;
 out:
-	plan_release(&p);
-	cfg_free(root);
+	job_release(&j);
 	diag_list_release(&diags);
 	src_set_release(&srcs);
 	return rc;
@@ -432,41 +537,41 @@ static int explain_rank(const struct opts *o)
 {
 	struct src_set srcs;
 	struct diag_list diags;
-	struct cfg_node *root = NULL;
-	struct plan p;
+	struct job j;
+	const struct plan *pp = &j.plan;
 	int rc, lrc;
 
 	src_set_init(&srcs);
 	diag_list_init(&diags, &srcs);
-	plan_init(&p);
-	lrc = load_and_plan(o->configs[0], o, &srcs, &diags, &root, &p);
+	job_init(&j);
+	lrc = job_run(&j, o->configs[0], o, UPTO_PLAN, NULL, &srcs, &diags);
 	rc = report(o, &diags, stderr);
-	if (lrc || !p.grid_ok) {
+	if (lrc || !pp->grid_ok) {
 		fprintf(stderr, "gtplan: no rank grid for '%s'\n", o->configs[0]);
 		rc = lrc == 2 ? EXIT_USAGE : EXIT_FINDINGS;
 		goto out;
 	}
-	if (o->rank >= p.world) {
+	if (o->rank >= pp->world) {
 		fprintf(stderr, "gtplan: rank %lld does not exist: the world has "
-			"%lld ranks (0-%lld)\n", o->rank, p.world, p.world - 1);
+			"%lld ranks (0-%lld)\n", o->rank, pp->world, pp->world - 1);
 		rc = EXIT_USAGE;
 		goto out;
 	}
 	long long c[LAY_NAXES], node, local, idx, lane;
-	lay_coords(&p.dense, o->rank, c);
-	plan_rank_place(&p, o->rank, &node, &local);
-	lay_group_of(&p.dense, (1u << LAY_GTP) | (1u << LAY_DP), o->rank, &idx,
+	lay_coords(&pp->dense, o->rank, c);
+	plan_rank_place(pp, o->rank, &node, &local);
+	lay_group_of(&pp->dense, (1u << LAY_GTP) | (1u << LAY_DP), o->rank, &idx,
 		     &lane);
-	printf("rank %lld of %lld (%s)\n", o->rank, p.world, p.config_name);
+	printf("rank %lld of %lld (%s)\n", o->rank, pp->world, pp->config_name);
 	printf("  node %lld, local GPU %lld\n", node, local);
 	printf("  tp %lld, cp %lld, gtp %lld, dp_replicate %lld, pp %lld\n",
 	       c[LAY_TP], c[LAY_CP], c[LAY_GTP], c[LAY_DP], c[LAY_PP]);
 	printf("  lane %lld of %lld (data_parallel index on the driver)\n", lane,
-	       p.lanes);
-	if (p.expert_grid_ok) {
+	       pp->lanes);
+	if (pp->expert_grid_ok) {
 		long long e[LAY_NAXES];
 
-		lay_coords(&p.expert, o->rank, e);
+		lay_coords(&pp->expert, o->rank, e);
 		printf("  expert grid: etp %lld, ep %lld, egtp %lld, edp %lld\n",
 		       e[LAY_TP], e[LAY_EP], e[LAY_GTP], e[LAY_DP]);
 	}
@@ -474,13 +579,12 @@ static int explain_rank(const struct opts *o)
 	for (size_t i = 0; i < lay_group_kind_count(); i++) {
 		const struct lay_group_kind *k = lay_group_kind_at(i);
 
-		if (k->expert && !p.expert_grid_ok)
+		if (k->expert && !pp->expert_grid_ok)
 			continue;
-		print_group(k->expert ? &p.expert : &p.dense, k, o->rank);
+		print_group(k->expert ? &pp->expert : &pp->dense, k, o->rank);
 	}
 out:
-	plan_release(&p);
-	cfg_free(root);
+	job_release(&j);
 	diag_list_release(&diags);
 	src_set_release(&srcs);
 	return rc;
@@ -511,20 +615,65 @@ static int cmd_config(const struct opts *o)
 {
 	struct src_set srcs;
 	struct diag_list diags;
-	struct cfg_node *root = NULL;
+	struct job j;
 	int lrc, rc;
 
 	if (o->n_configs != 1)
 		return usage_error("%s", "config needs exactly one CONFIG");
 	src_set_init(&srcs);
 	diag_list_init(&diags, &srcs);
-	lrc = load_and_plan(o->configs[0], o, &srcs, &diags, &root, NULL);
+	job_init(&j);
+	lrc = job_run(&j, o->configs[0], o, UPTO_CONFIG, NULL, &srcs, &diags);
 	rc = report(o, &diags, stderr);
-	if (root && lrc != 2)
-		cfg_write_json(stdout, root);
+	if (j.root && lrc != 2)
+		cfg_write_json(stdout, j.root);
 	if (lrc)
 		rc = lrc == 2 ? EXIT_USAGE : EXIT_FINDINGS;
-	cfg_free(root);
+	job_release(&j);
+	diag_list_release(&diags);
+	src_set_release(&srcs);
+	return rc;
+}
+
+static int cmd_sim(const struct opts *o)
+{
+	struct src_set srcs;
+	struct diag_list diags;
+	struct job j;
+	int rc, lrc;
+
+	if (o->n_configs != 1)
+		return usage_error("%s", "sim needs exactly one CONFIG");
+	src_set_init(&srcs);
+	diag_list_init(&diags, &srcs);
+	job_init(&j);
+	if (o->list_calls) {
+		/* the table as this config makes it (gtplan.calls included) */
+		lrc = job_run(&j, o->configs[0], o, UPTO_PLAN, NULL, &srcs,
+			      &diags);
+		struct call_def *v = NULL;
+		size_t n = 0;
+		int five = j.plan.driver_layout &&
+			   strcmp(j.plan.driver_layout, "5d") == 0;
+
+		rc = report(o, &diags, stderr);
+		if (lrc != 2 && j.root &&
+		    calls_table(j.root, five, &v, &n, &diags) == 0)
+			calls_print(stdout, v, n, five);
+		free(v);
+		rc = lrc == 2 ? EXIT_USAGE : rc;
+		goto out;
+	}
+	lrc = job_run(&j, o->configs[0], o, UPTO_SIM, o->call, &srcs, &diags);
+	if (lrc == 0 && o->format == FMT_TEXT)
+		sim_print_text(stdout, &j.plan, &j.sim);
+	rc = report(o, &diags, o->format == FMT_TEXT ? stderr : stdout);
+	if (lrc)
+		rc = lrc == 2 ? EXIT_USAGE : EXIT_FINDINGS;
+	else if (sim_not_ok(&j.sim) || !j.sim.ran)
+		rc = EXIT_FINDINGS;
+out:
+	job_release(&j);
 	diag_list_release(&diags);
 	src_set_release(&srcs);
 	return rc;
@@ -571,6 +720,8 @@ int main(int argc, char **argv)
 			rc = cmd_explain(&o);
 		else if (!strcmp(o.cmd, "config"))
 			rc = cmd_config(&o);
+		else if (!strcmp(o.cmd, "sim"))
+			rc = cmd_sim(&o);
 		else
 			rc = usage_error("unknown command '%s'", o.cmd);
 	}

@@ -28,6 +28,15 @@ struct plan_gpus {
 	long long gpus_per_node;
 };
 
+/* One simulated call as the plan JSON's "calls" shows it. The strings are
+ * borrowed (static names); the findings are the diagnostics whose seq is
+ * in [first_seq, first_seq + n_seq). */
+struct plan_call {
+	const char *name, *dispatch, *program, *status;
+	long long invoked, with_data, returned, shards, collectives;
+	size_t first_seq, n_seq;
+};
+
 struct plan {
 	char *config_name;       /* as given on the command line */
 
@@ -59,6 +68,10 @@ struct plan {
 	 * rule failed that leaves no grid (e.g. world not divisible by M). */
 	int grid_ok;
 	int expert_grid_ok;
+
+	/* The simulator's results, when it ran (borrowed; NULL otherwise). */
+	const struct plan_call *calls;
+	size_t n_calls;
 };
 
 void plan_init(struct plan *p);

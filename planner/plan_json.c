@@ -345,6 +345,60 @@ static void write_diags(struct jw *w, const struct diag_list *l)
 	jw_arr_end(w);
 }
 
+/* ---- the simulated calls ------------------------------------------------ */
+
+/* Each call with its dispatch counts, status and findings (code and
+ * message, in the diagnostics' order). */
+static void write_calls(struct jw *w, const struct plan *p,
+			const struct diag_list *l)
+{
+	jw_key(w, "calls");
+	jw_arr_begin(w, 0);
+	for (size_t i = 0; i < p->n_calls; i++) {
+		const struct plan_call *c = &p->calls[i];
+
+		jw_obj_begin(w, 0);
+		jw_key(w, "collectives");
+		jw_int(w, c->collectives);
+		jw_key(w, "dispatch");
+		jw_str(w, c->dispatch);
+		jw_key(w, "findings");
+		jw_arr_begin(w, 0);
+		for (size_t k = 0; l && k < l->n; k++) {
+			const struct diag *d = &l->v[k];
+
+			if (d->seq < c->first_seq ||
+			    d->seq >= c->first_seq + c->n_seq)
+				continue;
+			jw_obj_begin(w, 1);
+			jw_key(w, "code");
+			jw_str(w, d->rule ? d->rule->code : "?");
+			jw_key(w, "message");
+			jw_str(w, d->msg);
+			jw_key(w, "severity");
+			jw_str(w, severity_name(d->severity));
+			jw_obj_end(w);
+		}
+		jw_arr_end(w);
+		jw_key(w, "invoked");
+		jw_int(w, c->invoked);
+		jw_key(w, "name");
+		jw_str(w, c->name);
+		jw_key(w, "program");
+		jw_str(w, c->program);
+		jw_key(w, "returned");
+		jw_int(w, c->returned);
+		jw_key(w, "shards");
+		jw_int(w, c->shards);
+		jw_key(w, "status");
+		jw_str(w, c->status);
+		jw_key(w, "with_data");
+		jw_int(w, c->with_data);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
+
 /* ---- the document ----------------------------------------------------- */
 
 int plan_write_json(FILE *f, const struct plan *p,
@@ -361,6 +415,7 @@ int plan_write_json(FILE *f, const struct plan *p,
 
 	jw_obj_begin(w, 0);
 	write_batch(w, p);
+	write_calls(w, p, diags);
 	jw_key(w, "config");
 	jw_str(w, p->config_name);
 	write_diags(w, diags);

@@ -1,0 +1,241 @@
+/*
+ * simulate: every call of the table on one plan (see simulate.h).
+ */
+#include "simulate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "calls.h"
+#include "match.h"
+#include "model.h"
+#include "program.h"
+
+const char *sim_status_name(enum sim_status s)
+{
+	switch (s) {
+	case SIM_OK: return "ok";
+	case SIM_HANG: return "hang";
+	case SIM_MISMATCH: return "mismatch";
+	case SIM_ERROR: return "error";
+	}
+	return "error";
+}
+
+void sim_report_init(struct sim_report *r)
+{
+	memset(r, 0, sizeof(*r));
+}
+
+void sim_report_release(struct sim_report *r)
+{
+	free(r->calls);
+	free(r->res);
+	memset(r, 0, sizeof(*r));
+}
+
+/* The settings programs depend on that live in the config, not the plan. */
+static void read_prog_opts(const struct cfg_node *root, struct prog_opts *o)
+{
+	long long v;
+	int b;
+
+	prog_opts_init(o);
+	if (cfg_bool(root, "policy.megatron_cfg.sequence_parallel", &b) == 1)
+		o->sequence_parallel = b;
+	if (cfg_int(root, "policy.max_total_sequence_length", &v) == 1 && v > 0)
+		o->seq_length = v;
+	if (cfg_int(root, "policy.logprob_batch_size", &v) == 1 && v > 0)
+		o->logprob_micro_batch = v;
+}
+
+/* Two calls the driver dispatches the same way and whose workers run the
+ * same program get the same data and the same collectives: everything but
+ * which results are kept (output_is_replicated) is equal. */
+static int same_play(const struct call_def *a, const struct call_def *b)
+{
+	if (a->dispatch != b->dispatch || a->n_sharded != b->n_sharded ||
+	    a->replicated != b->replicated || a->rank0_only != b->rank0_only ||
+	    a->dummy != b->dummy || a->program != b->program ||
+	    a->moves_data != b->moves_data ||
+	    a->uses_train_batch != b->uses_train_batch)
+		return 0;
+	for (int i = 0; i < a->n_sharded; i++)
+		if (a->sharded[i] != b->sharded[i])
+			return 0;
+	return 1;
+}
+
+/* A call that plays like an earlier one takes its result (and shares its
+ * findings) instead of reporting them again; only the kept results are
+ * counted anew. The earlier call's first finding says so. */
+static void reuse(const struct sim_report *r, const struct sim_call_result *e,
+		  const struct call_def *c, struct sim_call_result *res,
+		  struct diag_list *diags)
+{
+	*res = *e;
+	res->call = c;
+	res->returned = 0;
+	for (long long rank = 0; rank < r->dl.world; rank++) {
+		struct disp_rank dr;
+
+		disp_rank(&r->dl, c, rank, &dr);
+		res->returned += dr.returned;
+	}
+	if (e->n_diags)
+		diag_note(&diags->v[e->first_diag], DIAG_NOLOC,
+			  "%s is dispatched and runs the same way: the same "
+			  "applies to it", c->name);
+}
+
+static int run_one(const struct plan *p, const struct cfg_node *root,
+		   const struct prog_opts *o, struct sim_report *r,
+		   const struct call_def *c, struct sim_call_result *res,
+		   struct diag_list *diags)
+{
+	size_t before = diags->n;
+	int placement = 0;
+
+	memset(res, 0, sizeof(*res));
+	/* The data goes where Megatron expects it, or nothing else matters. */
+	if (c->dispatch == CALL_SHARDED && c->moves_data) {
+		placement = disp_check_placement(p, root, &r->dl, c,
+			c->uses_train_batch ? p->global_batch : 0,
+			c->uses_train_batch ? p->micro_batch : 0, diags);
+		if (placement < 0)
+			return -1;
+	}
+	size_t at = diags->n;
+	if (match_call(p, &r->model, &r->dl, c, o, res, diags) &&
+	    res->status == SIM_ERROR && diags->n == at) {
+		long long mb = prog_microbatches(p, p->micro_batch);
+		struct diag *d = diag_add(diags, "GT505", r->where, NULL,
+			"%s was not simulated: its program would exceed %ld "
+			"operations (%lld micro-batches per lane)", c->name,
+			(long)PROG_MAX_OPS, mb);
+
+		if (!d)
+			return -1;
+		diag_hint(d, "check the batch sizes; a lane runs global batch "
+			  "/ (lanes x micro batch) micro-batches");
+	}
+	/* Findings about the layout point at the layout setting, if any. */
+	for (size_t i = at; i < diags->n; i++)
+		if (diags->v[i].loc.src < 0)
+			diags->v[i].loc = r->where;
+	res->call = c;
+	res->shards = disp_shard_count(&r->dl, c);
+	if (placement > 0 && res->status == SIM_OK)
+		res->status = SIM_ERROR;
+	res->first_diag = before;
+	res->n_diags = diags->n - before;
+	return 0;
+}
+
+/* Whether a built-in call is made at all for this config: the Megatron
+ * policy's own generate only with the megatron generation backend, each
+ * refit path only with the placement that uses it. Rows a config adds or
+ * overrides always run. */
+static int call_applies(const struct call_def *c, const struct plan *p,
+			const struct cfg_node *root)
+{
+	const char *backend = NULL;
+	int has_gen = cfg_path(root, "policy.generation") != NULL;
+
+	if (c->loc.src >= 0)
+		return 1;
+	/* The policy's own generate runs on the training model only with the
+	 * megatron backend and no dedicated inference model; NeMo-RL pins the
+	 * inference model to CP 1, so CP > 1 always gets a dedicated one
+	 * (dedicated_inference_megatron_cfg) and this call is not made. */
+	if (strcmp(c->name, "generate") == 0)
+		return cfg_str(root, "policy.generation.backend", &backend) == 1 &&
+		       strcmp(backend, "megatron") == 0 && p->cp == 1;
+	if (strcmp(c->name, "stream_weights_via_ipc") == 0)
+		return !has_gen || p->colocated;
+	if (strcmp(c->name, "broadcast_weights_for_collective") == 0)
+		return !has_gen || !p->colocated;
+	return 1;
+}
+
+int sim_run(const struct plan *p, const struct cfg_node *root,
+	    const char *only, struct sim_report *r, struct diag_list *diags)
+{
+	struct prog_opts o;
+	size_t n_run = 0;
+
+	if (!p->grid_ok)
+		return 0;
+	drv_layout_init(&r->dl, p);
+	r->where = DIAG_NOLOC;
+	if (cfg_path(root, "gtplan.driver_layout"))
+		r->where = cfg_path(root, "gtplan.driver_layout")->loc;
+	if (calls_table(root, r->dl.five_d, &r->calls, &r->n_calls, diags))
+		return -1;
+	if (only && !calls_find(r->calls, r->n_calls, only))
+		return -2;
+	if (model_resolve(root, &r->model, diags) < 0)
+		r->model.known = 0;
+	read_prog_opts(root, &o);
+	r->res = calloc(r->n_calls, sizeof(*r->res));
+	if (!r->res)
+		return -1;
+	for (size_t i = 0; i < r->n_calls; i++) {
+		const struct call_def *c = &r->calls[i];
+
+		size_t k;
+
+		if (only ? strcmp(c->name, only) != 0 :
+			   !call_applies(c, p, root))
+			continue;
+		for (k = 0; k < n_run && !same_play(r->res[k].call, c); k++)
+			;
+		if (k < n_run)
+			reuse(r, &r->res[k], c, &r->res[n_run], diags);
+		else if (run_one(p, root, &o, r, c, &r->res[n_run], diags))
+			return -1;
+		n_run++;
+	}
+	r->n_res = n_run;
+	r->ran = 1;
+	return 0;
+}
+
+size_t sim_not_ok(const struct sim_report *r)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->n_res; i++)
+		n += r->res[i].status != SIM_OK;
+	return n;
+}
+
+void sim_print_text(FILE *f, const struct plan *p, const struct sim_report *r)
+{
+	if (!r->ran) {
+		fprintf(f, "%s: no rank grid, nothing to simulate: fix the "
+			"errors first\n", p->config_name);
+		return;
+	}
+	fprintf(f, "%s: %lld ranks, driver layout %s, model %s%s\n",
+		p->config_name, p->world, p->driver_layout,
+		r->model.name[0] ? r->model.name : "(none)",
+		r->model.known ? "" : " (shape unknown: default sizes)");
+	fprintf(f, "  %-34s %-8s %-8s %9s %9s %7s %7s %11s\n", "call",
+		"dispatch", "status", "called", "w/ data", "kept", "shards",
+		"collectives");
+	for (size_t i = 0; i < r->n_res; i++) {
+		const struct sim_call_result *x = &r->res[i];
+
+		fprintf(f, "  %-34s %-8s %-8s %9lld %9lld %7lld %7lld %11lld\n",
+			x->call->name, calls_dispatch_name(x->call->dispatch),
+			sim_status_name(x->status), x->invoked, x->with_data,
+			x->returned, x->shards, x->n_ops);
+	}
+	size_t bad = sim_not_ok(r);
+	if (bad)
+		fprintf(f, "%zu of %zu calls do not complete cleanly; the "
+			"findings say why\n", bad, r->n_res);
+	else
+		fprintf(f, "all %zu calls complete\n", r->n_res);
+}
