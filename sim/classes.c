@@ -276,6 +276,34 @@ static int one_round(struct cls_part *cp, struct kgeo *k, size_t nk,
 	return 0;
 }
 
+/* Whether the initial colouring is already equitable because it is a
+ * one-to-one function of the pipeline stage, with every rank coloured
+ * (called): a group of a kind without the pp axis then holds one stage,
+ * so one colour; a group of a kind with it holds every stage alike, and
+ * each stage its own colour, so the stage-ordered tuple plus the own
+ * stage says nothing the colour does not. This is the common case (the
+ * 4-D layout calls everyone), and it saves the O(W x kinds) rounds. */
+static int stage_equitable(const struct cls_part *cp, const struct plan *p)
+{
+	long long pp = p->dense.size[LAY_PP], stride = p->dense.stride[LAY_PP];
+	uint32_t *by_stage = calloc((size_t)pp, sizeof(*by_stage));
+	int ok = by_stage != NULL;
+
+	for (long long r = 0; ok && r < cp->world; r++) {
+		long long st = r / stride % pp;
+		uint32_t c = cp->colour[r];
+
+		if (c == 0 || (by_stage[st] && by_stage[st] != c))
+			ok = 0;
+		by_stage[st] = c;
+	}
+	for (long long a = 0; ok && a < pp; a++)
+		for (long long b = a + 1; ok && b < pp; b++)
+			ok = by_stage[a] != by_stage[b];
+	free(by_stage);
+	return ok;
+}
+
 int cls_refine(struct cls_part *cp, const struct plan *p, uint64_t kinds)
 {
 	struct kgeo k[64];
@@ -303,6 +331,15 @@ int cls_refine(struct cls_part *cp, const struct plan *p, uint64_t kinds)
 		if (!k[nk].sig)
 			goto out;
 		nk++;
+	}
+	/* (on the initial colours, where 0 still means "not called") */
+	if (p->dense.world == cp->world && stage_equitable(cp, p) &&
+	    (!p->expert_grid_ok ||
+	     p->expert.stride[LAY_PP] == p->dense.stride[LAY_PP])) {
+		/* equitable already: no rounds needed */
+		for (size_t j = 0; j < nk; j++)
+			free(k[j].sig);
+		nk = 0;
 	}
 	if (compress(cp, NULL, cp->colour, &n))
 		goto out;

@@ -207,6 +207,21 @@ void disp_rank(const struct drv_layout *dl, const struct call_def *c,
 	decide(dl, c, co, out);
 }
 
+long long disp_returned_count(const struct drv_layout *dl,
+			      const struct call_def *c)
+{
+	unsigned fixed = c->dispatch == CALL_SHARDED ?
+		sharded_mask(c) | c->replicated : ~0u;
+	unsigned must_be_zero = c->dispatch == CALL_SHARDED ?
+		~fixed | c->output : c->rank0_only;
+	long long n = 1;
+
+	for (int k = 0; k < dl->n; k++)
+		if (!(must_be_zero & AX_BIT(dl->axis[k])))
+			n *= dl->size[k];
+	return n;
+}
+
 long long disp_shard_count(const struct drv_layout *dl,
 			   const struct call_def *c)
 {

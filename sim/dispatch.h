@@ -53,6 +53,10 @@ int drv_follows_rank_order(const struct plan *p);
  * output_is_replicated, run_rank_0_only_axes). */
 void disp_rank(const struct drv_layout *dl, const struct call_def *c,
 	       long long rank, struct disp_rank *out);
+/* How many workers' results the driver keeps for call `c`: the count of
+ * ranks disp_rank() marks returned, in O(axes). */
+long long disp_returned_count(const struct drv_layout *dl,
+			      const struct call_def *c);
 /* Number of shards a sharded call splits its data into: the product of
  * its sharded axes' sizes (1 for single/multiple calls). */
 long long disp_shard_count(const struct drv_layout *dl,

@@ -75,13 +75,7 @@ static void reuse(const struct sim_report *r, const struct sim_call_result *e,
 {
 	*res = *e;
 	res->call = c;
-	res->returned = 0;
-	for (long long rank = 0; rank < r->dl.world; rank++) {
-		struct disp_rank dr;
-
-		disp_rank(&r->dl, c, rank, &dr);
-		res->returned += dr.returned;
-	}
+	res->returned = disp_returned_count(&r->dl, c);
 	if (e->n_diags)
 		diag_note(&diags->v[e->first_diag], DIAG_NOLOC,
 			  "%s is dispatched and runs the same way: the same "

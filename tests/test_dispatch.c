@@ -665,6 +665,36 @@ START_TEST(large_world_is_linear)
 }
 END_TEST
 
+/* The O(axes) count of kept results equals disp_rank's, for every call of
+ * the table, in both layouts and with CP and PP > 1. */
+START_TEST(returned_count_matches_disp_rank)
+{
+	const char *extra[] = { NULL, "gtplan:\n  driver_layout: 5d\n" };
+
+	for (int e = 0; e < 2; e++) {
+		struct fx f;
+
+		build(&f, cfg(2, 2, 2, 6, 6, 48, 2, extra[e]));
+		for (size_t i = 0; i < f.n_calls; i++) {
+			const struct call_def *c = &f.calls[i];
+			long long n = 0;
+
+			for (long long r = 0; r < f.plan.world; r++) {
+				struct disp_rank dr;
+
+				disp_rank(&f.dl, c, r, &dr);
+				n += dr.returned;
+			}
+			ck_assert_msg(disp_returned_count(&f.dl, c) == n,
+				      "%s (%s): %lld, want %lld", c->name,
+				      e ? "5d" : "4d",
+				      disp_returned_count(&f.dl, c), n);
+		}
+		release(&f);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("dispatch");
@@ -691,6 +721,7 @@ static Suite *suite(void)
 		{ "GT514_5d", GT514_in_5d_uses_the_driver_shards },
 		{ "scope", only_data_moving_sharded_calls_are_checked },
 		{ "large_world", large_world_is_linear },
+		{ "returned_count", returned_count_matches_disp_rank },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
