@@ -79,6 +79,47 @@ r = p["ranks"][13]
 assert (r["rank"], r["node"], r["local_rank"], r["tp"], r["gtp"], r["dp_replicate"], r["lane"]) == (13, 1, 5, 1, 0, 1, 3), r
 EOF
 
+# ---- sim: every call on the default layout, the seed's 5-D hang ------------
+expect_rc "sim default" 0 "$GTPLAN" sim "$D"
+contains "sim all calls complete" "$tmp/out" "calls complete"
+contains "sim train row" "$tmp/out" "train "
+expect_rc "sim one call" 0 "$GTPLAN" sim "$D" --call save_checkpoint
+if grep -q "get_logprobs" "$tmp/out"; then bad "sim --call shows other calls"; else ok; fi
+expect_rc "sim unknown call" 2 "$GTPLAN" sim "$D" --call no_such_call
+expect_rc "sim list calls" 0 "$GTPLAN" sim "$D" --list-calls
+for c in train get_logprobs sft_v2_train broadcast_weights_for_collective save_checkpoint init_nccl_reshard_comm_group; do
+	contains "list-calls has $c" "$tmp/out" "$c"
+done
+F5=tests/configs/bad/driver-layout-5d.yaml
+expect_rc "sim 5-D" 1 "$GTPLAN" sim "$F5" --color never
+contains "sim 5-D train hangs" "$tmp/out" "hang"
+expect_rc "plan 5-D" 1 "$GTPLAN" plan "$F5" -o "$tmp/plan5.json"
+expect_rc "plan 5-D schema" 0 "$PY" tests/check_plan_schema.py schemas/plan.schema.json "$tmp/plan5.json"
+expect_rc "plan 5-D calls" 0 "$PY" - "$tmp/plan5.json" <<'EOF2'
+import json, sys
+calls = {c["name"]: c for c in json.load(open(sys.argv[1]))["calls"]}
+def codes(c): return [f["code"] for f in calls[c]["findings"]]
+# seed 001: every call that shards data_parallel only reaches the g = 0 GPUs
+for name in ("train", "get_logprobs"):
+    c = calls[name]
+    assert c["status"] == "hang", (name, c["status"])
+    assert c["invoked"] == 8 and c["shards"] == 2, c
+    assert "GT500" in codes(name), codes(name)
+lp = [f["message"] for f in calls["get_logprobs"]["findings"] if f["code"] == "GT500"][0]
+assert "GTP all-gather" in lp and "never called" in lp, lp
+tr = [f["message"] for f in calls["train"]["findings"] if f["code"] == "GT500"][0]
+assert "never called" in tr and "gtp_weight_remat" in tr, tr
+sft = calls["sft_v2_train"]
+assert sft["status"] == "ok" and sft["invoked"] == 24 and sft["shards"] == 6, sft
+assert calls["save_checkpoint"]["status"] == "ok"
+EOF2
+expect_rc "plan default calls" 0 "$PY" - "$tmp/plan1.json" <<'EOF2'
+import json, sys
+calls = json.load(open(sys.argv[1]))["calls"]
+assert calls and all(c["status"] == "ok" for c in calls), [(c["name"], c["status"]) for c in calls]
+assert all(c["invoked"] == 24 for c in calls)
+EOF2
+
 # ---- explain -------------------------------------------------------------
 expect_rc "explain code" 0 "$GTPLAN" explain GT303
 contains "explain text" "$tmp/out" "TP x CP x G x PP"
