@@ -1,0 +1,270 @@
+/*
+ * kern: the device-independent wrappers. They check the arguments every
+ * device would refuse the same way, then call the bound implementation, so
+ * the CPU and CUDA twins only differ in the math.
+ */
+#include "kern.h"
+
+#include <string.h>
+
+const char *kern_strerror(int code)
+{
+	switch (code) {
+	case KERN_OK:
+		return "ok";
+#define KERN_MSG(name, val, msg) case name: return msg;
+	KERN_ERRORS(KERN_MSG)
+#undef KERN_MSG
+	}
+	return "unknown kernel error";
+}
+
+int kern_init(struct kern_ctx *k, enum kern_device device, int threads)
+{
+	memset(k, 0, sizeof(*k));
+	k->device = device;
+	switch (device) {
+	case KERN_CPU:
+		k->ops = &kern_cpu_ops;
+		break;
+	case KERN_CUDA:
+	default:
+		return KERN_ENODEV;
+	}
+	return k->ops->init(k, threads);
+}
+
+void kern_release(struct kern_ctx *k)
+{
+	if (k->ops)
+		k->ops->release(k);
+	memset(k, 0, sizeof(*k));
+}
+
+const char *kern_device_name(const struct kern_ctx *k)
+{
+	return k->ops ? k->ops->name : "none";
+}
+
+/* n elements behind p are usable: n >= 0, and p is set when n > 0. */
+#define OK_N(p, n) ((n) >= 0 && ((n) == 0 || (p) != NULL))
+
+int kern_alloc(struct kern_ctx *k, size_t bytes, void **out)
+{
+	if (!out)
+		return KERN_EINVAL;
+	*out = NULL;
+	return k->ops->alloc(k, bytes, out);
+}
+
+void kern_free(struct kern_ctx *k, void *p)
+{
+	if (p)
+		k->ops->free(k, p);
+}
+
+int kern_upload(struct kern_ctx *k, void *dst, const void *src, size_t n)
+{
+	if (n && (!dst || !src))
+		return KERN_EINVAL;
+	return n ? k->ops->upload(k, dst, src, n) : 0;
+}
+
+int kern_download(struct kern_ctx *k, void *dst, const void *src, size_t n)
+{
+	if (n && (!dst || !src))
+		return KERN_EINVAL;
+	return n ? k->ops->download(k, dst, src, n) : 0;
+}
+
+int kern_copy(struct kern_ctx *k, void *dst, const void *src, size_t n)
+{
+	if (n && (!dst || !src))
+		return KERN_EINVAL;
+	return n && dst != src ? k->ops->copy(k, dst, src, n) : 0;
+}
+
+int kern_zero(struct kern_ctx *k, void *p, size_t bytes)
+{
+	if (bytes && !p)
+		return KERN_EINVAL;
+	return bytes ? k->ops->zero(k, p, bytes) : 0;
+}
+
+int kern_sync(struct kern_ctx *k)
+{
+	return k->ops->sync(k);
+}
+
+int kern_gemm(struct kern_ctx *k, int ta, int tb, long long m, long long n,
+	      long long kd, float alpha, const float *a, long long lda,
+	      const float *b, long long ldb, float beta, float *c,
+	      long long ldc)
+{
+	/* row-major: the stored row length of each operand */
+	long long arow = ta ? m : kd, brow = tb ? kd : n;
+
+	if (m < 0 || n < 0 || kd < 0 || lda < (arow > 1 ? arow : 1) ||
+	    ldb < (brow > 1 ? brow : 1) || ldc < (n > 1 ? n : 1))
+		return KERN_EINVAL;
+	if (m == 0 || n == 0)
+		return 0;
+	if (!c || (kd > 0 && (!a || !b)))
+		return KERN_EINVAL;
+	return k->ops->gemm(k, ta, tb, m, n, kd, alpha, a, lda, b, ldb, beta, c,
+			    ldc);
+}
+
+int kern_axpy(struct kern_ctx *k, long long n, float alpha, const float *x,
+	      float *y)
+{
+	if (!OK_N(x, n) || !OK_N(y, n))
+		return KERN_EINVAL;
+	return n ? k->ops->axpy(k, n, alpha, x, y) : 0;
+}
+
+int kern_scale(struct kern_ctx *k, long long n, float alpha, float *x)
+{
+	if (!OK_N(x, n))
+		return KERN_EINVAL;
+	return n ? k->ops->scale(k, n, alpha, x) : 0;
+}
+
+int kern_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
+		     float eps, const float *x, const float *g, float *y,
+		     float *rstd)
+{
+	if (rows < 0 || h < 1 || !OK_N(g, h) || !OK_N(x, rows) ||
+	    !OK_N(y, rows) || !OK_N(rstd, rows) || !(eps >= 0))
+		return KERN_EINVAL;
+	return rows ? k->ops->rmsnorm_fwd(k, rows, h, eps, x, g, y, rstd) : 0;
+}
+
+int kern_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
+		     const float *x, const float *g, const float *rstd,
+		     const float *dy, float *dx, float *dg)
+{
+	if (rows < 0 || h < 1 || !OK_N(g, h) || !OK_N(dg, h) ||
+	    !OK_N(x, rows) || !OK_N(rstd, rows) || !OK_N(dy, rows) ||
+	    !OK_N(dx, rows))
+		return KERN_EINVAL;
+	return rows ? k->ops->rmsnorm_bwd(k, rows, h, x, g, rstd, dy, dx, dg)
+		    : 0;
+}
+
+int kern_gelu_fwd(struct kern_ctx *k, long long n, const float *x, float *y)
+{
+	if (!OK_N(x, n) || !OK_N(y, n))
+		return KERN_EINVAL;
+	return n ? k->ops->gelu_fwd(k, n, x, y) : 0;
+}
+
+int kern_gelu_bwd(struct kern_ctx *k, long long n, const float *x,
+		  const float *dy, float *dx)
+{
+	if (!OK_N(x, n) || !OK_N(dy, n) || !OK_N(dx, n))
+		return KERN_EINVAL;
+	return n ? k->ops->gelu_bwd(k, n, x, dy, dx) : 0;
+}
+
+/* A [rows, cols] logit block with nvalid <= cols real columns. */
+static int ce_ok(long long rows, long long cols, long long nvalid,
+		 const void *logits)
+{
+	return rows >= 0 && cols >= 0 && nvalid >= 0 && nvalid <= cols &&
+	       OK_N(logits, rows * cols);
+}
+
+int kern_ce_max(struct kern_ctx *k, long long rows, long long cols,
+		long long nvalid, const float *logits, float *max)
+{
+	if (!ce_ok(rows, cols, nvalid, logits) || !OK_N(max, rows))
+		return KERN_EINVAL;
+	return rows ? k->ops->ce_max(k, rows, cols, nvalid, logits, max) : 0;
+}
+
+int kern_ce_sumexp(struct kern_ctx *k, long long rows, long long cols,
+		   long long nvalid, const float *logits, const float *max,
+		   float *sum)
+{
+	if (!ce_ok(rows, cols, nvalid, logits) || !OK_N(max, rows) ||
+	    !OK_N(sum, rows))
+		return KERN_EINVAL;
+	return rows ? k->ops->ce_sumexp(k, rows, cols, nvalid, logits, max,
+					sum) : 0;
+}
+
+int kern_ce_target(struct kern_ctx *k, long long rows, long long cols,
+		   long long first, const int32_t *targets,
+		   const float *logits, float *target)
+{
+	if (!ce_ok(rows, cols, cols, logits) || first < 0 ||
+	    !OK_N(targets, rows) || !OK_N(target, rows))
+		return KERN_EINVAL;
+	return rows ? k->ops->ce_target(k, rows, cols, first, targets, logits,
+					target) : 0;
+}
+
+int kern_ce_loss(struct kern_ctx *k, long long rows, const float *max,
+		 const float *sum, const float *target, float *loss)
+{
+	if (rows < 0 || !OK_N(max, rows) || !OK_N(sum, rows) ||
+	    !OK_N(target, rows) || !OK_N(loss, rows))
+		return KERN_EINVAL;
+	return rows ? k->ops->ce_loss(k, rows, max, sum, target, loss) : 0;
+}
+
+int kern_ce_bwd(struct kern_ctx *k, long long rows, long long cols,
+		long long nvalid, long long first, const int32_t *targets,
+		const float *max, const float *sum, float scale,
+		const float *logits, float *dlogits)
+{
+	if (!ce_ok(rows, cols, nvalid, logits) || first < 0 ||
+	    !OK_N(targets, rows) || !OK_N(max, rows) || !OK_N(sum, rows) ||
+	    !OK_N(dlogits, rows * cols))
+		return KERN_EINVAL;
+	return rows ? k->ops->ce_bwd(k, rows, cols, nvalid, first, targets,
+				     max, sum, scale, logits, dlogits) : 0;
+}
+
+int kern_embed_fwd(struct kern_ctx *k, long long n, long long h,
+		   long long first, long long rows, const float *table,
+		   const int32_t *tokens, float *out)
+{
+	if (n < 0 || h < 1 || first < 0 || !OK_N(table, rows) ||
+	    !OK_N(tokens, n) || !OK_N(out, n))
+		return KERN_EINVAL;
+	return n ? k->ops->embed_fwd(k, n, h, first, rows, table, tokens, out)
+		 : 0;
+}
+
+int kern_embed_bwd(struct kern_ctx *k, long long n, long long h,
+		   long long first, long long rows, const float *dout,
+		   const int32_t *tokens, float *dtable)
+{
+	if (n < 0 || h < 1 || first < 0 || !OK_N(dtable, rows) ||
+	    !OK_N(tokens, n) || !OK_N(dout, n))
+		return KERN_EINVAL;
+	return n ? k->ops->embed_bwd(k, n, h, first, rows, dout, tokens,
+				     dtable) : 0;
+}
+
+int kern_adam(struct kern_ctx *k, long long n, float lr, float beta1,
+	      float beta2, float eps, long long step, float *p, const float *g,
+	      float *m, float *v)
+{
+	if (!OK_N(p, n) || !OK_N(g, n) || !OK_N(m, n) || !OK_N(v, n) ||
+	    step < 1 || !(beta1 >= 0 && beta1 < 1) ||
+	    !(beta2 >= 0 && beta2 < 1) || !(eps > 0))
+		return KERN_EINVAL;
+	return n ? k->ops->adam(k, n, lr, beta1, beta2, eps, step, p, g, m, v)
+		 : 0;
+}
+
+int kern_sgd(struct kern_ctx *k, long long n, float lr, float *p,
+	     const float *g)
+{
+	if (!OK_N(p, n) || !OK_N(g, n))
+		return KERN_EINVAL;
+	return n ? k->ops->sgd(k, n, lr, p, g) : 0;
+}

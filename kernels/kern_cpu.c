@@ -1,0 +1,337 @@
+/*
+ * kern_cpu: the CPU twin of every kernel (kern.h): OpenBLAS for GEMM, AXPY
+ * and SCAL, plain loops for the rest. Arguments were checked by kern.c.
+ * Loops run in a fixed order, so a result depends only on the inputs, and
+ * row statistics accumulate in fp32 as the CUDA twin's do.
+ */
+#include "kern.h"
+
+#include <cblas.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Alignment of kern_alloc's blocks: a cache line, enough for AVX-512. */
+#define KERN_CPU_ALIGN 64
+#define KERN_SQRT1_2 0.70710678118654752440f
+
+static int cpu_init(struct kern_ctx *k, int threads)
+{
+	(void)k;
+	if (threads > 0)
+		openblas_set_num_threads(threads);
+	return 0;
+}
+
+static void cpu_release(struct kern_ctx *k)
+{
+	(void)k;
+}
+
+static int cpu_alloc(struct kern_ctx *k, size_t bytes, void **out)
+{
+	size_t n = (bytes + KERN_CPU_ALIGN - 1) / KERN_CPU_ALIGN * KERN_CPU_ALIGN;
+
+	(void)k;
+	*out = aligned_alloc(KERN_CPU_ALIGN, n ? n : KERN_CPU_ALIGN);
+	if (!*out)
+		return KERN_ENOMEM;
+	memset(*out, 0, n ? n : KERN_CPU_ALIGN);
+	return 0;
+}
+
+static void cpu_free(struct kern_ctx *k, void *p)
+{
+	(void)k;
+	free(p);
+}
+
+static int cpu_copy(struct kern_ctx *k, void *dst, const void *src, size_t n)
+{
+	(void)k;
+	memmove(dst, src, n);
+	return 0;
+}
+
+static int cpu_zero(struct kern_ctx *k, void *p, size_t bytes)
+{
+	(void)k;
+	memset(p, 0, bytes);
+	return 0;
+}
+
+static int cpu_sync(struct kern_ctx *k)
+{
+	(void)k;
+	return 0;
+}
+
+/* OpenBLAS takes int sizes. */
+static int fits_int(long long v)
+{
+	return v >= 0 && v <= 0x7fffffffLL;
+}
+
+static int cpu_gemm(struct kern_ctx *k, int ta, int tb, long long m,
+		    long long n, long long kd, float alpha, const float *a,
+		    long long lda, const float *b, long long ldb, float beta,
+		    float *c, long long ldc)
+{
+	(void)k;
+	if (!fits_int(m) || !fits_int(n) || !fits_int(kd) || !fits_int(lda) ||
+	    !fits_int(ldb) || !fits_int(ldc))
+		return KERN_EINVAL;
+	cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+		    tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)kd,
+		    alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+	return 0;
+}
+
+static int cpu_axpy(struct kern_ctx *k, long long n, float alpha,
+		    const float *x, float *y)
+{
+	(void)k;
+	if (!fits_int(n))
+		return KERN_EINVAL;
+	cblas_saxpy((int)n, alpha, x, 1, y, 1);
+	return 0;
+}
+
+static int cpu_scale(struct kern_ctx *k, long long n, float alpha, float *x)
+{
+	(void)k;
+	if (!fits_int(n))
+		return KERN_EINVAL;
+	cblas_sscal((int)n, alpha, x, 1);
+	return 0;
+}
+
+static int cpu_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
+			   float eps, const float *x, const float *g, float *y,
+			   float *rstd)
+{
+	(void)k;
+	for (long long r = 0; r < rows; r++) {
+		const float *xr = x + r * h;
+		float *yr = y + r * h, ss = 0, s;
+
+		for (long long i = 0; i < h; i++)
+			ss += xr[i] * xr[i];
+		s = 1.0f / sqrtf(ss / (float)h + eps);
+		rstd[r] = s;
+		for (long long i = 0; i < h; i++)
+			yr[i] = xr[i] * s * g[i];
+	}
+	return 0;
+}
+
+/* y_i = x_i s g_i with s = (mean(x^2) + eps)^-1/2 gives
+ * dx_i = s (g_i dy_i - x_i s^2 mean_j(g_j dy_j x_j)). */
+static int cpu_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
+			   const float *x, const float *g, const float *rstd,
+			   const float *dy, float *dx, float *dg)
+{
+	(void)k;
+	for (long long r = 0; r < rows; r++) {
+		const float *xr = x + r * h, *dyr = dy + r * h;
+		float *dxr = dx + r * h, s = rstd[r], dot = 0, c;
+
+		for (long long i = 0; i < h; i++) {
+			dot += g[i] * dyr[i] * xr[i];
+			dg[i] += dyr[i] * xr[i] * s;
+		}
+		c = s * s * dot / (float)h;
+		for (long long i = 0; i < h; i++)
+			dxr[i] = s * (g[i] * dyr[i] - xr[i] * c);
+	}
+	return 0;
+}
+
+static int cpu_gelu_fwd(struct kern_ctx *k, long long n, const float *x,
+			float *y)
+{
+	(void)k;
+	for (long long i = 0; i < n; i++)
+		y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * KERN_SQRT1_2));
+	return 0;
+}
+
+static int cpu_gelu_bwd(struct kern_ctx *k, long long n, const float *x,
+			const float *dy, float *dx)
+{
+	const float inv_sqrt_2pi = 0.39894228040143267794f;
+
+	(void)k;
+	for (long long i = 0; i < n; i++) {
+		float cdf = 0.5f * (1.0f + erff(x[i] * KERN_SQRT1_2));
+		float pdf = inv_sqrt_2pi * expf(-0.5f * x[i] * x[i]);
+
+		dx[i] = dy[i] * (cdf + x[i] * pdf);
+	}
+	return 0;
+}
+
+static int cpu_ce_max(struct kern_ctx *k, long long rows, long long cols,
+		      long long nvalid, const float *logits, float *max)
+{
+	(void)k;
+	for (long long r = 0; r < rows; r++) {
+		const float *l = logits + r * cols;
+		float m = -FLT_MAX;
+
+		for (long long j = 0; j < nvalid; j++)
+			if (l[j] > m)
+				m = l[j];
+		max[r] = m;
+	}
+	return 0;
+}
+
+static int cpu_ce_sumexp(struct kern_ctx *k, long long rows, long long cols,
+			 long long nvalid, const float *logits,
+			 const float *max, float *sum)
+{
+	(void)k;
+	for (long long r = 0; r < rows; r++) {
+		const float *l = logits + r * cols;
+		float s = 0;
+
+		for (long long j = 0; j < nvalid; j++)
+			s += expf(l[j] - max[r]);
+		sum[r] = s;
+	}
+	return 0;
+}
+
+static int cpu_ce_target(struct kern_ctx *k, long long rows, long long cols,
+			 long long first, const int32_t *targets,
+			 const float *logits, float *target)
+{
+	(void)k;
+	for (long long r = 0; r < rows; r++) {
+		long long j = (long long)targets[r] - first;
+
+		target[r] = j >= 0 && j < cols ? logits[r * cols + j] : 0.0f;
+	}
+	return 0;
+}
+
+static int cpu_ce_loss(struct kern_ctx *k, long long rows, const float *max,
+		       const float *sum, const float *target, float *loss)
+{
+	(void)k;
+	for (long long r = 0; r < rows; r++)
+		loss[r] = logf(sum[r]) + max[r] - target[r];
+	return 0;
+}
+
+static int cpu_ce_bwd(struct kern_ctx *k, long long rows, long long cols,
+		      long long nvalid, long long first,
+		      const int32_t *targets, const float *max,
+		      const float *sum, float scale, const float *logits,
+		      float *dlogits)
+{
+	(void)k;
+	for (long long r = 0; r < rows; r++) {
+		const float *l = logits + r * cols;
+		float *d = dlogits + r * cols, inv = 1.0f / sum[r];
+		long long t = (long long)targets[r] - first;
+
+		for (long long j = 0; j < nvalid; j++) {
+			float p = expf(l[j] - max[r]) * inv;
+
+			d[j] = scale * (j == t ? p - 1.0f : p);
+		}
+		for (long long j = nvalid; j < cols; j++)
+			d[j] = 0.0f;
+	}
+	return 0;
+}
+
+static int cpu_embed_fwd(struct kern_ctx *k, long long n, long long h,
+			 long long first, long long rows, const float *table,
+			 const int32_t *tokens, float *out)
+{
+	(void)k;
+	for (long long i = 0; i < n; i++) {
+		long long row = (long long)tokens[i] - first;
+
+		if (row >= 0 && row < rows)
+			memcpy(out + i * h, table + row * h,
+			       (size_t)h * sizeof(float));
+		else
+			memset(out + i * h, 0, (size_t)h * sizeof(float));
+	}
+	return 0;
+}
+
+static int cpu_embed_bwd(struct kern_ctx *k, long long n, long long h,
+			 long long first, long long rows, const float *dout,
+			 const int32_t *tokens, float *dtable)
+{
+	(void)k;
+	for (long long i = 0; i < n; i++) {
+		long long row = (long long)tokens[i] - first;
+
+		if (row < 0 || row >= rows)
+			continue;
+		for (long long j = 0; j < h; j++)
+			dtable[row * h + j] += dout[i * h + j];
+	}
+	return 0;
+}
+
+static int cpu_adam(struct kern_ctx *k, long long n, float lr, float beta1,
+		    float beta2, float eps, long long step, float *p,
+		    const float *g, float *m, float *v)
+{
+	float bc1 = (float)(1.0 - pow(beta1, (double)step));
+	float bc2 = (float)(1.0 - pow(beta2, (double)step));
+
+	(void)k;
+	for (long long i = 0; i < n; i++) {
+		m[i] = beta1 * m[i] + (1.0f - beta1) * g[i];
+		v[i] = beta2 * v[i] + (1.0f - beta2) * g[i] * g[i];
+		p[i] -= lr * (m[i] / bc1) / (sqrtf(v[i] / bc2) + eps);
+	}
+	return 0;
+}
+
+static int cpu_sgd(struct kern_ctx *k, long long n, float lr, float *p,
+		   const float *g)
+{
+	(void)k;
+	for (long long i = 0; i < n; i++)
+		p[i] -= lr * g[i];
+	return 0;
+}
+
+const struct kern_ops kern_cpu_ops = {
+	.name = "cpu",
+	.init = cpu_init,
+	.release = cpu_release,
+	.alloc = cpu_alloc,
+	.free = cpu_free,
+	.upload = cpu_copy,
+	.download = cpu_copy,
+	.copy = cpu_copy,
+	.zero = cpu_zero,
+	.sync = cpu_sync,
+	.gemm = cpu_gemm,
+	.axpy = cpu_axpy,
+	.scale = cpu_scale,
+	.rmsnorm_fwd = cpu_rmsnorm_fwd,
+	.rmsnorm_bwd = cpu_rmsnorm_bwd,
+	.gelu_fwd = cpu_gelu_fwd,
+	.gelu_bwd = cpu_gelu_bwd,
+	.ce_max = cpu_ce_max,
+	.ce_sumexp = cpu_ce_sumexp,
+	.ce_target = cpu_ce_target,
+	.ce_loss = cpu_ce_loss,
+	.ce_bwd = cpu_ce_bwd,
+	.embed_fwd = cpu_embed_fwd,
+	.embed_bwd = cpu_embed_bwd,
+	.adam = cpu_adam,
+	.sgd = cpu_sgd,
+};

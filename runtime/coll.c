@@ -1,0 +1,429 @@
+/*
+ * coll: MPI start-up, communicators per plan group and the recorded,
+ * optionally timed collectives (see coll.h).
+ */
+#include "coll.h"
+
+#include <limits.h>
+#include <mpi.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rt_err.h"
+
+/* An MPI call's status as a runtime code, with the call and its place. */
+#define MPICHECK(cmd)                                                   \
+	do {                                                            \
+		int mpi_rc_ = (cmd);                                    \
+		if (mpi_rc_ != MPI_SUCCESS)                             \
+			return mpi_fail(mpi_rc_, #cmd, __FILE__, __LINE__); \
+	} while (0)
+
+/* The most members a timeout report lists. */
+#define COLL_REPORT_MEMBERS 16
+
+struct coll {
+	MPI_Comm comm[RT_NKINDS];
+	int size[RT_NKINDS], rank[RT_NKINDS];
+	long long index[RT_NKINDS];
+	const int *members[RT_NKINDS]; /* borrowed from the plan */
+	int me;
+	double timeout_s;
+	FILE *rec;
+	const char *call;
+	long long step, seq;
+};
+
+static int mpi_fail(int code, const char *call, const char *file, int line)
+{
+	char msg[MPI_MAX_ERROR_STRING];
+	int len = 0;
+
+	if (MPI_Error_string(code, msg, &len) != MPI_SUCCESS)
+		snprintf(msg, sizeof(msg), "MPI error %d", code);
+	return rt_error(RT_EMPI, "%s:%d: %s: %s", file, line, call, msg);
+}
+
+int coll_mpi_init(int *argc, char ***argv, int *rank, int *size)
+{
+	MPICHECK(MPI_Init(argc, argv));
+	MPICHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+	MPICHECK(MPI_Comm_rank(MPI_COMM_WORLD, rank));
+	MPICHECK(MPI_Comm_size(MPI_COMM_WORLD, size));
+	return 0;
+}
+
+int coll_mpi_agree(int status)
+{
+	int all = status;
+
+	MPICHECK(MPI_Allreduce(&status, &all, 1, MPI_INT, MPI_MIN,
+			       MPI_COMM_WORLD));
+	return all;
+}
+
+void coll_mpi_finalize(void)
+{
+	MPI_Finalize();
+}
+
+void coll_mpi_abort(int exit_code)
+{
+	MPI_Abort(MPI_COMM_WORLD, exit_code);
+}
+
+const char *coll_mpi_version(void)
+{
+	static char v[MPI_MAX_LIBRARY_VERSION_STRING];
+	int len = 0;
+	char *nl;
+
+	if (MPI_Get_library_version(v, &len) != MPI_SUCCESS)
+		return "MPI";
+	nl = strpbrk(v, "\n,");
+	if (nl)
+		*nl = '\0';
+	return v;
+}
+
+/* The communicator of one kind: split, then checked against the plan. */
+static int build_comm(struct coll *c, const struct rt_plan *p, enum rt_kind k)
+{
+	const struct rt_group *g = &p->group[k];
+	MPI_Group world_grp, grp;
+	int n, r, *ranks, *world_ranks, rc = 0;
+
+	if (k == RT_K_WORLD)
+		MPICHECK(MPI_Comm_dup(MPI_COMM_WORLD, &c->comm[k]));
+	else
+		MPICHECK(MPI_Comm_split(MPI_COMM_WORLD, (int)g->index, g->pos,
+					&c->comm[k]));
+	MPICHECK(MPI_Comm_size(c->comm[k], &n));
+	MPICHECK(MPI_Comm_rank(c->comm[k], &r));
+	if (n != g->n || r != g->pos)
+		return rt_error(RT_EPLAN, "the %s communicator has %d ranks and "
+				"puts me at %d; the plan says %d and %d",
+				rt_kind_name(k), n, r, g->n, g->pos);
+	ranks = malloc(2 * (size_t)n * sizeof(int));
+	if (!ranks)
+		return rt_error(RT_ENOMEM, "out of memory");
+	world_ranks = ranks + n;
+	for (int i = 0; i < n; i++)
+		ranks[i] = i;
+	if (MPI_Comm_group(c->comm[k], &grp) != MPI_SUCCESS ||
+	    MPI_Comm_group(MPI_COMM_WORLD, &world_grp) != MPI_SUCCESS) {
+		free(ranks);
+		return rt_error(RT_EMPI, "MPI_Comm_group failed");
+	}
+	if (MPI_Group_translate_ranks(grp, n, ranks, world_grp, world_ranks) !=
+	    MPI_SUCCESS)
+		rc = rt_error(RT_EMPI, "MPI_Group_translate_ranks failed");
+	for (int i = 0; !rc && i < n; i++)
+		if (world_ranks[i] != g->members[i])
+			rc = rt_error(RT_EPLAN, "member %d of my %s "
+				      "communicator is rank %d; the plan says "
+				      "%d", i, rt_kind_name(k), world_ranks[i],
+				      g->members[i]);
+	MPI_Group_free(&grp);
+	MPI_Group_free(&world_grp);
+	free(ranks);
+	c->size[k] = n;
+	c->rank[k] = r;
+	c->index[k] = g->index;
+	c->members[k] = g->members;
+	return rc;
+}
+
+static int open_record(struct coll *c, const char *path)
+{
+	char buf[4096];
+	const char *at = strstr(path, "{rank}");
+	int n;
+
+	if (at)
+		n = snprintf(buf, sizeof(buf), "%.*s%d%s", (int)(at - path),
+			     path, c->me, at + 6);
+	else
+		n = snprintf(buf, sizeof(buf), "%s.%d", path, c->me);
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return rt_error(RT_EUSAGE, "--record: path too long");
+	c->rec = fopen(buf, "w");
+	if (!c->rec)
+		return rt_error(RT_EIO, "--record: cannot write '%s'", buf);
+	return 0;
+}
+
+int coll_new(struct coll **out, const struct rt_plan *p,
+	     const struct coll_opts *o)
+{
+	struct coll *c = calloc(1, sizeof(*c));
+	int rc = 0;
+
+	*out = NULL;
+	if (!c)
+		return rt_error(RT_ENOMEM, "out of memory");
+	for (int k = 0; k < RT_NKINDS; k++)
+		c->comm[k] = MPI_COMM_NULL;
+	c->me = p->me;
+	c->timeout_s = o ? o->timeout_s : 0;
+	c->call = "init";
+	for (int k = 0; k < RT_NKINDS && !rc; k++)
+		rc = build_comm(c, p, (enum rt_kind)k);
+	if (!rc && o && o->record_path)
+		rc = open_record(c, o->record_path);
+	if (rc) {
+		coll_free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+void coll_free(struct coll *c)
+{
+	if (!c)
+		return;
+	for (int k = 0; k < RT_NKINDS; k++)
+		if (c->comm[k] != MPI_COMM_NULL)
+			MPI_Comm_free(&c->comm[k]);
+	if (c->rec)
+		fclose(c->rec);
+	free(c);
+}
+
+void coll_set_call(struct coll *c, const char *call, long long step)
+{
+	c->call = call;
+	c->step = step;
+}
+
+int coll_rank(const struct coll *c, enum rt_kind k)
+{
+	return c->rank[k];
+}
+
+/* ---- issuing ------------------------------------------------------------ */
+
+/* What one collective is, for the record and the timeout report. */
+struct call_desc {
+	const char *coll, *what, *dtype;
+	enum rt_kind k;
+	long long count;
+	int elem, has_op;
+	enum coll_op op;
+};
+
+static const char *op_name(enum coll_op op)
+{
+	return op == COLL_MAX ? "max" : "sum";
+}
+
+static int record(struct coll *c, const struct call_desc *d)
+{
+	if (!c->rec)
+		return 0;
+	fprintf(c->rec, "{\"bytes\":%lld,\"call\":\"%s\",\"coll\":\"%s\","
+		"\"count\":%lld,\"dtype\":\"%s\",\"group\":\"%s\","
+		"\"group_index\":%lld,\"op\":%s%s%s,\"rank\":%d,\"seq\":%lld,"
+		"\"step\":%lld,\"what\":\"%s\"}\n", d->count * d->elem, c->call,
+		d->coll, d->count, d->dtype, rt_kind_name(d->k), c->index[d->k],
+		d->has_op ? "\"" : "", d->has_op ? op_name(d->op) : "null",
+		d->has_op ? "\"" : "", c->me, c->seq, c->step, d->what);
+	if (ferror(c->rec))
+		return rt_error(RT_EIO, "--record: write error");
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int timed_out(const struct coll *c, const struct call_desc *d)
+{
+	char mem[COLL_REPORT_MEMBERS * 12 + 8];
+	size_t used = 0;
+	int n = c->size[d->k];
+
+	for (int i = 0; i < n && i < COLL_REPORT_MEMBERS; i++)
+		used += (size_t)snprintf(mem + used, sizeof(mem) - used, "%s%d",
+					 i ? ", " : "", c->members[d->k][i]);
+	if (n > COLL_REPORT_MEMBERS)
+		snprintf(mem + used, sizeof(mem) - used, ", ...");
+	return rt_error(RT_ETIMEOUT, "collective #%lld of call '%s' (step "
+			"%lld), the %s of %lld elements of %s over %s group "
+			"%lld [%s], did not complete within %g s", c->seq,
+			c->call, c->step, d->coll, d->count, d->what,
+			rt_kind_name(d->k), c->index[d->k], mem, c->timeout_s);
+}
+
+static int wait_req(const struct coll *c, const struct call_desc *d,
+		    MPI_Request *req)
+{
+	double deadline = now_s() + c->timeout_s;
+	int done = 0;
+
+	for (;;) {
+		MPICHECK(MPI_Test(req, &done, MPI_STATUS_IGNORE));
+		if (done)
+			return 0;
+		if (now_s() > deadline)
+			return timed_out(c, d);
+		sched_yield();
+	}
+}
+
+/* Checks the count, records the call and numbers it. */
+static int begin(struct coll *c, const struct call_desc *d)
+{
+	int rc;
+
+	if (d->count < 0 || d->count > INT_MAX / (c->size[d->k] > 0 ?
+						   c->size[d->k] : 1))
+		return rt_error(RT_EMPI, "%s of %lld elements over %s: count "
+				"out of MPI's range", d->coll, d->count,
+				rt_kind_name(d->k));
+	rc = record(c, d);
+	c->seq++;
+	return rc;
+}
+
+static MPI_Op mpi_op(enum coll_op op)
+{
+	return op == COLL_MAX ? MPI_MAX : MPI_SUM;
+}
+
+int coll_all_gather(struct coll *c, enum rt_kind k, const char *what,
+		    const float *send, float *recv, long long count)
+{
+	struct call_desc d = { "all-gather", what, "fp32", k, count, 4, 0,
+			       COLL_SUM };
+	MPI_Request req;
+	int rc, n = (int)count;
+
+	if (c->size[k] == 1) {
+		if (recv != send)
+			memmove(recv, send, (size_t)count * sizeof(float));
+		return 0;
+	}
+	if ((rc = begin(c, &d)))
+		return rc;
+	if (c->timeout_s <= 0) {
+		MPICHECK(MPI_Allgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT,
+				       c->comm[k]));
+		return 0;
+	}
+	MPICHECK(MPI_Iallgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT,
+				c->comm[k], &req));
+	return wait_req(c, &d, &req);
+}
+
+int coll_reduce_scatter(struct coll *c, enum rt_kind k, const char *what,
+			const float *send, float *recv, long long count)
+{
+	struct call_desc d = { "reduce-scatter", what, "fp32", k, count, 4, 1,
+			       COLL_SUM };
+	MPI_Request req;
+	int rc, n = (int)count;
+
+	if (c->size[k] == 1) {
+		if (recv != send)
+			memmove(recv, send, (size_t)count * sizeof(float));
+		return 0;
+	}
+	if ((rc = begin(c, &d)))
+		return rc;
+	if (c->timeout_s <= 0) {
+		MPICHECK(MPI_Reduce_scatter_block(send, recv, n, MPI_FLOAT,
+						  MPI_SUM, c->comm[k]));
+		return 0;
+	}
+	MPICHECK(MPI_Ireduce_scatter_block(send, recv, n, MPI_FLOAT, MPI_SUM,
+					   c->comm[k], &req));
+	return wait_req(c, &d, &req);
+}
+
+static int all_reduce(struct coll *c, struct call_desc *d, void *buf,
+		      MPI_Datatype type)
+{
+	MPI_Request req;
+	int rc;
+
+	if (c->size[d->k] == 1)
+		return 0;
+	if ((rc = begin(c, d)))
+		return rc;
+	if (c->timeout_s <= 0) {
+		MPICHECK(MPI_Allreduce(MPI_IN_PLACE, buf, (int)d->count, type,
+				       mpi_op(d->op), c->comm[d->k]));
+		return 0;
+	}
+	MPICHECK(MPI_Iallreduce(MPI_IN_PLACE, buf, (int)d->count, type,
+				mpi_op(d->op), c->comm[d->k], &req));
+	return wait_req(c, d, &req);
+}
+
+int coll_all_reduce(struct coll *c, enum rt_kind k, const char *what,
+		    float *buf, long long count, enum coll_op op)
+{
+	struct call_desc d = { "all-reduce", what, "fp32", k, count, 4, 1, op };
+
+	return all_reduce(c, &d, buf, MPI_FLOAT);
+}
+
+int coll_all_reduce_d(struct coll *c, enum rt_kind k, const char *what,
+		      double *buf, long long count, enum coll_op op)
+{
+	struct call_desc d = { "all-reduce", what, "fp64", k, count, 8, 1, op };
+
+	return all_reduce(c, &d, buf, MPI_DOUBLE);
+}
+
+int coll_gather(struct coll *c, enum rt_kind k, const char *what,
+		const float *send, float *recv, long long count, int root)
+{
+	struct call_desc d = { "gather", what, "fp32", k, count, 4, 0,
+			       COLL_SUM };
+	MPI_Request req;
+	int rc, n = (int)count;
+
+	if (c->size[k] == 1) {
+		if (recv != send)
+			memmove(recv, send, (size_t)count * sizeof(float));
+		return 0;
+	}
+	if ((rc = begin(c, &d)))
+		return rc;
+	if (c->timeout_s <= 0) {
+		MPICHECK(MPI_Gather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT,
+				    root, c->comm[k]));
+		return 0;
+	}
+	MPICHECK(MPI_Igather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, root,
+			     c->comm[k], &req));
+	return wait_req(c, &d, &req);
+}
+
+int coll_barrier(struct coll *c, enum rt_kind k, const char *what)
+{
+	struct call_desc d = { "barrier", what, "none", k, 0, 0, 0, COLL_SUM };
+	MPI_Request req;
+	int rc;
+
+	if (c->size[k] == 1)
+		return 0;
+	if ((rc = begin(c, &d)))
+		return rc;
+	if (c->timeout_s <= 0) {
+		MPICHECK(MPI_Barrier(c->comm[k]));
+		return 0;
+	}
+	MPICHECK(MPI_Ibarrier(c->comm[k], &req));
+	return wait_req(c, &d, &req);
+}

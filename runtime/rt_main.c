@@ -1,0 +1,382 @@
+/*
+ * gtplan-run: executes a verified plan with the runtime model.
+ *
+ *   mpirun -np W gtplan-run PLAN.json [options]
+ *
+ * Every rank reads the plan, checks that MPI started the plan's world,
+ * builds one communicator per group kind from the plan's groups (checked
+ * against its coordinates), refuses sizes the layout cannot split, then
+ * trains the model for the plan's steps on its lane's micro-batches.
+ * Failures every rank sees alike stop all ranks together (coll_mpi_agree);
+ * a failure during training, which other ranks may not see, aborts the job
+ * so that no rank is left waiting in a collective.
+ *
+ * Exit: 0 done, 1 the run failed or was refused, 2 usage or I/O error.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "coll.h"
+#include "kern.h"
+#include "rt_err.h"
+#include "rt_model.h"
+#include "rt_plan.h"
+
+enum { EXIT_OK = 0, EXIT_RUN = 1, EXIT_USAGE = 2 };
+
+struct opts {
+	const char *plan, *device, *log, *record, *dump, *optimizer;
+	long long steps, global_batch, micro_batch; /* steps -1: the plan's */
+	double timeout_s, lr; /* lr 0: the plan's */
+	int force, help;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: mpirun -np W gtplan-run PLAN.json [options]\n"
+"  --device cpu|cuda     where the math runs (default cpu)\n"
+"  --steps N             train steps (default: the plan's runtime.steps);\n"
+"                        0 trains nothing (--dump-weights then dumps the\n"
+"                        initial weights)\n"
+"  --global-batch N      samples per step (default: the plan's batch.global)\n"
+"  --micro-batch N       samples per micro-batch (default: batch.micro, or 1)\n"
+"  --log FILE            per-step metrics as JSON lines (rank 0)\n"
+"  --record FILE         each rank writes its collectives, one JSON line\n"
+"                        each, to FILE.<rank> ({rank} in FILE is replaced)\n"
+"  --dump-weights FILE   the final full weights, gathered, as JSON (rank 0)\n"
+"  --optimizer adam|sgd  the update of the local shards (default adam)\n"
+"  --lr X                learning rate (default: the plan's runtime.lr)\n"
+"  --timeout S           stop when a collective waits longer than S seconds\n"
+"  --force               run a plan that has error diagnostics\n"
+"  -h, --help            this text\n");
+}
+
+static int parse_num(const char *opt, const char *s, double min, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = s ? strtod(s, &end) : 0;
+	if (!s || errno || end == s || *end || !(*out >= min))
+		return rt_error_once(RT_EUSAGE, "%s wants a number >= %g, not "
+				     "'%s'", opt, min, s ? s : "");
+	return 0;
+}
+
+/* A whole number >= min. */
+static int parse_count(const char *opt, const char *s, long long min,
+		       long long *out)
+{
+	double v;
+
+	RCHECK(parse_num(opt, s, (double)min, &v));
+	if (v != (double)(long long)v || v > 1e15)
+		return rt_error_once(RT_EUSAGE, "%s wants a whole number, not "
+				     "'%s'", opt, s);
+	*out = (long long)v;
+	return 0;
+}
+
+/* The options that take a value. */
+static int valued(const char *a)
+{
+	static const char *const names[] = {
+		"--device", "--steps", "--global-batch", "--micro-batch",
+		"--log", "--record", "--dump-weights", "--optimizer",
+		"--timeout", "--lr",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(a, names[i]))
+			return 1;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->device = "cpu";
+	o->optimizer = "adam";
+	o->steps = -1;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		int takes = 1;
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			o->help = 1;
+			takes = 0;
+		} else if (!strcmp(a, "--force")) {
+			o->force = 1;
+			takes = 0;
+		} else if (a[0] == '-' && !valued(a)) {
+			return rt_error_once(RT_EUSAGE, "unknown option '%s' "
+					     "(see --help)", a);
+		} else if (a[0] == '-' && !v) {
+			return rt_error_once(RT_EUSAGE, "%s wants a value", a);
+		} else if (!strcmp(a, "--device")) {
+			o->device = v;
+		} else if (!strcmp(a, "--optimizer")) {
+			o->optimizer = v;
+		} else if (!strcmp(a, "--log")) {
+			o->log = v;
+		} else if (!strcmp(a, "--record")) {
+			o->record = v;
+		} else if (!strcmp(a, "--dump-weights")) {
+			o->dump = v;
+		} else if (!strcmp(a, "--steps")) {
+			RCHECK(parse_count(a, v, 0, &o->steps));
+		} else if (!strcmp(a, "--global-batch")) {
+			RCHECK(parse_count(a, v, 1, &o->global_batch));
+		} else if (!strcmp(a, "--micro-batch")) {
+			RCHECK(parse_count(a, v, 1, &o->micro_batch));
+		} else if (!strcmp(a, "--timeout")) {
+			RCHECK(parse_num(a, v, 0, &o->timeout_s));
+		} else if (!strcmp(a, "--lr")) {
+			RCHECK(parse_num(a, v, 1e-30, &o->lr));
+		} else if (!o->plan) {
+			o->plan = a;
+			takes = 0;
+		} else {
+			return rt_error_once(RT_EUSAGE, "one plan only; '%s' is "
+					     "a second", a);
+		}
+		i += takes;
+	}
+	if (o->help)
+		return 0;
+	if (!o->plan)
+		return rt_error_once(RT_EUSAGE, "no plan given (see --help)");
+	if (strcmp(o->device, "cpu") && strcmp(o->device, "cuda"))
+		return rt_error_once(RT_EUSAGE, "--device is cpu or cuda, not "
+				     "'%s'", o->device);
+	if (strcmp(o->optimizer, "adam") && strcmp(o->optimizer, "sgd"))
+		return rt_error_once(RT_EUSAGE, "--optimizer is adam or sgd, "
+				     "not '%s'", o->optimizer);
+	return 0;
+}
+
+/* What the plan and the options allow before any work starts. */
+static int preflight(const struct opts *o, const struct rt_plan *p)
+{
+	if (p->n_errors && !o->force)
+		return rt_error_once(RT_EPLAN, "the plan has %d error%s (first: "
+				     "%s); fix the config, or pass --force to "
+				     "run it anyway", p->n_errors,
+				     p->n_errors > 1 ? "s" : "", p->first_error);
+	if (!strcmp(o->device, "cuda"))
+		return rt_error_once(RT_EDEVICE, "--device cuda: this build of "
+				     "gtplan-run has no CUDA path yet; run with "
+				     "--device cpu");
+	if (p->rt.bf16)
+		return rt_error_once(RT_EPLAN, "gtplan.runtime.dtype bf16: the "
+				     "CPU path computes in fp32 only; set "
+				     "dtype: fp32 for --device cpu");
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void describe(const struct rt_plan *p, const struct rt_model *m,
+		     const struct kern_ctx *k, long long steps)
+{
+	const struct rt_shape *s = &m->s;
+
+	rt_note("device %s: OpenBLAS and MPI collectives (%s); %d ranks = TP "
+		"%d x CP %d x GTP %d x DP %d, %d lanes", kern_device_name(k),
+		coll_mpi_version(), p->world, s->tp, s->cp, s->g,
+		p->size[RT_DP], s->lanes);
+	rt_note("model: hidden %lld, ffn %lld, %lld layers, vocab %lld "
+		"(padded %lld), seq_len %lld; batch %lld = %d lanes x %lld "
+		"micro-batches of %lld", s->h, s->ffn, s->layers, s->vocab,
+		s->vp, s->seq_len, s->global_batch, s->lanes, s->micro_batches,
+		s->micro);
+	rt_note("%lld steps of %s, lr %g, seed %lld", steps,
+		m->sgd ? "SGD" : "Adam", m->lr, p->rt.seed);
+}
+
+/* Rank 0's per-step output: the log line and, on a terminal, one
+ * progress line rewritten in place. */
+static int report_step(FILE *log, long long step, long long steps,
+		       double loss, long long tokens, double secs, double lr)
+{
+	double tps = secs > 0 ? (double)tokens / secs : 0;
+
+	if (log) {
+		fprintf(log, "{\"loss\":%.9g,\"lr\":%.9g,\"step\":%lld,"
+			"\"step_time_s\":%.6f,\"tokens\":%lld,"
+			"\"tokens_per_s\":%.1f}\n", loss, lr, step, secs,
+			tokens, tps);
+		if (fflush(log) || ferror(log))
+			return rt_error(RT_EIO, "--log: write error");
+	}
+	if (isatty(STDERR_FILENO)) {
+		int done = (int)(20 * step / steps);
+
+		fprintf(stderr, "\r[%-20.*s] step %lld/%lld  loss %.4f  %.0f "
+			"tok/s", done, "####################", step, steps,
+			loss, tps);
+		if (step == steps)
+			fputc('\n', stderr);
+	}
+	return 0;
+}
+
+/* Rank 0's output files, opened before any work so that a bad path stops
+ * every rank at once instead of after the training. */
+struct outputs {
+	FILE *log, *dump;
+};
+
+static int open_outputs(const struct opts *o, int root, struct outputs *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!root)
+		return 0;
+	if (o->log && !(out->log = fopen(o->log, "w")))
+		return rt_error(RT_EIO, "--log: cannot write '%s'", o->log);
+	if (o->dump && !(out->dump = fopen(o->dump, "w")))
+		return rt_error(RT_EIO, "--dump-weights: cannot write '%s'",
+				o->dump);
+	return 0;
+}
+
+static int close_outputs(struct outputs *out, int rc)
+{
+	if (out->log && fclose(out->log) && !rc)
+		rc = rt_error(RT_EIO, "--log: write error");
+	if (out->dump && fclose(out->dump) && !rc)
+		rc = rt_error(RT_EIO, "--dump-weights: write error");
+	memset(out, 0, sizeof(*out));
+	return rc;
+}
+
+static int train(struct rt_model *m, long long steps, int root, FILE *log)
+{
+	double first = 0, loss = 0, t_all = 0;
+	long long tokens = 0;
+	int rc = 0;
+
+	for (long long step = 1; step <= steps && !rc; step++) {
+		double t0 = now_s(), secs;
+
+		rc = rt_model_train_step(m, step, &loss, &tokens);
+		secs = now_s() - t0;
+		t_all += secs;
+		if (step == 1)
+			first = loss;
+		if (!rc && root)
+			rc = report_step(log, step, steps, loss, tokens, secs,
+					 m->lr);
+	}
+	if (!rc && root && steps > 0)
+		printf("gtplan-run: %lld steps, loss %.6f -> %.6f, %.0f tokens/s"
+		       "\n", steps, first, loss,
+		       t_all > 0 ? (double)(tokens * steps) / t_all : 0);
+	return rc;
+}
+
+/* Agree on a status; a rank that is fine but learns of another's failure
+ * gets RT_EPEER (the failing rank printed why). */
+static int agree(int rc)
+{
+	int all = coll_mpi_agree(rc);
+
+	return rc ? rc : all ? RT_EPEER : 0;
+}
+
+static int exit_code(int rc)
+{
+	if (!rc)
+		return EXIT_OK;
+	return rc == RT_EUSAGE || rc == RT_EIO ? EXIT_USAGE : EXIT_RUN;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct rt_plan plan;
+	struct rt_shape shape;
+	struct rt_model model;
+	struct kern_ctx kern;
+	struct coll *c = NULL;
+	struct coll_opts co;
+	struct outputs out = { NULL, NULL };
+	const char *threads = getenv("OPENBLAS_NUM_THREADS");
+	int rank = 0, size = 0, rc, kern_up = 0;
+
+	if (coll_mpi_init(&argc, &argv, &rank, &size))
+		return EXIT_RUN;
+	rt_err_set_rank(rank);
+	rt_plan_init(&plan);
+	memset(&model, 0, sizeof(model));
+	rc = parse_args(argc, argv, &o);
+	if (!rc && o.help) {
+		if (rank == 0)
+			usage(stdout);
+		coll_mpi_finalize();
+		return EXIT_OK;
+	}
+	if (!rc)
+		rc = rt_plan_load(&plan, o.plan, rank, size);
+	if (!(rc = agree(rc)))
+		rc = preflight(&o, &plan);
+	if (!rc)
+		rc = rt_model_shape(&shape, &plan, o.global_batch,
+				    o.micro_batch);
+	if (!(rc = agree(rc))) {
+		co.timeout_s = o.timeout_s;
+		co.record_path = o.record;
+		rc = coll_new(&c, &plan, &co);
+	}
+	if (!(rc = agree(rc))) {
+		/* ranks are the parallelism: one BLAS thread each unless the
+		 * environment says otherwise */
+		rc = kern_init(&kern, KERN_CPU, threads ? 0 : 1);
+		kern_up = !rc;
+		if (rc)
+			rc = rt_error(RT_EKERNEL, "%s", kern_strerror(rc));
+	}
+	if (!(rc = agree(rc)))
+		rc = rt_model_init(&model, &plan, &shape, &kern, c);
+	if (!(rc = agree(rc)))
+		rc = open_outputs(&o, rank == 0, &out);
+	rc = agree(rc);
+	if (rc == RT_EPEER)
+		rt_error_once(rc, "stopped: %s", rt_strerror(rc));
+	if (!rc) {
+		long long steps = o.steps >= 0 ? o.steps : plan.rt.steps;
+
+		model.sgd = !strcmp(o.optimizer, "sgd");
+		if (o.lr > 0)
+			model.lr = o.lr;
+		describe(&plan, &model, &kern, steps);
+		rc = train(&model, steps, rank == 0, out.log);
+		if (!rc && o.dump)
+			rc = rt_model_dump(&model, out.dump);
+		rc = close_outputs(&out, rc);
+		if (rc) {
+			/* other ranks may wait in a collective forever */
+			fflush(NULL);
+			coll_mpi_abort(exit_code(rc));
+		}
+	}
+	close_outputs(&out, rc);
+	rt_model_release(&model);
+	if (kern_up)
+		kern_release(&kern);
+	coll_free(c);
+	rt_plan_release(&plan);
+	coll_mpi_finalize();
+	return exit_code(rc);
+}

@@ -1,0 +1,164 @@
+/*
+ * rt_model: the runtime's byte-level language model, sharded as Megatron
+ * shards it with GTP (DESIGN.md 2.4; issue #7):
+ *
+ *   tokens -> embedding E (vocab-parallel over TP)
+ *   `layers` x [ x += fc2(GeLU(fc1(RMSNorm(x)))) ]   fc1 column-parallel,
+ *                                                     fc2 row-parallel
+ *   RMSNorm -> logits = z E^T (tied, vocab-parallel) -> cross-entropy
+ *
+ * Logical weights: E [V, h], fc1 [ffn, h], fc2 [h, ffn] (rows are outputs),
+ * norms [h]. The vocabulary is padded to Vp, a multiple of TP; padded rows
+ * are zero and masked out of the softmax, so no result depends on TP. Each
+ * rank keeps its TP slice of every large weight (rows t*Vp/TP.. of E, rows
+ * t*ffn/TP.. of fc1, columns t*ffn/TP.. of fc2), and of that TP-local
+ * tensor [d0, d1] only rows [g*S, (g+1)*S): d0 is padded at the tail to a
+ * multiple of RT_GTP_PAD x G (no padding when G = 1) and S = padded d0 / G,
+ * as Megatron's gtp_remat_shard_dim0 does. Norms are GTP- and TP-replicated.
+ *
+ * A train step (rt_train.c): the token count is all-reduced over dp_cp;
+ * per micro-batch the forward all-gathers each weight over gtp right before
+ * it is used, all-reduces activations over tp after the embedding and fc2,
+ * and reduces the CE statistics over tp (max, target logit, sum of exp);
+ * the backward all-gathers each weight again, all-reduces fc1's and the
+ * output layer's input gradients over tp and reduce-scatters each weight
+ * gradient over gtp into the local shard's gradient. After the last
+ * micro-batch the shard gradients are all-reduced over dp_cp_replicate and
+ * the norm gradients over dp_cp; Adam updates the local shards; the loss is
+ * all-reduced over dp_cp; a world barrier ends the step.
+ *
+ * Weights start from the seed alone (rt_data's counter-based normals over
+ * logical coordinates), so every layout starts from the same logical model.
+ */
+#ifndef GTPLAN_RT_MODEL_H
+#define GTPLAN_RT_MODEL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "coll.h"
+#include "kern.h"
+#include "rt_plan.h"
+
+/* GTPRematConfig.pad_for_alignment's default (Megatron). */
+#define RT_GTP_PAD 16
+#define RT_NORM_EPS 1e-5f
+#define RT_ADAM_BETA1 0.9f
+#define RT_ADAM_BETA2 0.999f
+#define RT_ADAM_EPS 1e-8f
+/* Megatron's init_method_std; fc2 is scaled by 1/sqrt(2 layers). */
+#define RT_INIT_STD 0.02
+
+enum rt_split { RT_SPLIT_VOCAB, RT_SPLIT_COLUMN, RT_SPLIT_ROW };
+
+/* One GTP-sharded weight on this rank. */
+struct rt_weight {
+	char name[48];           /* "embedding", "layers.0.fc1", ... */
+	enum rt_split split;
+	long long rows, cols;    /* logical */
+	long long d0, d1;        /* the TP-local tensor */
+	long long d0_real;       /* its rows that are logical rows (vocab
+				    padding excluded) */
+	long long row0, col0;    /* its offset in the logical tensor */
+	long long pad;           /* GTP tail padding rows */
+	long long shard;         /* S: rows per GTP shard */
+	long long off;           /* the shard's place in param/grad */
+	uint64_t stream;         /* init stream */
+	double std;
+};
+
+/* Sizes one rank works with. */
+struct rt_shape {
+	long long h, ffn, fl, layers;  /* fl = ffn / TP */
+	long long vocab, vp, vl;       /* V, padded V, Vp / TP */
+	long long vfirst, vvalid;      /* this rank's first id, real ids */
+	long long seq_len, local_seq;  /* local_seq = seq_len / CP */
+	long long micro, tokens;       /* tokens = micro x local_seq */
+	long long global_batch, per_lane, micro_batches;
+	int tp, cp, g, lanes;
+	int t, c, gr, lane;            /* this rank's coordinates */
+};
+
+struct rt_model {
+	struct kern_ctx *k;
+	struct coll *c;
+	struct rt_shape s;
+	uint64_t seed;
+	double lr;
+	int sgd;                     /* 1: plain SGD instead of Adam (set by
+					the caller after rt_model_init) */
+	long long step;              /* optimizer steps done */
+
+	struct rt_weight emb;
+	struct rt_weight *fc1, *fc2; /* per layer */
+	long long n_shard, n_rep;    /* sharded, then replicated elements */
+	long long norm_off;          /* first norm in param (layer l at
+					norm_off + l h; the final one last) */
+	float *param, *grad, *adam_m, *adam_v;
+
+	/* scratch: one gathered TP-local weight, its gradient, one shard, and
+	 * the embedding's TP-local gradient of a micro-batch */
+	float *full, *gfull, *gshard, *gemb;
+	long long full_n;            /* elements of full */
+	/* activations of one micro-batch, x[0..layers] */
+	float **x, **n, **a, **b, **rstd;
+	float *z, *rstd_f, *logits, *dx, *dn, *dtmp, *db;
+	float *cmax, *csum, *ctgt, *closs;
+	int32_t *tokens, *targets;   /* device copies */
+	int32_t *sample;             /* host: one sample's tokens */
+	int32_t *h_tokens, *h_targets;
+	float *h_loss;
+};
+
+/* Checks that the plan's layout can split the model and sets m->s; every
+ * refusal is one message naming the size and the fix. RT_EPLAN on refusal.
+ * global_batch / micro_batch: 0 takes the plan's. */
+int rt_model_shape(struct rt_shape *s, const struct rt_plan *p,
+		   long long global_batch, long long micro_batch);
+
+/* Lays out the shards, allocates on k's device and initialises from the
+ * seed. Returns 0 or a negative RT_E* code. */
+int rt_model_init(struct rt_model *m, const struct rt_plan *p,
+		  const struct rt_shape *s, struct kern_ctx *k,
+		  struct coll *c);
+void rt_model_release(struct rt_model *m);
+
+/* One optimizer step on the global batch of step `step` (from 1). Sets
+ * *loss to the mean token loss of the batch (before the update) and
+ * *tokens to the global token count. Collective. */
+int rt_model_train_step(struct rt_model *m, long long step, double *loss,
+			long long *tokens);
+
+/* Gathers every full logical weight (GTP first, then TP, padding
+ * stripped) and, on world rank 0, writes them as JSON to f ("gtplan-
+ * weights/1": tensors in model order, each with name, shape and data as
+ * %.9g, which gives fp32 back exactly). f may be NULL on other ranks.
+ * Collective. */
+int rt_model_dump(struct rt_model *m, FILE *f);
+
+/* ---- internals shared by rt_model.c and rt_train.c ---------------------- */
+
+/* m->full = w's TP-local tensor [d0 + pad, d1] (all-gather over gtp). */
+int rt_gather_weight(struct rt_model *m, const struct rt_weight *w);
+/* Reduce-scatters the TP-local gradient gfull [d0 + pad, d1] over gtp and
+ * adds this rank's block to w's shard gradient. Zeroes gfull's padding
+ * rows first (the caller wrote rows [0, d0)). */
+int rt_scatter_grad(struct rt_model *m, const struct rt_weight *w,
+		    float *gfull);
+/* A kernel status as a runtime code, reported with the call's place. */
+int rt_kcheck(int kern_rc, const char *call, const char *file, int line);
+
+#define KCHECK(cmd)                                                       \
+	do {                                                              \
+		int kc_ = (cmd);                                          \
+		if (kc_)                                                  \
+			return rt_kcheck(kc_, #cmd, __FILE__, __LINE__);  \
+	} while (0)
+#define RCHECK(cmd)                       \
+	do {                              \
+		int rc_ = (cmd);          \
+		if (rc_)                  \
+			return rc_;       \
+	} while (0)
+
+#endif

@@ -1,0 +1,436 @@
+/*
+ * rt_plan: reading and checking the plan JSON (see rt_plan.h).
+ */
+#include "rt_plan.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_err.h"
+
+#define BIT(a) (1u << (unsigned)(a))
+
+static const struct {
+	const char *name;
+	unsigned axes;
+} kinds[RT_NKINDS] = {
+	[RT_K_TP] = { "tp", BIT(RT_TP) },
+	[RT_K_CP] = { "cp", BIT(RT_CP) },
+	[RT_K_GTP] = { "gtp", BIT(RT_GTP) },
+	[RT_K_DP] = { "dp", BIT(RT_GTP) | BIT(RT_DP) },
+	[RT_K_DP_CP] = { "dp_cp", BIT(RT_GTP) | BIT(RT_DP) | BIT(RT_CP) },
+	[RT_K_DP_CP_REPLICATE] = { "dp_cp_replicate", BIT(RT_DP) | BIT(RT_CP) },
+	[RT_K_WORLD] = { "world", 0 },
+};
+
+/* The plan's names of the axes, as keys of a rank object. */
+static const char *const axis_key[RT_NAXES] = {
+	[RT_TP] = "tp", [RT_CP] = "cp", [RT_GTP] = "gtp",
+	[RT_DP] = "dp_replicate", [RT_PP] = "pp",
+};
+
+const char *rt_kind_name(enum rt_kind k)
+{
+	return (unsigned)k < RT_NKINDS ? kinds[k].name : "?";
+}
+
+void rt_plan_init(struct rt_plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->me = -1;
+}
+
+void rt_plan_release(struct rt_plan *p)
+{
+	free(p->ranks);
+	for (int k = 0; k < RT_NKINDS; k++)
+		free(p->group[k].members);
+	rt_plan_init(p);
+}
+
+/* obj[key] as an integer in [min, max]; a null gives *out = 0 when
+ * null_ok. Reports and returns RT_EPLAN otherwise. */
+static int get_int(const json_t *obj, const char *where, const char *key,
+		   long long min, long long max, int null_ok, long long *out)
+{
+	json_t *v = json_object_get(obj, key);
+	char got[32];
+
+	if (v && json_is_null(v) && null_ok) {
+		*out = 0;
+		return 0;
+	}
+	if (json_is_integer(v) && json_integer_value(v) >= min &&
+	    json_integer_value(v) <= max) {
+		*out = json_integer_value(v);
+		return 0;
+	}
+	if (json_is_integer(v))
+		snprintf(got, sizeof(got), "%lld",
+			 (long long)json_integer_value(v));
+	else
+		snprintf(got, sizeof(got), "%s", !v ? "missing" :
+			 json_is_null(v) ? "null" : "not an integer");
+	return rt_error_once(RT_EPLAN, "plan: %s%s%s is %s; want an integer "
+			     "in [%lld, %lld]", where, *where ? "." : "", key,
+			     got, min, max);
+}
+
+static int read_sizes(struct rt_plan *p, const json_t *root)
+{
+	const json_t *s = json_object_get(root, "sizes");
+	long long v, prod = 1;
+	int rc;
+
+	if (!json_is_object(s))
+		return rt_error_once(RT_EPLAN, "plan: no 'sizes' object");
+	if ((rc = get_int(root, "", "world_size", 1, RT_MAX_WORLD, 0, &v)))
+		return rc;
+	p->world = (int)v;
+	for (int a = 0; a < RT_NAXES; a++) {
+		if ((rc = get_int(s, "sizes", axis_key[a], 1, RT_MAX_WORLD, 0,
+				  &v)))
+			return rc;
+		p->size[a] = (int)v;
+		prod *= v;
+	}
+	if ((rc = get_int(s, "sizes", "dp", 1, RT_MAX_WORLD, 0, &v)))
+		return rc;
+	p->lanes = (int)v;
+	if ((rc = get_int(s, "sizes", "ep", 1, RT_MAX_WORLD, 0, &v)))
+		return rc;
+	p->ep = (int)v;
+	if (prod != p->world || p->lanes != p->size[RT_GTP] * p->size[RT_DP])
+		return rt_error_once(RT_EPLAN, "plan: sizes tp %d x cp %d x gtp "
+				     "%d x dp_replicate %d x pp %d do not make "
+				     "the world of %d ranks with %d lanes",
+				     p->size[RT_TP], p->size[RT_CP],
+				     p->size[RT_GTP], p->size[RT_DP],
+				     p->size[RT_PP], p->world, p->lanes);
+	return 0;
+}
+
+/* rank_order: tokens separated by '-', leftmost fastest; ep is dropped
+ * (its size is 1 on the dense grid), gtp_remat is gtp. */
+static int read_order(struct rt_plan *p, const json_t *root)
+{
+	const char *s = json_string_value(json_object_get(root, "rank_order"));
+	char buf[128], *tok, *save = NULL;
+	unsigned seen = 0;
+	int n = 0;
+
+	if (!s || strlen(s) >= sizeof(buf))
+		return rt_error_once(RT_EPLAN, "plan: no usable 'rank_order'");
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, "-", &save); tok;
+	     tok = strtok_r(NULL, "-", &save)) {
+		int a = -1;
+
+		if (!strcmp(tok, "ep"))
+			continue;
+		if (!strcmp(tok, "tp"))
+			a = RT_TP;
+		else if (!strcmp(tok, "cp"))
+			a = RT_CP;
+		else if (!strcmp(tok, "gtp") || !strcmp(tok, "gtp_remat"))
+			a = RT_GTP;
+		else if (!strcmp(tok, "dp"))
+			a = RT_DP;
+		else if (!strcmp(tok, "pp"))
+			a = RT_PP;
+		if (a < 0 || (seen & BIT(a)))
+			return rt_error_once(RT_EPLAN, "plan: rank_order '%s' "
+					     "has an unknown or repeated axis "
+					     "'%s'", s, tok);
+		seen |= BIT(a);
+		p->order[n++] = a;
+	}
+	if (n != RT_NAXES)
+		return rt_error_once(RT_EPLAN, "plan: rank_order '%s' does not "
+				     "name tp, cp, gtp, dp and pp", s);
+	return 0;
+}
+
+/* Mixed-radix number of coordinates c on `axes`, earliest axis in the
+ * order least significant (Megatron's group enumeration). */
+static long long radix(const struct rt_plan *p, const int *c, unsigned axes)
+{
+	long long v = 0, w = 1;
+
+	for (int i = 0; i < RT_NAXES; i++) {
+		int a = p->order[i];
+
+		if (axes & BIT(a)) {
+			v += w * c[a];
+			w *= p->size[a];
+		}
+	}
+	return v;
+}
+
+static int read_ranks(struct rt_plan *p, const json_t *root)
+{
+	const json_t *arr = json_object_get(root, "ranks");
+	const unsigned all = BIT(RT_NAXES) - 1;
+	int rc;
+
+	if (!json_is_array(arr) || json_array_size(arr) != (size_t)p->world)
+		return rt_error_once(RT_EPLAN, "plan: 'ranks' must list the %d "
+				     "ranks of the world", p->world);
+	p->ranks = calloc((size_t)p->world, sizeof(*p->ranks));
+	if (!p->ranks)
+		return rt_error(RT_ENOMEM, "out of memory reading the plan");
+	for (int r = 0; r < p->world; r++) {
+		const json_t *o = json_array_get(arr, (size_t)r);
+		struct rt_rank *rk = &p->ranks[r];
+		char where[32];
+		long long v;
+
+		snprintf(where, sizeof(where), "ranks[%d]", r);
+		if ((rc = get_int(o, where, "rank", r, r, 0, &v)))
+			return rc;
+		for (int a = 0; a < RT_NAXES; a++) {
+			if ((rc = get_int(o, where, axis_key[a], 0,
+					  p->size[a] - 1, 0, &v)))
+				return rc;
+			rk->c[a] = (int)v;
+		}
+		if ((rc = get_int(o, where, "lane", 0, p->lanes - 1, 0, &v)))
+			return rc;
+		rk->lane = (int)v;
+		if ((rc = get_int(o, where, "node", 0, RT_MAX_WORLD, 0, &v)))
+			return rc;
+		rk->node = (int)v;
+		if ((rc = get_int(o, where, "local_rank", 0, RT_MAX_WORLD, 0,
+				  &v)))
+			return rc;
+		rk->local_rank = (int)v;
+		/* the coordinates give the rank under rank_order */
+		if (radix(p, rk->c, all) != r)
+			return rt_error_once(RT_EPLAN, "plan: rank %d has "
+				"coordinates tp %d cp %d gtp %d dp %d pp %d, "
+				"which are rank %lld under the rank order",
+				r, rk->c[RT_TP], rk->c[RT_CP], rk->c[RT_GTP],
+				rk->c[RT_DP], rk->c[RT_PP],
+				radix(p, rk->c, all));
+	}
+	return 0;
+}
+
+/* One kind's groups: they partition the world, have the size the kind's
+ * axes give, and rank `me`'s group is the one its coordinates name. */
+static int read_kind(struct rt_plan *p, const json_t *groups, enum rt_kind k,
+		     unsigned char *seen)
+{
+	const char *name = kinds[k].name;
+	unsigned axes = kinds[k].axes, rest = (BIT(RT_NAXES) - 1) & ~axes;
+	const json_t *list = json_object_get(groups, name);
+	const struct rt_rank *me = &p->ranks[p->me];
+	struct rt_group *mine = &p->group[k];
+	long long size = 1, count;
+	size_t i, j;
+
+	for (int a = 0; a < RT_NAXES; a++)
+		if (axes & BIT(a))
+			size *= p->size[a];
+	count = p->world / size;
+	if (!json_is_array(list) || json_array_size(list) != (size_t)count)
+		return rt_error_once(RT_EPLAN, "plan: groups.%s must hold %lld "
+				     "groups of %lld ranks", name, count, size);
+	memset(seen, 0, (size_t)p->world);
+	for (i = 0; i < (size_t)count; i++) {
+		const json_t *g = json_array_get(list, i);
+		int has_me = 0;
+
+		if (!json_is_array(g) || json_array_size(g) != (size_t)size)
+			return rt_error_once(RT_EPLAN, "plan: groups.%s[%zu] "
+					     "does not have %lld ranks", name, i,
+					     size);
+		for (j = 0; j < (size_t)size; j++) {
+			json_t *v = json_array_get(g, j);
+			long long r = json_integer_value(v);
+
+			if (!json_is_integer(v) || r < 0 || r >= p->world ||
+			    seen[r]++)
+				return rt_error_once(RT_EPLAN, "plan: groups.%s"
+					"[%zu] has a rank that is not in the "
+					"world or is listed twice", name, i);
+			has_me |= r == p->me;
+		}
+		if (!has_me)
+			continue;
+		mine->index = (long long)i;
+		mine->n = (int)size;
+		mine->members = malloc((size_t)size * sizeof(int));
+		if (!mine->members)
+			return rt_error(RT_ENOMEM, "out of memory");
+		for (j = 0; j < (size_t)size; j++)
+			mine->members[j] = (int)json_integer_value(
+				json_array_get(g, j));
+	}
+	/* each member shares my coordinates off the kind's axes and sits at
+	 * the place its own coordinates on them give */
+	if (mine->index != radix(p, me->c, rest))
+		return rt_error(RT_EPLAN, "plan: my %s group is number %lld, "
+				"but my coordinates say %lld", name,
+				mine->index, radix(p, me->c, rest));
+	for (j = 0; j < (size_t)size; j++) {
+		const struct rt_rank *m = &p->ranks[mine->members[j]];
+
+		for (int a = 0; a < RT_NAXES; a++)
+			if (!(axes & BIT(a)) && m->c[a] != me->c[a])
+				return rt_error(RT_EPLAN, "plan: rank %d is in "
+					"my %s group but its %s coordinate is "
+					"%d, mine is %d", mine->members[j],
+					name, axis_key[a], m->c[a], me->c[a]);
+		if (radix(p, m->c, axes) != (long long)j)
+			return rt_error(RT_EPLAN, "plan: rank %d is at place "
+					"%zu of my %s group, its coordinates "
+					"say %lld", mine->members[j], j, name,
+					radix(p, m->c, axes));
+		if (mine->members[j] == p->me)
+			mine->pos = (int)j;
+	}
+	return 0;
+}
+
+static int read_groups(struct rt_plan *p, const json_t *root)
+{
+	const json_t *groups = json_object_get(root, "groups");
+	unsigned char *seen;
+	int rc = 0;
+
+	if (!json_is_object(groups))
+		return rt_error_once(RT_EPLAN, "plan: no 'groups' object");
+	seen = malloc((size_t)p->world);
+	if (!seen)
+		return rt_error(RT_ENOMEM, "out of memory");
+	for (int k = 0; k < RT_K_WORLD && !rc; k++)
+		rc = read_kind(p, groups, (enum rt_kind)k, seen);
+	free(seen);
+	if (rc)
+		return rc;
+	p->group[RT_K_WORLD].n = p->world;
+	p->group[RT_K_WORLD].pos = p->me;
+	p->group[RT_K_WORLD].members = malloc((size_t)p->world * sizeof(int));
+	if (!p->group[RT_K_WORLD].members)
+		return rt_error(RT_ENOMEM, "out of memory");
+	for (int r = 0; r < p->world; r++)
+		p->group[RT_K_WORLD].members[r] = r;
+	if (p->ranks[p->me].lane != p->group[RT_K_DP].pos)
+		return rt_error(RT_EPLAN, "plan: my lane is %d, but I am at "
+				"place %d of my dp group",
+				p->ranks[p->me].lane, p->group[RT_K_DP].pos);
+	return 0;
+}
+
+static int read_runtime(struct rt_plan *p, const json_t *root)
+{
+	const json_t *o = json_object_get(root, "runtime");
+	struct rt_settings *s = &p->rt;
+	const json_t *lr;
+	const char *dtype;
+	int rc;
+
+	if (!json_is_object(o))
+		return rt_error_once(RT_EPLAN, "plan: no 'runtime' object (a "
+				     "plan from an older gtplan?); plan the "
+				     "config again");
+	if ((rc = get_int(o, "runtime", "hidden", 1, 1 << 20, 0, &s->hidden)) ||
+	    (rc = get_int(o, "runtime", "ffn", 1, 1 << 22, 0, &s->ffn)) ||
+	    (rc = get_int(o, "runtime", "layers", 1, 1 << 12, 0, &s->layers)) ||
+	    (rc = get_int(o, "runtime", "seq_len", 1, 1 << 22, 0,
+			  &s->seq_len)) ||
+	    (rc = get_int(o, "runtime", "vocab", 1, 1 << 24, 0, &s->vocab)) ||
+	    (rc = get_int(o, "runtime", "seed", 0, 0x7fffffffffffffffLL, 0,
+			  &s->seed)) ||
+	    (rc = get_int(o, "runtime", "steps", 1, 1 << 30, 0, &s->steps)))
+		return rc;
+	lr = json_object_get(o, "lr");
+	if (!json_is_number(lr) || !(json_number_value(lr) > 0))
+		return rt_error_once(RT_EPLAN, "plan: runtime.lr must be a "
+				     "positive number");
+	s->lr = json_number_value(lr);
+	dtype = json_string_value(json_object_get(o, "dtype"));
+	if (!dtype || (strcmp(dtype, "fp32") && strcmp(dtype, "bf16")))
+		return rt_error_once(RT_EPLAN, "plan: runtime.dtype must be "
+				     "fp32 or bf16");
+	s->bf16 = !strcmp(dtype, "bf16");
+	return 0;
+}
+
+static int read_batch_and_diags(struct rt_plan *p, const json_t *root)
+{
+	const json_t *b = json_object_get(root, "batch");
+	const json_t *d = json_object_get(root, "diagnostics");
+	size_t i;
+	int rc;
+
+	if (!json_is_object(b))
+		return rt_error_once(RT_EPLAN, "plan: no 'batch' object");
+	if ((rc = get_int(b, "batch", "global", 1, 1LL << 40, 1,
+			  &p->global_batch)) ||
+	    (rc = get_int(b, "batch", "micro", 1, 1LL << 40, 1,
+			  &p->micro_batch)))
+		return rc;
+	for (i = 0; json_is_array(d) && i < json_array_size(d); i++) {
+		const json_t *x = json_array_get(d, i);
+		const char *sev = json_string_value(json_object_get(x,
+								    "severity"));
+
+		if (!sev || strcmp(sev, "error"))
+			continue;
+		if (!p->n_errors++)
+			snprintf(p->first_error, sizeof(p->first_error),
+				 "%s: %s", json_string_value(
+				 json_object_get(x, "code")) ?
+				 json_string_value(json_object_get(x, "code")) :
+				 "?", json_string_value(json_object_get(
+				 x, "message")) ? json_string_value(
+				 json_object_get(x, "message")) : "");
+	}
+	return 0;
+}
+
+int rt_plan_load(struct rt_plan *p, const char *path, int me, int world)
+{
+	json_error_t jerr;
+	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	const char *fmt;
+	int rc;
+
+	if (!root && jerr.line < 1)
+		return rt_error_once(RT_EIO, "%s", jerr.text);
+	if (!root)
+		return rt_error_once(RT_EIO, "%s:%d:%d: %s", path, jerr.line,
+				     jerr.column, jerr.text);
+	fmt = json_string_value(json_object_get(root, "format"));
+	if (!fmt || strcmp(fmt, "gtplan-plan/1")) {
+		rc = rt_error_once(RT_EPLAN, "%s: not a gtplan plan (format "
+				   "'%s', want 'gtplan-plan/1')", path,
+				   fmt ? fmt : "none");
+		goto out;
+	}
+	if ((rc = read_sizes(p, root)) || (rc = read_order(p, root)) ||
+	    (rc = read_runtime(p, root)) ||
+	    (rc = read_batch_and_diags(p, root)))
+		goto out;
+	if (world != p->world) {
+		rc = rt_error_once(RT_EWORLD, "%s is a plan for %d ranks, but "
+				   "MPI started %d; run it with mpirun -np %d",
+				   path, p->world, world, p->world);
+		goto out;
+	}
+	if (me < 0 || me >= world) {
+		rc = rt_error(RT_EUSAGE, "rank %d is not in a world of %d",
+			      me, world);
+		goto out;
+	}
+	p->me = me;
+	if ((rc = read_ranks(p, root)) || (rc = read_groups(p, root)))
+		goto out;
+out:
+	json_decref(root);
+	return rc;
+}

@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# gtplan-run on CPU under `mpirun --oversubscribe` (issue #7's proof):
+#   tests/runtime_parity.sh     prints "RESULT passed failed skipped" last
+# 1. the single-rank run against an independent float64 model
+#    (tests/runtime_reference.py: step-1 loss, finite-difference gradients);
+# 2. parity: TP2xG3 (6 ranks), TP1xG2xD2, TP2xG2xD2, TP2xCP2xG2 (8 ranks)
+#    against the single-rank run on the same global batch, per-step loss and
+#    final gathered weights within 1e-5 relative (tests/runtime_compare.py):
+#    Adam runs normwise, SGD runs element by element;
+# 3. each rank's --record against the plan (tests/runtime_records.py);
+# 4. determinism, the --timeout path (results, and a stopped rank reported
+#    and the job ended with no rank left), and the refusals (world size,
+#    sizes a layout cannot split, plans with errors, wrong groups, no CUDA).
+# Every mpirun runs under `timeout`, so a hang fails instead of blocking.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+GTPLAN=$(realpath "${GTPLAN:-build/gtplan}")
+RUN=$(realpath "${GTPLAN_RUN:-build/gtplan-run}")
+PY=/usr/bin/python3
+CFG=tests/runtime/parity.yaml
+TOL=1e-5
+LIMIT=120 # seconds for one mpirun
+pass=0 fail=0 skip=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+finish() { echo "RESULT $pass $fail $skip"; exit $((fail > 0)); }
+
+if ! command -v mpirun >/dev/null 2>&1; then
+	echo "SKIP: mpirun not found (make deps-test installs Open MPI)"
+	skip=1; finish
+fi
+for b in "$GTPLAN" "$RUN"; do
+	[ -x "$b" ] || { bad "$b is not built (make build/gtplan build/gtplan-run)"; finish; }
+done
+export OPENBLAS_NUM_THREADS=1
+if [ "$(id -u)" -eq 0 ]; then
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+
+# check NAME CMD...: CMD must exit 0 (its output is shown when not)
+check() {
+	local name=$1; shift
+	if "$@" >"$tmp/out" 2>&1; then ok; else
+		bad "$name"; sed 's/^/    /' "$tmp/out" | tail -15; fi
+}
+# refuse NAME TEXT CMD...: CMD must fail, saying TEXT
+refuse() {
+	local name=$1 text=$2; shift 2
+	"$@" >"$tmp/out" 2>&1; local rc=$?
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -qF -- "$text" "$tmp/out"; then ok; else
+		bad "$name: exit $rc, want a failure saying '$text'"; sed 's/^/    /' "$tmp/out" | tail -10; fi
+}
+# plan NAME NP OVERRIDE...: the plan JSON of CFG on NP ranks, schema-checked
+plan() {
+	local name=$1 np=$2; shift 2
+	check "plan $name" "$GTPLAN" plan "$CFG" cluster.gpus_per_node="$np" "$@" -o "$tmp/$name.json"
+	check "plan $name schema" "$PY" tests/check_plan_schema.py schemas/plan.schema.json "$tmp/$name.json"
+}
+# mpi NP ARGS...: gtplan-run on NP ranks
+mpi() {
+	local np=$1; shift
+	timeout "$LIMIT" mpirun --oversubscribe --bind-to none -np "$np" "$RUN" "$@"
+}
+# train NAME NP OPTIMIZER [ARGS...]: a run of plan NAME, its outputs in
+# $tmp/NAME.OPTIMIZER.{log,w,rec.*}
+train() {
+	local name=$1 np=$2 opt=$3; shift 3
+	check "run $name $opt" mpi "$np" "$tmp/$name.json" --optimizer "$opt" \
+		--log "$tmp/$name.$opt.log" --dump-weights "$tmp/$name.$opt.w" \
+		--record "$tmp/$name.$opt.rec" "$@"
+}
+compare() { # NAME OPTIMIZER METRIC
+	check "parity $1 $2" "$PY" tests/runtime_compare.py "$TOL" "$3" \
+		"$tmp/ref.$2.log" "$tmp/ref.$2.w" "$tmp/$1.$2.log" "$tmp/$1.$2.w"
+	sed "s/^/    $1 $2: /" "$tmp/out"
+}
+
+M=policy.megatron_cfg
+start=$(date +%s)
+
+# ---- 1. the reference run and the float64 model ---------------------------
+plan ref 1
+train ref 1 adam
+train ref 1 sgd --lr 1
+check "loss decreases" "$PY" - "$tmp/ref.adam.log" <<'EOF'
+import json, sys
+loss = [json.loads(l)["loss"] for l in open(sys.argv[1])]
+assert len(loss) == 4 and loss[-1] < loss[0] - 0.3, loss
+EOF
+plan fd 1 gtplan.runtime.hidden=16 gtplan.runtime.ffn=32 gtplan.runtime.seq_len=16 \
+	gtplan.runtime.lr=10 policy.train_global_batch_size=2
+check "fd init" mpi 1 "$tmp/fd.json" --steps 0 --dump-weights "$tmp/fd0.w"
+check "fd step" mpi 1 "$tmp/fd.json" --steps 1 --optimizer sgd --log "$tmp/fd1.log" --dump-weights "$tmp/fd1.w"
+check "float64 reference" "$PY" tests/runtime_reference.py "$tmp/fd.json" "$tmp/fd0.w" "$tmp/fd1.w" "$tmp/fd1.log"
+sed 's/^/    reference: /' "$tmp/out"
+
+# ---- 2, 3. the parity matrix and the records ------------------------------
+# name ranks micro-batches-per-lane overrides
+layouts=(
+	"tp2g3 6 4 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6"
+	"tp1g2d2 4 3 $M.tensor_parallel_num_weight_shards=2"
+	"tp2g2d2 8 3 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4"
+	"tp2cp2g2 8 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4 $M.context_parallel_size=2 policy.sequence_packing.enabled=true"
+)
+for row in "${layouts[@]}"; do
+	read -r name np mbs overrides <<<"$row"
+	# shellcheck disable=SC2086 # the overrides are words
+	plan "$name" "$np" $overrides
+	train "$name" "$np" adam
+	compare "$name" adam norm
+	train "$name" "$np" sgd --lr 1
+	compare "$name" sgd max
+	check "records $name" "$PY" tests/runtime_records.py "$tmp/$name.json" "$tmp/$name.adam.rec" "$mbs"
+done
+
+# ---- 4. determinism, --timeout, refusals ----------------------------------
+check "rerun tp2g3" mpi 6 "$tmp/tp2g3.json" --dump-weights "$tmp/again.w" --log "$tmp/again.log"
+if cmp -s "$tmp/again.w" "$tmp/tp2g3.adam.w"; then ok; else bad "tp2g3 weights differ between two runs"; fi
+check "rerun tp2g3 losses" "$PY" -c 'import json,sys
+a, b = ([json.loads(l)["loss"] for l in open(f)] for f in sys.argv[1:])
+assert a == b, (a, b)' "$tmp/again.log" "$tmp/tp2g3.adam.log"
+check "run with --timeout" mpi 4 "$tmp/tp1g2d2.json" --timeout 60 --log "$tmp/to.log" \
+	--dump-weights "$tmp/to.w" --record "$tmp/to-{rank}.jsonl"
+check "parity with --timeout" "$PY" tests/runtime_compare.py "$TOL" norm "$tmp/ref.adam.log" "$tmp/ref.adam.w" "$tmp/to.log" "$tmp/to.w"
+for r in 0 1 2 3; do
+	if [ -s "$tmp/to-$r.jsonl" ]; then ok; else bad "--record with {rank}: no $tmp/to-$r.jsonl"; fi
+done
+
+# The timeout stops a run whose collective never completes: one rank of a
+# long run is stopped (SIGSTOP, by its pid); its GTP peer reports the
+# collective, the job is aborted and no rank is left behind.
+ranks_of() { # PID: the gtplan-run processes below PID
+	local s pid comm state ppid seen=" $1 " found=1
+	while [ "$found" -eq 1 ]; do
+		found=0
+		for s in /proc/[0-9]*/stat; do
+			read -r pid comm state ppid _ 2>/dev/null <"$s" || continue
+			case "$seen" in *" $ppid "*) ;; *) continue ;; esac
+			case "$seen" in *" $pid "*) continue ;; esac
+			seen="$seen$pid "; found=1
+			[ "$comm" = "(gtplan-run)" ] && echo "$pid"
+		done
+	done
+}
+mpi 4 "$tmp/tp1g2d2.json" --steps 1000000 --timeout 2 >"$tmp/wd.out" 2>&1 &
+wd=$! ranks=()
+for _ in $(seq 50); do
+	mapfile -t ranks < <(ranks_of "$wd")
+	[ ${#ranks[@]} -eq 4 ] && break
+	sleep 0.2
+done
+if [ ${#ranks[@]} -eq 4 ]; then
+	sleep 1
+	kill -STOP "${ranks[3]}"
+	wait "$wd"; rc=$?
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q "did not complete within 2 s" "$tmp/wd.out"; then ok; else
+		bad "timeout: exit $rc, want a report"; tail -5 "$tmp/wd.out" | sed 's/^/    /'; fi
+	# gone, or a zombie (exited, not yet reaped by the new parent)
+	for _ in $(seq 25); do
+		left=0
+		for p in "${ranks[@]}"; do
+			read -r _ _ state _ 2>/dev/null <"/proc/$p/stat" || continue
+			[ "$state" != Z ] && left=$((left + 1))
+		done
+		[ "$left" -eq 0 ] && break
+		sleep 0.2
+	done
+	if [ "$left" -eq 0 ]; then ok; else bad "timeout: $left ranks left running"; fi
+	grep "did not complete" "$tmp/wd.out" | head -1 | sed 's/^/    watchdog: /'
+else
+	kill "$wd" 2>/dev/null; wait "$wd"
+	bad "timeout: the 4 ranks did not start"
+fi
+
+refuse "world size" "is a plan for 6 ranks, but MPI started 2" mpi 2 "$tmp/tp2g3.json"
+plan ffn97 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6 gtplan.runtime.ffn=97
+refuse "ffn by TP" "gtplan.runtime.ffn 97 is not divisible by TP 2" mpi 6 "$tmp/ffn97.json"
+plan seq30 8 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4 \
+	$M.context_parallel_size=2 policy.sequence_packing.enabled=true gtplan.runtime.seq_len=30
+refuse "seq_len by CP" "does not split into 2 x CP = 4 chunks" mpi 8 "$tmp/seq30.json"
+refuse "device cuda" "no CUDA path yet" mpi 1 "$tmp/ref.json" --device cuda
+refuse "bad option" "unknown option '--bogus'" mpi 1 "$tmp/ref.json" --bogus
+"$PY" - "$tmp/ref.json" "$tmp/err.json" <<'EOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["diagnostics"].append({"code": "GT303", "column": None, "file": None, "hint": None,
+    "line": None, "message": "injected", "name": None, "notes": [], "path": None,
+    "severity": "error"})
+json.dump(p, open(sys.argv[2], "w"))
+EOF
+refuse "plan with errors" "the plan has 1 error (first: GT303: injected)" mpi 1 "$tmp/err.json"
+"$PY" -c 'import json, sys
+p = json.load(open(sys.argv[1])); p["world_size"] = 70000
+json.dump(p, open(sys.argv[2], "w"))' "$tmp/ref.json" "$tmp/huge.json"
+refuse "world limit" "plan: world_size is 70000; want an integer in [1, 65536]" mpi 1 "$tmp/huge.json"
+check "help" mpi 1 --help
+if grep -q "usage: mpirun -np W gtplan-run PLAN.json" "$tmp/out"; then ok; else bad "--help prints no usage"; fi
+check "plan with errors, --force" mpi 1 "$tmp/err.json" --force --steps 1
+# rank 1 listed in rank 2's TP group: each rank sees its coordinates disagree
+"$PY" - "$tmp/tp2g3.json" "$tmp/swap.json" <<'EOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert p["groups"]["tp"][:2] == [[0, 1], [2, 3]], p["groups"]["tp"]
+p["groups"]["tp"][:2] = [[0, 2], [1, 3]]
+json.dump(p, open(sys.argv[2], "w"))
+EOF
+refuse "groups against coordinates" "is in my tp group but its gtp coordinate is" mpi 6 "$tmp/swap.json"
+
+echo "runtime parity: $(($(date +%s) - start)) s"
+finish
