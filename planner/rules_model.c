@@ -1,0 +1,461 @@
+/*
+ * rules_model: the model's shape against a layout (GT600-GT605), and the
+ * entry point that runs every framework rule (see framework.h).
+ *
+ * Sources (Megatron-LM / Megatron-core, Megatron-Bridge):
+ *  - layers per stage: Megatron-LM training/arguments.py ("Number of layers
+ *    should be divisible by the pipeline-model-parallel size"); with
+ *    num_layers_in_first/last_pipeline_stage, core TransformerConfig
+ *    ("Mismatch: N middle layers remaining but M middle PP stages
+ *    available", "number of layers at middle stage ... must be divisible
+ *    by the middle pipeline model parallel size", the per-stage virtual
+ *    pipeline checks). Megatron-core built by Megatron-Bridge without that
+ *    validation gives each stage num_layers // PP layers and drops the rest.
+ *  - heads: core TransformerConfig ("num_attention_heads (H) must be a
+ *    multiple of tensor_model_parallel_size (T)"; "num_query_groups (G)
+ *    must be a multiple or divisor of tensor_model_parallel_size (T)",
+ *    which older Megatron-core versions required to be a multiple).
+ *  - experts: the MoE layer ("Number of experts should be a multiple of
+ *    expert model parallel_size"; "num_moe_experts must be non None to use
+ *    expert-parallel").
+ *  - vocabulary: Megatron-Bridge utils/vocab_utils.py
+ *    calculate_padded_vocab_size (NeMo-RL megatron/setup.py calls it).
+ */
+#include "framework.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+/* ---- helpers shared by the rule files ----------------------------------- */
+
+struct diag_loc fw_loc(const struct fw *f, const char *path)
+{
+	const struct cfg_node *n = path ? cfg_path(f->root, path) : NULL;
+
+	return n ? n->loc : DIAG_NOLOC;
+}
+
+int fw_int(const struct fw *f, const char *path, long long *out)
+{
+	return cfg_int(f->root, path, out);
+}
+
+int fw_bool(const struct fw *f, const char *path, int dflt)
+{
+	int b;
+
+	return cfg_bool(f->root, path, &b) == 1 ? b : dflt;
+}
+
+int fw_divides(long long v, const void *ctx)
+{
+	long long n = *(const long long *)ctx;
+
+	return v > 0 && n % v == 0;
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return (x > y) - (x < y);
+}
+
+size_t fw_list(char *buf, size_t len, long long near, long long max,
+	       size_t limit, int (*keep)(long long v, const void *ctx),
+	       const void *ctx)
+{
+	long long pick[16];
+	size_t n = 0, used = 0;
+
+	if (limit > 16)
+		limit = 16;
+	buf[0] = '\0';
+	/* nearest first: walk outwards from `near` */
+	for (long long d = 0; n < limit && (near - d >= 1 || near + d <= max);
+	     d++) {
+		if (near - d >= 1 && near - d <= max && keep(near - d, ctx))
+			pick[n++] = near - d;
+		if (d && n < limit && near + d <= max && near + d >= 1 &&
+		    keep(near + d, ctx))
+			pick[n++] = near + d;
+	}
+	qsort(pick, n, sizeof(pick[0]), cmp_ll);
+	for (size_t i = 0; i < n && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%lld",
+					 i == 0 ? "" : i + 1 == n ? " or " : ", ",
+					 pick[i]);
+	return n;
+}
+
+long long fw_padded_vocab(long long vocab, long long divisor, long long tp)
+{
+	long long m = (divisor > 0 ? divisor : 128) * (tp > 0 ? tp : 1);
+
+	return (vocab + m - 1) / m * m;
+}
+
+/* Where a finding about the model points when no layout value is to
+ * blame: gtplan.model or policy.model_name. */
+static void model_note(const struct fw *f, struct diag *d, const char *fmt,
+		       long long a)
+{
+	char what[160];
+
+	snprintf(what, sizeof(what), fmt, a);
+	diag_note(d, f->m.loc, "%s %s", f->m.name, what);
+}
+
+/* Hint candidates: no size above the training GPUs. */
+static long long cap(const struct fw *f, long long n)
+{
+	return f->p->world > 0 && f->p->world < n ? f->p->world : n;
+}
+
+/* ---- layers over pipeline stages (GT600) -------------------------------- */
+
+struct split {
+	long long layers, pp, vpp;
+};
+
+/* Layers of each middle stage when first/last stages get f and l (0:
+ * unset) layers; -1 when they do not split as Megatron requires. */
+static long long middle_layers(const struct split *s, long long f, long long l)
+{
+	long long n = s->layers, st = s->pp;
+
+	if (f) {
+		if (f < 1 || (s->vpp && f % s->vpp))
+			return -1;
+		n -= f;
+		st--;
+	}
+	if (l) {
+		if (l < 1 || (s->vpp && l % s->vpp))
+			return -1;
+		n -= l;
+		st--;
+	}
+	if (n < 0 || (n > 0) != (st > 0) || (st > 0 && n % st))
+		return -1;
+	if (st > 0 && s->vpp && (n / st) % s->vpp)
+		return -1;
+	return st > 0 ? n / st : 0;
+}
+
+static int pp_fits(long long pp, const void *ctx)
+{
+	const struct split *s = ctx;
+	struct split t = { s->layers, pp, s->vpp };
+
+	return middle_layers(&t, 0, 0) >= 0;
+}
+
+/* An uneven split for s->pp stages: first and last as near as possible to
+ * layers / pp. Returns 0 when there is none. */
+static int suggest_split(const struct split *s, long long *first,
+			 long long *last)
+{
+	long long best = -1, avg = s->layers / (s->pp > 0 ? s->pp : 1);
+
+	if (s->pp < 2)
+		return 0;
+	for (long long f = 1; f < s->layers; f++)
+		for (long long l = 1; f + l <= s->layers; l++) {
+			long long cost = llabs(f - avg) + llabs(l - avg);
+
+			if (middle_layers(s, f, l) < 0 ||
+			    (best >= 0 && cost >= best))
+				continue;
+			best = cost;
+			*first = f;
+			*last = l;
+		}
+	return best >= 0;
+}
+
+static void layers_rule(struct fw *f, const struct fw_layout *l)
+{
+	struct split s = { f->m.num_layers, l->pp, l->vpp };
+	const char *at = l->first_stage ? l->first_path :
+			 l->last_stage ? l->last_path : l->pp_path;
+	char valid[128];
+	long long first = 0, last = 0;
+	struct diag *d;
+
+	if (l->pp < 1 || middle_layers(&s, l->first_stage, l->last_stage) >= 0)
+		return;
+	if (l->first_stage || l->last_stage) {
+		long long n = s.layers - l->first_stage - l->last_stage;
+		long long st = l->pp - (l->first_stage > 0) -
+			       (l->last_stage > 0);
+
+		d = diag_add(f->diags, "GT600", fw_loc(f, at), at,
+			     "%s: Megatron cannot split %lld layers over PP "
+			     "%lld with %lld on the first and %lld on the "
+			     "last stage: "
+			     "%lld layers remain for %lld middle stage%s%s",
+			     l->who, s.layers, l->pp, l->first_stage,
+			     l->last_stage, n, st, st == 1 ? "" : "s",
+			     l->vpp ? " (each stage's layers must also divide "
+				      "by the virtual pipeline size)" : "");
+	} else {
+		d = diag_add(f->diags, "GT600", fw_loc(f, at), at,
+			     "%s: %lld layers do not split over PP %lld "
+			     "pipeline stages%s (Megatron-LM refuses it; "
+			     "Megatron-core as Megatron-Bridge builds it for "
+			     "NeMo-RL gives each stage %lld layers and drops "
+			     "%lld)", l->who, s.layers, l->pp,
+			     l->vpp ? " of whole virtual stages" : "",
+			     s.layers / l->pp, s.layers % l->pp);
+	}
+	fw_list(valid, sizeof(valid), l->pp, cap(f, s.layers), 8, pp_fits, &s);
+	if (suggest_split(&s, &first, &last))
+		diag_hint(d, "use PP %s, or keep PP %lld with "
+			  "num_layers_in_first_pipeline_stage: %lld and "
+			  "num_layers_in_last_pipeline_stage: %lld", valid,
+			  l->pp, first, last);
+	else
+		diag_hint(d, "use PP %s", valid);
+	model_note(f, d, "has %lld layers", s.layers);
+}
+
+/* ---- heads and query groups over TP (GT601, GT602) ---------------------- */
+
+struct heads {
+	long long heads, groups;
+	int mla;
+};
+
+static int tp_fits(long long tp, const void *ctx)
+{
+	const struct heads *h = ctx;
+
+	return h->heads % tp == 0 &&
+	       (h->mla || h->groups % tp == 0 || tp % h->groups == 0);
+}
+
+static void heads_rule(struct fw *f, const struct fw_layout *l)
+{
+	struct heads h = { f->m.num_attention_heads, f->m.num_query_groups,
+			   f->m.multi_latent_attention };
+	char valid[128];
+	struct diag *d;
+
+	if (h.groups < 1)
+		h.groups = h.heads;
+	if (l->tp < 1 || tp_fits(l->tp, &h))
+		return;
+	fw_list(valid, sizeof(valid), l->tp, cap(f, h.heads), 8, tp_fits, &h);
+	if (h.heads % l->tp) {
+		d = diag_add(f->diags, "GT601", fw_loc(f, l->tp_path),
+			     l->tp_path, "%s: TP %lld must divide the %lld "
+			     "attention heads (Megatron-core: "
+			     "num_attention_heads must be a multiple of "
+			     "tensor_model_parallel_size)", l->who, l->tp,
+			     h.heads);
+		diag_hint(d, "use TP %s", valid);
+		model_note(f, d, "has %lld attention heads", h.heads);
+		return;
+	}
+	d = diag_add(f->diags, "GT602", fw_loc(f, l->tp_path), l->tp_path,
+		     "%s: TP %lld and the %lld query groups (KV heads) "
+		     "neither divide each other (Megatron-core: "
+		     "num_query_groups must be a multiple or divisor of "
+		     "tensor_model_parallel_size)", l->who, l->tp, h.groups);
+	diag_hint(d, "use TP %s", valid);
+	model_note(f, d, "has %lld query groups", h.groups);
+}
+
+/* ---- experts over EP (GT603, GT604) ------------------------------------- */
+
+static void experts_rule(struct fw *f, const struct fw_layout *l)
+{
+	long long e = f->m.num_moe_experts;
+	char valid[128];
+	struct diag *d;
+
+	if (l->ep <= 1)
+		return;
+	if (!e) {
+		d = diag_add(f->diags, "GT604", fw_loc(f, l->ep_path),
+			     l->ep_path, "%s: EP %lld on a dense model "
+			     "(Megatron-core: num_moe_experts must be non None "
+			     "to use expert-parallel)", l->who, l->ep);
+		diag_hint(d, "set expert_model_parallel_size: 1 (the model "
+			  "has no experts), or describe its experts under "
+			  "gtplan.model");
+		diag_note(d, f->m.loc, "%s is dense (no num_moe_experts)",
+			  f->m.name);
+		return;
+	}
+	if (e % l->ep == 0)
+		return;
+	fw_list(valid, sizeof(valid), l->ep, cap(f, e), 8, fw_divides, &e);
+	d = diag_add(f->diags, "GT603", fw_loc(f, l->ep_path), l->ep_path,
+		     "%s: EP %lld must divide the %lld experts (Megatron: "
+		     "the number of experts should be a multiple of expert "
+		     "model parallel size; %lld / %lld = %.2f experts per "
+		     "rank)", l->who, l->ep, e, e, l->ep,
+		     (double)e / (double)l->ep);
+	diag_hint(d, "use EP %s", valid);
+	model_note(f, d, "has %lld experts per MoE layer", e);
+}
+
+void fw_shape_rules(struct fw *f, const struct fw_layout *l)
+{
+	if (!f->m.shape_known)
+		return;
+	layers_rule(f, l);
+	heads_rule(f, l);
+	experts_rule(f, l);
+}
+
+/* ---- the vocabulary Megatron pads (GT605) ------------------------------- */
+
+static long long vocab_divisor(const struct fw *f)
+{
+	long long v;
+
+	if (fw_int(f, FW_MEG "make_vocab_size_divisible_by", &v) == 1 && v > 0)
+		return v;
+	return f->m.make_vocab_size_divisible_by > 0 ?
+	       f->m.make_vocab_size_divisible_by : 128;
+}
+
+static void vocab_rule(struct fw *f)
+{
+	long long div = vocab_divisor(f), tp = f->p->tp;
+	long long padded = fw_padded_vocab(f->m.vocab_size, div, tp);
+	const char *at = FW_MEG "tensor_model_parallel_size";
+	struct diag *d;
+
+	if (padded == f->m.vocab_size)
+		return;
+	d = diag_add(f->diags, "GT605", fw_loc(f, at), at,
+		     "Megatron pads the vocabulary of %lld to %lld rows (a "
+		     "multiple of make_vocab_size_divisible_by %lld x TP "
+		     "%lld): %lld per TP rank in the embedding, the output "
+		     "layer and every logits tensor", f->m.vocab_size, padded,
+		     div, tp, padded / tp);
+	diag_hint(d, "nothing to change: refit and Hugging Face export drop "
+		  "the %lld padding rows; a checkpoint resumed with another "
+		  "TP is re-padded", padded - f->m.vocab_size);
+	model_note(f, d, "has a vocabulary of %lld", f->m.vocab_size);
+}
+
+/* ---- the training layout and the Megatron generation layout ------------- */
+
+void fw_model_rules(struct fw *f)
+{
+	const struct plan *p = f->p;
+	long long first = 0, last = 0, v;
+	struct fw_layout l = {
+		.who = "the training model", .tp = p->tp, .pp = p->pp, .ep = p->ep,
+		.vpp = f->vpp,
+		.tp_path = FW_MEG "tensor_model_parallel_size",
+		.pp_path = FW_MEG "pipeline_model_parallel_size",
+		.ep_path = FW_MEG "expert_model_parallel_size",
+		.first_path = FW_MEG "num_layers_in_first_pipeline_stage",
+		.last_path = FW_MEG "num_layers_in_last_pipeline_stage",
+	};
+	const char *backend = NULL;
+
+	if (!f->megatron || !f->m.shape_known)
+		return;
+	if (fw_int(f, l.first_path, &first) == 1 && p->pp > 1)
+		l.first_stage = first;
+	if (fw_int(f, l.last_path, &last) == 1 && p->pp > 1)
+		l.last_stage = last;
+	fw_shape_rules(f, &l);
+	vocab_rule(f);
+
+	/* The Megatron generation backend builds a dedicated inference model
+	 * when mcore_generation_config changes the layout; NeMo-RL merges
+	 * the block over megatron_cfg, so unset sizes are the training's. */
+	if (cfg_str(f->root, FW_GEN "backend", &backend) != 1 ||
+	    strcmp(backend, "megatron"))
+		return;
+	struct fw_layout g = {
+		.who = "the Megatron generation engine's inference model",
+		.tp = p->tp, .pp = p->pp, .ep = p->ep,
+		.tp_path = FW_GEN "mcore_generation_config."
+			   "tensor_model_parallel_size",
+		.pp_path = FW_GEN "mcore_generation_config."
+			   "pipeline_model_parallel_size",
+		.ep_path = FW_GEN "mcore_generation_config."
+			   "expert_model_parallel_size",
+	};
+	if (fw_int(f, g.tp_path, &v) == 1 && v > 0)
+		g.tp = v;
+	if (fw_int(f, g.pp_path, &v) == 1 && v > 0)
+		g.pp = v;
+	if (fw_int(f, g.ep_path, &v) == 1 && v > 0)
+		g.ep = v;
+	if (g.tp == p->tp && g.pp == p->pp && g.ep == p->ep)
+		return;  /* the training layout: reported above */
+	/* sizes it inherits point at the training value */
+	if (g.tp == p->tp && !cfg_path(f->root, g.tp_path))
+		g.tp_path = l.tp_path;
+	if (g.pp == p->pp && !cfg_path(f->root, g.pp_path))
+		g.pp_path = l.pp_path;
+	if (g.ep == p->ep && !cfg_path(f->root, g.ep_path))
+		g.ep_path = l.ep_path;
+	fw_shape_rules(f, &g);
+}
+
+/* ---- the entry point ---------------------------------------------------- */
+
+/* Which entry point runs the config, from its top-level sections (as
+ * tests/corpus_ref.py's algorithm()). */
+static const char *algorithm_of(const struct cfg_node *root)
+{
+	static const char *const names[] = { "grpo", "ppo", "distillation",
+					     "sft", "dpo", "rm" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const struct cfg_node *n = cfg_path(root, names[i]);
+		const struct cfg_node *t = cfg_path(root, "teachers");
+
+		if (!n || n->kind != CFG_MAP)
+			continue;
+		/* off-policy distillation: teachers only, nothing generates */
+		if (i == 2 && t && t->kind == CFG_SEQ)
+			return "off_policy_distillation";
+		return names[i];
+	}
+	return "";
+}
+
+void framework_check(const struct plan *p, const struct cfg_node *root,
+		     struct diag_list *diags)
+{
+	struct fw f;
+	long long v;
+
+	memset(&f, 0, sizeof(f));
+	f.p = p;
+	f.root = root;
+	f.diags = diags;
+	f.algorithm = algorithm_of(root);
+	if (model_resolve(root, &f.m, diags) < 0)
+		f.m.shape_known = f.m.known = 0;
+	f.megatron = fw_bool(&f, FW_MEG "enabled", 0) ||
+		     !cfg_path(root, "policy.dtensor_cfg");
+	f.sequence_parallel = f.megatron &&
+			      fw_bool(&f, FW_MEG "sequence_parallel", 0);
+	if (f.megatron &&
+	    fw_int(&f, FW_MEG "virtual_pipeline_model_parallel_size", &v) == 1 &&
+	    v > 0)
+		f.vpp = v;
+	if (p->tp < 1 || p->pp < 1 || p->cp < 1)
+		return;  /* sizes the schema refused */
+	fw_model_rules(&f);
+	fw_engine_rules(&f);
+	fw_coupling_rules(&f);
+	fw_batch_rules(&f);
+	fw_state_rules(&f);
+}

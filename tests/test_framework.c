@@ -1,0 +1,805 @@
+/*
+ * Framework rules (planner/framework.h, GT600-GT680): each rule with a
+ * config that triggers it and one that does not, the numbers and hints
+ * the messages carry, and the model catalog's corpus coverage.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg.h"
+#include "diag.h"
+#include "model.h"
+#include "plan.h"
+#include "cost.h"
+#include "simulate.h"
+
+struct fx {
+	struct src_set srcs;
+	struct diag_list diags;
+	struct cfg_node *root;
+	struct plan plan;
+	struct sim_report sim;
+	const char *yaml;  /* the text linted (borrowed) */
+};
+
+/* Lints a YAML text as `gtplan lint` does: plan, then the simulation. */
+static void lint(struct fx *f, const char *yaml)
+{
+	char *text = strdup(yaml);
+
+	f->yaml = yaml;
+	src_set_init(&f->srcs);
+	diag_list_init(&f->diags, &f->srcs);
+	plan_init(&f->plan);
+	sim_report_init(&f->sim);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_int_eq(cfg_parse_text("t.yaml", text, strlen(yaml), &f->srcs,
+					&f->diags, &f->root), 0);
+	ck_assert_int_eq(plan_build(&f->plan, f->root, "t.yaml", &f->diags), 0);
+	ck_assert_int_ge(sim_run(&f->plan, f->root, NULL, &f->sim, &f->diags),
+			 0);
+}
+
+static void release(struct fx *f)
+{
+	sim_report_release(&f->sim);
+	plan_release(&f->plan);
+	cfg_free(f->root);
+	diag_list_release(&f->diags);
+	src_set_release(&f->srcs);
+}
+
+static size_t count(const struct fx *f, const char *code)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->diags.n; i++)
+		n += strcmp(diag_code(&f->diags.v[i]), code) == 0;
+	return n;
+}
+
+static const struct diag *find(const struct fx *f, const char *code)
+{
+	for (size_t i = 0; i < f->diags.n; i++)
+		if (strcmp(diag_code(&f->diags.v[i]), code) == 0)
+			return &f->diags.v[i];
+	return NULL;
+}
+
+/* Line and column (1-based) of the value after the first `at` ("key: ")
+ * in yaml. */
+static void where(const char *yaml, const char *at, int *line, int *col)
+{
+	const char *hit = strstr(yaml, at), *sol = yaml;
+
+	ck_assert_msg(hit != NULL, "'%s' not in the config", at);
+	*line = 1;
+	for (const char *c = yaml; c < hit; c++)
+		if (*c == '\n') {
+			(*line)++;
+			sol = c + 1;
+		}
+	hit = strchr(hit, ':') + 1;
+	hit += strspn(hit, " ");
+	*col = (int)(hit - sol) + 1;
+}
+
+/* The finding `code` at the value of `at` in the linted text, whose
+ * message and hint contain the given texts (NULL: not checked). */
+static const struct diag *expect(const struct fx *f, const char *code,
+				 const char *at, const char *msg,
+				 const char *hint)
+{
+	const struct diag *d = find(f, code);
+	int line, col;
+
+	ck_assert_msg(d != NULL, "no %s", code);
+	where(f->yaml, at, &line, &col);
+	ck_assert_int_eq(d->loc.line, line);
+	ck_assert_int_eq(d->loc.col, col);
+	if (msg)
+		ck_assert_msg(strstr(d->msg, msg), "%s: '%s' not in '%s'", code,
+			      msg, d->msg);
+	if (hint)
+		ck_assert_msg(d->hint && strstr(d->hint, hint),
+			      "%s: '%s' not in hint '%s'", code, hint,
+			      d->hint ? d->hint : "(none)");
+	return d;
+}
+
+/* Lints `bad` expecting `code` at the value of `at`, then `good`
+ * expecting no `code` (and no error at all). */
+static void pair(const char *bad, const char *good, const char *code,
+		 const char *at, const char *msg, const char *hint)
+{
+	struct fx f;
+
+	lint(&f, bad);
+	expect(&f, code, at, msg, hint);
+	release(&f);
+	lint(&f, good);
+	ck_assert_msg(count(&f, code) == 0, "%s on the good config: %s", code,
+		      find(&f, code)->msg);
+	ck_assert_msg(diag_count(&f.diags, DIAG_ERROR) == 0,
+		      "error on the good config: %s", f.diags.v[0].msg);
+	release(&f);
+}
+
+/* Builds a config: a GRPO section, a policy with a model and extra lines
+ * under policy (p) and megatron_cfg (m), a cluster, and extra top-level
+ * text (t). The global batch, 168, splits over 1-8, 12 and 14 lanes. */
+static const char *cfg(const char *model, const char *p, const char *m,
+		       int nodes, int gpn, const char *t)
+{
+	static char buf[4][4096];
+	static int k;
+
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]),
+		 "grpo:\n"
+		 "  num_prompts_per_step: 8\n"
+		 "  num_generations_per_prompt: 8\n"
+		 "policy:\n"
+		 "  model_name: %s\n"
+		 "  train_global_batch_size: 168\n"
+		 "  train_micro_batch_size: 1\n"
+		 "%s"
+		 "  megatron_cfg:\n"
+		 "    enabled: true\n"
+		 "%s"
+		 "cluster:\n"
+		 "  num_nodes: %d\n"
+		 "  gpus_per_node: %d\n"
+		 "%s", model, p, m, nodes, gpn, t);
+	return buf[k];
+}
+
+#define QWEN7 "Qwen/Qwen2.5-7B-Instruct"  /* 28 layers, 28/4 heads */
+#define QWEN1 "Qwen/Qwen2.5-1.5B-Instruct" /* 28 layers, 12/2 heads */
+#define LLAMA1 "meta-llama/Llama-3.2-1B-Instruct" /* 16 layers, 32/8 */
+
+/* ---- model shape --------------------------------------------------------- */
+
+START_TEST(layers_over_pp)
+{
+	pair(cfg(QWEN7, "", "    tensor_model_parallel_size: 2\n"
+		 "    pipeline_model_parallel_size: 3\n", 3, 4, ""),
+	     cfg(QWEN7, "", "    tensor_model_parallel_size: 2\n"
+		 "    pipeline_model_parallel_size: 2\n", 2, 4, ""),
+	     "GT600", "pipeline_model_parallel_size: 3",
+	     "28 layers do not split over PP 3",
+	     "use PP 1, 2, 4 or 7, or keep PP 3 with "
+	     "num_layers_in_first_pipeline_stage: 9 and "
+	     "num_layers_in_last_pipeline_stage: 9");
+	/* an uneven split that adds up is fine; one that does not is not */
+	pair(cfg(LLAMA1, "", "    pipeline_model_parallel_size: 4\n"
+		 "    num_layers_in_first_pipeline_stage: 5\n"
+		 "    num_layers_in_last_pipeline_stage: 4\n", 1, 8, ""),
+	     cfg(LLAMA1, "", "    pipeline_model_parallel_size: 4\n"
+		 "    num_layers_in_first_pipeline_stage: 6\n"
+		 "    num_layers_in_last_pipeline_stage: 4\n", 1, 8, ""),
+	     "GT600", "num_layers_in_first_pipeline_stage: 5",
+	     "7 layers remain for 2 middle stages", NULL);
+	/* a virtual pipeline needs whole virtual stages per stage */
+	pair(cfg(LLAMA1, "", "    pipeline_model_parallel_size: 4\n"
+		 "    virtual_pipeline_model_parallel_size: 3\n", 1, 8, ""),
+	     cfg(LLAMA1, "", "    pipeline_model_parallel_size: 4\n"
+		 "    virtual_pipeline_model_parallel_size: 2\n", 1, 8, ""),
+	     "GT600", "pipeline_model_parallel_size: 4", "of whole virtual stages",
+	     "use PP");
+}
+END_TEST
+
+START_TEST(heads_over_tp)
+{
+	pair(cfg(QWEN7, "", "    tensor_model_parallel_size: 8\n", 2, 8, ""),
+	     cfg(QWEN7, "", "    tensor_model_parallel_size: 4\n", 2, 8, ""),
+	     "GT601", "tensor_model_parallel_size: 8",
+	     "TP 8 must divide the 28 attention heads",
+	     "use TP 1, 2 or 4");
+	/* TP 7 divides the heads but not the 4 query groups, nor they it */
+	pair(cfg(QWEN7, "", "    tensor_model_parallel_size: 7\n", 2, 7, ""),
+	     cfg(QWEN7, "", "    tensor_model_parallel_size: 2\n", 2, 7, ""),
+	     "GT602", "tensor_model_parallel_size: 7", "TP 7 and the 4 query groups",
+	     "use TP 1, 2 or 4");
+}
+END_TEST
+
+/* Megatron-core today accepts TP a multiple of the query groups (they are
+ * replicated); multi-latent attention has no query groups at all. */
+START_TEST(query_groups_replicated_and_mla)
+{
+	struct fx f;
+
+	lint(&f, cfg(QWEN1, "", "    tensor_model_parallel_size: 4\n"
+		     "    sequence_parallel: true\n", 1, 8, ""));
+	ck_assert_uint_eq(count(&f, "GT602"), 0);
+	release(&f);
+	lint(&f, cfg("moonshotai/Moonlight-16B-A3B-Instruct", "",
+		     "    tensor_model_parallel_size: 8\n"
+		     "    sequence_parallel: true\n", 1, 8, ""));
+	ck_assert_uint_eq(count(&f, "GT601") + count(&f, "GT602"), 0);
+	release(&f);
+}
+END_TEST
+
+START_TEST(experts_over_ep)
+{
+	pair(cfg("Qwen/Qwen3-30B-A3B", "", "    expert_model_parallel_size: 6\n",
+		 3, 4, ""),
+	     cfg("Qwen/Qwen3-30B-A3B", "", "    expert_model_parallel_size: 4\n",
+		 3, 4, ""),
+	     "GT603", "expert_model_parallel_size: 6",
+	     "EP 6 must divide the 128 experts",
+	     "use EP 1, 2, 4 or 8");
+	pair(cfg(LLAMA1, "", "    expert_model_parallel_size: 2\n", 1, 8, ""),
+	     cfg(LLAMA1, "", "    expert_model_parallel_size: 1\n", 1, 8, ""),
+	     "GT604", "expert_model_parallel_size: 2", "EP 2 on a dense model",
+	     "expert_model_parallel");
+}
+END_TEST
+
+START_TEST(vocab_padded)
+{
+	struct fx f;
+	const struct diag *d;
+
+	/* 128256 = 128 x 1002: TP 4 pads it to a multiple of 512 */
+	lint(&f, cfg(LLAMA1, "", "    tensor_model_parallel_size: 4\n"
+		     "    sequence_parallel: true\n", 1, 8, ""));
+	d = expect(&f, "GT605", "tensor_model_parallel_size: 4",
+		   "of 128256 to 128512 rows", NULL);
+	ck_assert_int_eq(d->severity, DIAG_NOTE);
+	release(&f);
+	lint(&f, cfg(LLAMA1, "", "    tensor_model_parallel_size: 2\n"
+		     "    sequence_parallel: true\n", 1, 8, ""));
+	ck_assert_uint_eq(count(&f, "GT605"), 0);
+	release(&f);
+	/* the divisor set in the config wins */
+	lint(&f, cfg(LLAMA1, "", "    tensor_model_parallel_size: 2\n"
+		     "    sequence_parallel: true\n"
+		     "    make_vocab_size_divisible_by: 1280\n", 1, 8, ""));
+	expect(&f, "GT605", "tensor_model_parallel_size: 2", "to 130560 rows", NULL);
+	release(&f);
+}
+END_TEST
+
+/* The Megatron generation engine's own layout follows the same rules. */
+START_TEST(megatron_generation_layout)
+{
+	const char *bad = cfg(QWEN7, "  generation:\n    backend: megatron\n"
+		"    mcore_generation_config:\n"
+		"      tensor_model_parallel_size: 8\n", "", 1, 8, "");
+	const char *good = cfg(QWEN7, "  generation:\n    backend: megatron\n"
+		"    mcore_generation_config:\n"
+		"      tensor_model_parallel_size: 4\n", "", 1, 8, "");
+
+	pair(bad, good, "GT601", "      tensor_model_parallel_size: 8",
+		   "inference model: TP 8", NULL);
+}
+END_TEST
+
+/* ---- the generation engine --------------------------------------------- */
+
+#define VLLM(tp, extra) "  generation:\n    backend: vllm\n" \
+	"    vllm_cfg:\n      tensor_parallel_size: " #tp "\n" extra
+
+START_TEST(vllm_shape)
+{
+	pair(cfg(QWEN7, VLLM(8, ""), "", 1, 8, ""),
+	     cfg(QWEN7, VLLM(4, ""), "", 1, 8, ""),
+	     "GT610", "tensor_parallel_size: 8",
+	     "8 must divide the 28 attention heads",
+	     "tensor_parallel_size 1, 2 or 4");
+	pair(cfg(QWEN7, VLLM(7, ""), "", 1, 7, ""),
+	     cfg(QWEN7, VLLM(1, ""), "", 1, 7, ""),
+	     "GT611", "tensor_parallel_size: 7", "7 and the 4 KV heads", NULL);
+	/* 12 heads and 2 KV heads fit TP 6, the vocabulary does not */
+	pair(cfg(QWEN1, VLLM(6, ""), "", 1, 6, ""),
+	     cfg(QWEN1, VLLM(2, ""), "", 1, 6, ""),
+	     "GT612", "tensor_parallel_size: 6", "vocabulary of 151936 rows",
+	     "1, 2 or 4");
+}
+END_TEST
+
+#define NONCOLOC(tp) "  generation:\n    backend: vllm\n" \
+	"    colocated:\n      enabled: false\n" \
+	"      resources:\n        num_nodes: 1\n        gpus_per_node: 8\n" \
+	"    vllm_cfg:\n      tensor_parallel_size: " #tp "\n"
+
+START_TEST(vllm_world_and_nodes)
+{
+	struct fx f;
+	const struct diag *d;
+
+	/* non-colocated on one node cannot hold TP 16: the multi-node path */
+	pair(cfg(LLAMA1, NONCOLOC(16), "", 2, 8, ""),
+	     cfg(LLAMA1, NONCOLOC(8), "", 2, 8, ""),
+	     "GT613", "tensor_parallel_size: 16",
+	     "16 GPUs, which does not divide the 8 GPUs",
+	     "colocated.resources.num_nodes: 2");
+	/* colocated: 6 GPUs do not hold instances of 4 */
+	pair(cfg(QWEN1, VLLM(4, ""), "", 1, 6, ""),
+	     cfg(QWEN1, VLLM(2, ""), "", 1, 6, ""),
+	     "GT613", "tensor_parallel_size: 4", "TP 4 x PP 1 = 4 GPUs",
+	     "1, 2, 3 or 6");
+	/* colocated TP 16 over 2 nodes of 8: the cross-node path warns */
+	lint(&f, cfg("meta-llama/Llama-3.1-70B-Instruct", VLLM(16, ""),
+		     "    tensor_model_parallel_size: 8\n"
+		     "    sequence_parallel: true\n", 2, 8, ""));
+	d = expect(&f, "GT614", "tensor_parallel_size: 16", "spans 2 nodes of 8 GPUs",
+		   "within 8 GPUs");
+	ck_assert_int_eq(d->severity, DIAG_WARNING);
+	release(&f);
+	lint(&f, cfg("meta-llama/Llama-3.1-70B-Instruct", VLLM(8, ""),
+		     "    tensor_model_parallel_size: 8\n"
+		     "    sequence_parallel: true\n", 2, 8, ""));
+	ck_assert_uint_eq(count(&f, "GT614") + count(&f, "GT613"), 0);
+	release(&f);
+}
+END_TEST
+
+START_TEST(vllm_async_and_ep)
+{
+	pair(cfg(LLAMA1, VLLM(2, "      pipeline_parallel_size: 2\n"), "", 1, 8,
+		 ""),
+	     cfg(LLAMA1, VLLM(2, "      pipeline_parallel_size: 2\n"
+			      "      async_engine: true\n"), "", 1, 8, ""),
+	     "GT615", "pipeline_parallel_size: 2",
+	     "pipeline_parallel_size 2 needs the async",
+	     "async_engine: true");
+	pair(cfg("Qwen/Qwen3-30B-A3B", VLLM(2, "      expert_parallel_size: 3\n"),
+		 "    expert_model_parallel_size: 8\n"
+		 "    tensor_model_parallel_size: 1\n", 1, 8, ""),
+	     cfg("Qwen/Qwen3-30B-A3B", VLLM(2, "      expert_parallel_size: 4\n"),
+		 "    expert_model_parallel_size: 8\n"
+		 "    tensor_model_parallel_size: 1\n", 1, 8, ""),
+	     "GT616", "expert_parallel_size: 3",
+	     "expert_parallel_size 3 is not a multiple",
+	     "use expert_parallel_size 2 or 4");
+}
+END_TEST
+
+/* ---- couplings ----------------------------------------------------------- */
+
+START_TEST(sequence_parallel_couplings)
+{
+	struct fx f;
+
+	/* a config that does not say: NeMo-RL reads the key, skip */
+	lint(&f, cfg("Qwen/Qwen3-30B-A3B", "",
+		     "    tensor_model_parallel_size: 2\n"
+		     "    expert_model_parallel_size: 4\n", 1, 8, ""));
+	ck_assert_int_eq(count(&f, "GT620"), 0);
+	release(&f);
+	pair(cfg("Qwen/Qwen3-30B-A3B", "", "    tensor_model_parallel_size: 2\n"
+		 "    expert_model_parallel_size: 4\n"
+		 "    sequence_parallel: false\n", 1, 8, ""),
+	     cfg("Qwen/Qwen3-30B-A3B", "", "    tensor_model_parallel_size: 2\n"
+		 "    expert_model_parallel_size: 4\n"
+		 "    sequence_parallel: true\n", 1, 8, ""),
+	     "GT620", "sequence_parallel: false",
+	     "EP 4 with TP 2 needs sequence_parallel",
+	     "sequence_parallel: true");
+	pair(cfg(QWEN1, "", "    sequence_parallel: true\n", 1, 8, ""),
+	     cfg(QWEN1, "", "    sequence_parallel: false\n", 1, 8, ""),
+	     "GT621", "sequence_parallel: true", "needs TP > 1",
+	     "sequence_parallel: false");
+	pair(cfg(QWEN1, "", "    virtual_pipeline_model_parallel_size: 2\n",
+		 1, 8, ""),
+	     cfg(QWEN1, "", "    virtual_pipeline_model_parallel_size: null\n",
+		 1, 8, ""),
+	     "GT622", "virtual_pipeline_model_parallel_size: 2",
+	     "virtual pipeline size 2 needs PP > 1", NULL);
+}
+END_TEST
+
+START_TEST(context_parallel_and_lengths)
+{
+	struct fx f;
+
+	/* a config that does not say: NeMo-RL reads the key, skip */
+	lint(&f, cfg(QWEN1, "", "    context_parallel_size: 2\n", 1, 8, ""));
+	ck_assert_int_eq(count(&f, "GT624"), 0);
+	release(&f);
+	pair(cfg(QWEN1, "  sequence_packing:\n    enabled: false\n",
+		 "    context_parallel_size: 2\n", 1, 8, ""),
+	     cfg(QWEN1, "  sequence_packing:\n    enabled: true\n",
+		 "    context_parallel_size: 2\n", 1, 8, ""),
+	     "GT624", "context_parallel_size: 2",
+	     "context parallel size 2 needs sequence packing",
+	     "sequence_packing.enabled: true");
+	/* unpacked: padding to 2 tokens cannot feed sequence parallel TP 4 */
+	pair(cfg(QWEN1, "  make_sequence_length_divisible_by: 2\n",
+		 "    tensor_model_parallel_size: 4\n"
+		 "    sequence_parallel: true\n", 1, 8, ""),
+	     cfg(QWEN1, "  make_sequence_length_divisible_by: 8\n",
+		 "    tensor_model_parallel_size: 4\n"
+		 "    sequence_parallel: true\n", 1, 8, ""),
+	     "GT623", "make_sequence_length_divisible_by: 2",
+	     "padded to a multiple of 2 tokens",
+	     "make_sequence_length_divisible_by to 4");
+	/* packed: the longest sequence, padded to 2 x CP x TP, must fit */
+	pair(cfg(QWEN1, "  max_total_sequence_length: 4097\n"
+		 "  sequence_packing:\n    enabled: true\n"
+		 "    train_mb_tokens: 4097\n",
+		 "    tensor_model_parallel_size: 2\n"
+		 "    context_parallel_size: 2\n"
+		 "    sequence_parallel: true\n", 1, 8, ""),
+	     cfg(QWEN1, "  max_total_sequence_length: 4097\n"
+		 "  sequence_packing:\n    enabled: true\n"
+		 "    train_mb_tokens: 4104\n",
+		 "    tensor_model_parallel_size: 2\n"
+		 "    context_parallel_size: 2\n"
+		 "    sequence_parallel: true\n", 1, 8, ""),
+	     "GT623", "train_mb_tokens: 4097", "padded to 4104",
+	     "train_mb_tokens to 4104");
+}
+END_TEST
+
+/* ---- batch arithmetic ---------------------------------------------------- */
+
+START_TEST(logprob_batches)
+{
+	/* 64 rollouts over 4 lanes: 16 per lane, in micro-batches of 3 */
+	pair(cfg(QWEN1, "  logprob_batch_size: 3\n",
+		 "    tensor_model_parallel_size: 2\n"
+		 "    sequence_parallel: true\n", 1, 8, ""),
+	     cfg(QWEN1, "  logprob_batch_size: 4\n",
+		 "    tensor_model_parallel_size: 2\n"
+		 "    sequence_parallel: true\n", 1, 8, ""),
+	     "GT630", "logprob_batch_size: 3",
+	     "log-probs of 16 samples in micro-batches of 3",
+	     "divides 16");
+}
+END_TEST
+
+START_TEST(dpo_pairs_note)
+{
+	const char *dpo = "dpo:\n  max_num_steps: 1\n"
+		"policy:\n  model_name: meta-llama/Llama-3.2-1B-Instruct\n"
+		"  train_global_batch_size: 12\n  train_micro_batch_size: 1\n"
+		"  megatron_cfg:\n    enabled: true\n"
+		"cluster:\n  num_nodes: 1\n  gpus_per_node: 8\n";
+	struct fx f;
+	const struct diag *d;
+
+	lint(&f, dpo);
+	d = expect(&f, "GT400", "train_global_batch_size: 12", "global batch 12",
+		   NULL);
+	ck_assert_uint_eq(d->n_notes, 1);
+	ck_assert_ptr_nonnull(strstr(d->notes[0].msg, "2 x 12 = 24 sequences"));
+	release(&f);
+	/* GRPO: no such note */
+	lint(&f, cfg(LLAMA1, "", "", 1, 8, ""));
+	ck_assert_uint_eq(count(&f, "GT400"), 0);
+	release(&f);
+}
+END_TEST
+
+START_TEST(microbatches_per_pipeline)
+{
+	/* 64 / (4 lanes x 1) = 16 micro-batches; 1F1B wants >= PP */
+	struct fx f;
+	const struct diag *d;
+
+	lint(&f, cfg(LLAMA1, "", "    pipeline_model_parallel_size: 4\n"
+		     "    tensor_model_parallel_size: 2\n"
+		     "    sequence_parallel: true\n", 1, 8, ""));
+	ck_assert_uint_eq(count(&f, "GT632"), 0);
+	release(&f);
+	/* 4 micro-batches over 8 stages */
+	lint(&f, "policy:\n  model_name: meta-llama/Llama-3.2-1B-Instruct\n"
+		 "  train_global_batch_size: 4\n  train_micro_batch_size: 1\n"
+		 "  megatron_cfg:\n    enabled: true\n"
+		 "    pipeline_model_parallel_size: 8\n"
+		 "cluster:\n  num_nodes: 1\n  gpus_per_node: 8\n");
+	d = expect(&f, "GT632", "train_global_batch_size: 4",
+		   "runs 4 micro-batches per step over PP 8",
+		   "at least 8");
+	ck_assert_int_eq(d->severity, DIAG_WARNING);
+	release(&f);
+	/* interleaved: 64 / (2 lanes) = 32 ok; 12 / 2 = 6 not a multiple of 4 */
+	pair("policy:\n  model_name: meta-llama/Llama-3.2-1B-Instruct\n"
+	     "  train_global_batch_size: 12\n  train_micro_batch_size: 1\n"
+	     "  megatron_cfg:\n    enabled: true\n"
+	     "    pipeline_model_parallel_size: 4\n"
+	     "    virtual_pipeline_model_parallel_size: 2\n"
+	     "cluster:\n  num_nodes: 1\n  gpus_per_node: 8\n",
+	     "policy:\n  model_name: meta-llama/Llama-3.2-1B-Instruct\n"
+	     "  train_global_batch_size: 16\n  train_micro_batch_size: 1\n"
+	     "  megatron_cfg:\n    enabled: true\n"
+	     "    pipeline_model_parallel_size: 4\n"
+	     "    virtual_pipeline_model_parallel_size: 2\n"
+	     "cluster:\n  num_nodes: 1\n  gpus_per_node: 8\n",
+	     "GT633", "train_global_batch_size: 12",
+	     "6 micro-batches per step to be a multiple of PP 4",
+	     "8 or 16");
+}
+END_TEST
+
+/* ---- checkpoints, refit, loss, nodes ------------------------------------- */
+
+START_TEST(expert_checkpoint_keys)
+{
+	const char *m = "    tensor_model_parallel_size: 2\n"
+		"    tensor_parallel_num_weight_shards: 4\n"
+		"    expert_model_parallel_size: 8\n"
+		"    sequence_parallel: true\n";
+	char bad[4096], good[4096];
+
+	snprintf(bad, sizeof(bad), "checkpointing:\n  enabled: true\n%s",
+		 cfg("Qwen/Qwen3-30B-A3B", "", m, 2, 8,
+		     "gtplan:\n  stack:\n    rng_state_group: dp_cp\n"));
+	snprintf(good, sizeof(good), "checkpointing:\n  enabled: true\n%s",
+		 cfg("Qwen/Qwen3-30B-A3B", "", m, 2, 8,
+		     "gtplan:\n  stack:\n    rng_state_group: dp_cp_gtp\n"));
+	pair(bad, good, "GT640", "rng_state_group: dp_cp",
+		   "the 2 GTP peers of each rank (ranks "
+	     "0, 2 for rng_state/shard_0.0.0_1.2.4)", "dp_cp_gtp");
+	m = "    tensor_model_parallel_size: 2\n"
+	    "    expert_model_parallel_size: 4\n"
+	    "    expert_tensor_parallel_size: 1\n"
+	    "    expert_tensor_parallel_num_weight_shards: 2\n"
+	    "    sequence_parallel: true\n";
+	snprintf(bad, sizeof(bad), "checkpointing:\n  enabled: true\n%s",
+		 cfg("openai/gpt-oss-20b", "", m, 1, 8,
+		     "gtplan:\n  stack:\n    replica_group: dp_cp\n"));
+	snprintf(good, sizeof(good), "checkpointing:\n  enabled: true\n%s",
+		 cfg("openai/gpt-oss-20b", "", m, 1, 8, ""));
+	pair(bad, good, "GT641", "replica_group: dp_cp",
+		   "2 main replicas write each expert "
+	     "bias", "replica_group: dp_cp_gtp");
+}
+END_TEST
+
+#define MTP_MODEL "gtplan:\n  model:\n    num_layers: 8\n" \
+	"    hidden_size: 1024\n    ffn_hidden_size: 4096\n" \
+	"    num_attention_heads: 16\n    num_query_groups: 8\n" \
+	"    vocab_size: 32000\n    mtp_num_layers: 1\n"
+
+START_TEST(refit_shared_weights)
+{
+	pair(cfg("acme/mtp", VLLM(1, ""), "    pipeline_model_parallel_size: 2\n",
+		 1, 8, MTP_MODEL "  stack:\n    refit_shared_weights: "
+		 "every_owner\n"),
+	     cfg("acme/mtp", VLLM(1, ""), "    pipeline_model_parallel_size: 2\n",
+		 1, 8, MTP_MODEL "  stack:\n    refit_shared_weights: "
+		 "first_owner\n"),
+	     "GT650", "refit_shared_weights: every_owner",
+	     "on pipeline stages 0 and 1", "first_owner");
+}
+END_TEST
+
+START_TEST(loss_domain)
+{
+	const char *p = "  sequence_packing:\n    enabled: true\n";
+	const char *m = "    tensor_model_parallel_size: 2\n"
+		"    context_parallel_size: 2\n    sequence_parallel: true\n";
+	struct fx f;
+
+	lint(&f, cfg(QWEN1, p, m, 1, 8, "gtplan:\n  stack:\n"
+		     "    loss_token_count_group: dp_cp\n"
+		     "    grad_reduce_group: dp\n"));
+	ck_assert_uint_eq(count(&f, "GT660"), 2);
+	expect(&f, "GT660", "loss_token_count_group: dp_cp", "counted 2 times",
+		   "dp group");
+	release(&f);
+	lint(&f, cfg(QWEN1, p, m, 1, 8, "gtplan:\n  stack:\n"
+		     "    loss_token_count_group: dp\n"
+		     "    grad_reduce_group: dp_cp\n"));
+	ck_assert_uint_eq(count(&f, "GT660"), 0);
+	release(&f);
+	/* without CP the two domains are the lanes either way */
+	lint(&f, cfg(QWEN1, "", "", 1, 8, "gtplan:\n  stack:\n"
+		     "    loss_token_count_group: dp_cp\n"));
+	ck_assert_uint_eq(count(&f, "GT660"), 0);
+	release(&f);
+}
+END_TEST
+
+START_TEST(ep_group_across_nodes)
+{
+	struct fx f;
+	const struct diag *d;
+
+	lint(&f, cfg("Qwen/Qwen3-30B-A3B", "", "    expert_model_parallel_size: 8\n",
+		     2, 4, ""));
+	d = expect(&f, "GT670", "expert_model_parallel_size: 8",
+		   "ranks 0..7 (8 ranks) spans nodes 0 to "
+		   "1", "a divisor of its 4 GPUs");
+	ck_assert_int_eq(d->severity, DIAG_WARNING);
+	release(&f);
+	lint(&f, cfg("Qwen/Qwen3-30B-A3B", "", "    expert_model_parallel_size: 4\n",
+		     2, 4, ""));
+	ck_assert_uint_eq(count(&f, "GT670"), 0);
+	release(&f);
+}
+END_TEST
+
+/* The log-prob call's logits (logprob_batch_size x tokens x padded
+ * vocabulary / TP, fp32) join the memory estimate of the last stage. */
+START_TEST(logprob_logits_memory)
+{
+	struct fx f;
+	double one, eight;
+
+	lint(&f, cfg(LLAMA1, "  logprob_batch_size: 1\n"
+		     "  max_total_sequence_length: 4096\n",
+		     "    tensor_model_parallel_size: 2\n"
+		     "    sequence_parallel: true\n", 1, 8, ""));
+	ck_assert_uint_ge(f.sim.mem.n_stages, 1);
+	one = f.sim.mem.stages[0].item[MEM_LOGITS];
+	/* 4096 tokens x 128256 / 2 (no padding at TP 2) x 4 bytes */
+	ck_assert(one > 4096.0 * 64128 * 4 * 0.999 &&
+		  one < 4096.0 * 64128 * 4 * 1.001);
+	release(&f);
+	lint(&f, cfg(LLAMA1, "  logprob_batch_size: 8\n"
+		     "  max_total_sequence_length: 4096\n",
+		     "    tensor_model_parallel_size: 2\n"
+		     "    sequence_parallel: true\n", 1, 8, ""));
+	eight = f.sim.mem.stages[0].item[MEM_LOGITS];
+	ck_assert(eight > 7.99 * one && eight < 8.01 * one);
+	release(&f);
+}
+END_TEST
+
+/* ---- stage programs ------------------------------------------------------ */
+
+#define MOE_MODEL(extra) "gtplan:\n  model:\n    num_layers: 8\n" \
+	"    hidden_size: 1024\n    ffn_hidden_size: 4096\n" \
+	"    num_attention_heads: 16\n    num_query_groups: 8\n" \
+	"    vocab_size: 32000\n    num_moe_experts: 8\n" \
+	"    moe_layer_freq: \"[0]*4+[1]*4\"\n" extra
+
+START_TEST(stage_collectives)
+{
+	const char *m = "    pipeline_model_parallel_size: 2\n"
+		"    expert_model_parallel_size: 4\n"
+		"    moe_router_load_balancing_type: aux_loss\n";
+	const char *lazy = MOE_MODEL("  stack:\n"
+				     "    moe_aux_loss_tracker: lazy\n");
+	const char *pre = MOE_MODEL("  stack:\n"
+				    "    moe_aux_loss_tracker: preinit\n");
+	struct fx f;
+	const struct diag *d;
+
+	/* stage 0 holds the four dense layers: its router records nothing */
+	lint(&f, cfg("acme/moe", "", m, 1, 8, lazy));
+	d = expect(&f, "GT680", "moe_aux_loss_tracker: lazy",
+		   "only stage 1 issues it; stage 0 never "
+		   "does", "preinit");
+	ck_assert_ptr_nonnull(strstr(d->msg, "MoE auxiliary-loss metrics"));
+	ck_assert_uint_ge(count(&f, "GT502") + count(&f, "GT504") +
+			  count(&f, "GT501"), 1);
+	release(&f);
+	lint(&f, cfg("acme/moe", "", m, 1, 8, pre));
+	ck_assert_uint_eq(count(&f, "GT680"), 0);
+	ck_assert_uint_eq(diag_count(&f.diags, DIAG_ERROR), 0);
+	release(&f);
+	/* with an MTP layer a tracker sized without it mismatches */
+	lint(&f, cfg("acme/moe", "", m, 1, 8, MOE_MODEL(
+		"    mtp_num_layers: 1\n  stack:\n"
+		"    moe_aux_loss_tracker: preinit_without_mtp\n")));
+	expect(&f, "GT680", "moe_aux_loss_tracker: preinit_without_mtp",
+		   "stage 0 issues it with 32 bytes", NULL);
+	release(&f);
+	/* tied embeddings over PP: the first and last stage's embedding
+	 * group matches, middle stages are not in it */
+	lint(&f, cfg(LLAMA1, "", "    pipeline_model_parallel_size: 4\n", 1, 8,
+		     ""));
+	ck_assert_uint_eq(count(&f, "GT680"), 0);
+	ck_assert_uint_eq(diag_count(&f.diags, DIAG_ERROR), 0);
+	release(&f);
+}
+END_TEST
+
+/* ---- the model catalog --------------------------------------------------- */
+
+/* The corpus's model names the catalog must know (tests/corpus.sh lists
+ * the rest, unknown ones included). */
+START_TEST(catalog_corpus_names)
+{
+	static const char *const names[] = {
+		"nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-Base-BF16",
+		"nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+		"nvidia/Nemotron-3-Nano-Omni-30B-A3B-Reasoning-BF16",
+		"nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16",
+		"nvidia/NVIDIA-Nemotron-Nano-9B-v2",
+		"nvidia/NVIDIA-Nemotron-Nano-12B-v2",
+		"moonshotai/Moonlight-16B-A3B-Instruct",
+		"deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B",
+		"deepseek-ai/DeepSeek-R1-Distill-Qwen-7B",
+		"Qwen/Qwen2.5-VL-3B-Instruct", "Qwen/Qwen2.5-Omni-3B",
+		"Qwen/Qwen2.5-Omni-7B", "Qwen/Qwen3.5-397B-A17B",
+		"openai/gpt-oss-20b", "zai-org/GLM-4.7-Flash",
+	};
+
+	ck_assert_ptr_null(model_catalog_error());
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		ck_assert_msg(model_catalog_find(names[i]) &&
+			      model_catalog_find(names[i])->shape_known,
+			      "%s", names[i]);
+	/* hybrid: the pattern decides which layers are MoE */
+	const struct model_shape *m =
+		model_catalog_find("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16");
+	ck_assert_int_eq(m->num_layers, 52);
+	ck_assert_int_eq(model_moe_layers(m, 0, 52), 23);
+	ck_assert_int_eq(model_moe_layers(m, 0, 1), 0);
+	ck_assert(!m->known);
+	m = model_catalog_find("moonshotai/Moonlight-16B-A3B-Instruct");
+	ck_assert_int_eq(model_moe_layers(m, 0, 27), 26);
+	ck_assert_int_eq(m->make_vocab_size_divisible_by, 1280);
+}
+END_TEST
+
+/* An unknown model says which checks it skips. */
+START_TEST(unknown_model_says_what_is_skipped)
+{
+	struct fx f;
+	const struct diag *d;
+
+	lint(&f, cfg("acme/Unknown-7B", "", "    tensor_model_parallel_size: 3\n",
+		     1, 3, ""));
+	d = expect(&f, "GT524", "model_name: acme", "heads and query groups vs TP",
+		   NULL);
+	ck_assert_int_eq(d->severity, DIAG_WARNING);
+	ck_assert_uint_eq(count(&f, "GT601"), 0);
+	ck_assert_uint_eq(count(&f, "GT524"), 1); /* not again by the sim */
+	release(&f);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	const struct {
+		const char *name;
+		const TTest *t;
+	} cases[] = {
+		{ "layers_over_pp", layers_over_pp },
+		{ "heads_over_tp", heads_over_tp },
+		{ "query_groups", query_groups_replicated_and_mla },
+		{ "experts_over_ep", experts_over_ep },
+		{ "vocab_padded", vocab_padded },
+		{ "megatron_generation", megatron_generation_layout },
+		{ "vllm_shape", vllm_shape },
+		{ "vllm_world", vllm_world_and_nodes },
+		{ "vllm_async_ep", vllm_async_and_ep },
+		{ "sp_couplings", sequence_parallel_couplings },
+		{ "cp_lengths", context_parallel_and_lengths },
+		{ "logprob_batches", logprob_batches },
+		{ "dpo_pairs", dpo_pairs_note },
+		{ "microbatches_pp", microbatches_per_pipeline },
+		{ "ckpt_keys", expert_checkpoint_keys },
+		{ "refit_shared", refit_shared_weights },
+		{ "loss_domain", loss_domain },
+		{ "ep_nodes", ep_group_across_nodes },
+		{ "logprob_logits", logprob_logits_memory },
+		{ "stage_collectives", stage_collectives },
+		{ "catalog_corpus", catalog_corpus_names },
+		{ "unknown_model", unknown_model_says_what_is_skipped },
+	};
+	Suite *s = suite_create("framework");
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		TCase *tc = tcase_create(cases[i].name);
+
+		tcase_set_timeout(tc, 60);
+		tcase_add_test(tc, cases[i].t);
+		suite_add_tcase(s, tc);
+	}
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
