@@ -1,0 +1,49 @@
+/*
+ * trace: the cost model's simulated timeline of every call as a Chrome
+ * trace (the Trace Event Format, for chrome://tracing or ui.perfetto.dev):
+ *   {"displayTimeUnit": "ms", "otherData": {...}, "traceEvents": [...]}
+ * one process per call (pid = the call's index in the simulator's results,
+ * named by a process_name event), one track per rank (tid = the rank) with
+ * its compute and collectives as "X" complete events, ts and dur in
+ * microseconds, named like "gtp all-gather L3 fwd mb0".
+ *
+ * The cost model times pipeline stages, not ranks: every rank of a stage
+ * has the same timeline. Worlds of at most TRACE_RANK_TRACKS ranks get a
+ * track per rank; larger ones a track per stage, under its lowest rank,
+ * whose thread_name says which ranks it stands for; at most
+ * TRACE_MAX_TRACKS tracks per call. A track keeps its first
+ * TRACE_MAX_EVENTS events, then one "... N more events" event spans the
+ * rest of its timeline. Keys are sorted and reals have fixed precision:
+ * the same input gives the same bytes.
+ */
+#ifndef GTPLAN_TRACE_H
+#define GTPLAN_TRACE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "plan.h"
+#include "simulate.h"
+
+#define TRACE_RANK_TRACKS 16
+#define TRACE_MAX_TRACKS  64
+#define TRACE_MAX_EVENTS  20000
+
+struct trace_opts {
+	long long rank_tracks; /* worlds up to this size: a track per rank */
+	size_t max_tracks;     /* per call */
+	size_t max_events;     /* per track, before the "... N more" event */
+};
+
+/* TRACE_RANK_TRACKS, TRACE_MAX_TRACKS, TRACE_MAX_EVENTS. */
+void trace_opts_init(struct trace_opts *o);
+
+/* Writes the trace of every simulated call of r (sim_run on p) to f.
+ * Calls without an estimate (they do not complete, or the model's shape is
+ * unknown) get a named process and no tracks. `o` NULL: trace_opts_init.
+ * Replays each call's programs (r->cost's caches fill in). Returns 0, or
+ * -1 on a write error or when out of memory. */
+int trace_write(FILE *f, const struct plan *p, struct sim_report *r,
+		const struct trace_opts *o);
+
+#endif

@@ -1,0 +1,512 @@
+/*
+ * The cost model: memory per rank against hand computations, collective
+ * times (monotonic in bytes, slower across nodes, ring vs tree), call
+ * estimates, and the hardware findings GT530, GT531, GT532.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg.h"
+#include "cost.h"
+#include "diag.h"
+#include "plan.h"
+#include "program.h"
+#include "simulate.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+struct fx {
+	struct src_set srcs;
+	struct diag_list diags;
+	struct cfg_node *root;
+	struct plan plan;
+	struct sim_report sim;
+};
+
+/* A Megatron config: model, TP, weight shards S (0: null), PP, nodes x
+ * GPUs, batches, sequence length, and extra YAML under policy.megatron_cfg
+ * (indented 4) and at the top level. */
+static char *cfg(const char *model, int tp, int shards, int pp, int nodes,
+		 int gpn, int gbs, int mbs, int seq, const char *meg,
+		 const char *top)
+{
+	static char buf[4096];
+	char s[32];
+
+	if (shards)
+		snprintf(s, sizeof(s), "%d", shards);
+	else
+		snprintf(s, sizeof(s), "null");
+	snprintf(buf, sizeof(buf),
+		 "policy:\n"
+		 "  model_name: \"%s\"\n"
+		 "  train_global_batch_size: %d\n"
+		 "  train_micro_batch_size: %d\n"
+		 "  max_total_sequence_length: %d\n"
+		 "  megatron_cfg:\n"
+		 "    enabled: true\n"
+		 "    tensor_model_parallel_size: %d\n"
+		 "    tensor_parallel_num_weight_shards: %s\n"
+		 "    pipeline_model_parallel_size: %d\n"
+		 "    sequence_parallel: true\n"
+		 "%s"
+		 "cluster:\n"
+		 "  num_nodes: %d\n"
+		 "  gpus_per_node: %d\n"
+		 "%s",
+		 model, gbs, mbs, seq, tp, s, pp, meg ? meg : "", nodes, gpn,
+		 top ? top : "");
+	return buf;
+}
+
+/* Parses, plans and simulates every call. */
+static void run(struct fx *f, const char *yaml)
+{
+	char *text = strdup(yaml);
+
+	src_set_init(&f->srcs);
+	diag_list_init(&f->diags, &f->srcs);
+	plan_init(&f->plan);
+	sim_report_init(&f->sim);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_int_eq(cfg_parse_text("t.yaml", text, strlen(yaml), &f->srcs,
+					&f->diags, &f->root), 0);
+	ck_assert_int_eq(plan_build(&f->plan, f->root, "t.yaml", &f->diags),
+			 0);
+	ck_assert(f->plan.grid_ok);
+	ck_assert_int_eq(sim_run(&f->plan, f->root, NULL, &f->sim, &f->diags),
+			 0);
+	ck_assert(f->sim.ran);
+}
+
+static void release(struct fx *f)
+{
+	sim_report_release(&f->sim);
+	plan_release(&f->plan);
+	cfg_free(f->root);
+	diag_list_release(&f->diags);
+	src_set_release(&f->srcs);
+}
+
+static size_t count_code(const struct fx *f, const char *code)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->diags.n; i++)
+		n += f->diags.v[i].rule &&
+		     strcmp(f->diags.v[i].rule->code, code) == 0;
+	return n;
+}
+
+static const struct diag *find_code(const struct fx *f, const char *code)
+{
+	for (size_t i = 0; i < f->diags.n; i++)
+		if (f->diags.v[i].rule &&
+		    strcmp(f->diags.v[i].rule->code, code) == 0)
+			return &f->diags.v[i];
+	return NULL;
+}
+
+static const struct cost_call *est_of(const struct fx *f, const char *call)
+{
+	for (size_t i = 0; i < f->sim.n_res; i++)
+		if (strcmp(f->sim.res[i].call->name, call) == 0)
+			return &f->sim.est[i];
+	ck_abort_msg("no call %s", call);
+	return NULL;
+}
+
+#define NEAR(a, b) ck_assert_msg(fabs((double)(a) - (double)(b)) <= \
+	1e-9 * fabs((double)(b)) + 1, "%.1f != %.1f", (double)(a), (double)(b))
+
+#define LLAMA8 "meta-llama/Llama-3.1-8B-Instruct"
+#define LLAMA70 "meta-llama/Llama-3.1-70B-Instruct"
+
+/* Llama-3.1-8B (32 layers, hidden 4096, FFN 14336 SwiGLU, 32 heads, 8 KV
+ * heads of 128, vocab 128256 untied), TP 4, G 3, D 2 on 3 nodes x 8. */
+START_TEST(memory_llama8b_tp4_g3_by_hand)
+{
+	struct fx f;
+	const struct cost_mem_stage *m;
+	/* GTP shard of each TP-local weight: rows padded to a multiple of
+	 * pad x G = 48, split in 3 */
+	double qkv = 1536.0 / 3 * 4096;           /* 6144/4 rows, no pad */
+	double proj = 4128.0 / 3 * (4096 / 4);    /* 4096 rows -> 4128 */
+	double fc1 = 7200.0 / 3 * 4096;           /* 28672/4 = 7168 -> 7200 */
+	double fc2 = 4128.0 / 3 * (14336 / 4);
+	double shard = qkv + proj + fc1 + fc2, repl = 2 * 4096;
+	/* vocab padded to a multiple of 128 x TP = 512: 128512 */
+	double emb = 128512.0 / 4 * 4096;
+	double params = 32 * (shard + repl) + 2 * emb + 4096;
+	double tokens = 4 * 4096, th = tokens * 4096;
+
+	run(&f, cfg(LLAMA8, 4, 12, 1, 3, 8, 480, 4, 4096, NULL, NULL));
+	ck_assert_int_eq(f.sim.mem.status, MEM_FITS);
+	ck_assert_uint_eq(f.sim.mem.n_stages, 1);
+	m = &f.sim.mem.stages[0];
+	ck_assert_int_eq(m->layers, 32);
+	ck_assert_int_eq(m->in_flight, 1);
+	NEAR(m->params, params);
+	NEAR(m->item[MEM_WEIGHTS], 2 * params);
+	/* roughly 2 B x 8.03e9 / 12 for the layers, the embedding and
+	 * output layer split over TP only */
+	ck_assert(m->item[MEM_WEIGHTS] > 2 * 8.03e9 / 12);
+	ck_assert(m->item[MEM_WEIGHTS] < 2 * 8.03e9 / 12 + 2 * 2 * emb);
+	NEAR(m->item[MEM_GATHERED], 2 * 2 * 3 * shard);
+	NEAR(m->item[MEM_GRADS], 4 * params);
+	NEAR(m->item[MEM_OPTIMIZER], 12 * params / 2); /* D x CP = 2 */
+	/* Korthikanti, SP: (10 + 8 + (2 x 28672 + 2 x 14336) / 4096) / TP */
+	NEAR(m->item[MEM_ACTIVATIONS], 32 * th * (10.0 + 8 + 21) / 4);
+	NEAR(m->item[MEM_LOGITS], tokens * 128512 / 4 * 4);
+	NEAR(m->optimistic, m->total - m->item[MEM_ACTIVATIONS] +
+	     32 * 2 * th / 4);
+	ck_assert(m->total < 141 * GIB);
+	ck_assert_uint_eq(count_code(&f, "GT530") + count_code(&f, "GT532"),
+			  0);
+	release(&f);
+}
+END_TEST
+
+START_TEST(memory_pipeline_stages_and_options)
+{
+	struct fx f;
+	const struct cost_mem_stage *s0, *s3;
+	double th = 4096.0 * 4096;
+
+	/* PP 4 over 32 GPUs, D 2: 60 micro-batches per lane */
+	run(&f, cfg(LLAMA8, 4, 0, 4, 4, 8, 480, 4, 4096,
+		    "    activation_checkpointing: true\n"
+		    "    optimizer:\n"
+		    "      use_distributed_optimizer: false\n", NULL));
+	ck_assert_uint_eq(f.sim.mem.n_stages, 4);
+	s0 = &f.sim.mem.stages[0];
+	s3 = &f.sim.mem.stages[3];
+	ck_assert_int_eq(s0->layers, 8);
+	ck_assert_int_eq(s0->in_flight, 4);
+	ck_assert_int_eq(s3->in_flight, 1);
+	/* no GTP: no gather buffers; logits only on the last stage */
+	ck_assert(s0->item[MEM_GATHERED] == 0);
+	ck_assert(s0->item[MEM_LOGITS] == 0 && s3->item[MEM_LOGITS] > 0);
+	/* not distributed: the whole Adam state, 12 B/param */
+	NEAR(s0->item[MEM_OPTIMIZER], 12.0 * (double)s0->params);
+	/* full recompute: layer inputs of 4 micro-batches, one layer's full
+	 * activations */
+	NEAR(s0->item[MEM_ACTIVATIONS], 8 * 4 * (2 * 4 * th / 4) +
+	     4 * th * 39.0 / 4);
+	release(&f);
+}
+END_TEST
+
+/* GT530 only when even the optimistic estimate does not fit. */
+START_TEST(gt530_70b_without_and_with_gtp)
+{
+	struct fx f;
+	const struct diag *d;
+
+	run(&f, cfg(LLAMA70, 8, 0, 1, 1, 8, 32, 1, 4096, NULL, NULL));
+	ck_assert_int_eq(f.sim.mem.status, MEM_EXCEEDS);
+	d = find_code(&f, "GT530");
+	ck_assert_ptr_nonnull(d);
+	ck_assert_ptr_nonnull(strstr(d->msg, "optimizer"));
+	ck_assert_ptr_nonnull(d->hint);
+	ck_assert_ptr_nonnull(strstr(d->hint, "tensor_parallel_num_weight_shards"));
+	release(&f);
+
+	/* 64 GPUs, each weight in 64 shards (G 8) */
+	run(&f, cfg(LLAMA70, 8, 64, 1, 8, 8, 64, 1, 4096, NULL, NULL));
+	ck_assert_int_eq(f.sim.mem.status, MEM_FITS);
+	ck_assert_uint_eq(count_code(&f, "GT530"), 0);
+	release(&f);
+
+	/* a smaller GPU makes the same layout not fit */
+	run(&f, cfg(LLAMA70, 8, 64, 1, 8, 8, 64, 1, 4096, NULL,
+		    "gtplan:\n  gpu_memory_gb: 8\n"));
+	ck_assert_uint_eq(count_code(&f, "GT530"), 1);
+	release(&f);
+}
+END_TEST
+
+/* GT532: fits with recompute, not with the activations as configured. */
+START_TEST(gt532_activations_too_large)
+{
+	struct fx f;
+
+	run(&f, cfg(LLAMA8, 1, 0, 1, 1, 8, 16, 2, 16384, NULL, NULL));
+	ck_assert_int_eq(f.sim.mem.status, MEM_TIGHT);
+	ck_assert_uint_eq(count_code(&f, "GT532"), 1);
+	ck_assert_uint_eq(count_code(&f, "GT530"), 0);
+	ck_assert_ptr_nonnull(strstr(find_code(&f, "GT532")->msg,
+				     "activations"));
+	release(&f);
+
+	run(&f, cfg(LLAMA8, 1, 0, 1, 1, 8, 16, 2, 16384,
+		    "    activation_checkpointing: true\n", NULL));
+	ck_assert_uint_eq(count_code(&f, "GT532"), 0);
+	release(&f);
+}
+END_TEST
+
+START_TEST(memory_skipped_without_a_shape)
+{
+	struct fx f;
+
+	run(&f, cfg("some/unknown-model", 4, 12, 1, 3, 8, 480, 4, 4096, NULL,
+		    NULL));
+	ck_assert_int_eq(f.sim.mem.status, MEM_SKIPPED);
+	ck_assert_ptr_nonnull(strstr(f.sim.mem.skipped, "unknown"));
+	ck_assert(!est_of(&f, "train")->valid);
+	ck_assert_uint_eq(count_code(&f, "GT530") + count_code(&f, "GT532"),
+			  0);
+	release(&f);
+}
+END_TEST
+
+/* ---- time ------------------------------------------------------------- */
+
+START_TEST(collective_time_monotonic)
+{
+	struct cost_settings s;
+	unsigned kinds[] = { OP_ALL_GATHER, OP_REDUCE_SCATTER, OP_ALL_REDUCE,
+			     OP_BROADCAST, OP_ALL_TO_ALL, OP_P2P };
+
+	cost_settings_init(&s);
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(*kinds); k++) {
+		double prev = -1;
+
+		for (long long b = 1; b <= (1LL << 34); b *= 8) {
+			double in = cost_coll_us(&s, kinds[k], 8, b, 0);
+			double out = cost_coll_us(&s, kinds[k], 8, b, 1);
+
+			ck_assert(in > prev);
+			ck_assert(out > in);
+			prev = in;
+		}
+	}
+	/* a group of one does nothing */
+	ck_assert(cost_coll_us(&s, OP_ALL_REDUCE, 1, 1 << 20, 0) == 0);
+	/* nccl-tests: all-gather of a 1 GB array over 8 at 370 GB/s busbw */
+	NEAR(cost_coll_us(&s, OP_ALL_GATHER, 8, 1000000000 / 8, 0),
+	     7 * 1.5 + 1e9 * 7 / 8 / 370e3);
+	/* all-reduce: ring for big buffers, tree for small ones on many */
+	NEAR(cost_coll_us(&s, OP_ALL_REDUCE, 8, 1LL << 30, 0),
+	     14 * 1.5 + 2.0 * 7 / 8 * (1LL << 30) / 370e3);
+	NEAR(cost_coll_us(&s, OP_ALL_REDUCE, 1024, 8, 1),
+	     2 * 10 * 5.0 + 2.0 * 8 / 48e3);
+	/* compute: 989 TFLOP/s x 45% */
+	NEAR(cost_compute_us(&s, 989e12 * 0.45), 1e6);
+}
+END_TEST
+
+START_TEST(train_estimate_parts)
+{
+	struct fx f;
+	const struct cost_call *t, *lp;
+
+	run(&f, cfg(LLAMA8, 4, 12, 1, 3, 8, 480, 4, 4096, NULL, NULL));
+	t = est_of(&f, "train");
+	lp = est_of(&f, "get_logprobs");
+	ck_assert(t->valid && lp->valid);
+	/* 6 flops per parameter and token in all (2 forward, 4 backward):
+	 * 480 x 4096 tokens, 8.03e9 params, over 24 GPUs at 445 TFLOP/s */
+	ck_assert(t->compute_us > 0.9 * 6 * 8.03e9 * 480 * 4096 / 24 /
+		  (989e12 * 0.45) * 1e6);
+	ck_assert(t->compute_us < 1.1 * 6 * 8.03e9 * 480 * 4096 / 24 /
+		  (989e12 * 0.45) * 1e6);
+	NEAR(t->total_us, t->compute_us + t->comm_us + t->wait_us);
+	ck_assert(lp->total_us < t->total_us);
+	/* GTP gathers cross nodes (12 GPUs a copy, nodes of 8) but hide */
+	ck_assert(t->gtp_us > 0);
+	ck_assert(t->gtp_exposed_us < 0.05 * t->total_us);
+	ck_assert(t->hidden_us > 0);
+	ck_assert(est_of(&f, "sft_v2_train")->total_us == t->total_us);
+	release(&f);
+}
+END_TEST
+
+START_TEST(time_grows_with_bytes_and_across_nodes)
+{
+	struct fx a, b, c, d;
+
+	/* longer sequences: more bytes and flops */
+	run(&a, cfg(LLAMA8, 16, 0, 1, 2, 8, 32, 1, 2048, NULL, NULL));
+	run(&b, cfg(LLAMA8, 16, 0, 1, 2, 8, 32, 1, 8192, NULL, NULL));
+	ck_assert(est_of(&b, "train")->comm_us > est_of(&a, "train")->comm_us);
+	/* the same TP 16 inside one NVLink domain of 2 nodes */
+	run(&c, cfg(LLAMA8, 16, 0, 1, 2, 8, 32, 1, 2048, NULL,
+		    "gtplan:\n  interconnect:\n    nvlink_domain_size: 16\n"));
+	ck_assert(est_of(&c, "train")->comm_us < est_of(&a, "train")->comm_us);
+	ck_assert(est_of(&a, "train")->top_spans);
+	/* no overlap: GTP traffic on the critical path */
+	run(&d, cfg(LLAMA8, 4, 12, 1, 3, 8, 480, 4, 4096, NULL,
+		    "gtplan:\n  hardware:\n    overlap: none\n"));
+	ck_assert(est_of(&d, "train")->hidden_us == 0);
+	ck_assert(est_of(&d, "train")->comm_us >
+		  est_of(&d, "train")->gtp_us);
+	release(&a);
+	release(&b);
+	release(&c);
+	release(&d);
+}
+END_TEST
+
+/* PP stages wait for each other: the pipeline bubble. */
+START_TEST(pipeline_bubble_waits)
+{
+	struct fx f;
+	const struct cost_call *t;
+
+	run(&f, cfg(LLAMA8, 4, 0, 4, 2, 8, 32, 1, 4096, NULL, NULL));
+	t = est_of(&f, "train");
+	ck_assert(t->valid);
+	ck_assert(t->wait_us > 0);
+	ck_assert(t->stage >= 0 && t->stage < 4);
+	release(&f);
+}
+END_TEST
+
+/* ---- GT531 ------------------------------------------------------------ */
+
+START_TEST(gt531_tp_across_nodes)
+{
+	struct fx f;
+	const struct diag *d;
+
+	run(&f, cfg(LLAMA8, 16, 0, 1, 2, 8, 32, 1, 4096, NULL, NULL));
+	d = find_code(&f, "GT531");
+	ck_assert_ptr_nonnull(d);
+	ck_assert_int_eq(d->severity, DIAG_WARNING);
+	ck_assert_ptr_nonnull(strstr(d->msg, "TP group 0 is ranks 0-15 on "
+				     "nodes 0, 1"));
+	ck_assert_ptr_nonnull(d->hint);
+	release(&f);
+
+	run(&f, cfg(LLAMA8, 8, 0, 1, 2, 8, 32, 1, 4096, NULL, NULL));
+	ck_assert_uint_eq(count_code(&f, "GT531"), 0);
+	release(&f);
+
+	/* cluster.segment_size: two nodes share one NVLink domain */
+	run(&f, cfg(LLAMA8, 16, 0, 1, 2, 8, 32, 1, 4096, NULL,
+		    "  segment_size: 2\n"));
+	ck_assert_uint_eq(count_code(&f, "GT531"), 0);
+	release(&f);
+}
+END_TEST
+
+START_TEST(gt531_gtp_only_when_exposed)
+{
+	struct fx f;
+	long long ex;
+
+	/* GTP groups span nodes (ranks 0, 4, 8) but compute hides them */
+	run(&f, cfg(LLAMA8, 4, 12, 1, 3, 8, 480, 4, 4096, NULL, NULL));
+	ck_assert(cost_group_spans(&f.sim.cost, prog_kind("gtp"), &ex));
+	ck_assert_int_eq(ex, 0);
+	ck_assert(!cost_group_spans(&f.sim.cost, prog_kind("tp"), NULL));
+	ck_assert_uint_eq(count_code(&f, "GT531"), 0);
+	release(&f);
+
+	/* a slow network and short micro-batches expose them */
+	run(&f, cfg(LLAMA8, 4, 12, 1, 3, 8, 24, 1, 512, NULL,
+		    "gtplan:\n  interconnect:\n    inter_node_gbps: 5\n"));
+	ck_assert_uint_eq(count_code(&f, "GT531"), 1);
+	ck_assert_ptr_nonnull(strstr(find_code(&f, "GT531")->msg,
+				     "GTP group 0 is ranks 0, 4, 8 on nodes 0, 1"));
+	release(&f);
+}
+END_TEST
+
+/* The config's hardware and Megatron settings over the defaults. */
+START_TEST(settings_from_config)
+{
+	struct fx f;
+	const struct cost_settings *s;
+
+	run(&f, cfg(LLAMA8, 4, 12, 1, 3, 8, 480, 4, 4096,
+		    "    make_vocab_size_divisible_by: 64\n"
+		    "    attention_backend: unfused\n"
+		    "    distributed_data_parallel_config:\n"
+		    "      grad_reduce_in_fp32: false\n"
+		    "    optimizer:\n"
+		    "      use_precision_aware_optimizer: true\n"
+		    "      exp_avg_dtype: torch.bfloat16\n"
+		    "      exp_avg_sq_dtype: torch.bfloat16\n"
+		    "      optimizer_cpu_offload: true\n"
+		    "      optimizer_offload_fraction: 0.75\n",
+		    "  segment_size: 2\n"
+		    "gtplan:\n"
+		    "  gpu_memory_gb: 80\n"
+		    "  interconnect:\n"
+		    "    intra_node_gbps: 700\n"
+		    "    inter_node_gbps: 25.5\n"
+		    "    intra_node_latency_us: 2\n"
+		    "    inter_node_latency_us: 8\n"
+		    "  hardware:\n"
+		    "    peak_tflops: 2250\n"
+		    "    compute_efficiency: 0.5\n"
+		    "    overlap: none\n"));
+	s = &f.sim.cost.s;
+	ck_assert(s->intra_gbps == 700 && s->inter_gbps == 25.5);
+	ck_assert(s->intra_lat_us == 2 && s->inter_lat_us == 8);
+	ck_assert_int_eq(s->domain, 16);
+	ck_assert(s->peak_tflops == 2250 && s->efficiency == 0.5);
+	ck_assert_int_eq(s->overlap, COST_OVERLAP_NONE);
+	ck_assert(s->gpu_memory_gb == 80);
+	ck_assert_int_eq(s->vocab_divisor, 64);
+	ck_assert(s->unfused_attention);
+	ck_assert_int_eq(s->grad_bytes, 2);
+	ck_assert_int_eq(s->optim_bytes, 8);
+	ck_assert(s->optim_on_gpu == 0.25);
+	NEAR(f.sim.mem.capacity, 80 * GIB);
+	/* unfused attention keeps 5 a s / h more per token x hidden */
+	NEAR(f.sim.mem.stages[0].item[MEM_ACTIVATIONS],
+	     32 * 4 * 4096.0 * 4096 * (10.0 + 8 + 5.0 * 32 * 4096 / 4096 + 21) / 4);
+	NEAR(f.sim.mem.stages[0].item[MEM_OPTIMIZER],
+	     8 * 0.25 * (double)f.sim.mem.stages[0].params / 2);
+	release(&f);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("cost");
+	struct {
+		const char *name;
+		const TTest *t;
+	} cases[] = {
+		{ "memory_by_hand", memory_llama8b_tp4_g3_by_hand },
+		{ "memory_stages", memory_pipeline_stages_and_options },
+		{ "gt530", gt530_70b_without_and_with_gtp },
+		{ "gt532", gt532_activations_too_large },
+		{ "memory_skipped", memory_skipped_without_a_shape },
+		{ "coll_time", collective_time_monotonic },
+		{ "train_estimate", train_estimate_parts },
+		{ "time_monotonic", time_grows_with_bytes_and_across_nodes },
+		{ "bubble", pipeline_bubble_waits },
+		{ "gt531_tp", gt531_tp_across_nodes },
+		{ "gt531_gtp", gt531_gtp_only_when_exposed },
+		{ "settings", settings_from_config },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		TCase *tc = tcase_create(cases[i].name);
+
+		tcase_set_timeout(tc, 60);
+		tcase_add_test(tc, cases[i].t);
+		suite_add_tcase(s, tc);
+	}
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
