@@ -4,12 +4,13 @@
 #   make demo       install what is missing, then lint and plan examples/default.yaml
 #   make test       install what is missing, build with sanitizers, run every suite
 #   make bench      time `gtplan plan` on 1k, 64k and 1M-rank worlds
+#   make build/gtplan-run   the MPI runtime (needs MPI, OpenBLAS: make deps-test)
 #   make clean
 #
 # User CFLAGS/LDFLAGS are appended. Objects go to build/; nothing is installed.
 
 CC      ?= cc
-PKGS    := yaml-0.1 jansson
+PKGS    := yaml-0.1 jansson libgvc libcgraph
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -24,11 +25,13 @@ SAN         := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-
 ASAN_CFLAGS := $(BASE_CFLAGS) -O1 -g $(SAN) $(CFLAGS)
 
 LIB_SRC  := $(filter-out planner/main.c,$(wildcard planner/*.c sim/*.c))
-GEN_SRC  := build/gen/embedded_schemas.c
+GEN_SRC  := build/gen/embedded_schemas.c build/gen/embedded_models.c
 TEST_SRC := $(wildcard tests/test_*.c)
 
-REL_OBJ  := $(LIB_SRC:%.c=build/rel/%.o) build/rel/gen/embedded_schemas.o
-ASAN_OBJ := $(LIB_SRC:%.c=build/asan/%.o) build/asan/gen/embedded_schemas.o
+REL_OBJ  := $(LIB_SRC:%.c=build/rel/%.o) build/rel/gen/embedded_schemas.o \
+            build/rel/gen/embedded_models.o
+ASAN_OBJ := $(LIB_SRC:%.c=build/asan/%.o) build/asan/gen/embedded_schemas.o \
+            build/asan/gen/embedded_models.o
 TEST_BIN := $(TEST_SRC:tests/%.c=build/asan/tests/%)
 
 .PHONY: all demo test check-suites e2e corpus bench deps deps-test clean
@@ -42,6 +45,10 @@ deps-test:
 build/gen/embedded_schemas.c: schemas/config.schema.json scripts/embed.sh
 	@mkdir -p $(@D)
 	$(Q)scripts/embed.sh gtplan_config_schema schemas/config.schema.json > $@.tmp && mv $@.tmp $@
+# The model catalog (data/models.txt) travels inside the binary too.
+build/gen/embedded_models.c: data/models.txt scripts/embed.sh
+	@mkdir -p $(@D)
+	$(Q)scripts/embed.sh gtplan_models_txt data/models.txt > $@.tmp && mv $@.tmp $@
 
 # V=1 shows the full commands.
 Q = $(if $(V),,@)
@@ -75,15 +82,42 @@ build/asan/tests/%: build/asan/tests/%.o $(ASAN_OBJ)
 	@$(if $(V),,echo "  LINK    $@")
 	$(Q)$(CC) $(ASAN_CFLAGS) $^ -o $@ $(PKG_LIBS) $$(pkg-config --libs check) -lm $(LDFLAGS)
 
+# ---- gtplan-run: the MPI runtime (runtime/, kernels/) --------------------
+# Built apart from gtplan, which needs neither MPI nor BLAS: only the rules
+# below see MPI's and OpenBLAS's flags. The kernels' Check suite links
+# OpenBLAS but not MPI.
+MPICC        ?= mpicc
+MPI_CFLAGS   := $(patsubst -I%,-isystem %,$(shell $(MPICC) --showme:compile 2>/dev/null))
+MPI_LIBS     := $(shell $(MPICC) --showme:link 2>/dev/null)
+BLAS_CFLAGS  := $(shell pkg-config --cflags openblas 2>/dev/null)
+BLAS_LIBS    := $(shell pkg-config --libs openblas 2>/dev/null)
+JANSSON_LIBS := $(shell pkg-config --libs jansson 2>/dev/null)
+KERN_SRC := $(wildcard kernels/*.c)
+RT_SRC   := $(wildcard runtime/*.c)
+RT_OBJ   := $(RT_SRC:%.c=build/rel/%.o) $(KERN_SRC:%.c=build/rel/%.o)
+
+build/rel/runtime/%.o: REL_CFLAGS += -Iruntime -Ikernels $(MPI_CFLAGS)
+build/rel/kernels/%.o: REL_CFLAGS += -Ikernels $(BLAS_CFLAGS)
+build/asan/kernels/%.o: ASAN_CFLAGS += -Ikernels $(BLAS_CFLAGS)
+build/asan/tests/test_kernels.o: ASAN_CFLAGS += -Ikernels
+
+build/gtplan-run: $(RT_OBJ)
+	@$(if $(V),,echo "  LINK    $@")
+	$(Q)$(CC) $(REL_CFLAGS) $^ -o $@ $(MPI_LIBS) $(BLAS_LIBS) $(JANSSON_LIBS) -lm $(LDFLAGS)
+build/asan/tests/test_kernels: build/asan/tests/test_kernels.o $(KERN_SRC:%.c=build/asan/%.o)
+	@$(if $(V),,echo "  LINK    $@")
+	$(Q)$(CC) $(ASAN_CFLAGS) $^ -o $@ $$(pkg-config --libs check) $(BLAS_LIBS) -lm $(LDFLAGS)
+
 demo: deps
 	@$(MAKE) --no-print-directory build/gtplan
 	./build/gtplan lint examples/default.yaml
 	./build/gtplan plan examples/default.yaml --summary
 
 # The whole suite: Check suites under ASan+UBSan, then the CLI end-to-end
-# tests and the corpus test, then one closing summary line.
+# tests, the corpus test and the runtime parity test (gtplan-run under
+# mpirun on CPU), then one closing summary line.
 test: deps-test
-	@$(MAKE) --no-print-directory build/gtplan build/asan/gtplan $(TEST_BIN)
+	@$(MAKE) --no-print-directory build/gtplan build/asan/gtplan build/gtplan-run $(TEST_BIN)
 	@tests/run.sh $(TEST_BIN)
 
 bench: deps

@@ -13,9 +13,11 @@
 #include "diag.h"
 #include "layout.h"
 #include "plan.h"
+#include "render.h"
 #include "calls.h"
 #include "schema.h"
 #include "simulate.h"
+#include "trace.h"
 #include "version.h"
 
 /* Exit codes (DESIGN.md 4). */
@@ -37,8 +39,13 @@ struct opts {
 	long long rank;
 	int have_rank;
 	const char *call;   /* sim --call NAME */
+	const char *trace;  /* sim --trace FILE */
 	int list_calls;     /* sim --list-calls */
 	int no_sim;         /* plan --no-sim */
+	const char *render_format; /* render --format svg|png|dot|text */
+	const char *render_color;  /* render --color lane|gtp|tp|... */
+	const char *render_groups; /* render --groups gtp,tp */
+	char layout_override[48];  /* render --layout 4d|5d, as an override */
 };
 
 static const char usage_text[] =
@@ -54,6 +61,7 @@ static const char usage_text[] =
 "  explain CODE                   the long story of a diagnostic code\n"
 "  explain CONFIG --rank N        rank N's node, coordinates, lane, groups\n"
 "  config CONFIG [OVERRIDE...]    print the loaded, resolved config as JSON\n"
+"  render CONFIG [OVERRIDE...]    draw the rank grid (svg, png, dot, text)\n"
 "\n"
 "CONFIG is a NeMo-RL YAML file (defaults: inheritance and ${...}\n"
 "interpolation included). OVERRIDE is Hydra's: key=value, +key=value (add),\n"
@@ -68,7 +76,10 @@ static const char usage_text[] =
 "  --rank N                   explain: the rank to explain\n"
 "  --call NAME                sim: simulate only this call\n"
 "  --list-calls               sim: print the call table and exit\n"
+"  --trace FILE               sim: write a Chrome trace of every call\n"
 "  --no-sim                   plan: leave the calls out (faster)\n"
+"  --color, --groups, --layout, --format, --call, -o\n"
+"                             render: see `gtplan help render`\n"
 "  -h, --help                 this help; `gtplan help COMMAND` for one\n"
 "  --version                  print the version\n"
 "\n"
@@ -101,7 +112,7 @@ static const struct {
 	  "errors (the plan is still written).\n" },
 	{ "sim",
 	  "usage: gtplan sim CONFIG [OVERRIDE...] [--call NAME] [--list-calls]\n"
-	  "                 [--format text|json|sarif]\n"
+	  "                 [--trace FILE] [--format text|json|sarif]\n"
 	  "\n"
 	  "Dry-runs the driver's dispatch of every call type (train,\n"
 	  "get_logprobs, refit, save_checkpoint, ...) on the plan's ranks, checks\n"
@@ -110,7 +121,17 @@ static const struct {
 	  "rank issues with NCCL semantics. Each call comes out ok, hang,\n"
 	  "mismatch or error; every finding names the collective, who arrived,\n"
 	  "who is missing and why. Exit 1 when a call is not ok. The call table\n"
-	  "is calls.md's; gtplan.calls in the config adds or overrides rows.\n" },
+	  "is calls.md's; gtplan.calls in the config adds or overrides rows.\n"
+	  "\n"
+	  "Then it estimates each call's time (alpha-beta collectives over\n"
+	  "NVLink inside a node, the network across; compute at a fraction of\n"
+	  "the peak; GTP gathers hidden behind the previous layer's compute)\n"
+	  "and what one GPU holds while training, per pipeline stage (GT530,\n"
+	  "GT532), and warns about TP/GTP groups that span nodes (GT531);\n"
+	  "gtplan.interconnect, gtplan.hardware and gtplan.gpu_memory_gb set the\n"
+	  "hardware. --trace FILE writes the simulated timelines as a Chrome\n"
+	  "trace (chrome://tracing, ui.perfetto.dev): one process per call, one\n"
+	  "track per rank, or per pipeline stage with the ranks it stands for.\n" },
 	{ "explain",
 	  "usage: gtplan explain CODE\n"
 	  "       gtplan explain CONFIG [OVERRIDE...] --rank N\n"
@@ -125,6 +146,34 @@ static const struct {
 	  "Prints the config as NeMo-RL would see it: defaults: merged,\n"
 	  "overrides applied and interpolations resolved, as JSON in document\n"
 	  "order. Findings go to stderr.\n" },
+	{ "render",
+	  "usage: gtplan render CONFIG [OVERRIDE...] [-o FILE] [--format FMT]\n"
+	  "                    [--color KEY] [--groups KINDS] [--call NAME]\n"
+	  "                    [--layout 4d|5d]\n"
+	  "\n"
+	  "Draws the training GPUs the plan describes: one box per GPU (rank,\n"
+	  "node and local GPU, Megatron's (t, c, g, d, p) and the lane), in a\n"
+	  "cluster per node and per NVLink segment (cluster.segment_size), in\n"
+	  "rank order. Above 256 ranks, one box per node with a summary.\n"
+	  "\n"
+	  "  -o FILE         write to FILE; its extension picks the format\n"
+	  "  --format FMT    svg, png, dot (the graph, before layout) or text\n"
+	  "                  (a grid for the terminal; the default on stdout)\n"
+	  "  --color KEY     colour boxes by lane (default), gtp, tp, cp, dp,\n"
+	  "                  pp or node, or by call (the call's view)\n"
+	  "  --groups KINDS  link the members of each group of these kinds,\n"
+	  "                  e.g. gtp,tp (any of `gtplan explain --rank`'s)\n"
+	  "  --call NAME     lay the simulated call over the grid: who is\n"
+	  "                  called with which shard, who never is, who is\n"
+	  "                  stuck and in which collective (colour: call)\n"
+	  "  --layout 4d|5d  the driver layout (gtplan.driver_layout); 5d\n"
+	  "                  is the GTP PR's, e.g. --layout 5d --call\n"
+	  "                  get_logprobs shows its hang\n"
+	  "\n"
+	  "Graphviz's libraries lay out and draw the picture; nothing is run.\n"
+	  "Same input, byte-identical DOT and text. Findings go to stderr;\n"
+	  "exit 1 when the config has errors (the picture is still drawn when\n"
+	  "there is a rank grid).\n" },
 };
 
 static int usage_error(const char *fmt, const char *arg)
@@ -140,6 +189,48 @@ static int is_override(const char *a)
 	return a[0] == '~' || a[0] == '+' || strchr(a, '=') != NULL;
 }
 
+/* render's own --format, --color and --layout values, and --groups.
+ * Returns 1 when it took argv[*i] (and its value), 0 when argv[*i] is none
+ * of them, -1 on a usage error (printed). */
+static int render_option(int argc, char **argv, int *i, struct opts *o)
+{
+	static const char *const names[] = {
+		"--format", "--color", "--groups", "--layout",
+	};
+	const char *a = argv[*i], *v;
+
+	for (size_t k = 0; k < sizeof(names) / sizeof(*names); k++) {
+		size_t n = strlen(names[k]);
+
+		if (strncmp(a, names[k], n) != 0 || (a[n] && a[n] != '='))
+			continue;
+		if (a[n] == '=')
+			v = a + n + 1;
+		else if (*i + 1 < argc)
+			v = argv[++*i];
+		else {
+			usage_error("%s needs a value", a);
+			return -1;
+		}
+		if (k == 0)
+			o->render_format = v;
+		else if (k == 1)
+			o->render_color = v;
+		else if (k == 2)
+			o->render_groups = v;
+		else if (strcmp(v, "4d") && strcmp(v, "5d")) {
+			usage_error("unknown --layout '%s' (use 4d or 5d)", v);
+			return -1;
+		} else {
+			snprintf(o->layout_override, sizeof(o->layout_override),
+				 "++gtplan.driver_layout=%s", v);
+			o->overrides[o->n_overrides++] = o->layout_override;
+		}
+		return 1;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	o->configs = calloc((size_t)argc, sizeof(*o->configs));
@@ -149,7 +240,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		return usage_error("%s", "out of memory");
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i];
+		int ro = strcmp(o->cmd, "render") == 0 ?
+			 render_option(argc, argv, &i, o) : 0;
 
+		if (ro < 0)
+			return EXIT_USAGE;
+		if (ro > 0)
+			continue;
 		if (strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0) {
 			const char *v = a[8] == '=' ? a + 9 :
 					(i + 1 < argc ? argv[++i] : "");
@@ -187,6 +284,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			if (i + 1 >= argc)
 				return usage_error("%s needs a call name", a);
 			o->call = argv[++i];
+		} else if (strcmp(a, "--trace") == 0) {
+			if (i + 1 >= argc)
+				return usage_error("%s needs a file name", a);
+			o->trace = argv[++i];
 		} else if (strcmp(a, "--list-calls") == 0) {
 			o->list_calls = 1;
 		} else if (strcmp(a, "--no-sim") == 0) {
@@ -223,6 +324,8 @@ struct job {
 	struct plan plan;
 	struct sim_report sim;
 	struct plan_call *calls;
+	struct plan_memory mem;
+	struct plan_memory_stage *mem_stages;
 };
 
 static void job_init(struct job *j)
@@ -231,6 +334,7 @@ static void job_init(struct job *j)
 	plan_init(&j->plan);
 	sim_report_init(&j->sim);
 	j->calls = NULL;
+	j->mem_stages = NULL;
 }
 
 static void job_release(struct job *j)
@@ -238,17 +342,58 @@ static void job_release(struct job *j)
 	plan_release(&j->plan);
 	sim_report_release(&j->sim);
 	free(j->calls);
+	free(j->mem_stages);
 	cfg_free(j->root);
 	j->root = NULL;
 }
 
 enum stage { UPTO_CONFIG, UPTO_PLAN, UPTO_SIM };
 
+/* The train call's memory estimate, as plain numbers for the plan. */
+static int job_fill_memory(struct job *j)
+{
+	const struct cost_memory *m = &j->sim.mem;
+
+	if (!j->sim.ran)
+		return 0;
+	j->mem.status = cost_mem_status_name(m->status);
+	j->mem.skipped = m->status == MEM_SKIPPED ? m->skipped : NULL;
+	j->mem.capacity = (long long)m->capacity;
+	if (m->n_stages) {
+		j->mem_stages = calloc(m->n_stages, sizeof(*j->mem_stages));
+		if (!j->mem_stages)
+			return -1;
+	}
+	for (size_t i = 0; i < m->n_stages; i++) {
+		const struct cost_mem_stage *s = &m->stages[i];
+		struct plan_memory_stage *d = &j->mem_stages[i];
+
+		d->stage = s->stage;
+		d->layers = s->layers;
+		d->in_flight = s->in_flight;
+		d->params = s->params;
+		d->weights = (long long)s->item[MEM_WEIGHTS];
+		d->gathered_weights = (long long)s->item[MEM_GATHERED];
+		d->gradients = (long long)s->item[MEM_GRADS];
+		d->optimizer = (long long)s->item[MEM_OPTIMIZER];
+		d->activations = (long long)s->item[MEM_ACTIVATIONS];
+		d->logits = (long long)s->item[MEM_LOGITS];
+		d->total = (long long)s->total;
+		d->optimistic = (long long)s->optimistic;
+	}
+	j->mem.stages = j->mem_stages;
+	j->mem.n_stages = m->n_stages;
+	j->plan.memory = &j->mem;
+	return 0;
+}
+
 /* Hands the simulator's results to the plan, for its JSON. */
 static int job_fill_calls(struct job *j)
 {
 	const struct sim_report *r = &j->sim;
 
+	if (job_fill_memory(j))
+		return -1;
 	if (!r->n_res)
 		return 0;
 	j->calls = calloc(r->n_res, sizeof(*j->calls));
@@ -269,6 +414,8 @@ static int job_fill_calls(struct job *j)
 		c->collectives = x->n_ops;
 		c->first_seq = x->first_diag;
 		c->n_seq = x->n_diags;
+		c->has_estimate = r->est && r->est[i].valid;
+		c->estimate_ms = c->has_estimate ? r->est[i].total_us / 1e3 : 0;
 	}
 	j->plan.calls = j->calls;
 	j->plan.n_calls = r->n_res;
@@ -635,6 +782,26 @@ static int cmd_config(const struct opts *o)
 	return rc;
 }
 
+/* sim --trace FILE ('-': stdout). Returns 0, or -1 after saying why. */
+static int write_trace(const char *path, struct job *j)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+	int rc;
+
+	if (!f) {
+		fprintf(stderr, "gtplan: cannot write '%s': %s\n", path,
+			strerror(errno));
+		return -1;
+	}
+	rc = trace_write(f, &j->plan, &j->sim, NULL);
+	if (f != stdout && fclose(f))
+		rc = -1;
+	if (rc)
+		fprintf(stderr, "gtplan: error writing the trace '%s'%s%s\n",
+			path, errno ? ": " : "", errno ? strerror(errno) : "");
+	return rc;
+}
+
 static int cmd_sim(const struct opts *o)
 {
 	struct src_set srcs;
@@ -665,13 +832,90 @@ static int cmd_sim(const struct opts *o)
 		goto out;
 	}
 	lrc = job_run(&j, o->configs[0], o, UPTO_SIM, o->call, &srcs, &diags);
-	if (lrc == 0 && o->format == FMT_TEXT)
+	/* the trace on stdout is the data then */
+	if (lrc == 0 && o->format == FMT_TEXT &&
+	    !(o->trace && strcmp(o->trace, "-") == 0))
 		sim_print_text(stdout, &j.plan, &j.sim);
 	rc = report(o, &diags, o->format == FMT_TEXT ? stderr : stdout);
 	if (lrc)
 		rc = lrc == 2 ? EXIT_USAGE : EXIT_FINDINGS;
 	else if (sim_not_ok(&j.sim) || !j.sim.ran)
 		rc = EXIT_FINDINGS;
+	if (lrc == 0 && o->trace && write_trace(o->trace, &j))
+		rc = EXIT_USAGE;
+out:
+	job_release(&j);
+	diag_list_release(&diags);
+	src_set_release(&srcs);
+	return rc;
+}
+
+/* gtplan render: the plan, and the simulator's view of one call, as a
+ * picture (render.h draws it). */
+static int cmd_render(const struct opts *o)
+{
+	struct src_set srcs;
+	struct diag_list diags;
+	struct job j;
+	struct render_opts ro;
+	char err[512];
+	const char *path = o->out && strcmp(o->out, "-") != 0 ? o->out : NULL;
+	FILE *out = stdout;
+	int rc, lrc;
+
+	if (o->n_configs != 1)
+		return usage_error("%s", "render needs exactly one CONFIG");
+	render_opts_init(&ro);
+	ro.call = o->call;
+	if (o->render_format ? render_format_parse(o->render_format, &ro.format,
+						   err, sizeof(err)) :
+	    path ? render_format_from_path(path, &ro.format, err,
+					   sizeof(err)) : 0)
+		return usage_error("%s", err);
+	if (o->render_color && render_color_parse(o->render_color, &ro.color,
+						  err, sizeof(err)))
+		return usage_error("%s", err);
+	if (o->render_groups && render_groups_parse(o->render_groups,
+						    &ro.groups, err,
+						    sizeof(err)))
+		return usage_error("%s", err);
+	src_set_init(&srcs);
+	diag_list_init(&diags, &srcs);
+	job_init(&j);
+	lrc = job_run(&j, o->configs[0], o, UPTO_SIM, o->call, &srcs, &diags);
+	rc = report(o, &diags, stderr);
+	if (lrc == 2) {
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (lrc || !j.plan.grid_ok) {
+		fprintf(stderr, "gtplan: no rank grid for '%s': nothing to "
+			"draw\n", o->configs[0]);
+		rc = EXIT_FINDINGS;
+		goto out;
+	}
+	/* the simulator's program settings and NVLink domain (cost.h:
+	 * cluster.segment_size nodes, gtplan.interconnect.nvlink_domain_size
+	 * GPUs; one node unless set) */
+	ro.prog = &j.sim.cost.o;
+	ro.segment_size = j.sim.cost.s.domain;
+	if (path && !(out = fopen(path, "wb"))) {
+		fprintf(stderr, "gtplan: cannot write '%s': %s\n", path,
+			strerror(errno));
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (render_run(&ro, &j.plan, &j.sim, out, err, sizeof(err))) {
+		fprintf(stderr, "gtplan: %s\n", err);
+		rc = EXIT_USAGE;
+	}
+	if (path && fclose(out)) {
+		fprintf(stderr, "gtplan: error writing '%s': %s\n", path,
+			strerror(errno));
+		rc = EXIT_USAGE;
+	}
+	if (path && rc == EXIT_USAGE)
+		remove(path); /* no half-written picture */
 out:
 	job_release(&j);
 	diag_list_release(&diags);
@@ -722,6 +966,8 @@ int main(int argc, char **argv)
 			rc = cmd_config(&o);
 		else if (!strcmp(o.cmd, "sim"))
 			rc = cmd_sim(&o);
+		else if (!strcmp(o.cmd, "render"))
+			rc = cmd_render(&o);
 		else
 			rc = usage_error("unknown command '%s'", o.cmd);
 	}

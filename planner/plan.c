@@ -3,7 +3,9 @@
  * The resources split is in resources.c, the JSON in plan_json.c.
  */
 #include "plan.h"
+#include "framework.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -306,8 +308,52 @@ static void read_batches(struct plan *p, const struct cfg_node *root)
 		p->micro_batch = m;
 }
 
-int plan_build(struct plan *p, const struct cfg_node *root,
-	       const char *config_name, struct diag_list *diags)
+/* gtplan.runtime with its defaults. A wrong type or range is the schema's
+ * finding; the default stands in for it here. */
+static void read_runtime(struct plan *p, const struct cfg_node *root)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+		long long dflt, min;
+	} ints[] = {
+#define RT_INT(k, d, m) { "gtplan.runtime." #k, \
+		offsetof(struct plan_runtime, k), d, m }
+		RT_INT(hidden, PLAN_RT_HIDDEN, 1),
+		RT_INT(ffn, PLAN_RT_FFN, 1),
+		RT_INT(layers, PLAN_RT_LAYERS, 1),
+		RT_INT(seq_len, PLAN_RT_SEQ_LEN, 1),
+		RT_INT(vocab, PLAN_RT_VOCAB, 1),
+		RT_INT(seed, PLAN_RT_SEED, 0),
+		RT_INT(steps, PLAN_RT_STEPS, 1),
+#undef RT_INT
+	};
+	struct plan_runtime *rt = &p->runtime;
+	const struct cfg_node *lr = cfg_path(root, "gtplan.runtime.lr");
+	const char *dtype = "fp32";
+
+	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+		long long v;
+		long long *dst = (long long *)((char *)rt + ints[i].off);
+
+		if (cfg_int(root, ints[i].key, &v) == 1 && v >= ints[i].min)
+			*dst = v;
+		else
+			*dst = ints[i].dflt;
+	}
+	rt->lr = PLAN_RT_LR;
+	if (lr && lr->kind == CFG_FLOAT && lr->v.f > 0 && lr->v.f < 1e30)
+		rt->lr = lr->v.f;
+	else if (lr && lr->kind == CFG_INT && lr->v.i > 0)
+		rt->lr = (double)lr->v.i;
+	if (cfg_str(root, "gtplan.runtime.dtype", &dtype) < 1 ||
+	    (strcmp(dtype, "fp32") && strcmp(dtype, "bf16")))
+		dtype = "fp32";
+	rt->dtype = strcmp(dtype, "bf16") ? "fp32" : "bf16";
+}
+
+static int build(struct plan *p, const struct cfg_node *root,
+		 const char *config_name, struct diag_list *diags)
 {
 	char path[1024] = "";
 	int ok = 1, megatron = 0;
@@ -319,6 +365,7 @@ int plan_build(struct plan *p, const struct cfg_node *root,
 		return -1;
 	find_remat_keys(root, path, sizeof(path), 0, diags);
 	read_batches(p, root);
+	read_runtime(p, root);
 
 	if (cfg_bool(root, MEG "enabled", &megatron) < 0)
 		megatron = 0;
@@ -449,4 +496,15 @@ int plan_build(struct plan *p, const struct cfg_node *root,
 	}
 	check_batches(p, root, diags);
 	return 0;
+}
+
+/* The sizes and planning rules, then the framework rules (framework.h). */
+int plan_build(struct plan *p, const struct cfg_node *root,
+	       const char *config_name, struct diag_list *diags)
+{
+	int rc = build(p, root, config_name, diags);
+
+	if (rc == 0)
+		framework_check(p, root, diags);
+	return rc;
 }

@@ -35,7 +35,45 @@ struct plan_call {
 	const char *name, *dispatch, *program, *status;
 	long long invoked, with_data, returned, shards, collectives;
 	size_t first_seq, n_seq;
+	int has_estimate;    /* 0: "estimate_ms" is null */
+	double estimate_ms;  /* the cost model's time for the call */
 };
+
+/* The train call's memory per rank on one pipeline stage (bytes; the
+ * plan JSON's "memory"). */
+struct plan_memory_stage {
+	long long stage, layers, in_flight, params;
+	long long weights, gathered_weights, gradients, optimizer;
+	long long activations, logits, total, optimistic;
+};
+
+/* status: "fits", "tight" (the estimate exceeds the GPU, the optimistic
+ * one does not), "exceeds" or "skipped" (then `skipped` says why and
+ * there are no stages). Strings and stages are borrowed. */
+struct plan_memory {
+	const char *status, *skipped;
+	long long capacity;  /* bytes of one GPU */
+	const struct plan_memory_stage *stages;
+	size_t n_stages;
+};
+
+/* gtplan.runtime: the small model and run settings gtplan-run reads from
+ * the plan JSON's "runtime" object. Absent keys take the defaults of
+ * plan_build (PLAN_RT_* below); dtype points at a static "fp32" or "bf16". */
+struct plan_runtime {
+	long long hidden, ffn, layers, seq_len, vocab, seed, steps;
+	double lr;
+	const char *dtype;
+};
+
+#define PLAN_RT_HIDDEN  128
+#define PLAN_RT_FFN     512
+#define PLAN_RT_LAYERS  2
+#define PLAN_RT_SEQ_LEN 128
+#define PLAN_RT_VOCAB   256
+#define PLAN_RT_SEED    1234
+#define PLAN_RT_STEPS   5
+#define PLAN_RT_LR      1e-3
 
 struct plan {
 	char *config_name;       /* as given on the command line */
@@ -61,6 +99,8 @@ struct plan {
 	/* batches */
 	long long global_batch, micro_batch; /* 0 when unset */
 
+	struct plan_runtime runtime; /* gtplan.runtime with defaults */
+
 	char *driver_layout;  /* "4d" (default) or "5d" */
 	struct lay_order order;
 	struct lay_grid dense, expert;
@@ -72,6 +112,7 @@ struct plan {
 	/* The simulator's results, when it ran (borrowed; NULL otherwise). */
 	const struct plan_call *calls;
 	size_t n_calls;
+	const struct plan_memory *memory; /* NULL: "memory" is null */
 };
 
 void plan_init(struct plan *p);

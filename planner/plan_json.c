@@ -41,6 +41,17 @@ static void size_or_null(struct jw *w, const char *key, long long v)
 		jw_null(w);
 }
 
+/* A real with three decimals (fixed precision: the same input gives the
+ * same bytes). */
+static void write_real(struct jw *w, double v)
+{
+	char num[64];
+	int n = snprintf(num, sizeof(num), "%.3f", v);
+
+	jw_item(w);
+	jw_raw(w, num, (size_t)n);
+}
+
 static void write_gpus(struct jw *w, const char *key, const struct plan_gpus *g)
 {
 	jw_key(w, key);
@@ -82,6 +93,33 @@ static void write_batch(struct jw *w, const struct plan *p)
 	size_or_null(w, "micro", p->micro_batch);
 	size_or_null(w, "micro_batches_per_lane", micro_batches);
 	size_or_null(w, "per_lane", per_lane);
+	jw_obj_end(w);
+}
+
+/* gtplan.runtime as read (defaults filled in). lr is written with 15
+ * significant digits, enough to give back the value as typed. */
+static void write_runtime(struct jw *w, const struct plan *p)
+{
+	const struct plan_runtime *rt = &p->runtime;
+	char num[64];
+	int n;
+
+	jw_key(w, "runtime");
+	jw_obj_begin(w, 0);
+	jw_key(w, "dtype");
+	jw_str(w, rt->dtype ? rt->dtype : "fp32");
+	size_or_null(w, "ffn", rt->ffn);
+	size_or_null(w, "hidden", rt->hidden);
+	size_or_null(w, "layers", rt->layers);
+	jw_key(w, "lr");
+	n = snprintf(num, sizeof(num), "%.15g", rt->lr > 0 ? rt->lr : PLAN_RT_LR);
+	jw_item(w);
+	jw_raw(w, num, (size_t)n);
+	jw_key(w, "seed");
+	jw_int(w, rt->seed);
+	size_or_null(w, "seq_len", rt->seq_len);
+	size_or_null(w, "steps", rt->steps);
+	size_or_null(w, "vocab", rt->vocab);
 	jw_obj_end(w);
 }
 
@@ -362,6 +400,11 @@ static void write_calls(struct jw *w, const struct plan *p,
 		jw_int(w, c->collectives);
 		jw_key(w, "dispatch");
 		jw_str(w, c->dispatch);
+		jw_key(w, "estimate_ms");
+		if (c->has_estimate)
+			write_real(w, c->estimate_ms);
+		else
+			jw_null(w);
 		jw_key(w, "findings");
 		jw_arr_begin(w, 0);
 		for (size_t k = 0; l && k < l->n; k++) {
@@ -399,6 +442,51 @@ static void write_calls(struct jw *w, const struct plan *p,
 	jw_arr_end(w);
 }
 
+/* ---- the train call's memory -------------------------------------------- */
+
+/* Bytes per rank per pipeline stage, as the cost model estimates them. */
+static void write_memory(struct jw *w, const struct plan *p)
+{
+	static const char *const keys[] = {
+		"activations", "gathered_weights", "gradients", "in_flight",
+		"layers", "logits", "optimistic", "optimizer", "params",
+		"stage", "total", "weights",
+	};
+	const struct plan_memory *m = p->memory;
+
+	jw_key(w, "memory");
+	if (!m) {
+		jw_null(w);
+		return;
+	}
+	jw_obj_begin(w, 0);
+	jw_key(w, "capacity");
+	jw_int(w, m->capacity);
+	jw_key(w, "skipped");
+	jw_str(w, m->skipped);
+	jw_key(w, "stages");
+	jw_arr_begin(w, 0);
+	for (size_t i = 0; i < m->n_stages; i++) {
+		const struct plan_memory_stage *s = &m->stages[i];
+		const long long v[] = {
+			s->activations, s->gathered_weights, s->gradients,
+			s->in_flight, s->layers, s->logits, s->optimistic,
+			s->optimizer, s->params, s->stage, s->total, s->weights,
+		};
+
+		jw_obj_begin(w, 1);
+		for (size_t k = 0; k < sizeof(keys) / sizeof(*keys); k++) {
+			jw_key(w, keys[k]);
+			jw_int(w, v[k]);
+		}
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_key(w, "status");
+	jw_str(w, m->status);
+	jw_obj_end(w);
+}
+
 /* ---- the document ----------------------------------------------------- */
 
 int plan_write_json(FILE *f, const struct plan *p,
@@ -425,9 +513,11 @@ int plan_write_json(FILE *f, const struct plan *p,
 	jw_key(w, "format");
 	jw_str(w, "gtplan-plan/1");
 	write_groups(w, p);
+	write_memory(w, p);
 	write_order(w, "rank_order", &p->order);
 	write_ranks(w, p);
 	write_resources(w, p);
+	write_runtime(w, p);
 	write_sizes(w, p);
 	size_or_null(w, "world_size", p->world);
 	jw_obj_end(w);

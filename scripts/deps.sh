@@ -4,9 +4,13 @@
 # when something is missing. Usage: scripts/deps.sh build|test
 set -euo pipefail
 
-want=(build-essential pkg-config libyaml-dev libjansson-dev)
+want=(build-essential pkg-config libyaml-dev libjansson-dev
+      libgraphviz-dev) # gtplan render: libcgraph + libgvc, no `dot` needed
 if [ "${1:-build}" = test ]; then
-	want+=(check python3 python3-omegaconf python3-jsonschema python3-yaml valgrind)
+	want+=(check python3 python3-omegaconf python3-jsonschema python3-yaml valgrind
+	       libopenmpi-dev openmpi-bin libopenblas-dev)
+	# tests/render_e2e.sh: xmllint checks the SVG, Chromium draws it
+	want+=(libxml2-utils chromium)
 fi
 
 missing=()

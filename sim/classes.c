@@ -3,6 +3,8 @@
  */
 #include "classes.h"
 
+#include "program.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -377,6 +379,35 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Megatron's embedding group: the first and the last member of rank's pp
+ * group (one rank when PP is 1). */
+static int embedding_comp(const struct cls_part *cp, const struct plan *p,
+			  long long rank, struct cls_comp **out, size_t *n)
+{
+	const struct lay_group_kind *gk = lay_group_kind_find("pp");
+	long long idx, size;
+	uint32_t a, b;
+
+	if (!gk)
+		return -1;
+	size = lay_group_size(&p->dense, gk->axes);
+	lay_group_of(&p->dense, gk->axes, rank, &idx, NULL);
+	a = cp->colour[lay_group_member(&p->dense, gk->axes, idx, 0)];
+	b = cp->colour[lay_group_member(&p->dense, gk->axes, idx, size - 1)];
+	*out = malloc(2 * sizeof(**out));
+	if (!*out)
+		return -1;
+	if (size == 1 || a == b) {
+		(*out)[0] = (struct cls_comp){ a, size == 1 ? 1 : 2 };
+		*n = 1;
+	} else {
+		(*out)[0] = (struct cls_comp){ a < b ? a : b, 1 };
+		(*out)[1] = (struct cls_comp){ a < b ? b : a, 1 };
+		*n = 2;
+	}
+	return 0;
+}
+
 int cls_group_comp(const struct cls_part *cp, const struct plan *p,
 		   unsigned kind, long long rank, struct cls_comp **out,
 		   size_t *n)
@@ -389,6 +420,8 @@ int cls_group_comp(const struct cls_part *cp, const struct plan *p,
 
 	*out = NULL;
 	*n = 0;
+	if (kind == PROG_GK_EMBEDDING)
+		return embedding_comp(cp, p, rank, out, n);
 	if (!gk || (gk->expert && !p->expert_grid_ok)) {
 		/* the whole world: the class counts */
 		v = malloc((cp->n ? cp->n : 1) * sizeof(*v));

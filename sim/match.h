@@ -74,4 +74,35 @@ int match_call(const struct plan *p, const struct model_shape *m,
 	       const struct prog_opts *o, struct sim_call_result *res,
 	       struct diag_list *diags);
 
+/* ---- where each rank stands: a query for pictures ---------------------- */
+
+/* One rank class after the play of a call. */
+struct match_class {
+	int called;          /* 0: the driver never calls these ranks */
+	int blocked;         /* called, and did not finish the program */
+	long long op;        /* the op it is blocked in (index); -1 */
+	const char *kind;    /* that op's kind ("all-gather", "p2p"); NULL */
+	const char *group;   /* its group kind ("gtp", "WORLD"); NULL */
+	char label[192];     /* prog_op_label() of that op; "" */
+};
+
+/* Every rank's class and every class's state. Ownership: match_where_release()
+ * frees the arrays. */
+struct match_where {
+	long long world;
+	uint32_t *cls;           /* per rank: index into c */
+	struct match_class *c;
+	size_t n;                /* classes */
+};
+
+/* Plays call `c` exactly as match_call() does (same programs, same
+ * dispatch, so the same outcome) but reports nothing: it records where each
+ * rank class stopped. O(W) memory for the rank -> class map. Returns 0,
+ * or -1 (w empty) when out of memory, the program is too long or the plan
+ * has no grid. */
+int match_call_where(const struct plan *p, const struct model_shape *m,
+		     const struct drv_layout *dl, const struct call_def *c,
+		     const struct prog_opts *o, struct match_where *w);
+void match_where_release(struct match_where *w);
+
 #endif

@@ -17,8 +17,11 @@
  * m->loc is the gtplan.model map when there is one, else the
  * policy.model_name value.
  *
- * known = 1 when num_layers, hidden_size, ffn_hidden_size,
- * num_attention_heads and vocab_size are all set; then num_query_groups
+ * shape_known = 1 when num_layers, hidden_size, num_attention_heads and
+ * vocab_size are set (the framework shape checks need no more); known = 1
+ * when ffn_hidden_size is set too and the shape has uniform transformer
+ * layers (no hybrid_layer_pattern, no multi_latent_attention, not a
+ * catalog entry with approximate sizes); then num_query_groups
  * (default: heads) and kv_channels (default: hidden / heads) are filled
  * in, and for an MoE model moe_ffn_hidden_size (default: ffn_hidden_size)
  * and moe_router_topk (default: 2), as Megatron's TransformerConfig does.
@@ -37,11 +40,32 @@
 int model_resolve(const struct cfg_node *root, struct model_shape *m,
 		  struct diag_list *diags);
 
+/* The catalog is data/models.txt, embedded into the binary at build time
+ * and parsed on first use (see that file for its format and sources).
+ * Entries are sorted by name, case-insensitively. An entry has
+ * shape_known = 1; known = 1 unless the file marks its sizes approximate
+ * (then the shape checks run but collective sizes use the default shape).
+ * Hostile-input limit: at most MODEL_CATALOG_MAX names. */
+#define MODEL_CATALOG_MAX 256
+
 /* Catalog lookup by name (case-insensitive; an "org/" prefix is optional).
  * NULL when absent. */
 const struct model_shape *model_catalog_find(const char *name);
 size_t model_catalog_count(void);
 const struct model_shape *model_catalog_at(size_t i);
+/* NULL when the embedded data parsed cleanly, else "data/models.txt:LINE:
+ * what" (a build with a broken data file; the tests check it). */
+const char *model_catalog_error(void);
+
+/* Per layer, whether it is an MoE layer: from hybrid_layer_pattern ('E'),
+ * else moe_layer_freq (Megatron's integer or list form), else every layer
+ * of an MoE model. Fills moe[0..num_layers) and returns 0, or -1 when
+ * num_layers exceeds `max` or the pattern does not fit num_layers. */
+int model_layer_kinds(const struct model_shape *m, unsigned char *moe,
+		      long long max);
+/* MoE layers among layers [first, first + n). */
+long long model_moe_layers(const struct model_shape *m, long long first,
+			   long long n);
 
 /* The large linear weights of one transformer layer, as Megatron names
  * them, with their logical [rows, cols] and how TP splits them. */

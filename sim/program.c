@@ -30,11 +30,45 @@
 void prog_opts_init(struct prog_opts *o)
 {
 	memset(o, 0, sizeof(*o));
+	o->stages_loc = o->tracker_loc = DIAG_NOLOC;
 	o->sequence_parallel = 0;
 	o->seq_length = 4096;
 	o->act_bytes = 2;
 	o->grad_bytes = 4;
 	o->gtp_pad = 16;
+}
+
+void prog_opts_read_framework(struct prog_opts *o, const struct cfg_node *root)
+{
+	const char *t = NULL;
+	long long v;
+
+	if (cfg_int(root, "policy.megatron_cfg.num_layers_in_first_pipeline_stage",
+		    &v) == 1 && v > 0)
+		o->first_stage_layers = v;
+	if (cfg_int(root, "policy.megatron_cfg.num_layers_in_last_pipeline_stage",
+		    &v) == 1 && v > 0)
+		o->last_stage_layers = v;
+	if (cfg_int(root, "policy.megatron_cfg.make_vocab_size_divisible_by",
+		    &v) == 1 && v > 0)
+		o->vocab_divisor = v;
+	o->moe_aux_loss = 1;
+	if (cfg_str(root, "policy.megatron_cfg.moe_router_load_balancing_type",
+		    &t) == 1 && strcmp(t, "none") == 0)
+		o->moe_aux_loss = 0;
+	if (cfg_path(root, "policy.megatron_cfg.pipeline_model_parallel_size"))
+		o->stages_loc = cfg_path(root, "policy.megatron_cfg."
+					 "pipeline_model_parallel_size")->loc;
+	if (cfg_path(root, "gtplan.stack.moe_aux_loss_tracker"))
+		o->tracker_loc = cfg_path(root,
+			"gtplan.stack.moe_aux_loss_tracker")->loc;
+	t = NULL;
+	if (cfg_str(root, "gtplan.stack.moe_aux_loss_tracker", &t) == 1) {
+		if (!strcmp(t, "lazy"))
+			o->moe_tracker = TRACKER_LAZY;
+		else if (!strcmp(t, "preinit_without_mtp"))
+			o->moe_tracker = TRACKER_PREINIT_NO_MTP;
+	}
 }
 
 void prog_default_shape(struct model_shape *m)
@@ -141,6 +175,9 @@ struct bld {
 	struct wt w[PROG_MAX_WEIGHTS];
 	size_t n_dense, n_w;  /* attention + dense MLP weights; all */
 	int moe;
+	/* per layer: MoE (model_layer_kinds); all MoE when moe_uniform */
+	unsigned char moe_at[MODEL_TEXT_MAX];
+	int moe_uniform;
 	long long tokens;     /* tokens of one micro-batch on one CP rank */
 	long long layer_flops;
 	int err;
@@ -151,6 +188,8 @@ static long long gsize(const struct bld *b, unsigned k)
 	const struct lay_group_kind *gk = lay_group_kind_at(k);
 	const struct lay_grid *g;
 
+	if (k == PROG_GK_EMBEDDING)
+		return b->p->pp > 1 ? 2 : 1;
 	if (!gk)
 		return 1;
 	g = gk->expert ? &b->p->expert : &b->p->dense;
@@ -260,6 +299,25 @@ static void setup_weights(struct bld *b)
 
 /* ---- one layer -------------------------------------------------------- */
 
+static int layer_moe(const struct bld *b, long long layer)
+{
+	if (!b->moe)
+		return 0;
+	if (b->moe_uniform || layer < 0 || layer >= MODEL_TEXT_MAX)
+		return 1;
+	return b->moe_at[layer];
+}
+
+/* MoE layers among [first, first + n). */
+static long long moe_layers(const struct bld *b, long long first, long long n)
+{
+	long long c = 0;
+
+	for (long long l = first; l < first + n; l++)
+		c += layer_moe(b, l);
+	return c;
+}
+
 static long long act_ag(const struct bld *b) /* SP all-gather sendcount */
 {
 	return b->tokens / b->p->tp * b->m.hidden_size * b->o.act_bytes;
@@ -359,7 +417,7 @@ static void layer_fwd(struct bld *b, long long layer, long long mb)
 			emit(b, OP_ALL_GATHER, b->k_cp, PH_FWD, W_KV, -1, layer,
 			     mb, kv_bytes(b), 0);
 	}
-	if (b->moe)
+	if (layer_moe(b, layer))
 		moe_fwd(b, layer, mb);
 	emit(b, OP_COMPUTE, PROG_GK_NONE, PH_FWD, W_FLOPS, -1, layer, mb,
 	     b->layer_flops * b->tokens / (b->p->tp > 0 ? b->p->tp : 1), 0);
@@ -367,7 +425,7 @@ static void layer_fwd(struct bld *b, long long layer, long long mb)
 
 static void layer_bwd(struct bld *b, long long layer, long long mb)
 {
-	if (b->moe)
+	if (layer_moe(b, layer))
 		moe_bwd(b, layer, mb);
 	for (size_t i = b->n_dense; i-- > 0;) {
 		const struct wt *w = &b->w[i];
@@ -470,6 +528,51 @@ static long long ceil_div(long long a, long long d)
 	return d > 0 ? (a + d - 1) / d : a;
 }
 
+/* finalize_model_grads' _allreduce_embedding_grads: the first and the last
+ * stage hold the word embedding (tied output layer, or MTP's copy) and sum
+ * its gradients over Megatron's embedding group; the other stages are not
+ * in it and issue nothing. */
+static void embedding_grads(struct bld *b)
+{
+	long long s = b->pg->stage, pp = b->p->pp, tp = b->p->tp > 0 ? b->p->tp : 1;
+	long long div = b->o.vocab_divisor > 0 ? b->o.vocab_divisor :
+		b->m.make_vocab_size_divisible_by > 0 ?
+		b->m.make_vocab_size_divisible_by : 128;
+	long long rows = (b->m.vocab_size + div * tp - 1) / (div * tp) * div;
+
+	if (pp < 2 || (s != 0 && s != pp - 1) ||
+	    (!b->m.share_embeddings_and_output_weights &&
+	     b->m.mtp_num_layers <= 0))
+		return;
+	emit(b, OP_ALL_REDUCE, PROG_GK_EMBEDDING, PH_GRAD, W_EMBED_GRADS, -1,
+	     -1, -1, rows * b->m.hidden_size * b->o.grad_bytes, 0);
+}
+
+/* NeMo-RL's get_moe_metrics (Megatron's reduce_aux_losses_tracker_across_
+ * ranks): one fp32 value per layer and MTP layer, all-reduced over the
+ * pipeline group. A stage whose router never recorded a loss has no entry
+ * unless the tracker is pre-initialised (opts.moe_tracker). */
+static void moe_metrics(struct bld *b)
+{
+	long long s = b->pg->stage, mtp = b->m.mtp_num_layers > 0 ?
+		b->m.mtp_num_layers : 0;
+	int recorded = b->o.moe_aux_loss &&
+		(moe_layers(b, b->pg->first_layer, b->pg->n_layers) > 0 ||
+		 (s == b->p->pp - 1 && mtp > 0));
+	long long n = b->m.num_layers + mtp;
+
+	if (!b->moe)
+		return;
+	if (!recorded) {
+		if (b->o.moe_tracker == TRACKER_LAZY)
+			return;
+		if (b->o.moe_tracker == TRACKER_PREINIT_NO_MTP)
+			n = b->m.num_layers;
+	}
+	emit(b, OP_ALL_REDUCE, b->k_pp, PH_STEP, W_MOE_METRICS, -1, -1, -1,
+	     n * 4, 0);
+}
+
 static void train_tail(struct bld *b)
 {
 	long long dpcr = gsize(b, b->k_dpcr), edp = gsize(b, b->k_edp);
@@ -491,6 +594,7 @@ static void train_tail(struct bld *b)
 	if (n)
 		emit(b, OP_ALL_REDUCE, b->k_dp_cp, PH_GRAD, W_NORM_GRADS, -1, -1,
 		     -1, norms * b->o.grad_bytes, 0);
+	embedding_grads(b);
 	/* optimizer.step(): clip by the global norm, then the distributed
 	 * optimizer's param all-gather */
 	emit(b, OP_ALL_REDUCE, b->k_mp_gtp, PH_OPT, W_GRAD_NORM, -1, -1, -1, 4,
@@ -508,6 +612,7 @@ static void train_tail(struct bld *b)
 	for (int i = 0; i < 3; i++)
 		emit(b, OP_ALL_REDUCE, b->k_mp_gtp, PH_OPT, W_STEP_STATUS, -1, -1,
 		     -1, 4, 0);
+	moe_metrics(b);
 	if (b->p->pp > 1)
 		emit_root(b, b->k_pp, PH_STEP, W_LOSS, -1, -1,
 			  64 * b->pg->microbatches, b->p->pp - 1);
@@ -550,10 +655,31 @@ static void setup(struct bld *b, struct prog *pg, const struct plan *p,
 	memset(b, 0, sizeof(*b));
 	b->pg = pg;
 	b->p = p;
-	if (m && m->known)
+	if (m && m->known) {
 		b->m = *m;
-	else
+	} else {
 		prog_default_shape(&b->m);
+		/* approximate sizes: the default's, with the model's layer
+		 * structure (which layers are MoE, MTP, tied embeddings) */
+		if (m && m->shape_known) {
+			b->m.num_layers = m->num_layers;
+			b->m.vocab_size = m->vocab_size;
+			b->m.num_moe_experts = m->num_moe_experts;
+			b->m.moe_ffn_hidden_size = b->m.ffn_hidden_size;
+			b->m.moe_router_topk = m->moe_router_topk > 0 ?
+				m->moe_router_topk : 2;
+			b->m.mtp_num_layers = m->mtp_num_layers;
+			b->m.share_embeddings_and_output_weights =
+				m->share_embeddings_and_output_weights;
+			b->m.make_vocab_size_divisible_by =
+				m->make_vocab_size_divisible_by;
+			memcpy(b->m.moe_layer_freq, m->moe_layer_freq,
+			       sizeof(m->moe_layer_freq));
+			memcpy(b->m.hybrid_layer_pattern,
+			       m->hybrid_layer_pattern,
+			       sizeof(m->hybrid_layer_pattern));
+		}
+	}
 	if (o)
 		b->o = *o;
 	else
@@ -577,6 +703,47 @@ static void setup(struct bld *b, struct prog *pg, const struct plan *p,
 	b->k_etp = prog_kind("etp");
 	b->k_edp = prog_kind("edp");
 	b->moe = b->m.num_moe_experts > 0 && p->expert_grid_ok;
+	b->moe_uniform = model_layer_kinds(&b->m, b->moe_at, MODEL_TEXT_MAX) != 0;
+}
+
+/* The layers of `stage`: Megatron's uneven split when the options give the
+ * first / last stage's layers and the rest split evenly over the middle
+ * stages; otherwise stage * L / PP (the even split, also the fallback
+ * for a split Megatron refuses, GT600). */
+static void stage_layers(const struct bld *b, long long pp, long long stage,
+			 long long *first, long long *n)
+{
+	long long L = b->m.num_layers, f = b->o.first_stage_layers;
+	long long l = b->o.last_stage_layers, mid = L, st = pp;
+
+	if (pp > 1 && (f > 0 || l > 0)) {
+		if (f > 0) {
+			mid -= f;
+			st--;
+		}
+		if (l > 0) {
+			mid -= l;
+			st--;
+		}
+		if (mid >= 0 && (mid > 0) == (st > 0) && (!st || mid % st == 0)) {
+			long long each = st ? mid / st : 0;
+
+			if (stage == 0 && f > 0) {
+				*first = 0;
+				*n = f;
+			} else if (stage == pp - 1 && l > 0) {
+				*first = L - l;
+				*n = l;
+			} else {
+				*first = (f > 0 ? f : 0) +
+					 (stage - (f > 0)) * each;
+				*n = each;
+			}
+			return;
+		}
+	}
+	*first = stage * L / pp;
+	*n = (stage + 1) * L / pp - *first;
 }
 
 int prog_build(struct prog *pg, const struct plan *p,
@@ -592,8 +759,7 @@ int prog_build(struct prog *pg, const struct plan *p,
 	if (stage < 0 || stage >= pp)
 		stage = 0;
 	pg->stage = stage;
-	pg->first_layer = stage * b.m.num_layers / pp;
-	pg->n_layers = (stage + 1) * b.m.num_layers / pp - pg->first_layer;
+	stage_layers(&b, pp, stage, &pg->first_layer, &pg->n_layers);
 	if (kind == PROG_FORWARD && b.o.logprob_micro_batch > 0)
 		micro = b.o.logprob_micro_batch;
 	pg->microbatches = prog_microbatches(p, micro);
@@ -690,6 +856,8 @@ const char *prog_group_name(unsigned group)
 		return "WORLD";
 	if (group == PROG_GK_TRAIN_INFER)
 		return "train+inference";
+	if (group == PROG_GK_EMBEDDING)
+		return "embedding";
 	return gk ? gk->name : "none";
 }
 
@@ -778,6 +946,8 @@ static const char *what_text(const struct prog *pg, const struct prog_op *op,
 			[W_RNG] = "the RNG states",
 			[W_SYNC] = "",
 			[W_FLOPS] = "",
+			[W_EMBED_GRADS] = "the word embedding's gradients",
+			[W_MOE_METRICS] = "the MoE auxiliary-loss metrics",
 		};
 		const char *t = op->what < W_COUNT && fixed[op->what] ?
 			fixed[op->what] : "?";

@@ -36,6 +36,9 @@ enum prog_op_kind {
  * (tp, cp, gtp, pp, ...); two more are the simulator's own. */
 #define PROG_GK_WORLD       30 /* every training rank */
 #define PROG_GK_TRAIN_INFER 31 /* training ranks + the inference engine's */
+/* Megatron's embedding group: the first and the last rank of each pp group
+ * (tied embeddings and MTP's copy of the embedding). */
+#define PROG_GK_EMBEDDING   29
 #define PROG_GK_NONE        0xff /* compute ops */
 
 /* P2P flags: what an exchange moves. The stage that sends activations
@@ -84,6 +87,8 @@ enum prog_what {
 	W_RNG,         /* RNG states (checkpoint) */
 	W_SYNC,        /* barriers */
 	W_FLOPS,       /* compute */
+	W_EMBED_GRADS, /* the word embedding's gradients (first + last stage) */
+	W_MOE_METRICS, /* the MoE auxiliary-loss tracker (per layer, fp32) */
 	W_COUNT
 };
 
@@ -125,11 +130,39 @@ struct prog_opts {
 	int act_bytes;            /* bytes per activation / weight element (bf16) */
 	int grad_bytes;           /* bytes per gradient element (fp32 main grads) */
 	int gtp_pad;              /* GTPRematConfig.pad_for_alignment */
+	/* Layers of the first / last pipeline stage (Megatron's
+	 * num_layers_in_first/last_pipeline_stage); 0: an even split. */
+	long long first_stage_layers, last_stage_layers;
+	/* The router records auxiliary losses
+	 * (moe_router_load_balancing_type is not "none"). */
+	int moe_aux_loss;
+	/* How the auxiliary-loss tracker is set up before its pp all-reduce
+	 * (gtplan.stack.moe_aux_loss_tracker). */
+	enum prog_tracker {
+		TRACKER_PREINIT,        /* every stage, num_layers + MTP entries
+					   (NeMo-RL PR #3419; Megatron today) */
+		TRACKER_PREINIT_NO_MTP, /* every stage, but sized num_layers
+					   (Megatron before PR #3401) */
+		TRACKER_LAZY,           /* only stages whose router recorded a
+					   loss (before those fixes) */
+	} moe_tracker;
+	long long vocab_divisor;  /* make_vocab_size_divisible_by; 0: 128 */
+	/* Where findings about the stage programs point (GT680): the
+	 * pipeline size, and gtplan.stack.moe_aux_loss_tracker; DIAG_NOLOC
+	 * when unset. */
+	struct diag_loc stages_loc, tracker_loc;
 };
 
 /* Megatron's defaults: no sequence parallel, 4096 tokens, bf16 weights,
  * fp32 gradients, GTP alignment 16. */
 void prog_opts_init(struct prog_opts *o);
+/* Reads the options the framework rules share with the programs:
+ * num_layers_in_first/last_pipeline_stage (with PP > 1), whether the MoE
+ * router records auxiliary losses (moe_router_load_balancing_type other
+ * than "none"; Megatron's default aux_loss when unset),
+ * gtplan.stack.moe_aux_loss_tracker and make_vocab_size_divisible_by.
+ * Values of the wrong type keep the defaults (the schema reports them). */
+void prog_opts_read_framework(struct prog_opts *o, const struct cfg_node *root);
 
 /* The shape used when the model is unknown: 4 layers, hidden 1024, FFN
  * 4096 (SwiGLU), 16 heads, 8 KV heads, vocab 32000, dense. Collective

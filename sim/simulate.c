@@ -31,6 +31,8 @@ void sim_report_release(struct sim_report *r)
 {
 	free(r->calls);
 	free(r->res);
+	free(r->est);
+	cost_memory_release(&r->mem);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -47,6 +49,7 @@ static void read_prog_opts(const struct cfg_node *root, struct prog_opts *o)
 		o->seq_length = v;
 	if (cfg_int(root, "policy.logprob_batch_size", &v) == 1 && v > 0)
 		o->logprob_micro_batch = v;
+	prog_opts_read_framework(o, root);
 }
 
 /* Two calls the driver dispatches the same way and whose workers run the
@@ -152,11 +155,55 @@ static int call_applies(const struct call_def *c, const struct plan *p,
 	return 1;
 }
 
+/* ---- estimates and the hardware checks ---------------------------------- */
+
+/* Times every call that completes (a call that plays like an earlier one
+ * takes its estimate) and the train call's memory. */
+static int estimate(const struct plan *p, const struct cfg_node *root,
+		    const struct prog_opts *o, struct sim_report *r,
+		    const size_t *from)
+{
+	struct cost_settings cs;
+
+	cost_settings_init(&cs);
+	cost_settings_read(&cs, root, p);
+	cost_model_init(&r->cost, p, &r->model, o, &cs);
+	r->est = calloc(r->n_res + 1, sizeof(*r->est));
+	if (!r->est)
+		return -1;
+	for (size_t i = 0; i < r->n_res; i++) {
+		if (from[i] != i) {
+			r->est[i] = r->est[from[i]];
+			continue;
+		}
+		if (r->res[i].status == SIM_OK &&
+		    cost_call_time(&r->cost, r->res[i].call->program,
+				   &r->est[i], NULL, NULL))
+			r->est[i].valid = 0; /* out of memory or too long */
+	}
+	return cost_memory(p, &r->model, o, &cs, &r->mem);
+}
+
+/* The layout against the hardware: GT531, then GT530 / GT532. */
+static int check_hardware(const struct cfg_node *root, struct sim_report *r,
+			  struct diag_list *diags)
+{
+	const struct cost_call *train = NULL;
+
+	for (size_t i = 0; i < r->n_res && !train; i++)
+		if (r->res[i].call->program == PROG_TRAIN && r->est[i].valid)
+			train = &r->est[i];
+	if (cost_check_spans(&r->cost, root, train, diags))
+		return -1;
+	return cost_check_memory(&r->mem, &r->cost.s, root, diags);
+}
+
 int sim_run(const struct plan *p, const struct cfg_node *root,
 	    const char *only, struct sim_report *r, struct diag_list *diags)
 {
 	struct prog_opts o;
-	size_t n_run = 0;
+	size_t n_run = 0, *from;
+	int rc;
 
 	if (!p->grid_ok)
 		return 0;
@@ -168,12 +215,20 @@ int sim_run(const struct plan *p, const struct cfg_node *root,
 		return -1;
 	if (only && !calls_find(r->calls, r->n_calls, only))
 		return -2;
-	if (model_resolve(root, &r->model, diags) < 0)
+	/* plan_build's framework rules reported the model's findings */
+	struct diag_list quiet;
+
+	diag_list_init(&quiet, diags->srcs);
+	if (model_resolve(root, &r->model, &quiet) < 0)
 		r->model.known = 0;
+	diag_list_release(&quiet);
 	read_prog_opts(root, &o);
 	r->res = calloc(r->n_calls, sizeof(*r->res));
-	if (!r->res)
+	from = calloc(r->n_calls + 1, sizeof(*from));
+	if (!r->res || !from) {
+		free(from);
 		return -1;
+	}
 	for (size_t i = 0; i < r->n_calls; i++) {
 		const struct call_def *c = &r->calls[i];
 
@@ -184,15 +239,22 @@ int sim_run(const struct plan *p, const struct cfg_node *root,
 			continue;
 		for (k = 0; k < n_run && !same_play(r->res[k].call, c); k++)
 			;
+		from[n_run] = k < n_run ? from[k] : n_run;
 		if (k < n_run)
 			reuse(r, &r->res[k], c, &r->res[n_run], diags);
-		else if (run_one(p, root, &o, r, c, &r->res[n_run], diags))
+		else if (run_one(p, root, &o, r, c, &r->res[n_run], diags)) {
+			free(from);
 			return -1;
+		}
 		n_run++;
 	}
 	r->n_res = n_run;
 	r->ran = 1;
-	return 0;
+	rc = estimate(p, root, &o, r, from);
+	free(from);
+	if (rc == 0)
+		rc = check_hardware(root, r, diags);
+	return rc;
 }
 
 size_t sim_not_ok(const struct sim_report *r)
@@ -206,6 +268,8 @@ size_t sim_not_ok(const struct sim_report *r)
 
 void sim_print_text(FILE *f, const struct plan *p, const struct sim_report *r)
 {
+	char t[32];
+
 	if (!r->ran) {
 		fprintf(f, "%s: no rank grid, nothing to simulate: fix the "
 			"errors first\n", p->config_name);
@@ -215,16 +279,19 @@ void sim_print_text(FILE *f, const struct plan *p, const struct sim_report *r)
 		p->config_name, p->world, p->driver_layout,
 		r->model.name[0] ? r->model.name : "(none)",
 		r->model.known ? "" : " (shape unknown: default sizes)");
-	fprintf(f, "  %-34s %-8s %-8s %9s %9s %7s %7s %11s\n", "call",
+	fprintf(f, "  %-34s %-8s %-8s %9s %9s %7s %7s %11s %10s\n", "call",
 		"dispatch", "status", "called", "w/ data", "kept", "shards",
-		"collectives");
+		"collectives", "estimate");
 	for (size_t i = 0; i < r->n_res; i++) {
 		const struct sim_call_result *x = &r->res[i];
 
-		fprintf(f, "  %-34s %-8s %-8s %9lld %9lld %7lld %7lld %11lld\n",
-			x->call->name, calls_dispatch_name(x->call->dispatch),
+		fprintf(f, "  %-34s %-8s %-8s %9lld %9lld %7lld %7lld %11lld "
+			"%10s\n", x->call->name,
+			calls_dispatch_name(x->call->dispatch),
 			sim_status_name(x->status), x->invoked, x->with_data,
-			x->returned, x->shards, x->n_ops);
+			x->returned, x->shards, x->n_ops,
+			r->est && r->est[i].valid ?
+			cost_time_text(r->est[i].total_us, t, sizeof(t)) : "-");
 	}
 	size_t bad = sim_not_ok(r);
 	if (bad)
@@ -232,4 +299,6 @@ void sim_print_text(FILE *f, const struct plan *p, const struct sim_report *r)
 			"findings say why\n", bad, r->n_res);
 	else
 		fprintf(f, "all %zu calls complete\n", r->n_res);
+	cost_print_times(f, &r->cost, r->res, r->est, r->n_res);
+	cost_print_memory(f, &r->cost, &r->mem);
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "cfg.h"
+#include "cost.h"
 #include "dispatch.h"
 #include "plan.h"
 #include "sim.h"
@@ -27,6 +28,11 @@ struct sim_report {
 	int ran;                      /* 0: no grid, nothing simulated */
 	struct diag_loc where;        /* gtplan.driver_layout, where findings
 					 without a place of their own point */
+	/* cost.h: the settings the estimates used, one estimate per result
+	 * (valid = 0: none), and the train call's memory per stage */
+	struct cost_model cost;
+	struct cost_call *est;
+	struct cost_memory mem;
 };
 
 void sim_report_init(struct sim_report *r);
@@ -35,7 +41,12 @@ void sim_report_release(struct sim_report *r);
 /* Simulates every call (or only the call named `only`, which must exist:
  * otherwise -2 is returned and nothing is run) for a plan built from
  * `root`. Without a rank grid (p->grid_ok == 0) nothing runs and r->ran
- * stays 0. Returns 0, -1 when out of memory, -2 for an unknown `only`. */
+ * stays 0. Then estimates each call that completes (cost.h), the train
+ * call's memory per stage, and checks the layout against the hardware:
+ * GT530 (does not fit even optimistically), GT532 (the estimate does not
+ * fit), GT531 (a TP group, or a GTP group whose gathers are not hidden,
+ * spans NVLink domains). Returns 0, -1 when out of memory, -2 for an
+ * unknown `only`. */
 int sim_run(const struct plan *p, const struct cfg_node *root,
 	    const char *only, struct sim_report *r, struct diag_list *diags);
 
@@ -43,7 +54,9 @@ int sim_run(const struct plan *p, const struct cfg_node *root,
 size_t sim_not_ok(const struct sim_report *r);
 
 /* The per-call table for `gtplan sim`: one line per call with its dispatch,
- * status, workers called / with data / kept, shards and collectives. */
+ * status, workers called / with data / kept, shards, collectives and
+ * estimated time; then where the time goes and the train call's memory
+ * per stage. */
 void sim_print_text(FILE *f, const struct plan *p, const struct sim_report *r);
 
 #endif

@@ -27,6 +27,10 @@ Eval configs (run_eval.py: no training world) and fragments (no entry point
 loads them as a config) get only the config check; their other two checks
 count as skipped.
 
+Then one more check over the whole corpus, `models`: the training configs'
+policy.model_name values are listed as resolving (no GT524 from lint) or
+not, and every name data/models.txt lists must resolve.
+
 Prints one line per failure, a warning summary, then
 `RESULT <passed> <failed> <skipped>`; exits 1 when anything failed.
 """
@@ -257,6 +261,18 @@ def check_lint(rec, res, expected, warn_summary):
 
 
 EXPECTED = "tests/corpus_expected_errors.txt"
+MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "models.txt")
+
+
+def catalog_names():
+    """The hub names data/models.txt lists, lower case."""
+    names = set()
+    for line in read(MODELS).splitlines():
+        key, _, rest = line.strip().partition(" ")
+        if key == "names":
+            names.update(n.lower() for n in rest.split())
+    return names
+
 
 
 def main(argv):
@@ -313,6 +329,26 @@ def main(argv):
         failed += 1
         print(f"FAIL expectations {name}")
         print(f"    listed in {os.path.basename(EXPECTED)} (line {expected[name][2]}) but not in the corpus")
+
+    # models: which policy.model_name values the catalog resolves
+    catalog = catalog_names()
+    resolved, unknown = set(), set()
+    for i, name in enumerate(files):
+        rec = refs.get(name)
+        if not rec or rec["error"] or rec["kind"] != "training":
+            continue
+        model = (rec["config"].get("policy") or {}).get("model_name")
+        diags = diagnostics(*run_result(args.out, i, "lint")[:2])
+        if not isinstance(model, str) or diags is None:
+            continue
+        miss = any(code_of(x) == "GT524" and x.get("path") == "policy.model_name" for x in diags)
+        (unknown if miss else resolved).add(model)
+    wrong = sorted(m for m in unknown if m.lower() in catalog)
+    result("models", "data/models.txt",
+           [f"{m}: in data/models.txt but lint reports GT524" for m in wrong])
+    print(f"corpus: {len(resolved)} of {len(resolved | unknown)} model names resolve: "
+          + ", ".join(sorted(resolved, key=str.lower)))
+    print("corpus: not in the catalog (GT524): " + ", ".join(sorted(unknown, key=str.lower)))
 
     print(f"corpus: {len(files)} files: " + ", ".join(f"{v} {k}" for k, v in sorted(kinds.items())))
     if warn_summary:

@@ -40,7 +40,7 @@ for bin in "$@"; do
 	fi
 	add "$name" "$rc" "$tmp/$name.out"
 done
-for script in tests/e2e.sh tests/corpus.sh; do
+for script in tests/e2e.sh tests/render_e2e.sh tests/corpus.sh tests/runtime_parity.sh; do
 	[ -x "$script" ] || continue
 	"$script" 2>&1 | tee "$tmp/part.out"; rc=${PIPESTATUS[0]}
 	add "$script" "$rc" "$tmp/part.out"

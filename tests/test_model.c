@@ -158,15 +158,31 @@ START_TEST(catalog_sane)
 			ck_assert_msg(strcasecmp(model_catalog_at(i - 1)->name,
 						 m->name) < 0,
 				      "%s: not sorted", m->name);
-		ck_assert_msg(m->known, "%s", m->name);
+		/* every entry has its parallel shape; sizes may be approximate
+		 * (hybrid, MLA) */
+		ck_assert_msg(m->shape_known, "%s", m->name);
 		ck_assert_int_lt(m->loc.src, 0);
 		ck_assert_msg(m->num_layers > 0 && m->hidden_size > 0 &&
-			      m->ffn_hidden_size > 0 &&
 			      m->num_attention_heads > 0 && m->vocab_size > 0,
 			      "%s: a size is not positive", m->name);
 		ck_assert_msg(m->num_query_groups > 0 &&
 			      m->num_attention_heads % m->num_query_groups == 0,
 			      "%s: heads %% kv heads", m->name);
+		if (m->num_moe_experts) {
+			unsigned char moe[MODEL_TEXT_MAX];
+
+			ck_assert_msg(model_layer_kinds(m, moe,
+							MODEL_TEXT_MAX) == 0,
+				      "%s: MoE layer pattern", m->name);
+			ck_assert_msg(model_moe_layers(m, 0, m->num_layers) > 0,
+				      "%s: no MoE layer", m->name);
+		}
+		if (m->hybrid_layer_pattern[0])
+			ck_assert_uint_eq(strlen(m->hybrid_layer_pattern),
+					  (size_t)m->num_layers);
+		if (!m->known)
+			continue;
+		ck_assert_msg(m->ffn_hidden_size > 0, "%s: ffn", m->name);
 		ck_assert_msg(m->kv_channels > 0 ||
 			      m->hidden_size % m->num_attention_heads == 0,
 			      "%s: hidden %% heads without kv_channels",
@@ -180,9 +196,12 @@ START_TEST(catalog_sane)
 		else
 			ck_assert_msg(!m->moe_ffn_hidden_size &&
 				      !m->moe_router_topk, "%s", m->name);
-		/* no family needs more than the QKV bias */
-		ck_assert_msg(!m->add_bias_linear, "%s", m->name);
+		/* biases: only gpt-oss among the exact shapes */
+		ck_assert_msg(!m->add_bias_linear ||
+			      strstr(m->name, "gpt-oss"), "%s", m->name);
 	}
+	ck_assert_msg(model_catalog_error() == NULL, "%s",
+		      model_catalog_error());
 	for (size_t i = 0; i < sizeof(required_names) / sizeof(required_names[0]);
 	     i++)
 		must_find(required_names[i]);

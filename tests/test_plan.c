@@ -318,6 +318,49 @@ START_TEST(rank_placement_follows_gpus_per_node)
 }
 END_TEST
 
+/* gtplan.runtime: defaults when absent, values when set (an integer lr
+ * too), and the plan JSON's "runtime" object. */
+START_TEST(runtime_settings)
+{
+	struct fx f;
+	char json[1 << 16];
+	size_t n;
+	FILE *tmp;
+
+	ck_assert_int_eq(build(&f, cfg(TP4_S12, 3, 480, 4, NULL)), 0);
+	ck_assert_int_eq(f.plan.runtime.hidden, PLAN_RT_HIDDEN);
+	ck_assert_int_eq(f.plan.runtime.vocab, PLAN_RT_VOCAB);
+	ck_assert(f.plan.runtime.lr == PLAN_RT_LR);
+	ck_assert_str_eq(f.plan.runtime.dtype, "fp32");
+	release(&f);
+
+	ck_assert_int_eq(build(&f, cfg(TP4_S12, 3, 480, 4,
+		"gtplan:\n  runtime:\n    hidden: 40\n    lr: 2\n"
+		"    dtype: bf16\n    seed: 0\n")), 0);
+	ck_assert_int_eq(f.plan.runtime.hidden, 40);
+	ck_assert_int_eq(f.plan.runtime.ffn, PLAN_RT_FFN);
+	ck_assert_int_eq(f.plan.runtime.seed, 0);
+	ck_assert(f.plan.runtime.lr == 2.0);
+	ck_assert_str_eq(f.plan.runtime.dtype, "bf16");
+	release(&f);
+
+	ck_assert_int_eq(build(&f, cfg(TP4_S12, 3, 480, 4,
+		"gtplan:\n  runtime:\n    lr: 0.003\n    steps: 9\n")), 0);
+	tmp = tmpfile();
+	ck_assert_ptr_nonnull(tmp);
+	ck_assert_int_eq(plan_write_json(tmp, &f.plan, &f.diags), 0);
+	rewind(tmp);
+	n = fread(json, 1, sizeof(json) - 1, tmp);
+	json[n] = '\0';
+	fclose(tmp);
+	ck_assert_ptr_nonnull(strstr(json, "\"runtime\": {\n    \"dtype\": "
+					   "\"fp32\",\n    \"ffn\": 512,"));
+	ck_assert_ptr_nonnull(strstr(json, "\"lr\": 0.003,\n"));
+	ck_assert_ptr_nonnull(strstr(json, "\"steps\": 9,\n"));
+	release(&f);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("plan");
@@ -339,6 +382,7 @@ static Suite *suite(void)
 		{ "GT308", world_size_limit },
 		{ "GT400_401", batch_splits_over_lanes_not_copies },
 		{ "placement", rank_placement_follows_gpus_per_node },
+		{ "runtime", runtime_settings },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
