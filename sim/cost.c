@@ -414,12 +414,32 @@ int cost_check_spans(struct cost_model *cm, const struct cfg_node *root,
 				own.valid = 0;
 			train = &own;
 		}
-		/* hidden behind compute, or no estimate to tell */
-		if (gtp && (!train->valid ||
-			    train->gtp_exposed_us <= 0.05 * train->total_us))
-			continue;
 		group_text(p, kind, ex, grp, sizeof(grp));
 		cost_group_label(kind, up, sizeof(up));
+		/* hidden behind compute, or no estimate to tell: say so, as a
+		 * note, since prefetch is what makes GTP across nodes work */
+		if (gtp && (!train->valid ||
+			    train->gtp_exposed_us <= 0.05 * train->total_us)) {
+			d = diag_add(diags, "GT533", loc_of(root, key), key,
+				"%s groups span %s: %s group %lld is %s; its "
+				"weight gathers cross the network%s", up, dom,
+				up, ex, grp, train->valid ?
+				", hidden behind compute by prefetch "
+				"(estimate)" : "");
+			if (!d)
+				return -1;
+			if (train->valid)
+				diag_note(d, DIAG_NOLOC, "%.0f ms of GTP traffic "
+					  "per train step, %.0f ms exposed",
+					  train->gtp_us / 1e3,
+					  train->gtp_exposed_us / 1e3);
+			diag_hint(d, "nothing to change while compute hides "
+				  "them; with smaller micro-batches or faster "
+				  "GPUs, use nodes whose GPU count is a multiple "
+				  "of %s", block);
+			fired[gtp] = 1;
+			continue;
+		}
 		if (!gtp)
 			d = diag_add(diags, "GT531", loc_of(root, key), key,
 				"%s groups span %s: %s group %lld is %s; its "

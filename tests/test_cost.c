@@ -406,12 +406,23 @@ START_TEST(gt531_gtp_only_when_exposed)
 	ck_assert_int_eq(ex, 0);
 	ck_assert(!cost_group_spans(&f.sim.cost, prog_kind("tp"), NULL));
 	ck_assert_uint_eq(count_code(&f, "GT531"), 0);
+	/* ... and says so, as a note */
+	ck_assert_uint_eq(count_code(&f, "GT533"), 1);
+	ck_assert_ptr_nonnull(strstr(find_code(&f, "GT533")->msg,
+				     "hidden behind compute by prefetch"));
+	release(&f);
+
+	/* GTP within a node: no finding at all (TP 2 x G 4 = 8 GPUs) */
+	run(&f, cfg(LLAMA8, 2, 8, 1, 3, 8, 480, 4, 4096, NULL, NULL));
+	ck_assert(!cost_group_spans(&f.sim.cost, prog_kind("gtp"), NULL));
+	ck_assert_uint_eq(count_code(&f, "GT531") + count_code(&f, "GT533"), 0);
 	release(&f);
 
 	/* a slow network and short micro-batches expose them */
 	run(&f, cfg(LLAMA8, 4, 12, 1, 3, 8, 24, 1, 512, NULL,
 		    "gtplan:\n  interconnect:\n    inter_node_gbps: 5\n"));
 	ck_assert_uint_eq(count_code(&f, "GT531"), 1);
+	ck_assert_uint_eq(count_code(&f, "GT533"), 0);
 	ck_assert_ptr_nonnull(strstr(find_code(&f, "GT531")->msg,
 				     "GTP group 0 is ranks 0, 4, 8 on nodes 0, 1"));
 	release(&f);
