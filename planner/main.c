@@ -17,6 +17,7 @@
 #include "calls.h"
 #include "schema.h"
 #include "simulate.h"
+#include "stack.h"
 #include "trace.h"
 #include "version.h"
 
@@ -751,6 +752,15 @@ static int cmd_explain(const struct opts *o)
 		if (o->n_configs != 1)
 			return usage_error("%s", "explain --rank needs one CONFIG");
 		return explain_rank(o);
+	}
+	if (o->n_configs == 2 && strcmp(o->configs[0], "preset") == 0) {
+		if (stack_explain_preset(stdout, o->configs[1]) == 0)
+			return EXIT_CLEAN;
+		for (size_t i = 0; i < stack_preset_count(); i++)
+			fprintf(stderr, "%s%s", i ? ", " : "gtplan: presets: ",
+				stack_preset_name(i));
+		fprintf(stderr, "\n");
+		return usage_error("unknown stack preset '%s'", o->configs[1]);
 	}
 	if (o->n_configs != 1 || o->n_overrides)
 		return usage_error("%s", "explain needs a CODE, or a CONFIG "

@@ -10,6 +10,7 @@
 #include "match.h"
 #include "model.h"
 #include "program.h"
+#include "stack.h"
 
 const char *sim_status_name(enum sim_status s)
 {
@@ -254,6 +255,8 @@ int sim_run(const struct plan *p, const struct cfg_node *root,
 	free(from);
 	if (rc == 0)
 		rc = check_hardware(root, r, diags);
+	if (rc == 0)
+		rc = stack_check(p, root, &r->model, diags);
 	return rc;
 }
 

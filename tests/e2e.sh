@@ -121,6 +121,15 @@ assert calls and all(c["status"] == "ok" for c in calls), [(c["name"], c["status
 assert all(c["invoked"] == 24 for c in calls)
 EOF2
 
+# ---- the PR #4512 stack: every trap of its pins, through the preset --------
+expect_rc "pr4512 example" 1 "$GTPLAN" lint examples/pr4512.yaml --color never
+for code in GT500 GT701 GT703 GT704 GT705; do
+	contains "pr4512 reports $code" "$tmp/err" "error[$code]"
+done
+expect_rc "explain preset" 0 "$GTPLAN" explain preset nemo-rl-pr4512
+contains "explain preset refit" "$tmp/out" "refit_gather"
+expect_rc "explain unknown preset" 2 "$GTPLAN" explain preset no-such-stack
+
 # ---- explain -------------------------------------------------------------
 expect_rc "explain code" 0 "$GTPLAN" explain GT303
 contains "explain text" "$tmp/out" "TP x CP x G x PP"

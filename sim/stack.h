@@ -1,0 +1,78 @@
+/*
+ * stack: gtplan.stack, the behaviours of the software stack being planned
+ * for (DESIGN.md 2.5-2.6, issue #4), with the correct behaviour as the
+ * default; a preset sets known stacks at once and single keys override it.
+ * Also the refit checks (GT701-GT705) the simulator runs on a plan.
+ */
+#ifndef GTPLAN_STACK_H
+#define GTPLAN_STACK_H
+
+#include <stdio.h>
+
+#include "cfg.h"
+#include "diag.h"
+#include "plan.h"
+#include "sim.h"
+
+enum stack_gather {
+	STACK_GATHER_GTP_THEN_TP, /* correct: rows 0..R-1 */
+	STACK_GATHER_TP_ONLY,     /* [R/G, k] */
+	STACK_GATHER_TP_THEN_GTP  /* all rows, wrong order (column-parallel) */
+};
+
+enum stack_key {
+	STACK_RNG, STACK_REPLICA, STACK_GATHER, STACK_COMPARE, STACK_BATCH,
+	STACK_TE, STACK_FIXES, STACK_NKEYS
+};
+
+struct stack {
+	const char *preset;            /* NULL: none (points into the config) */
+	int rng_dp_cp;                 /* rng_state_group: dp_cp */
+	int replica_dp_cp;             /* replica_group: dp_cp */
+	enum stack_gather refit_gather;
+	int compare_without_shards;    /* inference_layout_compare */
+	int batch_copies;              /* batch_split: copies */
+	const char *transformer_engine;/* NULL: unknown */
+	int mcore_gtp_fixes;
+	/* where each value comes from: its key's value, else the preset's
+	 * value, else DIAG_NOLOC (the default) */
+	struct diag_loc loc[STACK_NKEYS];
+};
+
+/* The defaults (every behaviour correct, TE unknown). */
+void stack_init(struct stack *s);
+
+/* Reads gtplan.stack (preset first, then single keys). An unknown preset
+ * is a GT700 error at its value (hint: the presets) and -1 is returned;
+ * *s then holds the defaults overridden by the single keys. */
+int stack_read(const struct cfg_node *root, struct stack *s,
+	       struct diag_list *diags);
+
+/* Presets. */
+size_t stack_preset_count(void);
+const char *stack_preset_name(size_t i);
+/* Applies preset `name` to s (locations: loc); -1 when unknown. */
+int stack_apply_preset(struct stack *s, const char *name, struct diag_loc loc);
+/* `gtplan explain preset NAME`: what it sets and why. -1 (nothing
+ * printed) when unknown. */
+int stack_explain_preset(FILE *f, const char *name);
+
+/* The rows a gather order rebuilds of a column-parallel weight of `rows`
+ * rows (rows % (tp * g) == 0), as rank (t = 0, g = 0) sees it: writes the
+ * first min(max, n) row indices to out and returns n (rows, or rows / g
+ * for tp_only). */
+long long stack_refit_rows(enum stack_gather how, long long tp, long long g,
+			   long long rows, long long *out, long long max);
+
+/* 1: version >= 2.19, 0: older, -1: not a version. */
+int stack_te_supports_gtp(const char *version);
+
+/* The stack's findings on a plan with model m (m may have known = 0):
+ * GT701 (refit: wrong shape), GT702 (refit: wrong order), GT703 (refit
+ * silently skipped), GT704 (TransformerEngine too old for GTP), GT705
+ * (Megatron-core without the GTP fixes), and GT700. Only GT700 fires
+ * when G == 1. Returns 0, or -1 when out of memory. */
+int stack_check(const struct plan *p, const struct cfg_node *root,
+		const struct model_shape *m, struct diag_list *diags);
+
+#endif

@@ -1,0 +1,383 @@
+/*
+ * gtplan.stack (sim/stack.h): defaults, the nemo-rl-pr4512 preset, single
+ * keys over it, an unknown preset (GT700), the refit row orders of seed
+ * 000 and the refit checks GT701-GT705 on the seeds' layouts (TP 2, G 3,
+ * 6 GPUs; TP 4, G 3, 24 GPUs).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg.h"
+#include "diag.h"
+#include "plan.h"
+#include "simulate.h"
+#include "stack.h"
+
+struct fx {
+	struct src_set srcs;
+	struct diag_list diags;
+	struct cfg_node *root;
+	struct plan plan;
+	struct sim_report sim;
+};
+
+static char buf[4096];
+
+/* TP tp, G g on n GPUs (one node), a model, then `extra` (gtplan: ...). */
+static const char *yaml(long long tp, long long g, long long gpus,
+			const char *model, const char *extra)
+{
+	snprintf(buf, sizeof(buf),
+		 "policy:\n"
+		 "  model_name: %s\n"
+		 "  train_global_batch_size: %lld\n"
+		 "  train_micro_batch_size: 1\n"
+		 "  generation:\n"
+		 "    backend: megatron\n"
+		 "  megatron_cfg:\n"
+		 "    enabled: true\n"
+		 "    tensor_model_parallel_size: %lld\n"
+		 "    tensor_parallel_num_weight_shards: %lld\n"
+		 "cluster:\n"
+		 "  num_nodes: %lld\n"
+		 "  gpus_per_node: %lld\n"
+		 "%s",
+		 model, gpus / tp, tp, tp * g, gpus > 8 ? gpus / 8 : 1,
+		 gpus > 8 ? 8 : gpus, extra);
+	return buf;
+}
+
+static void lint(struct fx *f, const char *text)
+{
+	char *t = strdup(text);
+
+	src_set_init(&f->srcs);
+	diag_list_init(&f->diags, &f->srcs);
+	plan_init(&f->plan);
+	sim_report_init(&f->sim);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(cfg_parse_text("t.yaml", t, strlen(text), &f->srcs,
+					&f->diags, &f->root), 0);
+	ck_assert_int_eq(plan_build(&f->plan, f->root, "t.yaml", &f->diags), 0);
+	ck_assert_int_ge(sim_run(&f->plan, f->root, NULL, &f->sim, &f->diags),
+			 0);
+}
+
+static void release(struct fx *f)
+{
+	sim_report_release(&f->sim);
+	plan_release(&f->plan);
+	cfg_free(f->root);
+	diag_list_release(&f->diags);
+	src_set_release(&f->srcs);
+}
+
+static const struct diag *find(const struct fx *f, const char *code)
+{
+	const struct diag *d = NULL;
+
+	for (size_t i = 0; i < f->diags.n; i++)
+		if (strcmp(diag_code(&f->diags.v[i]), code) == 0) {
+			ck_assert_msg(!d, "%s reported twice", code);
+			d = &f->diags.v[i];
+		}
+	return d;
+}
+
+static size_t count7(const struct fx *f)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->diags.n; i++)
+		n += strncmp(diag_code(&f->diags.v[i]), "GT70", 4) == 0;
+	return n;
+}
+
+/* A stack read from `text` (a whole config). */
+static int read_stack(const char *text, struct stack *s, size_t *n_diags)
+{
+	struct src_set srcs;
+	struct diag_list diags;
+	struct cfg_node *root;
+	char *t = strdup(text);
+	int rc;
+
+	src_set_init(&srcs);
+	diag_list_init(&diags, &srcs);
+	ck_assert_int_eq(cfg_parse_text("s.yaml", t, strlen(text), &srcs,
+					&diags, &root), 0);
+	rc = stack_read(root, s, &diags);
+	*n_diags = diags.n;
+	if (diags.n)
+		ck_assert_str_eq(diag_code(&diags.v[0]), "GT700");
+	/* s->preset and s->transformer_engine point into root: copy */
+	if (s->transformer_engine)
+		s->transformer_engine =
+			!strcmp(s->transformer_engine, "2.14.1") ? "2.14.1" :
+			!strcmp(s->transformer_engine, "2.19.0") ? "2.19.0" :
+			"other";
+	cfg_free(root);
+	diag_list_release(&diags);
+	src_set_release(&srcs);
+	return rc;
+}
+
+START_TEST(defaults_are_correct)
+{
+	struct stack s;
+	size_t n;
+
+	ck_assert_int_eq(read_stack("a: 1\n", &s, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_ptr_null(s.preset);
+	ck_assert_int_eq(s.rng_dp_cp, 0);
+	ck_assert_int_eq(s.replica_dp_cp, 0);
+	ck_assert_int_eq(s.refit_gather, STACK_GATHER_GTP_THEN_TP);
+	ck_assert_int_eq(s.compare_without_shards, 0);
+	ck_assert_int_eq(s.batch_copies, 0);
+	ck_assert_ptr_null(s.transformer_engine);
+	ck_assert_int_eq(s.mcore_gtp_fixes, 1);
+}
+END_TEST
+
+START_TEST(preset_and_override)
+{
+	struct stack s;
+	size_t n;
+
+	ck_assert_int_eq(read_stack("gtplan:\n  stack:\n    preset: "
+				    "nemo-rl-pr4512\n", &s, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(s.rng_dp_cp, 1);
+	ck_assert_int_eq(s.replica_dp_cp, 1);
+	ck_assert_int_eq(s.refit_gather, STACK_GATHER_TP_ONLY);
+	ck_assert_int_eq(s.compare_without_shards, 1);
+	ck_assert_str_eq(s.transformer_engine, "2.14.1");
+	ck_assert_int_eq(s.mcore_gtp_fixes, 0);
+	ck_assert_int_eq(s.loc[STACK_GATHER].line, 3);
+	/* single keys override it */
+	ck_assert_int_eq(read_stack("gtplan:\n  stack:\n    preset: "
+				    "nemo-rl-pr4512\n    refit_gather: "
+				    "gtp_then_tp\n    rng_state_group: dp_cp_gtp\n"
+				    "    transformer_engine: \"2.19.0\"\n",
+				    &s, &n), 0);
+	ck_assert_int_eq(s.refit_gather, STACK_GATHER_GTP_THEN_TP);
+	ck_assert_int_eq(s.loc[STACK_GATHER].line, 4);
+	ck_assert_int_eq(s.rng_dp_cp, 0);
+	ck_assert_str_eq(s.transformer_engine, "2.19.0");
+	ck_assert_int_eq(s.compare_without_shards, 1); /* still the preset's */
+	ck_assert_int_eq(s.mcore_gtp_fixes, 0);
+}
+END_TEST
+
+START_TEST(unknown_preset)
+{
+	struct fx f;
+	struct stack s;
+	size_t n;
+	const struct diag *d;
+
+	ck_assert_int_eq(read_stack("gtplan:\n  stack:\n    preset: nemo\n",
+				    &s, &n), -1);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(s.refit_gather, STACK_GATHER_GTP_THEN_TP);
+	lint(&f, yaml(2, 3, 6, "Qwen/Qwen3-0.6B",
+		      "gtplan:\n  stack:\n    preset: nemo\n"));
+	d = find(&f, "GT700");
+	ck_assert_ptr_nonnull(d);
+	ck_assert_ptr_nonnull(strstr(d->msg, "'nemo'"));
+	ck_assert_ptr_nonnull(strstr(d->hint, "nemo-rl-pr4512"));
+	ck_assert_uint_eq(count7(&f), 1);
+	release(&f);
+	ck_assert_int_eq(stack_explain_preset(stdout, "nemo"), -1);
+	ck_assert_uint_eq(stack_preset_count(), 1);
+	ck_assert_str_eq(stack_preset_name(0), "nemo-rl-pr4512");
+}
+END_TEST
+
+START_TEST(row_orders_of_seed_000)
+{
+	long long r[24], want_tg[24], n;
+	/* TP=2, G=3, 24 rows: 0-3, 12-15, 4-7, 16-19, 8-11, 20-23 */
+	const long long runs[6] = { 0, 12, 4, 16, 8, 20 };
+
+	for (int i = 0; i < 24; i++)
+		want_tg[i] = runs[i / 4] + i % 4;
+	n = stack_refit_rows(STACK_GATHER_TP_THEN_GTP, 2, 3, 24, r, 24);
+	ck_assert_int_eq(n, 24);
+	for (int i = 0; i < 24; i++)
+		ck_assert_int_eq(r[i], want_tg[i]);
+	n = stack_refit_rows(STACK_GATHER_GTP_THEN_TP, 2, 3, 24, r, 24);
+	ck_assert_int_eq(n, 24);
+	for (int i = 0; i < 24; i++)
+		ck_assert_int_eq(r[i], i);
+	/* TP only, rank 0: rows 0-3 + 12-15 = [8, k] */
+	n = stack_refit_rows(STACK_GATHER_TP_ONLY, 2, 3, 24, r, 24);
+	ck_assert_int_eq(n, 8);
+	for (int i = 0; i < 8; i++)
+		ck_assert_int_eq(r[i], i < 4 ? i : 12 + i - 4);
+	/* max bounds the writes */
+	r[2] = -7;
+	ck_assert_int_eq(stack_refit_rows(STACK_GATHER_GTP_THEN_TP, 2, 3, 24,
+					  r, 2), 24);
+	ck_assert_int_eq(r[2], -7);
+}
+END_TEST
+
+START_TEST(te_versions)
+{
+	ck_assert_int_eq(stack_te_supports_gtp("2.14.1"), 0);
+	ck_assert_int_eq(stack_te_supports_gtp("2.19.0.dev0"), 1);
+	ck_assert_int_eq(stack_te_supports_gtp("2.19"), 1);
+	ck_assert_int_eq(stack_te_supports_gtp("3.0"), 1);
+	ck_assert_int_eq(stack_te_supports_gtp("1.99"), 0);
+	ck_assert_int_eq(stack_te_supports_gtp("latest"), -1);
+	ck_assert_int_eq(stack_te_supports_gtp(NULL), -1);
+}
+END_TEST
+
+/* Fires with `extra` on the seeds' two layouts, not with G = 1 or with the
+ * correct value; the message holds `text`. */
+static void fires(const char *code, const char *model, const char *bad,
+		  const char *good, const char *text)
+{
+	const long long lay[2][3] = { { 2, 3, 6 }, { 4, 3, 24 } };
+	struct fx f;
+	const struct diag *d;
+
+	for (int i = 0; i < 2; i++) {
+		lint(&f, yaml(lay[i][0], lay[i][1], lay[i][2], model, bad));
+		d = find(&f, code);
+		ck_assert_msg(d != NULL, "%s not reported", code);
+		ck_assert_int_eq(d->severity, DIAG_ERROR);
+		ck_assert_ptr_nonnull(d->hint);
+		if (i == 0 && text)
+			ck_assert_msg(strstr(d->msg, text), "%s: '%s' not in "
+				      "'%s'", code, text, d->msg);
+		release(&f);
+		lint(&f, yaml(lay[i][0], lay[i][1], lay[i][2], model, good));
+		ck_assert_uint_eq(count7(&f), 0);
+		release(&f);
+		/* G = 1: no GTP, nothing to say */
+		lint(&f, yaml(lay[i][0], 1, lay[i][2], model, bad));
+		ck_assert_uint_eq(count7(&f), 0);
+		release(&f);
+	}
+}
+
+#define STACK(kv) "gtplan:\n  stack:\n    " kv "\n"
+
+START_TEST(GT701_tp_only)
+{
+	fires("GT701", "Qwen/Qwen3-0.6B", STACK("refit_gather: tp_only"),
+	      STACK("refit_gather: gtp_then_tp"),
+	      "linear_fc1 comes back [2048, k] (rows 0-1023, 3072-4095) "
+	      "instead of [6144, k]");
+}
+END_TEST
+
+START_TEST(GT702_tp_then_gtp)
+{
+	fires("GT702", "Qwen/Qwen3-0.6B", STACK("refit_gather: tp_then_gtp"),
+	      "", "rows 0-1023, 3072-4095, 1024-2047, 4096-5119, ... instead "
+	      "of 0-6143");
+}
+END_TEST
+
+START_TEST(GT702_unknown_shape_uses_the_example)
+{
+	struct fx f;
+	const struct diag *d;
+
+	lint(&f, yaml(2, 3, 6, "my/unknown-model",
+		      STACK("refit_gather: tp_then_gtp")));
+	d = find(&f, "GT702");
+	ck_assert_ptr_nonnull(d);
+	ck_assert_ptr_nonnull(strstr(d->msg, "rows 0-3, 12-15, 4-7, 16-19, "
+				     "... instead of 0-23"));
+	release(&f);
+}
+END_TEST
+
+START_TEST(GT703_silent_skip)
+{
+	fires("GT703", "Qwen/Qwen3-0.6B",
+	      STACK("inference_layout_compare: without_shards"),
+	      STACK("inference_layout_compare: with_shards"), "TP 2 x GTP 3");
+}
+END_TEST
+
+START_TEST(GT704_te_floor)
+{
+	fires("GT704", "Qwen/Qwen3-0.6B",
+	      STACK("transformer_engine: \"2.14.1\""),
+	      STACK("transformer_engine: \"2.19.0\""), "TypeError");
+}
+END_TEST
+
+START_TEST(GT705_bias_sizing)
+{
+	fires("GT705", "Qwen/Qwen2.5-0.5B",
+	      STACK("megatron_core_gtp_fixes: false"),
+	      STACK("megatron_core_gtp_fixes: true"), "add_qkv_bias");
+}
+END_TEST
+
+START_TEST(preset_fires_its_traps)
+{
+	struct fx f;
+
+	lint(&f, yaml(2, 3, 6, "Qwen/Qwen2.5-0.5B",
+		      STACK("preset: nemo-rl-pr4512")));
+	ck_assert_ptr_nonnull(find(&f, "GT701"));
+	ck_assert_ptr_nonnull(find(&f, "GT703"));
+	ck_assert_ptr_nonnull(find(&f, "GT704"));
+	ck_assert_ptr_nonnull(find(&f, "GT705"));
+	ck_assert_uint_eq(count7(&f), 4);
+	release(&f);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("stack");
+	struct {
+		const char *name;
+		const TTest *t;
+	} cases[] = {
+		{ "defaults", defaults_are_correct },
+		{ "preset", preset_and_override },
+		{ "unknown_preset", unknown_preset },
+		{ "rows", row_orders_of_seed_000 },
+		{ "te", te_versions },
+		{ "GT701", GT701_tp_only },
+		{ "GT702", GT702_tp_then_gtp },
+		{ "GT702_example", GT702_unknown_shape_uses_the_example },
+		{ "GT703", GT703_silent_skip },
+		{ "GT704", GT704_te_floor },
+		{ "GT705", GT705_bias_sizing },
+		{ "preset_traps", preset_fires_its_traps },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		TCase *tc = tcase_create(cases[i].name);
+
+		tcase_set_timeout(tc, 60);
+		tcase_add_test(tc, cases[i].t);
+		suite_add_tcase(s, tc);
+	}
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
