@@ -12,6 +12,7 @@
 #include "cfg.h"
 #include "diag.h"
 #include "dispatch.h"
+#include "harness.h"
 
 struct fx {
 	struct src_set srcs;
@@ -621,13 +622,9 @@ START_TEST(names_and_lookup)
 }
 END_TEST
 
-static Suite *suite(void)
+int main(void)
 {
-	Suite *s = suite_create("calls");
-	struct {
-		const char *name;
-		const TTest *t;
-	} cases[] = {
+	const struct test_case cases[] = {
 		{ "builtin", builtin_rows_follow_calls_md },
 		{ "sft_v2_5d", sft_v2_train_shards_gtp_in_5d },
 		{ "override", override_keeps_unnamed_fields },
@@ -648,22 +645,5 @@ static Suite *suite(void)
 		{ "names", names_and_lookup },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		TCase *tc = tcase_create(cases[i].name);
-
-		tcase_add_test(tc, cases[i].t);
-		suite_add_tcase(s, tc);
-	}
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES("calls", cases, 0);
 }

@@ -11,6 +11,7 @@
 
 #include "cfg.h"
 #include "diag.h"
+#include "harness.h"
 
 struct fx {
 	struct src_set srcs;
@@ -840,13 +841,9 @@ START_TEST(shared_word_helpers)
 }
 END_TEST
 
-static Suite *suite(void)
+int main(void)
 {
-	Suite *s = suite_create("cfg_interp");
-	struct {
-		const char *name;
-		const TTest *t;
-	} cases[] = {
+	const struct test_case cases[] = {
 		{ "whole_value", whole_value_takes_type_and_structure },
 		{ "origin_chain", origin_follows_chains },
 		{ "string_subst", string_substitution_uses_python_str },
@@ -875,23 +872,5 @@ static Suite *suite(void)
 		{ "words", shared_word_helpers },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		TCase *tc = tcase_create(cases[i].name);
-
-		tcase_set_timeout(tc, 30);
-		tcase_add_test(tc, cases[i].t);
-		suite_add_tcase(s, tc);
-	}
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES("cfg_interp", cases, 30);
 }

@@ -11,6 +11,7 @@
 
 #include "cfg.h"
 #include "diag.h"
+#include "harness.h"
 
 struct fx {
 	struct src_set srcs;
@@ -445,13 +446,9 @@ START_TEST(unreadable_top_level_file)
 }
 END_TEST
 
-static Suite *suite(void)
+int main(void)
 {
-	Suite *s = suite_create("cfg_load");
-	struct {
-		const char *name;
-		const TTest *t;
-	} cases[] = {
+	const struct test_case cases[] = {
 		{ "scalar_types", scalar_types_follow_omegaconf },
 		{ "marks", marks_are_one_based_for_keys_and_values },
 		{ "duplicates", duplicate_keys_point_at_both },
@@ -471,23 +468,5 @@ static Suite *suite(void)
 		{ "unreadable", unreadable_top_level_file },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		TCase *tc = tcase_create(cases[i].name);
-
-		tcase_set_timeout(tc, 30);
-		tcase_add_test(tc, cases[i].t);
-		suite_add_tcase(s, tc);
-	}
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES("cfg_load", cases, 30);
 }

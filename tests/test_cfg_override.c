@@ -11,6 +11,7 @@
 
 #include "cfg.h"
 #include "diag.h"
+#include "harness.h"
 
 static const char *const base_yaml =
 	"policy:\n"
@@ -541,13 +542,9 @@ START_TEST(nesting_limit)
 }
 END_TEST
 
-static Suite *suite(void)
+int main(void)
 {
-	Suite *s = suite_create("cfg_override");
-	struct {
-		const char *name;
-		const TTest *t;
-	} cases[] = {
+	const struct test_case cases[] = {
 		{ "cmdline_source", command_line_source_and_marks },
 		{ "code_points", columns_count_code_points },
 		{ "change", change_existing_keys },
@@ -566,23 +563,5 @@ static Suite *suite(void)
 		{ "nesting_limit", nesting_limit },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		TCase *tc = tcase_create(cases[i].name);
-
-		tcase_set_timeout(tc, 30);
-		tcase_add_test(tc, cases[i].t);
-		suite_add_tcase(s, tc);
-	}
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES("cfg_override", cases, 30);
 }

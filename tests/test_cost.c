@@ -15,6 +15,7 @@
 #include "plan.h"
 #include "program.h"
 #include "simulate.h"
+#include "harness.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -480,13 +481,9 @@ START_TEST(settings_from_config)
 }
 END_TEST
 
-static Suite *suite(void)
+int main(void)
 {
-	Suite *s = suite_create("cost");
-	struct {
-		const char *name;
-		const TTest *t;
-	} cases[] = {
+	const struct test_case cases[] = {
 		{ "memory_by_hand", memory_llama8b_tp4_g3_by_hand },
 		{ "memory_stages", memory_pipeline_stages_and_options },
 		{ "gt530", gt530_70b_without_and_with_gtp },
@@ -501,23 +498,5 @@ static Suite *suite(void)
 		{ "settings", settings_from_config },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		TCase *tc = tcase_create(cases[i].name);
-
-		tcase_set_timeout(tc, 60);
-		tcase_add_test(tc, cases[i].t);
-		suite_add_tcase(s, tc);
-	}
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES("cost", cases, 60);
 }

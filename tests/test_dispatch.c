@@ -13,6 +13,7 @@
 #include "diag.h"
 #include "dispatch.h"
 #include "plan.h"
+#include "harness.h"
 
 struct fx {
 	struct src_set srcs;
@@ -695,13 +696,9 @@ START_TEST(returned_count_matches_disp_rank)
 }
 END_TEST
 
-static Suite *suite(void)
+int main(void)
 {
-	Suite *s = suite_create("dispatch");
-	struct {
-		const char *name;
-		const TTest *t;
-	} cases[] = {
+	const struct test_case cases[] = {
 		{ "layout_4d", layout_4d },
 		{ "layout_5d", layout_5d },
 		{ "row_major", coords_are_row_major },
@@ -724,22 +721,5 @@ static Suite *suite(void)
 		{ "returned_count", returned_count_matches_disp_rank },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		TCase *tc = tcase_create(cases[i].name);
-
-		tcase_add_test(tc, cases[i].t);
-		suite_add_tcase(s, tc);
-	}
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES("dispatch", cases, 0);
 }

@@ -14,6 +14,7 @@
 #include "match.h"
 #include "plan.h"
 #include "program.h"
+#include "harness.h"
 
 static void mkplan(struct plan *p, long long tp, long long cp, long long g,
 		   long long pp, long long d, long long gbs, long long mbs,
@@ -586,13 +587,9 @@ START_TEST(large_world_folds)
 }
 END_TEST
 
-static Suite *suite(void)
+int main(void)
 {
-	Suite *s = suite_create("match");
-	struct {
-		const char *name;
-		const TTest *t;
-	} cases[] = {
+	const struct test_case cases[] = {
 		{ "GT500_5d", five_d_never_called_members },
 		{ "5d_table", five_d_call_table },
 		{ "GT501", stuck_earlier_chain },
@@ -606,23 +603,5 @@ static Suite *suite(void)
 		{ "large", large_world_folds },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		TCase *tc = tcase_create(cases[i].name);
-
-		tcase_set_timeout(tc, 60);
-		tcase_add_test(tc, cases[i].t);
-		suite_add_tcase(s, tc);
-	}
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES("match", cases, 60);
 }

@@ -10,6 +10,7 @@
 #include "cfg.h"
 #include "diag.h"
 #include "plan.h"
+#include "harness.h"
 
 struct fx {
 	struct src_set srcs;
@@ -361,13 +362,9 @@ START_TEST(runtime_settings)
 }
 END_TEST
 
-static Suite *suite(void)
+int main(void)
 {
-	Suite *s = suite_create("plan");
-	struct {
-		const char *name;
-		const TTest *t;
-	} cases[] = {
+	const struct test_case cases[] = {
 		{ "derive", derives_copies_and_lanes },
 		{ "gtp_off", null_shards_mean_gtp_off },
 		{ "expert_grid", expert_grid_has_its_own_gtp },
@@ -385,22 +382,5 @@ static Suite *suite(void)
 		{ "runtime", runtime_settings },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		TCase *tc = tcase_create(cases[i].name);
-
-		tcase_add_test(tc, cases[i].t);
-		suite_add_tcase(s, tc);
-	}
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES("plan", cases, 0);
 }

@@ -9,6 +9,7 @@
 
 #include "plan.h"
 #include "program.h"
+#include "harness.h"
 
 /* A plan built by hand, as plan_build() derives it (default rank order). */
 static void mkplan(struct plan *p, long long tp, long long cp, long long g,
@@ -428,13 +429,9 @@ START_TEST(gtp_shard_bytes_pad_the_tp_slice)
 }
 END_TEST
 
-static Suite *suite(void)
+int main(void)
 {
-	Suite *s = suite_create("program");
-	struct {
-		const char *name;
-		const TTest *t;
-	} cases[] = {
+	const struct test_case cases[] = {
 		{ "microbatches", microbatches_split_over_lanes },
 		{ "gtp_counts", gtp_gathers_per_layer_weight_and_microbatch },
 		{ "gtp_off", no_gtp_ops_when_g_is_1 },
@@ -450,22 +447,5 @@ static Suite *suite(void)
 		{ "bytes", gtp_shard_bytes_pad_the_tp_slice },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		TCase *tc = tcase_create(cases[i].name);
-
-		tcase_add_test(tc, cases[i].t);
-		suite_add_tcase(s, tc);
-	}
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES("program", cases, 0);
 }

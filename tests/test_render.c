@@ -18,6 +18,7 @@
 #include "plan.h"
 #include "render.h"
 #include "simulate.h"
+#include "harness.h"
 
 /* Graphviz 2.42, pango and fontconfig keep caches they never free; LSan
  * would fail every test that lays a graph out. Our own leaks still show:
@@ -674,13 +675,9 @@ START_TEST(errors)
 }
 END_TEST
 
-static Suite *suite(void)
+int main(void)
 {
-	Suite *s = suite_create("render");
-	struct {
-		const char *name;
-		const TTest *t;
-	} cases[] = {
+	const struct test_case cases[] = {
 		{ "golden_tp2_g3", golden_tp2_g3_6gpu },
 		{ "golden_tp4_g3", golden_tp4_g3_24gpu },
 		{ "golden_5d_hang", golden_5d_hang },
@@ -699,23 +696,5 @@ static Suite *suite(void)
 		{ "errors", errors },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		TCase *tc = tcase_create(cases[i].name);
-
-		tcase_set_timeout(tc, 60);
-		tcase_add_test(tc, cases[i].t);
-		suite_add_tcase(s, tc);
-	}
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES("render", cases, 60);
 }

@@ -14,6 +14,7 @@
 #include "plan.h"
 #include "simulate.h"
 #include "stack.h"
+#include "harness.h"
 
 struct fx {
 	struct src_set srcs;
@@ -340,13 +341,9 @@ START_TEST(preset_fires_its_traps)
 }
 END_TEST
 
-static Suite *suite(void)
+int main(void)
 {
-	Suite *s = suite_create("stack");
-	struct {
-		const char *name;
-		const TTest *t;
-	} cases[] = {
+	const struct test_case cases[] = {
 		{ "defaults", defaults_are_correct },
 		{ "preset", preset_and_override },
 		{ "unknown_preset", unknown_preset },
@@ -361,23 +358,5 @@ static Suite *suite(void)
 		{ "preset_traps", preset_fires_its_traps },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		TCase *tc = tcase_create(cases[i].name);
-
-		tcase_set_timeout(tc, 60);
-		tcase_add_test(tc, cases[i].t);
-		suite_add_tcase(s, tc);
-	}
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES("stack", cases, 60);
 }

@@ -14,6 +14,7 @@
 #include "plan.h"
 #include "simulate.h"
 #include "trace.h"
+#include "harness.h"
 
 struct fx {
 	struct src_set srcs;
@@ -322,13 +323,9 @@ START_TEST(no_estimate_no_tracks)
 }
 END_TEST
 
-static Suite *suite(void)
+int main(void)
 {
-	Suite *s = suite_create("trace");
-	struct {
-		const char *name;
-		const TTest *t;
-	} cases[] = {
+	const struct test_case cases[] = {
 		{ "per_rank", valid_json_track_per_rank },
 		{ "deterministic", deterministic },
 		{ "per_stage", track_per_stage_for_big_worlds },
@@ -336,23 +333,5 @@ static Suite *suite(void)
 		{ "no_estimate", no_estimate_no_tracks },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		TCase *tc = tcase_create(cases[i].name);
-
-		tcase_set_timeout(tc, 60);
-		tcase_add_test(tc, cases[i].t);
-		suite_add_tcase(s, tc);
-	}
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES("trace", cases, 60);
 }
