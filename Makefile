@@ -5,6 +5,8 @@
 #   make test       install what is missing, build with sanitizers, run every suite
 #   make bench      time `gtplan plan` on 1k, 64k and 1M-rank worlds
 #   make build/gtplan-run   the MPI runtime (needs MPI, OpenBLAS: make deps-test)
+#   make test-gpu   build the CUDA kernels' test with nvcc and run it (needs a GPU;
+#                   never part of make test)
 #   make clean
 #
 # User CFLAGS/LDFLAGS are appended. Objects go to build/; nothing is installed.
@@ -107,6 +109,45 @@ build/gtplan-run: $(RT_OBJ)
 build/asan/tests/test_kernels: build/asan/tests/test_kernels.o $(KERN_SRC:%.c=build/asan/%.o)
 	@$(if $(V),,echo "  LINK    $@")
 	$(Q)$(CC) $(ASAN_CFLAGS) $^ -o $@ $$(pkg-config --libs check) $(BLAS_LIBS) -lm $(LDFLAGS)
+
+# ---- GPU: kernels/kern_cuda.cu and its test against the CPU twin --------
+# Apart from everything above: only these rules need nvcc, and `make test`
+# never names them. The binary carries cudart statically, cuBLAS statically
+# when the toolkit has the static archives (else with an rpath to
+# $(CUDA_HOME)/lib64), and OpenBLAS statically when libopenblas.a exists,
+# so that it runs on a GPU machine without the build's libraries.
+NVCC      ?= /usr/local/cuda/bin/nvcc
+CUDA_HOME ?= /usr/local/cuda
+GENCODE   ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+NVCCFLAGS ?= -O2
+ifneq ($(wildcard $(CUDA_HOME)/lib64/libcublas_static.a),)
+CUBLAS_LIBS := -lcublas_static -lcublasLt_static -lculibos
+else
+CUBLAS_LIBS := -lcublas -lcublasLt -Xlinker -rpath,$(CUDA_HOME)/lib64
+endif
+OPENBLAS_A := $(wildcard /usr/lib/x86_64-linux-gnu/libopenblas.a)
+GPU_BLAS_LIBS := $(if $(OPENBLAS_A),$(OPENBLAS_A) -lpthread,$(BLAS_LIBS))
+GPU_CFLAGS := $(STD) $(WARN) -O2 -g -Ikernels $(BLAS_CFLAGS) -DKERN_WITH_CUDA -MMD -MP $(CFLAGS)
+GPU_OBJ := $(KERN_SRC:%.c=build/gpu/%.o) build/gpu/kernels/kern_cuda.o \
+           build/gpu/tests/gpu/test_kernels_gpu.o
+
+.PHONY: test-gpu
+build/gpu/%.o: %.c
+	@mkdir -p $(@D)
+	@$(if $(V),,echo "  CC/gpu  $<")
+	$(Q)$(CC) $(GPU_CFLAGS) -c $< -o $@
+build/gpu/kernels/kern_cuda.o: kernels/kern_cuda.cu kernels/kern.h
+	@mkdir -p $(@D)
+	@$(if $(V),,echo "  NVCC    $<")
+	$(Q)$(NVCC) $(NVCCFLAGS) $(GENCODE) -Ikernels -Xcompiler -Wall,-Wextra -c $< -o $@
+build/gpu/test_kernels_gpu: $(GPU_OBJ)
+	@$(if $(V),,echo "  LINK    $@")
+	$(Q)$(NVCC) $(GENCODE) -cudart static $^ -o $@ -L$(CUDA_HOME)/lib64 \
+		$(CUBLAS_LIBS) $(GPU_BLAS_LIBS) -lm -ldl -lrt $(LDFLAGS)
+
+# Exit 77 (and "no CUDA device") where there is no GPU.
+test-gpu: build/gpu/test_kernels_gpu
+	./build/gpu/test_kernels_gpu
 
 demo: deps
 	@$(MAKE) --no-print-directory build/gtplan

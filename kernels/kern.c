@@ -27,7 +27,11 @@ int kern_init(struct kern_ctx *k, enum kern_device device, int threads)
 	case KERN_CPU:
 		k->ops = &kern_cpu_ops;
 		break;
+#ifdef KERN_WITH_CUDA
 	case KERN_CUDA:
+		k->ops = &kern_cuda_ops;
+		break;
+#endif
 	default:
 		return KERN_ENODEV;
 	}

@@ -111,6 +111,8 @@ struct kern_ops {
 };
 
 extern const struct kern_ops kern_cpu_ops;
+/* Defined by kernels/kern_cuda.cu, in builds with KERN_WITH_CUDA only. */
+extern const struct kern_ops kern_cuda_ops;
 
 struct kern_ctx {
 	enum kern_device device;

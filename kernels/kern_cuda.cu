@@ -1,0 +1,678 @@
+/*
+ * kern_cuda: the CUDA twin of every kernel (kern.h): cuBLAS (fp32, no TF32)
+ * for GEMM, AXPY and SCAL, simple kernels for the rest, all queued on the
+ * context's own stream. Arguments were checked by kern.c.
+ *
+ * Semantics follow kern_cpu.c line for line; what may differ is rounding:
+ * row reductions are trees instead of left-to-right sums, and embed_bwd
+ * adds with atomicAdd, so a row hit by several tokens sums in any order.
+ *
+ * Only this file sees CUDA's and cuBLAS's types: every failure becomes a
+ * KERN_E* value, printed once to stderr with its file:line (CUDACHECK and
+ * CUBLASCHECK below), never an exit.
+ */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+extern "C" {
+#include "kern.h"
+}
+
+#define KERN_CUDA_THREADS 256
+/* Grid cap for grid-stride loops: enough blocks to fill any current GPU. */
+#define KERN_CUDA_MAX_BLOCKS 65535LL
+#define KERN_SQRT1_2 0.70710678118654752440f
+
+struct cuda_impl {
+	int dev;
+	cudaStream_t stream;
+	cublasHandle_t blas;
+};
+
+static int cuda_fail(cudaError_t e, const char *what, const char *file,
+		     int line)
+{
+	fprintf(stderr, "kern_cuda: %s:%d: %s: %s (%s)\n", file, line, what,
+		cudaGetErrorString(e), cudaGetErrorName(e));
+	return e == cudaErrorMemoryAllocation ? KERN_ENOMEM : KERN_EDEVICE;
+}
+
+static int cublas_fail(cublasStatus_t s, const char *what, const char *file,
+		       int line)
+{
+	fprintf(stderr, "kern_cuda: %s:%d: %s: %s\n", file, line, what,
+		cublasGetStatusString(s));
+	return s == CUBLAS_STATUS_ALLOC_FAILED ? KERN_ENOMEM : KERN_EDEVICE;
+}
+
+#define CUDACHECK(cmd)                                                  \
+	do {                                                            \
+		cudaError_t e_ = (cmd);                                 \
+		if (e_ != cudaSuccess)                                  \
+			return cuda_fail(e_, #cmd, __FILE__, __LINE__); \
+	} while (0)
+
+#define CUBLASCHECK(cmd)                                                  \
+	do {                                                              \
+		cublasStatus_t s_ = (cmd);                                \
+		if (s_ != CUBLAS_STATUS_SUCCESS)                          \
+			return cublas_fail(s_, #cmd, __FILE__, __LINE__); \
+	} while (0)
+
+/* After a launch: configuration errors show up here, faults at the next
+ * synchronising call. */
+#define LAUNCHCHECK(name) CUDACHECK(cudaGetLastError())
+
+static struct cuda_impl *impl_of(struct kern_ctx *k)
+{
+	return (struct cuda_impl *)k->impl;
+}
+
+static cudaStream_t stream_of(struct kern_ctx *k)
+{
+	return impl_of(k)->stream;
+}
+
+static unsigned blocks_for(long long n)
+{
+	long long b = (n + KERN_CUDA_THREADS - 1) / KERN_CUDA_THREADS;
+
+	return (unsigned)(b < 1 ? 1 : b > KERN_CUDA_MAX_BLOCKS ?
+			  KERN_CUDA_MAX_BLOCKS : b);
+}
+
+static unsigned rows_grid(long long rows)
+{
+	return (unsigned)(rows < KERN_CUDA_MAX_BLOCKS ? rows :
+			  KERN_CUDA_MAX_BLOCKS);
+}
+
+static int fits_int(long long v)
+{
+	return v >= 0 && v <= 0x7fffffffLL;
+}
+
+/* ---- context and memory ------------------------------------------------ */
+
+static void cuda_release(struct kern_ctx *k);
+static int cuda_zero(struct kern_ctx *k, void *p, size_t bytes);
+static int cuda_sync(struct kern_ctx *k);
+
+static int cuda_setup(struct cuda_impl *c)
+{
+	/* The caller picks the GPU (cudaSetDevice) before kern_init. */
+	CUDACHECK(cudaGetDevice(&c->dev));
+	CUDACHECK(cudaStreamCreateWithFlags(&c->stream,
+					    cudaStreamNonBlocking));
+	CUBLASCHECK(cublasCreate(&c->blas));
+	CUBLASCHECK(cublasSetStream(c->blas, c->stream));
+	/* fp32 means fp32: no TF32 tensor cores, whatever the environment. */
+	CUBLASCHECK(cublasSetMathMode(c->blas, CUBLAS_PEDANTIC_MATH));
+	return 0;
+}
+
+/* KERN_ENODEV, with the driver's reason on stderr, when no GPU is usable;
+ * a failure half-way releases what was made. */
+static int cuda_init(struct kern_ctx *k, int threads)
+{
+	struct cuda_impl *c;
+	int count = 0, rc;
+	cudaError_t e;
+
+	(void)threads;
+	e = cudaGetDeviceCount(&count);
+	if (e != cudaSuccess || count == 0) {
+		fprintf(stderr, "kern_cuda: no CUDA device: %s\n",
+			e != cudaSuccess ? cudaGetErrorString(e) :
+			"no device found");
+		(void)cudaGetLastError();
+		return KERN_ENODEV;
+	}
+	c = (struct cuda_impl *)calloc(1, sizeof(*c));
+	if (!c)
+		return KERN_ENOMEM;
+	k->impl = c;
+	rc = cuda_setup(c);
+	if (rc)
+		cuda_release(k);
+	return rc;
+}
+
+static void cuda_release(struct kern_ctx *k)
+{
+	struct cuda_impl *c = impl_of(k);
+
+	if (!c)
+		return;
+	if (c->blas)
+		cublasDestroy(c->blas);
+	if (c->stream) {
+		cudaStreamSynchronize(c->stream);
+		cudaStreamDestroy(c->stream);
+	}
+	free(c);
+	k->impl = NULL;
+}
+
+static int cuda_alloc(struct kern_ctx *k, size_t bytes, void **out)
+{
+	void *p = NULL;
+
+	int rc;
+
+	CUDACHECK(cudaMalloc(&p, bytes ? bytes : 1));
+	rc = cuda_zero(k, p, bytes ? bytes : 1);
+	if (!rc)
+		rc = cuda_sync(k);
+	if (rc) {
+		cudaFree(p);
+		return rc;
+	}
+	*out = p;
+	return 0;
+}
+
+static void cuda_free(struct kern_ctx *k, void *p)
+{
+	/* cudaFree waits for the device; the stream's work on p is done. */
+	cudaStreamSynchronize(stream_of(k));
+	cudaFree(p);
+}
+
+/* Host transfers finish before returning: the caller may reuse or read the
+ * host buffer at once. */
+static int cuda_upload(struct kern_ctx *k, void *dst, const void *src,
+		       size_t n)
+{
+	CUDACHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice,
+				  stream_of(k)));
+	CUDACHECK(cudaStreamSynchronize(stream_of(k)));
+	return 0;
+}
+
+static int cuda_download(struct kern_ctx *k, void *dst, const void *src,
+			 size_t n)
+{
+	CUDACHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost,
+				  stream_of(k)));
+	CUDACHECK(cudaStreamSynchronize(stream_of(k)));
+	return 0;
+}
+
+static int cuda_copy(struct kern_ctx *k, void *dst, const void *src,
+		     size_t n)
+{
+	CUDACHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice,
+				  stream_of(k)));
+	return 0;
+}
+
+static int cuda_zero(struct kern_ctx *k, void *p, size_t bytes)
+{
+	CUDACHECK(cudaMemsetAsync(p, 0, bytes, stream_of(k)));
+	return 0;
+}
+
+static int cuda_sync(struct kern_ctx *k)
+{
+	CUDACHECK(cudaStreamSynchronize(stream_of(k)));
+	return 0;
+}
+
+/* ---- BLAS -------------------------------------------------------------- */
+
+/* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the same
+ * buffers, operands swapped, m and n swapped. */
+static int cuda_gemm(struct kern_ctx *k, int ta, int tb, long long m,
+		     long long n, long long kd, float alpha, const float *a,
+		     long long lda, const float *b, long long ldb, float beta,
+		     float *c, long long ldc)
+{
+	if (!fits_int(m) || !fits_int(n) || !fits_int(kd) || !fits_int(lda) ||
+	    !fits_int(ldb) || !fits_int(ldc))
+		return KERN_EINVAL;
+	CUBLASCHECK(cublasSgemm(impl_of(k)->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+				ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)n, (int)m,
+				(int)kd, &alpha, b, (int)ldb, a, (int)lda,
+				&beta, c, (int)ldc));
+	return 0;
+}
+
+static int cuda_axpy(struct kern_ctx *k, long long n, float alpha,
+		     const float *x, float *y)
+{
+	if (!fits_int(n))
+		return KERN_EINVAL;
+	CUBLASCHECK(cublasSaxpy(impl_of(k)->blas, (int)n, &alpha, x, 1, y, 1));
+	return 0;
+}
+
+static int cuda_scale(struct kern_ctx *k, long long n, float alpha, float *x)
+{
+	if (!fits_int(n))
+		return KERN_EINVAL;
+	CUBLASCHECK(cublasSscal(impl_of(k)->blas, (int)n, &alpha, x, 1));
+	return 0;
+}
+
+/* ---- block reductions -------------------------------------------------- */
+
+/* Every thread of the block gets the block's sum (or max). Needs
+ * blockDim.x a multiple of 32, at most 1024. */
+__device__ static float block_sum(float v)
+{
+	__shared__ float part[32];
+	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+
+	for (int o = 16; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	__syncthreads(); /* part[] may still be read by a previous call */
+	if (lane == 0)
+		part[warp] = v;
+	__syncthreads();
+	v = lane < (int)(blockDim.x >> 5) ? part[lane] : 0.0f;
+	for (int o = 16; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+
+__device__ static float block_max(float v)
+{
+	__shared__ float part[32];
+	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+
+	for (int o = 16; o > 0; o >>= 1)
+		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+	__syncthreads();
+	if (lane == 0)
+		part[warp] = v;
+	__syncthreads();
+	v = lane < (int)(blockDim.x >> 5) ? part[lane] : -FLT_MAX;
+	for (int o = 16; o > 0; o >>= 1)
+		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+	return v;
+}
+
+/* ---- RMSNorm ------------------------------------------------------------ */
+
+__global__ static void rmsnorm_fwd_k(long long rows, long long h, float eps,
+				     const float *x, const float *g, float *y,
+				     float *rstd)
+{
+	for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
+		const float *xr = x + r * h;
+		float *yr = y + r * h, ss = 0.0f, s;
+
+		for (long long i = threadIdx.x; i < h; i += blockDim.x)
+			ss += xr[i] * xr[i];
+		ss = block_sum(ss);
+		s = 1.0f / sqrtf(ss / (float)h + eps);
+		if (threadIdx.x == 0)
+			rstd[r] = s;
+		for (long long i = threadIdx.x; i < h; i += blockDim.x)
+			yr[i] = xr[i] * s * g[i];
+	}
+}
+
+static int cuda_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
+			    float eps, const float *x, const float *g,
+			    float *y, float *rstd)
+{
+	rmsnorm_fwd_k<<<rows_grid(rows), KERN_CUDA_THREADS, 0, stream_of(k)>>>(
+		rows, h, eps, x, g, y, rstd);
+	LAUNCHCHECK(rmsnorm_fwd_k);
+	return 0;
+}
+
+/* dx_i = s (g_i dy_i - x_i s^2 mean_j(g_j dy_j x_j)), as in the CPU twin. */
+__global__ static void rmsnorm_bwd_dx_k(long long rows, long long h,
+					const float *x, const float *g,
+					const float *rstd, const float *dy,
+					float *dx)
+{
+	for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
+		const float *xr = x + r * h, *dyr = dy + r * h;
+		float *dxr = dx + r * h, s = rstd[r], dot = 0.0f, c;
+
+		for (long long i = threadIdx.x; i < h; i += blockDim.x)
+			dot += g[i] * dyr[i] * xr[i];
+		dot = block_sum(dot);
+		c = s * s * dot / (float)h;
+		for (long long i = threadIdx.x; i < h; i += blockDim.x)
+			dxr[i] = s * (g[i] * dyr[i] - xr[i] * c);
+	}
+}
+
+/* dg_i += sum_r dy[r,i] x[r,i] s[r]: one thread per column, rows in order,
+ * so the result does not depend on scheduling. */
+__global__ static void rmsnorm_bwd_dg_k(long long rows, long long h,
+					const float *x, const float *rstd,
+					const float *dy, float *dg)
+{
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+	     i < h; i += (long long)gridDim.x * blockDim.x) {
+		float acc = 0.0f;
+
+		for (long long r = 0; r < rows; r++)
+			acc += dy[r * h + i] * x[r * h + i] * rstd[r];
+		dg[i] += acc;
+	}
+}
+
+static int cuda_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
+			    const float *x, const float *g, const float *rstd,
+			    const float *dy, float *dx, float *dg)
+{
+	/* dg first: dx may not alias dy by contract, but keep the reads of dy
+	 * ahead of any write anyway. */
+	rmsnorm_bwd_dg_k<<<blocks_for(h), KERN_CUDA_THREADS, 0, stream_of(k)>>>(
+		rows, h, x, rstd, dy, dg);
+	LAUNCHCHECK(rmsnorm_bwd_dg_k);
+	rmsnorm_bwd_dx_k<<<rows_grid(rows), KERN_CUDA_THREADS, 0,
+			   stream_of(k)>>>(rows, h, x, g, rstd, dy, dx);
+	LAUNCHCHECK(rmsnorm_bwd_dx_k);
+	return 0;
+}
+
+/* ---- GeLU (exact, erf) --------------------------------------------------- */
+
+#define GRID_STRIDE(i, n)                                                  \
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; \
+	     i < (n); i += (long long)gridDim.x * blockDim.x)
+
+__global__ static void gelu_fwd_k(long long n, const float *x, float *y)
+{
+	GRID_STRIDE(i, n)
+		y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * KERN_SQRT1_2));
+}
+
+__global__ static void gelu_bwd_k(long long n, const float *x,
+				  const float *dy, float *dx)
+{
+	const float inv_sqrt_2pi = 0.39894228040143267794f;
+
+	GRID_STRIDE(i, n) {
+		float xi = x[i];
+		float cdf = 0.5f * (1.0f + erff(xi * KERN_SQRT1_2));
+		float pdf = inv_sqrt_2pi * expf(-0.5f * xi * xi);
+
+		dx[i] = dy[i] * (cdf + xi * pdf);
+	}
+}
+
+static int cuda_gelu_fwd(struct kern_ctx *k, long long n, const float *x,
+			 float *y)
+{
+	gelu_fwd_k<<<blocks_for(n), KERN_CUDA_THREADS, 0, stream_of(k)>>>(n, x,
+									  y);
+	LAUNCHCHECK(gelu_fwd_k);
+	return 0;
+}
+
+static int cuda_gelu_bwd(struct kern_ctx *k, long long n, const float *x,
+			 const float *dy, float *dx)
+{
+	gelu_bwd_k<<<blocks_for(n), KERN_CUDA_THREADS, 0, stream_of(k)>>>(
+		n, x, dy, dx);
+	LAUNCHCHECK(gelu_bwd_k);
+	return 0;
+}
+
+/* ---- vocab-parallel cross-entropy -------------------------------------- */
+
+__global__ static void ce_max_k(long long rows, long long cols,
+				long long nvalid, const float *logits,
+				float *max)
+{
+	for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
+		const float *l = logits + r * cols;
+		float m = -FLT_MAX;
+
+		for (long long j = threadIdx.x; j < nvalid; j += blockDim.x)
+			m = fmaxf(m, l[j]);
+		m = block_max(m);
+		if (threadIdx.x == 0)
+			max[r] = m;
+	}
+}
+
+__global__ static void ce_sumexp_k(long long rows, long long cols,
+				   long long nvalid, const float *logits,
+				   const float *max, float *sum)
+{
+	for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
+		const float *l = logits + r * cols;
+		float s = 0.0f, mr = max[r];
+
+		for (long long j = threadIdx.x; j < nvalid; j += blockDim.x)
+			s += expf(l[j] - mr);
+		s = block_sum(s);
+		if (threadIdx.x == 0)
+			sum[r] = s;
+	}
+}
+
+__global__ static void ce_target_k(long long rows, long long cols,
+				   long long first, const int32_t *targets,
+				   const float *logits, float *target)
+{
+	GRID_STRIDE(r, rows) {
+		long long j = (long long)targets[r] - first;
+
+		target[r] = j >= 0 && j < cols ? logits[r * cols + j] : 0.0f;
+	}
+}
+
+__global__ static void ce_loss_k(long long rows, const float *max,
+				 const float *sum, const float *target,
+				 float *loss)
+{
+	GRID_STRIDE(r, rows)
+		loss[r] = logf(sum[r]) + max[r] - target[r];
+}
+
+/* One thread per logit; each reads only its own logit, so dlogits may
+ * alias logits. */
+__global__ static void ce_bwd_k(long long rows, long long cols,
+				long long nvalid, long long first,
+				const int32_t *targets, const float *max,
+				const float *sum, float scale,
+				const float *logits, float *dlogits)
+{
+	GRID_STRIDE(idx, rows * cols) {
+		long long r = idx / cols, j = idx - r * cols;
+		long long t = (long long)targets[r] - first;
+
+		if (j < nvalid) {
+			float p = expf(logits[idx] - max[r]) * (1.0f / sum[r]);
+
+			dlogits[idx] = scale * (j == t ? p - 1.0f : p);
+		} else {
+			dlogits[idx] = 0.0f;
+		}
+	}
+}
+
+static int cuda_ce_max(struct kern_ctx *k, long long rows, long long cols,
+		       long long nvalid, const float *logits, float *max)
+{
+	ce_max_k<<<rows_grid(rows), KERN_CUDA_THREADS, 0, stream_of(k)>>>(
+		rows, cols, nvalid, logits, max);
+	LAUNCHCHECK(ce_max_k);
+	return 0;
+}
+
+static int cuda_ce_sumexp(struct kern_ctx *k, long long rows, long long cols,
+			  long long nvalid, const float *logits,
+			  const float *max, float *sum)
+{
+	ce_sumexp_k<<<rows_grid(rows), KERN_CUDA_THREADS, 0, stream_of(k)>>>(
+		rows, cols, nvalid, logits, max, sum);
+	LAUNCHCHECK(ce_sumexp_k);
+	return 0;
+}
+
+static int cuda_ce_target(struct kern_ctx *k, long long rows, long long cols,
+			  long long first, const int32_t *targets,
+			  const float *logits, float *target)
+{
+	ce_target_k<<<blocks_for(rows), KERN_CUDA_THREADS, 0, stream_of(k)>>>(
+		rows, cols, first, targets, logits, target);
+	LAUNCHCHECK(ce_target_k);
+	return 0;
+}
+
+static int cuda_ce_loss(struct kern_ctx *k, long long rows, const float *max,
+			const float *sum, const float *target, float *loss)
+{
+	ce_loss_k<<<blocks_for(rows), KERN_CUDA_THREADS, 0, stream_of(k)>>>(
+		rows, max, sum, target, loss);
+	LAUNCHCHECK(ce_loss_k);
+	return 0;
+}
+
+static int cuda_ce_bwd(struct kern_ctx *k, long long rows, long long cols,
+		       long long nvalid, long long first,
+		       const int32_t *targets, const float *max,
+		       const float *sum, float scale, const float *logits,
+		       float *dlogits)
+{
+	ce_bwd_k<<<blocks_for(rows * cols), KERN_CUDA_THREADS, 0,
+		   stream_of(k)>>>(rows, cols, nvalid, first, targets, max, sum,
+				   scale, logits, dlogits);
+	LAUNCHCHECK(ce_bwd_k);
+	return 0;
+}
+
+/* ---- embedding ---------------------------------------------------------- */
+
+__global__ static void embed_fwd_k(long long n, long long h, long long first,
+				   long long rows, const float *table,
+				   const int32_t *tokens, float *out)
+{
+	GRID_STRIDE(idx, n * h) {
+		long long i = idx / h, j = idx - i * h;
+		long long row = (long long)tokens[i] - first;
+
+		out[idx] = row >= 0 && row < rows ? table[row * h + j] : 0.0f;
+	}
+}
+
+__global__ static void embed_bwd_k(long long n, long long h, long long first,
+				   long long rows, const float *dout,
+				   const int32_t *tokens, float *dtable)
+{
+	GRID_STRIDE(idx, n * h) {
+		long long i = idx / h, j = idx - i * h;
+		long long row = (long long)tokens[i] - first;
+
+		if (row >= 0 && row < rows)
+			atomicAdd(&dtable[row * h + j], dout[idx]);
+	}
+}
+
+static int cuda_embed_fwd(struct kern_ctx *k, long long n, long long h,
+			  long long first, long long rows, const float *table,
+			  const int32_t *tokens, float *out)
+{
+	embed_fwd_k<<<blocks_for(n * h), KERN_CUDA_THREADS, 0, stream_of(k)>>>(
+		n, h, first, rows, table, tokens, out);
+	LAUNCHCHECK(embed_fwd_k);
+	return 0;
+}
+
+static int cuda_embed_bwd(struct kern_ctx *k, long long n, long long h,
+			  long long first, long long rows, const float *dout,
+			  const int32_t *tokens, float *dtable)
+{
+	embed_bwd_k<<<blocks_for(n * h), KERN_CUDA_THREADS, 0, stream_of(k)>>>(
+		n, h, first, rows, dout, tokens, dtable);
+	LAUNCHCHECK(embed_bwd_k);
+	return 0;
+}
+
+/* ---- optimisers --------------------------------------------------------- */
+
+__global__ static void adam_k(long long n, float lr, float beta1, float beta2,
+			      float eps, float bc1, float bc2, float *p,
+			      const float *g, float *m, float *v)
+{
+	GRID_STRIDE(i, n) {
+		float gi = g[i];
+		float mi = beta1 * m[i] + (1.0f - beta1) * gi;
+		float vi = beta2 * v[i] + (1.0f - beta2) * gi * gi;
+
+		m[i] = mi;
+		v[i] = vi;
+		p[i] -= lr * (mi / bc1) / (sqrtf(vi / bc2) + eps);
+	}
+}
+
+__global__ static void sgd_k(long long n, float lr, float *p, const float *g)
+{
+	GRID_STRIDE(i, n)
+		p[i] -= lr * g[i];
+}
+
+static int cuda_adam(struct kern_ctx *k, long long n, float lr, float beta1,
+		     float beta2, float eps, long long step, float *p,
+		     const float *g, float *m, float *v)
+{
+	/* Bias corrections on the host in double, as the CPU twin does. */
+	float bc1 = (float)(1.0 - pow(beta1, (double)step));
+	float bc2 = (float)(1.0 - pow(beta2, (double)step));
+
+	adam_k<<<blocks_for(n), KERN_CUDA_THREADS, 0, stream_of(k)>>>(
+		n, lr, beta1, beta2, eps, bc1, bc2, p, g, m, v);
+	LAUNCHCHECK(adam_k);
+	return 0;
+}
+
+static int cuda_sgd(struct kern_ctx *k, long long n, float lr, float *p,
+		    const float *g)
+{
+	sgd_k<<<blocks_for(n), KERN_CUDA_THREADS, 0, stream_of(k)>>>(n, lr, p,
+								     g);
+	LAUNCHCHECK(sgd_k);
+	return 0;
+}
+
+static struct kern_ops make_ops(void)
+{
+	struct kern_ops o = {};
+
+	o.name = "cuda";
+	o.init = cuda_init;
+	o.release = cuda_release;
+	o.alloc = cuda_alloc;
+	o.free = cuda_free;
+	o.upload = cuda_upload;
+	o.download = cuda_download;
+	o.copy = cuda_copy;
+	o.zero = cuda_zero;
+	o.sync = cuda_sync;
+	o.gemm = cuda_gemm;
+	o.axpy = cuda_axpy;
+	o.scale = cuda_scale;
+	o.rmsnorm_fwd = cuda_rmsnorm_fwd;
+	o.rmsnorm_bwd = cuda_rmsnorm_bwd;
+	o.gelu_fwd = cuda_gelu_fwd;
+	o.gelu_bwd = cuda_gelu_bwd;
+	o.ce_max = cuda_ce_max;
+	o.ce_sumexp = cuda_ce_sumexp;
+	o.ce_target = cuda_ce_target;
+	o.ce_loss = cuda_ce_loss;
+	o.ce_bwd = cuda_ce_bwd;
+	o.embed_fwd = cuda_embed_fwd;
+	o.embed_bwd = cuda_embed_bwd;
+	o.adam = cuda_adam;
+	o.sgd = cuda_sgd;
+	return o;
+}
+
+extern "C" const struct kern_ops kern_cuda_ops = make_ops();

@@ -1,0 +1,557 @@
+/*
+ * test_kernels_gpu: every CUDA kernel (kernels/kern_cuda.cu) against its
+ * CPU twin (kernels/kern_cpu.c) on the same random inputs, a few sizes
+ * each, some of them not multiples of the block size.
+ *
+ * The error of a kernel is the largest, over its outputs and sizes, of
+ * max_i |gpu_i - cpu_i| / max_i |cpu_i| (normwise relative: elementwise
+ * relative error is meaningless where a value cancels to near zero, as
+ * GeLU' does). Tolerances: 1e-5 elementwise, 1e-4 for reductions and GEMM.
+ *
+ * Prints one line per kernel and `RESULT passed failed skipped`; exits 1 on
+ * a failure and 77 (the automake "skipped" code) when there is no GPU.
+ * Not part of `make test`: `make test-gpu` builds and runs it.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kern.h"
+
+#define TOL_ELEM 1e-5
+#define TOL_RED 1e-4
+#define EXIT_SKIP 77
+
+static struct kern_ctx C, G;
+static int n_pass, n_fail;
+static unsigned seed = 1;
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static void *xmalloc(size_t n)
+{
+	void *p = calloc(1, n ? n : 1);
+
+	if (!p) {
+		fprintf(stderr, "test_kernels_gpu: out of host memory\n");
+		exit(2);
+	}
+	return p;
+}
+
+/* Values in [-scale, scale). */
+static float *rnd(long long n, float scale)
+{
+	float *v = xmalloc((size_t)n * sizeof(float));
+
+	for (long long i = 0; i < n; i++) {
+		seed = seed * 1664525u + 1013904223u;
+		v[i] = scale * ((float)(seed >> 8) / (float)(1u << 24) * 2.0f -
+				1.0f);
+	}
+	return v;
+}
+
+static int32_t *rnd_ids(long long n, int32_t lo, int32_t hi)
+{
+	int32_t *v = xmalloc((size_t)n * sizeof(int32_t));
+
+	for (long long i = 0; i < n; i++) {
+		seed = seed * 1664525u + 1013904223u;
+		v[i] = lo + (int32_t)((seed >> 8) % (unsigned)(hi - lo));
+	}
+	return v;
+}
+
+static float *dup(const float *v, long long n)
+{
+	float *d = xmalloc((size_t)n * sizeof(float));
+
+	memcpy(d, v, (size_t)n * sizeof(float));
+	return d;
+}
+
+/* A device copy of n bytes of host memory; aborts the run on failure,
+ * since every later check would fail with it. */
+static void *up(const void *h, size_t n)
+{
+	void *d = NULL;
+	int rc = kern_alloc(&G, n, &d);
+
+	if (!rc)
+		rc = kern_upload(&G, d, h, n);
+	if (rc) {
+		fprintf(stderr, "test_kernels_gpu: upload: %s\n",
+			kern_strerror(rc));
+		exit(1);
+	}
+	return d;
+}
+
+static int down(void *h, const void *d, size_t n)
+{
+	int rc = kern_sync(&G);
+
+	return rc ? rc : kern_download(&G, h, d, n);
+}
+
+/* As relerr below, but against a given scale: for outputs that are a
+ * difference of larger terms, where max|cpu| says nothing of the rounding. */
+static double relerr_to(const float *gpu, const float *cpu, long long n,
+			double den)
+{
+	double num = 0;
+
+	for (long long i = 0; i < n; i++) {
+		double d = fabs((double)gpu[i] - (double)cpu[i]);
+
+		if (!(d <= num))
+			num = isnan(d) ? INFINITY : d;
+	}
+	return den > 0 ? num / den : num;
+}
+
+static double relerr(const float *gpu, const float *cpu, long long n)
+{
+	double num = 0, den = 0;
+
+	for (long long i = 0; i < n; i++) {
+		double d = fabs((double)gpu[i] - (double)cpu[i]);
+
+		if (!(d <= num)) /* NaN counts as failure */
+			num = isnan(d) ? INFINITY : d;
+		if (fabs((double)cpu[i]) > den)
+			den = fabs((double)cpu[i]);
+	}
+	return den > 0 ? num / den : num;
+}
+
+/* One kernel's verdict over all its sizes. rc: the first error seen. */
+struct verdict {
+	double err;
+	int rc;
+};
+
+static void see(struct verdict *v, double e)
+{
+	if (!(e <= v->err))
+		v->err = isnan(e) ? INFINITY : e;
+}
+
+static void see_rc(struct verdict *v, int rc)
+{
+	if (rc && !v->rc)
+		v->rc = rc;
+}
+
+static void report(const char *name, const struct verdict *v, double tol)
+{
+	int ok = !v->rc && v->err <= tol;
+
+	if (v->rc)
+		printf("%-12s error: %s  FAIL\n", name, kern_strerror(v->rc));
+	else
+		printf("%-12s max_rel %.3e  tol %.0e  %s\n", name, v->err, tol,
+		       ok ? "PASS" : "FAIL");
+	fflush(stdout);
+	ok ? n_pass++ : n_fail++;
+}
+
+/* ---- memory ------------------------------------------------------------- */
+
+static void test_memory(void)
+{
+	struct verdict v = { 0, 0 };
+	long long n = 1000;
+	float *h = rnd(n, 1), *back = xmalloc((size_t)n * sizeof(float));
+	float *zero = xmalloc((size_t)n * sizeof(float)), *d, *e = NULL;
+
+	/* alloc gives zeros; upload/copy/download round-trip; zero clears. */
+	see_rc(&v, kern_alloc(&G, (size_t)n * sizeof(float), (void **)&e));
+	if (!v.rc) {
+		see_rc(&v, down(back, e, (size_t)n * sizeof(float)));
+		see(&v, relerr(back, zero, n));
+		d = up(h, (size_t)n * sizeof(float));
+		see_rc(&v, kern_copy(&G, e, d, (size_t)n * sizeof(float)));
+		see_rc(&v, down(back, e, (size_t)n * sizeof(float)));
+		see(&v, relerr(back, h, n));
+		see_rc(&v, kern_zero(&G, e, (size_t)n * sizeof(float)));
+		see_rc(&v, down(back, e, (size_t)n * sizeof(float)));
+		see(&v, relerr(back, zero, n));
+		kern_free(&G, d);
+	}
+	kern_free(&G, e);
+	free(h);
+	free(back);
+	free(zero);
+	report("memory", &v, 0);
+}
+
+/* ---- BLAS --------------------------------------------------------------- */
+
+static void test_gemm(void)
+{
+	static const long long dims[][3] = {
+		{ 1, 1, 1 }, { 17, 33, 65 }, { 128, 96, 257 }, { 300, 5, 1000 },
+	};
+	struct verdict v = { 0, 0 };
+
+	for (size_t s = 0; s < sizeof(dims) / sizeof(dims[0]); s++)
+		for (int t = 0; t < 8; t++) {
+			long long m = dims[s][0], n = dims[s][1], kd = dims[s][2];
+			int ta = t & 1, tb = (t >> 1) & 1, pad = (t >> 2) & 1;
+			long long lda = (ta ? m : kd) + pad * 3;
+			long long ldb = (tb ? kd : n) + pad * 5;
+			long long ldc = n + pad * 2;
+			long long na = (ta ? kd : m) * lda;
+			long long nb = (tb ? n : kd) * ldb, nc = m * ldc;
+			float alpha = 0.75f, beta = pad ? 0.5f : 0.0f;
+			float *a = rnd(na, 1), *b = rnd(nb, 1), *c = rnd(nc, 1);
+			float *cg = dup(c, nc);
+			float *da = up(a, (size_t)na * 4), *db = up(b, (size_t)nb * 4);
+			float *dc = up(c, (size_t)nc * 4);
+
+			see_rc(&v, kern_gemm(&C, ta, tb, m, n, kd, alpha, a, lda,
+					     b, ldb, beta, c, ldc));
+			see_rc(&v, kern_gemm(&G, ta, tb, m, n, kd, alpha, da, lda,
+					     db, ldb, beta, dc, ldc));
+			see_rc(&v, down(cg, dc, (size_t)nc * 4));
+			see(&v, relerr(cg, c, nc));
+			kern_free(&G, da);
+			kern_free(&G, db);
+			kern_free(&G, dc);
+			free(a);
+			free(b);
+			free(c);
+			free(cg);
+		}
+	report("gemm", &v, TOL_RED);
+}
+
+static const long long lens[] = { 1, 255, 256, 1000, 100003 };
+#define NLENS (sizeof(lens) / sizeof(lens[0]))
+
+static void test_axpy_scale(void)
+{
+	struct verdict va = { 0, 0 }, vs = { 0, 0 };
+
+	for (size_t s = 0; s < NLENS; s++) {
+		long long n = lens[s];
+		float *x = rnd(n, 1), *y = rnd(n, 1), *yg = dup(y, n);
+		float *dx = up(x, (size_t)n * 4), *dy = up(y, (size_t)n * 4);
+
+		see_rc(&va, kern_axpy(&C, n, -0.3f, x, y));
+		see_rc(&va, kern_axpy(&G, n, -0.3f, dx, dy));
+		see_rc(&va, down(yg, dy, (size_t)n * 4));
+		see(&va, relerr(yg, y, n));
+		see_rc(&vs, kern_scale(&C, n, 1.7f, y));
+		see_rc(&vs, kern_scale(&G, n, 1.7f, dy));
+		see_rc(&vs, down(yg, dy, (size_t)n * 4));
+		see(&vs, relerr(yg, y, n));
+		kern_free(&G, dx);
+		kern_free(&G, dy);
+		free(x);
+		free(y);
+		free(yg);
+	}
+	report("axpy", &va, TOL_ELEM);
+	report("scale", &vs, TOL_ELEM);
+}
+
+/* ---- RMSNorm ------------------------------------------------------------ */
+
+static const long long shapes[][2] = {
+	{ 1, 1 }, { 3, 33 }, { 7, 256 }, { 64, 1000 }, { 129, 4097 },
+};
+#define NSHAPES (sizeof(shapes) / sizeof(shapes[0]))
+
+static void test_rmsnorm(void)
+{
+	struct verdict vf = { 0, 0 }, vb = { 0, 0 };
+
+	for (size_t s = 0; s < NSHAPES; s++) {
+		long long rows = shapes[s][0], h = shapes[s][1], n = rows * h;
+		float *x = rnd(n, 2), *g = rnd(h, 1), *dy = rnd(n, 1);
+		float *dg = rnd(h, 1), *y = xmalloc((size_t)n * 4);
+		float *rs = xmalloc((size_t)rows * 4), *dx = xmalloc((size_t)n * 4);
+		float *yg = xmalloc((size_t)n * 4), *rsg = xmalloc((size_t)rows * 4);
+		float *dxg = xmalloc((size_t)n * 4), *dgg = xmalloc((size_t)h * 4);
+		float *d_x = up(x, (size_t)n * 4), *d_g = up(g, (size_t)h * 4);
+		float *d_dy = up(dy, (size_t)n * 4), *d_dg = up(dg, (size_t)h * 4);
+		float *d_y = up(y, (size_t)n * 4), *d_rs = up(rs, (size_t)rows * 4);
+		float *d_dx = up(dx, (size_t)n * 4);
+
+		see_rc(&vf, kern_rmsnorm_fwd(&C, rows, h, 1e-5f, x, g, y, rs));
+		see_rc(&vf, kern_rmsnorm_fwd(&G, rows, h, 1e-5f, d_x, d_g, d_y,
+					     d_rs));
+		see_rc(&vf, down(yg, d_y, (size_t)n * 4));
+		see_rc(&vf, down(rsg, d_rs, (size_t)rows * 4));
+		see(&vf, relerr(yg, y, n));
+		see(&vf, relerr(rsg, rs, rows));
+		/* the backward pass gets the CPU's rstd on both sides */
+		see_rc(&vb, kern_upload(&G, d_rs, rs, (size_t)rows * 4));
+		see_rc(&vb, kern_rmsnorm_bwd(&C, rows, h, x, g, rs, dy, dx, dg));
+		see_rc(&vb, kern_rmsnorm_bwd(&G, rows, h, d_x, d_g, d_rs, d_dy,
+					     d_dx, d_dg));
+		see_rc(&vb, down(dxg, d_dx, (size_t)n * 4));
+		see_rc(&vb, down(dgg, d_dg, (size_t)h * 4));
+		/* dx = s (g dy - x c) cancels to ~eps when h is small:
+		 * judge it against the size of s g dy */
+		{
+			double den = 0;
+
+			for (long long i = 0; i < n; i++) {
+				double t = fabs((double)rs[i / h] * g[i % h] *
+						dy[i]);
+
+				den = t > den ? t : den;
+			}
+			see(&vb, relerr_to(dxg, dx, n, den));
+		}
+		see(&vb, relerr(dgg, dg, h));
+		kern_free(&G, d_x);
+		kern_free(&G, d_g);
+		kern_free(&G, d_dy);
+		kern_free(&G, d_dg);
+		kern_free(&G, d_y);
+		kern_free(&G, d_rs);
+		kern_free(&G, d_dx);
+		free(x); free(g); free(dy); free(dg); free(y); free(rs);
+		free(dx); free(yg); free(rsg); free(dxg); free(dgg);
+	}
+	report("rmsnorm_fwd", &vf, TOL_RED);
+	report("rmsnorm_bwd", &vb, TOL_RED);
+}
+
+/* ---- GeLU --------------------------------------------------------------- */
+
+static void test_gelu(void)
+{
+	struct verdict vf = { 0, 0 }, vb = { 0, 0 };
+
+	for (size_t s = 0; s < NLENS; s++) {
+		long long n = lens[s];
+		float *x = rnd(n, 4), *dy = rnd(n, 1), *y = xmalloc((size_t)n * 4);
+		float *dx = xmalloc((size_t)n * 4), *out = xmalloc((size_t)n * 4);
+		float *d_x = up(x, (size_t)n * 4), *d_dy = up(dy, (size_t)n * 4);
+		float *d_y = up(y, (size_t)n * 4);
+
+		see_rc(&vf, kern_gelu_fwd(&C, n, x, y));
+		see_rc(&vf, kern_gelu_fwd(&G, n, d_x, d_y));
+		see_rc(&vf, down(out, d_y, (size_t)n * 4));
+		see(&vf, relerr(out, y, n));
+		/* dx aliases dy, as the contract allows */
+		see_rc(&vb, kern_gelu_bwd(&C, n, x, dy, dy));
+		see_rc(&vb, kern_gelu_bwd(&G, n, d_x, d_dy, d_dy));
+		see_rc(&vb, down(out, d_dy, (size_t)n * 4));
+		see(&vb, relerr(out, dy, n));
+		kern_free(&G, d_x);
+		kern_free(&G, d_dy);
+		kern_free(&G, d_y);
+		free(x); free(dy); free(y); free(dx); free(out);
+	}
+	report("gelu_fwd", &vf, TOL_ELEM);
+	report("gelu_bwd", &vb, TOL_ELEM);
+}
+
+/* ---- cross-entropy ------------------------------------------------------ */
+
+/* rows, cols, nvalid, first: padded and unpadded blocks, rows without any
+ * valid column, targets inside and outside this rank's ids. */
+static const long long ce_shapes[][4] = {
+	{ 1, 1, 1, 0 }, { 5, 128, 128, 128 }, { 33, 130, 127, 130 },
+	{ 70, 1000, 999, 0 }, { 9, 300, 0, 600 }, { 257, 4099, 4000, 4099 },
+};
+
+static void test_ce(void)
+{
+	struct verdict vm = { 0, 0 }, vs = { 0, 0 }, vt = { 0, 0 };
+	struct verdict vl = { 0, 0 }, vb = { 0, 0 };
+
+	for (size_t s = 0; s < sizeof(ce_shapes) / sizeof(ce_shapes[0]); s++) {
+		long long rows = ce_shapes[s][0], cols = ce_shapes[s][1];
+		long long nvalid = ce_shapes[s][2], first = ce_shapes[s][3];
+		long long n = rows * cols;
+		size_t rb = (size_t)rows * 4, nb = (size_t)n * 4;
+		float *l = rnd(n, 8), *mx = xmalloc(rb), *sm = xmalloc(rb);
+		float *tg = xmalloc(rb), *ls = xmalloc(rb), *dl = xmalloc(nb);
+		float *o = xmalloc(nb);
+		int32_t *t = rnd_ids(rows, 0,
+				     (int32_t)(first + cols + cols / 2 + 1));
+		float *d_l = up(l, nb), *d_mx = up(mx, rb), *d_sm = up(sm, rb);
+		float *d_tg = up(tg, rb), *d_ls = up(ls, rb);
+		int32_t *d_t = up(t, (size_t)rows * 4);
+
+		/* Each step on the GPU reads the CPU's results of the steps
+		 * before, so each kernel is judged alone. */
+		see_rc(&vm, kern_ce_max(&C, rows, cols, nvalid, l, mx));
+		see_rc(&vm, kern_ce_max(&G, rows, cols, nvalid, d_l, d_mx));
+		see_rc(&vm, down(o, d_mx, rb));
+		see(&vm, relerr(o, mx, rows));
+		see_rc(&vs, kern_upload(&G, d_mx, mx, rb));
+		if (nvalid > 0) { /* sumexp over nothing is 0 on both */
+			see_rc(&vs, kern_ce_sumexp(&C, rows, cols, nvalid, l,
+						   mx, sm));
+			see_rc(&vs, kern_ce_sumexp(&G, rows, cols, nvalid, d_l,
+						   d_mx, d_sm));
+			see_rc(&vs, down(o, d_sm, rb));
+			see(&vs, relerr(o, sm, rows));
+			see_rc(&vs, kern_upload(&G, d_sm, sm, rb));
+		}
+		see_rc(&vt, kern_ce_target(&C, rows, cols, first, t, l, tg));
+		see_rc(&vt, kern_ce_target(&G, rows, cols, first, d_t, d_l,
+					   d_tg));
+		see_rc(&vt, down(o, d_tg, rb));
+		see(&vt, relerr(o, tg, rows));
+		see_rc(&vt, kern_upload(&G, d_tg, tg, rb));
+		if (nvalid > 0) {
+			see_rc(&vl, kern_ce_loss(&C, rows, mx, sm, tg, ls));
+			see_rc(&vl, kern_ce_loss(&G, rows, d_mx, d_sm, d_tg,
+						 d_ls));
+			see_rc(&vl, down(o, d_ls, rb));
+			see(&vl, relerr(o, ls, rows));
+			/* dlogits aliases logits, as the contract allows */
+			see_rc(&vb, kern_ce_bwd(&C, rows, cols, nvalid, first,
+						t, mx, sm, 0.25f, l, l));
+			see_rc(&vb, kern_ce_bwd(&G, rows, cols, nvalid, first,
+						d_t, d_mx, d_sm, 0.25f, d_l,
+						d_l));
+			see_rc(&vb, down(o, d_l, nb));
+			see(&vb, relerr(o, l, n));
+		}
+		kern_free(&G, d_l); kern_free(&G, d_mx); kern_free(&G, d_sm);
+		kern_free(&G, d_tg); kern_free(&G, d_ls); kern_free(&G, d_t);
+		free(l); free(mx); free(sm); free(tg); free(ls); free(dl);
+		free(o); free(t);
+	}
+	report("ce_max", &vm, TOL_RED);
+	report("ce_sumexp", &vs, TOL_RED);
+	report("ce_target", &vt, TOL_ELEM);
+	report("ce_loss", &vl, TOL_ELEM);
+	report("ce_bwd", &vb, TOL_ELEM);
+}
+
+/* ---- embedding ---------------------------------------------------------- */
+
+/* n tokens, h, first, rows of the table; ids drawn from [0, first + rows
+ * + 10), so some fall outside this rank's rows. */
+static const long long emb_shapes[][4] = {
+	{ 1, 1, 0, 1 }, { 37, 33, 0, 256 }, { 500, 64, 128, 128 },
+	{ 1000, 257, 50, 7 },
+};
+
+static void test_embed(void)
+{
+	struct verdict vf = { 0, 0 }, vb = { 0, 0 };
+
+	for (size_t s = 0; s < sizeof(emb_shapes) / sizeof(emb_shapes[0]); s++) {
+		long long n = emb_shapes[s][0], h = emb_shapes[s][1];
+		long long first = emb_shapes[s][2], rows = emb_shapes[s][3];
+		size_t tb = (size_t)(rows * h) * 4, ob = (size_t)(n * h) * 4;
+		float *tab = rnd(rows * h, 1), *dout = rnd(n * h, 1);
+		float *out = xmalloc(ob), *o = xmalloc(ob > tb ? ob : tb);
+		int32_t *t = rnd_ids(n, 0, (int32_t)(first + rows + 10));
+		float *d_tab = up(tab, tb), *d_dout = up(dout, ob);
+		float *d_out = up(out, ob);
+		int32_t *d_t = up(t, (size_t)n * 4);
+
+		see_rc(&vf, kern_embed_fwd(&C, n, h, first, rows, tab, t, out));
+		see_rc(&vf, kern_embed_fwd(&G, n, h, first, rows, d_tab, d_t,
+					   d_out));
+		see_rc(&vf, down(o, d_out, ob));
+		see(&vf, relerr(o, out, n * h));
+		/* accumulates into a non-zero table */
+		see_rc(&vb, kern_embed_bwd(&C, n, h, first, rows, dout, t, tab));
+		see_rc(&vb, kern_embed_bwd(&G, n, h, first, rows, d_dout, d_t,
+					   d_tab));
+		see_rc(&vb, down(o, d_tab, tb));
+		see(&vb, relerr(o, tab, rows * h));
+		kern_free(&G, d_tab); kern_free(&G, d_dout);
+		kern_free(&G, d_out); kern_free(&G, d_t);
+		free(tab); free(dout); free(out); free(o); free(t);
+	}
+	report("embed_fwd", &vf, TOL_ELEM);
+	/* atomicAdd sums repeated ids in any order */
+	report("embed_bwd", &vb, TOL_RED);
+}
+
+/* ---- optimisers --------------------------------------------------------- */
+
+static void test_optim(void)
+{
+	struct verdict va = { 0, 0 }, vs = { 0, 0 };
+
+	for (size_t s = 0; s < NLENS; s++) {
+		long long n = lens[s];
+		size_t b = (size_t)n * 4;
+		float *p = rnd(n, 1), *g = rnd(n, 0.1f), *m = rnd(n, 0.01f);
+		float *v = rnd(n, 0.01f), *o = xmalloc(b);
+		float *d_p, *d_g = up(g, b), *d_m, *d_v;
+
+		for (long long i = 0; i < n; i++)
+			v[i] = fabsf(v[i]); /* a second moment is >= 0 */
+		d_p = up(p, b);
+		d_m = up(m, b);
+		d_v = up(v, b);
+		/* three steps, bias correction changing each */
+		for (long long step = 1; step <= 3; step++) {
+			see_rc(&va, kern_adam(&C, n, 1e-3f, 0.9f, 0.999f, 1e-8f,
+					      step, p, g, m, v));
+			see_rc(&va, kern_adam(&G, n, 1e-3f, 0.9f, 0.999f, 1e-8f,
+					      step, d_p, d_g, d_m, d_v));
+		}
+		see_rc(&va, down(o, d_p, b));
+		see(&va, relerr(o, p, n));
+		see_rc(&va, down(o, d_m, b));
+		see(&va, relerr(o, m, n));
+		see_rc(&va, down(o, d_v, b));
+		see(&va, relerr(o, v, n));
+		see_rc(&vs, kern_upload(&G, d_p, p, b));
+		see_rc(&vs, kern_sgd(&C, n, 0.05f, p, g));
+		see_rc(&vs, kern_sgd(&G, n, 0.05f, d_p, d_g));
+		see_rc(&vs, down(o, d_p, b));
+		see(&vs, relerr(o, p, n));
+		kern_free(&G, d_p); kern_free(&G, d_g);
+		kern_free(&G, d_m); kern_free(&G, d_v);
+		free(p); free(g); free(m); free(v); free(o);
+	}
+	report("adam", &va, TOL_ELEM);
+	report("sgd", &vs, TOL_ELEM);
+}
+
+int main(void)
+{
+	int rc = kern_init(&G, KERN_CUDA, 0);
+
+	if (rc == KERN_ENODEV) {
+		printf("test_kernels_gpu: no CUDA device; skipping\n");
+		printf("RESULT 0 0 1\n");
+		return EXIT_SKIP;
+	}
+	if (rc) {
+		fprintf(stderr, "test_kernels_gpu: cuda init: %s\n",
+			kern_strerror(rc));
+		return 1;
+	}
+	rc = kern_init(&C, KERN_CPU, 1);
+	if (rc) {
+		fprintf(stderr, "test_kernels_gpu: cpu init: %s\n",
+			kern_strerror(rc));
+		return 1;
+	}
+	test_memory();
+	test_gemm();
+	test_axpy_scale();
+	test_rmsnorm();
+	test_gelu();
+	test_ce();
+	test_embed();
+	test_optim();
+	kern_release(&C);
+	kern_release(&G);
+	printf("RESULT %d %d 0\n", n_pass, n_fail);
+	return n_fail ? 1 : 0;
+}
