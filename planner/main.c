@@ -420,6 +420,11 @@ static int job_fill_calls(struct job *j)
 	}
 	j->plan.calls = j->calls;
 	j->plan.n_calls = r->n_res;
+	j->plan.has_checkpoint = r->ckpt.valid;
+	j->plan.ckpt_keys = r->ckpt.keys;
+	j->plan.ckpt_shards = r->ckpt.shards;
+	j->plan.ckpt_writers = r->ckpt.writers;
+	j->plan.ckpt_max_rank_bytes = r->ckpt.max_rank_bytes;
 	return 0;
 }
 

@@ -113,6 +113,10 @@ struct plan {
 	const struct plan_call *calls;
 	size_t n_calls;
 	const struct plan_memory *memory; /* NULL: "memory" is null */
+	/* The checkpoint plan's summary (the plan JSON's "checkpoint"); null
+	 * when has_checkpoint is 0. */
+	int has_checkpoint;
+	long long ckpt_keys, ckpt_shards, ckpt_writers, ckpt_max_rank_bytes;
 };
 
 void plan_init(struct plan *p);

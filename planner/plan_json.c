@@ -442,6 +442,27 @@ static void write_calls(struct jw *w, const struct plan *p,
 	jw_arr_end(w);
 }
 
+/* ---- the checkpoint plan ------------------------------------------------- */
+
+static void write_checkpoint(struct jw *w, const struct plan *p)
+{
+	jw_key(w, "checkpoint");
+	if (!p->has_checkpoint) {
+		jw_null(w);
+		return;
+	}
+	jw_obj_begin(w, 0);
+	jw_key(w, "keys");
+	jw_int(w, p->ckpt_keys);
+	jw_key(w, "max_rank_bytes");
+	jw_int(w, p->ckpt_max_rank_bytes);
+	jw_key(w, "shards");
+	jw_int(w, p->ckpt_shards);
+	jw_key(w, "writers");
+	jw_int(w, p->ckpt_writers);
+	jw_obj_end(w);
+}
+
 /* ---- the train call's memory -------------------------------------------- */
 
 /* Bytes per rank per pipeline stage, as the cost model estimates them. */
@@ -504,6 +525,7 @@ int plan_write_json(FILE *f, const struct plan *p,
 	jw_obj_begin(w, 0);
 	write_batch(w, p);
 	write_calls(w, p, diags);
+	write_checkpoint(w, p);
 	jw_key(w, "config");
 	jw_str(w, p->config_name);
 	write_diags(w, diags);

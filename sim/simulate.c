@@ -257,6 +257,8 @@ int sim_run(const struct plan *p, const struct cfg_node *root,
 		rc = check_hardware(root, r, diags);
 	if (rc == 0)
 		rc = stack_check(p, root, &r->model, diags);
+	if (rc == 0)
+		rc = ckpt_check(p, root, &r->model, &r->ckpt, diags);
 	return rc;
 }
 

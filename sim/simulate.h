@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "cfg.h"
+#include "ckpt.h"
 #include "cost.h"
 #include "dispatch.h"
 #include "plan.h"
@@ -33,6 +34,8 @@ struct sim_report {
 	struct cost_model cost;
 	struct cost_call *est;
 	struct cost_memory mem;
+	/* ckpt.h: the checkpoint plan's summary (valid = 0: none) */
+	struct ckpt_summary ckpt;
 };
 
 void sim_report_init(struct sim_report *r);

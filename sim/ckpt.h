@@ -1,0 +1,78 @@
+/*
+ * ckpt: the checkpoint plan and its validation (DESIGN.md 2.6, issue #4,
+ * notes/megatron-semantics.md 2.3-3.5).
+ *
+ * Every rank saves sharded entries: each large weight of each of its
+ * layers (a GTP piece: column-parallel chunk t*G + g of TP*G on axis 0;
+ * row-parallel chunk g of G on axis 0 and t of TP on axis 1), the
+ * GTP-replicated norms, the RNG state ShardedObject keyed (pp, tp) and the
+ * data-loader state per lane. Entries depend only on a rank's class (its
+ * coordinates), so nothing is listed per rank: validation walks each
+ * pipeline stage's ranks once per entry kind, O(W) in all, and checks as
+ * dist_checkpointing does that every chunk of every key is claimed by
+ * exactly one main replica (replica id all zeros) and object keys are
+ * unique: GT710 (chunk claimed twice), GT711 (chunk never written), GT712
+ * (duplicate object key). Padding never enters checkpoint coordinates.
+ */
+#ifndef GTPLAN_CKPT_H
+#define GTPLAN_CKPT_H
+
+#include "cfg.h"
+#include "diag.h"
+#include "plan.h"
+#include "sim.h"
+#include "stack.h"
+
+/* The entry kinds of one layer / of the run. */
+enum ckpt_kind {
+	CKPT_COLUMN,   /* column-parallel GTP weight */
+	CKPT_ROW,      /* row-parallel GTP weight */
+	CKPT_NORM,     /* GTP-replicated (norms) */
+	CKPT_RNG,      /* rng_state ShardedObject, keyed (pp, tp) */
+	CKPT_LOADER,   /* data-loader state, one object per lane */
+	CKPT_NKINDS
+};
+
+/* One sharded entry as a rank would save it (2-D; objects use axis 0). */
+struct ckpt_entry {
+	long long global[2];  /* logical global shape (unpadded) */
+	long long frag[2];    /* the chunk grid (axis fragmentations) */
+	long long chunk[2];   /* this rank's chunk offset in the grid */
+	long long local[2];   /* local shape (padded piece) */
+	long long first_row, real_rows; /* logical rows the piece holds */
+	long long replica[3]; /* (PP, TP-slot, DP) */
+	int main;             /* replica id all zeros */
+};
+
+/* The entry of kind `k` (a weight [rows, cols] for COLUMN/ROW/NORM, cols
+ * ignored for NORM; rows and cols ignored for RNG/LOADER) that the rank
+ * at `coord` (lay_coords on the dense grid) saves under stack s. Rows of
+ * a TP slice are padded to a multiple of G * pad (pad >= 1) before GTP
+ * splits them, as Megatron's padded sharding does; the padded rows are
+ * not logical (real_rows counts the others). */
+void ckpt_entry_of(const struct plan *p, const struct stack *s,
+		   enum ckpt_kind k, long long rows, long long cols,
+		   long long pad, const long long coord[LAY_NAXES],
+		   struct ckpt_entry *e);
+
+/* The `checkpoint` summary of the plan JSON. */
+struct ckpt_summary {
+	int valid;            /* 0: not computed (no grid) */
+	long long keys;       /* distinct keys */
+	long long shards;     /* entries saved by main replicas */
+	long long writers;    /* ranks that save at least one main entry */
+	long long max_rank_bytes; /* most bytes one rank writes (bf16
+				     tensors; objects not counted) */
+};
+
+/* Builds the checkpoint plan of p for model m (known = 0: the weights are
+ * left out, the objects are still checked) and the stack gtplan.stack of
+ * root, validates it, reports GT710-GT712 (only when
+ * checkpointing.enabled is true, as the framework's GT640 does; the RNG
+ * key under EP > 1 is GT640's) and fills *out. Returns 0, or
+ * -1 when out of memory. */
+int ckpt_check(const struct plan *p, const struct cfg_node *root,
+	       const struct model_shape *m, struct ckpt_summary *out,
+	       struct diag_list *diags);
+
+#endif

@@ -1,0 +1,347 @@
+/*
+ * The checkpoint plan (sim/ckpt.h): GTP piece offsets on the seeds'
+ * layouts (TP 2, G 3: chunk t*3 + g; TP 4, G 3, 24 GPUs), column and row
+ * placements, padding outside logical coordinates, the default stack
+ * clean on random valid layouts (CP, PP, DP), and GT710 / GT712 from the
+ * stack settings of seed 000.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg.h"
+#include "ckpt.h"
+#include "diag.h"
+#include "plan.h"
+#include "simulate.h"
+#include "stack.h"
+
+struct fx {
+	struct src_set srcs;
+	struct diag_list diags;
+	struct cfg_node *root;
+	struct plan plan;
+	struct sim_report sim;
+};
+
+static char buf[4096];
+
+#define MODEL "gtplan:\n" \
+	"  model:\n" \
+	"    num_layers: %lld\n" \
+	"    hidden_size: 768\n" \
+	"    ffn_hidden_size: 3072\n" \
+	"    num_attention_heads: 12\n" \
+	"    vocab_size: 32000\n"
+
+/* TP tp, CP cp, G g, PP pp, D d (one GPU per rank), a small model, then
+ * `extra` (more gtplan.stack lines). */
+static const char *yaml(long long tp, long long cp, long long g, long long pp,
+			long long d, const char *extra)
+{
+	long long gpus = tp * cp * g * pp * d;
+
+	snprintf(buf, sizeof(buf),
+		 "checkpointing:\n"
+		 "  enabled: true\n"
+		 "policy:\n"
+		 "  train_global_batch_size: %lld\n"
+		 "  train_micro_batch_size: 1\n"
+		 "  megatron_cfg:\n"
+		 "    enabled: true\n"
+		 "    tensor_model_parallel_size: %lld\n"
+		 "    context_parallel_size: %lld\n"
+		 "    pipeline_model_parallel_size: %lld\n"
+		 "    tensor_parallel_num_weight_shards: %lld\n"
+		 "cluster:\n"
+		 "  num_nodes: %lld\n"
+		 "  gpus_per_node: %lld\n"
+		 MODEL "%s",
+		 g * d * 4, tp, cp, pp, tp * g, gpus % 8 ? 1 : gpus / 8,
+		 gpus % 8 ? gpus : 8, pp * 2, extra);
+	return buf;
+}
+
+static void lint(struct fx *f, const char *text)
+{
+	char *t = strdup(text);
+
+	src_set_init(&f->srcs);
+	diag_list_init(&f->diags, &f->srcs);
+	plan_init(&f->plan);
+	sim_report_init(&f->sim);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(cfg_parse_text("t.yaml", t, strlen(text), &f->srcs,
+					&f->diags, &f->root), 0);
+	ck_assert_int_eq(plan_build(&f->plan, f->root, "t.yaml", &f->diags), 0);
+	ck_assert_int_eq(f->plan.grid_ok, 1);
+	ck_assert_int_ge(sim_run(&f->plan, f->root, NULL, &f->sim, &f->diags),
+			 0);
+}
+
+static void release(struct fx *f)
+{
+	sim_report_release(&f->sim);
+	plan_release(&f->plan);
+	cfg_free(f->root);
+	diag_list_release(&f->diags);
+	src_set_release(&f->srcs);
+}
+
+static size_t count(const struct fx *f, const char *code)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->diags.n; i++)
+		n += strcmp(diag_code(&f->diags.v[i]), code) == 0;
+	return n;
+}
+
+static size_t count71(const struct fx *f)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->diags.n; i++)
+		n += strncmp(diag_code(&f->diags.v[i]), "GT71", 4) == 0;
+	return n;
+}
+
+static const struct diag *first(const struct fx *f, const char *code)
+{
+	for (size_t i = 0; i < f->diags.n; i++)
+		if (strcmp(diag_code(&f->diags.v[i]), code) == 0)
+			return &f->diags.v[i];
+	return NULL;
+}
+
+static void entry(const struct fx *f, const struct stack *s, long long rank,
+		  enum ckpt_kind k, long long rows, long long cols,
+		  long long pad, struct ckpt_entry *e)
+{
+	long long c[LAY_NAXES];
+
+	lay_coords(&f->plan.dense, rank, c);
+	ckpt_entry_of(&f->plan, s, k, rows, cols, pad, c, e);
+}
+
+/* Seed 000: GPU r = t + 2g holds column chunk t*3 + g of 6. */
+START_TEST(seed_000_column_chunks)
+{
+	struct fx f;
+	struct stack s;
+	struct ckpt_entry e;
+
+	lint(&f, yaml(2, 1, 3, 1, 1, ""));
+	stack_init(&s);
+	for (long long r = 0; r < 6; r++) {
+		long long t = r % 2, g = r / 2;
+
+		entry(&f, &s, r, CKPT_COLUMN, 12, 4, 1, &e);
+		ck_assert_int_eq(e.frag[0], 6);
+		ck_assert_int_eq(e.frag[1], 1);
+		ck_assert_int_eq(e.chunk[0], t * 3 + g);
+		ck_assert_int_eq(e.global[0], 12);
+		ck_assert_int_eq(e.local[0], 2);
+		ck_assert_int_eq(e.local[1], 4);
+		ck_assert_int_eq(e.first_row, (t * 3 + g) * 2);
+		ck_assert_int_eq(e.main, 1); /* one copy: every piece is main */
+		/* row-parallel: (g of G) on axis 0, (t of TP) on axis 1 */
+		entry(&f, &s, r, CKPT_ROW, 12, 8, 1, &e);
+		ck_assert_int_eq(e.frag[0], 3);
+		ck_assert_int_eq(e.frag[1], 2);
+		ck_assert_int_eq(e.chunk[0], g);
+		ck_assert_int_eq(e.chunk[1], t);
+		ck_assert_int_eq(e.local[0], 4);
+		ck_assert_int_eq(e.local[1], 4);
+		/* norms: only rank 0 is the main replica */
+		entry(&f, &s, r, CKPT_NORM, 768, 1, 1, &e);
+		ck_assert_int_eq(e.main, r == 0);
+		ck_assert_int_eq(e.replica[1], t * 3 + g);
+	}
+	ck_assert_uint_eq(count71(&f), 0);
+	ck_assert_int_eq(f.sim.ckpt.valid, 1);
+	ck_assert_int_gt(f.sim.ckpt.keys, 0);
+	ck_assert_int_eq(f.sim.ckpt.writers, 6);
+	release(&f);
+}
+END_TEST
+
+/* Seed 004 / notes 2.3: out 1000, TP 4, G 3, pad 16: S = 96; (t 1, g 2)
+ * is chunk 5 and holds logical rows [442, 500) (38 padding rows left
+ * out). Row-parallel out 1000, G 3, pad 16: S = 336. Two copies: only
+ * dp 0 writes. */
+START_TEST(padding_outside_logical_rows)
+{
+	struct fx f;
+	struct stack s;
+	struct ckpt_entry e;
+	long long c[LAY_NAXES] = { 0 };
+
+	lint(&f, yaml(4, 1, 3, 1, 2, ""));
+	stack_init(&s);
+	c[LAY_TP] = 1;
+	c[LAY_GTP] = 2;
+	ckpt_entry_of(&f.plan, &s, CKPT_COLUMN, 1000, 64, 16, c, &e);
+	ck_assert_int_eq(e.chunk[0], 5);
+	ck_assert_int_eq(e.frag[0], 12);
+	ck_assert_int_eq(e.local[0], 96);
+	ck_assert_int_eq(e.first_row, 442);
+	ck_assert_int_eq(e.real_rows, 58);
+	ck_assert_int_eq(e.global[0], 1000); /* logical, unpadded */
+	ck_assert_int_eq(e.main, 1);
+	c[LAY_GTP] = 0;
+	ckpt_entry_of(&f.plan, &s, CKPT_COLUMN, 1000, 64, 16, c, &e);
+	ck_assert_int_eq(e.real_rows, 96);
+	ck_assert_int_eq(e.first_row, 250);
+	ckpt_entry_of(&f.plan, &s, CKPT_ROW, 1000, 64, 16, c, &e);
+	ck_assert_int_eq(e.local[0], 336);
+	ck_assert_int_eq(e.local[1], 16);
+	c[LAY_GTP] = 2;
+	ckpt_entry_of(&f.plan, &s, CKPT_ROW, 1000, 64, 16, c, &e);
+	ck_assert_int_eq(e.first_row, 672);
+	ck_assert_int_eq(e.real_rows, 328);
+	c[LAY_DP] = 1; /* the second copy is not a main replica */
+	ckpt_entry_of(&f.plan, &s, CKPT_ROW, 1000, 64, 16, c, &e);
+	ck_assert_int_eq(e.main, 0);
+	ck_assert_int_eq(e.replica[2], 1);
+	ck_assert_uint_eq(count71(&f), 0);
+	/* 12 piece writers, plus the data-loader state of lanes 3-5 */
+	ck_assert_int_eq(f.sim.ckpt.writers, 15);
+	release(&f);
+}
+END_TEST
+
+/* The default stack saves a valid checkpoint on random valid layouts. */
+START_TEST(default_stack_clean_on_random_layouts)
+{
+	static const long long tps[] = { 1, 2, 4 }, gs[] = { 1, 2, 3 },
+		cps[] = { 1, 2 }, pps[] = { 1, 2, 4 }, ds[] = { 1, 2, 3 };
+	unsigned seed = 12345;
+
+	for (int i = 0; i < 40; i++) {
+		struct fx f;
+		long long tp, g, cp, pp, d;
+
+#define PICK(a) a[(seed = seed * 1103515245u + 12345u) / 65536 % \
+		      (sizeof(a) / sizeof(*a))]
+		tp = PICK(tps);
+		g = PICK(gs);
+		cp = PICK(cps);
+		pp = PICK(pps);
+		d = PICK(ds);
+		lint(&f, yaml(tp, cp, g, pp, d, ""));
+		ck_assert_msg(count71(&f) == 0, "TP %lld CP %lld G %lld PP "
+			      "%lld D %lld: checkpoint findings", tp, cp, g,
+			      pp, d);
+		ck_assert_int_eq(f.sim.ckpt.valid, 1);
+		/* one main replica per chunk: the TP * G * PP ranks of the
+		 * first copy and CP rank, plus the first rank of every lane
+		 * of the other copies (data-loader state) */
+		ck_assert_int_eq(f.sim.ckpt.writers, tp * g * pp + g * (d - 1));
+		ck_assert_int_eq(f.sim.ckpt.keys,
+				 2 * pp * 6 + 1 + g * d);
+		ck_assert_int_gt(f.sim.ckpt.max_rank_bytes, 0);
+		release(&f);
+	}
+}
+END_TEST
+
+/* Seed 000 with rng_state_group: dp_cp: the 3 GTP peers of each TP rank
+ * claim one rng_state key. */
+START_TEST(GT712_rng_state_group)
+{
+	struct fx f;
+	const struct diag *d;
+
+	lint(&f, yaml(2, 1, 3, 1, 1,
+		      "  stack:\n    rng_state_group: dp_cp\n"));
+	ck_assert_uint_eq(count(&f, "GT712"), 1);
+	ck_assert_uint_eq(count(&f, "GT710"), 0);
+	d = first(&f, "GT712");
+	ck_assert_ptr_nonnull(strstr(d->msg, "rng_state/shard_0.0_1.2"));
+	ck_assert_ptr_nonnull(strstr(d->msg, "3 main replicas"));
+	ck_assert_ptr_nonnull(strstr(d->msg, "rank 2 (tp 0, cp 0, gtp 1"));
+	ck_assert_ptr_nonnull(strstr(d->msg, "rank 4 (tp 0, cp 0, gtp 2"));
+	ck_assert_ptr_nonnull(strstr(d->msg, "dp_cp group"));
+	release(&f);
+	/* no checkpoints saved: nothing to report, the summary stays */
+	lint(&f, strstr(yaml(2, 1, 3, 1, 1,
+			     "  stack:\n    rng_state_group: dp_cp\n"),
+			"policy:"));
+	ck_assert_uint_eq(count71(&f), 0);
+	ck_assert_int_eq(f.sim.ckpt.valid, 1);
+	release(&f);
+	/* GTP off: no collision */
+	lint(&f, yaml(2, 1, 1, 1, 3,
+		      "  stack:\n    rng_state_group: dp_cp\n"));
+	ck_assert_uint_eq(count71(&f), 0);
+	release(&f);
+}
+END_TEST
+
+/* replica_group: dp_cp: G main replicas for each norm. */
+START_TEST(GT710_replica_group)
+{
+	struct fx f;
+	const struct diag *d;
+	struct stack s;
+	struct ckpt_entry e;
+	int mains = 0;
+
+	lint(&f, yaml(2, 1, 3, 1, 1, "  stack:\n    replica_group: dp_cp\n"));
+	ck_assert_uint_eq(count(&f, "GT710"), 2); /* the two norms */
+	ck_assert_uint_eq(count(&f, "GT712"), 0);
+	d = first(&f, "GT710");
+	ck_assert_ptr_nonnull(strstr(d->msg,
+				     "decoder.layers.0.input_layernorm.weight"));
+	ck_assert_ptr_nonnull(strstr(d->msg, "claimed 3 times"));
+	ck_assert_ptr_nonnull(strstr(d->msg, "replica_group: dp_cp"));
+	stack_init(&s);
+	s.replica_dp_cp = 1;
+	for (long long r = 0; r < 6; r++) {
+		entry(&f, &s, r, CKPT_NORM, 768, 1, 1, &e);
+		mains += e.main;
+	}
+	ck_assert_int_eq(mains, 3);
+	/* sharded weights are unaffected */
+	entry(&f, &s, 5, CKPT_COLUMN, 12, 4, 1, &e);
+	ck_assert_int_eq(e.main, 1);
+	release(&f);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("ckpt");
+	struct {
+		const char *name;
+		const TTest *t;
+	} cases[] = {
+		{ "seed_000", seed_000_column_chunks },
+		{ "padding", padding_outside_logical_rows },
+		{ "random", default_stack_clean_on_random_layouts },
+		{ "GT712", GT712_rng_state_group },
+		{ "GT710", GT710_replica_group },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		TCase *tc = tcase_create(cases[i].name);
+
+		tcase_set_timeout(tc, 120);
+		tcase_add_test(tc, cases[i].t);
+		suite_add_tcase(s, tc);
+	}
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
