@@ -5,8 +5,10 @@
 #   make test       install what is missing, build with sanitizers, run every suite
 #   make bench      time `gtplan plan` on 1k, 64k and 1M-rank worlds
 #   make build/gtplan-run   the MPI runtime (needs MPI, OpenBLAS: make deps-test)
-#   make test-gpu   build the CUDA kernels' test with nvcc and run it (needs a GPU;
-#                   never part of make test)
+#   make test-gpu   build the CUDA kernels' test and build/gpu/gtplan-run with
+#                   nvcc, run the kernel test and, where a GPU is present, the
+#                   runtime's GPU parity (tests/runtime_parity_gpu.sh; never
+#                   part of make test)
 #   make clean
 #
 # User CFLAGS/LDFLAGS are appended. Objects go to build/; nothing is installed.
@@ -148,6 +150,26 @@ build/gpu/test_kernels_gpu: $(GPU_OBJ)
 # Exit 77 (and "no CUDA device") where there is no GPU.
 test-gpu: build/gpu/test_kernels_gpu
 	./build/gpu/test_kernels_gpu
+	@if $(NVIDIA_SMI) -L >/dev/null 2>&1; then \
+		tests/runtime_parity_gpu.sh; \
+	else echo "SKIP: runtime GPU parity (no GPU)"; fi
+test-gpu: build/gpu/gtplan-run
+
+# gtplan-run --device cuda: kern_cuda.cu with nvcc, the rest with mpicc's
+# flags; Jansson and OpenBLAS statically when their archives exist, so the
+# binary needs only MPI and the NVIDIA driver on the GPU machine. nvcc links
+# through mpicc (-ccbin), which adds MPI's libraries.
+NVIDIA_SMI ?= nvidia-smi
+JANSSON_A := $(wildcard /usr/lib/x86_64-linux-gnu/libjansson.a)
+GPU_JANSSON_LIBS := $(if $(JANSSON_A),$(JANSSON_A),$(JANSSON_LIBS))
+GPU_RT_OBJ := $(RT_SRC:%.c=build/gpu/%.o) $(KERN_SRC:%.c=build/gpu/%.o) \
+              build/gpu/kernels/kern_cuda.o
+build/gpu/runtime/%.o: GPU_CFLAGS += -Iruntime $(MPI_CFLAGS) -isystem $(CUDA_HOME)/include
+build/gpu/gtplan-run: $(GPU_RT_OBJ)
+	@$(if $(V),,echo "  LINK    $@")
+	$(Q)$(NVCC) -ccbin $(MPICC) $(GENCODE) -cudart static $^ -o $@ \
+		-L$(CUDA_HOME)/lib64 $(CUBLAS_LIBS) $(GPU_BLAS_LIBS) \
+		$(GPU_JANSSON_LIBS) -lstdc++ -lm -ldl -lrt $(LDFLAGS)
 
 demo: deps
 	@$(MAKE) --no-print-directory build/gtplan

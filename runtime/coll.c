@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kern.h"
 #include "rt_err.h"
 
 /* An MPI call's status as a runtime code, with the call and its place. */
@@ -35,6 +36,11 @@ struct coll {
 	FILE *rec;
 	const char *call;
 	long long step, seq;
+	/* --device cuda without a device-aware MPI: float collectives take
+	 * device pointers and go through these host buffers */
+	struct kern_ctx *dev;
+	float *hbuf;
+	size_t hcap; /* floats in hbuf */
 };
 
 static int mpi_fail(int code, const char *call, const char *file, int line)
@@ -191,6 +197,7 @@ void coll_free(struct coll *c)
 			MPI_Comm_free(&c->comm[k]);
 	if (c->rec)
 		fclose(c->rec);
+	free(c->hbuf);
 	free(c);
 }
 
@@ -299,7 +306,7 @@ static MPI_Op mpi_op(enum coll_op op)
 	return op == COLL_MAX ? MPI_MAX : MPI_SUM;
 }
 
-int coll_all_gather(struct coll *c, enum rt_kind k, const char *what,
+static int host_all_gather(struct coll *c, enum rt_kind k, const char *what,
 		    const float *send, float *recv, long long count)
 {
 	struct call_desc d = { "all-gather", what, "fp32", k, count, 4, 0,
@@ -324,7 +331,7 @@ int coll_all_gather(struct coll *c, enum rt_kind k, const char *what,
 	return wait_req(c, &d, &req);
 }
 
-int coll_reduce_scatter(struct coll *c, enum rt_kind k, const char *what,
+static int host_reduce_scatter(struct coll *c, enum rt_kind k, const char *what,
 			const float *send, float *recv, long long count)
 {
 	struct call_desc d = { "reduce-scatter", what, "fp32", k, count, 4, 1,
@@ -369,8 +376,9 @@ static int all_reduce(struct coll *c, struct call_desc *d, void *buf,
 	return wait_req(c, d, &req);
 }
 
-int coll_all_reduce(struct coll *c, enum rt_kind k, const char *what,
-		    float *buf, long long count, enum coll_op op)
+static int host_all_reduce_f(struct coll *c, enum rt_kind k,
+			     const char *what, float *buf, long long count,
+			     enum coll_op op)
 {
 	struct call_desc d = { "all-reduce", what, "fp32", k, count, 4, 1, op };
 
@@ -385,7 +393,7 @@ int coll_all_reduce_d(struct coll *c, enum rt_kind k, const char *what,
 	return all_reduce(c, &d, buf, MPI_DOUBLE);
 }
 
-int coll_gather(struct coll *c, enum rt_kind k, const char *what,
+static int host_gather(struct coll *c, enum rt_kind k, const char *what,
 		const float *send, float *recv, long long count, int root)
 {
 	struct call_desc d = { "gather", what, "fp32", k, count, 4, 0,
@@ -426,4 +434,143 @@ int coll_barrier(struct coll *c, enum rt_kind k, const char *what)
 	}
 	MPICHECK(MPI_Ibarrier(c->comm[k], &req));
 	return wait_req(c, &d, &req);
+}
+
+#define RCHECK_COLL(cmd)              \
+	do {                          \
+		int rcc_ = (cmd);     \
+		if (rcc_)             \
+			return rcc_;  \
+	} while (0)
+
+/* ---- host staging for device buffers (--device cuda) --------------------- */
+
+int coll_local_rank(int *local, int *nlocal)
+{
+	MPI_Comm node;
+
+	MPICHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+				     MPI_INFO_NULL, &node));
+	MPICHECK(MPI_Comm_rank(node, local));
+	MPICHECK(MPI_Comm_size(node, nlocal));
+	MPI_Comm_free(&node);
+	return 0;
+}
+
+void coll_set_staging(struct coll *c, struct kern_ctx *dev)
+{
+	c->dev = dev;
+}
+
+/* c->hbuf with room for n floats. */
+static int host_room(struct coll *c, size_t n)
+{
+	float *p;
+
+	if (n <= c->hcap)
+		return 0;
+	p = realloc(c->hbuf, n * sizeof(float));
+	if (!p)
+		return rt_error(RT_ENOMEM, "out of memory for host staging "
+				"(%zu floats)", n);
+	c->hbuf = p;
+	c->hcap = n;
+	return 0;
+}
+
+static int kern_fail(int krc, const char *what)
+{
+	return rt_error(RT_EKERNEL, "host staging of %s: %s", what,
+			kern_strerror(krc));
+}
+
+#define SKCHECK(cmd, what)                        \
+	do {                                      \
+		int skc_ = (cmd);                 \
+		if (skc_)                         \
+			return kern_fail(skc_, what); \
+	} while (0)
+
+/* A group of one: a device copy (memmove semantics are not needed: the
+ * runtime never passes overlapping distinct buffers). */
+static int dev_copy(struct coll *c, const char *what, float *dst,
+		    const float *src, long long count)
+{
+	if (dst != src && count > 0)
+		SKCHECK(kern_copy(c->dev, dst, src,
+				  (size_t)count * sizeof(float)), what);
+	return 0;
+}
+
+int coll_all_gather(struct coll *c, enum rt_kind k, const char *what,
+		    const float *send, float *recv, long long count)
+{
+	size_t n = (size_t)count, g = (size_t)c->size[k];
+	float *hs, *hr;
+
+	if (!c->dev)
+		return host_all_gather(c, k, what, send, recv, count);
+	if (g == 1)
+		return dev_copy(c, what, recv, send, count);
+	RCHECK_COLL(host_room(c, n + g * n));
+	hs = c->hbuf;
+	hr = c->hbuf + n;
+	SKCHECK(kern_download(c->dev, hs, send, n * sizeof(float)), what);
+	RCHECK_COLL(host_all_gather(c, k, what, hs, hr, count));
+	SKCHECK(kern_upload(c->dev, recv, hr, g * n * sizeof(float)), what);
+	return 0;
+}
+
+int coll_reduce_scatter(struct coll *c, enum rt_kind k, const char *what,
+			const float *send, float *recv, long long count)
+{
+	size_t n = (size_t)count, g = (size_t)c->size[k];
+	float *hs, *hr;
+
+	if (!c->dev)
+		return host_reduce_scatter(c, k, what, send, recv, count);
+	if (g == 1)
+		return dev_copy(c, what, recv, send, count);
+	RCHECK_COLL(host_room(c, g * n + n));
+	hs = c->hbuf;
+	hr = c->hbuf + g * n;
+	SKCHECK(kern_download(c->dev, hs, send, g * n * sizeof(float)), what);
+	RCHECK_COLL(host_reduce_scatter(c, k, what, hs, hr, count));
+	SKCHECK(kern_upload(c->dev, recv, hr, n * sizeof(float)), what);
+	return 0;
+}
+
+int coll_all_reduce(struct coll *c, enum rt_kind k, const char *what,
+		    float *buf, long long count, enum coll_op op)
+{
+	size_t n = (size_t)count;
+
+	if (!c->dev || c->size[k] == 1)
+		return host_all_reduce_f(c, k, what, buf, count, op);
+	RCHECK_COLL(host_room(c, n));
+	SKCHECK(kern_download(c->dev, c->hbuf, buf, n * sizeof(float)), what);
+	RCHECK_COLL(host_all_reduce_f(c, k, what, c->hbuf, count, op));
+	SKCHECK(kern_upload(c->dev, buf, c->hbuf, n * sizeof(float)), what);
+	return 0;
+}
+
+int coll_gather(struct coll *c, enum rt_kind k, const char *what,
+		const float *send, float *recv, long long count, int root)
+{
+	size_t n = (size_t)count, g = (size_t)c->size[k];
+	float *hs, *hr;
+
+	if (!c->dev)
+		return host_gather(c, k, what, send, recv, count, root);
+	if (g == 1)
+		return dev_copy(c, what, recv, send, count);
+	RCHECK_COLL(host_room(c, n + g * n));
+	hs = c->hbuf;
+	hr = c->hbuf + n;
+	SKCHECK(kern_download(c->dev, hs, send, n * sizeof(float)), what);
+	RCHECK_COLL(host_gather(c, k, what, hs, hr, count, root));
+	if (c->rank[k] == root)
+		SKCHECK(kern_upload(c->dev, recv, hr, g * n * sizeof(float)),
+			what);
+	return 0;
 }

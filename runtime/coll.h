@@ -80,4 +80,13 @@ int coll_gather(struct coll *c, enum rt_kind k, const char *what,
 		const float *send, float *recv, long long count, int root);
 int coll_barrier(struct coll *c, enum rt_kind k, const char *what);
 
+/* --device cuda with MPI host staging: after this, the float collectives
+ * above take device pointers of dev (kern_download to a host buffer, the
+ * MPI collective, kern_upload); a group of one copies on the device. The
+ * fp64 all-reduce and the barrier stay on the host. dev must outlive c. */
+struct kern_ctx;
+void coll_set_staging(struct coll *c, struct kern_ctx *dev);
+/* This rank's place among the ranks of its host, and their number. */
+int coll_local_rank(int *local, int *nlocal);
+
 #endif

@@ -168,10 +168,13 @@ static int preflight(const struct opts *o, const struct rt_plan *p)
 				     "%s); fix the config, or pass --force to "
 				     "run it anyway", p->n_errors,
 				     p->n_errors > 1 ? "s" : "", p->first_error);
+#ifndef KERN_WITH_CUDA
 	if (!strcmp(o->device, "cuda"))
 		return rt_error_once(RT_EDEVICE, "--device cuda: this build of "
-				     "gtplan-run has no CUDA path yet; run with "
-				     "--device cpu");
+				     "gtplan-run has no CUDA path yet (make "
+				     "build/gpu/gtplan-run builds one); run "
+				     "with --device cpu");
+#endif
 	if (p->rt.bf16)
 		return rt_error_once(RT_EPLAN, "gtplan.runtime.dtype bf16: the "
 				     "CPU path computes in fp32 only; set "
@@ -187,15 +190,58 @@ static double now_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* GPUs this rank's host shares among its ranks (--device cuda). */
+static int gpu_count;
+
+#ifdef KERN_WITH_CUDA
+#include <cuda_runtime.h>
+
+/* Binds this rank to GPU local_rank % device_count, before kern_init. */
+static int select_gpu(int rank)
+{
+	int local = 0, nlocal = 1, n = 0, rc;
+	cudaError_t e;
+
+	if ((rc = coll_local_rank(&local, &nlocal)))
+		return rc;
+	e = cudaGetDeviceCount(&n);
+	if (e != cudaSuccess || n < 1)
+		return rt_error(RT_EDEVICE, "--device cuda: no CUDA device "
+				"(%s)", e != cudaSuccess ? cudaGetErrorString(e)
+				: "device count 0");
+	e = cudaSetDevice(local % n);
+	if (e != cudaSuccess)
+		return rt_error(RT_EDEVICE, "--device cuda: cudaSetDevice(%d): "
+				"%s", local % n, cudaGetErrorString(e));
+	gpu_count = n < nlocal ? n : nlocal;
+	(void)rank;
+	return 0;
+}
+#else
+static int select_gpu(int rank)
+{
+	(void)rank;
+	return rt_error(RT_EDEVICE, "--device cuda: no CUDA path in this "
+			"build");
+}
+#endif
+
 static void describe(const struct rt_plan *p, const struct rt_model *m,
 		     const struct kern_ctx *k, long long steps)
 {
 	const struct rt_shape *s = &m->s;
 
-	rt_note("device %s: OpenBLAS and MPI collectives (%s); %d ranks = TP "
-		"%d x CP %d x GTP %d x DP %d, %d lanes", kern_device_name(k),
-		coll_mpi_version(), p->world, s->tp, s->cp, s->g,
-		p->size[RT_DP], s->lanes);
+	if (k->device == KERN_CUDA)
+		rt_note("device cuda: %d ranks share %d GPU%s: MPI collectives "
+			"with host staging (%s); %d ranks = TP %d x CP %d x GTP "
+			"%d x DP %d, %d lanes", p->world, gpu_count,
+			gpu_count == 1 ? "" : "s", coll_mpi_version(), p->world,
+			s->tp, s->cp, s->g, p->size[RT_DP], s->lanes);
+	else
+		rt_note("device %s: OpenBLAS and MPI collectives (%s); %d ranks "
+			"= TP %d x CP %d x GTP %d x DP %d, %d lanes",
+			kern_device_name(k), coll_mpi_version(), p->world, s->tp,
+			s->cp, s->g, p->size[RT_DP], s->lanes);
 	rt_note("model: hidden %lld, ffn %lld, %lld layers, vocab %lld "
 		"(padded %lld), seq_len %lld; batch %lld = %d lanes x %lld "
 		"micro-batches of %lld", s->h, s->ffn, s->layers, s->vocab,
@@ -342,10 +388,21 @@ int main(int argc, char **argv)
 	if (!(rc = agree(rc))) {
 		/* ranks are the parallelism: one BLAS thread each unless the
 		 * environment says otherwise */
-		rc = kern_init(&kern, KERN_CPU, threads ? 0 : 1);
-		kern_up = !rc;
-		if (rc)
-			rc = rt_error(RT_EKERNEL, "%s", kern_strerror(rc));
+		int cuda = !strcmp(o.device, "cuda");
+
+		rc = cuda ? select_gpu(rank) : 0;
+		if (!rc) {
+			rc = kern_init(&kern, cuda ? KERN_CUDA : KERN_CPU,
+				       threads ? 0 : 1);
+			kern_up = !rc;
+			if (rc)
+				rc = rt_error(RT_EKERNEL, "%s",
+					      kern_strerror(rc));
+		}
+		/* no device-aware MPI assumed and NCCL not used yet:
+		 * collectives stage device buffers through the host */
+		if (!rc && cuda)
+			coll_set_staging(c, &kern);
 	}
 	if (!(rc = agree(rc)))
 		rc = rt_model_init(&model, &plan, &shape, &kern, c);
