@@ -61,6 +61,8 @@ static const char usage_text[] =
 "  sim CONFIG [OVERRIDE...]       dry-run every driver call; exit 1 on a hang\n"
 "  explain CODE                   the long story of a diagnostic code\n"
 "  explain CONFIG --rank N        rank N's node, coordinates, lane, groups\n"
+"  explain --list                 every diagnostic code, one line each\n"
+"  explain preset NAME            what a gtplan.stack preset sets, and why\n"
 "  config CONFIG [OVERRIDE...]    print the loaded, resolved config as JSON\n"
 "  render CONFIG [OVERRIDE...]    draw the rank grid (svg, png, dot, text)\n"
 "\n"
@@ -137,10 +139,12 @@ static const struct {
 	  "usage: gtplan explain CODE\n"
 	  "       gtplan explain CONFIG [OVERRIDE...] --rank N\n"
 	  "       gtplan explain --list\n"
+	  "       gtplan explain preset NAME\n"
 	  "\n"
 	  "With a code (GT303), prints what the rule checks and why. With a\n"
 	  "config and a rank, prints that rank's node, local GPU, coordinates\n"
-	  "(t, c, g, d, p), lane and every process group it belongs to.\n" },
+	  "(t, c, g, d, p), lane and every process group it belongs to. With\n"
+	  "preset NAME, lists what that gtplan.stack preset sets and why.\n" },
 	{ "config",
 	  "usage: gtplan config CONFIG [OVERRIDE...]\n"
 	  "\n"
