@@ -260,7 +260,9 @@ static void check_gather(const struct plan *p, const struct stack *s,
 	char text[160];
 	struct diag *d;
 
-	if (s->refit_gather == STACK_GATHER_GTP_THEN_TP)
+	/* with TP 1 the two orders coincide (one TP slice) */
+	if (s->refit_gather == STACK_GATHER_GTP_THEN_TP ||
+	    (s->refit_gather == STACK_GATHER_TP_THEN_GTP && tp == 1))
 		return;
 	rows = tp * g * 4;
 	for (size_t i = 0; i < n; i++)
@@ -292,6 +294,44 @@ static void check_gather(const struct plan *p, const struct stack *s,
 		  "NeMo-RL PR #4512)");
 }
 
+/* GT720: the driver splits the global batch over the D copies instead of
+ * the L = D x G lanes (seed 003). The loss trap of the same mistake, a
+ * token count or gradient average over the copies, has no knob of its own
+ * (gtplan.stack is closed): it is a note on this finding. */
+static void check_batch_split(const struct plan *p, const struct stack *s,
+			      struct diag_list *diags)
+{
+	long long d_ = p->dp_replicate, g = p->gtp, l = p->lanes;
+	long long gbs = p->global_batch;
+	struct diag *d;
+
+	if (gbs)
+		d = diag_add(diags, "GT720", s->loc[STACK_BATCH],
+			     "gtplan.stack.batch_split",
+			     "the global batch is split over the D = %lld copies "
+			     "instead of the L = %lld lanes (D %lld x G %lld): "
+			     "each lane trains %lld / %lld = %lld samples instead "
+			     "of %lld / %lld = %lld, %lld times the intended "
+			     "batch", d_, l, d_, g, gbs, d_, gbs / d_, gbs, l,
+			     gbs / l, g);
+	else
+		d = diag_add(diags, "GT720", s->loc[STACK_BATCH],
+			     "gtplan.stack.batch_split",
+			     "the global batch is split over the D = %lld copies "
+			     "instead of the L = %lld lanes (D %lld x G %lld): "
+			     "each lane trains gbs/%lld samples instead of "
+			     "gbs/%lld, %lld times the intended batch", d_, l, d_,
+			     g, d_, l, g);
+	diag_note(d, DIAG_NOLOC, "a loss token count or gradient average "
+		  "over the %lld copies instead of the %lld lanes makes each "
+		  "gradient %lld times too large (Megatron sums over all lanes "
+		  "and divides by their token count)", d_, l, g);
+	diag_hint(d, "split the batch and count tokens over the L = %lld "
+		  "lanes (Megatron's get_data_parallel_world_size(), GTP "
+		  "included): keep the driver's data_parallel axis at %lld, "
+		  "gtplan.stack.batch_split: lanes", l, l);
+}
+
 int stack_check(const struct plan *p, const struct cfg_node *root,
 		const struct model_shape *m, struct diag_list *diags)
 {
@@ -303,6 +343,8 @@ int stack_check(const struct plan *p, const struct cfg_node *root,
 	if (p->gtp <= 1)
 		return 0;
 	check_gather(p, &s, m, diags);
+	if (s.batch_copies && p->grid_ok)
+		check_batch_split(p, &s, diags);
 	if (s.compare_without_shards &&
 	    cfg_str(root, "policy.generation.backend", &backend) == 1 &&
 	    strcmp(backend, "megatron") == 0) {

@@ -70,7 +70,8 @@ int stack_te_supports_gtp(const char *version);
 /* The stack's findings on a plan with model m (m may have known = 0):
  * GT701 (refit: wrong shape), GT702 (refit: wrong order), GT703 (refit
  * silently skipped), GT704 (TransformerEngine too old for GTP), GT705
- * (Megatron-core without the GTP fixes), and GT700. Only GT700 fires
+ * (Megatron-core without the GTP fixes), GT720 (batch split over copies
+ * instead of lanes; its note: the loss trap), and GT700. Only GT700 fires
  * when G == 1. Returns 0, or -1 when out of memory. */
 int stack_check(const struct plan *p, const struct cfg_node *root,
 		const struct model_shape *m, struct diag_list *diags);

@@ -14,6 +14,7 @@
 #include "plan.h"
 #include "simulate.h"
 #include "stack.h"
+#include "model.h"
 #include "harness.h"
 
 struct fx {
@@ -341,6 +342,156 @@ START_TEST(preset_fires_its_traps)
 }
 END_TEST
 
+/* GT7xx findings (GT70x, GT71x, GT72x). */
+static size_t count7x(const struct fx *f)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->diags.n; i++)
+		n += strncmp(diag_code(&f->diags.v[i]), "GT70", 4) == 0 ||
+		     strncmp(diag_code(&f->diags.v[i]), "GT72", 4) == 0;
+	return n;
+}
+
+START_TEST(GT720_batch_split_over_copies)
+{
+	struct fx f;
+	const struct diag *d;
+
+	/* seed 003: TP 4, G 3, 24 GPUs, D 2, L 6 */
+	lint(&f, yaml(4, 3, 24, "Qwen/Qwen3-0.6B", STACK("batch_split: copies")));
+	d = find(&f, "GT720");
+	ck_assert_ptr_nonnull(d);
+	ck_assert_int_eq(d->severity, DIAG_ERROR);
+	ck_assert_ptr_nonnull(d->hint);
+	ck_assert_int_eq(d->loc.line, 16);
+	ck_assert_msg(strstr(d->msg, "D = 2 copies instead of the L = 6 lanes "
+			     "(D 2 x G 3): each lane trains 6 / 2 = 3 samples "
+			     "instead of 6 / 6 = 1, 3 times"), "%s", d->msg);
+	ck_assert_uint_eq(d->n_notes, 1);
+	ck_assert_ptr_nonnull(strstr(d->notes[0].msg, "3 times too large"));
+	ck_assert_uint_eq(count7x(&f), 1);
+	release(&f);
+	/* TP 2, G 3, 6 GPUs: D 1, L 3 */
+	lint(&f, yaml(2, 3, 6, "Qwen/Qwen3-0.6B", STACK("batch_split: copies")));
+	d = find(&f, "GT720");
+	ck_assert_ptr_nonnull(d);
+	ck_assert_ptr_nonnull(strstr(d->msg, "3 / 1 = 3 samples instead of "
+				     "3 / 3 = 1"));
+	release(&f);
+	/* lanes: nothing; G = 1: D == L, nothing */
+	lint(&f, yaml(2, 3, 6, "Qwen/Qwen3-0.6B", STACK("batch_split: lanes")));
+	ck_assert_uint_eq(count7x(&f), 0);
+	release(&f);
+	lint(&f, yaml(4, 1, 24, "Qwen/Qwen3-0.6B", STACK("batch_split: copies")));
+	ck_assert_ptr_null(find(&f, "GT720"));
+	ck_assert_uint_eq(count7x(&f), 0);
+	release(&f);
+}
+END_TEST
+
+static char rbuf[4096];
+
+/* TP tp, CP cp, G g, PP pp, D d; nodes of 8 GPUs or one node of all. */
+static const char *ryaml(long long tp, long long cp, long long g,
+			 long long pp, long long d, int eight,
+			 const char *extra)
+{
+	long long w = tp * cp * g * pp * d;
+
+	snprintf(rbuf, sizeof(rbuf),
+		 "policy:\n"
+		 "  model_name: Qwen/Qwen3-0.6B\n"
+		 "  train_global_batch_size: %lld\n"
+		 "  train_micro_batch_size: 1\n"
+		 "  generation:\n"
+		 "    backend: megatron\n"
+		 "  megatron_cfg:\n"
+		 "    enabled: true\n"
+		 "    tensor_model_parallel_size: %lld\n"
+		 "    context_parallel_size: %lld\n"
+		 "    pipeline_model_parallel_size: %lld\n"
+		 "    tensor_parallel_num_weight_shards: %lld\n"
+		 "cluster:\n"
+		 "  num_nodes: %lld\n"
+		 "  gpus_per_node: %lld\n"
+		 "%s",
+		 d * g * pp, tp, cp, pp, tp * g, eight ? w / 8 : 1,
+		 eight ? 8 : w, extra);
+	return rbuf;
+}
+
+START_TEST(random_layouts_default_stack)
+{
+	static const long long tps[] = { 1, 2, 4 }, cps[] = { 1, 2 },
+		gs[] = { 1, 2, 3 }, pps[] = { 1, 2 }, ds[] = { 1, 2, 3 };
+	unsigned seed = 20261129;
+
+	for (int it = 0; it < 60; it++) {
+		long long tp, cp, g, pp, d, w;
+		int eight;
+		struct fx f;
+		struct model_weight wt[MODEL_MAX_WEIGHTS];
+		size_t nw, checked = 0;
+		const struct diag *dg;
+
+		seed = seed * 1103515245u + 12345u;
+		tp = tps[(seed >> 8) % 3];
+		cp = cps[(seed >> 12) % 2];
+		g = gs[(seed >> 14) % 3];
+		pp = pps[(seed >> 18) % 2];
+		d = ds[(seed >> 20) % 3];
+		w = tp * cp * g * pp * d;
+		eight = w % 8 == 0 && (seed >> 24) % 2;
+
+		/* default stack: no GT70x / GT72x */
+		lint(&f, ryaml(tp, cp, g, pp, d, eight, ""));
+		ck_assert_msg(f.plan.grid_ok, "TP %lld CP %lld G %lld PP %lld "
+			      "D %lld: grid", tp, cp, g, pp, d);
+		ck_assert_int_eq(f.plan.lanes, d * g);
+		ck_assert_msg(count7x(&f) == 0, "TP %lld CP %lld G %lld PP %lld "
+			      "D %lld: %s", tp, cp, g, pp, d,
+			      f.diags.n ? f.diags.v[0].msg : "");
+		/* the default gather order rebuilds rows 0..R-1 */
+		nw = model_layer_weights(&f.sim.model, wt, MODEL_MAX_WEIGHTS);
+		for (size_t i = 0; i < nw; i++) {
+			long long *r, n;
+
+			if (wt[i].rows % (tp * g))
+				continue;
+			r = malloc(sizeof(*r) * (size_t)wt[i].rows);
+			ck_assert_ptr_nonnull(r);
+			n = stack_refit_rows(STACK_GATHER_GTP_THEN_TP, tp, g,
+					     wt[i].rows, r, wt[i].rows);
+			ck_assert_int_eq(n, wt[i].rows);
+			for (long long k = 0; k < n; k++)
+				ck_assert_int_eq(r[k], k);
+			/* TP 1: tp_then_gtp is the same order */
+			if (tp == 1) {
+				n = stack_refit_rows(STACK_GATHER_TP_THEN_GTP,
+						     tp, g, wt[i].rows, r,
+						     wt[i].rows);
+				for (long long k = 0; k < n; k++)
+					ck_assert_int_eq(r[k], k);
+			}
+			free(r);
+			checked++;
+		}
+		ck_assert_uint_gt(checked, 0);
+		release(&f);
+
+		/* tp_then_gtp: GT702 exactly when G > 1 and TP > 1 */
+		lint(&f, ryaml(tp, cp, g, pp, d, eight,
+			       STACK("refit_gather: tp_then_gtp")));
+		dg = find(&f, "GT702");
+		ck_assert_msg((dg != NULL) == (g > 1 && tp > 1), "TP %lld G "
+			      "%lld: GT702 %s", tp, g, dg ? "fired" : "missing");
+		ck_assert_uint_eq(count7x(&f), g > 1 && tp > 1);
+		release(&f);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	const struct test_case cases[] = {
@@ -356,6 +507,8 @@ int main(void)
 		{ "GT704", GT704_te_floor },
 		{ "GT705", GT705_bias_sizing },
 		{ "preset_traps", preset_fires_its_traps },
+		{ "GT720", GT720_batch_split_over_copies },
+		{ "random_layouts", random_layouts_default_stack },
 	};
 
 	return RUN_CASES("stack", cases, 60);
