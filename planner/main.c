@@ -17,6 +17,7 @@
 #include "calls.h"
 #include "schema.h"
 #include "simulate.h"
+#include "reshard.h"
 #include "stack.h"
 #include "trace.h"
 #include "version.h"
@@ -65,6 +66,7 @@ static const char usage_text[] =
 "  explain preset NAME            what a gtplan.stack preset sets, and why\n"
 "  config CONFIG [OVERRIDE...]    print the loaded, resolved config as JSON\n"
 "  render CONFIG [OVERRIDE...]    draw the rank grid (svg, png, dot, text)\n"
+"  ckpt SAVED LOADED [OVERRIDE...]  can a checkpoint reshard between them\n"
 "\n"
 "CONFIG is a NeMo-RL YAML file (defaults: inheritance and ${...}\n"
 "interpolation included). OVERRIDE is Hydra's: key=value, +key=value (add),\n"
@@ -92,6 +94,16 @@ static const struct {
 	const char *name;
 	const char *help;
 } command_help[] = {
+	{ "ckpt",
+	  "usage: gtplan ckpt SAVED LOADED [OVERRIDE...] [--format text|json|sarif]\n"
+	  "\n"
+	  "Plans both configs (overrides apply to both; same model required)\n"
+	  "and checks that a checkpoint saved under SAVED's layout loads under\n"
+	  "LOADED's: each loading rank's logical reads are covered exactly once\n"
+	  "by the saved main-replica pieces (padding excluded). Prints, per\n"
+	  "weight kind, the saved and loaded pieces and the most saved pieces\n"
+	  "one loading rank reads, then 'reshardable' or the findings (GT730-\n"
+	  "GT733). Exit 0 reshardable, 1 findings, 2 usage.\n" },
 	{ "lint",
 	  "usage: gtplan lint CONFIG... [OVERRIDE...] [--format text|json|sarif]\n"
 	  "                  [--strict] [--color auto|always|never]\n"
@@ -942,6 +954,48 @@ out:
 	return rc;
 }
 
+/* gtplan ckpt SAVED LOADED: the reshard report (sim/reshard.h). */
+static int cmd_ckpt(const struct opts *o)
+{
+	struct src_set srcs;
+	struct diag_list diags;
+	struct job js, jl;
+	struct reshard_report r;
+	int rc, ls, ll, err = 0;
+
+	if (o->n_configs != 2)
+		return usage_error("%s", "ckpt needs SAVED and LOADED configs");
+	memset(&r, 0, sizeof(r));
+	src_set_init(&srcs);
+	diag_list_init(&diags, &srcs);
+	job_init(&js);
+	job_init(&jl);
+	ls = job_run(&js, o->configs[0], o, UPTO_PLAN, NULL, &srcs, &diags);
+	ll = job_run(&jl, o->configs[1], o, UPTO_PLAN, NULL, &srcs, &diags);
+	if (!ls && !ll && js.plan.grid_ok && jl.plan.grid_ok)
+		err = reshard_check(&js.plan, js.root, &jl.plan, jl.root, &r,
+				    &diags);
+	rc = report(o, &diags, stderr);
+	if (ls == 2 || ll == 2 || err) {
+		if (err)
+			fprintf(stderr, "gtplan: out of memory\n");
+		rc = EXIT_USAGE;
+	} else if (ls || ll || !js.plan.grid_ok || !jl.plan.grid_ok) {
+		fprintf(stderr, "gtplan: no rank grid for '%s'\n",
+			o->configs[ls || !js.plan.grid_ok ? 0 : 1]);
+		rc = EXIT_FINDINGS;
+	} else {
+		reshard_print(stdout, &js.plan, &jl.plan, &r);
+		if (!r.reshardable)
+			rc = EXIT_FINDINGS;
+	}
+	job_release(&js);
+	job_release(&jl);
+	diag_list_release(&diags);
+	src_set_release(&srcs);
+	return rc;
+}
+
 static int cmd_help(const char *what)
 {
 	for (size_t i = 0; i < sizeof(command_help) / sizeof(*command_help); i++)
@@ -987,6 +1041,8 @@ int main(int argc, char **argv)
 			rc = cmd_sim(&o);
 		else if (!strcmp(o.cmd, "render"))
 			rc = cmd_render(&o);
+		else if (!strcmp(o.cmd, "ckpt"))
+			rc = cmd_ckpt(&o);
 		else
 			rc = usage_error("unknown command '%s'", o.cmd);
 	}

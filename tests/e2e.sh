@@ -130,6 +130,11 @@ expect_rc "explain preset" 0 "$GTPLAN" explain preset nemo-rl-pr4512
 contains "explain preset refit" "$tmp/out" "refit_gather"
 expect_rc "explain unknown preset" 2 "$GTPLAN" explain preset no-such-stack
 
+# ---- ckpt: reshard a checkpoint between two layouts ----------------------
+expect_rc "ckpt reshard" 0 "$GTPLAN" ckpt tests/configs/ckpt/saved.yaml tests/configs/ckpt/loaded.yaml
+contains "ckpt reshardable" "$tmp/out" "reshardable"
+expect_rc "ckpt needs two configs" 2 "$GTPLAN" ckpt tests/configs/ckpt/saved.yaml
+
 # ---- explain -------------------------------------------------------------
 expect_rc "explain code" 0 "$GTPLAN" explain GT303
 contains "explain text" "$tmp/out" "TP x CP x G x PP"
