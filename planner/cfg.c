@@ -3,6 +3,7 @@
  * cfg_defaults.c, cfg_override.c and cfg_interp.c.
  */
 #include "cfg.h"
+#include "jsonw.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -447,80 +448,70 @@ void cfg_scalar_type(struct cfg_node *n, const char *text)
 	}
 }
 
-/* ---- JSON output ---------------------------------------------------- */
+/* ---- JSON output ----------------------------------------------------
+ * Through the project's one JSON writer (jsonw.c: escapes, invalid UTF-8
+ * replaced), keys in document order as OmegaConf keeps them. */
 
-static int json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\r': fputs("\\r", f); break;
-		case '\t': fputs("\\t", f); break;
-		default:
-			if (*p < 0x20)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
-		}
-	}
-	return fputc('"', f) == EOF ? -1 : 0;
-}
-
-static void json_float(FILE *f, double v)
+/* Shortest text that reads back as the same double, always with a '.' or
+ * an exponent so that a reader sees a float; Infinity and NaN as Python's
+ * json module writes them. */
+static void json_float(struct jw *w, double v)
 {
 	char buf[64];
 
-	if (isnan(v)) {
-		fputs("NaN", f);
-		return;
+	if (isnan(v) || isinf(v)) {
+		snprintf(buf, sizeof(buf), "%s",
+			 isnan(v) ? "NaN" : v < 0 ? "-Infinity" : "Infinity");
+	} else {
+		for (int prec = 1; prec <= 17; prec++) {
+			snprintf(buf, sizeof(buf), "%.*g", prec, v);
+			if (strtod(buf, NULL) == v)
+				break;
+		}
+		if (!strpbrk(buf, ".eE"))
+			strcat(buf, ".0");
 	}
-	if (isinf(v)) {
-		fputs(v < 0 ? "-Infinity" : "Infinity", f);
-		return;
-	}
-	/* Shortest text that reads back as the same double. */
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, sizeof(buf), "%.*g", prec, v);
-		if (strtod(buf, NULL) == v)
-			break;
-	}
-	fputs(buf, f);
-	if (!strpbrk(buf, ".eE"))
-		fputs(".0", f);
+	jw_item(w);
+	jw_raw(w, buf, strlen(buf));
 }
 
-static void json_node(FILE *f, const struct cfg_node *n, int depth)
+static void json_node(struct jw *w, const struct cfg_node *n)
 {
 	switch (n->kind) {
-	case CFG_NULL: fputs("null", f); break;
-	case CFG_BOOL: fputs(n->v.b ? "true" : "false", f); break;
-	case CFG_INT: fprintf(f, "%lld", n->v.i); break;
-	case CFG_FLOAT: json_float(f, n->v.f); break;
-	case CFG_STR: json_string(f, n->text ? n->text : ""); break;
+	case CFG_NULL: jw_null(w); break;
+	case CFG_BOOL: jw_bool(w, n->v.b); break;
+	case CFG_INT: jw_int(w, n->v.i); break;
+	case CFG_FLOAT: json_float(w, n->v.f); break;
+	case CFG_STR: jw_str(w, n->text ? n->text : ""); break;
 	case CFG_MAP:
 	case CFG_SEQ:
-		fputc(n->kind == CFG_MAP ? '{' : '[', f);
+		if (n->kind == CFG_MAP)
+			jw_obj_begin(w, 0);
+		else
+			jw_arr_begin(w, 0);
 		for (size_t i = 0; i < n->n; i++) {
-			fprintf(f, "%s\n%*s", i ? "," : "", 2 * (depth + 1), "");
-			if (n->kind == CFG_MAP) {
-				json_string(f, n->kids[i]->key);
-				fputs(": ", f);
-			}
-			json_node(f, n->kids[i], depth + 1);
+			if (n->kind == CFG_MAP)
+				jw_key_in_order(w, n->kids[i]->key);
+			json_node(w, n->kids[i]);
 		}
-		if (n->n)
-			fprintf(f, "\n%*s", 2 * depth, "");
-		fputc(n->kind == CFG_MAP ? '}' : ']', f);
+		if (n->kind == CFG_MAP)
+			jw_obj_end(w);
+		else
+			jw_arr_end(w);
 		break;
 	}
 }
 
 int cfg_write_json(FILE *f, const struct cfg_node *root)
 {
-	json_node(f, root, 0);
-	fputc('\n', f);
-	return ferror(f) ? -1 : 0;
+	struct jw *w = malloc(sizeof(*w)); /* ~64 KiB: not on the stack */
+	int rc;
+
+	if (!w)
+		return -1;
+	jw_init(w, f);
+	json_node(w, root);
+	rc = jw_finish(w);
+	free(w);
+	return rc;
 }

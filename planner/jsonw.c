@@ -235,14 +235,14 @@ void jw_str(struct jw *w, const char *s)
 	write_string(w, s);
 }
 
-void jw_key(struct jw *w, const char *key)
+static void put_key(struct jw *w, const char *key, int sorted)
 {
 	int d = w->depth;
 
 	if (w->err)
 		return;
 	if (!w->is_obj[d] || w->after_key ||
-	    (w->last_key[d] && strcmp(w->last_key[d], key) >= 0)) {
+	    (sorted && w->last_key[d] && strcmp(w->last_key[d], key) >= 0)) {
 		misuse(w);
 		return;
 	}
@@ -254,6 +254,16 @@ void jw_key(struct jw *w, const char *key)
 	else
 		jw_lit(w, ": ");
 	w->after_key = 1;
+}
+
+void jw_key(struct jw *w, const char *key)
+{
+	put_key(w, key, 1);
+}
+
+void jw_key_in_order(struct jw *w, const char *key)
+{
+	put_key(w, key, 0);
 }
 
 static void open_container(struct jw *w, int obj, int compact)

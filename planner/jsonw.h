@@ -26,7 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define JW_MAX_DEPTH 32
+#define JW_MAX_DEPTH 64 /* as deep as a config may nest (CFG_MAX_DEPTH) */
 #define JW_BUF_SIZE  (1u << 16)
 
 enum jw_error { JW_OK = 0, JW_EIO = 1, JW_EMISUSE = 2 };
@@ -56,6 +56,9 @@ void jw_obj_end(struct jw *w);
 void jw_arr_begin(struct jw *w, int compact);
 void jw_arr_end(struct jw *w);
 void jw_key(struct jw *w, const char *key);
+/* A key in the caller's (document) order: no sorted-keys check. For
+ * documents that mirror an input, such as `gtplan config`. */
+void jw_key_in_order(struct jw *w, const char *key);
 
 void jw_int(struct jw *w, long long v);
 /* A string with JSON escapes; invalid UTF-8 becomes U+FFFD. NULL: null. */

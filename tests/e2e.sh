@@ -220,6 +220,12 @@ expect_rc "config json parses" 0 "$PY" -c '
 import json, sys
 c = json.load(open(sys.argv[1]))
 assert c["policy"]["megatron_cfg"]["tensor_parallel_num_weight_shards"] == 12' "$tmp/saved"
+# invalid UTF-8 from an override still gives valid JSON (U+FFFD)
+expect_rc "config invalid utf-8" 0 "$GTPLAN" config "$D" "+gtplan_note='a$(printf '\377')b'"
+cp "$tmp/out" "$tmp/saved"
+expect_rc "config invalid utf-8 is JSON" 0 "$PY" -c '
+import json, sys
+assert json.load(open(sys.argv[1], encoding="utf-8"))["gtplan_note"] == "a\ufffdb"' "$tmp/saved"
 
 echo "e2e: $pass passed, $fail failed"
 echo "RESULT $pass $fail $skip"
