@@ -15,49 +15,7 @@
 #include "plan.h"
 #include "program.h"
 #include "harness.h"
-
-static void mkplan(struct plan *p, long long tp, long long cp, long long g,
-		   long long pp, long long d, long long gbs, long long mbs,
-		   const char *layout)
-{
-	long long size[LAY_NAXES];
-	char err[128];
-	struct lay_order eo;
-
-	plan_init(p);
-	p->tp = tp;
-	p->cp = cp;
-	p->gtp = g;
-	p->pp = pp;
-	p->dp_replicate = d;
-	p->ep = p->egtp = 1;
-	p->etp = tp;
-	p->shards = tp * g;
-	p->expert_shards = tp;
-	p->model_size = tp * cp * g * pp;
-	p->world = p->model_size * d;
-	p->lanes = d * g;
-	p->global_batch = gbs;
-	p->micro_batch = mbs;
-	p->driver_layout = strdup(layout);
-	ck_assert_int_eq(lay_order_parse(LAY_DEFAULT_ORDER, &p->order, err,
-					 sizeof(err)), 0);
-	size[LAY_TP] = tp;
-	size[LAY_CP] = cp;
-	size[LAY_GTP] = g;
-	size[LAY_EP] = 1;
-	size[LAY_DP] = d;
-	size[LAY_PP] = pp;
-	lay_grid_init(&p->dense, &p->order, size);
-	p->grid_ok = 1;
-	p->edp = p->world / (tp * pp);
-	lay_order_expert(&p->order, &eo);
-	size[LAY_CP] = 1;
-	size[LAY_GTP] = 1;
-	size[LAY_DP] = p->edp;
-	lay_grid_init(&p->expert, &eo, size);
-	p->expert_grid_ok = 1;
-}
+#include "plan_fixture.h"
 
 /* ---- hand-made programs ---------------------------------------------- */
 
@@ -176,7 +134,7 @@ START_TEST(five_d_never_called_members)
 				 .n_progs = 1, .rank_prog = called_g0 };
 	const struct diag *d;
 
-	mkplan(&p, 4, 1, 3, 1, 2, 48, 4, "5d");
+	plan_by_hand(&p, 4, 1, 3, 1, 2, 48, 4, "5d");
 	ck_assert_int_eq(prog_build(&pg, &p, NULL, PROG_FORWARD, 0, NULL), 0);
 	fx_init(&f);
 	s.p = &p;
@@ -211,7 +169,7 @@ START_TEST(five_d_call_table)
 	size_t n;
 	struct fx f;
 
-	mkplan(&p, 4, 1, 3, 1, 2, 48, 4, "5d");
+	plan_by_hand(&p, 4, 1, 3, 1, 2, 48, 4, "5d");
 	drv_layout_init(&dl, &p);
 	fx_init(&f);
 	ck_assert_int_eq(calls_table(NULL, 1, &calls, &n, &f.diags), 0);
@@ -259,7 +217,7 @@ START_TEST(stuck_earlier_chain)
 	static const int ids[6] = { 0, -1, 1, 1, 2, 2 };
 	unsigned tp = prog_kind("tp"), pp = prog_kind("pp");
 
-	mkplan(&p, 2, 1, 1, 3, 1, 1, 1, "4d");
+	plan_by_hand(&p, 2, 1, 1, 3, 1, 1, 1, "4d");
 	for (int i = 0; i < 3; i++)
 		prog_init(&pg[i]);
 	op(&pg[0], OP_ALL_REDUCE, tp, 0, 8);
@@ -292,7 +250,7 @@ START_TEST(mismatch_in_size_and_kind)
 	static const int ids[4] = { 0, 0, 0, 1 };
 	unsigned tp = prog_kind("tp");
 
-	mkplan(&p, 4, 1, 1, 1, 1, 1, 1, "4d");
+	plan_by_hand(&p, 4, 1, 1, 1, 1, 1, 1, "4d");
 	prog_init(&pg[0]);
 	prog_init(&pg[1]);
 	op(&pg[0], OP_ALL_REDUCE, tp, 0, 100);
@@ -329,7 +287,7 @@ START_TEST(finished_early)
 	static const int ids[2] = { 0, 1 };
 
 	/* collectives: one member has one all-reduce fewer */
-	mkplan(&p, 2, 1, 1, 1, 1, 1, 1, "4d");
+	plan_by_hand(&p, 2, 1, 1, 1, 1, 1, 1, "4d");
 	prog_init(&pg[0]);
 	prog_init(&pg[1]);
 	op(&pg[0], OP_ALL_REDUCE, prog_kind("tp"), 0, 8);
@@ -347,8 +305,8 @@ START_TEST(finished_early)
 	plan_release(&p);
 
 	/* a stage with fewer micro-batches: stage 0 sends 2, stage 1 takes 1 */
-	mkplan(&p, 1, 1, 1, 2, 1, 2, 1, "4d");
-	mkplan(&q, 1, 1, 1, 2, 1, 1, 1, "4d");
+	plan_by_hand(&p, 1, 1, 1, 2, 1, 2, 1, "4d");
+	plan_by_hand(&q, 1, 1, 1, 2, 1, 1, 1, "4d");
 	ck_assert_int_eq(prog_build(&pg[0], &p, NULL, PROG_FORWARD, 0, NULL), 0);
 	ck_assert_int_eq(prog_build(&pg[1], &q, NULL, PROG_FORWARD, 1, NULL), 0);
 	fx_init(&f);
@@ -375,7 +333,7 @@ START_TEST(pipeline_cycle_when_both_send_first)
 	static const int ids[2] = { 0, 1 };
 	unsigned pp = prog_kind("pp");
 
-	mkplan(&p, 1, 1, 1, 2, 1, 1, 1, "4d");
+	plan_by_hand(&p, 1, 1, 1, 2, 1, 1, 1, "4d");
 	prog_init(&pg[0]);
 	prog_init(&pg[1]);
 	/* plain blocking sends, each before its receive */
@@ -444,10 +402,10 @@ START_TEST(four_d_every_call_ok)
 {
 	struct plan p;
 
-	mkplan(&p, 4, 1, 3, 1, 2, 48, 4, "4d"); /* the seeds' 24 GPUs */
+	plan_by_hand(&p, 4, 1, 3, 1, 2, 48, 4, "4d"); /* the seeds' 24 GPUs */
 	check_table(&p, NULL);
 	plan_release(&p);
-	mkplan(&p, 2, 2, 2, 2, 2, 64, 2, "4d");
+	plan_by_hand(&p, 2, 2, 2, 2, 2, 64, 2, "4d");
 	check_table(&p, NULL);
 	plan_release(&p);
 }
@@ -472,7 +430,7 @@ START_TEST(random_four_d_layouts_never_hang)
 		d = 1 + (seed >> 20) % 3;
 		mbs = 1 + (seed >> 23) % 2;
 		gbs = d * g * mbs * (1 + (seed >> 25) % 6);
-		mkplan(&p, tp, cp, g, pp, d, gbs, mbs, "4d");
+		plan_by_hand(&p, tp, cp, g, pp, d, gbs, mbs, "4d");
 		prog_opts_init(&o);
 		o.sequence_parallel = (seed >> 29) & 1;
 		check_table(&p, &o);
@@ -494,7 +452,7 @@ START_TEST(experts_complete)
 		PROG_TRAIN, PROG_FORWARD, PROG_REFIT_IPC, PROG_REFIT_BROADCAST,
 	};
 
-	mkplan(&p, 2, 1, 2, 2, 2, 16, 1, "4d"); /* 16 ranks */
+	plan_by_hand(&p, 2, 1, 2, 2, 2, 16, 1, "4d"); /* 16 ranks */
 	p.ep = 2;
 	p.etp = 2;
 	p.egtp = 2;
@@ -537,7 +495,7 @@ START_TEST(classes_fold_symmetric_ranks)
 	uint64_t kinds = (1ull << prog_kind("gtp")) | (1ull << prog_kind("dp")) |
 			 (1ull << prog_kind("tp"));
 
-	mkplan(&p, 4, 1, 3, 1, 2, 48, 4, "5d");
+	plan_by_hand(&p, 4, 1, 3, 1, 2, 48, 4, "5d");
 	ck_assert_int_eq(cls_init(&cp, p.world), 0);
 	for (long long r = 0; r < p.world; r++) {
 		lay_coords(&p.dense, r, c);
@@ -552,7 +510,7 @@ START_TEST(classes_fold_symmetric_ranks)
 	plan_release(&p);
 
 	/* pipeline stages are told apart by their place in the pp group */
-	mkplan(&p, 2, 1, 1, 2, 1, 1, 1, "4d");
+	plan_by_hand(&p, 2, 1, 1, 2, 1, 1, 1, "4d");
 	ck_assert_int_eq(cls_init(&cp, p.world), 0);
 	ck_assert_int_eq(cls_refine(&cp, &p, 1ull << prog_kind("pp")), 0);
 	ck_assert_uint_eq(cp.n, 2);
@@ -575,7 +533,7 @@ START_TEST(large_world_folds)
 		if (!strcmp(calls_builtin_at(i)->name, "train"))
 			train = calls_builtin_at(i);
 	ck_assert_ptr_nonnull(train);
-	mkplan(&p, 8, 1, 4, 2, 2048, 0, 0, "4d"); /* 131072 ranks */
+	plan_by_hand(&p, 8, 1, 4, 2, 2048, 0, 0, "4d"); /* 131072 ranks */
 	drv_layout_init(&dl, &p);
 	fx_init(&f);
 	ck_assert_int_eq(match_call(&p, NULL, &dl, train, NULL, &f.res,

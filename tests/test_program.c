@@ -10,48 +10,12 @@
 #include "plan.h"
 #include "program.h"
 #include "harness.h"
+#include "plan_fixture.h"
 
-/* A plan built by hand, as plan_build() derives it (default rank order). */
 static void mkplan(struct plan *p, long long tp, long long cp, long long g,
 		   long long pp, long long d, long long gbs, long long mbs)
 {
-	long long size[LAY_NAXES];
-	char err[128];
-	struct lay_order eo;
-
-	plan_init(p);
-	p->tp = tp;
-	p->cp = cp;
-	p->gtp = g;
-	p->pp = pp;
-	p->dp_replicate = d;
-	p->ep = p->egtp = 1;
-	p->etp = tp;
-	p->shards = tp * g;
-	p->expert_shards = tp;
-	p->model_size = tp * cp * g * pp;
-	p->world = p->model_size * d;
-	p->lanes = d * g;
-	p->global_batch = gbs;
-	p->micro_batch = mbs;
-	p->driver_layout = strdup("4d");
-	ck_assert_int_eq(lay_order_parse(LAY_DEFAULT_ORDER, &p->order, err,
-					 sizeof(err)), 0);
-	size[LAY_TP] = tp;
-	size[LAY_CP] = cp;
-	size[LAY_GTP] = g;
-	size[LAY_EP] = 1;
-	size[LAY_DP] = d;
-	size[LAY_PP] = pp;
-	lay_grid_init(&p->dense, &p->order, size);
-	p->grid_ok = 1;
-	p->edp = p->world / (tp * pp);
-	lay_order_expert(&p->order, &eo);
-	size[LAY_CP] = 1;
-	size[LAY_GTP] = 1;
-	size[LAY_DP] = p->edp;
-	lay_grid_init(&p->expert, &eo, size);
-	p->expert_grid_ok = 1;
+	plan_by_hand(p, tp, cp, g, pp, d, gbs, mbs, "4d");
 }
 
 /* Ops of `kind` on group `name` (NULL: any group). */
