@@ -164,12 +164,15 @@ JANSSON_A := $(wildcard /usr/lib/x86_64-linux-gnu/libjansson.a)
 GPU_JANSSON_LIBS := $(if $(JANSSON_A),$(JANSSON_A),$(JANSSON_LIBS))
 GPU_RT_OBJ := $(RT_SRC:%.c=build/gpu/%.o) $(KERN_SRC:%.c=build/gpu/%.o) \
               build/gpu/kernels/kern_cuda.o
-build/gpu/runtime/%.o: GPU_CFLAGS += -Iruntime $(MPI_CFLAGS) -isystem $(CUDA_HOME)/include
+build/gpu/runtime/%.o: GPU_CFLAGS += -Iruntime $(MPI_CFLAGS) -isystem $(CUDA_HOME)/include -DGTPLAN_WITH_NCCL
+# NCCL is linked dynamically (libnccl.so.2: the GPU machine's own, found by
+# the loader, else the toolkit's through the rpath).
 build/gpu/gtplan-run: $(GPU_RT_OBJ)
 	@$(if $(V),,echo "  LINK    $@")
 	$(Q)$(NVCC) -ccbin $(MPICC) $(GENCODE) -cudart static $^ -o $@ \
 		-L$(CUDA_HOME)/lib64 $(CUBLAS_LIBS) $(GPU_BLAS_LIBS) \
-		$(GPU_JANSSON_LIBS) -lstdc++ -lm -ldl -lrt $(LDFLAGS)
+		$(GPU_JANSSON_LIBS) -lnccl -Xlinker -rpath,$(CUDA_HOME)/lib64 \
+		-lstdc++ -lm -ldl -lrt $(LDFLAGS)
 
 demo: deps
 	@$(MAKE) --no-print-directory build/gtplan

@@ -50,6 +50,11 @@ const char *kern_device_name(const struct kern_ctx *k)
 	return k->ops ? k->ops->name : "none";
 }
 
+void *kern_stream(struct kern_ctx *k)
+{
+	return k->ops && k->ops->stream ? k->ops->stream(k) : NULL;
+}
+
 /* n elements behind p are usable: n >= 0, and p is set when n > 0. */
 #define OK_N(p, n) ((n) >= 0 && ((n) == 0 || (p) != NULL))
 

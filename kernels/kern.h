@@ -108,6 +108,8 @@ struct kern_ops {
 		    const float *g, float *m, float *v);
 	int (*sgd)(struct kern_ctx *k, long long n, float lr, float *p,
 		   const float *g);
+	/* the device's queue (a cudaStream_t); NULL where there is none */
+	void *(*stream)(struct kern_ctx *k);
 };
 
 extern const struct kern_ops kern_cpu_ops;
@@ -126,6 +128,9 @@ struct kern_ctx {
 int kern_init(struct kern_ctx *k, enum kern_device device, int threads);
 void kern_release(struct kern_ctx *k);
 const char *kern_device_name(const struct kern_ctx *k);
+/* The queue the device's work runs on (a cudaStream_t on CUDA), for
+ * libraries that must order their work with it (NCCL); NULL on the CPU. */
+void *kern_stream(struct kern_ctx *k);
 
 /* Memory. kern_alloc returns zeroed memory aligned for any element type. */
 int kern_alloc(struct kern_ctx *k, size_t bytes, void **out);

@@ -218,6 +218,11 @@ static int cuda_zero(struct kern_ctx *k, void *p, size_t bytes)
 	return 0;
 }
 
+static void *cuda_stream(struct kern_ctx *k)
+{
+	return (void *)stream_of(k);
+}
+
 static int cuda_sync(struct kern_ctx *k)
 {
 	CUDACHECK(cudaStreamSynchronize(stream_of(k)));
@@ -672,6 +677,7 @@ static struct kern_ops make_ops(void)
 	o.embed_bwd = cuda_embed_bwd;
 	o.adam = cuda_adam;
 	o.sgd = cuda_sgd;
+	o.stream = cuda_stream;
 	return o;
 }
 

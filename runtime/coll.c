@@ -3,6 +3,7 @@
  * optionally timed collectives (see coll.h).
  */
 #include "coll.h"
+#include "coll_int.h"
 
 #include <limits.h>
 #include <mpi.h>
@@ -15,35 +16,7 @@
 #include "kern.h"
 #include "rt_err.h"
 
-/* An MPI call's status as a runtime code, with the call and its place. */
-#define MPICHECK(cmd)                                                   \
-	do {                                                            \
-		int mpi_rc_ = (cmd);                                    \
-		if (mpi_rc_ != MPI_SUCCESS)                             \
-			return mpi_fail(mpi_rc_, #cmd, __FILE__, __LINE__); \
-	} while (0)
-
-/* The most members a timeout report lists. */
-#define COLL_REPORT_MEMBERS 16
-
-struct coll {
-	MPI_Comm comm[RT_NKINDS];
-	int size[RT_NKINDS], rank[RT_NKINDS];
-	long long index[RT_NKINDS];
-	const int *members[RT_NKINDS]; /* borrowed from the plan */
-	int me;
-	double timeout_s;
-	FILE *rec;
-	const char *call;
-	long long step, seq;
-	/* --device cuda without a device-aware MPI: float collectives take
-	 * device pointers and go through these host buffers */
-	struct kern_ctx *dev;
-	float *hbuf;
-	size_t hcap; /* floats in hbuf */
-};
-
-static int mpi_fail(int code, const char *call, const char *file, int line)
+int coll_mpi_fail(int code, const char *call, const char *file, int line)
 {
 	char msg[MPI_MAX_ERROR_STRING];
 	int len = 0;
@@ -173,11 +146,14 @@ int coll_new(struct coll **out, const struct rt_plan *p,
 		return rt_error(RT_ENOMEM, "out of memory");
 	for (int k = 0; k < RT_NKINDS; k++)
 		c->comm[k] = MPI_COMM_NULL;
+	c->wd = MPI_COMM_NULL;
 	c->me = p->me;
 	c->timeout_s = o ? o->timeout_s : 0;
 	c->call = "init";
 	for (int k = 0; k < RT_NKINDS && !rc; k++)
 		rc = build_comm(c, p, (enum rt_kind)k);
+	if (!rc)
+		rc = coll_watch_init(c);
 	if (!rc && o && o->record_path)
 		rc = open_record(c, o->record_path);
 	if (rc) {
@@ -192,6 +168,8 @@ void coll_free(struct coll *c)
 {
 	if (!c)
 		return;
+	coll_nccl_free(c);
+	coll_watch_release(c);
 	for (int k = 0; k < RT_NKINDS; k++)
 		if (c->comm[k] != MPI_COMM_NULL)
 			MPI_Comm_free(&c->comm[k]);
@@ -207,21 +185,42 @@ void coll_set_call(struct coll *c, const char *call, long long step)
 	c->step = step;
 }
 
+/* The end of the run: every rank meets here, answering the watchdog while
+ * it waits (a rank the driver never called waits here from the start). */
+static int meet_at_end(struct coll *c)
+{
+	MPI_Request req;
+	int done = 0;
+
+	MPICHECK(MPI_Ibarrier(c->wd, &req));
+	for (;;) {
+		MPICHECK(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+		if (done)
+			return 0;
+		coll_watch_serve(c);
+		sched_yield();
+	}
+}
+
+int coll_finish(struct coll *c)
+{
+	c->state = COLL_DONE;
+	return meet_at_end(c);
+}
+
+int coll_idle(struct coll *c, const char *why)
+{
+	c->state = COLL_IDLE;
+	snprintf(c->idle_why, sizeof(c->idle_why), "%s", why);
+	return meet_at_end(c);
+}
+
 int coll_rank(const struct coll *c, enum rt_kind k)
 {
 	return c->rank[k];
 }
 
 /* ---- issuing ------------------------------------------------------------ */
-
-/* What one collective is, for the record and the timeout report. */
-struct call_desc {
-	const char *coll, *what, *dtype;
-	enum rt_kind k;
-	long long count;
-	int elem, has_op;
-	enum coll_op op;
-};
 
 static const char *op_name(enum coll_op op)
 {
@@ -244,7 +243,7 @@ static int record(struct coll *c, const struct call_desc *d)
 	return 0;
 }
 
-static double now_s(void)
+double coll_now(void)
 {
 	struct timespec ts;
 
@@ -252,38 +251,31 @@ static double now_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int timed_out(const struct coll *c, const struct call_desc *d)
-{
-	char mem[COLL_REPORT_MEMBERS * 12 + 8];
-	size_t used = 0;
-	int n = c->size[d->k];
-
-	for (int i = 0; i < n && i < COLL_REPORT_MEMBERS; i++)
-		used += (size_t)snprintf(mem + used, sizeof(mem) - used, "%s%d",
-					 i ? ", " : "", c->members[d->k][i]);
-	if (n > COLL_REPORT_MEMBERS)
-		snprintf(mem + used, sizeof(mem) - used, ", ...");
-	return rt_error(RT_ETIMEOUT, "collective #%lld of call '%s' (step "
-			"%lld), the %s of %lld elements of %s over %s group "
-			"%lld [%s], did not complete within %g s", c->seq,
-			c->call, c->step, d->coll, d->count, d->what,
-			rt_kind_name(d->k), c->index[d->k], mem, c->timeout_s);
-}
-
-static int wait_req(const struct coll *c, const struct call_desc *d,
+/* Polls req until it completes, answering the watchdog's questions;
+ * past the timeout, the watchdog reports. */
+static int wait_req(struct coll *c, const struct call_desc *d,
 		    MPI_Request *req)
 {
-	double deadline = now_s() + c->timeout_s;
-	int done = 0;
+	double deadline = coll_now() + c->timeout_s;
+	int done = 0, rc = 0;
 
+	c->state = COLL_WAITING;
+	c->cur = d;
+	c->cur_since = coll_now();
 	for (;;) {
 		MPICHECK(MPI_Test(req, &done, MPI_STATUS_IGNORE));
 		if (done)
-			return 0;
-		if (now_s() > deadline)
-			return timed_out(c, d);
+			break;
+		coll_watch_serve(c);
+		if (coll_now() > deadline) {
+			rc = coll_watch_report(c, d);
+			break;
+		}
 		sched_yield();
 	}
+	c->state = COLL_RUNNING;
+	c->cur = NULL;
+	return rc;
 }
 
 /* Checks the count, records the call and numbers it. */
@@ -298,6 +290,7 @@ static int begin(struct coll *c, const struct call_desc *d)
 				rt_kind_name(d->k));
 	rc = record(c, d);
 	c->seq++;
+	c->kseq[d->k]++;
 	return rc;
 }
 
@@ -462,6 +455,22 @@ void coll_set_staging(struct coll *c, struct kern_ctx *dev)
 	c->dev = dev;
 }
 
+int coll_use_nccl(struct coll *c, struct kern_ctx *dev)
+{
+	int rc;
+
+	c->dev = dev;
+	rc = coll_nccl_new(c, dev);
+	if (rc)
+		coll_nccl_free(c);
+	return rc;
+}
+
+const char *coll_nccl_library(void)
+{
+	return coll_nccl_version();
+}
+
 /* c->hbuf with room for n floats. */
 static int host_room(struct coll *c, size_t n)
 {
@@ -512,6 +521,13 @@ int coll_all_gather(struct coll *c, enum rt_kind k, const char *what,
 		return host_all_gather(c, k, what, send, recv, count);
 	if (g == 1)
 		return dev_copy(c, what, recv, send, count);
+	if (c->nccl) {
+		struct call_desc d = { "all-gather", what, "fp32", k, count, 4,
+				       0, COLL_SUM };
+
+		RCHECK_COLL(begin(c, &d));
+		return coll_nccl_all_gather(c, &d, send, recv);
+	}
 	RCHECK_COLL(host_room(c, n + g * n));
 	hs = c->hbuf;
 	hr = c->hbuf + n;
@@ -531,6 +547,13 @@ int coll_reduce_scatter(struct coll *c, enum rt_kind k, const char *what,
 		return host_reduce_scatter(c, k, what, send, recv, count);
 	if (g == 1)
 		return dev_copy(c, what, recv, send, count);
+	if (c->nccl) {
+		struct call_desc d = { "reduce-scatter", what, "fp32", k, count,
+				       4, 1, COLL_SUM };
+
+		RCHECK_COLL(begin(c, &d));
+		return coll_nccl_reduce_scatter(c, &d, send, recv);
+	}
 	RCHECK_COLL(host_room(c, g * n + n));
 	hs = c->hbuf;
 	hr = c->hbuf + g * n;
@@ -547,6 +570,13 @@ int coll_all_reduce(struct coll *c, enum rt_kind k, const char *what,
 
 	if (!c->dev || c->size[k] == 1)
 		return host_all_reduce_f(c, k, what, buf, count, op);
+	if (c->nccl) {
+		struct call_desc d = { "all-reduce", what, "fp32", k, count, 4,
+				       1, op };
+
+		RCHECK_COLL(begin(c, &d));
+		return coll_nccl_all_reduce(c, &d, buf);
+	}
 	RCHECK_COLL(host_room(c, n));
 	SKCHECK(kern_download(c->dev, c->hbuf, buf, n * sizeof(float)), what);
 	RCHECK_COLL(host_all_reduce_f(c, k, what, c->hbuf, count, op));
@@ -564,6 +594,13 @@ int coll_gather(struct coll *c, enum rt_kind k, const char *what,
 		return host_gather(c, k, what, send, recv, count, root);
 	if (g == 1)
 		return dev_copy(c, what, recv, send, count);
+	if (c->nccl) {
+		struct call_desc d = { "gather", what, "fp32", k, count, 4, 0,
+				       COLL_SUM };
+
+		RCHECK_COLL(begin(c, &d));
+		return coll_nccl_gather(c, &d, send, recv, root);
+	}
 	RCHECK_COLL(host_room(c, n + g * n));
 	hs = c->hbuf;
 	hr = c->hbuf + n;

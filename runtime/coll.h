@@ -22,8 +22,10 @@
  *
  * Timeout (--timeout S > 0): each collective is issued non-blocking and
  * polled; one that has not completed after S seconds is reported (rank,
- * call, step, collective number, kind, group members) and returns
- * RT_ETIMEOUT; the caller then aborts the job (coll_mpi_abort).
+ * call, step, collective number, kind, group) with where each member of
+ * its group is (coll_watch.c: arrived, waiting elsewhere, computing, never
+ * called, finished, or silent) and returns RT_ETIMEOUT; the caller then
+ * aborts the job (coll_mpi_abort).
  */
 #ifndef GTPLAN_COLL_H
 #define GTPLAN_COLL_H
@@ -61,6 +63,12 @@ void coll_free(struct coll *c);
  * `call` must stay valid until the next coll_set_call. */
 void coll_set_call(struct coll *c, const char *call, long long step);
 
+/* The end of the run: every rank calls one of these last; it returns when
+ * all have. coll_idle() is for a rank the driver does not call: it waits
+ * from the start, and the watchdog tells peers that wait for it `why`. */
+int coll_finish(struct coll *c);
+int coll_idle(struct coll *c, const char *why);
+
 /* This rank's place in its group of kind k. */
 int coll_rank(const struct coll *c, enum rt_kind k);
 
@@ -86,6 +94,14 @@ int coll_barrier(struct coll *c, enum rt_kind k, const char *what);
  * fp64 all-reduce and the barrier stay on the host. dev must outlive c. */
 struct kern_ctx;
 void coll_set_staging(struct coll *c, struct kern_ctx *dev);
+/* --device cuda with one GPU per rank: the float collectives above run
+ * over NCCL on dev's stream (device pointers), one NCCL communicator per
+ * group kind split from a world communicator bootstrapped through MPI;
+ * the fp64 all-reduce and the barrier stay on MPI. Collective over the
+ * world. RT_EDEVICE in a build without NCCL. */
+int coll_use_nccl(struct coll *c, struct kern_ctx *dev);
+/* "NCCL 2.28.9", or "no NCCL" in a build without it. */
+const char *coll_nccl_library(void);
 /* This rank's place among the ranks of its host, and their number. */
 int coll_local_rank(int *local, int *nlocal);
 

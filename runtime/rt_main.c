@@ -29,7 +29,7 @@
 enum { EXIT_OK = 0, EXIT_RUN = 1, EXIT_USAGE = 2 };
 
 struct opts {
-	const char *plan, *device, *log, *record, *dump, *optimizer;
+	const char *plan, *device, *log, *record, *dump, *optimizer, *comm;
 	long long steps, global_batch, micro_batch; /* steps -1: the plan's */
 	double timeout_s, lr; /* lr 0: the plan's */
 	int force, help;
@@ -51,8 +51,14 @@ static void usage(FILE *f)
 "  --dump-weights FILE   the final full weights, gathered, as JSON (rank 0)\n"
 "  --optimizer adam|sgd  the update of the local shards (default adam)\n"
 "  --lr X                learning rate (default: the plan's runtime.lr)\n"
+"  --comm auto|nccl|mpi  --device cuda's collectives: NCCL (one GPU per\n"
+"                        rank), or MPI with host staging (ranks sharing\n"
+"                        GPUs); auto (default) picks NCCL where every rank\n"
+"                        has a GPU of its own\n"
 "  --timeout S           stop when a collective waits longer than S seconds\n"
-"  --force               run a plan that has error diagnostics\n"
+"                        and report where every member of its group is\n"
+"  --force               run a plan that has error diagnostics, or whose\n"
+"                        memory estimate exceeds the GPU's free memory\n"
 "  -h, --help            this text\n");
 }
 
@@ -88,7 +94,7 @@ static int valued(const char *a)
 	static const char *const names[] = {
 		"--device", "--steps", "--global-batch", "--micro-batch",
 		"--log", "--record", "--dump-weights", "--optimizer",
-		"--timeout", "--lr",
+		"--timeout", "--lr", "--comm",
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -102,6 +108,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	memset(o, 0, sizeof(*o));
 	o->device = "cpu";
 	o->optimizer = "adam";
+	o->comm = "auto";
 	o->steps = -1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -120,6 +127,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			return rt_error_once(RT_EUSAGE, "%s wants a value", a);
 		} else if (!strcmp(a, "--device")) {
 			o->device = v;
+		} else if (!strcmp(a, "--comm")) {
+			o->comm = v;
 		} else if (!strcmp(a, "--optimizer")) {
 			o->optimizer = v;
 		} else if (!strcmp(a, "--log")) {
@@ -154,6 +163,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	if (strcmp(o->device, "cpu") && strcmp(o->device, "cuda"))
 		return rt_error_once(RT_EUSAGE, "--device is cpu or cuda, not "
 				     "'%s'", o->device);
+	if (strcmp(o->comm, "auto") && strcmp(o->comm, "nccl") &&
+	    strcmp(o->comm, "mpi"))
+		return rt_error_once(RT_EUSAGE, "--comm is auto, nccl or mpi, "
+				     "not '%s'", o->comm);
+	if (strcmp(o->comm, "auto") && strcmp(o->device, "cuda"))
+		return rt_error_once(RT_EUSAGE, "--comm %s is for --device "
+				     "cuda; the CPU path uses MPI", o->comm);
 	if (strcmp(o->optimizer, "adam") && strcmp(o->optimizer, "sgd"))
 		return rt_error_once(RT_EUSAGE, "--optimizer is adam or sgd, "
 				     "not '%s'", o->optimizer);
@@ -190,16 +206,25 @@ static double now_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* GPUs this rank's host shares among its ranks (--device cuda). */
-static int gpu_count;
+/* --device cuda on this rank's host: its GPUs and the ranks sharing
+ * them (set by select_gpu). */
+static int gpu_count, host_ranks;
 
 #ifdef KERN_WITH_CUDA
 #include <cuda_runtime.h>
 
-/* Binds this rank to GPU local_rank % device_count, before kern_init. */
-static int select_gpu(int rank)
+/* This build's device code: sm_90 and compute_90 PTX (Makefile GENCODE). */
+#define BUILD_CC_MAJOR 9
+
+/* Binds this rank to GPU local_rank % device_count, before kern_init, and
+ * checks what the GPU must offer: the build's compute capability and,
+ * unless forced, the plan's memory estimate within the free memory this
+ * rank's share of the GPU has. */
+static int select_gpu(const struct rt_plan *p, int force)
 {
-	int local = 0, nlocal = 1, n = 0, rc;
+	int local = 0, nlocal = 1, n = 0, dev, share, rc;
+	struct cudaDeviceProp prop;
+	size_t free_b = 0, total_b = 0;
 	cudaError_t e;
 
 	if ((rc = coll_local_rank(&local, &nlocal)))
@@ -209,34 +234,102 @@ static int select_gpu(int rank)
 		return rt_error(RT_EDEVICE, "--device cuda: no CUDA device "
 				"(%s)", e != cudaSuccess ? cudaGetErrorString(e)
 				: "device count 0");
-	e = cudaSetDevice(local % n);
+	dev = local % n;
+	e = cudaSetDevice(dev);
 	if (e != cudaSuccess)
 		return rt_error(RT_EDEVICE, "--device cuda: cudaSetDevice(%d): "
-				"%s", local % n, cudaGetErrorString(e));
-	gpu_count = n < nlocal ? n : nlocal;
-	(void)rank;
+				"%s", dev, cudaGetErrorString(e));
+	gpu_count = n;
+	host_ranks = nlocal;
+	e = cudaGetDeviceProperties(&prop, dev);
+	if (e != cudaSuccess)
+		return rt_error(RT_EDEVICE, "--device cuda: GPU %d: %s", dev,
+				cudaGetErrorString(e));
+	if (prop.major < BUILD_CC_MAJOR)
+		return rt_error(RT_EDEVICE, "GPU %d (%s) has compute capability "
+				"%d.%d; this build carries code for %d.0 and "
+				"newer only: rebuild with make build/gpu/gtplan-"
+				"run GENCODE='-gencode arch=compute_%d%d,code="
+				"sm_%d%d'", dev, prop.name, prop.major,
+				prop.minor, BUILD_CC_MAJOR, prop.major,
+				prop.minor, prop.major, prop.minor);
+	e = cudaMemGetInfo(&free_b, &total_b);
+	if (e != cudaSuccess)
+		return rt_error(RT_EDEVICE, "--device cuda: GPU %d: %s", dev,
+				cudaGetErrorString(e));
+	/* ranks on this host that share GPU dev */
+	share = nlocal / n + (dev < nlocal % n);
+	if (p->mem_per_rank > 0 &&
+	    (double)p->mem_per_rank > (double)free_b / share) {
+		if (!force)
+			return rt_error(RT_EDEVICE, "GPU %d (%s) has %.1f GiB "
+					"free for %d rank%s; the plan estimates "
+					"%.1f GiB per rank: use more GPUs, a "
+					"smaller layout or model, or --force",
+					dev, prop.name, free_b / 1073741824.0,
+					share, share > 1 ? "s" : "",
+					p->mem_per_rank / 1073741824.0);
+		rt_note("GPU %d: the plan's %.1f GiB per rank exceeds the free "
+			"%.1f GiB per rank (--force)", dev,
+			p->mem_per_rank / 1073741824.0,
+			free_b / 1073741824.0 / share);
+	}
 	return 0;
 }
 #else
-static int select_gpu(int rank)
+static int select_gpu(const struct rt_plan *p, int force)
 {
-	(void)rank;
+	(void)p;
+	(void)force;
 	return rt_error(RT_EDEVICE, "--device cuda: no CUDA path in this "
 			"build");
 }
 #endif
 
+/* --comm: NCCL where every rank of every host has a GPU of its own (all
+ * ranks must agree: the NCCL set-up is collective), else MPI with host
+ * staging. Sets *nccl. */
+static int pick_comm(const char *want, int *nccl)
+{
+	int own = host_ranks <= gpu_count;
+	int all_own = coll_mpi_agree(own ? 0 : -1) == 0;
+	int built = strcmp(coll_nccl_library(), "no NCCL") != 0;
+
+	*nccl = 0;
+	if (!strcmp(want, "mpi"))
+		return 0;
+	if (!strcmp(want, "nccl") && !built)
+		return rt_error_once(RT_EDEVICE, "--comm nccl: this build has "
+				     "no NCCL (make build/gpu/gtplan-run)");
+	if (!strcmp(want, "nccl") && !all_own)
+		return rt_error(RT_EDEVICE, "--comm nccl: %d ranks share %d "
+				"GPU%s on this host, and NCCL refuses two ranks "
+				"of one communicator on one GPU; start at most "
+				"%d ranks per host, or use --comm mpi",
+				host_ranks, gpu_count, gpu_count > 1 ? "s" : "",
+				gpu_count);
+	*nccl = built && all_own;
+	return 0;
+}
+
 static void describe(const struct rt_plan *p, const struct rt_model *m,
-		     const struct kern_ctx *k, long long steps)
+		     const struct kern_ctx *k, long long steps, int nccl)
 {
 	const struct rt_shape *s = &m->s;
 
-	if (k->device == KERN_CUDA)
-		rt_note("device cuda: %d ranks share %d GPU%s: MPI collectives "
-			"with host staging (%s); %d ranks = TP %d x CP %d x GTP "
-			"%d x DP %d, %d lanes", p->world, gpu_count,
-			gpu_count == 1 ? "" : "s", coll_mpi_version(), p->world,
-			s->tp, s->cp, s->g, p->size[RT_DP], s->lanes);
+	if (k->device == KERN_CUDA && nccl)
+		rt_note("device cuda: one GPU per rank (%d on this host): "
+			"%s, one communicator per group kind split from the "
+			"world (ncclCommSplit); %d ranks = TP %d x CP %d x GTP "
+			"%d x DP %d, %d lanes", gpu_count, coll_nccl_library(),
+			p->world, s->tp, s->cp, s->g, p->size[RT_DP], s->lanes);
+	else if (k->device == KERN_CUDA)
+		rt_note("device cuda: %d ranks share %d GPU%s on this host: "
+			"MPI collectives with host staging (%s); %d ranks = "
+			"TP %d x CP %d x GTP %d x DP %d, %d lanes", host_ranks,
+			gpu_count, gpu_count == 1 ? "" : "s",
+			coll_mpi_version(), p->world, s->tp, s->cp, s->g,
+			p->size[RT_DP], s->lanes);
 	else
 		rt_note("device %s: OpenBLAS and MPI collectives (%s); %d ranks "
 			"= TP %d x CP %d x GTP %d x DP %d, %d lanes",
@@ -359,7 +452,7 @@ int main(int argc, char **argv)
 	struct coll_opts co;
 	struct outputs out = { NULL, NULL };
 	const char *threads = getenv("OPENBLAS_NUM_THREADS");
-	int rank = 0, size = 0, rc, kern_up = 0;
+	int rank = 0, size = 0, rc, kern_up = 0, nccl = 0;
 
 	if (coll_mpi_init(&argc, &argv, &rank, &size))
 		return EXIT_RUN;
@@ -390,7 +483,7 @@ int main(int argc, char **argv)
 		 * environment says otherwise */
 		int cuda = !strcmp(o.device, "cuda");
 
-		rc = cuda ? select_gpu(rank) : 0;
+		rc = cuda ? select_gpu(&plan, o.force) : 0;
 		if (!rc) {
 			rc = kern_init(&kern, cuda ? KERN_CUDA : KERN_CPU,
 				       threads ? 0 : 1);
@@ -399,9 +492,14 @@ int main(int argc, char **argv)
 				rc = rt_error(RT_EKERNEL, "%s",
 					      kern_strerror(rc));
 		}
-		/* no device-aware MPI assumed and NCCL not used yet:
-		 * collectives stage device buffers through the host */
-		if (!rc && cuda)
+	}
+	if (!(rc = agree(rc)) && !strcmp(o.device, "cuda")) {
+		/* NCCL with a GPU per rank; else MPI (no device-aware MPI
+		 * assumed) staging device buffers through the host */
+		rc = pick_comm(o.comm, &nccl);
+		if (!(rc = agree(rc)) && nccl)
+			rc = coll_use_nccl(c, &kern);
+		else if (!rc)
 			coll_set_staging(c, &kern);
 	}
 	if (!(rc = agree(rc)))
@@ -417,10 +515,20 @@ int main(int argc, char **argv)
 		model.sgd = !strcmp(o.optimizer, "sgd");
 		if (o.lr > 0)
 			model.lr = o.lr;
-		describe(&plan, &model, &kern, steps);
-		rc = train(&model, steps, rank == 0, out.log);
-		if (!rc && o.dump)
-			rc = rt_model_dump(&model, out.dump);
+		describe(&plan, &model, &kern, steps, nccl);
+		if (!plan.train_called) {
+			/* the driver never calls this rank (5-D layout):
+			 * it waits as the real worker would, and tells the
+			 * watchdog of its peers why */
+			rt_error(RT_EPLAN, "not called: %s", plan.train_why);
+			rc = coll_idle(c, plan.train_why);
+		} else {
+			rc = train(&model, steps, rank == 0, out.log);
+			if (!rc && o.dump)
+				rc = rt_model_dump(&model, out.dump);
+			if (!rc)
+				rc = coll_finish(c);
+		}
 		rc = close_outputs(&out, rc);
 		if (rc) {
 			/* other ranks may wait in a collective forever */

@@ -393,6 +393,66 @@ static int read_batch_and_diags(struct rt_plan *p, const json_t *root)
 	return 0;
 }
 
+/* memory.stages[].total: the largest. */
+static void read_memory(struct rt_plan *p, const json_t *root)
+{
+	const json_t *st = json_object_get(json_object_get(root, "memory"),
+					   "stages");
+
+	p->mem_per_rank = 0;
+	for (size_t i = 0; json_is_array(st) && i < json_array_size(st); i++) {
+		json_int_t t = json_integer_value(json_object_get(
+			json_array_get(st, i), "total"));
+
+		if (t > p->mem_per_rank)
+			p->mem_per_rank = t;
+	}
+}
+
+/* Whether the driver calls this rank for call `name`: calls[].called_when
+ * maps axes to the coordinate a called rank has (the 5-D driver layout
+ * calls only index 0 of an axis the call neither shards nor replicates). */
+static int read_called(const struct rt_plan *p, const json_t *root,
+		       const char *name, char *why, size_t len)
+{
+	const json_t *calls = json_object_get(root, "calls");
+	const struct rt_rank *r = &p->ranks[p->me];
+
+	for (size_t i = 0; json_is_array(calls) && i < json_array_size(calls);
+	     i++) {
+		const json_t *x = json_array_get(calls, i);
+		const json_t *when = json_object_get(x, "called_when");
+		const char *key;
+		json_t *v;
+
+		if (!json_is_string(json_object_get(x, "name")) ||
+		    strcmp(json_string_value(json_object_get(x, "name")), name))
+			continue;
+		json_object_foreach((json_t *)when, key, v) {
+			int a = -1;
+
+			for (int j = 0; j < RT_NAXES; j++)
+				if (!strcmp(key, axis_key[j]))
+					a = j;
+			if (!strcmp(key, "dp"))
+				a = RT_DP;
+			if (a < 0 || !json_is_integer(v))
+				continue;
+			if (r->c[a] != json_integer_value(v)) {
+				snprintf(why, len, "the driver calls '%s' only "
+					 "where %s = %lld, and this rank has "
+					 "%s = %d (plan calls[].called_when)",
+					 name, key,
+					 (long long)json_integer_value(v), key,
+					 r->c[a]);
+				return 0;
+			}
+		}
+		return 1;
+	}
+	return 1;
+}
+
 int rt_plan_load(struct rt_plan *p, const char *path, int me, int world)
 {
 	json_error_t jerr;
@@ -430,6 +490,12 @@ int rt_plan_load(struct rt_plan *p, const char *path, int me, int world)
 	p->me = me;
 	if ((rc = read_ranks(p, root)) || (rc = read_groups(p, root)))
 		goto out;
+	read_memory(p, root);
+	p->train_called = read_called(p, root, "train", p->train_why,
+				      sizeof(p->train_why));
+	p->logprobs_called = read_called(p, root, "get_logprobs",
+					 p->logprobs_why,
+					 sizeof(p->logprobs_why));
 out:
 	json_decref(root);
 	return rc;

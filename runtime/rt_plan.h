@@ -66,6 +66,12 @@ struct rt_plan {
 	struct rt_group group[RT_NKINDS];
 	long long global_batch, micro_batch; /* 0 when null in the plan */
 	struct rt_settings rt;
+	long long mem_per_rank;     /* the plan's memory estimate of one rank
+				       (largest stage), 0 when skipped */
+	/* calls the driver does not make on this rank (plan calls[].
+	 * called_when; every call is made where the plan says nothing) */
+	int train_called, logprobs_called;
+	char train_why[160], logprobs_why[160];
 	int n_errors;               /* error diagnostics in the plan */
 	char first_error[256];      /* the first one's "CODE: message" */
 };

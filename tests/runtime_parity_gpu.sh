@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # gtplan-run --device cuda on the GPUs of this host (issue #7's GPU proof):
 #   tests/runtime_parity_gpu.sh     prints "RESULT passed failed skipped" last
+#   tests/runtime_parity_gpu.sh --plans-only   makes the plans and stops
 # The single-rank CPU run is the reference; the single-rank CUDA run and the
 # 6-rank TP2xG3 CUDA run (ranks share the GPUs: MPI collectives with host
 # staging) must give its per-step losses and final gathered weights within
-# 1e-5 relative (fp32, Adam: normwise, tests/runtime_compare.py). Logs go
-# to $OUT when it is set (else a temporary folder), step times are printed.
+# 1e-5 relative (fp32, Adam: normwise, tests/runtime_compare.py). With two
+# GPUs or more, NCCL (one GPU per rank): TP2 and TP1xG2 on 2 ranks against
+# the reference, each rank's recorded collectives equal to the CPU run's of
+# the same plan, --comm nccl refused where ranks share a GPU, and the forced
+# 5-D layout's hang reported by the watchdog over NCCL. Logs go to $OUT
+# when it is set (else a temporary folder), step times are printed.
 # Plans: made with $GTPLAN when it runs here, else read from $GPU_PLANS
-# (ref.json, tp2g3.json: made where gtplan runs, by this script itself).
+# (made where gtplan runs, by this script with --plans-only).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 GTPLAN=${GTPLAN:-build/gtplan}
@@ -33,30 +38,66 @@ mkdir -p "$PLANS"
 if [ -x "$GTPLAN" ] && "$GTPLAN" plan "$CFG" cluster.gpus_per_node=1 -o "$PLANS/ref.json" >/dev/null 2>&1; then
 	"$GTPLAN" plan "$CFG" cluster.gpus_per_node=6 $M.tensor_model_parallel_size=2 \
 		$M.tensor_parallel_num_weight_shards=6 -o "$PLANS/tp2g3.json" || bad "plan tp2g3"
+	"$GTPLAN" plan "$CFG" cluster.gpus_per_node=2 $M.tensor_model_parallel_size=2 \
+		-o "$PLANS/tp2.json" || bad "plan tp2"
+	"$GTPLAN" plan "$CFG" cluster.gpus_per_node=2 $M.tensor_parallel_num_weight_shards=2 \
+		-o "$PLANS/g2.json" || bad "plan g2"
+	# the 5-D layout has errors (the hang): the plan is still written
+	"$GTPLAN" plan "$CFG" cluster.gpus_per_node=2 $M.tensor_parallel_num_weight_shards=2 \
+		+gtplan.driver_layout=5d -o "$PLANS/g2-5d.json" >/dev/null 2>&1
 fi
-for f in ref tp2g3; do
+[ "${1:-}" = --plans-only ] && finish
+for f in ref tp2g3 tp2 g2 g2-5d; do
 	[ -s "$PLANS/$f.json" ] || { bad "no plan $PLANS/$f.json (build/gtplan cannot run here)"; finish; }
 done
-# run NAME NP DEVICE PLAN
+# run NAME NP DEVICE PLAN [ARGS...]
 run() {
-	local name=$1 np=$2 dev=$3 plan=$4
+	local name=$1 np=$2 dev=$3 plan=$4; shift 4
 	local t0; t0=$(date +%s.%N)
 	if timeout "$LIMIT" mpirun --oversubscribe --bind-to none -np "$np" "$RUN" \
 		"$PLANS/$plan.json" --device "$dev" --log "$logs/$name.log" \
-		--dump-weights "$logs/$name.w" >"$logs/$name.out" 2>&1; then ok; else
+		--dump-weights "$logs/$name.w" "$@" >"$logs/$name.out" 2>&1; then ok; else
 		bad "run $name"; tail -15 "$logs/$name.out" | sed 's/^/    /'; fi
 	echo "$name: $(grep -m1 "device " "$logs/$name.out" | sed 's/^[^:]*: //') ($(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b - a}') s wall)"
 }
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 run cpu1 1 cpu ref
 run cuda1 1 cuda ref
 run cuda6 6 cuda tp2g3
-for name in cuda1 cuda6; do
+nccl_runs=
+if [ "$ngpu" -ge 2 ]; then
+	for p in tp2 g2; do
+		run "cpu-$p" 2 cpu "$p" --record "$logs/cpu-$p.rec"
+		run "nccl-$p" 2 cuda "$p" --comm nccl --record "$logs/nccl-$p.rec"
+		if grep -q "NCCL 2" "$logs/nccl-$p.out"; then ok; else bad "nccl-$p: the start-up line does not name NCCL"; fi
+		for r in 0 1; do
+			if cmp -s "$logs/cpu-$p.rec.$r" "$logs/nccl-$p.rec.$r"; then ok; else
+				bad "nccl-$p rank $r: recorded collectives differ from the CPU run's"
+				diff "$logs/cpu-$p.rec.$r" "$logs/nccl-$p.rec.$r" | head -4 | sed 's/^/    /'; fi
+		done
+		nccl_runs="$nccl_runs nccl-$p"
+	done
+	# NCCL refuses two ranks of one communicator on one GPU: said up front
+	timeout "$LIMIT" mpirun --oversubscribe --bind-to none -np 6 "$RUN" "$PLANS/tp2g3.json" \
+		--device cuda --comm nccl >"$logs/nccl-shared.out" 2>&1
+	if [ $? -ne 0 ] && grep -q "NCCL refuses two ranks" "$logs/nccl-shared.out"; then ok; else
+		bad "--comm nccl with shared GPUs: want a refusal"; tail -5 "$logs/nccl-shared.out" | sed 's/^/    /'; fi
+	# the 5-D layout: rank 1 is never called; rank 0's watchdog says so
+	timeout "$LIMIT" mpirun --oversubscribe --bind-to none -np 2 "$RUN" "$PLANS/g2-5d.json" \
+		--device cuda --comm nccl --force --timeout 5 >"$logs/nccl-5d.out" 2>&1
+	if [ $? -ne 0 ] && grep -q "rank 1: NOT ARRIVED.*never called" "$logs/nccl-5d.out"; then ok; else
+		bad "5-D over NCCL: want the watchdog's report"; tail -8 "$logs/nccl-5d.out" | sed 's/^/    /'; fi
+	grep -m2 "did not complete\|NOT ARRIVED" "$logs/nccl-5d.out" | sed 's/^/    watchdog: /'
+else
+	echo "SKIP: NCCL runs (one GPU on this host)"; skip=$((skip + 1))
+fi
+for name in cuda1 cuda6 $nccl_runs; do
 	if "$PY" tests/runtime_compare.py "$TOL" norm "$logs/cpu1.log" "$logs/cpu1.w" \
 		"$logs/$name.log" "$logs/$name.w" >"$logs/$name.cmp" 2>&1; then ok; else bad "parity $name"; fi
 	sed "s/^/    $name vs cpu1: /" "$logs/$name.cmp"
 done
 # per-step losses and step times, side by side
-"$PY" - "$logs"/cpu1.log "$logs"/cuda1.log "$logs"/cuda6.log <<'PYEOF' | tee "$logs/summary.txt"
+"$PY" - "$logs"/cpu1.log "$logs"/cuda1.log "$logs"/cuda6.log $(for n in $nccl_runs; do echo "$logs/$n.log"; done) <<'PYEOF' | tee "$logs/summary.txt"
 import json, sys
 runs = [[json.loads(l) for l in open(f)] for f in sys.argv[1:]]
 names = [f.split("/")[-1][:-4] for f in sys.argv[1:]]

@@ -1,0 +1,99 @@
+/*
+ * coll_int: what the files of the coll module share (coll.c: MPI start-up,
+ * communicators, the host collectives; coll_watch.c: the watchdog;
+ * coll_nccl.c: the NCCL path). Not for use outside runtime/coll*.c.
+ */
+#ifndef GTPLAN_COLL_INT_H
+#define GTPLAN_COLL_INT_H
+
+#include <mpi.h>
+#include <stdio.h>
+
+#include "coll.h"
+
+/* An MPI call's status as a runtime code, with the call and its place. */
+#define MPICHECK(cmd)                                                        \
+	do {                                                                 \
+		int mpi_rc_ = (cmd);                                         \
+		if (mpi_rc_ != MPI_SUCCESS)                                  \
+			return coll_mpi_fail(mpi_rc_, #cmd, __FILE__,        \
+					     __LINE__);                      \
+	} while (0)
+
+int coll_mpi_fail(int code, const char *call, const char *file, int line);
+
+/* The most members a timeout report lists one by one. */
+#define COLL_REPORT_MEMBERS 16
+
+/* What one collective is, for the record and the watchdog. */
+struct call_desc {
+	const char *coll, *what, *dtype;
+	enum rt_kind k;
+	long long count;
+	int elem, has_op;
+	enum coll_op op;
+};
+
+/* Where a rank is, as the watchdog tells its peers. */
+enum coll_state {
+	COLL_RUNNING, /* computing between collectives */
+	COLL_WAITING, /* inside collective `cur` */
+	COLL_IDLE,    /* not called: waits for the end of the run */
+	COLL_DONE,    /* finished its work: waits for the end of the run */
+};
+
+struct coll_nccl;
+
+struct coll {
+	MPI_Comm comm[RT_NKINDS];
+	int size[RT_NKINDS], rank[RT_NKINDS];
+	long long index[RT_NKINDS];
+	const int *members[RT_NKINDS]; /* borrowed from the plan */
+	int me;
+	double timeout_s;
+	FILE *rec;
+	const char *call;
+	long long step, seq;
+	/* collectives issued per kind (this rank's group of the kind) */
+	long long kseq[RT_NKINDS];
+	/* --device cuda without a device-aware MPI: float collectives take
+	 * device pointers and go through these host buffers */
+	struct kern_ctx *dev;
+	float *hbuf;
+	size_t hcap; /* floats in hbuf */
+	/* --device cuda with one GPU per rank: the NCCL communicators */
+	struct coll_nccl *nccl;
+	/* the watchdog: a duplicate of the world for its messages */
+	MPI_Comm wd;
+	enum coll_state state;
+	const struct call_desc *cur; /* valid while COLL_WAITING */
+	double cur_since;
+	char idle_why[200];
+};
+
+double coll_now(void);
+
+/* ---- coll_watch.c ---- */
+int coll_watch_init(struct coll *c);
+void coll_watch_release(struct coll *c);
+/* Answers the peers' pending questions; cheap when there are none. Call
+ * it from every loop that waits. */
+void coll_watch_serve(struct coll *c);
+/* Collective d has waited c->timeout_s: asks its group's members where
+ * they are, prints the report and returns RT_ETIMEOUT. */
+int coll_watch_report(struct coll *c, const struct call_desc *d);
+
+/* ---- coll_nccl.c (builds with KERN_WITH_CUDA only) ---- */
+int coll_nccl_new(struct coll *c, struct kern_ctx *dev);
+void coll_nccl_free(struct coll *c);
+int coll_nccl_all_gather(struct coll *c, const struct call_desc *d,
+			 const float *send, float *recv);
+int coll_nccl_reduce_scatter(struct coll *c, const struct call_desc *d,
+			     const float *send, float *recv);
+int coll_nccl_all_reduce(struct coll *c, const struct call_desc *d,
+			 float *buf);
+int coll_nccl_gather(struct coll *c, const struct call_desc *d,
+		     const float *send, float *recv, int root);
+const char *coll_nccl_version(void);
+
+#endif

@@ -1,0 +1,282 @@
+/*
+ * coll_nccl: the collectives over NCCL, for --device cuda with one GPU per
+ * rank (NCCL refuses two ranks of one communicator on one GPU; coll.c keeps
+ * MPI with host staging for that case).
+ *
+ * One world communicator is bootstrapped through MPI (rank 0's unique id,
+ * MPI_Bcast), then every group kind of the plan is split from it with
+ * ncclCommSplit(color = the group's index, key = the rank's place) and
+ * checked against the plan, as the MPI communicators are. Collectives run
+ * on the kernels' stream, so they are ordered with the math without extra
+ * synchronisation; each is then waited for by polling the stream, which
+ * lets the watchdog answer its peers and stop a collective that never
+ * completes (ncclCommGetAsyncError reports NCCL's own failures).
+ *
+ * Builds without GTPLAN_WITH_NCCL have the same functions, saying that the
+ * build has no NCCL.
+ */
+#include "coll_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kern.h"
+#include "rt_err.h"
+
+#ifdef GTPLAN_WITH_NCCL
+#include <cuda_runtime.h>
+#include <nccl.h>
+#include <sched.h>
+
+struct coll_nccl {
+	ncclComm_t world;
+	ncclComm_t comm[RT_NKINDS]; /* NULL for groups of one */
+	cudaStream_t stream;
+};
+
+static int nccl_fail(ncclResult_t r, const char *call, const char *file,
+		     int line)
+{
+	return rt_error(RT_EMPI, "%s:%d: %s: %s", file, line, call,
+			ncclGetErrorString(r));
+}
+
+#define NCCLCHECK(cmd)                                                     \
+	do {                                                               \
+		ncclResult_t nr_ = (cmd);                                  \
+		if (nr_ != ncclSuccess)                                    \
+			return nccl_fail(nr_, #cmd, __FILE__, __LINE__);   \
+	} while (0)
+
+const char *coll_nccl_version(void)
+{
+	static char v[32];
+	int code = 0;
+
+	if (ncclGetVersion(&code) != ncclSuccess)
+		return "NCCL";
+	/* 2.19 and later: major*10000 + minor*100 + patch */
+	snprintf(v, sizeof(v), "NCCL %d.%d.%d", code / 10000,
+		 code / 100 % 100, code % 100);
+	return v;
+}
+
+static int check_comm(const struct coll *c, ncclComm_t comm, enum rt_kind k)
+{
+	int n = 0, r = 0;
+
+	NCCLCHECK(ncclCommCount(comm, &n));
+	NCCLCHECK(ncclCommUserRank(comm, &r));
+	if (n != c->size[k] || r != c->rank[k])
+		return rt_error(RT_EPLAN, "the NCCL %s communicator has %d "
+				"ranks and puts me at %d; the plan says %d and "
+				"%d", rt_kind_name(k), n, r, c->size[k],
+				c->rank[k]);
+	return 0;
+}
+
+int coll_nccl_new(struct coll *c, struct kern_ctx *dev)
+{
+	struct coll_nccl *x;
+	ncclUniqueId id;
+	int world = c->size[RT_K_WORLD], rc = 0;
+
+	if (!kern_stream(dev))
+		return rt_error(RT_EDEVICE, "NCCL needs the CUDA device");
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return rt_error(RT_ENOMEM, "out of memory");
+	c->nccl = x;
+	x->stream = (cudaStream_t)kern_stream(dev);
+	memset(&id, 0, sizeof(id));
+	if (c->me == 0)
+		NCCLCHECK(ncclGetUniqueId(&id));
+	MPICHECK(MPI_Bcast(&id, (int)sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD));
+	NCCLCHECK(ncclCommInitRank(&x->world, world, id, c->me));
+	for (int k = 0; k < RT_NKINDS && !rc; k++) {
+		/* every group of a kind has the same size: all ranks split,
+		 * or none does */
+		if (c->size[k] == 1)
+			continue;
+		if (k == RT_K_WORLD) {
+			x->comm[k] = x->world;
+		} else {
+			NCCLCHECK(ncclCommSplit(x->world, (int)c->index[k],
+						c->rank[k], &x->comm[k],
+						NULL));
+		}
+		rc = check_comm(c, x->comm[k], (enum rt_kind)k);
+	}
+	return rc;
+}
+
+void coll_nccl_free(struct coll *c)
+{
+	struct coll_nccl *x = c->nccl;
+
+	if (!x)
+		return;
+	for (int k = 0; k < RT_NKINDS; k++)
+		if (x->comm[k] && x->comm[k] != x->world)
+			ncclCommDestroy(x->comm[k]);
+	if (x->world)
+		ncclCommDestroy(x->world);
+	free(x);
+	c->nccl = NULL;
+}
+
+/* Waits for the stream (the collective just enqueued and the math before
+ * it), answering the watchdog; past the timeout the watchdog reports. */
+static int wait_stream(struct coll *c, const struct call_desc *d)
+{
+	struct coll_nccl *x = c->nccl;
+	double deadline = coll_now() + c->timeout_s;
+	int rc = 0;
+
+	c->state = COLL_WAITING;
+	c->cur = d;
+	c->cur_since = coll_now();
+	for (;;) {
+		cudaError_t e = cudaStreamQuery(x->stream);
+		ncclResult_t async = ncclSuccess;
+
+		if (e == cudaSuccess)
+			break;
+		if (e != cudaErrorNotReady) {
+			rc = rt_error(RT_EDEVICE, "waiting for the %s of %s over "
+				      "%s: %s", d->coll, d->what,
+				      rt_kind_name(d->k), cudaGetErrorString(e));
+			break;
+		}
+		if (ncclCommGetAsyncError(x->comm[d->k], &async) ==
+		    ncclSuccess && async != ncclSuccess &&
+		    async != ncclInProgress) {
+			rc = nccl_fail(async, d->coll, __FILE__, __LINE__);
+			break;
+		}
+		coll_watch_serve(c);
+		if (c->timeout_s > 0 && coll_now() > deadline) {
+			rc = coll_watch_report(c, d);
+			break;
+		}
+		sched_yield();
+	}
+	c->state = COLL_RUNNING;
+	c->cur = NULL;
+	return rc;
+}
+
+int coll_nccl_all_gather(struct coll *c, const struct call_desc *d,
+			 const float *send, float *recv)
+{
+	struct coll_nccl *x = c->nccl;
+
+	NCCLCHECK(ncclAllGather(send, recv, (size_t)d->count, ncclFloat,
+				x->comm[d->k], x->stream));
+	return wait_stream(c, d);
+}
+
+int coll_nccl_reduce_scatter(struct coll *c, const struct call_desc *d,
+			     const float *send, float *recv)
+{
+	struct coll_nccl *x = c->nccl;
+
+	NCCLCHECK(ncclReduceScatter(send, recv, (size_t)d->count, ncclFloat,
+				    ncclSum, x->comm[d->k], x->stream));
+	return wait_stream(c, d);
+}
+
+int coll_nccl_all_reduce(struct coll *c, const struct call_desc *d,
+			 float *buf)
+{
+	struct coll_nccl *x = c->nccl;
+
+	NCCLCHECK(ncclAllReduce(buf, buf, (size_t)d->count, ncclFloat,
+				d->op == COLL_MAX ? ncclMax : ncclSum,
+				x->comm[d->k], x->stream));
+	return wait_stream(c, d);
+}
+
+/* NCCL has no gather: the root receives every member's block, in group
+ * order, while each member sends its own (one NCCL group call). */
+int coll_nccl_gather(struct coll *c, const struct call_desc *d,
+		     const float *send, float *recv, int root)
+{
+	struct coll_nccl *x = c->nccl;
+	size_t n = (size_t)d->count;
+	int me = c->rank[d->k];
+
+	NCCLCHECK(ncclGroupStart());
+	if (me == root) {
+		for (int i = 0; i < c->size[d->k]; i++) {
+			if (i == me)
+				continue;
+			NCCLCHECK(ncclRecv(recv + (size_t)i * n, n, ncclFloat,
+					   i, x->comm[d->k], x->stream));
+		}
+	} else {
+		NCCLCHECK(ncclSend(send, n, ncclFloat, root, x->comm[d->k],
+				   x->stream));
+	}
+	NCCLCHECK(ncclGroupEnd());
+	if (me == root && recv + (size_t)me * n != send &&
+	    cudaMemcpyAsync(recv + (size_t)me * n, send, n * sizeof(float),
+			    cudaMemcpyDeviceToDevice, x->stream) != cudaSuccess)
+		return rt_error(RT_EDEVICE, "gather of %s: device copy failed",
+				d->what);
+	return wait_stream(c, d);
+}
+
+#else /* !GTPLAN_WITH_NCCL */
+
+static int no_nccl(void)
+{
+	return rt_error(RT_EDEVICE, "this build of gtplan-run has no NCCL "
+			"(make build/gpu/gtplan-run builds one)");
+}
+
+const char *coll_nccl_version(void)
+{
+	return "no NCCL";
+}
+
+int coll_nccl_new(struct coll *c, struct kern_ctx *dev)
+{
+	(void)c;
+	(void)dev;
+	return no_nccl();
+}
+
+void coll_nccl_free(struct coll *c)
+{
+	(void)c;
+}
+
+int coll_nccl_all_gather(struct coll *c, const struct call_desc *d,
+			 const float *send, float *recv)
+{
+	(void)c, (void)d, (void)send, (void)recv;
+	return no_nccl();
+}
+
+int coll_nccl_reduce_scatter(struct coll *c, const struct call_desc *d,
+			     const float *send, float *recv)
+{
+	(void)c, (void)d, (void)send, (void)recv;
+	return no_nccl();
+}
+
+int coll_nccl_all_reduce(struct coll *c, const struct call_desc *d,
+			 float *buf)
+{
+	(void)c, (void)d, (void)buf;
+	return no_nccl();
+}
+
+int coll_nccl_gather(struct coll *c, const struct call_desc *d,
+		     const float *send, float *recv, int root)
+{
+	(void)c, (void)d, (void)send, (void)recv, (void)root;
+	return no_nccl();
+}
+#endif

@@ -1,0 +1,201 @@
+/*
+ * coll_watch: the watchdog. A collective that has not completed after the
+ * timeout asks each member of its group where it is, over a duplicate of
+ * the world that only the watchdog uses, and reports who arrived and who
+ * did not, with where each of those is: waiting in another collective,
+ * computing, never called by the driver, finished, or silent (stopped,
+ * dead, or stuck outside a collective).
+ *
+ * Every rank answers while it waits anywhere (inside a collective, at the
+ * end of the run, idle because the driver never called it), so the ranks
+ * that did not arrive can say why. A member has arrived when it has issued
+ * at least as many collectives on the group as the reporter.
+ *
+ * Messages are small fixed structs of bytes (a homogeneous job is
+ * assumed, as MPI_BYTE requires).
+ */
+#include "coll_int.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_err.h"
+
+enum { TAG_QUERY = 7101, TAG_ANSWER = 7102 };
+
+/* How long the reporter waits for its peers' answers (seconds). */
+#define WATCH_ANSWER_S 3.0
+
+struct wd_query {
+	int kind;
+	long long kseq; /* the reporter's count on the group */
+};
+
+struct wd_answer {
+	int rank, state;
+	long long kseq; /* the member's count on the asked group */
+	char where[240];
+};
+
+int coll_watch_init(struct coll *c)
+{
+	c->state = COLL_RUNNING;
+	MPICHECK(MPI_Comm_dup(MPI_COMM_WORLD, &c->wd));
+	return 0;
+}
+
+void coll_watch_release(struct coll *c)
+{
+	if (c->wd != MPI_COMM_NULL)
+		MPI_Comm_free(&c->wd);
+}
+
+/* This rank's place, in words. */
+static void describe(const struct coll *c, char *buf, size_t len)
+{
+	const struct call_desc *d = c->cur;
+
+	switch (c->state) {
+	case COLL_WAITING:
+		snprintf(buf, len, "waiting %.0f s in collective #%lld of "
+			 "'%s' (step %lld): the %s of %s over %s group %lld",
+			 coll_now() - c->cur_since, c->seq - 1, c->call,
+			 c->step, d->coll, d->what, rt_kind_name(d->k),
+			 c->index[d->k]);
+		break;
+	case COLL_IDLE:
+		snprintf(buf, len, "never called: %s", c->idle_why);
+		break;
+	case COLL_DONE:
+		snprintf(buf, len, "finished its work, waiting for the end "
+			 "of the run");
+		break;
+	default:
+		snprintf(buf, len, "computing in '%s' (step %lld) after its "
+			 "collective #%lld", c->call, c->step, c->seq - 1);
+		break;
+	}
+}
+
+void coll_watch_serve(struct coll *c)
+{
+	for (;;) {
+		struct wd_query q;
+		struct wd_answer a;
+		MPI_Status st;
+		int flag = 0;
+
+		if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_QUERY, c->wd, &flag, &st) !=
+		    MPI_SUCCESS || !flag)
+			return;
+		if (MPI_Recv(&q, (int)sizeof(q), MPI_BYTE, st.MPI_SOURCE,
+			     TAG_QUERY, c->wd, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+			return;
+		memset(&a, 0, sizeof(a));
+		a.rank = c->me;
+		a.state = (int)c->state;
+		a.kseq = (unsigned)q.kind < RT_NKINDS ? c->kseq[q.kind] : -1;
+		describe(c, a.where, sizeof(a.where));
+		/* small enough to go eagerly; the asker is receiving */
+		MPI_Send(&a, (int)sizeof(a), MPI_BYTE, st.MPI_SOURCE,
+			 TAG_ANSWER, c->wd);
+	}
+}
+
+/* One member's line of the report. */
+static void member_line(const struct coll *c, const struct call_desc *d,
+			int member, const struct wd_answer *a, int *arrived)
+{
+	long long mine = c->kseq[d->k];
+
+	if (!a) {
+		fprintf(stderr, "gtplan-run: rank %d:   rank %d: no answer "
+			"within %.0f s: stopped, dead, or busy outside any "
+			"collective\n", c->me, member, WATCH_ANSWER_S);
+		return;
+	}
+	if (a->kseq >= mine) {
+		(*arrived)++;
+		fprintf(stderr, "gtplan-run: rank %d:   rank %d: arrived (%s)"
+			"\n", c->me, member, a->where);
+		return;
+	}
+	fprintf(stderr, "gtplan-run: rank %d:   rank %d: NOT ARRIVED: it has "
+		"issued %lld collective%s on this group, and this one is the "
+		"group's #%lld; it is %s\n", c->me, member, a->kseq,
+		a->kseq == 1 ? "" : "s", mine - 1, a->where);
+}
+
+int coll_watch_report(struct coll *c, const struct call_desc *d)
+{
+	int n = c->size[d->k], got = 0, arrived = 1, asked = 0;
+	const int *mem = c->members[d->k];
+	struct wd_answer *ans = calloc((size_t)n, sizeof(*ans));
+	char *have = calloc((size_t)n, 1);
+	struct wd_query q = { (int)d->k, c->kseq[d->k] };
+	double deadline;
+
+	rt_error(RT_ETIMEOUT, "collective #%lld of call '%s' (step %lld), the "
+		 "%s of %lld elements of %s over %s group %lld, did not "
+		 "complete within %g s (the group's #%lld); asking its %d "
+		 "members where they are", c->seq - 1,
+		 c->call, c->step, d->coll, d->count, d->what,
+		 rt_kind_name(d->k), c->index[d->k], c->timeout_s,
+		 c->kseq[d->k] - 1, n);
+	if (!ans || !have) {
+		free(ans);
+		free(have);
+		return RT_ETIMEOUT;
+	}
+	for (int i = 0; i < n; i++)
+		if (mem[i] != c->me && MPI_Send(&q, (int)sizeof(q), MPI_BYTE,
+						mem[i], TAG_QUERY, c->wd) ==
+		    MPI_SUCCESS)
+			asked++;
+	deadline = coll_now() + WATCH_ANSWER_S;
+	while (got < asked && coll_now() < deadline) {
+		struct wd_answer a;
+		MPI_Status st;
+		int flag = 0;
+
+		coll_watch_serve(c); /* others may be asking me */
+		if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_ANSWER, c->wd, &flag,
+			       &st) != MPI_SUCCESS || !flag) {
+			sched_yield();
+			continue;
+		}
+		if (MPI_Recv(&a, (int)sizeof(a), MPI_BYTE, st.MPI_SOURCE,
+			     TAG_ANSWER, c->wd, MPI_STATUS_IGNORE) !=
+		    MPI_SUCCESS)
+			break;
+		a.where[sizeof(a.where) - 1] = '\0';
+		for (int i = 0; i < n; i++)
+			if (mem[i] == a.rank && !have[i]) {
+				ans[i] = a;
+				have[i] = 1;
+				got++;
+			}
+	}
+	for (int i = 0, shown = 0; i < n; i++) {
+		if (mem[i] == c->me)
+			continue;
+		/* every member that did not arrive is named; arrivals are
+		 * summarised past the first few */
+		if (have[i] && ans[i].kseq >= c->kseq[d->k] &&
+		    shown >= COLL_REPORT_MEMBERS) {
+			arrived++;
+			continue;
+		}
+		member_line(c, d, mem[i], have[i] ? &ans[i] : NULL, &arrived);
+		shown++;
+	}
+	fprintf(stderr, "gtplan-run: rank %d: watchdog: %d of %d members of "
+		"%s group %lld arrived (this rank included); %d did not "
+		"answer\n", c->me, arrived, n, rt_kind_name(d->k),
+		c->index[d->k], asked - got);
+	free(ans);
+	free(have);
+	return RT_ETIMEOUT;
+}
