@@ -270,6 +270,29 @@ int kern_adam(struct kern_ctx *k, long long n, float lr, float beta1,
 		 : 0;
 }
 
+int kern_to_bf16(struct kern_ctx *k, long long n, const float *x,
+		 uint16_t *y)
+{
+	if (!OK_N(x, n) || !OK_N(y, n))
+		return KERN_EINVAL;
+	return n ? k->ops->to_bf16(k, n, x, y) : 0;
+}
+
+int kern_from_bf16(struct kern_ctx *k, long long n, const uint16_t *x,
+		   float *y)
+{
+	if (!OK_N(x, n) || !OK_N(y, n))
+		return KERN_EINVAL;
+	return n ? k->ops->from_bf16(k, n, x, y) : 0;
+}
+
+int kern_round_bf16(struct kern_ctx *k, long long n, float *x)
+{
+	if (!OK_N(x, n))
+		return KERN_EINVAL;
+	return n ? k->ops->round_bf16(k, n, x) : 0;
+}
+
 int kern_sgd(struct kern_ctx *k, long long n, float lr, float *p,
 	     const float *g)
 {

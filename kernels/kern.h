@@ -108,6 +108,11 @@ struct kern_ops {
 		    const float *g, float *m, float *v);
 	int (*sgd)(struct kern_ctx *k, long long n, float lr, float *p,
 		   const float *g);
+	int (*to_bf16)(struct kern_ctx *k, long long n, const float *x,
+		       uint16_t *y);
+	int (*from_bf16)(struct kern_ctx *k, long long n, const uint16_t *x,
+			 float *y);
+	int (*round_bf16)(struct kern_ctx *k, long long n, float *x);
 	/* the device's queue (a cudaStream_t); NULL where there is none */
 	void *(*stream)(struct kern_ctx *k);
 };
@@ -204,6 +209,16 @@ int kern_embed_fwd(struct kern_ctx *k, long long n, long long h,
 int kern_embed_bwd(struct kern_ctx *k, long long n, long long h,
 		   long long first, long long rows, const float *dout,
 		   const int32_t *tokens, float *dtable);
+
+/* bfloat16, bit for bit alike on every device: to_bf16 rounds each float
+ * to the nearest bf16 (ties to even; NaN stays a quiet NaN) and writes its
+ * 16 bits; from_bf16 widens them back exactly; round_bf16 does both in
+ * place, leaving floats that bf16 represents exactly. */
+int kern_to_bf16(struct kern_ctx *k, long long n, const float *x,
+		 uint16_t *y);
+int kern_from_bf16(struct kern_ctx *k, long long n, const uint16_t *x,
+		   float *y);
+int kern_round_bf16(struct kern_ctx *k, long long n, float *x);
 
 /* Adam with bias correction, no weight decay; step counts from 1:
  * m = b1 m + (1-b1) g, v = b2 v + (1-b2) g^2,

@@ -307,6 +307,54 @@ static int cpu_sgd(struct kern_ctx *k, long long n, float lr, float *p,
 	return 0;
 }
 
+/* Round to nearest even on the bits, so that the CUDA twin (the same
+ * integer arithmetic) agrees bit for bit. */
+static uint16_t bf16_of(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof(u));
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return (uint16_t)((u >> 16) | 0x40u);
+	u += 0x7fffu + ((u >> 16) & 1u);
+	return (uint16_t)(u >> 16);
+}
+
+static float float_of(uint16_t b)
+{
+	uint32_t u = (uint32_t)b << 16;
+	float f;
+
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+static int cpu_to_bf16(struct kern_ctx *k, long long n, const float *x,
+		       uint16_t *y)
+{
+	(void)k;
+	for (long long i = 0; i < n; i++)
+		y[i] = bf16_of(x[i]);
+	return 0;
+}
+
+static int cpu_from_bf16(struct kern_ctx *k, long long n, const uint16_t *x,
+			 float *y)
+{
+	(void)k;
+	for (long long i = 0; i < n; i++)
+		y[i] = float_of(x[i]);
+	return 0;
+}
+
+static int cpu_round_bf16(struct kern_ctx *k, long long n, float *x)
+{
+	(void)k;
+	for (long long i = 0; i < n; i++)
+		x[i] = float_of(bf16_of(x[i]));
+	return 0;
+}
+
 const struct kern_ops kern_cpu_ops = {
 	.name = "cpu",
 	.init = cpu_init,
@@ -334,4 +382,7 @@ const struct kern_ops kern_cpu_ops = {
 	.embed_bwd = cpu_embed_bwd,
 	.adam = cpu_adam,
 	.sgd = cpu_sgd,
+	.to_bf16 = cpu_to_bf16,
+	.from_bf16 = cpu_from_bf16,
+	.round_bf16 = cpu_round_bf16,
 };

@@ -647,6 +647,62 @@ static int cuda_sgd(struct kern_ctx *k, long long n, float lr, float *p,
 	return 0;
 }
 
+/* ---- bfloat16 (bit for bit as kern_cpu.c's bf16_of) -------------------- */
+
+__device__ static unsigned short bf16_bits(float f)
+{
+	unsigned int u = __float_as_uint(f);
+
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return (unsigned short)((u >> 16) | 0x40u);
+	u += 0x7fffu + ((u >> 16) & 1u);
+	return (unsigned short)(u >> 16);
+}
+
+__global__ static void to_bf16_k(long long n, const float *x, uint16_t *y)
+{
+	GRID_STRIDE(i, n)
+		y[i] = bf16_bits(x[i]);
+}
+
+__global__ static void from_bf16_k(long long n, const uint16_t *x, float *y)
+{
+	GRID_STRIDE(i, n)
+		y[i] = __uint_as_float((unsigned int)x[i] << 16);
+}
+
+__global__ static void round_bf16_k(long long n, float *x)
+{
+	GRID_STRIDE(i, n)
+		x[i] = __uint_as_float((unsigned int)bf16_bits(x[i]) << 16);
+}
+
+static int cuda_to_bf16(struct kern_ctx *k, long long n, const float *x,
+			uint16_t *y)
+{
+	to_bf16_k<<<blocks_for(n), KERN_CUDA_THREADS, 0, stream_of(k)>>>(n, x,
+									 y);
+	LAUNCHCHECK(to_bf16_k);
+	return 0;
+}
+
+static int cuda_from_bf16(struct kern_ctx *k, long long n, const uint16_t *x,
+			  float *y)
+{
+	from_bf16_k<<<blocks_for(n), KERN_CUDA_THREADS, 0, stream_of(k)>>>(
+		n, x, y);
+	LAUNCHCHECK(from_bf16_k);
+	return 0;
+}
+
+static int cuda_round_bf16(struct kern_ctx *k, long long n, float *x)
+{
+	round_bf16_k<<<blocks_for(n), KERN_CUDA_THREADS, 0, stream_of(k)>>>(
+		n, x);
+	LAUNCHCHECK(round_bf16_k);
+	return 0;
+}
+
 static struct kern_ops make_ops(void)
 {
 	struct kern_ops o = {};
@@ -678,6 +734,9 @@ static struct kern_ops make_ops(void)
 	o.adam = cuda_adam;
 	o.sgd = cuda_sgd;
 	o.stream = cuda_stream;
+	o.to_bf16 = cuda_to_bf16;
+	o.from_bf16 = cuda_from_bf16;
+	o.round_bf16 = cuda_round_bf16;
 	return o;
 }
 

@@ -466,6 +466,38 @@ int coll_use_nccl(struct coll *c, struct kern_ctx *dev)
 	return rc;
 }
 
+int coll_bench_run(struct coll *c, enum rt_kind k, int reduce_scatter,
+		   long long count, float *send, float *recv, int iters,
+		   struct coll_bench *out)
+{
+	double t0, secs;
+	int rc;
+
+	if (!c->nccl)
+		return rt_error(RT_EDEVICE, "--bench-comm measures the NCCL "
+				"path: run with --device cuda and one GPU per "
+				"rank");
+	if (iters < 1)
+		return rt_error(RT_EUSAGE, "--bench-comm needs 1 or more "
+				"iterations");
+	t0 = coll_now();
+	for (int i = 0; i < iters; i++) {
+		rc = reduce_scatter ?
+		     coll_reduce_scatter(c, k, "bench", send, recv, count) :
+		     coll_all_gather(c, k, "bench", send, recv, count);
+		if (rc)
+			return rc;
+	}
+	out->runtime_s = (coll_now() - t0) / iters;
+	RCHECK_COLL(coll_nccl_plain(c, k, reduce_scatter, count, send, recv,
+				    iters, 1, &secs));
+	out->plain_s = secs / iters;
+	RCHECK_COLL(coll_nccl_plain(c, k, reduce_scatter, count, send, recv,
+				    iters, 0, &secs));
+	out->pipelined_s = secs / iters;
+	return 0;
+}
+
 const char *coll_nccl_library(void)
 {
 	return coll_nccl_version();

@@ -102,6 +102,21 @@ void coll_set_staging(struct coll *c, struct kern_ctx *dev);
 int coll_use_nccl(struct coll *c, struct kern_ctx *dev);
 /* "NCCL 2.28.9", or "no NCCL" in a build without it. */
 const char *coll_nccl_library(void);
+/* --bench-comm: `iters` all-gathers (reduce_scatter 0) or reduce-scatters
+ * (1) of `count` elements per rank over this rank's group of kind k, on
+ * the NCCL path, timed three ways (seconds per collective): through this
+ * module (recorded, waited for and watched as the runtime's own are), as
+ * plain NCCL calls each followed by a stream synchronisation, and as plain
+ * NCCL calls enqueued back to back with one synchronisation at the end (as
+ * nccl-tests times them). Buffers are device pointers: send holds count
+ * (all-gather) or n x count (reduce-scatter) floats, recv the other.
+ * Collective over the group. RT_EDEVICE without the NCCL path. */
+struct coll_bench {
+	double runtime_s, plain_s, pipelined_s;
+};
+int coll_bench_run(struct coll *c, enum rt_kind k, int reduce_scatter,
+		   long long count, float *send, float *recv, int iters,
+		   struct coll_bench *out);
 /* This rank's place among the ranks of its host, and their number. */
 int coll_local_rank(int *local, int *nlocal);
 

@@ -227,6 +227,35 @@ int coll_nccl_gather(struct coll *c, const struct call_desc *d,
 	return wait_stream(c, d);
 }
 
+int coll_nccl_plain(struct coll *c, enum rt_kind k, int reduce_scatter,
+		    long long count, const float *send, float *recv,
+		    int iters, int sync_each, double *secs)
+{
+	struct coll_nccl *x = c->nccl;
+	double t0;
+
+	if (cudaStreamSynchronize(x->stream) != cudaSuccess)
+		return rt_error(RT_EDEVICE, "bench: stream synchronisation "
+				"failed");
+	t0 = coll_now();
+	for (int i = 0; i < iters; i++) {
+		if (reduce_scatter)
+			NCCLCHECK(ncclReduceScatter(send, recv, (size_t)count,
+						    ncclFloat, ncclSum,
+						    x->comm[k], x->stream));
+		else
+			NCCLCHECK(ncclAllGather(send, recv, (size_t)count,
+						ncclFloat, x->comm[k],
+						x->stream));
+		if ((sync_each || i == iters - 1) &&
+		    cudaStreamSynchronize(x->stream) != cudaSuccess)
+			return rt_error(RT_EDEVICE, "bench: stream "
+					"synchronisation failed");
+	}
+	*secs = coll_now() - t0;
+	return 0;
+}
+
 #else /* !GTPLAN_WITH_NCCL */
 
 static int no_nccl(void)
@@ -277,6 +306,15 @@ int coll_nccl_gather(struct coll *c, const struct call_desc *d,
 		     const float *send, float *recv, int root)
 {
 	(void)c, (void)d, (void)send, (void)recv, (void)root;
+	return no_nccl();
+}
+
+int coll_nccl_plain(struct coll *c, enum rt_kind k, int reduce_scatter,
+		    long long count, const float *send, float *recv,
+		    int iters, int sync_each, double *secs)
+{
+	(void)c, (void)k, (void)reduce_scatter, (void)count, (void)send;
+	(void)recv, (void)iters, (void)sync_each, (void)secs;
 	return no_nccl();
 }
 #endif

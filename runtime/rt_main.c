@@ -22,6 +22,7 @@
 
 #include "coll.h"
 #include "kern.h"
+#include "rt_bench.h"
 #include "rt_err.h"
 #include "rt_model.h"
 #include "rt_plan.h"
@@ -31,6 +32,7 @@ enum { EXIT_OK = 0, EXIT_RUN = 1, EXIT_USAGE = 2 };
 struct opts {
 	const char *plan, *device, *log, *record, *dump, *optimizer, *comm;
 	long long steps, global_batch, micro_batch; /* steps -1: the plan's */
+	long long bench_iters; /* --bench-comm N: 0 = no bench */
 	double timeout_s, lr; /* lr 0: the plan's */
 	int force, help;
 };
@@ -55,6 +57,9 @@ static void usage(FILE *f)
 "                        rank), or MPI with host staging (ranks sharing\n"
 "                        GPUs); auto (default) picks NCCL where every rank\n"
 "                        has a GPU of its own\n"
+"  --bench-comm N        instead of training, time N GTP all-gathers and\n"
+"                        reduce-scatters of each weight on the NCCL path\n"
+"                        against plain NCCL calls (bus bandwidth)\n"
 "  --timeout S           stop when a collective waits longer than S seconds\n"
 "                        and report where every member of its group is\n"
 "  --force               run a plan that has error diagnostics, or whose\n"
@@ -94,7 +99,7 @@ static int valued(const char *a)
 	static const char *const names[] = {
 		"--device", "--steps", "--global-batch", "--micro-batch",
 		"--log", "--record", "--dump-weights", "--optimizer",
-		"--timeout", "--lr", "--comm",
+		"--timeout", "--lr", "--comm", "--bench-comm",
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -141,6 +146,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			RCHECK(parse_count(a, v, 0, &o->steps));
 		} else if (!strcmp(a, "--global-batch")) {
 			RCHECK(parse_count(a, v, 1, &o->global_batch));
+		} else if (!strcmp(a, "--bench-comm")) {
+			RCHECK(parse_count(a, v, 1, &o->bench_iters));
 		} else if (!strcmp(a, "--micro-batch")) {
 			RCHECK(parse_count(a, v, 1, &o->micro_batch));
 		} else if (!strcmp(a, "--timeout")) {
@@ -170,6 +177,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	if (strcmp(o->comm, "auto") && strcmp(o->device, "cuda"))
 		return rt_error_once(RT_EUSAGE, "--comm %s is for --device "
 				     "cuda; the CPU path uses MPI", o->comm);
+	if (o->bench_iters && strcmp(o->device, "cuda"))
+		return rt_error_once(RT_EUSAGE, "--bench-comm times the NCCL "
+				     "path: run it with --device cuda, one GPU "
+				     "per rank");
+	if (o->bench_iters > 100000)
+		return rt_error_once(RT_EUSAGE, "--bench-comm: at most 100000 "
+				     "iterations, not %lld", o->bench_iters);
 	if (strcmp(o->optimizer, "adam") && strcmp(o->optimizer, "sgd"))
 		return rt_error_once(RT_EUSAGE, "--optimizer is adam or sgd, "
 				     "not '%s'", o->optimizer);
@@ -522,6 +536,11 @@ int main(int argc, char **argv)
 			 * watchdog of its peers why */
 			rt_error(RT_EPLAN, "not called: %s", plan.train_why);
 			rc = coll_idle(c, plan.train_why);
+		} else if (o.bench_iters) {
+			rc = rt_bench_comm(&model, (int)o.bench_iters,
+					   out.log);
+			if (!rc)
+				rc = coll_finish(c);
 		} else {
 			rc = train(&model, steps, rank == 0, out.log);
 			if (!rc && o.dump)

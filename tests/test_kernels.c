@@ -475,6 +475,51 @@ START_TEST(sgd_step)
 }
 END_TEST
 
+/* bf16 rounding on known bit patterns: exact values, ties to even both
+ * ways, a carry into the exponent, the largest finite float (which rounds
+ * to infinity, as IEEE round-to-nearest does), infinities and NaN. */
+START_TEST(bf16_bits)
+{
+	static const uint32_t in[] = {
+		0x3f800000u, /* 1.0: exact */
+		0x3f808000u, /* 1 + 2^-8: a tie, even below -> 0x3f80 */
+		0x3f818000u, /* a tie, odd below -> up to 0x3f82 */
+		0x3f808001u, /* just above the tie -> 0x3f81 */
+		0x3fffffffu, /* carries into the exponent -> 0x4000 */
+		0x7f7fffffu, /* FLT_MAX -> +inf */
+		0xff800000u, /* -inf */
+		0x7fc00001u, /* a NaN stays NaN */
+		0x7f800001u, /* a signalling NaN becomes quiet */
+		0x80000000u, /* -0 */
+	};
+	static const uint16_t want[] = {
+		0x3f80, 0x3f80, 0x3f82, 0x3f81, 0x4000, 0x7f80, 0xff80, 0x7fc0,
+		0x7fc0, 0x8000,
+	};
+	enum { N = sizeof(in) / sizeof(in[0]) };
+	float x[N], back[N], r[N];
+	uint16_t y[N];
+
+	memcpy(x, in, sizeof(x));
+	memcpy(r, in, sizeof(r));
+	ck_assert_int_eq(kern_to_bf16(&K, N, x, y), 0);
+	ck_assert_int_eq(kern_from_bf16(&K, N, y, back), 0);
+	ck_assert_int_eq(kern_round_bf16(&K, N, r), 0);
+	for (int i = 0; i < N; i++) {
+		uint32_t b, rb;
+
+		ck_assert_msg(y[i] == want[i], "bf16 of 0x%08x: 0x%04x, want "
+			      "0x%04x", in[i], y[i], want[i]);
+		memcpy(&b, &back[i], sizeof(b));
+		memcpy(&rb, &r[i], sizeof(rb));
+		ck_assert_uint_eq(b, (uint32_t)want[i] << 16);
+		ck_assert_uint_eq(rb, b);
+	}
+	ck_assert_int_eq(kern_to_bf16(&K, 3, NULL, y), KERN_EINVAL);
+	ck_assert_int_eq(kern_round_bf16(&K, 0, NULL), 0);
+}
+END_TEST
+
 /* ---- suite -------------------------------------------------------------- */
 
 static void add(Suite *s, const char *name, const TTest *t)
@@ -494,6 +539,7 @@ int main(void)
 
 	add(s, "memory_ops", memory_ops);
 	add(s, "errors", errors);
+	add(s, "bf16_bits", bf16_bits);
 	add(s, "gemm_all_transposes", gemm_all_transposes);
 	add(s, "axpy_scale", axpy_scale);
 	add(s, "rmsnorm_forward", rmsnorm_forward);

@@ -522,6 +522,44 @@ static void test_optim(void)
 	report("sgd", &vs, TOL_ELEM);
 }
 
+/* bf16 conversions: bit for bit the CPU twin's, on random floats of every
+ * magnitude plus the special values. */
+static void test_bf16(void)
+{
+	struct verdict v = { 0, 0 };
+	long long n = 100003;
+	size_t b4 = (size_t)n * 4, b2 = (size_t)n * 2;
+	uint32_t *bits = xmalloc(b4);
+	uint16_t *yc = xmalloc(b2), *yg = xmalloc(b2), *d_y;
+	float *x = xmalloc(b4), *rc_ = xmalloc(b4), *rg = xmalloc(b4);
+	float *d_x, *d_r;
+	long long diff = 0;
+
+	for (long long i = 0; i < n; i++)
+		bits[i] = (uint32_t)rand_r(&seed) * 2654435761u ^
+			  (uint32_t)rand_r(&seed);
+	bits[0] = 0x7f7fffffu;
+	bits[1] = 0x7f800001u;
+	bits[2] = 0x3f808000u;
+	memcpy(x, bits, b4);
+	memcpy(rc_, bits, b4);
+	d_x = up(x, b4);
+	d_r = up(x, b4);
+	see_rc(&v, kern_alloc(&G, b2, (void **)&d_y));
+	see_rc(&v, kern_to_bf16(&C, n, x, yc));
+	see_rc(&v, kern_to_bf16(&G, n, d_x, d_y));
+	see_rc(&v, down(yg, d_y, b2));
+	see_rc(&v, kern_round_bf16(&C, n, rc_));
+	see_rc(&v, kern_round_bf16(&G, n, d_r));
+	see_rc(&v, down(rg, d_r, b4));
+	for (long long i = 0; i < n; i++)
+		diff += yc[i] != yg[i] || memcmp(&rc_[i], &rg[i], 4) != 0;
+	see(&v, (double)diff);
+	kern_free(&G, d_x); kern_free(&G, d_r); kern_free(&G, d_y);
+	free(bits); free(yc); free(yg); free(x); free(rc_); free(rg);
+	report("bf16", &v, 0);
+}
+
 int main(void)
 {
 	int rc = kern_init(&G, KERN_CUDA, 0);
@@ -550,6 +588,7 @@ int main(void)
 	test_ce();
 	test_embed();
 	test_optim();
+	test_bf16();
 	kern_release(&C);
 	kern_release(&G);
 	printf("RESULT %d %d 0\n", n_pass, n_fail);
