@@ -299,28 +299,29 @@ static MPI_Op mpi_op(enum coll_op op)
 	return op == COLL_MAX ? MPI_MAX : MPI_SUM;
 }
 
+/* elem 4: fp32, elem 2: bf16 (moved as 16-bit words: no arithmetic) */
 static int host_all_gather(struct coll *c, enum rt_kind k, const char *what,
-		    const float *send, float *recv, long long count)
+			   const void *send, void *recv, long long count,
+			   int elem)
 {
-	struct call_desc d = { "all-gather", what, "fp32", k, count, 4, 0,
-			       COLL_SUM };
+	struct call_desc d = { "all-gather", what, elem == 2 ? "bf16" : "fp32",
+			       k, count, elem, 0, COLL_SUM };
+	MPI_Datatype t = elem == 2 ? MPI_UINT16_T : MPI_FLOAT;
 	MPI_Request req;
 	int rc, n = (int)count;
 
 	if (c->size[k] == 1) {
 		if (recv != send)
-			memmove(recv, send, (size_t)count * sizeof(float));
+			memmove(recv, send, (size_t)count * (size_t)elem);
 		return 0;
 	}
 	if ((rc = begin(c, &d)))
 		return rc;
 	if (c->timeout_s <= 0) {
-		MPICHECK(MPI_Allgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT,
-				       c->comm[k]));
+		MPICHECK(MPI_Allgather(send, n, t, recv, n, t, c->comm[k]));
 		return 0;
 	}
-	MPICHECK(MPI_Iallgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT,
-				c->comm[k], &req));
+	MPICHECK(MPI_Iallgather(send, n, t, recv, n, t, c->comm[k], &req));
 	return wait_req(c, &d, &req);
 }
 
@@ -543,30 +544,49 @@ static int dev_copy(struct coll *c, const char *what, float *dst,
 	return 0;
 }
 
-int coll_all_gather(struct coll *c, enum rt_kind k, const char *what,
-		    const float *send, float *recv, long long count)
+static int all_gather(struct coll *c, enum rt_kind k, const char *what,
+		      const void *send, void *recv, long long count, int elem)
 {
-	size_t n = (size_t)count, g = (size_t)c->size[k];
-	float *hs, *hr;
+	size_t n = (size_t)count * (size_t)elem, g = (size_t)c->size[k];
+	char *hs, *hr;
 
 	if (!c->dev)
-		return host_all_gather(c, k, what, send, recv, count);
-	if (g == 1)
-		return dev_copy(c, what, recv, send, count);
+		return host_all_gather(c, k, what, send, recv, count, elem);
+	if (g == 1) {
+		if (recv != send && n > 0)
+			SKCHECK(kern_copy(c->dev, recv, send, n), what);
+		return 0;
+	}
 	if (c->nccl) {
-		struct call_desc d = { "all-gather", what, "fp32", k, count, 4,
-				       0, COLL_SUM };
+		struct call_desc d = { "all-gather", what,
+				       elem == 2 ? "bf16" : "fp32", k, count,
+				       elem, 0, COLL_SUM };
 
 		RCHECK_COLL(begin(c, &d));
 		return coll_nccl_all_gather(c, &d, send, recv);
 	}
-	RCHECK_COLL(host_room(c, n + g * n));
-	hs = c->hbuf;
-	hr = c->hbuf + n;
-	SKCHECK(kern_download(c->dev, hs, send, n * sizeof(float)), what);
-	RCHECK_COLL(host_all_gather(c, k, what, hs, hr, count));
-	SKCHECK(kern_upload(c->dev, recv, hr, g * n * sizeof(float)), what);
+	/* host_room counts floats */
+	RCHECK_COLL(host_room(c, (n + g * n + sizeof(float) - 1) /
+				 sizeof(float)));
+	hs = (char *)c->hbuf;
+	hr = hs + n;
+	SKCHECK(kern_download(c->dev, hs, send, n), what);
+	RCHECK_COLL(host_all_gather(c, k, what, hs, hr, count, elem));
+	SKCHECK(kern_upload(c->dev, recv, hr, g * n), what);
 	return 0;
+}
+
+int coll_all_gather(struct coll *c, enum rt_kind k, const char *what,
+		    const float *send, float *recv, long long count)
+{
+	return all_gather(c, k, what, send, recv, count, 4);
+}
+
+int coll_all_gather_bf16(struct coll *c, enum rt_kind k, const char *what,
+			 const uint16_t *send, uint16_t *recv,
+			 long long count)
+{
+	return all_gather(c, k, what, send, recv, count, 2);
 }
 
 int coll_reduce_scatter(struct coll *c, enum rt_kind k, const char *what,

@@ -30,6 +30,8 @@
 #ifndef GTPLAN_COLL_H
 #define GTPLAN_COLL_H
 
+#include <stdint.h>
+
 #include "rt_plan.h"
 
 enum coll_op { COLL_SUM, COLL_MAX };
@@ -75,6 +77,11 @@ int coll_rank(const struct coll *c, enum rt_kind k);
 /* recv = the members' `send` blocks of `count` floats, in group order. */
 int coll_all_gather(struct coll *c, enum rt_kind k, const char *what,
 		    const float *send, float *recv, long long count);
+/* The same for bf16 words (the GTP all-gather of bf16 weights), recorded
+ * with dtype "bf16". */
+int coll_all_gather_bf16(struct coll *c, enum rt_kind k, const char *what,
+			 const uint16_t *send, uint16_t *recv,
+			 long long count);
 /* recv = block `rank` of the sum over members of send (n x count). */
 int coll_reduce_scatter(struct coll *c, enum rt_kind k, const char *what,
 			const float *send, float *recv, long long count);

@@ -86,8 +86,9 @@ int coll_watch_report(struct coll *c, const struct call_desc *d);
 /* ---- coll_nccl.c (builds with KERN_WITH_CUDA only) ---- */
 int coll_nccl_new(struct coll *c, struct kern_ctx *dev);
 void coll_nccl_free(struct coll *c);
+/* d->elem 4: fp32, 2: bf16 */
 int coll_nccl_all_gather(struct coll *c, const struct call_desc *d,
-			 const float *send, float *recv);
+			 const void *send, void *recv);
 int coll_nccl_reduce_scatter(struct coll *c, const struct call_desc *d,
 			     const float *send, float *recv);
 int coll_nccl_all_reduce(struct coll *c, const struct call_desc *d,

@@ -167,11 +167,12 @@ static int wait_stream(struct coll *c, const struct call_desc *d)
 }
 
 int coll_nccl_all_gather(struct coll *c, const struct call_desc *d,
-			 const float *send, float *recv)
+			 const void *send, void *recv)
 {
 	struct coll_nccl *x = c->nccl;
 
-	NCCLCHECK(ncclAllGather(send, recv, (size_t)d->count, ncclFloat,
+	NCCLCHECK(ncclAllGather(send, recv, (size_t)d->count,
+				d->elem == 2 ? ncclBfloat16 : ncclFloat,
 				x->comm[d->k], x->stream));
 	return wait_stream(c, d);
 }
@@ -282,7 +283,7 @@ void coll_nccl_free(struct coll *c)
 }
 
 int coll_nccl_all_gather(struct coll *c, const struct call_desc *d,
-			 const float *send, float *recv)
+			 const void *send, void *recv)
 {
 	(void)c, (void)d, (void)send, (void)recv;
 	return no_nccl();
