@@ -9,6 +9,8 @@
 #                   nvcc, run the kernel test and, where a GPU is present, the
 #                   runtime's GPU parity (tests/runtime_parity_gpu.sh; never
 #                   part of make test)
+#   make bench-gpu  on 2+ GPUs: GTP all-gather/reduce-scatter bandwidth through
+#                   the runtime's NCCL path vs plain NCCL (scripts/bench_gpu.sh)
 #   make clean
 #
 # User CFLAGS/LDFLAGS are appended. Objects go to build/; nothing is installed.
@@ -133,7 +135,7 @@ GPU_CFLAGS := $(STD) $(WARN) -O2 -g -Ikernels $(BLAS_CFLAGS) -DKERN_WITH_CUDA -M
 GPU_OBJ := $(KERN_SRC:%.c=build/gpu/%.o) build/gpu/kernels/kern_cuda.o \
            build/gpu/tests/gpu/test_kernels_gpu.o
 
-.PHONY: test-gpu
+.PHONY: test-gpu bench-gpu
 build/gpu/%.o: %.c
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  CC/gpu  $<")
@@ -189,6 +191,12 @@ test: deps-test
 bench: deps
 	@$(MAKE) --no-print-directory build/gtplan
 	@scripts/bench.sh
+
+# On a host with 2 GPUs or more: the GTP collectives' bandwidth through the
+# runtime's NCCL path against plain NCCL (plans made where gtplan runs).
+bench-gpu: build/gpu/gtplan-run
+	@if [ -x build/gtplan ]; then tests/runtime_parity_gpu.sh --plans-only >/dev/null; fi
+	@scripts/bench_gpu.sh
 
 clean:
 	rm -rf build

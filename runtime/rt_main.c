@@ -201,7 +201,7 @@ static int preflight(const struct opts *o, const struct rt_plan *p)
 #ifndef KERN_WITH_CUDA
 	if (!strcmp(o->device, "cuda"))
 		return rt_error_once(RT_EDEVICE, "--device cuda: this build of "
-				     "gtplan-run has no CUDA path yet (make "
+				     "gtplan-run has no CUDA path (make "
 				     "build/gpu/gtplan-run builds one); run "
 				     "with --device cpu");
 #endif

@@ -180,7 +180,7 @@ refuse "ffn by TP" "gtplan.runtime.ffn 97 is not divisible by TP 2" mpi 6 "$tmp/
 plan seq30 8 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4 \
 	$M.context_parallel_size=2 policy.sequence_packing.enabled=true gtplan.runtime.seq_len=30
 refuse "seq_len by CP" "does not split into 2 x CP = 4 chunks" mpi 8 "$tmp/seq30.json"
-refuse "device cuda" "no CUDA path yet" mpi 1 "$tmp/ref.json" --device cuda
+refuse "device cuda" "has no CUDA path (make build/gpu/gtplan-run" mpi 1 "$tmp/ref.json" --device cuda
 refuse "bad option" "unknown option '--bogus'" mpi 1 "$tmp/ref.json" --bogus
 "$PY" - "$tmp/ref.json" "$tmp/err.json" <<'EOF'
 import json, sys

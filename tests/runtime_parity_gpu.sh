@@ -31,6 +31,9 @@ bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 finish() { echo "RESULT $pass $fail $skip"; exit $((fail > 0)); }
 [ -x "$RUN" ] || { bad "$RUN is not built (make build/gpu/gtplan-run)"; finish; }
 export OPENBLAS_NUM_THREADS=1
+# NVLink multicast stays off on shared GPU hosts (it can take the GPUs out
+# of service); NCCL does not need it here
+export NCCL_NVLS_ENABLE=0
 if [ "$(id -u)" -eq 0 ]; then
 	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
@@ -42,12 +45,24 @@ if [ -x "$GTPLAN" ] && "$GTPLAN" plan "$CFG" cluster.gpus_per_node=1 -o "$PLANS/
 		-o "$PLANS/tp2.json" || bad "plan tp2"
 	"$GTPLAN" plan "$CFG" cluster.gpus_per_node=2 $M.tensor_parallel_num_weight_shards=2 \
 		-o "$PLANS/g2.json" || bad "plan g2"
+	"$GTPLAN" plan "$CFG" cluster.gpus_per_node=8 $M.tensor_model_parallel_size=2 \
+		$M.tensor_parallel_num_weight_shards=4 -o "$PLANS/tp2g2d2.json" || bad "plan tp2g2d2"
+	"$GTPLAN" plan "$CFG" cluster.gpus_per_node=8 $M.tensor_parallel_num_weight_shards=8 \
+		policy.train_global_batch_size=16 -o "$PLANS/tp1g8.json" || bad "plan tp1g8"
 	# the 5-D layout has errors (the hang): the plan is still written
 	"$GTPLAN" plan "$CFG" cluster.gpus_per_node=2 $M.tensor_parallel_num_weight_shards=2 \
 		+gtplan.driver_layout=5d -o "$PLANS/g2-5d.json" >/dev/null 2>&1
+	# --bench-comm (scripts/bench_gpu.sh): weights of a 4096 x 14336 MLP
+	# and a 32000-entry vocabulary, GTP over 2, 4 and 8 GPUs
+	for g in 2 4 8; do
+		"$GTPLAN" plan "$CFG" cluster.gpus_per_node=$g $M.tensor_parallel_num_weight_shards=$g \
+			gtplan.runtime.hidden=4096 gtplan.runtime.ffn=14336 gtplan.runtime.layers=1 \
+			gtplan.runtime.vocab=32000 gtplan.runtime.seq_len=128 \
+			policy.train_global_batch_size=$g -o "$PLANS/bench-g$g.json" || bad "plan bench-g$g"
+	done
 fi
 [ "${1:-}" = --plans-only ] && finish
-for f in ref tp2g3 tp2 g2 g2-5d; do
+for f in ref tp2g3 tp2 g2 tp2g2d2 tp1g8 g2-5d; do
 	[ -s "$PLANS/$f.json" ] || { bad "no plan $PLANS/$f.json (build/gtplan cannot run here)"; finish; }
 done
 # run NAME NP DEVICE PLAN [ARGS...]
@@ -66,11 +81,18 @@ run cuda1 1 cuda ref
 run cuda6 6 cuda tp2g3
 nccl_runs=
 if [ "$ngpu" -ge 2 ]; then
-	for p in tp2 g2; do
-		run "cpu-$p" 2 cpu "$p" --record "$logs/cpu-$p.rec"
-		run "nccl-$p" 2 cuda "$p" --comm nccl --record "$logs/nccl-$p.rec"
+	# TP1xG8 runs 16 samples a step (2 per lane): its own reference
+	[ "$ngpu" -ge 8 ] && run cpu1b16 1 cpu ref --global-batch 16
+	# the NCCL matrix: every layout with a GPU per rank on this host
+	for pn in tp2:2 g2:2 tp2g3:6 tp2g2d2:8 tp1g8:8; do
+		p=${pn%:*} np=${pn#*:}
+		if [ "$np" -gt "$ngpu" ]; then
+			echo "SKIP: NCCL $p ($np GPUs; this host has $ngpu)"; skip=$((skip + 1)); continue
+		fi
+		run "cpu-$p" "$np" cpu "$p" --record "$logs/cpu-$p.rec"
+		run "nccl-$p" "$np" cuda "$p" --comm nccl --record "$logs/nccl-$p.rec"
 		if grep -q "NCCL 2" "$logs/nccl-$p.out"; then ok; else bad "nccl-$p: the start-up line does not name NCCL"; fi
-		for r in 0 1; do
+		for r in $(seq 0 $((np - 1))); do
 			if cmp -s "$logs/cpu-$p.rec.$r" "$logs/nccl-$p.rec.$r"; then ok; else
 				bad "nccl-$p rank $r: recorded collectives differ from the CPU run's"
 				diff "$logs/cpu-$p.rec.$r" "$logs/nccl-$p.rec.$r" | head -4 | sed 's/^/    /'; fi
@@ -92,9 +114,10 @@ else
 	echo "SKIP: NCCL runs (one GPU on this host)"; skip=$((skip + 1))
 fi
 for name in cuda1 cuda6 $nccl_runs; do
-	if "$PY" tests/runtime_compare.py "$TOL" norm "$logs/cpu1.log" "$logs/cpu1.w" \
+	case $name in nccl-tp1g8) ref=cpu1b16 ;; *) ref=cpu1 ;; esac
+	if "$PY" tests/runtime_compare.py "$TOL" norm "$logs/$ref.log" "$logs/$ref.w" \
 		"$logs/$name.log" "$logs/$name.w" >"$logs/$name.cmp" 2>&1; then ok; else bad "parity $name"; fi
-	sed "s/^/    $name vs cpu1: /" "$logs/$name.cmp"
+	sed "s/^/    $name vs $ref: /" "$logs/$name.cmp"
 done
 # per-step losses and step times, side by side
 "$PY" - "$logs"/cpu1.log "$logs"/cuda1.log "$logs"/cuda6.log $(for n in $nccl_runs; do echo "$logs/$n.log"; done) <<'PYEOF' | tee "$logs/summary.txt"
