@@ -79,10 +79,17 @@ int coll_nccl_new(struct coll *c, struct kern_ctx *dev)
 {
 	struct coll_nccl *x;
 	ncclUniqueId id;
-	int world = c->size[RT_K_WORLD], rc = 0;
+	int world = c->size[RT_K_WORLD], rc = 0, version = 0;
 
 	if (!kern_stream(dev))
 		return rt_error(RT_EDEVICE, "NCCL needs the CUDA device");
+	/* ncclCommSplit arrived in NCCL 2.18 */
+	NCCLCHECK(ncclGetVersion(&version));
+	if (version < 21800)
+		return rt_error(RT_EDEVICE, "%s is too old: the runtime splits "
+				"its communicators with ncclCommSplit (NCCL 2.18 "
+				"and later); install a newer NCCL or use --comm "
+				"mpi", coll_nccl_version());
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return rt_error(RT_ENOMEM, "out of memory");
