@@ -11,6 +11,7 @@
 
 #include "cfg.h"
 #include "diag.h"
+#include "launch.h"
 #include "layout.h"
 #include "plan.h"
 #include "render.h"
@@ -48,6 +49,7 @@ struct opts {
 	const char *render_color;  /* render --color lane|gtp|tp|... */
 	const char *render_groups; /* render --groups gtp,tp */
 	char layout_override[48];  /* render --layout 4d|5d, as an override */
+	struct launch_opts run;    /* run's own and gtplan-run's options */
 };
 
 static const char usage_text[] =
@@ -67,6 +69,8 @@ static const char usage_text[] =
 "  config CONFIG [OVERRIDE...]    print the loaded, resolved config as JSON\n"
 "  render CONFIG [OVERRIDE...]    draw the rank grid (svg, png, dot, text)\n"
 "  ckpt SAVED LOADED [OVERRIDE...]  can a checkpoint reshard between them\n"
+"  run CONFIG [OVERRIDE...] [RUNTIME OPTION...] [-- GTPLAN-RUN OPTION...]\n"
+"                                 plan, then mpirun -np W gtplan-run\n"
 "\n"
 "CONFIG is a NeMo-RL YAML file (defaults: inheritance and ${...}\n"
 "interpolation included). OVERRIDE is Hydra's: key=value, +key=value (add),\n"
@@ -85,6 +89,8 @@ static const char usage_text[] =
 "  --no-sim                   plan: leave the calls out (faster)\n"
 "  --color, --groups, --layout, --format, --call, -o\n"
 "                             render: see `gtplan help render`\n"
+"  --dry-run, --force, --steps N, --oversubscribe, ...\n"
+"                             run: see `gtplan help run`\n"
 "  -h, --help                 this help; `gtplan help COMMAND` for one\n"
 "  --version                  print the version\n"
 "\n"
@@ -104,6 +110,7 @@ static const struct {
 	  "weight kind, the saved and loaded pieces and the most saved pieces\n"
 	  "one loading rank reads, then 'reshardable' or the findings (GT730-\n"
 	  "GT733). Exit 0 reshardable, 1 findings, 2 usage.\n" },
+	{ "run", launch_help },
 	{ "lint",
 	  "usage: gtplan lint CONFIG... [OVERRIDE...] [--format text|json|sarif]\n"
 	  "                  [--strict] [--color auto|always|never]\n"
@@ -259,7 +266,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		const char *a = argv[i];
 		int ro = strcmp(o->cmd, "render") == 0 ?
 			 render_option(argc, argv, &i, o) : 0;
+		char err[128];
 
+		if (!strcmp(o->cmd, "run") && (ro = launch_parse_option(
+				&o->run, argc, argv, &i, err, sizeof(err))) < 0)
+			return usage_error("%s", err);
 		if (ro < 0)
 			return EXIT_USAGE;
 		if (ro > 0)
@@ -996,6 +1007,63 @@ static int cmd_ckpt(const struct opts *o)
 	return rc;
 }
 
+/* gtplan run's plan file, written by launch_plan. */
+struct run_plan {
+	const struct plan *plan;
+	const struct diag_list *diags;
+};
+
+static int write_run_plan(FILE *f, void *arg)
+{
+	const struct run_plan *r = arg;
+
+	return plan_write_json(f, r->plan, r->diags);
+}
+
+/* gtplan run: plans as `gtplan plan` does, then launches (launch.h). */
+static int cmd_run(const struct opts *o)
+{
+	struct src_set srcs;
+	struct diag_list diags;
+	struct job j;
+	struct run_plan rp = { &j.plan, &diags };
+	struct launch_opts lo = o->run;
+	size_t n_err;
+	char err[1024];
+	int rc, lrc;
+
+	if (o->n_configs != 1)
+		return usage_error("%s", "run needs exactly one CONFIG");
+	if (o->out && !strcmp(o->out, "-"))
+		return usage_error("%s", "run -o needs a file name");
+	lo.plan_out = o->out;
+	src_set_init(&srcs);
+	diag_list_init(&diags, &srcs);
+	job_init(&j);
+	lrc = job_run(&j, o->configs[0], o, UPTO_SIM, NULL, &srcs, &diags);
+	rc = report(o, &diags, stderr);
+	n_err = diag_count(&diags, DIAG_ERROR);
+	if (lrc == 2) {
+		rc = EXIT_USAGE;
+	} else if (lrc || !j.plan.grid_ok) {
+		fprintf(stderr, "gtplan: no rank grid for '%s': nothing to "
+			"run\n", o->configs[0]);
+		rc = EXIT_FINDINGS;
+	} else if (rc && !lo.force) {
+		fprintf(stderr, "gtplan: not running '%s': the plan has %zu "
+			"error%s%s; fix the config, or pass --force to run it "
+			"anyway\n", o->configs[0], n_err, n_err == 1 ? "" : "s",
+			n_err ? "" : " and warnings count (--strict)");
+	} else if ((rc = launch_plan(&lo, j.plan.world, write_run_plan, &rp,
+				     stdout, err, sizeof(err)))) {
+		fprintf(stderr, "gtplan: %s\n", err);
+	}
+	job_release(&j);
+	diag_list_release(&diags);
+	src_set_release(&srcs);
+	return rc;
+}
+
 static int cmd_help(const char *what)
 {
 	for (size_t i = 0; i < sizeof(command_help) / sizeof(*command_help); i++)
@@ -1043,10 +1111,13 @@ int main(int argc, char **argv)
 			rc = cmd_render(&o);
 		else if (!strcmp(o.cmd, "ckpt"))
 			rc = cmd_ckpt(&o);
+		else if (!strcmp(o.cmd, "run"))
+			rc = cmd_run(&o);
 		else
 			rc = usage_error("unknown command '%s'", o.cmd);
 	}
 	free(o.configs);
 	free(o.overrides);
+	launch_opts_release(&o.run);
 	return rc;
 }
