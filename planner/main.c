@@ -11,6 +11,7 @@
 
 #include "cfg.h"
 #include "diag.h"
+#include "launch.h"
 #include "layout.h"
 #include "plan.h"
 #include "render.h"
@@ -48,6 +49,7 @@ struct opts {
 	const char *render_color;  /* render --color lane|gtp|tp|... */
 	const char *render_groups; /* render --groups gtp,tp */
 	char layout_override[48];  /* render --layout 4d|5d, as an override */
+	struct launch_opts run;    /* run's own and gtplan-run's options */
 };
 
 static const char usage_text[] =
@@ -67,6 +69,7 @@ static const char usage_text[] =
 "  config CONFIG [OVERRIDE...]    print the loaded, resolved config as JSON\n"
 "  render CONFIG [OVERRIDE...]    draw the rank grid (svg, png, dot, text)\n"
 "  ckpt SAVED LOADED [OVERRIDE...]  can a checkpoint reshard between them\n"
+"  run CONFIG [OVERRIDE...]       plan, then mpirun -np W gtplan-run on it\n"
 "\n"
 "CONFIG is a NeMo-RL YAML file (defaults: inheritance and ${...}\n"
 "interpolation included). OVERRIDE is Hydra's: key=value, +key=value (add),\n"
@@ -85,6 +88,8 @@ static const char usage_text[] =
 "  --no-sim                   plan: leave the calls out (faster)\n"
 "  --color, --groups, --layout, --format, --call, -o\n"
 "                             render: see `gtplan help render`\n"
+"  --dry-run, --force, --steps N, --oversubscribe, ...\n"
+"                             run: see `gtplan help run`\n"
 "  -h, --help                 this help; `gtplan help COMMAND` for one\n"
 "  --version                  print the version\n"
 "\n"
@@ -104,6 +109,7 @@ static const struct {
 	  "weight kind, the saved and loaded pieces and the most saved pieces\n"
 	  "one loading rank reads, then 'reshardable' or the findings (GT730-\n"
 	  "GT733). Exit 0 reshardable, 1 findings, 2 usage.\n" },
+	{ "run", launch_help },
 	{ "lint",
 	  "usage: gtplan lint CONFIG... [OVERRIDE...] [--format text|json|sarif]\n"
 	  "                  [--strict] [--color auto|always|never]\n"
@@ -259,7 +265,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		const char *a = argv[i];
 		int ro = strcmp(o->cmd, "render") == 0 ?
 			 render_option(argc, argv, &i, o) : 0;
+		char err[128];
 
+		if (!strcmp(o->cmd, "run") && (ro = launch_parse_option(
+				&o->run, argc, argv, &i, err, sizeof(err))) < 0)
+			return usage_error("%s", err);
 		if (ro < 0)
 			return EXIT_USAGE;
 		if (ro > 0)
@@ -544,77 +554,6 @@ static int cmd_lint(const struct opts *o)
 	return io ? EXIT_USAGE : rc;
 }
 
-static void print_summary(FILE *f, const struct plan *p)
-{
-	fprintf(f, "%s: %lld training GPUs (%lld nodes x %lld)", p->config_name,
-		p->world, p->train.nodes, p->train.gpus_per_node);
-	if (p->world != p->cluster.nodes * p->cluster.gpus_per_node)
-		fprintf(f, " of a %lld-GPU cluster",
-			p->cluster.nodes * p->cluster.gpus_per_node);
-	fprintf(f, "\n");
-	if (!p->grid_ok) {
-		fprintf(f, "  no rank grid: fix the errors above first\n");
-		return;
-	}
-	fprintf(f, "  model copy  TP %lld x CP %lld x GTP %lld x PP %lld = %lld GPUs"
-		" (each weight in %lld shards)\n", p->tp, p->cp, p->gtp, p->pp,
-		p->model_size, p->shards);
-	fprintf(f, "  data        %lld model copies (D) x GTP %lld = %lld data "
-		"lanes (L)\n", p->dp_replicate, p->gtp, p->lanes);
-	if (p->ep > 1 || p->egtp > 1 || p->etp != p->tp)
-		fprintf(f, "  experts     ETP %lld x EP %lld x EGTP %lld x PP %lld, "
-			"expert DP %lld\n", p->etp, p->ep, p->egtp, p->pp,
-			p->expert_grid_ok ? p->edp : 0);
-	if (p->global_batch && p->global_batch % p->lanes == 0) {
-		long long per = p->global_batch / p->lanes;
-
-		fprintf(f, "  batch       %lld = %lld lanes x %lld samples",
-			p->global_batch, p->lanes, per);
-		if (p->micro_batch && per % p->micro_batch == 0)
-			fprintf(f, " = %lld micro-batches of %lld per lane",
-				per / p->micro_batch, p->micro_batch);
-		fprintf(f, "\n");
-	}
-	char ord[64];
-	fprintf(f, "  rank order  %s, driver layout %s\n",
-		lay_order_str(&p->order, ord, sizeof(ord)), p->driver_layout);
-	fprintf(f, "  groups     ");
-	for (size_t i = 0; i < lay_group_kind_count(); i++) {
-		const struct lay_group_kind *k = lay_group_kind_at(i);
-		const struct lay_grid *g = k->expert ? &p->expert : &p->dense;
-
-		if (k->expert && !p->expert_grid_ok)
-			continue;
-		if (strcmp(k->name, "tp") && strcmp(k->name, "gtp") &&
-		    strcmp(k->name, "dp") && strcmp(k->name, "dp_replicate") &&
-		    strcmp(k->name, "pp") && strcmp(k->name, "cp"))
-			continue;
-		fprintf(f, " %s %lldx%lld", k->name,
-			lay_group_count(g, k->axes), lay_group_size(g, k->axes));
-	}
-	fprintf(f, "  (groups x ranks)\n");
-	/* The first lane's first model copy, for a feel of the numbering. */
-	long long show = p->world < 4 * p->train.gpus_per_node ?
-		p->world : 4 * p->train.gpus_per_node;
-	fprintf(f, "  rank -> (t,c,g,d,p) lane, first %lld ranks:\n", show);
-	for (long long r = 0; r < show; r++) {
-		long long c[LAY_NAXES], node, local, idx, lane;
-
-		lay_coords(&p->dense, r, c);
-		plan_rank_place(p, r, &node, &local);
-		lay_group_of(&p->dense, (1u << LAY_GTP) | (1u << LAY_DP), r,
-			     &idx, &lane);
-		if (local == 0)
-			fprintf(f, "    node %lld:", node);
-		fprintf(f, " %lld(%lld,%lld,%lld,%lld,%lld)L%lld", r, c[LAY_TP],
-			c[LAY_CP], c[LAY_GTP], c[LAY_DP], c[LAY_PP], lane);
-		if (local == p->train.gpus_per_node - 1 || r == show - 1)
-			fprintf(f, "\n");
-		else if (local % 4 == 3)
-			fprintf(f, "\n           ");
-	}
-}
-
 static int cmd_plan(const struct opts *o)
 {
 	struct src_set srcs;
@@ -648,7 +587,7 @@ static int cmd_plan(const struct opts *o)
 	}
 	rc = report(o, &diags, stderr);
 	if (lrc == 0 && o->summary)
-		print_summary(out, p);
+		plan_print_summary(out, p);
 	else if (lrc == 0 && plan_write_json(out, p, &diags)) {
 		fprintf(stderr, "gtplan: error writing the plan: %s\n",
 			strerror(errno));
@@ -996,6 +935,63 @@ static int cmd_ckpt(const struct opts *o)
 	return rc;
 }
 
+/* gtplan run's plan file, written by launch_plan. */
+struct run_plan {
+	const struct plan *plan;
+	const struct diag_list *diags;
+};
+
+static int write_run_plan(FILE *f, void *arg)
+{
+	const struct run_plan *r = arg;
+
+	return plan_write_json(f, r->plan, r->diags);
+}
+
+/* gtplan run: plans as `gtplan plan` does, then launches (launch.h). */
+static int cmd_run(const struct opts *o)
+{
+	struct src_set srcs;
+	struct diag_list diags;
+	struct job j;
+	struct run_plan rp = { &j.plan, &diags };
+	struct launch_opts lo = o->run;
+	size_t n_err;
+	char err[1024];
+	int rc, lrc;
+
+	if (o->n_configs != 1)
+		return usage_error("%s", "run needs exactly one CONFIG");
+	if (o->out && !strcmp(o->out, "-"))
+		return usage_error("%s", "run -o needs a file name");
+	lo.plan_out = o->out;
+	src_set_init(&srcs);
+	diag_list_init(&diags, &srcs);
+	job_init(&j);
+	lrc = job_run(&j, o->configs[0], o, UPTO_SIM, NULL, &srcs, &diags);
+	rc = report(o, &diags, stderr);
+	n_err = diag_count(&diags, DIAG_ERROR);
+	if (lrc == 2) {
+		rc = EXIT_USAGE;
+	} else if (lrc || !j.plan.grid_ok) {
+		fprintf(stderr, "gtplan: no rank grid for '%s': nothing to "
+			"run\n", o->configs[0]);
+		rc = EXIT_FINDINGS;
+	} else if (rc && !lo.force) {
+		fprintf(stderr, "gtplan: not running '%s': the plan has %zu "
+			"error%s%s; fix the config, or pass --force to run it "
+			"anyway\n", o->configs[0], n_err, n_err == 1 ? "" : "s",
+			n_err ? "" : " and warnings count (--strict)");
+	} else if ((rc = launch_plan(&lo, j.plan.world, write_run_plan, &rp,
+				     stdout, err, sizeof(err)))) {
+		fprintf(stderr, "gtplan: %s\n", err);
+	}
+	job_release(&j);
+	diag_list_release(&diags);
+	src_set_release(&srcs);
+	return rc;
+}
+
 static int cmd_help(const char *what)
 {
 	for (size_t i = 0; i < sizeof(command_help) / sizeof(*command_help); i++)
@@ -1043,10 +1039,13 @@ int main(int argc, char **argv)
 			rc = cmd_render(&o);
 		else if (!strcmp(o.cmd, "ckpt"))
 			rc = cmd_ckpt(&o);
+		else if (!strcmp(o.cmd, "run"))
+			rc = cmd_run(&o);
 		else
 			rc = usage_error("unknown command '%s'", o.cmd);
 	}
 	free(o.configs);
 	free(o.overrides);
+	launch_opts_release(&o.run);
 	return rc;
 }

@@ -145,4 +145,9 @@ void plan_rank_place(const struct plan *p, long long r, long long *node,
  * Returns 0, or -1 on a write error. */
 int plan_write_json(FILE *f, const struct plan *p, const struct diag_list *diags);
 
+/* Writes `gtplan plan --summary`'s few lines for people: sizes, lanes,
+ * batch split, rank order, group counts and the first ranks (at most four
+ * nodes') coordinates. Needs only the fields plan_build filled. */
+void plan_print_summary(FILE *f, const struct plan *p);
+
 #endif

@@ -202,6 +202,69 @@ else
 	skip=$((skip + 3)); echo "e2e: valgrind or build/gtplan missing: skipped"
 fi
 
+# ---- run: plan, then mpirun -np W gtplan-run --------------------------------
+R=tests/runtime/parity.yaml
+M=policy.megatron_cfg
+fake="$tmp/bin dir"; mkdir -p "$fake"
+printf '#!/bin/sh\n' >"$fake/gtplan-run"
+# a fake mpirun that records that it ran
+printf '#!/bin/sh\necho ran >"%s/mpirun-ran"\n' "$tmp" >"$fake/mpirun"
+chmod +x "$fake/gtplan-run" "$fake/mpirun"
+expect_rc "run dry-run" 0 "$GTPLAN" run "$R" cluster.gpus_per_node=6 $M.tensor_model_parallel_size=2 \
+	$M.tensor_parallel_num_weight_shards=6 --steps 2 --log "my log.jsonl" --dry-run \
+	--gtplan-run "$fake/gtplan-run" -- --save "it's here"
+want="mpirun -np 6 '$fake/gtplan-run' PLAN.json --steps 2 --log 'my log.jsonl' --save 'it'\\''s here'"
+if [ "$(cat "$tmp/out")" = "$want" ]; then ok; else bad "run dry-run: got '$(cat "$tmp/out")', want '$want'"; fi
+expect_rc "run dry-run options" 0 env GTPLAN_MPIRUN=/opt/mpi/bin/mpirun "$GTPLAN" run "$R" \
+	cluster.gpus_per_node=2 $M.tensor_parallel_num_weight_shards=2 --oversubscribe --allow-run-as-root \
+	--gtplan-run "$fake/gtplan-run" --dry-run -o "$tmp/kept.json" --device=cpu
+want="/opt/mpi/bin/mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 '$fake/gtplan-run' $tmp/kept.json --device cpu"
+if [ "$(cat "$tmp/out")" = "$want" ]; then ok; else bad "run dry-run options: got '$(cat "$tmp/out")', want '$want'"; fi
+expect_rc "run -o plan schema" 0 "$PY" tests/check_plan_schema.py schemas/plan.schema.json "$tmp/kept.json"
+# a plan with errors (12 samples over 5 lanes) is refused, mpirun never starts
+expect_rc "run refuses errors" 1 "$GTPLAN" run "$R" cluster.gpus_per_node=5 --mpirun "$fake/mpirun" \
+	--gtplan-run "$fake/gtplan-run" --color never
+contains "run refusal finding" "$tmp/err" "error[GT400]"
+contains "run refusal says --force" "$tmp/err" "the plan has 1 error; fix the config, or pass --force to run it anyway"
+if [ -e "$tmp/mpirun-ran" ]; then bad "run refused but mpirun ran"; else ok; fi
+expect_rc "run --force" 0 "$GTPLAN" run "$R" cluster.gpus_per_node=5 --mpirun "$fake/mpirun" \
+	--gtplan-run "$fake/gtplan-run" --force --color never
+if [ -e "$tmp/mpirun-ran" ]; then ok; else bad "run --force did not start mpirun"; fi
+expect_rc "run no grid" 1 "$GTPLAN" run tests/configs/bad/world-not-divisible.yaml --dry-run --gtplan-run "$fake/gtplan-run"
+contains "run no grid says so" "$tmp/err" "nothing to run"
+expect_rc "run no mpirun" 2 "$GTPLAN" run "$R" --mpirun /nonexistent/mpirun --gtplan-run "$fake/gtplan-run"
+contains "run no mpirun hint" "$tmp/err" "hint: install Open MPI"
+expect_rc "run no mpirun (env)" 2 env GTPLAN_MPIRUN=no-such-mpirun "$GTPLAN" run "$R" --gtplan-run "$fake/gtplan-run"
+contains "run no mpirun (env) names it" "$tmp/err" "cannot find 'no-such-mpirun' on PATH"
+expect_rc "run no gtplan-run" 2 "$GTPLAN" run "$R" --gtplan-run /nonexistent/gtplan-run --dry-run
+contains "run no gtplan-run hint" "$tmp/err" "hint: build it (make build/gtplan-run)"
+expect_rc "run needs a config" 2 "$GTPLAN" run --steps 2
+expect_rc "run option without value" 2 "$GTPLAN" run "$R" --steps
+expect_rc "run -o stdout" 2 "$GTPLAN" run "$R" -o -
+expect_rc "run help" 0 "$GTPLAN" help run
+contains "run help usage" "$tmp/out" "usage: gtplan run CONFIG"
+# the real thing: 2 CPU ranks (TP 1 x GTP 2), 2 steps, under Open MPI
+RUN_BIN=$(realpath "${GTPLAN_RUN:-build/gtplan-run}" 2>/dev/null)
+if ! command -v mpirun >/dev/null 2>&1; then
+	echo "SKIP: gtplan run under mpirun: mpirun not found (make deps-test installs Open MPI)"; skip=$((skip + 4))
+elif [ ! -x "$RUN_BIN" ]; then
+	echo "SKIP: gtplan run under mpirun: build/gtplan-run not built (make build/gtplan-run)"; skip=$((skip + 4))
+else
+	if [ "$(id -u)" -eq 0 ]; then
+		export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	fi
+	mkdir -p "$tmp/tmpdir"
+	expect_rc "run 2 ranks" 0 env TMPDIR="$tmp/tmpdir" OPENBLAS_NUM_THREADS=1 timeout 120 "$GTPLAN" run "$R" \
+		cluster.gpus_per_node=2 $M.tensor_parallel_num_weight_shards=2 --steps 2 --oversubscribe \
+		--gtplan-run "$RUN_BIN" --log "$tmp/run.log"
+	contains "run 2 ranks trained" "$tmp/out" "gtplan-run: 2 steps, loss"
+	if [ "$(wc -l <"$tmp/run.log")" -eq 2 ]; then ok; else bad "run 2 ranks: --log has $(wc -l <"$tmp/run.log") lines, want 2"; fi
+	if ls "$tmp/tmpdir" | grep -q gtplan-plan; then bad "run left its temporary plan"; else ok; fi
+	# gtplan-run's own usage error comes back as 2
+	expect_rc "run gtplan-run usage error" 2 env OPENBLAS_NUM_THREADS=1 timeout 120 "$GTPLAN" run "$R" \
+		--gtplan-run "$RUN_BIN" -- --bogus x
+fi
+
 # ---- exit codes and usage ---------------------------------------------------
 expect_rc "missing file" 2 "$GTPLAN" lint /nonexistent.yaml
 contains "missing file message" "$tmp/err" "cannot read '/nonexistent.yaml'"
@@ -211,6 +274,7 @@ expect_rc "unknown option" 2 "$GTPLAN" lint "$D" --frob
 expect_rc "bad format" 2 "$GTPLAN" lint "$D" --format xml
 expect_rc "help" 0 "$GTPLAN" --help
 contains "help lists lint" "$tmp/out" "lint CONFIG"
+contains "help lists run" "$tmp/out" "run CONFIG"
 expect_rc "command help" 0 "$GTPLAN" plan --help
 contains "plan help" "$tmp/out" "usage: gtplan plan"
 expect_rc "version" 0 "$GTPLAN" --version
