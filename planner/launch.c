@@ -66,6 +66,7 @@ const char launch_help[] =
 static const char *const runtime_valued[] = {
 	"--device", "--steps", "--global-batch", "--micro-batch", "--log",
 	"--record", "--dump-weights", "--optimizer", "--lr", "--timeout",
+	"--comm", "--bench-comm",
 };
 
 /* Sets err to the formatted text; returns status. */
