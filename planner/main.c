@@ -100,10 +100,14 @@ static const struct {
 	  "Plans both configs (overrides apply to both; same model required)\n"
 	  "and checks that a checkpoint saved under SAVED's layout loads under\n"
 	  "LOADED's: each loading rank's logical reads are covered exactly once\n"
-	  "by the saved main-replica pieces (padding excluded). Prints, per\n"
-	  "weight kind, the saved and loaded pieces and the most saved pieces\n"
-	  "one loading rank reads, then 'reshardable' or the findings (GT730-\n"
-	  "GT733). Exit 0 reshardable, 1 findings, 2 usage.\n" },
+	  "by the saved main-replica pieces (padding excluded), for every\n"
+	  "tensor kind: layer weights and norms, experts (EP, ETP, EG), the\n"
+	  "vocab-parallel embedding and output layer, the final norm. Prints,\n"
+	  "per kind, the saved and loaded pieces and the most saved pieces one\n"
+	  "loading rank reads, the optimizer format the change needs\n"
+	  "(gtplan.stack.optimizer_ckpt_format) and whether the stack can write\n"
+	  "it, then 'reshardable' or the findings (GT730-GT735). Exit 0\n"
+	  "reshardable, 1 findings, 2 usage.\n" },
 	{ "lint",
 	  "usage: gtplan lint CONFIG... [OVERRIDE...] [--format text|json|sarif]\n"
 	  "                  [--strict] [--color auto|always|never]\n"

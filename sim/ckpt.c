@@ -21,32 +21,44 @@ static long long clamp(long long x, long long lo, long long hi)
 	return x < lo ? lo : x > hi ? hi : x;
 }
 
-static long long rank_in(const struct plan *p, unsigned axes,
+static long long rank_in(const struct lay_grid *grid, unsigned axes,
 			 const long long coord[LAY_NAXES])
 {
 	long long idx, in;
 
-	lay_group_of_coords(&p->dense, axes, coord, &idx, &in);
+	lay_group_of_coords(grid, axes, coord, &idx, &in);
 	return in;
 }
 
-void ckpt_entry_of(const struct plan *p, const struct stack *s,
-		   enum ckpt_kind k, long long rows, long long cols,
-		   long long pad, const long long coord[LAY_NAXES],
-		   struct ckpt_entry *e)
+/* The entry on `grid` (the dense grid, or the expert grid whose TP, GTP
+ * and DP axes are ETP, EG and EDP). `slice`: the rows of one TP slice of
+ * a column-parallel weight (0: rows / TP rounded up; the vocabulary's
+ * padded / TP). */
+static void entry_on(const struct plan *p, const struct lay_grid *grid,
+		     const struct stack *s, enum ckpt_kind k, long long rows,
+		     long long cols, long long pad, long long slice,
+		     const long long coord[LAY_NAXES], struct ckpt_entry *e)
 {
-	long long tp = p->tp, g = p->gtp > 0 ? p->gtp : 1;
+	long long tp = grid->size[LAY_TP], g = grid->size[LAY_GTP];
 	long long t = coord[LAY_TP], gi = coord[LAY_GTP];
-	long long dp_cp = rank_in(p, B(LAY_CP) | B(LAY_DP), coord);
+	long long dp_cp = rank_in(grid, B(LAY_CP) | B(LAY_DP), coord);
+	/* the writer of a GTP-sharded piece: elected over the GTP-excluded
+	 * dp_cp group (notes 2.4), or wrongly over dp_cp_gtp */
+	long long writer = s->writer_dp_cp_gtp ?
+		rank_in(grid, B(LAY_CP) | B(LAY_DP) | B(LAY_GTP), coord) :
+		dp_cp;
 	long long l, lp, sz;
 
 	memset(e, 0, sizeof(*e));
+	if (g < 1)
+		g = 1;
 	if (pad < 1)
 		pad = 1;
 	e->frag[0] = e->frag[1] = 1;
 	switch (k) {
 	case CKPT_COLUMN: /* (0, t*G + g, TP*G) */
-		l = (rows + tp - 1) / tp;
+	case CKPT_VOCAB:
+		l = slice > 0 ? slice : (rows + tp - 1) / tp;
 		lp = round_up(l, g * pad);
 		sz = lp / g;
 		e->global[0] = rows;
@@ -57,7 +69,9 @@ void ckpt_entry_of(const struct plan *p, const struct stack *s,
 		e->local[1] = cols;
 		e->first_row = t * l + gi * sz;
 		e->real_rows = clamp(l - gi * sz, 0, sz);
-		e->replica[2] = dp_cp; /* writer elected over GTP-excluded dp_cp */
+		/* rows past the logical end (the padded vocabulary) */
+		e->real_rows = clamp(rows - e->first_row, 0, e->real_rows);
+		e->replica[2] = writer;
 		break;
 	case CKPT_ROW: /* (0, g, G) and (1, t, TP) */
 		lp = round_up(rows, g * pad);
@@ -72,7 +86,7 @@ void ckpt_entry_of(const struct plan *p, const struct stack *s,
 		e->local[1] = cols / tp;
 		e->first_row = gi * sz;
 		e->real_rows = clamp(rows - gi * sz, 0, sz);
-		e->replica[2] = dp_cp;
+		e->replica[2] = writer;
 		break;
 	case CKPT_NORM:
 		e->global[0] = e->local[0] = rows;
@@ -93,11 +107,11 @@ void ckpt_entry_of(const struct plan *p, const struct stack *s,
 		e->chunk[1] = t;
 		e->local[0] = e->local[1] = 1;
 		e->replica[2] = s->rng_dp_cp ? dp_cp :
-			rank_in(p, B(LAY_CP) | B(LAY_DP) | B(LAY_GTP), coord);
+			rank_in(grid, B(LAY_CP) | B(LAY_DP) | B(LAY_GTP), coord);
 		break;
 	case CKPT_LOADER: /* one object per lane, saved by its first rank */
 		e->global[0] = e->frag[0] = p->lanes;
-		e->chunk[0] = rank_in(p, B(LAY_GTP) | B(LAY_DP), coord);
+		e->chunk[0] = rank_in(grid, B(LAY_GTP) | B(LAY_DP), coord);
 		e->local[0] = e->local[1] = 1;
 		e->global[1] = 1;
 		e->replica[0] = coord[LAY_PP];
@@ -108,6 +122,74 @@ void ckpt_entry_of(const struct plan *p, const struct stack *s,
 		break;
 	}
 	e->main = !e->replica[0] && !e->replica[1] && !e->replica[2];
+}
+
+void ckpt_entry_of(const struct plan *p, const struct stack *s,
+		   enum ckpt_kind k, long long rows, long long cols,
+		   long long pad, const long long coord[LAY_NAXES],
+		   struct ckpt_entry *e)
+{
+	entry_on(p, &p->dense, s, k, rows, cols, pad, 0, coord, e);
+}
+
+void ckpt_expert_entry_of(const struct plan *p, const struct stack *s,
+			  enum ckpt_kind k, long long rows, long long cols,
+			  long long pad, const long long coord[LAY_NAXES],
+			  struct ckpt_entry *e)
+{
+	entry_on(p, &p->expert, s, k, rows, cols, pad, 0, coord, e);
+}
+
+long long ckpt_padded_vocab(long long vocab, long long divisor, long long tp)
+{
+	return round_up(vocab, (divisor > 0 ? divisor : 128) * tp);
+}
+
+void ckpt_vocab_entry_of(const struct plan *p, const struct stack *s,
+			 long long vocab, long long divisor, long long hidden,
+			 const long long coord[LAY_NAXES],
+			 struct ckpt_entry *e)
+{
+	entry_on(p, &p->dense, s, CKPT_VOCAB, vocab, hidden, 1,
+		 ckpt_padded_vocab(vocab, divisor, p->tp) / p->tp, coord, e);
+}
+
+int ckpt_fully_reshardable_ok(const struct plan *p, const struct stack *s,
+			      const struct model_shape *m,
+			      const struct cfg_node *root, char *why,
+			      size_t len)
+{
+	int on = 0, fp8 = 0;
+
+	why[0] = '\0';
+	if (p->gtp <= 1 && p->egtp <= 1)
+		return 1;
+	if (!s->mlm_7162) {
+		snprintf(why, len, "under GTP (G %lld) a Megatron-LM without PR "
+			 "#7162 can neither write nor read it (the save stops "
+			 "matching grad-buffer params to their GTP checkpoint "
+			 "entries)", p->gtp > 1 ? p->gtp : p->egtp);
+		return 0;
+	}
+	if (cfg_bool(root, "policy.megatron_cfg.fp8_cfg.enabled", &on) == 1 &&
+	    on && cfg_bool(root, "policy.megatron_cfg.fp8_cfg.fp8_param",
+			   &fp8) == 1 && fp8) {
+		snprintf(why, len, "under GTP Megatron-LM refuses it for "
+			 "native-FP8 weights (policy.megatron_cfg.fp8_cfg."
+			 "fp8_param: their checkpoint entries are dequantized "
+			 "copies)");
+		return 0;
+	}
+	if ((m->known && m->gated_linear_unit) ||
+	    strchr(m->hybrid_layer_pattern, 'M')) {
+		snprintf(why, len, "under GTP Megatron-LM refuses it for fused "
+			 "projections (%s: gathered checkpoint factories)",
+			 m->known && m->gated_linear_unit ?
+			 "the gated linear_fc1 [gate|up]" :
+			 "the SSM in_proj");
+		return 0;
+	}
+	return 1;
 }
 
 /* ---- validation --------------------------------------------------------- */
@@ -176,7 +258,12 @@ static const char *why(const struct ctx *x, enum ckpt_kind k)
 			"dp_cp)" :
 			"its replica id is the rank in the dp_cp_gtp group";
 	default:
-		return "their writers are elected over the GTP-excluded dp_cp "
+		return x->s->writer_dp_cp_gtp ?
+			"the writers of GTP-sharded pieces are elected over "
+			"dp_cp_gtp, which includes GTP, so only the g = 0 "
+			"pieces have replica id 0 (gtplan.stack."
+			"sharded_replica_group: dp_cp_gtp)" :
+			"their writers are elected over the GTP-excluded dp_cp "
 			"group";
 	}
 }
@@ -279,9 +366,12 @@ static int check_item(struct ctx *x, const struct ckpt_item *it, long long st,
 
 	char key[160], ch[64], who[512];
 	struct diag *d;
-	int k = it->kind == CKPT_RNG ? STACK_RNG : STACK_REPLICA;
+	int k = it->kind == CKPT_RNG ? STACK_RNG :
+		it->kind == CKPT_NORM ? STACK_REPLICA : STACK_WRITER;
 	const char *path = it->kind == CKPT_RNG ?
-		"gtplan.stack.rng_state_group" : "gtplan.stack.replica_group";
+		"gtplan.stack.rng_state_group" : it->kind == CKPT_NORM ?
+		"gtplan.stack.replica_group" :
+		"gtplan.stack.sharded_replica_group";
 
 	key_of(it, layer, key, sizeof(key));
 	chunk_text(it, &e, bad, ch, sizeof(ch));
@@ -308,11 +398,16 @@ static int check_item(struct ctx *x, const struct ckpt_item *it, long long st,
 	} else {
 		d = diag_add(x->diags, "GT711", stack_loc(x, k), path,
 			     "checkpoint %s %s of %s is never written: no "
-			     "main replica (replica id all zeros) saves it",
-			     object ? "object" : "chunk", ch, key);
-		diag_hint(d, "elect writers over the GTP-excluded dp_cp group "
-			  "and fold the GTP rank into the replica id of "
-			  "GTP-replicated tensors");
+			     "main replica (replica id all zeros) saves it "
+			     "(%lld of the %lld chunks have none): %s%s",
+			     object ? "object" : "chunk", ch, key, never,
+			     hi - lo, why(x, it->kind),
+			     nl > 1 || p->pp > 1 ?
+			     "; the same for every layer" : "");
+		diag_hint(d, "elect the writers of GTP-sharded pieces over the "
+			  "GTP-excluded dp_cp group (gtplan.stack."
+			  "sharded_replica_group: dp_cp) and fold the GTP rank "
+			  "into the replica id of GTP-replicated tensors");
 	}
 	return 0;
 }

@@ -28,6 +28,7 @@ enum ckpt_kind {
 	CKPT_COLUMN,   /* column-parallel GTP weight */
 	CKPT_ROW,      /* row-parallel GTP weight */
 	CKPT_NORM,     /* GTP-replicated (norms) */
+	CKPT_VOCAB,    /* vocab-parallel embedding / output layer */
 	CKPT_RNG,      /* rng_state ShardedObject, keyed (pp, tp) */
 	CKPT_LOADER,   /* data-loader state, one object per lane */
 	CKPT_NKINDS
@@ -54,6 +55,39 @@ void ckpt_entry_of(const struct plan *p, const struct stack *s,
 		   enum ckpt_kind k, long long rows, long long cols,
 		   long long pad, const long long coord[LAY_NAXES],
 		   struct ckpt_entry *e);
+
+/* The same on the expert grid (p->expert: TP is ETP, GTP is EG, DP is
+ * EDP; the writer is elected over expert DP) for one expert's COLUMN or
+ * ROW weight; coord is on the expert grid. */
+void ckpt_expert_entry_of(const struct plan *p, const struct stack *s,
+			  enum ckpt_kind k, long long rows, long long cols,
+			  long long pad, const long long coord[LAY_NAXES],
+			  struct ckpt_entry *e);
+
+/* Megatron's padded vocabulary: vocab rounded up to a multiple of
+ * divisor (make_vocab_size_divisible_by; <= 0: 128) x tp. */
+long long ckpt_padded_vocab(long long vocab, long long divisor, long long tp);
+
+/* The vocab-parallel embedding (or untied output layer) [vocab, hidden]:
+ * TP slice t holds padded / TP rows of the padded vocabulary, GTP-split
+ * like a column-parallel weight (chunk t*G + g of TP*G); rows at or past
+ * `vocab` are padding and never logical (real_rows excludes them). */
+void ckpt_vocab_entry_of(const struct plan *p, const struct stack *s,
+			 long long vocab, long long divisor, long long hidden,
+			 const long long coord[LAY_NAXES],
+			 struct ckpt_entry *e);
+
+/* Whether stack s can write and read the fully_reshardable optimizer
+ * format on plan p for model m (seed 004; issue #4): without GTP (G and
+ * EG 1) always; under GTP not without Megatron-LM PR #7162
+ * (megatron_lm_7162: false), and even with it not for fused projections
+ * (gated fc1, an SSM in_proj: hybrid_layer_pattern with 'M') or native
+ * FP8 weights (policy.megatron_cfg.fp8_cfg.fp8_param). Returns 1 when it
+ * can, else 0 with the reason in why. */
+int ckpt_fully_reshardable_ok(const struct plan *p, const struct stack *s,
+			      const struct model_shape *m,
+			      const struct cfg_node *root, char *why,
+			      size_t len);
 
 /* The `checkpoint` summary of the plan JSON. */
 struct ckpt_summary {

@@ -133,7 +133,21 @@ expect_rc "explain unknown preset" 2 "$GTPLAN" explain preset no-such-stack
 # ---- ckpt: reshard a checkpoint between two layouts ----------------------
 expect_rc "ckpt reshard" 0 "$GTPLAN" ckpt tests/configs/ckpt/saved.yaml tests/configs/ckpt/loaded.yaml
 contains "ckpt reshardable" "$tmp/out" "reshardable"
+contains "ckpt optimizer format unset" "$tmp/err" "note[GT733]"
+contains "ckpt embedding covered" "$tmp/out" "embedding.word_embeddings"
 expect_rc "ckpt needs two configs" 2 "$GTPLAN" ckpt tests/configs/ckpt/saved.yaml
+# writers of GTP-sharded pieces elected over dp_cp_gtp: the save is
+# invalid (GT711) and cannot be resharded (GT732)
+expect_rc "ckpt gtp writers" 1 "$GTPLAN" ckpt tests/configs/ckpt/saved_gtp_writers.yaml tests/configs/ckpt/loaded.yaml --color never
+contains "ckpt gtp writers GT732" "$tmp/err" "error[GT732]"
+contains "ckpt gtp writers not covered" "$tmp/out" "NOT covered"
+expect_rc "lint gtp writers" 1 "$GTPLAN" lint tests/configs/ckpt/saved_gtp_writers.yaml --color never
+contains "lint gtp writers GT711" "$tmp/err" "error[GT711]"
+expect_rc "lint ckpt saved clean" 0 "$GTPLAN" lint --strict tests/configs/ckpt/saved.yaml --color never
+# dp_reshardable does not survive a TP change
+expect_rc "ckpt dp_reshardable" 1 "$GTPLAN" ckpt tests/configs/ckpt/saved_dp_reshardable.yaml tests/configs/ckpt/loaded.yaml --color never
+contains "ckpt dp_reshardable GT734" "$tmp/err" "error[GT734]"
+contains "ckpt dp_reshardable verdict" "$tmp/out" "not reshardable: optimizer state"
 
 # ---- explain -------------------------------------------------------------
 expect_rc "explain code" 0 "$GTPLAN" explain GT303

@@ -2,8 +2,9 @@
  * The checkpoint plan (sim/ckpt.h): GTP piece offsets on the seeds'
  * layouts (TP 2, G 3: chunk t*3 + g; TP 4, G 3, 24 GPUs), column and row
  * placements, padding outside logical coordinates, the default stack
- * clean on random valid layouts (CP, PP, DP), and GT710 / GT712 from the
- * stack settings of seed 000.
+ * clean on random valid layouts (CP, PP, DP), GT710 / GT712 from the
+ * stack settings of seed 000, and GT711 from a writer election over the
+ * GTP-inclusive group.
  */
 #include <check.h>
 #include <stdio.h>
@@ -311,6 +312,46 @@ START_TEST(GT710_replica_group)
 }
 END_TEST
 
+/* sharded_replica_group: dp_cp_gtp: the writers of GTP-sharded pieces
+ * are elected over the GTP-inclusive group, so only g = 0 pieces have a
+ * main replica (notes 2.4): GT711 for each of the 4 sharded weights.
+ * Without GTP the two groups coincide: nothing to report. */
+START_TEST(GT711_sharded_replica_group)
+{
+	struct fx f;
+	const struct diag *d;
+
+	lint(&f, yaml(2, 1, 3, 1, 2,
+		      "  stack:\n    sharded_replica_group: dp_cp_gtp\n"));
+	ck_assert_uint_eq(count(&f, "GT711"), 4);
+	ck_assert_uint_eq(count(&f, "GT710") + count(&f, "GT712"), 0);
+	d = first(&f, "GT711");
+	ck_assert_ptr_nonnull(strstr(d->msg, "checkpoint chunk (1) of (6) of "
+				     "decoder.layers.0.self_attention."
+				     "linear_qkv.weight is never written"));
+	ck_assert_ptr_nonnull(strstr(d->msg, "(4 of the 6 chunks have none)"));
+	ck_assert_ptr_nonnull(strstr(d->msg, "sharded_replica_group: "
+				     "dp_cp_gtp"));
+	ck_assert_int_ge(d->loc.src, 0); /* at the stack key */
+	ck_assert_ptr_nonnull(strstr(d->hint, "sharded_replica_group: dp_cp"));
+	/* row-parallel: the first chunk with g > 0 is (1, 0) of (3, 2) */
+	int row = 0;
+
+	for (size_t i = 0; i < f.diags.n; i++)
+		row += strcmp(diag_code(&f.diags.v[i]), "GT711") == 0 &&
+		       strstr(f.diags.v[i].msg, "chunk (1, 0) of (3, 2) of "
+			      "decoder.layers.0.self_attention.linear_proj") &&
+		       strstr(f.diags.v[i].msg, "(4 of the 6 chunks");
+	ck_assert_int_eq(row, 1);
+	release(&f);
+
+	lint(&f, yaml(2, 1, 1, 1, 3,
+		      "  stack:\n    sharded_replica_group: dp_cp_gtp\n"));
+	ck_assert_uint_eq(count71(&f), 0);
+	release(&f);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("ckpt");
@@ -323,6 +364,7 @@ static Suite *suite(void)
 		{ "random", default_stack_clean_on_random_layouts },
 		{ "GT712", GT712_rng_state_group },
 		{ "GT710", GT710_replica_group },
+		{ "GT711", GT711_sharded_replica_group },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
