@@ -445,6 +445,11 @@ static int job_fill_calls(struct job *j)
 	j->plan.ckpt_shards = r->ckpt.shards;
 	j->plan.ckpt_writers = r->ckpt.writers;
 	j->plan.ckpt_max_rank_bytes = r->ckpt.max_rank_bytes;
+	j->plan.ckpt_opt_format = r->ckpt.opt_format;
+	j->plan.ckpt_opt_assumed = !r->ckpt.opt_format_set;
+	j->plan.ckpt_opt_keys = r->ckpt.opt_keys;
+	j->plan.ckpt_opt_shards = r->ckpt.opt_shards;
+	j->plan.ckpt_opt_max_rank_bytes = r->ckpt.max_rank_opt_bytes;
 	return 0;
 }
 

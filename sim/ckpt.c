@@ -207,6 +207,7 @@ struct ctx {
 	struct diag_list *diags;
 	long long *cnt;        /* per chunk of the current key */
 	long long n_cnt;
+	enum stack_opt_format opt; /* the optimizer's layout (never UNSET) */
 };
 
 /* Coordinates of the i-th rank of stage st (every axis but pp, in the
@@ -412,6 +413,215 @@ static int check_item(struct ctx *x, const struct ckpt_item *it, long long st,
 	return 0;
 }
 
+/* ---- optimizer state (seed 004; notes 1.6, 2.4) ------------------------ */
+
+/* Each parameter element has OPT_STATES fp32 values in the distributed
+ * optimizer: the main param, Adam's exp_avg and exp_avg_sq. The optimizer
+ * shards them over the GTP-excluded dp_cp group (the one instance GTP
+ * allows), F = CP x D ranks. */
+#define OPT_STATES 3
+#define OPT_BYTES 4
+static const char *const opt_state[OPT_STATES] = {
+	"fp32_param", "exp_avg", "exp_avg_sq"
+};
+
+/* Elements of range i of n elements cut in f equal ranges (the last
+ * shorter). */
+static long long range_len(long long n, long long f, long long i)
+{
+	long long sz = (n + f - 1) / f;
+
+	return clamp(n - i * sz, 0, sz);
+}
+
+/* The model-space optimizer entry of tensor item `it` at coord c:
+ * fully_reshardable keeps the weight's chunk and writer (its main
+ * replica), padding excluded; fully_sharded_model_space cuts each piece's
+ * elements into F ranges, one per dp_cp rank, a main replica where the
+ * model entry is one up to DP (its replica id's DP slot is the range). */
+static void opt_entry(const struct ctx *x, const struct ckpt_item *it,
+		      const long long c[LAY_NAXES], long long *chunk,
+		      long long *nchunks, int *main, long long *elems)
+{
+	const struct plan *p = x->p;
+	long long f = p->cp * p->dp_replicate;
+	long long dpcp = rank_in(&p->dense, B(LAY_CP) | B(LAY_DP), c);
+	struct ckpt_entry e;
+
+	ckpt_entry_of(p, x->s, it->kind, it->rows, it->cols, 1, c, &e);
+	*nchunks = e.frag[0] * e.frag[1];
+	*chunk = chunk_index(&e);
+	*elems = e.real_rows * e.local[1];
+	if (x->opt == STACK_OPT_FULLY_RESHARDABLE) {
+		*main = e.main;
+		return;
+	}
+	*nchunks *= f;
+	*chunk = *chunk * f + dpcp;
+	*main = !e.replica[0] && !e.replica[1];
+	*elems = range_len(*elems, f, dpcp);
+}
+
+/* The elements of the flat optimizer buffer of the rank at c on a stage
+ * of nl layers (dp_reshardable): its local pieces, padding included, as
+ * the grad buffer holds them. */
+static long long opt_buffer(const struct ctx *x, const struct ckpt_item *it,
+			    size_t n_tensors, long long nl,
+			    const long long c[LAY_NAXES])
+{
+	struct ckpt_entry e;
+	long long n = 0;
+
+	for (size_t i = 0; i < n_tensors; i++) {
+		ckpt_entry_of(x->p, x->s, it[i].kind, it[i].rows, it[i].cols, 1,
+			      c, &e);
+		n += nl * e.local[0] * e.local[1];
+	}
+	return n;
+}
+
+/* Reports the first bad chunk of an optimizer key (claimed `cnt` times,
+ * 0 or more than 1). */
+static void opt_report(const struct ctx *x, const char *key, long long chunk,
+		       long long nchunks, long long cnt)
+{
+	struct diag *d;
+
+	if (cnt > 1) {
+		d = diag_add(x->diags, "GT710", x->s->loc[STACK_OPT_FORMAT],
+			     "gtplan.stack.optimizer_ckpt_format",
+			     "optimizer checkpoint chunk %lld of %lld of %s "
+			     "claimed %lld times by main replicas (format %s)",
+			     chunk, nchunks, key, cnt,
+			     stack_opt_format_name(x->opt));
+		diag_hint(d, "elect one writer per chunk: the model entry's "
+			  "main replica, or one dp_cp rank per range");
+	} else {
+		d = diag_add(x->diags, "GT711", stack_loc(x, STACK_WRITER),
+			     "gtplan.stack.sharded_replica_group",
+			     "optimizer checkpoint chunk %lld of %lld of %s is "
+			     "never written (format %s): %s", chunk, nchunks,
+			     key, stack_opt_format_name(x->opt),
+			     why(x, CKPT_COLUMN));
+		diag_hint(d, "elect the writers of GTP-sharded pieces over the "
+			  "GTP-excluded dp_cp group (gtplan.stack."
+			  "sharded_replica_group: dp_cp)");
+	}
+}
+
+/* Grows x->cnt to n zeroed counters. Returns -1 when out of memory. */
+static int counters(struct ctx *x, long long n)
+{
+	if (n > x->n_cnt) {
+		long long *v = realloc(x->cnt, (size_t)n * sizeof(*v));
+
+		if (!v)
+			return -1;
+		x->cnt = v;
+		x->n_cnt = n;
+	}
+	memset(x->cnt, 0, (size_t)n * sizeof(*x->cnt));
+	return 0;
+}
+
+/* Validates the optimizer entries of stage st (nl layers from `layer`)
+ * and counts its keys and main shards (each state alike: x OPT_STATES).
+ * Returns -1 when out of memory. */
+static int check_opt(struct ctx *x, const struct ckpt_item *it,
+		     size_t n_tensors, long long st, long long layer,
+		     long long nl, int report, struct ckpt_summary *out)
+{
+	const struct plan *p = x->p;
+	long long per = p->world / p->pp, c[LAY_NAXES];
+	long long f = p->cp * p->dp_replicate, n, tg = p->tp * p->gtp;
+
+	if (!nl || !n_tensors)
+		return 0;
+	if (x->opt == STACK_OPT_DP_RESHARDABLE) {
+		/* one flat key per model-parallel rank (dp_group_idx = rank in
+		 * the tp-gtp-pp group: every GTP peer its own key), F chunks:
+		 * the dp_cp ranks */
+		if (counters(x, tg * f))
+			return -1;
+		for (long long i = 0; i < per; i++) {
+			stage_coords(p, st, i, c);
+			x->cnt[(c[LAY_TP] * p->gtp + c[LAY_GTP]) * f +
+			       rank_in(&p->dense, B(LAY_CP) | B(LAY_DP), c)]++;
+		}
+		out->opt_keys += OPT_STATES * tg;
+		for (long long k = 0; k < tg * f; k++) {
+			out->opt_shards += OPT_STATES * (x->cnt[k] > 0);
+			if (x->cnt[k] != 1 && report) {
+				char key[128];
+
+				long long mp = k / f; /* t * G + g */
+
+				snprintf(key, sizeof(key), "optimizer."
+					 "distributed.dp_group_idx_%lld.%s",
+					 mp / p->gtp + p->tp * (mp % p->gtp +
+					 p->gtp * st), opt_state[0]);
+				opt_report(x, key, k % f, f, x->cnt[k]);
+				report = 0;
+			}
+		}
+		return 0;
+	}
+	for (size_t j = 0; j < n_tensors; j++) {
+		long long chunk, elems;
+		int main;
+
+		stage_coords(p, st, 0, c);
+		opt_entry(x, &it[j], c, &chunk, &n, &main, &elems);
+		if (counters(x, n))
+			return -1;
+		for (long long i = 0; i < per; i++) {
+			stage_coords(p, st, i, c);
+			opt_entry(x, &it[j], c, &chunk, &n, &main, &elems);
+			if (main)
+				x->cnt[chunk]++;
+		}
+		out->opt_keys += OPT_STATES * nl;
+		for (long long k = 0, rep = report; k < n; k++) {
+			out->opt_shards += OPT_STATES * nl * (x->cnt[k] > 0);
+			if (x->cnt[k] != 1 && rep) {
+				char key[192];
+
+				snprintf(key, sizeof(key), "optimizer.state.%s."
+					 "decoder.layers.%lld.%s", opt_state[0],
+					 layer, it[j].name);
+				opt_report(x, key, k, n, x->cnt[k]);
+				rep = 0;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The optimizer bytes the rank at c writes on a stage of nl layers. */
+static long long opt_bytes(const struct ctx *x, const struct ckpt_item *it,
+			   size_t n_tensors, long long nl,
+			   const long long c[LAY_NAXES])
+{
+	const struct plan *p = x->p;
+	long long f = p->cp * p->dp_replicate, b = 0;
+
+	if (!nl || !n_tensors)
+		return 0;
+	if (x->opt == STACK_OPT_DP_RESHARDABLE)
+		return OPT_STATES * OPT_BYTES *
+			range_len(opt_buffer(x, it, n_tensors, nl, c), f,
+				  rank_in(&p->dense, B(LAY_CP) | B(LAY_DP), c));
+	for (size_t j = 0; j < n_tensors; j++) {
+		long long chunk, n, elems;
+		int main;
+
+		opt_entry(x, &it[j], c, &chunk, &n, &main, &elems);
+		if (main)
+			b += OPT_STATES * OPT_BYTES * nl * elems;
+	}
+	return b;
+}
+
 int ckpt_check(const struct plan *p, const struct cfg_node *root,
 	       const struct model_shape *m, struct ckpt_summary *out,
 	       struct diag_list *diags)
@@ -474,9 +684,22 @@ int ckpt_check(const struct plan *p, const struct cfg_node *root,
 	it[n].rows = it[n].cols = 0;
 	n++;
 
-	struct ctx x = { p, root, &s, diags, NULL, 0 };
+	struct ctx x = { p, root, &s, diags, NULL, 0, s.opt_format };
 	long long per = p->world / p->pp, c[LAY_NAXES], first = 0;
+	int dist = 1;
 
+	/* the optimizer's layout: Megatron's default dp_reshardable when
+	 * not said; without the distributed optimizer every rank keeps the
+	 * whole state of its pieces, saved in model space under the model's
+	 * replica ids, as fully_reshardable is */
+	if (x.opt == STACK_OPT_UNSET)
+		x.opt = STACK_OPT_DP_RESHARDABLE;
+	if (cfg_bool(root, "policy.megatron_cfg.optimizer."
+		     "use_distributed_optimizer", &dist) == 1 && !dist)
+		x.opt = STACK_OPT_FULLY_RESHARDABLE;
+	out->opt_format = dist ? stack_opt_format_name(x.opt) :
+		"not_distributed";
+	out->opt_format_set = s.opt_format != STACK_OPT_UNSET;
 	out->keys = layers * (long long)n_tensors + 1 + p->lanes;
 	for (long long st = 0; st < p->pp && rc == 0; st++) {
 		long long nl = layers / p->pp + (st < layers % p->pp);
@@ -494,6 +717,9 @@ int ckpt_check(const struct plan *p, const struct cfg_node *root,
 			rc = check_item(&x, &it[i], st, first, nl, report,
 					&out->shards);
 		}
+		if (rc == 0)
+			rc = check_opt(&x, it, n_tensors, st, first, nl,
+				       on && st == 0, out);
 		/* writers and bytes per rank */
 		for (long long r = 0; r < per && rc == 0; r++) {
 			long long bytes = 0;
@@ -512,9 +738,19 @@ int ckpt_check(const struct plan *p, const struct cfg_node *root,
 				if (i < n_tensors)
 					bytes += nl * e.real_rows * e.local[1] * 2;
 			}
+			long long ob = opt_bytes(&x, it, n_tensors, nl, c);
+
+			/* dp_reshardable: every rank saves its flat range */
+			if (ob > 0 || (x.opt == STACK_OPT_DP_RESHARDABLE &&
+				       nl && n_tensors))
+				writes = 1;
 			out->writers += writes;
-			if (bytes > out->max_rank_bytes)
-				out->max_rank_bytes = bytes;
+			if (ob > out->max_rank_opt_bytes)
+				out->max_rank_opt_bytes = ob;
+			if (bytes > out->max_rank_weight_bytes)
+				out->max_rank_weight_bytes = bytes;
+			if (bytes + ob > out->max_rank_bytes)
+				out->max_rank_bytes = bytes + ob;
 		}
 		first += nl;
 	}

@@ -92,16 +92,34 @@ int ckpt_fully_reshardable_ok(const struct plan *p, const struct stack *s,
 /* The `checkpoint` summary of the plan JSON. */
 struct ckpt_summary {
 	int valid;            /* 0: not computed (no grid) */
-	long long keys;       /* distinct keys */
-	long long shards;     /* entries saved by main replicas */
-	long long writers;    /* ranks that save at least one main entry */
-	long long max_rank_bytes; /* most bytes one rank writes (bf16
-				     tensors; objects not counted) */
+	long long keys;       /* distinct model and object keys */
+	long long shards;     /* their entries saved by main replicas */
+	long long writers;    /* ranks that save at least one main entry
+				 (optimizer entries included) */
+	long long max_rank_bytes; /* most bytes one rank writes: bf16
+				     weight pieces + fp32 optimizer state
+				     (objects not counted) */
+	long long max_rank_weight_bytes; /* of which weights, at most */
+	/* the optimizer state: its layout ("dp_reshardable",
+	 * "fully_reshardable", "fully_sharded_model_space", or
+	 * "not_distributed": model space, the model's writers), whether
+	 * gtplan.stack.optimizer_ckpt_format said it, its keys (per state:
+	 * fp32_param, exp_avg, exp_avg_sq), main entries and the most bytes
+	 * one rank writes */
+	const char *opt_format;
+	int opt_format_set;
+	long long opt_keys, opt_shards, max_rank_opt_bytes;
 };
 
-/* Builds the checkpoint plan of p for model m (known = 0: the weights are
- * left out, the objects are still checked) and the stack gtplan.stack of
- * root, validates it, reports GT710-GT712 (only when
+/* Builds the checkpoint plan of p for model m (known = 0: the weights and
+ * the optimizer state are left out, the objects are still checked) and
+ * the stack gtplan.stack of root, validates it (the optimizer state's
+ * entries too: in the layout of gtplan.stack.optimizer_ckpt_format,
+ * dp_reshardable when unset: one flat key per model-parallel rank
+ * (t, g, pp) and state, cut in CP x D ranges over the GTP-excluded dp_cp
+ * group; fully_reshardable: the weights' chunks and writers in logical
+ * coordinates; fully_sharded_model_space: each piece's elements cut in
+ * CP x D ranges), reports GT710-GT712 (only when
  * checkpointing.enabled is true, as the framework's GT640 does; the RNG
  * key under EP > 1 is GT640's) and fills *out. Returns 0, or
  * -1 when out of memory. */

@@ -207,8 +207,8 @@ START_TEST(padding_outside_logical_rows)
 	ck_assert_int_eq(e.main, 0);
 	ck_assert_int_eq(e.replica[2], 1);
 	ck_assert_uint_eq(count71(&f), 0);
-	/* 12 piece writers, plus the data-loader state of lanes 3-5 */
-	ck_assert_int_eq(f.sim.ckpt.writers, 15);
+	/* every rank writes its dp_reshardable optimizer range */
+	ck_assert_int_eq(f.sim.ckpt.writers, 24);
 	release(&f);
 }
 END_TEST
@@ -236,13 +236,27 @@ START_TEST(default_stack_clean_on_random_layouts)
 			      "%lld D %lld: checkpoint findings", tp, cp, g,
 			      pp, d);
 		ck_assert_int_eq(f.sim.ckpt.valid, 1);
-		/* one main replica per chunk: the TP * G * PP ranks of the
-		 * first copy and CP rank, plus the first rank of every lane
-		 * of the other copies (data-loader state) */
-		ck_assert_int_eq(f.sim.ckpt.writers, tp * g * pp + g * (d - 1));
+		/* the default optimizer layout, dp_reshardable: every rank
+		 * saves its range of its flat buffer */
+		ck_assert_int_eq(f.sim.ckpt.writers, tp * cp * g * pp * d);
 		ck_assert_int_eq(f.sim.ckpt.keys,
 				 2 * pp * 6 + 1 + g * d);
 		ck_assert_int_gt(f.sim.ckpt.max_rank_bytes, 0);
+		ck_assert_str_eq(f.sim.ckpt.opt_format, "dp_reshardable");
+		ck_assert_int_eq(f.sim.ckpt.opt_keys, 3 * tp * g * pp);
+		ck_assert_int_eq(f.sim.ckpt.opt_shards, 3 * tp * g * pp * cp * d);
+		release(&f);
+		/* fully_reshardable: one main replica per chunk: the
+		 * TP * G * PP ranks of the first copy and CP rank, plus the
+		 * first rank of every lane of the other copies (data-loader
+		 * state); every chunk's optimizer state exactly once */
+		lint(&f, yaml(tp, cp, g, pp, d, "  stack:\n"
+			      "    optimizer_ckpt_format: fully_reshardable\n"));
+		ck_assert_uint_eq(count71(&f), 0);
+		ck_assert_int_eq(f.sim.ckpt.writers, tp * g * pp + g * (d - 1));
+		ck_assert_int_eq(f.sim.ckpt.opt_keys, 3 * 2 * pp * 6);
+		ck_assert_int_eq(f.sim.ckpt.opt_shards,
+				 3 * 2 * pp * (4 * tp * g + 2));
 		release(&f);
 	}
 }
@@ -352,6 +366,91 @@ START_TEST(GT711_sharded_replica_group)
 }
 END_TEST
 
+/* The optimizer state per format, on TP 2, G 3, D 2 (F = CP x D = 2
+ * ranges), 2 layers. Per layer a rank's pieces hold qkv 384 x 768, proj
+ * 256 x 384, fc1 1024 x 768, fc2 256 x 1536 and the two norms 768 each:
+ * 1574400 elements, 3148800 for the 2 layers; 3 fp32 states, 12 bytes
+ * per element. */
+START_TEST(optimizer_formats)
+{
+	const long long layer = 384 * 768 + 256 * 384 + 1024 * 768 +
+		256 * 1536 + 2 * 768, local = 2 * layer;
+	struct fx f;
+
+	/* dp_reshardable (assumed when unset): a flat key per (t, g) and
+	 * state, F chunks; each rank writes half its buffer */
+	lint(&f, yaml(2, 1, 3, 1, 2, ""));
+	ck_assert_str_eq(f.sim.ckpt.opt_format, "dp_reshardable");
+	ck_assert_int_eq(f.sim.ckpt.opt_format_set, 0);
+	ck_assert_int_eq(f.sim.ckpt.opt_keys, 3 * 6);
+	ck_assert_int_eq(f.sim.ckpt.opt_shards, 3 * 6 * 2);
+	ck_assert_int_eq(f.sim.ckpt.max_rank_opt_bytes, 12 * local / 2);
+	ck_assert_int_eq(f.sim.ckpt.writers, 12);
+	/* rank 0 also writes its bf16 pieces and the norms */
+	ck_assert_int_eq(f.sim.ckpt.max_rank_bytes,
+			 12 * local / 2 + 2 * local);
+	ck_assert_uint_eq(count71(&f), 0);
+	release(&f);
+
+	/* fully_reshardable: the weights' chunks and writers (copy 0) */
+	lint(&f, yaml(2, 1, 3, 1, 2, "  stack:\n"
+		      "    optimizer_ckpt_format: fully_reshardable\n"));
+	ck_assert_str_eq(f.sim.ckpt.opt_format, "fully_reshardable");
+	ck_assert_int_eq(f.sim.ckpt.opt_format_set, 1);
+	ck_assert_int_eq(f.sim.ckpt.opt_keys, 3 * 2 * 6);
+	ck_assert_int_eq(f.sim.ckpt.opt_shards, 3 * 2 * (4 * 6 + 2));
+	ck_assert_int_eq(f.sim.ckpt.max_rank_opt_bytes, 12 * local);
+	ck_assert_int_eq(f.sim.ckpt.writers, 6 + 3);
+	ck_assert_uint_eq(count71(&f), 0);
+	release(&f);
+
+	/* without the distributed optimizer: the same model-space layout */
+	const char *y = yaml(2, 1, 3, 1, 2, ""), *at;
+	char text[sizeof(buf)];
+
+	at = strstr(y, "  megatron_cfg:\n");
+	ck_assert_ptr_nonnull(at);
+	snprintf(text, sizeof(text), "%.*s  megatron_cfg:\n    optimizer:\n"
+		 "      use_distributed_optimizer: false\n%s", (int)(at - y), y,
+		 at + strlen("  megatron_cfg:\n"));
+	lint(&f, text);
+	ck_assert_str_eq(f.sim.ckpt.opt_format, "not_distributed");
+	ck_assert_int_eq(f.sim.ckpt.opt_shards, 3 * 2 * (4 * 6 + 2));
+	ck_assert_int_eq(f.sim.ckpt.max_rank_opt_bytes, 12 * local);
+	release(&f);
+
+	/* fully_sharded_model_space: each piece cut in F ranges; norms
+	 * written by the (t 0, g 0) ranks of both copies */
+	lint(&f, yaml(2, 1, 3, 1, 2, "  stack:\n"
+		      "    optimizer_ckpt_format: fully_sharded_model_space\n"));
+	ck_assert_str_eq(f.sim.ckpt.opt_format, "fully_sharded_model_space");
+	ck_assert_int_eq(f.sim.ckpt.opt_keys, 3 * 2 * 6);
+	ck_assert_int_eq(f.sim.ckpt.opt_shards, 3 * 2 * (4 * 6 * 2 + 2 * 2));
+	ck_assert_int_eq(f.sim.ckpt.max_rank_opt_bytes, 12 * local / 2);
+	ck_assert_int_eq(f.sim.ckpt.writers, 12);
+	ck_assert_uint_eq(count71(&f), 0);
+	release(&f);
+
+	/* validated like the weights: writers elected over dp_cp_gtp leave
+	 * the g > 0 chunks of the model-space state unwritten too (one
+	 * GT711 per weight and one per its optimizer state), while the
+	 * range-cut format does not use the election */
+	lint(&f, yaml(2, 1, 3, 1, 2, "  stack:\n"
+		      "    optimizer_ckpt_format: fully_reshardable\n"
+		      "    sharded_replica_group: dp_cp_gtp\n"));
+	ck_assert_uint_eq(count(&f, "GT711"), 8);
+	ck_assert_ptr_nonnull(strstr(first(&f, "GT711")->msg, "chunk (1) of "
+				     "(6) of decoder.layers.0.self_attention."
+				     "linear_qkv.weight"));
+	release(&f);
+	lint(&f, yaml(2, 1, 3, 1, 2, "  stack:\n"
+		      "    optimizer_ckpt_format: fully_sharded_model_space\n"
+		      "    sharded_replica_group: dp_cp_gtp\n"));
+	ck_assert_uint_eq(count(&f, "GT711"), 4);
+	release(&f);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("ckpt");
@@ -365,6 +464,7 @@ static Suite *suite(void)
 		{ "GT712", GT712_rng_state_group },
 		{ "GT710", GT710_replica_group },
 		{ "GT711", GT711_sharded_replica_group },
+		{ "optimizer", optimizer_formats },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
