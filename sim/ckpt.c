@@ -196,9 +196,30 @@ int ckpt_fully_reshardable_ok(const struct plan *p, const struct stack *s,
 
 struct ckpt_item {
 	enum ckpt_kind kind;
-	char name[96];         /* layer-relative name, or the object key */
+	char name[96];         /* layer-relative name, or the full key */
 	long long rows, cols;
+	long long stage;       /* -1: one per layer (and the objects); else
+				  the one stage that saves it */
+	long long vdiv;        /* CKPT_VOCAB: make_vocab_size_divisible_by */
 };
+
+/* The entry of item `it` at coord c. */
+static void item_entry(const struct plan *p, const struct stack *s,
+		       const struct ckpt_item *it, const long long c[LAY_NAXES],
+		       struct ckpt_entry *e)
+{
+	if (it->kind == CKPT_VOCAB)
+		ckpt_vocab_entry_of(p, s, it->rows, it->vdiv, it->cols, c, e);
+	else
+		ckpt_entry_of(p, s, it->kind, it->rows, it->cols, 1, c, e);
+}
+
+/* How many keys of tensor item `it` stage st (nl layers) saves: nl for a
+ * per-layer tensor, 1 on its own stage for the others. */
+static long long mult(const struct ckpt_item *it, long long st, long long nl)
+{
+	return it->stage < 0 ? nl : it->stage == st;
+}
 
 struct ctx {
 	const struct plan *p;
@@ -281,7 +302,7 @@ static void claimants(const struct ctx *x, const struct ckpt_item *it,
 	buf[0] = 0;
 	for (long long i = 0; i < per; i++) {
 		stage_coords(p, st, i, c);
-		ckpt_entry_of(p, x->s, it->kind, it->rows, it->cols, 1, c, &e);
+		item_entry(p, x->s, it, c, &e);
 		if (!e.main || chunk_index(&e) != want)
 			continue;
 		if (n++ < CKPT_LIST && at < len)
@@ -298,7 +319,7 @@ static void claimants(const struct ctx *x, const struct ckpt_item *it,
 static void key_of(const struct ckpt_item *it, long long layer, char *buf,
 		   size_t len)
 {
-	if (it->kind == CKPT_RNG || it->kind == CKPT_LOADER)
+	if (it->kind == CKPT_RNG || it->kind == CKPT_LOADER || it->stage >= 0)
 		snprintf(buf, len, "%s", it->name);
 	else
 		snprintf(buf, len, "decoder.layers.%lld.%s", layer, it->name);
@@ -329,7 +350,7 @@ static int check_item(struct ctx *x, const struct ckpt_item *it, long long st,
 	struct ckpt_entry e;
 
 	stage_coords(p, st, 0, c);
-	ckpt_entry_of(p, x->s, it->kind, it->rows, it->cols, 1, c, &e);
+	item_entry(p, x->s, it, c, &e);
 	n = e.frag[0] * e.frag[1];
 	if (n > x->n_cnt) {
 		long long *v = realloc(x->cnt, (size_t)n * sizeof(*v));
@@ -342,7 +363,7 @@ static int check_item(struct ctx *x, const struct ckpt_item *it, long long st,
 	memset(x->cnt, 0, (size_t)n * sizeof(*x->cnt));
 	for (long long i = 0; i < per; i++) {
 		stage_coords(p, st, i, c);
-		ckpt_entry_of(p, x->s, it->kind, it->rows, it->cols, 1, c, &e);
+		item_entry(p, x->s, it, c, &e);
 		if (e.main)
 			x->cnt[chunk_index(&e)]++;
 	}
@@ -390,7 +411,7 @@ static int check_item(struct ctx *x, const struct ckpt_item *it, long long st,
 				     "checkpoint chunk %s of %s claimed %lld "
 				     "times by main replicas (%s): %s%s", ch,
 				     key, x->cnt[bad], who, why(x, it->kind),
-				     nl > 1 || p->pp > 1 ?
+				     it->stage < 0 && (nl > 1 || p->pp > 1) ?
 				     "; the same for every layer" : "");
 		diag_hint(d, "elect the main replica over a group that "
 			  "includes GTP: gtplan.stack.%s: dp_cp_gtp",
@@ -403,7 +424,7 @@ static int check_item(struct ctx *x, const struct ckpt_item *it, long long st,
 			     "(%lld of the %lld chunks have none): %s%s",
 			     object ? "object" : "chunk", ch, key, never,
 			     hi - lo, why(x, it->kind),
-			     nl > 1 || p->pp > 1 ?
+			     it->stage < 0 && (nl > 1 || p->pp > 1) ?
 			     "; the same for every layer" : "");
 		diag_hint(d, "elect the writers of GTP-sharded pieces over the "
 			  "GTP-excluded dp_cp group (gtplan.stack."
@@ -448,7 +469,7 @@ static void opt_entry(const struct ctx *x, const struct ckpt_item *it,
 	long long dpcp = rank_in(&p->dense, B(LAY_CP) | B(LAY_DP), c);
 	struct ckpt_entry e;
 
-	ckpt_entry_of(p, x->s, it->kind, it->rows, it->cols, 1, c, &e);
+	item_entry(p, x->s, it, c, &e);
 	*nchunks = e.frag[0] * e.frag[1];
 	*chunk = chunk_index(&e);
 	*elems = e.real_rows * e.local[1];
@@ -466,16 +487,15 @@ static void opt_entry(const struct ctx *x, const struct ckpt_item *it,
  * of nl layers (dp_reshardable): its local pieces, padding included, as
  * the grad buffer holds them. */
 static long long opt_buffer(const struct ctx *x, const struct ckpt_item *it,
-			    size_t n_tensors, long long nl,
+			    size_t n_tensors, long long st, long long nl,
 			    const long long c[LAY_NAXES])
 {
 	struct ckpt_entry e;
 	long long n = 0;
 
 	for (size_t i = 0; i < n_tensors; i++) {
-		ckpt_entry_of(x->p, x->s, it[i].kind, it[i].rows, it[i].cols, 1,
-			      c, &e);
-		n += nl * e.local[0] * e.local[1];
+		item_entry(x->p, x->s, &it[i], c, &e);
+		n += mult(&it[i], st, nl) * e.local[0] * e.local[1];
 	}
 	return n;
 }
@@ -534,8 +554,11 @@ static int check_opt(struct ctx *x, const struct ckpt_item *it,
 	const struct plan *p = x->p;
 	long long per = p->world / p->pp, c[LAY_NAXES];
 	long long f = p->cp * p->dp_replicate, n, tg = p->tp * p->gtp;
+	long long any = 0;
 
-	if (!nl || !n_tensors)
+	for (size_t j = 0; j < n_tensors; j++)
+		any += mult(&it[j], st, nl);
+	if (!any)
 		return 0;
 	if (x->opt == STACK_OPT_DP_RESHARDABLE) {
 		/* one flat key per model-parallel rank (dp_group_idx = rank in
@@ -551,7 +574,7 @@ static int check_opt(struct ctx *x, const struct ckpt_item *it,
 		out->opt_keys += OPT_STATES * tg;
 		for (long long k = 0; k < tg * f; k++) {
 			out->opt_shards += OPT_STATES * (x->cnt[k] > 0);
-			if (x->cnt[k] != 1 && report) {
+			if (x->cnt[k] != 1 && report && st == 0) {
 				char key[128];
 
 				long long mp = k / f; /* t * G + g */
@@ -567,9 +590,11 @@ static int check_opt(struct ctx *x, const struct ckpt_item *it,
 		return 0;
 	}
 	for (size_t j = 0; j < n_tensors; j++) {
-		long long chunk, elems;
+		long long chunk, elems, m = mult(&it[j], st, nl);
 		int main;
 
+		if (!m)
+			continue;
 		stage_coords(p, st, 0, c);
 		opt_entry(x, &it[j], c, &chunk, &n, &main, &elems);
 		if (counters(x, n))
@@ -580,15 +605,16 @@ static int check_opt(struct ctx *x, const struct ckpt_item *it,
 			if (main)
 				x->cnt[chunk]++;
 		}
-		out->opt_keys += OPT_STATES * nl;
-		for (long long k = 0, rep = report; k < n; k++) {
-			out->opt_shards += OPT_STATES * nl * (x->cnt[k] > 0);
+		out->opt_keys += OPT_STATES * m;
+		for (long long k = 0, rep = report && (it[j].stage >= 0 ||
+						      st == 0); k < n; k++) {
+			out->opt_shards += OPT_STATES * m * (x->cnt[k] > 0);
 			if (x->cnt[k] != 1 && rep) {
-				char key[192];
+				char key[192], mk[160];
 
-				snprintf(key, sizeof(key), "optimizer.state.%s."
-					 "decoder.layers.%lld.%s", opt_state[0],
-					 layer, it[j].name);
+				key_of(&it[j], layer, mk, sizeof(mk));
+				snprintf(key, sizeof(key), "optimizer.state.%s.%s",
+					 opt_state[0], mk);
 				opt_report(x, key, k, n, x->cnt[k]);
 				rep = 0;
 			}
@@ -599,17 +625,15 @@ static int check_opt(struct ctx *x, const struct ckpt_item *it,
 
 /* The optimizer bytes the rank at c writes on a stage of nl layers. */
 static long long opt_bytes(const struct ctx *x, const struct ckpt_item *it,
-			   size_t n_tensors, long long nl,
+			   size_t n_tensors, long long st, long long nl,
 			   const long long c[LAY_NAXES])
 {
 	const struct plan *p = x->p;
 	long long f = p->cp * p->dp_replicate, b = 0;
 
-	if (!nl || !n_tensors)
-		return 0;
 	if (x->opt == STACK_OPT_DP_RESHARDABLE)
 		return OPT_STATES * OPT_BYTES *
-			range_len(opt_buffer(x, it, n_tensors, nl, c), f,
+			range_len(opt_buffer(x, it, n_tensors, st, nl, c), f,
 				  rank_in(&p->dense, B(LAY_CP) | B(LAY_DP), c));
 	for (size_t j = 0; j < n_tensors; j++) {
 		long long chunk, n, elems;
@@ -617,7 +641,8 @@ static long long opt_bytes(const struct ctx *x, const struct ckpt_item *it,
 
 		opt_entry(x, &it[j], c, &chunk, &n, &main, &elems);
 		if (main)
-			b += OPT_STATES * OPT_BYTES * nl * elems;
+			b += OPT_STATES * OPT_BYTES * mult(&it[j], st, nl) *
+				elems;
 	}
 	return b;
 }
@@ -626,7 +651,7 @@ int ckpt_check(const struct plan *p, const struct cfg_node *root,
 	       const struct model_shape *m, struct ckpt_summary *out,
 	       struct diag_list *diags)
 {
-	struct ckpt_item it[MODEL_MAX_WEIGHTS + 4];
+	struct ckpt_item it[MODEL_MAX_WEIGHTS + 8];
 	struct model_weight w[MODEL_MAX_WEIGHTS];
 	struct stack s;
 	struct diag_list quiet;
@@ -634,6 +659,9 @@ int ckpt_check(const struct plan *p, const struct cfg_node *root,
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
+	memset(it, 0, sizeof(it));
+	for (size_t i = 0; i < sizeof(it) / sizeof(*it); i++)
+		it[i].stage = -1;
 	if (!p->grid_ok || p->world <= 0 || p->pp <= 0)
 		return 0;
 	diag_list_init(&quiet, diags->srcs);
@@ -672,8 +700,34 @@ int ckpt_check(const struct plan *p, const struct cfg_node *root,
 			it[n].rows = m->hidden_size;
 			it[n].cols = 1;
 		}
+		/* once per model: the vocab-parallel embedding on the first
+		 * stage, the untied output layer and the final norm on the
+		 * last */
+		long long vdiv = 0;
+
+		if (cfg_int(root, "policy.megatron_cfg."
+			    "make_vocab_size_divisible_by", &vdiv) != 1 ||
+		    vdiv <= 0)
+			vdiv = m->make_vocab_size_divisible_by;
+		it[n] = (struct ckpt_item){ CKPT_VOCAB,
+			"embedding.word_embeddings.weight", m->vocab_size,
+			m->hidden_size, 0, vdiv };
+		n++;
+		if (!m->share_embeddings_and_output_weights) {
+			it[n] = (struct ckpt_item){ CKPT_VOCAB,
+				"output_layer.weight", m->vocab_size,
+				m->hidden_size, p->pp - 1, vdiv };
+			n++;
+		}
+		it[n] = (struct ckpt_item){ CKPT_NORM,
+			"decoder.final_layernorm.weight", m->hidden_size, 1,
+			p->pp - 1, 0 };
+		n++;
 	}
-	size_t n_tensors = n;
+	size_t n_tensors = n, n_layer = 0;
+
+	for (size_t i = 0; i < n_tensors; i++)
+		n_layer += it[i].stage < 0;
 
 	it[n].kind = CKPT_RNG;
 	snprintf(it[n].name, sizeof(it[n].name), "rng_state");
@@ -700,50 +754,62 @@ int ckpt_check(const struct plan *p, const struct cfg_node *root,
 	out->opt_format = dist ? stack_opt_format_name(x.opt) :
 		"not_distributed";
 	out->opt_format_set = s.opt_format != STACK_OPT_UNSET;
-	out->keys = layers * (long long)n_tensors + 1 + p->lanes;
+	out->keys = layers * (long long)n_layer + (long long)(n_tensors -
+		n_layer) + 1 + p->lanes;
 	for (long long st = 0; st < p->pp && rc == 0; st++) {
 		long long nl = layers / p->pp + (st < layers % p->pp);
 
 		for (size_t i = 0; i < n && rc == 0; i++) {
-			if (i < n_tensors && nl == 0)
+			if (i < n_tensors && !mult(&it[i], st, nl))
 				continue;
 			/* each item is reported once: on stage 0. With
 			 * EP > 1 Megatron keys the RNG state (pp, tp, dp_cp
 			 * rank), replica id 0: the framework rule GT640
 			 * reports that form of the collision. */
-			int report = on && st == 0 &&
+			int report = on && (st == 0 || it[i].stage >= 0) &&
 				!(it[i].kind == CKPT_RNG && p->ep > 1);
 
-			rc = check_item(&x, &it[i], st, first, nl, report,
+			rc = check_item(&x, &it[i], st, first, i < n_tensors ?
+					mult(&it[i], st, nl) : nl, report,
 					&out->shards);
 		}
 		if (rc == 0)
-			rc = check_opt(&x, it, n_tensors, st, first, nl,
-				       on && st == 0, out);
+			rc = check_opt(&x, it, n_tensors, st, first, nl, on,
+				       out);
 		/* writers and bytes per rank */
 		for (long long r = 0; r < per && rc == 0; r++) {
 			long long bytes = 0;
 			int writes = 0;
 			struct ckpt_entry e;
+			long long rb = 0, buf;
 
 			stage_coords(p, st, r, c);
 			for (size_t i = 0; i < n; i++) {
-				ckpt_entry_of(p, &s, it[i].kind, it[i].rows,
-					      it[i].cols, 1, c, &e);
-				if (!e.main ||
-				    (it[i].kind == CKPT_LOADER && st) ||
-				    (i < n_tensors && nl == 0))
+				long long k = i < n_tensors ?
+					mult(&it[i], st, nl) : 1;
+
+				item_entry(p, &s, &it[i], c, &e);
+				if (i < n_tensors)
+					rb += k * e.real_rows * e.local[1] * 2;
+				if (!e.main || !k ||
+				    (it[i].kind == CKPT_LOADER && st))
 					continue;
 				writes = 1;
 				if (i < n_tensors)
-					bytes += nl * e.real_rows * e.local[1] * 2;
+					bytes += k * e.real_rows * e.local[1] * 2;
 			}
-			long long ob = opt_bytes(&x, it, n_tensors, nl, c);
+			long long ob = opt_bytes(&x, it, n_tensors, st, nl, c);
 
+			buf = opt_buffer(&x, it, n_tensors, st, nl, c);
 			/* dp_reshardable: every rank saves its flat range */
 			if (ob > 0 || (x.opt == STACK_OPT_DP_RESHARDABLE &&
-				       nl && n_tensors))
+				       buf > 0))
 				writes = 1;
+			rb += OPT_STATES * OPT_BYTES * (dist ? range_len(buf,
+				p->cp * p->dp_replicate, rank_in(&p->dense,
+				B(LAY_CP) | B(LAY_DP), c)) : buf);
+			if (rb > out->max_rank_read_bytes)
+				out->max_rank_read_bytes = rb;
 			out->writers += writes;
 			if (ob > out->max_rank_opt_bytes)
 				out->max_rank_opt_bytes = ob;

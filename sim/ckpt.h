@@ -5,8 +5,11 @@
  * Every rank saves sharded entries: each large weight of each of its
  * layers (a GTP piece: column-parallel chunk t*G + g of TP*G on axis 0;
  * row-parallel chunk g of G on axis 0 and t of TP on axis 1), the
- * GTP-replicated norms, the RNG state ShardedObject keyed (pp, tp) and the
- * data-loader state per lane. Entries depend only on a rank's class (its
+ * GTP-replicated norms, the vocab-parallel embedding (first stage), the
+ * untied output layer and the final norm (last stage), the optimizer
+ * state of all of them (see ckpt_check), the RNG state ShardedObject
+ * keyed (pp, tp) and the data-loader state per lane. Experts are not in
+ * the plan (reshard.h checks their coverage). Entries depend only on a rank's class (its
  * coordinates), so nothing is listed per rank: validation walks each
  * pipeline stage's ranks once per entry kind, O(W) in all, and checks as
  * dist_checkpointing does that every chunk of every key is claimed by
@@ -100,6 +103,11 @@ struct ckpt_summary {
 				     weight pieces + fp32 optimizer state
 				     (objects not counted) */
 	long long max_rank_weight_bytes; /* of which weights, at most */
+	/* the most bytes one rank reads when it loads this layout: all its
+	 * weight pieces (replicas read too, padding excluded) and the
+	 * optimizer state of its own parameters (its dp_cp range of the
+	 * flat buffer; all of it without the distributed optimizer) */
+	long long max_rank_read_bytes;
 	/* the optimizer state: its layout ("dp_reshardable",
 	 * "fully_reshardable", "fully_sharded_model_space", or
 	 * "not_distributed": model space, the model's writers), whether

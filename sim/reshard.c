@@ -603,6 +603,14 @@ int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 		ps->egtp != pl->egtp;
 	check_optimizer(&ss, &sl, rs, rl, &ms, out, diags);
 	out->reshardable = covered && out->opt_ok;
+	/* bytes per rank on both sides; their findings are lint's */
+	diag_list_init(&quiet, diags->srcs);
+	if (ckpt_check(ps, rs, &ms, &out->saved, &quiet) ||
+	    ckpt_check(pl, rl, &ml, &out->loaded, &quiet)) {
+		diag_list_release(&quiet);
+		return -1;
+	}
+	diag_list_release(&quiet);
 	return 0;
 }
 
@@ -667,6 +675,23 @@ void reshard_print(FILE *f, const struct plan *ps, const struct plan *pl,
 			"any format (no layout change)",
 			r->opt_why[0] ? "cannot be used: " : "can be written and "
 			"read by this stack", r->opt_why);
+	if (r->saved.valid && r->loaded.valid) {
+		fprintf(f, "saved checkpoint: %lld keys + %lld optimizer keys "
+			"(%s), %lld writers; one rank writes at most %lld "
+			"bytes (weights at most %lld, optimizer at most %lld)\n",
+			r->saved.keys, r->saved.opt_keys, r->saved.opt_format,
+			r->saved.writers, r->saved.max_rank_bytes,
+			r->saved.max_rank_weight_bytes,
+			r->saved.max_rank_opt_bytes);
+		fprintf(f, "loading: one rank reads at most %lld bytes "
+			"(all its weight pieces and its optimizer range)\n",
+			r->loaded.max_rank_read_bytes);
+		fprintf(f, "objects: rng_state, one per (pp, tp) slot (%lld "
+			"saved, %lld loaded); dataloader_state, one per lane "
+			"(%lld saved, %lld loaded); their sizes are not "
+			"modelled\n", ps->pp * ps->tp, pl->pp * pl->tp,
+			ps->lanes, pl->lanes);
+	}
 	fprintf(f, "%s\n", r->reshardable ? "reshardable" :
 		r->model_mismatch ? "not reshardable: different models" :
 		!r->opt_ok ? "not reshardable: optimizer state" :

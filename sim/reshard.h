@@ -77,6 +77,9 @@ struct reshard_report {
 				     fully_reshardable, or "" */
 	int reshardable;          /* covered, same model, optimizer ok:
 				     exit 0 */
+	/* the checkpoint plans of both sides (ckpt_check; findings not
+	 * reported here): keys, writers, bytes per rank */
+	struct ckpt_summary saved, loaded;
 };
 
 /* Checks the reshard from plan `ps` (config `rs`) to plan `pl` (config

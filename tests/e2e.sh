@@ -135,6 +135,11 @@ expect_rc "ckpt reshard" 0 "$GTPLAN" ckpt tests/configs/ckpt/saved.yaml tests/co
 contains "ckpt reshardable" "$tmp/out" "reshardable"
 contains "ckpt optimizer format unset" "$tmp/err" "note[GT733]"
 contains "ckpt embedding covered" "$tmp/out" "embedding.word_embeddings"
+# saved TP 2, G 3, 4 layers: rank 0 holds 4 x 1574400 layer elements, two
+# vocab pieces of 5334 x 768 and the final norm (14491392) and writes all
+# of them in bf16 plus 12 bytes of optimizer state each: 14 x 14491392
+contains "ckpt bytes per rank" "$tmp/out" "saved checkpoint: 31 keys + 18 optimizer keys (dp_reshardable), 6 writers; one rank writes at most 202879488 bytes"
+contains "ckpt read bytes" "$tmp/out" "loading: one rank reads at most"
 expect_rc "ckpt needs two configs" 2 "$GTPLAN" ckpt tests/configs/ckpt/saved.yaml
 # writers of GTP-sharded pieces elected over dp_cp_gtp: the save is
 # invalid (GT711) and cannot be resharded (GT732)

@@ -239,8 +239,10 @@ START_TEST(default_stack_clean_on_random_layouts)
 		/* the default optimizer layout, dp_reshardable: every rank
 		 * saves its range of its flat buffer */
 		ck_assert_int_eq(f.sim.ckpt.writers, tp * cp * g * pp * d);
+		/* 6 per layer, the embedding, output layer and final
+		 * norm, rng_state, a data-loader state per lane */
 		ck_assert_int_eq(f.sim.ckpt.keys,
-				 2 * pp * 6 + 1 + g * d);
+				 2 * pp * 6 + 3 + 1 + g * d);
 		ck_assert_int_gt(f.sim.ckpt.max_rank_bytes, 0);
 		ck_assert_str_eq(f.sim.ckpt.opt_format, "dp_reshardable");
 		ck_assert_int_eq(f.sim.ckpt.opt_keys, 3 * tp * g * pp);
@@ -254,9 +256,9 @@ START_TEST(default_stack_clean_on_random_layouts)
 			      "    optimizer_ckpt_format: fully_reshardable\n"));
 		ck_assert_uint_eq(count71(&f), 0);
 		ck_assert_int_eq(f.sim.ckpt.writers, tp * g * pp + g * (d - 1));
-		ck_assert_int_eq(f.sim.ckpt.opt_keys, 3 * 2 * pp * 6);
+		ck_assert_int_eq(f.sim.ckpt.opt_keys, 3 * (2 * pp * 6 + 3));
 		ck_assert_int_eq(f.sim.ckpt.opt_shards,
-				 3 * 2 * pp * (4 * tp * g + 2));
+				 3 * (2 * pp * (4 * tp * g + 2) + 2 * tp * g + 1));
 		release(&f);
 	}
 }
@@ -305,7 +307,7 @@ START_TEST(GT710_replica_group)
 	int mains = 0;
 
 	lint(&f, yaml(2, 1, 3, 1, 1, "  stack:\n    replica_group: dp_cp\n"));
-	ck_assert_uint_eq(count(&f, "GT710"), 2); /* the two norms */
+	ck_assert_uint_eq(count(&f, "GT710"), 3); /* the three norms */
 	ck_assert_uint_eq(count(&f, "GT712"), 0);
 	d = first(&f, "GT710");
 	ck_assert_ptr_nonnull(strstr(d->msg,
@@ -328,7 +330,7 @@ END_TEST
 
 /* sharded_replica_group: dp_cp_gtp: the writers of GTP-sharded pieces
  * are elected over the GTP-inclusive group, so only g = 0 pieces have a
- * main replica (notes 2.4): GT711 for each of the 4 sharded weights.
+ * main replica (notes 2.4): GT711 for each of the 6 sharded weights.
  * Without GTP the two groups coincide: nothing to report. */
 START_TEST(GT711_sharded_replica_group)
 {
@@ -337,7 +339,8 @@ START_TEST(GT711_sharded_replica_group)
 
 	lint(&f, yaml(2, 1, 3, 1, 2,
 		      "  stack:\n    sharded_replica_group: dp_cp_gtp\n"));
-	ck_assert_uint_eq(count(&f, "GT711"), 4);
+	/* 4 layer weights, the embedding and the output layer */
+	ck_assert_uint_eq(count(&f, "GT711"), 6);
 	ck_assert_uint_eq(count(&f, "GT710") + count(&f, "GT712"), 0);
 	d = first(&f, "GT711");
 	ck_assert_ptr_nonnull(strstr(d->msg, "checkpoint chunk (1) of (6) of "
@@ -368,13 +371,14 @@ END_TEST
 
 /* The optimizer state per format, on TP 2, G 3, D 2 (F = CP x D = 2
  * ranges), 2 layers. Per layer a rank's pieces hold qkv 384 x 768, proj
- * 256 x 384, fc1 1024 x 768, fc2 256 x 1536 and the two norms 768 each:
- * 1574400 elements, 3148800 for the 2 layers; 3 fp32 states, 12 bytes
- * per element. */
+ * 256 x 384, fc1 1024 x 768, fc2 256 x 1536 and the two norms 768 each;
+ * the embedding and the output layer a piece of 5334 x 768 each (32000
+ * rows in TP slices of 16000, padded to 16002 for G 3), the final norm
+ * 768; 3 fp32 states, 12 bytes per element. */
 START_TEST(optimizer_formats)
 {
 	const long long layer = 384 * 768 + 256 * 384 + 1024 * 768 +
-		256 * 1536 + 2 * 768, local = 2 * layer;
+		256 * 1536 + 2 * 768, local = 2 * layer + 2 * 5334 * 768 + 768;
 	struct fx f;
 
 	/* dp_reshardable (assumed when unset): a flat key per (t, g) and
@@ -397,8 +401,9 @@ START_TEST(optimizer_formats)
 		      "    optimizer_ckpt_format: fully_reshardable\n"));
 	ck_assert_str_eq(f.sim.ckpt.opt_format, "fully_reshardable");
 	ck_assert_int_eq(f.sim.ckpt.opt_format_set, 1);
-	ck_assert_int_eq(f.sim.ckpt.opt_keys, 3 * 2 * 6);
-	ck_assert_int_eq(f.sim.ckpt.opt_shards, 3 * 2 * (4 * 6 + 2));
+	ck_assert_int_eq(f.sim.ckpt.opt_keys, 3 * (2 * 6 + 3));
+	ck_assert_int_eq(f.sim.ckpt.opt_shards,
+			 3 * (2 * (4 * 6 + 2) + 2 * 6 + 1));
 	ck_assert_int_eq(f.sim.ckpt.max_rank_opt_bytes, 12 * local);
 	ck_assert_int_eq(f.sim.ckpt.writers, 6 + 3);
 	ck_assert_uint_eq(count71(&f), 0);
@@ -415,7 +420,8 @@ START_TEST(optimizer_formats)
 		 at + strlen("  megatron_cfg:\n"));
 	lint(&f, text);
 	ck_assert_str_eq(f.sim.ckpt.opt_format, "not_distributed");
-	ck_assert_int_eq(f.sim.ckpt.opt_shards, 3 * 2 * (4 * 6 + 2));
+	ck_assert_int_eq(f.sim.ckpt.opt_shards,
+			 3 * (2 * (4 * 6 + 2) + 2 * 6 + 1));
 	ck_assert_int_eq(f.sim.ckpt.max_rank_opt_bytes, 12 * local);
 	release(&f);
 
@@ -424,8 +430,9 @@ START_TEST(optimizer_formats)
 	lint(&f, yaml(2, 1, 3, 1, 2, "  stack:\n"
 		      "    optimizer_ckpt_format: fully_sharded_model_space\n"));
 	ck_assert_str_eq(f.sim.ckpt.opt_format, "fully_sharded_model_space");
-	ck_assert_int_eq(f.sim.ckpt.opt_keys, 3 * 2 * 6);
-	ck_assert_int_eq(f.sim.ckpt.opt_shards, 3 * 2 * (4 * 6 * 2 + 2 * 2));
+	ck_assert_int_eq(f.sim.ckpt.opt_keys, 3 * (2 * 6 + 3));
+	ck_assert_int_eq(f.sim.ckpt.opt_shards,
+			 3 * (2 * (4 * 6 * 2 + 2 * 2) + 2 * 6 * 2 + 2));
 	ck_assert_int_eq(f.sim.ckpt.max_rank_opt_bytes, 12 * local / 2);
 	ck_assert_int_eq(f.sim.ckpt.writers, 12);
 	ck_assert_uint_eq(count71(&f), 0);
@@ -438,7 +445,7 @@ START_TEST(optimizer_formats)
 	lint(&f, yaml(2, 1, 3, 1, 2, "  stack:\n"
 		      "    optimizer_ckpt_format: fully_reshardable\n"
 		      "    sharded_replica_group: dp_cp_gtp\n"));
-	ck_assert_uint_eq(count(&f, "GT711"), 8);
+	ck_assert_uint_eq(count(&f, "GT711"), 12);
 	ck_assert_ptr_nonnull(strstr(first(&f, "GT711")->msg, "chunk (1) of "
 				     "(6) of decoder.layers.0.self_attention."
 				     "linear_qkv.weight"));
@@ -446,7 +453,7 @@ START_TEST(optimizer_formats)
 	lint(&f, yaml(2, 1, 3, 1, 2, "  stack:\n"
 		      "    optimizer_ckpt_format: fully_sharded_model_space\n"
 		      "    sharded_replica_group: dp_cp_gtp\n"));
-	ck_assert_uint_eq(count(&f, "GT711"), 4);
+	ck_assert_uint_eq(count(&f, "GT711"), 6);
 	release(&f);
 }
 END_TEST
