@@ -754,6 +754,23 @@ int ckpt_check(const struct plan *p, const struct cfg_node *root,
 	out->opt_format = dist ? stack_opt_format_name(x.opt) :
 		"not_distributed";
 	out->opt_format_set = s.opt_format != STACK_OPT_UNSET;
+	/* the save itself aborts when the stack cannot write the format */
+	char why_not[256];
+
+	if (on && dist && s.opt_format == STACK_OPT_FULLY_RESHARDABLE &&
+	    !ckpt_fully_reshardable_ok(p, &s, m, root, why_not,
+				       sizeof(why_not))) {
+		struct diag *d = diag_add(diags, "GT735",
+			s.loc[STACK_OPT_FORMAT],
+			"gtplan.stack.optimizer_ckpt_format",
+			"the optimizer state cannot be saved as "
+			"fully_reshardable: %s", why_not);
+
+		diag_hint(d, "save dp_reshardable (gtplan.stack."
+			  "optimizer_ckpt_format: dp_reshardable), or use a "
+			  "Megatron-LM with PR #7162 and no fused projections "
+			  "or native-FP8 weights under GTP");
+	}
 	out->keys = layers * (long long)n_layer + (long long)(n_tensors -
 		n_layer) + 1 + p->lanes;
 	for (long long st = 0; st < p->pp && rc == 0; st++) {

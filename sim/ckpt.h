@@ -127,7 +127,8 @@ struct ckpt_summary {
  * (t, g, pp) and state, cut in CP x D ranges over the GTP-excluded dp_cp
  * group; fully_reshardable: the weights' chunks and writers in logical
  * coordinates; fully_sharded_model_space: each piece's elements cut in
- * CP x D ranges), reports GT710-GT712 (only when
+ * CP x D ranges), reports GT710-GT712 and GT735 (a fully_reshardable
+ * format the stack cannot save) (only when
  * checkpointing.enabled is true, as the framework's GT640 does; the RNG
  * key under EP > 1 is GT640's) and fills *out. Returns 0, or
  * -1 when out of memory. */

@@ -455,6 +455,23 @@ START_TEST(optimizer_formats)
 		      "    sharded_replica_group: dp_cp_gtp\n"));
 	ck_assert_uint_eq(count(&f, "GT711"), 6);
 	release(&f);
+
+	/* the gated fc1 (the test model) is fine for fully_reshardable
+	 * without GTP; without PR #7162 under GTP the save aborts: GT735 */
+	lint(&f, yaml(2, 1, 1, 1, 2, "  stack:\n"
+		      "    optimizer_ckpt_format: fully_reshardable\n"
+		      "    megatron_lm_7162: false\n"));
+	ck_assert_uint_eq(count(&f, "GT735"), 0);
+	release(&f);
+	lint(&f, yaml(2, 1, 3, 1, 2, "  stack:\n"
+		      "    optimizer_ckpt_format: fully_reshardable\n"
+		      "    megatron_lm_7162: false\n"));
+	ck_assert_uint_eq(count(&f, "GT735"), 1);
+	ck_assert_ptr_nonnull(strstr(first(&f, "GT735")->msg, "without PR "
+				     "#7162 can neither write nor read it"));
+	/* at the format: line 23 of the config */
+	ck_assert_int_eq(first(&f, "GT735")->loc.line, 23);
+	release(&f);
 }
 END_TEST
 
