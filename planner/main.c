@@ -105,10 +105,14 @@ static const struct {
 	  "Plans both configs (overrides apply to both; same model required)\n"
 	  "and checks that a checkpoint saved under SAVED's layout loads under\n"
 	  "LOADED's: each loading rank's logical reads are covered exactly once\n"
-	  "by the saved main-replica pieces (padding excluded). Prints, per\n"
-	  "weight kind, the saved and loaded pieces and the most saved pieces\n"
-	  "one loading rank reads, then 'reshardable' or the findings (GT730-\n"
-	  "GT733). Exit 0 reshardable, 1 findings, 2 usage.\n" },
+	  "by the saved main-replica pieces (padding excluded), for every\n"
+	  "tensor kind: layer weights and norms, experts (EP, ETP, EG), the\n"
+	  "vocab-parallel embedding and output layer, the final norm. Prints,\n"
+	  "per kind, the saved and loaded pieces and the most saved pieces one\n"
+	  "loading rank reads, the optimizer format the change needs\n"
+	  "(gtplan.stack.optimizer_ckpt_format) and whether the stack can write\n"
+	  "it, then 'reshardable' or the findings (GT730-GT735). Exit 0\n"
+	  "reshardable, 1 findings, 2 usage.\n" },
 	{ "run", launch_help },
 	{ "lint",
 	  "usage: gtplan lint CONFIG... [OVERRIDE...] [--format text|json|sarif]\n"
@@ -451,6 +455,11 @@ static int job_fill_calls(struct job *j)
 	j->plan.ckpt_shards = r->ckpt.shards;
 	j->plan.ckpt_writers = r->ckpt.writers;
 	j->plan.ckpt_max_rank_bytes = r->ckpt.max_rank_bytes;
+	j->plan.ckpt_opt_format = r->ckpt.opt_format;
+	j->plan.ckpt_opt_assumed = !r->ckpt.opt_format_set;
+	j->plan.ckpt_opt_keys = r->ckpt.opt_keys;
+	j->plan.ckpt_opt_shards = r->ckpt.opt_shards;
+	j->plan.ckpt_opt_max_rank_bytes = r->ckpt.max_rank_opt_bytes;
 	return 0;
 }
 

@@ -117,6 +117,11 @@ struct plan {
 	 * when has_checkpoint is 0. */
 	int has_checkpoint;
 	long long ckpt_keys, ckpt_shards, ckpt_writers, ckpt_max_rank_bytes;
+	/* its optimizer state: layout name (borrowed), 1 when assumed (not
+	 * set in gtplan.stack), keys, main entries, most bytes of one rank */
+	const char *ckpt_opt_format;
+	int ckpt_opt_assumed;
+	long long ckpt_opt_keys, ckpt_opt_shards, ckpt_opt_max_rank_bytes;
 };
 
 void plan_init(struct plan *p);

@@ -21,32 +21,44 @@ static long long clamp(long long x, long long lo, long long hi)
 	return x < lo ? lo : x > hi ? hi : x;
 }
 
-static long long rank_in(const struct plan *p, unsigned axes,
+static long long rank_in(const struct lay_grid *grid, unsigned axes,
 			 const long long coord[LAY_NAXES])
 {
 	long long idx, in;
 
-	lay_group_of_coords(&p->dense, axes, coord, &idx, &in);
+	lay_group_of_coords(grid, axes, coord, &idx, &in);
 	return in;
 }
 
-void ckpt_entry_of(const struct plan *p, const struct stack *s,
-		   enum ckpt_kind k, long long rows, long long cols,
-		   long long pad, const long long coord[LAY_NAXES],
-		   struct ckpt_entry *e)
+/* The entry on `grid` (the dense grid, or the expert grid whose TP, GTP
+ * and DP axes are ETP, EG and EDP). `slice`: the rows of one TP slice of
+ * a column-parallel weight (0: rows / TP rounded up; the vocabulary's
+ * padded / TP). */
+static void entry_on(const struct plan *p, const struct lay_grid *grid,
+		     const struct stack *s, enum ckpt_kind k, long long rows,
+		     long long cols, long long pad, long long slice,
+		     const long long coord[LAY_NAXES], struct ckpt_entry *e)
 {
-	long long tp = p->tp, g = p->gtp > 0 ? p->gtp : 1;
+	long long tp = grid->size[LAY_TP], g = grid->size[LAY_GTP];
 	long long t = coord[LAY_TP], gi = coord[LAY_GTP];
-	long long dp_cp = rank_in(p, B(LAY_CP) | B(LAY_DP), coord);
+	long long dp_cp = rank_in(grid, B(LAY_CP) | B(LAY_DP), coord);
+	/* the writer of a GTP-sharded piece: elected over the GTP-excluded
+	 * dp_cp group (notes 2.4), or wrongly over dp_cp_gtp */
+	long long writer = s->writer_dp_cp_gtp ?
+		rank_in(grid, B(LAY_CP) | B(LAY_DP) | B(LAY_GTP), coord) :
+		dp_cp;
 	long long l, lp, sz;
 
 	memset(e, 0, sizeof(*e));
+	if (g < 1)
+		g = 1;
 	if (pad < 1)
 		pad = 1;
 	e->frag[0] = e->frag[1] = 1;
 	switch (k) {
 	case CKPT_COLUMN: /* (0, t*G + g, TP*G) */
-		l = (rows + tp - 1) / tp;
+	case CKPT_VOCAB:
+		l = slice > 0 ? slice : (rows + tp - 1) / tp;
 		lp = round_up(l, g * pad);
 		sz = lp / g;
 		e->global[0] = rows;
@@ -57,7 +69,9 @@ void ckpt_entry_of(const struct plan *p, const struct stack *s,
 		e->local[1] = cols;
 		e->first_row = t * l + gi * sz;
 		e->real_rows = clamp(l - gi * sz, 0, sz);
-		e->replica[2] = dp_cp; /* writer elected over GTP-excluded dp_cp */
+		/* rows past the logical end (the padded vocabulary) */
+		e->real_rows = clamp(rows - e->first_row, 0, e->real_rows);
+		e->replica[2] = writer;
 		break;
 	case CKPT_ROW: /* (0, g, G) and (1, t, TP) */
 		lp = round_up(rows, g * pad);
@@ -72,7 +86,7 @@ void ckpt_entry_of(const struct plan *p, const struct stack *s,
 		e->local[1] = cols / tp;
 		e->first_row = gi * sz;
 		e->real_rows = clamp(rows - gi * sz, 0, sz);
-		e->replica[2] = dp_cp;
+		e->replica[2] = writer;
 		break;
 	case CKPT_NORM:
 		e->global[0] = e->local[0] = rows;
@@ -93,11 +107,11 @@ void ckpt_entry_of(const struct plan *p, const struct stack *s,
 		e->chunk[1] = t;
 		e->local[0] = e->local[1] = 1;
 		e->replica[2] = s->rng_dp_cp ? dp_cp :
-			rank_in(p, B(LAY_CP) | B(LAY_DP) | B(LAY_GTP), coord);
+			rank_in(grid, B(LAY_CP) | B(LAY_DP) | B(LAY_GTP), coord);
 		break;
 	case CKPT_LOADER: /* one object per lane, saved by its first rank */
 		e->global[0] = e->frag[0] = p->lanes;
-		e->chunk[0] = rank_in(p, B(LAY_GTP) | B(LAY_DP), coord);
+		e->chunk[0] = rank_in(grid, B(LAY_GTP) | B(LAY_DP), coord);
 		e->local[0] = e->local[1] = 1;
 		e->global[1] = 1;
 		e->replica[0] = coord[LAY_PP];
@@ -110,13 +124,102 @@ void ckpt_entry_of(const struct plan *p, const struct stack *s,
 	e->main = !e->replica[0] && !e->replica[1] && !e->replica[2];
 }
 
+void ckpt_entry_of(const struct plan *p, const struct stack *s,
+		   enum ckpt_kind k, long long rows, long long cols,
+		   long long pad, const long long coord[LAY_NAXES],
+		   struct ckpt_entry *e)
+{
+	entry_on(p, &p->dense, s, k, rows, cols, pad, 0, coord, e);
+}
+
+void ckpt_expert_entry_of(const struct plan *p, const struct stack *s,
+			  enum ckpt_kind k, long long rows, long long cols,
+			  long long pad, const long long coord[LAY_NAXES],
+			  struct ckpt_entry *e)
+{
+	entry_on(p, &p->expert, s, k, rows, cols, pad, 0, coord, e);
+}
+
+long long ckpt_padded_vocab(long long vocab, long long divisor, long long tp)
+{
+	return round_up(vocab, (divisor > 0 ? divisor : 128) * tp);
+}
+
+void ckpt_vocab_entry_of(const struct plan *p, const struct stack *s,
+			 long long vocab, long long divisor, long long hidden,
+			 const long long coord[LAY_NAXES],
+			 struct ckpt_entry *e)
+{
+	entry_on(p, &p->dense, s, CKPT_VOCAB, vocab, hidden, 1,
+		 ckpt_padded_vocab(vocab, divisor, p->tp) / p->tp, coord, e);
+}
+
+int ckpt_fully_reshardable_ok(const struct plan *p, const struct stack *s,
+			      const struct model_shape *m,
+			      const struct cfg_node *root, char *why,
+			      size_t len)
+{
+	int on = 0, fp8 = 0;
+
+	why[0] = '\0';
+	if (p->gtp <= 1 && p->egtp <= 1)
+		return 1;
+	if (!s->mlm_7162) {
+		snprintf(why, len, "under GTP (G %lld) a Megatron-LM without PR "
+			 "#7162 can neither write nor read it (the save stops "
+			 "matching grad-buffer params to their GTP checkpoint "
+			 "entries)", p->gtp > 1 ? p->gtp : p->egtp);
+		return 0;
+	}
+	if (cfg_bool(root, "policy.megatron_cfg.fp8_cfg.enabled", &on) == 1 &&
+	    on && cfg_bool(root, "policy.megatron_cfg.fp8_cfg.fp8_param",
+			   &fp8) == 1 && fp8) {
+		snprintf(why, len, "under GTP Megatron-LM refuses it for "
+			 "native-FP8 weights (policy.megatron_cfg.fp8_cfg."
+			 "fp8_param: their checkpoint entries are dequantized "
+			 "copies)");
+		return 0;
+	}
+	if ((m->known && m->gated_linear_unit) ||
+	    strchr(m->hybrid_layer_pattern, 'M')) {
+		snprintf(why, len, "under GTP Megatron-LM refuses it for fused "
+			 "projections (%s: gathered checkpoint factories)",
+			 m->known && m->gated_linear_unit ?
+			 "the gated linear_fc1 [gate|up]" :
+			 "the SSM in_proj");
+		return 0;
+	}
+	return 1;
+}
+
 /* ---- validation --------------------------------------------------------- */
 
 struct ckpt_item {
 	enum ckpt_kind kind;
-	char name[96];         /* layer-relative name, or the object key */
+	char name[96];         /* layer-relative name, or the full key */
 	long long rows, cols;
+	long long stage;       /* -1: one per layer (and the objects); else
+				  the one stage that saves it */
+	long long vdiv;        /* CKPT_VOCAB: make_vocab_size_divisible_by */
 };
+
+/* The entry of item `it` at coord c. */
+static void item_entry(const struct plan *p, const struct stack *s,
+		       const struct ckpt_item *it, const long long c[LAY_NAXES],
+		       struct ckpt_entry *e)
+{
+	if (it->kind == CKPT_VOCAB)
+		ckpt_vocab_entry_of(p, s, it->rows, it->vdiv, it->cols, c, e);
+	else
+		ckpt_entry_of(p, s, it->kind, it->rows, it->cols, 1, c, e);
+}
+
+/* How many keys of tensor item `it` stage st (nl layers) saves: nl for a
+ * per-layer tensor, 1 on its own stage for the others. */
+static long long mult(const struct ckpt_item *it, long long st, long long nl)
+{
+	return it->stage < 0 ? nl : it->stage == st;
+}
 
 struct ctx {
 	const struct plan *p;
@@ -125,6 +228,7 @@ struct ctx {
 	struct diag_list *diags;
 	long long *cnt;        /* per chunk of the current key */
 	long long n_cnt;
+	enum stack_opt_format opt; /* the optimizer's layout (never UNSET) */
 };
 
 /* Coordinates of the i-th rank of stage st (every axis but pp, in the
@@ -176,7 +280,12 @@ static const char *why(const struct ctx *x, enum ckpt_kind k)
 			"dp_cp)" :
 			"its replica id is the rank in the dp_cp_gtp group";
 	default:
-		return "their writers are elected over the GTP-excluded dp_cp "
+		return x->s->writer_dp_cp_gtp ?
+			"the writers of GTP-sharded pieces are elected over "
+			"dp_cp_gtp, which includes GTP, so only the g = 0 "
+			"pieces have replica id 0 (gtplan.stack."
+			"sharded_replica_group: dp_cp_gtp)" :
+			"their writers are elected over the GTP-excluded dp_cp "
 			"group";
 	}
 }
@@ -193,7 +302,7 @@ static void claimants(const struct ctx *x, const struct ckpt_item *it,
 	buf[0] = 0;
 	for (long long i = 0; i < per; i++) {
 		stage_coords(p, st, i, c);
-		ckpt_entry_of(p, x->s, it->kind, it->rows, it->cols, 1, c, &e);
+		item_entry(p, x->s, it, c, &e);
 		if (!e.main || chunk_index(&e) != want)
 			continue;
 		if (n++ < CKPT_LIST && at < len)
@@ -210,7 +319,7 @@ static void claimants(const struct ctx *x, const struct ckpt_item *it,
 static void key_of(const struct ckpt_item *it, long long layer, char *buf,
 		   size_t len)
 {
-	if (it->kind == CKPT_RNG || it->kind == CKPT_LOADER)
+	if (it->kind == CKPT_RNG || it->kind == CKPT_LOADER || it->stage >= 0)
 		snprintf(buf, len, "%s", it->name);
 	else
 		snprintf(buf, len, "decoder.layers.%lld.%s", layer, it->name);
@@ -241,7 +350,7 @@ static int check_item(struct ctx *x, const struct ckpt_item *it, long long st,
 	struct ckpt_entry e;
 
 	stage_coords(p, st, 0, c);
-	ckpt_entry_of(p, x->s, it->kind, it->rows, it->cols, 1, c, &e);
+	item_entry(p, x->s, it, c, &e);
 	n = e.frag[0] * e.frag[1];
 	if (n > x->n_cnt) {
 		long long *v = realloc(x->cnt, (size_t)n * sizeof(*v));
@@ -254,7 +363,7 @@ static int check_item(struct ctx *x, const struct ckpt_item *it, long long st,
 	memset(x->cnt, 0, (size_t)n * sizeof(*x->cnt));
 	for (long long i = 0; i < per; i++) {
 		stage_coords(p, st, i, c);
-		ckpt_entry_of(p, x->s, it->kind, it->rows, it->cols, 1, c, &e);
+		item_entry(p, x->s, it, c, &e);
 		if (e.main)
 			x->cnt[chunk_index(&e)]++;
 	}
@@ -279,9 +388,12 @@ static int check_item(struct ctx *x, const struct ckpt_item *it, long long st,
 
 	char key[160], ch[64], who[512];
 	struct diag *d;
-	int k = it->kind == CKPT_RNG ? STACK_RNG : STACK_REPLICA;
+	int k = it->kind == CKPT_RNG ? STACK_RNG :
+		it->kind == CKPT_NORM ? STACK_REPLICA : STACK_WRITER;
 	const char *path = it->kind == CKPT_RNG ?
-		"gtplan.stack.rng_state_group" : "gtplan.stack.replica_group";
+		"gtplan.stack.rng_state_group" : it->kind == CKPT_NORM ?
+		"gtplan.stack.replica_group" :
+		"gtplan.stack.sharded_replica_group";
 
 	key_of(it, layer, key, sizeof(key));
 	chunk_text(it, &e, bad, ch, sizeof(ch));
@@ -299,7 +411,7 @@ static int check_item(struct ctx *x, const struct ckpt_item *it, long long st,
 				     "checkpoint chunk %s of %s claimed %lld "
 				     "times by main replicas (%s): %s%s", ch,
 				     key, x->cnt[bad], who, why(x, it->kind),
-				     nl > 1 || p->pp > 1 ?
+				     it->stage < 0 && (nl > 1 || p->pp > 1) ?
 				     "; the same for every layer" : "");
 		diag_hint(d, "elect the main replica over a group that "
 			  "includes GTP: gtplan.stack.%s: dp_cp_gtp",
@@ -308,20 +420,238 @@ static int check_item(struct ctx *x, const struct ckpt_item *it, long long st,
 	} else {
 		d = diag_add(x->diags, "GT711", stack_loc(x, k), path,
 			     "checkpoint %s %s of %s is never written: no "
-			     "main replica (replica id all zeros) saves it",
-			     object ? "object" : "chunk", ch, key);
-		diag_hint(d, "elect writers over the GTP-excluded dp_cp group "
-			  "and fold the GTP rank into the replica id of "
-			  "GTP-replicated tensors");
+			     "main replica (replica id all zeros) saves it "
+			     "(%lld of the %lld chunks have none): %s%s",
+			     object ? "object" : "chunk", ch, key, never,
+			     hi - lo, why(x, it->kind),
+			     it->stage < 0 && (nl > 1 || p->pp > 1) ?
+			     "; the same for every layer" : "");
+		diag_hint(d, "elect the writers of GTP-sharded pieces over the "
+			  "GTP-excluded dp_cp group (gtplan.stack."
+			  "sharded_replica_group: dp_cp) and fold the GTP rank "
+			  "into the replica id of GTP-replicated tensors");
 	}
 	return 0;
+}
+
+/* ---- optimizer state (seed 004; notes 1.6, 2.4) ------------------------ */
+
+/* Each parameter element has OPT_STATES fp32 values in the distributed
+ * optimizer: the main param, Adam's exp_avg and exp_avg_sq. The optimizer
+ * shards them over the GTP-excluded dp_cp group (the one instance GTP
+ * allows), F = CP x D ranks. */
+#define OPT_STATES 3
+#define OPT_BYTES 4
+static const char *const opt_state[OPT_STATES] = {
+	"fp32_param", "exp_avg", "exp_avg_sq"
+};
+
+/* Elements of range i of n elements cut in f equal ranges (the last
+ * shorter). */
+static long long range_len(long long n, long long f, long long i)
+{
+	long long sz = (n + f - 1) / f;
+
+	return clamp(n - i * sz, 0, sz);
+}
+
+/* The model-space optimizer entry of tensor item `it` at coord c:
+ * fully_reshardable keeps the weight's chunk and writer (its main
+ * replica), padding excluded; fully_sharded_model_space cuts each piece's
+ * elements into F ranges, one per dp_cp rank, a main replica where the
+ * model entry is one up to DP (its replica id's DP slot is the range). */
+static void opt_entry(const struct ctx *x, const struct ckpt_item *it,
+		      const long long c[LAY_NAXES], long long *chunk,
+		      long long *nchunks, int *main, long long *elems)
+{
+	const struct plan *p = x->p;
+	long long f = p->cp * p->dp_replicate;
+	long long dpcp = rank_in(&p->dense, B(LAY_CP) | B(LAY_DP), c);
+	struct ckpt_entry e;
+
+	item_entry(p, x->s, it, c, &e);
+	*nchunks = e.frag[0] * e.frag[1];
+	*chunk = chunk_index(&e);
+	*elems = e.real_rows * e.local[1];
+	if (x->opt == STACK_OPT_FULLY_RESHARDABLE) {
+		*main = e.main;
+		return;
+	}
+	*nchunks *= f;
+	*chunk = *chunk * f + dpcp;
+	*main = !e.replica[0] && !e.replica[1];
+	*elems = range_len(*elems, f, dpcp);
+}
+
+/* The elements of the flat optimizer buffer of the rank at c on a stage
+ * of nl layers (dp_reshardable): its local pieces, padding included, as
+ * the grad buffer holds them. */
+static long long opt_buffer(const struct ctx *x, const struct ckpt_item *it,
+			    size_t n_tensors, long long st, long long nl,
+			    const long long c[LAY_NAXES])
+{
+	struct ckpt_entry e;
+	long long n = 0;
+
+	for (size_t i = 0; i < n_tensors; i++) {
+		item_entry(x->p, x->s, &it[i], c, &e);
+		n += mult(&it[i], st, nl) * e.local[0] * e.local[1];
+	}
+	return n;
+}
+
+/* Reports the first bad chunk of an optimizer key (claimed `cnt` times,
+ * 0 or more than 1). */
+static void opt_report(const struct ctx *x, const char *key, long long chunk,
+		       long long nchunks, long long cnt)
+{
+	struct diag *d;
+
+	if (cnt > 1) {
+		d = diag_add(x->diags, "GT710", x->s->loc[STACK_OPT_FORMAT],
+			     "gtplan.stack.optimizer_ckpt_format",
+			     "optimizer checkpoint chunk %lld of %lld of %s "
+			     "claimed %lld times by main replicas (format %s)",
+			     chunk, nchunks, key, cnt,
+			     stack_opt_format_name(x->opt));
+		diag_hint(d, "elect one writer per chunk: the model entry's "
+			  "main replica, or one dp_cp rank per range");
+	} else {
+		d = diag_add(x->diags, "GT711", stack_loc(x, STACK_WRITER),
+			     "gtplan.stack.sharded_replica_group",
+			     "optimizer checkpoint chunk %lld of %lld of %s is "
+			     "never written (format %s): %s", chunk, nchunks,
+			     key, stack_opt_format_name(x->opt),
+			     why(x, CKPT_COLUMN));
+		diag_hint(d, "elect the writers of GTP-sharded pieces over the "
+			  "GTP-excluded dp_cp group (gtplan.stack."
+			  "sharded_replica_group: dp_cp)");
+	}
+}
+
+/* Grows x->cnt to n zeroed counters. Returns -1 when out of memory. */
+static int counters(struct ctx *x, long long n)
+{
+	if (n > x->n_cnt) {
+		long long *v = realloc(x->cnt, (size_t)n * sizeof(*v));
+
+		if (!v)
+			return -1;
+		x->cnt = v;
+		x->n_cnt = n;
+	}
+	memset(x->cnt, 0, (size_t)n * sizeof(*x->cnt));
+	return 0;
+}
+
+/* Validates the optimizer entries of stage st (nl layers from `layer`)
+ * and counts its keys and main shards (each state alike: x OPT_STATES).
+ * Returns -1 when out of memory. */
+static int check_opt(struct ctx *x, const struct ckpt_item *it,
+		     size_t n_tensors, long long st, long long layer,
+		     long long nl, int report, struct ckpt_summary *out)
+{
+	const struct plan *p = x->p;
+	long long per = p->world / p->pp, c[LAY_NAXES];
+	long long f = p->cp * p->dp_replicate, n, tg = p->tp * p->gtp;
+	long long any = 0;
+
+	for (size_t j = 0; j < n_tensors; j++)
+		any += mult(&it[j], st, nl);
+	if (!any)
+		return 0;
+	if (x->opt == STACK_OPT_DP_RESHARDABLE) {
+		/* one flat key per model-parallel rank (dp_group_idx = rank in
+		 * the tp-gtp-pp group: every GTP peer its own key), F chunks:
+		 * the dp_cp ranks */
+		if (counters(x, tg * f))
+			return -1;
+		for (long long i = 0; i < per; i++) {
+			stage_coords(p, st, i, c);
+			x->cnt[(c[LAY_TP] * p->gtp + c[LAY_GTP]) * f +
+			       rank_in(&p->dense, B(LAY_CP) | B(LAY_DP), c)]++;
+		}
+		out->opt_keys += OPT_STATES * tg;
+		for (long long k = 0; k < tg * f; k++) {
+			out->opt_shards += OPT_STATES * (x->cnt[k] > 0);
+			if (x->cnt[k] != 1 && report && st == 0) {
+				char key[128];
+
+				long long mp = k / f; /* t * G + g */
+
+				snprintf(key, sizeof(key), "optimizer."
+					 "distributed.dp_group_idx_%lld.%s",
+					 mp / p->gtp + p->tp * (mp % p->gtp +
+					 p->gtp * st), opt_state[0]);
+				opt_report(x, key, k % f, f, x->cnt[k]);
+				report = 0;
+			}
+		}
+		return 0;
+	}
+	for (size_t j = 0; j < n_tensors; j++) {
+		long long chunk, elems, m = mult(&it[j], st, nl);
+		int main;
+
+		if (!m)
+			continue;
+		stage_coords(p, st, 0, c);
+		opt_entry(x, &it[j], c, &chunk, &n, &main, &elems);
+		if (counters(x, n))
+			return -1;
+		for (long long i = 0; i < per; i++) {
+			stage_coords(p, st, i, c);
+			opt_entry(x, &it[j], c, &chunk, &n, &main, &elems);
+			if (main)
+				x->cnt[chunk]++;
+		}
+		out->opt_keys += OPT_STATES * m;
+		for (long long k = 0, rep = report && (it[j].stage >= 0 ||
+						      st == 0); k < n; k++) {
+			out->opt_shards += OPT_STATES * m * (x->cnt[k] > 0);
+			if (x->cnt[k] != 1 && rep) {
+				char key[192], mk[160];
+
+				key_of(&it[j], layer, mk, sizeof(mk));
+				snprintf(key, sizeof(key), "optimizer.state.%s.%s",
+					 opt_state[0], mk);
+				opt_report(x, key, k, n, x->cnt[k]);
+				rep = 0;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The optimizer bytes the rank at c writes on a stage of nl layers. */
+static long long opt_bytes(const struct ctx *x, const struct ckpt_item *it,
+			   size_t n_tensors, long long st, long long nl,
+			   const long long c[LAY_NAXES])
+{
+	const struct plan *p = x->p;
+	long long f = p->cp * p->dp_replicate, b = 0;
+
+	if (x->opt == STACK_OPT_DP_RESHARDABLE)
+		return OPT_STATES * OPT_BYTES *
+			range_len(opt_buffer(x, it, n_tensors, st, nl, c), f,
+				  rank_in(&p->dense, B(LAY_CP) | B(LAY_DP), c));
+	for (size_t j = 0; j < n_tensors; j++) {
+		long long chunk, n, elems;
+		int main;
+
+		opt_entry(x, &it[j], c, &chunk, &n, &main, &elems);
+		if (main)
+			b += OPT_STATES * OPT_BYTES * mult(&it[j], st, nl) *
+				elems;
+	}
+	return b;
 }
 
 int ckpt_check(const struct plan *p, const struct cfg_node *root,
 	       const struct model_shape *m, struct ckpt_summary *out,
 	       struct diag_list *diags)
 {
-	struct ckpt_item it[MODEL_MAX_WEIGHTS + 4];
+	struct ckpt_item it[MODEL_MAX_WEIGHTS + 8];
 	struct model_weight w[MODEL_MAX_WEIGHTS];
 	struct stack s;
 	struct diag_list quiet;
@@ -329,6 +659,9 @@ int ckpt_check(const struct plan *p, const struct cfg_node *root,
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
+	memset(it, 0, sizeof(it));
+	for (size_t i = 0; i < sizeof(it) / sizeof(*it); i++)
+		it[i].stage = -1;
 	if (!p->grid_ok || p->world <= 0 || p->pp <= 0)
 		return 0;
 	diag_list_init(&quiet, diags->srcs);
@@ -367,8 +700,34 @@ int ckpt_check(const struct plan *p, const struct cfg_node *root,
 			it[n].rows = m->hidden_size;
 			it[n].cols = 1;
 		}
+		/* once per model: the vocab-parallel embedding on the first
+		 * stage, the untied output layer and the final norm on the
+		 * last */
+		long long vdiv = 0;
+
+		if (cfg_int(root, "policy.megatron_cfg."
+			    "make_vocab_size_divisible_by", &vdiv) != 1 ||
+		    vdiv <= 0)
+			vdiv = m->make_vocab_size_divisible_by;
+		it[n] = (struct ckpt_item){ CKPT_VOCAB,
+			"embedding.word_embeddings.weight", m->vocab_size,
+			m->hidden_size, 0, vdiv };
+		n++;
+		if (!m->share_embeddings_and_output_weights) {
+			it[n] = (struct ckpt_item){ CKPT_VOCAB,
+				"output_layer.weight", m->vocab_size,
+				m->hidden_size, p->pp - 1, vdiv };
+			n++;
+		}
+		it[n] = (struct ckpt_item){ CKPT_NORM,
+			"decoder.final_layernorm.weight", m->hidden_size, 1,
+			p->pp - 1, 0 };
+		n++;
 	}
-	size_t n_tensors = n;
+	size_t n_tensors = n, n_layer = 0;
+
+	for (size_t i = 0; i < n_tensors; i++)
+		n_layer += it[i].stage < 0;
 
 	it[n].kind = CKPT_RNG;
 	snprintf(it[n].name, sizeof(it[n].name), "rng_state");
@@ -379,47 +738,102 @@ int ckpt_check(const struct plan *p, const struct cfg_node *root,
 	it[n].rows = it[n].cols = 0;
 	n++;
 
-	struct ctx x = { p, root, &s, diags, NULL, 0 };
+	struct ctx x = { p, root, &s, diags, NULL, 0, s.opt_format };
 	long long per = p->world / p->pp, c[LAY_NAXES], first = 0;
+	int dist = 1;
 
-	out->keys = layers * (long long)n_tensors + 1 + p->lanes;
+	/* the optimizer's layout: Megatron's default dp_reshardable when
+	 * not said; without the distributed optimizer every rank keeps the
+	 * whole state of its pieces, saved in model space under the model's
+	 * replica ids, as fully_reshardable is */
+	if (x.opt == STACK_OPT_UNSET)
+		x.opt = STACK_OPT_DP_RESHARDABLE;
+	if (cfg_bool(root, "policy.megatron_cfg.optimizer."
+		     "use_distributed_optimizer", &dist) == 1 && !dist)
+		x.opt = STACK_OPT_FULLY_RESHARDABLE;
+	out->opt_format = dist ? stack_opt_format_name(x.opt) :
+		"not_distributed";
+	out->opt_format_set = s.opt_format != STACK_OPT_UNSET;
+	/* the save itself aborts when the stack cannot write the format */
+	char why_not[256];
+
+	if (on && dist && s.opt_format == STACK_OPT_FULLY_RESHARDABLE &&
+	    !ckpt_fully_reshardable_ok(p, &s, m, root, why_not,
+				       sizeof(why_not))) {
+		struct diag *d = diag_add(diags, "GT735",
+			s.loc[STACK_OPT_FORMAT],
+			"gtplan.stack.optimizer_ckpt_format",
+			"the optimizer state cannot be saved as "
+			"fully_reshardable: %s", why_not);
+
+		diag_hint(d, "save dp_reshardable (gtplan.stack."
+			  "optimizer_ckpt_format: dp_reshardable), or use a "
+			  "Megatron-LM with PR #7162 and no fused projections "
+			  "or native-FP8 weights under GTP");
+	}
+	out->keys = layers * (long long)n_layer + (long long)(n_tensors -
+		n_layer) + 1 + p->lanes;
 	for (long long st = 0; st < p->pp && rc == 0; st++) {
 		long long nl = layers / p->pp + (st < layers % p->pp);
 
 		for (size_t i = 0; i < n && rc == 0; i++) {
-			if (i < n_tensors && nl == 0)
+			if (i < n_tensors && !mult(&it[i], st, nl))
 				continue;
 			/* each item is reported once: on stage 0. With
 			 * EP > 1 Megatron keys the RNG state (pp, tp, dp_cp
 			 * rank), replica id 0: the framework rule GT640
 			 * reports that form of the collision. */
-			int report = on && st == 0 &&
+			int report = on && (st == 0 || it[i].stage >= 0) &&
 				!(it[i].kind == CKPT_RNG && p->ep > 1);
 
-			rc = check_item(&x, &it[i], st, first, nl, report,
+			rc = check_item(&x, &it[i], st, first, i < n_tensors ?
+					mult(&it[i], st, nl) : nl, report,
 					&out->shards);
 		}
+		if (rc == 0)
+			rc = check_opt(&x, it, n_tensors, st, first, nl, on,
+				       out);
 		/* writers and bytes per rank */
 		for (long long r = 0; r < per && rc == 0; r++) {
 			long long bytes = 0;
 			int writes = 0;
 			struct ckpt_entry e;
+			long long rb = 0, buf;
 
 			stage_coords(p, st, r, c);
 			for (size_t i = 0; i < n; i++) {
-				ckpt_entry_of(p, &s, it[i].kind, it[i].rows,
-					      it[i].cols, 1, c, &e);
-				if (!e.main ||
-				    (it[i].kind == CKPT_LOADER && st) ||
-				    (i < n_tensors && nl == 0))
+				long long k = i < n_tensors ?
+					mult(&it[i], st, nl) : 1;
+
+				item_entry(p, &s, &it[i], c, &e);
+				if (i < n_tensors)
+					rb += k * e.real_rows * e.local[1] * 2;
+				if (!e.main || !k ||
+				    (it[i].kind == CKPT_LOADER && st))
 					continue;
 				writes = 1;
 				if (i < n_tensors)
-					bytes += nl * e.real_rows * e.local[1] * 2;
+					bytes += k * e.real_rows * e.local[1] * 2;
 			}
+			long long ob = opt_bytes(&x, it, n_tensors, st, nl, c);
+
+			buf = opt_buffer(&x, it, n_tensors, st, nl, c);
+			/* dp_reshardable: every rank saves its flat range */
+			if (ob > 0 || (x.opt == STACK_OPT_DP_RESHARDABLE &&
+				       buf > 0))
+				writes = 1;
+			rb += OPT_STATES * OPT_BYTES * (dist ? range_len(buf,
+				p->cp * p->dp_replicate, rank_in(&p->dense,
+				B(LAY_CP) | B(LAY_DP), c)) : buf);
+			if (rb > out->max_rank_read_bytes)
+				out->max_rank_read_bytes = rb;
 			out->writers += writes;
-			if (bytes > out->max_rank_bytes)
-				out->max_rank_bytes = bytes;
+			if (ob > out->max_rank_opt_bytes)
+				out->max_rank_opt_bytes = ob;
+			if (bytes > out->max_rank_weight_bytes)
+				out->max_rank_weight_bytes = bytes;
+			if (bytes + ob > out->max_rank_bytes)
+				out->max_rank_bytes = bytes + ob;
 		}
 		first += nl;
 	}

@@ -5,8 +5,11 @@
  * Every rank saves sharded entries: each large weight of each of its
  * layers (a GTP piece: column-parallel chunk t*G + g of TP*G on axis 0;
  * row-parallel chunk g of G on axis 0 and t of TP on axis 1), the
- * GTP-replicated norms, the RNG state ShardedObject keyed (pp, tp) and the
- * data-loader state per lane. Entries depend only on a rank's class (its
+ * GTP-replicated norms, the vocab-parallel embedding (first stage), the
+ * untied output layer and the final norm (last stage), the optimizer
+ * state of all of them (see ckpt_check), the RNG state ShardedObject
+ * keyed (pp, tp) and the data-loader state per lane. Experts are not in
+ * the plan (reshard.h checks their coverage). Entries depend only on a rank's class (its
  * coordinates), so nothing is listed per rank: validation walks each
  * pipeline stage's ranks once per entry kind, O(W) in all, and checks as
  * dist_checkpointing does that every chunk of every key is claimed by
@@ -28,6 +31,7 @@ enum ckpt_kind {
 	CKPT_COLUMN,   /* column-parallel GTP weight */
 	CKPT_ROW,      /* row-parallel GTP weight */
 	CKPT_NORM,     /* GTP-replicated (norms) */
+	CKPT_VOCAB,    /* vocab-parallel embedding / output layer */
 	CKPT_RNG,      /* rng_state ShardedObject, keyed (pp, tp) */
 	CKPT_LOADER,   /* data-loader state, one object per lane */
 	CKPT_NKINDS
@@ -55,19 +59,76 @@ void ckpt_entry_of(const struct plan *p, const struct stack *s,
 		   long long pad, const long long coord[LAY_NAXES],
 		   struct ckpt_entry *e);
 
+/* The same on the expert grid (p->expert: TP is ETP, GTP is EG, DP is
+ * EDP; the writer is elected over expert DP) for one expert's COLUMN or
+ * ROW weight; coord is on the expert grid. */
+void ckpt_expert_entry_of(const struct plan *p, const struct stack *s,
+			  enum ckpt_kind k, long long rows, long long cols,
+			  long long pad, const long long coord[LAY_NAXES],
+			  struct ckpt_entry *e);
+
+/* Megatron's padded vocabulary: vocab rounded up to a multiple of
+ * divisor (make_vocab_size_divisible_by; <= 0: 128) x tp. */
+long long ckpt_padded_vocab(long long vocab, long long divisor, long long tp);
+
+/* The vocab-parallel embedding (or untied output layer) [vocab, hidden]:
+ * TP slice t holds padded / TP rows of the padded vocabulary, GTP-split
+ * like a column-parallel weight (chunk t*G + g of TP*G); rows at or past
+ * `vocab` are padding and never logical (real_rows excludes them). */
+void ckpt_vocab_entry_of(const struct plan *p, const struct stack *s,
+			 long long vocab, long long divisor, long long hidden,
+			 const long long coord[LAY_NAXES],
+			 struct ckpt_entry *e);
+
+/* Whether stack s can write and read the fully_reshardable optimizer
+ * format on plan p for model m (seed 004; issue #4): without GTP (G and
+ * EG 1) always; under GTP not without Megatron-LM PR #7162
+ * (megatron_lm_7162: false), and even with it not for fused projections
+ * (gated fc1, an SSM in_proj: hybrid_layer_pattern with 'M') or native
+ * FP8 weights (policy.megatron_cfg.fp8_cfg.fp8_param). Returns 1 when it
+ * can, else 0 with the reason in why. */
+int ckpt_fully_reshardable_ok(const struct plan *p, const struct stack *s,
+			      const struct model_shape *m,
+			      const struct cfg_node *root, char *why,
+			      size_t len);
+
 /* The `checkpoint` summary of the plan JSON. */
 struct ckpt_summary {
 	int valid;            /* 0: not computed (no grid) */
-	long long keys;       /* distinct keys */
-	long long shards;     /* entries saved by main replicas */
-	long long writers;    /* ranks that save at least one main entry */
-	long long max_rank_bytes; /* most bytes one rank writes (bf16
-				     tensors; objects not counted) */
+	long long keys;       /* distinct model and object keys */
+	long long shards;     /* their entries saved by main replicas */
+	long long writers;    /* ranks that save at least one main entry
+				 (optimizer entries included) */
+	long long max_rank_bytes; /* most bytes one rank writes: bf16
+				     weight pieces + fp32 optimizer state
+				     (objects not counted) */
+	long long max_rank_weight_bytes; /* of which weights, at most */
+	/* the most bytes one rank reads when it loads this layout: all its
+	 * weight pieces (replicas read too, padding excluded) and the
+	 * optimizer state of its own parameters (its dp_cp range of the
+	 * flat buffer; all of it without the distributed optimizer) */
+	long long max_rank_read_bytes;
+	/* the optimizer state: its layout ("dp_reshardable",
+	 * "fully_reshardable", "fully_sharded_model_space", or
+	 * "not_distributed": model space, the model's writers), whether
+	 * gtplan.stack.optimizer_ckpt_format said it, its keys (per state:
+	 * fp32_param, exp_avg, exp_avg_sq), main entries and the most bytes
+	 * one rank writes */
+	const char *opt_format;
+	int opt_format_set;
+	long long opt_keys, opt_shards, max_rank_opt_bytes;
 };
 
-/* Builds the checkpoint plan of p for model m (known = 0: the weights are
- * left out, the objects are still checked) and the stack gtplan.stack of
- * root, validates it, reports GT710-GT712 (only when
+/* Builds the checkpoint plan of p for model m (known = 0: the weights and
+ * the optimizer state are left out, the objects are still checked) and
+ * the stack gtplan.stack of root, validates it (the optimizer state's
+ * entries too: in the layout of gtplan.stack.optimizer_ckpt_format,
+ * dp_reshardable when unset: one flat key per model-parallel rank
+ * (t, g, pp) and state, cut in CP x D ranges over the GTP-excluded dp_cp
+ * group; fully_reshardable: the weights' chunks and writers in logical
+ * coordinates; fully_sharded_model_space: each piece's elements cut in
+ * CP x D ranges), reports GT710-GT712 and GT735 (a fully_reshardable
+ * format the stack cannot save) (only when
  * checkpointing.enabled is true, as the framework's GT640 does; the RNG
  * key under EP > 1 is GT640's) and fills *out. Returns 0, or
  * -1 when out of memory. */

@@ -11,6 +11,7 @@
 /* A piece in logical coordinates: rows [r0, r1), columns [c0, c1). */
 struct rect {
 	long long r0, r1, c0, c1;
+	int main;  /* a main replica's piece */
 };
 
 static long long gcd(long long a, long long b)
@@ -24,19 +25,38 @@ static long long gcd(long long a, long long b)
 	return a;
 }
 
-/* Coordinates of the i-th rank of stage 0 (every axis but pp). */
-static void stage0_coords(const struct plan *p, long long i,
+/* One side of the reshard: its plan, stack and vocabulary divisor. */
+struct side {
+	const struct plan *p;
+	struct stack s;
+	long long vdiv;  /* make_vocab_size_divisible_by (0: 128) */
+};
+
+/* Coordinates of the i-th rank of stage 0 of grid g (every axis but pp). */
+static void stage0_coords(const struct lay_grid *g, long long i,
 			  long long c[LAY_NAXES])
 {
 	for (int a = 0; a < LAY_NAXES; a++) {
-		enum lay_axis ax = p->dense.order.axis[a];
+		enum lay_axis ax = g->order.axis[a];
 
 		if (ax == LAY_PP)
 			continue;
-		c[ax] = i % p->dense.size[ax];
-		i /= p->dense.size[ax];
+		c[ax] = i % g->size[ax];
+		i /= g->size[ax];
 	}
 	c[LAY_PP] = 0;
+}
+
+static const struct lay_grid *grid_of(const struct side *sd,
+				      const struct reshard_weight *w)
+{
+	return w->experts ? &sd->p->expert : &sd->p->dense;
+}
+
+/* Experts a rank of the expert grid holds (1 for a dense tensor). */
+static long long local_n(const struct side *sd, const struct reshard_weight *w)
+{
+	return w->experts ? w->experts / sd->p->ep : 1;
 }
 
 /* The logical rectangle an entry holds; empty (r0 == r1) when all padding. */
@@ -96,59 +116,96 @@ static size_t find(const long long *v, size_t n, long long x)
 	return lo;
 }
 
-/* The distinct main pieces of plan p for weight w (chunk-indexed, so a
- * piece saved by several stages' ranks counts once). Returns how many
- * were written to *out (allocated), or -1 when out of memory. */
-static long long pieces(const struct plan *p, const struct stack *s,
-			const struct reshard_weight *w, int main_only,
-			struct rect **out)
+/* The entry of local piece j (a local expert) of the rank at c, its
+ * logical rectangle (expert x's rows offset by x * rows) and its chunk
+ * index over all experts. */
+static void piece(const struct side *sd, const struct reshard_weight *w,
+		  const long long c[LAY_NAXES], long long j, struct rect *r,
+		  long long *chunk)
 {
-	long long per = p->world / p->pp, n, c[LAY_NAXES], k = 0;
+	long long x = w->experts ? c[LAY_EP] * local_n(sd, w) + j : 0;
 	struct ckpt_entry e;
-	unsigned char *seen;
-	struct rect *v;
 
-	stage0_coords(p, 0, c);
-	ckpt_entry_of(p, s, w->kind, w->rows, w->cols, 1, c, &e);
-	n = e.frag[0] * e.frag[1];
+	if (w->experts)
+		ckpt_expert_entry_of(sd->p, &sd->s, w->kind, w->rows, w->cols,
+				     1, c, &e);
+	else if (w->kind == CKPT_VOCAB)
+		ckpt_vocab_entry_of(sd->p, &sd->s, w->rows, sd->vdiv, w->cols,
+				    c, &e);
+	else
+		ckpt_entry_of(sd->p, &sd->s, w->kind, w->rows, w->cols, 1, c,
+			      &e);
+	*r = rect_of(&e);
+	r->r0 += x * w->rows;
+	r->r1 += x * w->rows;
+	*chunk = (x * e.frag[0] + e.chunk[0]) * e.frag[1] + e.chunk[1];
+	r->main = e.main;
+}
+
+/* The distinct pieces of side sd for weight w (chunk-indexed, so a
+ * piece held by several ranks counts once); with main_only, only main
+ * replicas, and a second main replica of a chunk is kept as a piece of
+ * its own (it overlaps). Returns how many were written to *out
+ * (allocated), or -1 when out of memory. */
+static long long pieces(const struct side *sd, const struct reshard_weight *w,
+			int main_only, struct rect **out)
+{
+	const struct lay_grid *g = grid_of(sd, w);
+	long long per = g->world / sd->p->pp, n, c[LAY_NAXES], k = 0, cap;
+	long long nl = local_n(sd, w);
+	unsigned char *seen;
+	struct rect *v, r;
+
+	/* chunks: at most TP x G per expert (a norm uses chunk 0) */
+	n = g->size[LAY_TP] * g->size[LAY_GTP] *
+		(w->experts ? w->experts : 1);
 	seen = calloc((size_t)n, 1);
 	v = calloc((size_t)n, sizeof(*v));
-	if (!seen || !v) {
-		free(seen);
-		free(v);
-		return -1;
-	}
+	cap = n;
+	if (!seen || !v)
+		goto oom;
 	for (long long i = 0; i < per; i++) {
-		long long ci;
+		stage0_coords(g, i, c);
+		for (long long j = 0; j < nl; j++) {
+			long long ci;
 
-		stage0_coords(p, i, c);
-		ckpt_entry_of(p, s, w->kind, w->rows, w->cols, 1, c, &e);
-		ci = e.chunk[0] * e.frag[1] + e.chunk[1];
-		if (main_only && !e.main)
-			continue;
-		if (main_only && seen[ci]) { /* a second main replica */
-			v = realloc(v, (size_t)(n + k + 1) * sizeof(*v));
-			if (!v) {
-				free(seen);
-				return -1;
+			piece(sd, w, c, j, &r, &ci);
+			if (main_only && !r.main)
+				continue;
+			if (ci < 0 || ci >= n)
+				continue;
+			if (main_only && seen[ci]) { /* a second main replica */
+				if (n + k == cap) {
+					struct rect *t = realloc(v,
+						(size_t)(2 * cap) * sizeof(*v));
+
+					if (!t)
+						goto oom;
+					v = t;
+					cap *= 2;
+				}
+				v[n + k++] = r;
+				continue;
 			}
-			v[n + k] = rect_of(&e);
-			k++;
-			continue;
+			seen[ci] = 1;
+			v[ci] = r;
 		}
-		seen[ci] = 1;
-		v[ci] = rect_of(&e);
 	}
 	free(seen);
 	*out = v;
 	return n + k;
+oom:
+	free(seen);
+	free(v);
+	return -1;
 }
 
-/* Coverage of [0, rows) x [0, cols) by the saved pieces: counts gap and
- * overlap elements. Returns -1 when out of memory. */
+/* Coverage of [0, rows x experts) x [0, cols) by the saved pieces:
+ * counts gap and overlap elements. Returns -1 when out of memory. */
 static int coverage(const struct rect *sv, long long n,
 		    struct reshard_weight *w)
 {
+	long long rows = w->rows * (w->experts ? w->experts : 1);
 	size_t nr = 0, nc = 0;
 	long long *rb = malloc((size_t)(2 * n + 2) * sizeof(*rb));
 	long long *cb = malloc((size_t)(2 * n + 2) * sizeof(*cb));
@@ -157,7 +214,7 @@ static int coverage(const struct rect *sv, long long n,
 	if (!rb || !cb)
 		goto oom;
 	rb[nr++] = 0;
-	rb[nr++] = w->rows;
+	rb[nr++] = rows;
 	cb[nc++] = 0;
 	cb[nc++] = w->cols;
 	for (long long i = 0; i < n; i++) {
@@ -185,7 +242,7 @@ static int coverage(const struct rect *sv, long long n,
 	}
 	w->gaps = w->overlaps = 0;
 	for (size_t a = 0; a + 1 < nr; a++) {
-		if (rb[a + 1] > w->rows || rb[a] < 0)
+		if (rb[a + 1] > rows || rb[a] < 0)
 			continue;
 		for (size_t b = 0; b + 1 < nc; b++) {
 			long long area = (rb[a + 1] - rb[a]) *
@@ -220,18 +277,18 @@ static long long count_nonempty(const struct rect *v, long long n)
 	return k;
 }
 
-static int check_weight(const struct plan *ps, const struct stack *ss,
-			const struct plan *pl, const struct stack *sl,
+static int check_weight(const struct side *ss, const struct side *sl,
 			struct reshard_weight *w)
 {
 	struct rect *sv = NULL, *lv = NULL;
-	long long ns = pieces(ps, ss, w, 1, &sv), nl;
-	long long per = pl->world / pl->pp, c[LAY_NAXES];
-	struct ckpt_entry e;
+	long long ns = pieces(ss, w, 1, &sv), nl;
+	const struct lay_grid *g = grid_of(sl, w);
+	long long per = g->world / sl->p->pp, c[LAY_NAXES];
+	long long nloc = local_n(sl, w);
 
 	if (ns < 0)
 		return -1;
-	nl = pieces(pl, sl, w, 0, &lv);
+	nl = pieces(sl, w, 0, &lv);
 	if (nl < 0 || coverage(sv, ns, w)) {
 		free(sv);
 		free(lv);
@@ -242,17 +299,20 @@ static int check_weight(const struct plan *ps, const struct stack *ss,
 	w->max_reads = 0;
 	w->max_reader = 0;
 	for (long long i = 0; i < per; i++) { /* every loading rank reads */
-		struct rect need;
 		long long k = 0;
 
-		stage0_coords(pl, i, c);
-		ckpt_entry_of(pl, sl, w->kind, w->rows, w->cols, 1, c, &e);
-		need = rect_of(&e);
-		for (long long j = 0; j < ns; j++)
-			k += meets(&need, &sv[j]);
+		stage0_coords(g, i, c);
+		for (long long j = 0; j < nloc; j++) {
+			struct rect need;
+			long long ci;
+
+			piece(sl, w, c, j, &need, &ci);
+			for (long long q = 0; q < ns; q++)
+				k += meets(&need, &sv[q]);
+		}
 		if (k > w->max_reads) {
 			w->max_reads = k;
-			w->max_reader = lay_rank(&pl->dense, c);
+			w->max_reader = lay_rank(g, c);
 		}
 	}
 	free(sv);
@@ -296,17 +356,183 @@ static const char *layout_name(const struct plan *p)
 	return p->driver_layout ? p->driver_layout : "4d";
 }
 
+static void add_weight(struct reshard_report *out, const char *name,
+		       enum ckpt_kind kind, long long rows, long long cols,
+		       long long experts)
+{
+	struct reshard_weight *w;
+
+	if (out->n >= RESHARD_MAX_WEIGHTS || rows <= 0 || cols <= 0)
+		return;
+	w = &out->w[out->n++];
+	memset(w, 0, sizeof(*w));
+	snprintf(w->name, sizeof(w->name), "%s", name);
+	w->kind = kind;
+	w->rows = rows;
+	w->cols = cols;
+	w->experts = experts;
+}
+
+/* The checkpoint's tensor kinds for model m (known shape). */
+static void model_weights(const struct side *ss, const struct side *sl,
+			  const struct model_shape *m,
+			  struct reshard_report *out)
+{
+	struct model_weight mw[MODEL_MAX_WEIGHTS];
+	size_t nw = model_layer_weights(m, mw, MODEL_MAX_WEIGHTS);
+	long long h = m->hidden_size;
+
+	for (size_t i = 0; i < nw; i++)
+		if (mw[i].split != SPLIT_NONE)
+			add_weight(out, mw[i].name, mw[i].split == SPLIT_COLUMN ?
+				   CKPT_COLUMN : CKPT_ROW, mw[i].rows,
+				   mw[i].cols, 0);
+	/* experts: only where both expert grids exist and EP divides them */
+	nw = model_expert_weights(m, mw, MODEL_MAX_WEIGHTS);
+	if (ss->p->expert_grid_ok && sl->p->expert_grid_ok &&
+	    ss->p->ep > 0 && sl->p->ep > 0 &&
+	    m->num_moe_experts % ss->p->ep == 0 &&
+	    m->num_moe_experts % sl->p->ep == 0)
+		for (size_t i = 0; i < nw; i++)
+			add_weight(out, mw[i].name, mw[i].split == SPLIT_COLUMN ?
+				   CKPT_COLUMN : CKPT_ROW, mw[i].rows,
+				   mw[i].cols, m->num_moe_experts);
+	add_weight(out, "input_layernorm", CKPT_NORM, h, 1, 0);
+	add_weight(out, "pre_mlp_layernorm", CKPT_NORM, h, 1, 0);
+	add_weight(out, "embedding.word_embeddings", CKPT_VOCAB, m->vocab_size,
+		   h, 0);
+	if (!m->share_embeddings_and_output_weights)
+		add_weight(out, "output_layer", CKPT_VOCAB, m->vocab_size, h, 0);
+	add_weight(out, "decoder.final_layernorm", CKPT_NORM, h, 1, 0);
+}
+
+static long long vocab_divisor(const struct cfg_node *root,
+			       const struct model_shape *m)
+{
+	long long v;
+
+	if (cfg_int(root, "policy.megatron_cfg.make_vocab_size_divisible_by",
+		    &v) == 1 && v > 0)
+		return v;
+	return m->make_vocab_size_divisible_by;
+}
+
+/* The stack key of the saved side that elects the writers of w. */
+static int writer_key(const struct reshard_weight *w)
+{
+	return w->kind == CKPT_NORM ? STACK_REPLICA : STACK_WRITER;
+}
+
+static void report_gap(const struct side *ss, const struct reshard_weight *w,
+		       struct diag_list *diags)
+{
+	int k = writer_key(w);
+	struct diag *d = diag_add(diags, "GT732", ss->s.loc[k],
+		k == STACK_REPLICA ? "gtplan.stack.replica_group" :
+		"gtplan.stack.sharded_replica_group",
+		"checkpoint %s [%lld, %lld]%s cannot be resharded: the saved "
+		"main-replica pieces leave %lld logical elements uncovered and "
+		"hold %lld more than once", w->name,
+		w->rows * (w->experts ? w->experts : 1), w->cols,
+		w->experts ? " (experts stacked)" : "", w->gaps, w->overlaps);
+
+	diag_hint(d, "save under a stack that elects exactly one writer per "
+		  "element: gtplan.stack.%s: %s (such a save also fails "
+		  "dist_checkpointing's own validation, GT710/GT711)",
+		  k == STACK_REPLICA ? "replica_group" : "sharded_replica_group",
+		  k == STACK_REPLICA ? "dp_cp_gtp" : "dp_cp");
+}
+
+/* GT733-GT735: the optimizer format a layout change needs. */
+static void check_optimizer(const struct side *ss, const struct side *sl,
+			    const struct cfg_node *rs,
+			    const struct cfg_node *rl,
+			    const struct model_shape *m,
+			    struct reshard_report *out,
+			    struct diag_list *diags)
+{
+	const struct plan *a = ss->p, *b = sl->p;
+	enum stack_opt_format f = ss->s.opt_format ? ss->s.opt_format :
+		sl->s.opt_format;
+	struct diag_loc loc = ss->s.opt_format ? ss->s.loc[STACK_OPT_FORMAT] :
+		sl->s.loc[STACK_OPT_FORMAT];
+	int only_d = a->tp == b->tp && a->cp == b->cp && a->gtp == b->gtp &&
+		a->pp == b->pp && a->ep == b->ep && a->etp == b->etp &&
+		a->egtp == b->egtp;
+	char why[256] = "";
+	struct diag *d;
+
+	out->opt_format = f;
+	out->opt_ok = 1;
+	out->opt_needed = !out->layout_change ? 0 : only_d ? 1 : 2;
+	if (!ckpt_fully_reshardable_ok(a, &ss->s, m, rs, why, sizeof(why)) ||
+	    !ckpt_fully_reshardable_ok(b, &sl->s, m, rl, why, sizeof(why)))
+		snprintf(out->opt_why, sizeof(out->opt_why), "%s", why);
+	if (f == STACK_OPT_FULLY_RESHARDABLE && out->opt_why[0]) {
+		d = diag_add(diags, "GT735", loc,
+			     "gtplan.stack.optimizer_ckpt_format",
+			     "the optimizer state cannot be saved or loaded "
+			     "as fully_reshardable: %s", out->opt_why);
+		diag_hint(d, "use a Megatron-LM with PR #7162 and no fused "
+			  "projections or native-FP8 weights under GTP, or "
+			  "save dp_reshardable and keep TP, G, CP and PP (and "
+			  "the expert grid) unchanged");
+		out->opt_ok = 0;
+	}
+	if (!out->opt_needed || f == STACK_OPT_FULLY_RESHARDABLE ||
+	    (f == STACK_OPT_DP_RESHARDABLE && out->opt_needed == 1))
+		return;
+	if (f == STACK_OPT_UNSET) {
+		d = diag_add(diags, "GT733", DIAG_NOLOC, NULL,
+			     "a layout change (TP %lld -> %lld, G %lld -> %lld, "
+			     "D %lld -> %lld, PP %lld -> %lld) needs the %s "
+			     "optimizer format (seed 004); gtplan.stack."
+			     "optimizer_ckpt_format is not set, so gtplan "
+			     "cannot tell whether the run uses it",
+			     a->tp, b->tp, a->gtp, b->gtp, a->dp_replicate,
+			     b->dp_replicate, a->pp, b->pp, out->opt_needed == 1 ?
+			     "dp_reshardable or fully_reshardable" :
+			     "fully_reshardable");
+		diag_hint(d, "%s", out->opt_why[0] ?
+			  "set gtplan.stack.optimizer_ckpt_format to the "
+			  "format the run saves; this stack cannot use "
+			  "fully_reshardable under GTP (GT735)" :
+			  "save with --dist-ckpt-optim-fully-reshardable and "
+			  "set gtplan.stack.optimizer_ckpt_format: "
+			  "fully_reshardable");
+		return;
+	}
+	d = diag_add(diags, "GT734", loc, "gtplan.stack.optimizer_ckpt_format",
+		     "the optimizer state was saved as %s, which pins its "
+		     "entries to the save-time layout: it does not load after "
+		     "the change TP %lld -> %lld, CP %lld -> %lld, G %lld -> "
+		     "%lld, D %lld -> %lld, PP %lld -> %lld (%s survives it)",
+		     stack_opt_format_name(f), a->tp, b->tp, a->cp, b->cp,
+		     a->gtp, b->gtp, a->dp_replicate, b->dp_replicate, a->pp,
+		     b->pp, out->opt_needed == 1 ?
+		     "dp_reshardable or fully_reshardable" :
+		     "only fully_reshardable");
+	if (out->opt_why[0])
+		diag_hint(d, "keep the save-time layout: this stack cannot "
+			  "write fully_reshardable (%s)", out->opt_why);
+	else
+		diag_hint(d, "save with fully_reshardable "
+			  "(--dist-ckpt-optim-fully-reshardable; gtplan.stack."
+			  "optimizer_ckpt_format: fully_reshardable), or keep "
+			  "the save-time layout");
+	out->opt_ok = 0;
+}
+
 int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 		  const struct plan *pl, const struct cfg_node *rl,
 		  struct reshard_report *out, struct diag_list *diags)
 {
 	struct model_shape ms, ml;
-	struct model_weight mw[MODEL_MAX_WEIGHTS];
-	struct stack ss, sl;
+	struct side ss, sl;
 	struct diag_list quiet;
 	const char *f;
 	long long va = 0, vb = 0;
-	size_t nw = 0;
+	int covered = 1;
 
 	memset(out, 0, sizeof(*out));
 	memset(&ms, 0, sizeof(ms));
@@ -314,9 +540,13 @@ int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 	diag_list_init(&quiet, diags->srcs);
 	model_resolve(rs, &ms, &quiet);
 	model_resolve(rl, &ml, &quiet);
-	stack_read(rs, &ss, &quiet);
-	stack_read(rl, &sl, &quiet);
+	stack_read(rs, &ss.s, &quiet);
+	stack_read(rl, &sl.s, &quiet);
 	diag_list_release(&quiet);
+	ss.p = ps;
+	sl.p = pl;
+	ss.vdiv = vocab_divisor(rs, &ms);
+	sl.vdiv = vocab_divisor(rl, &ml);
 
 	f = model_diff(&ms, &ml, &va, &vb);
 	if (f) {
@@ -334,47 +564,24 @@ int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 		return 0;
 	if (ms.known) {
 		out->layers = ms.num_layers;
-		nw = model_layer_weights(&ms, mw, MODEL_MAX_WEIGHTS);
-	}
-	for (size_t i = 0; i < nw && out->n < RESHARD_MAX_WEIGHTS; i++) {
-		struct reshard_weight *w = &out->w[out->n];
-
-		if (mw[i].split == SPLIT_NONE)
-			continue;
-		snprintf(w->name, sizeof(w->name), "%s", mw[i].name);
-		w->kind = mw[i].split == SPLIT_COLUMN ? CKPT_COLUMN : CKPT_ROW;
-		w->rows = mw[i].rows;
-		w->cols = mw[i].cols;
-		out->n++;
+		model_weights(&ss, &sl, &ms, out);
 	}
 	if (!out->n) { /* a small example: odd rows, so padding shows */
 		long long l = ps->tp / gcd(ps->tp, pl->tp) * pl->tp;
 
 		out->example = 1;
-		for (int k = 0; k < 2; k++) {
-			struct reshard_weight *w = &out->w[out->n++];
-
-			snprintf(w->name, sizeof(w->name), "%s",
-				 k ? "example_row" : "example_column");
-			w->kind = k ? CKPT_ROW : CKPT_COLUMN;
-			w->rows = 1000;
-			w->cols = 16 * l;
-		}
+		add_weight(out, "example_column", CKPT_COLUMN, 1000, 16 * l, 0);
+		add_weight(out, "example_row", CKPT_ROW, 1000, 16 * l, 0);
 	}
-	out->reshardable = 1;
 	for (size_t i = 0; i < out->n; i++) {
 		struct reshard_weight *w = &out->w[i];
 
-		if (check_weight(ps, &ss, pl, &sl, w))
+		if (check_weight(&ss, &sl, w))
 			return -1;
 		if (w->covered)
 			continue;
-		out->reshardable = 0;
-		diag_add(diags, "GT732", DIAG_NOLOC, NULL,
-			 "checkpoint %s [%lld, %lld] cannot be resharded: "
-			 "the saved main-replica pieces leave %lld logical "
-			 "elements uncovered and hold %lld more than once",
-			 w->name, w->rows, w->cols, w->gaps, w->overlaps);
+		covered = 0;
+		report_gap(&ss, w, diags);
 	}
 	if (strcmp(layout_name(ps), layout_name(pl)) != 0) {
 		struct diag *d = diag_add(diags, "GT731",
@@ -390,26 +597,49 @@ int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 		diag_hint(d, "keep gtplan.driver_layout the same on both "
 			  "sides");
 	}
-	out->layout_change = ps->tp != pl->tp || ps->gtp != pl->gtp ||
-		ps->dp_replicate != pl->dp_replicate || ps->pp != pl->pp;
-	if (out->layout_change)
-		diag_add(diags, "GT733", DIAG_NOLOC, NULL,
-			 "a layout change (TP %lld -> %lld, G %lld -> %lld, "
-			 "D %lld -> %lld, PP %lld -> %lld) needs the "
-			 "fully_reshardable optimizer format (seed 004)",
-			 ps->tp, pl->tp, ps->gtp, pl->gtp, ps->dp_replicate,
-			 pl->dp_replicate, ps->pp, pl->pp);
+	out->layout_change = ps->tp != pl->tp || ps->cp != pl->cp ||
+		ps->gtp != pl->gtp || ps->dp_replicate != pl->dp_replicate ||
+		ps->pp != pl->pp || ps->ep != pl->ep || ps->etp != pl->etp ||
+		ps->egtp != pl->egtp;
+	check_optimizer(&ss, &sl, rs, rl, &ms, out, diags);
+	out->reshardable = covered && out->opt_ok;
+	/* bytes per rank on both sides; their findings are lint's */
+	diag_list_init(&quiet, diags->srcs);
+	if (ckpt_check(ps, rs, &ms, &out->saved, &quiet) ||
+	    ckpt_check(pl, rl, &ml, &out->loaded, &quiet)) {
+		diag_list_release(&quiet);
+		return -1;
+	}
+	diag_list_release(&quiet);
 	return 0;
+}
+
+static const char *kind_name(enum ckpt_kind k)
+{
+	switch (k) {
+	case CKPT_COLUMN:
+		return "column";
+	case CKPT_ROW:
+		return "row";
+	case CKPT_NORM:
+		return "norm";
+	case CKPT_VOCAB:
+		return "vocab";
+	default:
+		return "object";
+	}
 }
 
 void reshard_print(FILE *f, const struct plan *ps, const struct plan *pl,
 		   const struct reshard_report *r)
 {
-	fprintf(f, "saved:  TP %lld, G %lld, D %lld, PP %lld, %s (%lld "
-		"ranks)\n", ps->tp, ps->gtp, ps->dp_replicate, ps->pp,
+	fprintf(f, "saved:  TP %lld, CP %lld, G %lld, D %lld, PP %lld, EP "
+		"%lld, ETP %lld, EG %lld, %s (%lld ranks)\n", ps->tp, ps->cp,
+		ps->gtp, ps->dp_replicate, ps->pp, ps->ep, ps->etp, ps->egtp,
 		layout_name(ps), ps->world);
-	fprintf(f, "loaded: TP %lld, G %lld, D %lld, PP %lld, %s (%lld "
-		"ranks)\n", pl->tp, pl->gtp, pl->dp_replicate, pl->pp,
+	fprintf(f, "loaded: TP %lld, CP %lld, G %lld, D %lld, PP %lld, EP "
+		"%lld, ETP %lld, EG %lld, %s (%lld ranks)\n", pl->tp, pl->cp,
+		pl->gtp, pl->dp_replicate, pl->pp, pl->ep, pl->etp, pl->egtp,
 		layout_name(pl), pl->world);
 	if (r->example)
 		fprintf(f, "model shape unknown: example weights\n");
@@ -419,16 +649,51 @@ void reshard_print(FILE *f, const struct plan *ps, const struct plan *pl,
 			ps->pp, pl->pp);
 	for (size_t i = 0; i < r->n; i++) {
 		const struct reshard_weight *w = &r->w[i];
+		char shape[64];
 
-		fprintf(f, "  %-22s %-6s [%lld, %lld]: saved pieces %lld, "
-			"loaded pieces %lld, reads per loading rank max %lld "
-			"(rank %lld): %s\n", w->name,
-			w->kind == CKPT_COLUMN ? "column" : "row", w->rows,
-			w->cols, w->saved_pieces, w->loaded_pieces,
-			w->max_reads, w->max_reader,
-			w->covered ? "covered exactly once" : "NOT covered");
+		if (w->experts)
+			snprintf(shape, sizeof(shape), "%lld x [%lld, %lld]",
+				 w->experts, w->rows, w->cols);
+		else
+			snprintf(shape, sizeof(shape), "[%lld, %lld]", w->rows,
+				 w->cols);
+		fprintf(f, "  %-26s %-6s %s: saved pieces %lld, loaded pieces "
+			"%lld, reads per loading rank max %lld (rank %lld): "
+			"%s\n", w->name, kind_name(w->kind), shape,
+			w->saved_pieces, w->loaded_pieces, w->max_reads,
+			w->max_reader, w->covered ? "covered exactly once" :
+			"NOT covered");
+	}
+	if (!r->model_mismatch)
+		fprintf(f, "optimizer: saved as %s%s; the change needs %s; "
+			"fully_reshardable %s%s\n",
+			stack_opt_format_name(r->opt_format),
+			r->opt_format ? "" : " (assumed: Megatron's default; "
+			"gtplan.stack.optimizer_ckpt_format unset)",
+			r->opt_needed == 2 ? "fully_reshardable" :
+			r->opt_needed == 1 ? "dp_reshardable or fully_reshardable" :
+			"any format (no layout change)",
+			r->opt_why[0] ? "cannot be used: " : "can be written and "
+			"read by this stack", r->opt_why);
+	if (r->saved.valid && r->loaded.valid) {
+		fprintf(f, "saved checkpoint: %lld keys + %lld optimizer keys "
+			"(%s), %lld writers; one rank writes at most %lld "
+			"bytes (weights at most %lld, optimizer at most %lld)\n",
+			r->saved.keys, r->saved.opt_keys, r->saved.opt_format,
+			r->saved.writers, r->saved.max_rank_bytes,
+			r->saved.max_rank_weight_bytes,
+			r->saved.max_rank_opt_bytes);
+		fprintf(f, "loading: one rank reads at most %lld bytes "
+			"(all its weight pieces and its optimizer range)\n",
+			r->loaded.max_rank_read_bytes);
+		fprintf(f, "objects: rng_state, one per (pp, tp) slot (%lld "
+			"saved, %lld loaded); dataloader_state, one per lane "
+			"(%lld saved, %lld loaded); their sizes are not "
+			"modelled\n", ps->pp * ps->tp, pl->pp * pl->tp,
+			ps->lanes, pl->lanes);
 	}
 	fprintf(f, "%s\n", r->reshardable ? "reshardable" :
 		r->model_mismatch ? "not reshardable: different models" :
+		!r->opt_ok ? "not reshardable: optimizer state" :
 		"not reshardable");
 }

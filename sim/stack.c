@@ -13,7 +13,8 @@
 static const char *const key_name[STACK_NKEYS] = {
 	"rng_state_group", "replica_group", "refit_gather",
 	"inference_layout_compare", "batch_split", "transformer_engine",
-	"megatron_core_gtp_fixes"
+	"megatron_core_gtp_fixes", "sharded_replica_group",
+	"optimizer_ckpt_format", "megatron_lm_7162"
 };
 
 void stack_init(struct stack *s)
@@ -21,8 +22,21 @@ void stack_init(struct stack *s)
 	memset(s, 0, sizeof(*s));
 	s->refit_gather = STACK_GATHER_GTP_THEN_TP;
 	s->mcore_gtp_fixes = 1;
+	s->mlm_7162 = 1;
 	for (int i = 0; i < STACK_NKEYS; i++)
 		s->loc[i] = DIAG_NOLOC;
+}
+
+const char *stack_opt_format_name(enum stack_opt_format f)
+{
+	switch (f) {
+	case STACK_OPT_FULLY_RESHARDABLE:
+		return "fully_reshardable";
+	case STACK_OPT_FULLY_SHARDED_MODEL_SPACE:
+		return "fully_sharded_model_space";
+	default:
+		return "dp_reshardable";
+	}
 }
 
 /* ---- presets ----------------------------------------------------------- */
@@ -88,7 +102,8 @@ int stack_apply_preset(struct stack *s, const char *name, struct diag_loc loc)
 	s->transformer_engine = "2.14.1";
 	s->mcore_gtp_fixes = 0;
 	s->preset = find_preset(name)->name;
-	for (int i = 0; i < STACK_NKEYS; i++)
+	/* the keys it sets */
+	for (int i = 0; i <= STACK_FIXES; i++)
 		if (i != STACK_BATCH)
 			s->loc[i] = loc;
 	return 0;
@@ -177,6 +192,22 @@ int stack_read(const struct cfg_node *root, struct stack *s,
 		s->transformer_engine =
 			cfg_str(root, "gtplan.stack.transformer_engine", &t) == 1 ?
 			t : NULL;
+	}
+	is(root, key_name[STACK_WRITER], "dp_cp_gtp", &s->writer_dp_cp_gtp,
+	   &s->loc[STACK_WRITER]);
+	if (cfg_str(root, "gtplan.stack.optimizer_ckpt_format", &t) == 1) {
+		s->opt_format = strcmp(t, "fully_reshardable") == 0 ?
+			STACK_OPT_FULLY_RESHARDABLE :
+			strcmp(t, "fully_sharded_model_space") == 0 ?
+			STACK_OPT_FULLY_SHARDED_MODEL_SPACE :
+			STACK_OPT_DP_RESHARDABLE;
+		s->loc[STACK_OPT_FORMAT] =
+			cfg_path(root, "gtplan.stack.optimizer_ckpt_format")->loc;
+	}
+	if (cfg_bool(root, "gtplan.stack.megatron_lm_7162", &b) == 1) {
+		s->mlm_7162 = b;
+		s->loc[STACK_7162] =
+			cfg_path(root, "gtplan.stack.megatron_lm_7162")->loc;
 	}
 	if (cfg_bool(root, "gtplan.stack.megatron_core_gtp_fixes", &b) == 1) {
 		s->mcore_gtp_fixes = b;

@@ -22,7 +22,19 @@ enum stack_gather {
 
 enum stack_key {
 	STACK_RNG, STACK_REPLICA, STACK_GATHER, STACK_COMPARE, STACK_BATCH,
-	STACK_TE, STACK_FIXES, STACK_NKEYS
+	STACK_TE, STACK_FIXES, STACK_WRITER, STACK_OPT_FORMAT, STACK_7162,
+	STACK_NKEYS
+};
+
+/* gtplan.stack.optimizer_ckpt_format (seed 004). UNSET: not said; the
+ * checkpoint plan then lays the optimizer state out as Megatron's default
+ * (dp_reshardable: --dist-ckpt-optim-fully-reshardable off) but a layout
+ * change is only a note, since the run may set the flag. */
+enum stack_opt_format {
+	STACK_OPT_UNSET,
+	STACK_OPT_DP_RESHARDABLE,
+	STACK_OPT_FULLY_RESHARDABLE,
+	STACK_OPT_FULLY_SHARDED_MODEL_SPACE
 };
 
 struct stack {
@@ -34,6 +46,12 @@ struct stack {
 	int batch_copies;              /* batch_split: copies */
 	const char *transformer_engine;/* NULL: unknown */
 	int mcore_gtp_fixes;
+	/* sharded_replica_group: dp_cp_gtp (the writer of GTP-sharded
+	 * weights elected over the GTP-inclusive group: only g = 0 pieces
+	 * have a main replica; notes 2.4) */
+	int writer_dp_cp_gtp;
+	enum stack_opt_format opt_format;
+	int mlm_7162;                  /* megatron_lm_7162 (default true) */
 	/* where each value comes from: its key's value, else the preset's
 	 * value, else DIAG_NOLOC (the default) */
 	struct diag_loc loc[STACK_NKEYS];
@@ -47,6 +65,9 @@ void stack_init(struct stack *s);
  * *s then holds the defaults overridden by the single keys. */
 int stack_read(const struct cfg_node *root, struct stack *s,
 	       struct diag_list *diags);
+
+/* "dp_reshardable", ... ("dp_reshardable" for UNSET: Megatron's default). */
+const char *stack_opt_format_name(enum stack_opt_format f);
 
 /* Presets. */
 size_t stack_preset_count(void);

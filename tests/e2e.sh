@@ -133,7 +133,26 @@ expect_rc "explain unknown preset" 2 "$GTPLAN" explain preset no-such-stack
 # ---- ckpt: reshard a checkpoint between two layouts ----------------------
 expect_rc "ckpt reshard" 0 "$GTPLAN" ckpt tests/configs/ckpt/saved.yaml tests/configs/ckpt/loaded.yaml
 contains "ckpt reshardable" "$tmp/out" "reshardable"
+contains "ckpt optimizer format unset" "$tmp/err" "note[GT733]"
+contains "ckpt embedding covered" "$tmp/out" "embedding.word_embeddings"
+# saved TP 2, G 3, 4 layers: rank 0 holds 4 x 1574400 layer elements, two
+# vocab pieces of 5334 x 768 and the final norm (14491392) and writes all
+# of them in bf16 plus 12 bytes of optimizer state each: 14 x 14491392
+contains "ckpt bytes per rank" "$tmp/out" "saved checkpoint: 31 keys + 18 optimizer keys (dp_reshardable), 6 writers; one rank writes at most 202879488 bytes"
+contains "ckpt read bytes" "$tmp/out" "loading: one rank reads at most"
 expect_rc "ckpt needs two configs" 2 "$GTPLAN" ckpt tests/configs/ckpt/saved.yaml
+# writers of GTP-sharded pieces elected over dp_cp_gtp: the save is
+# invalid (GT711) and cannot be resharded (GT732)
+expect_rc "ckpt gtp writers" 1 "$GTPLAN" ckpt tests/configs/ckpt/saved_gtp_writers.yaml tests/configs/ckpt/loaded.yaml --color never
+contains "ckpt gtp writers GT732" "$tmp/err" "error[GT732]"
+contains "ckpt gtp writers not covered" "$tmp/out" "NOT covered"
+expect_rc "lint gtp writers" 1 "$GTPLAN" lint tests/configs/ckpt/saved_gtp_writers.yaml --color never
+contains "lint gtp writers GT711" "$tmp/err" "error[GT711]"
+expect_rc "lint ckpt saved clean" 0 "$GTPLAN" lint --strict tests/configs/ckpt/saved.yaml --color never
+# dp_reshardable does not survive a TP change
+expect_rc "ckpt dp_reshardable" 1 "$GTPLAN" ckpt tests/configs/ckpt/saved_dp_reshardable.yaml tests/configs/ckpt/loaded.yaml --color never
+contains "ckpt dp_reshardable GT734" "$tmp/err" "error[GT734]"
+contains "ckpt dp_reshardable verdict" "$tmp/out" "not reshardable: optimizer state"
 
 # ---- explain -------------------------------------------------------------
 expect_rc "explain code" 0 "$GTPLAN" explain GT303

@@ -2,8 +2,9 @@
  * The checkpoint plan (sim/ckpt.h): GTP piece offsets on the seeds'
  * layouts (TP 2, G 3: chunk t*3 + g; TP 4, G 3, 24 GPUs), column and row
  * placements, padding outside logical coordinates, the default stack
- * clean on random valid layouts (CP, PP, DP), and GT710 / GT712 from the
- * stack settings of seed 000.
+ * clean on random valid layouts (CP, PP, DP), GT710 / GT712 from the
+ * stack settings of seed 000, and GT711 from a writer election over the
+ * GTP-inclusive group.
  */
 #include <check.h>
 #include <stdio.h>
@@ -206,8 +207,8 @@ START_TEST(padding_outside_logical_rows)
 	ck_assert_int_eq(e.main, 0);
 	ck_assert_int_eq(e.replica[2], 1);
 	ck_assert_uint_eq(count71(&f), 0);
-	/* 12 piece writers, plus the data-loader state of lanes 3-5 */
-	ck_assert_int_eq(f.sim.ckpt.writers, 15);
+	/* every rank writes its dp_reshardable optimizer range */
+	ck_assert_int_eq(f.sim.ckpt.writers, 24);
 	release(&f);
 }
 END_TEST
@@ -235,13 +236,29 @@ START_TEST(default_stack_clean_on_random_layouts)
 			      "%lld D %lld: checkpoint findings", tp, cp, g,
 			      pp, d);
 		ck_assert_int_eq(f.sim.ckpt.valid, 1);
-		/* one main replica per chunk: the TP * G * PP ranks of the
-		 * first copy and CP rank, plus the first rank of every lane
-		 * of the other copies (data-loader state) */
-		ck_assert_int_eq(f.sim.ckpt.writers, tp * g * pp + g * (d - 1));
+		/* the default optimizer layout, dp_reshardable: every rank
+		 * saves its range of its flat buffer */
+		ck_assert_int_eq(f.sim.ckpt.writers, tp * cp * g * pp * d);
+		/* 6 per layer, the embedding, output layer and final
+		 * norm, rng_state, a data-loader state per lane */
 		ck_assert_int_eq(f.sim.ckpt.keys,
-				 2 * pp * 6 + 1 + g * d);
+				 2 * pp * 6 + 3 + 1 + g * d);
 		ck_assert_int_gt(f.sim.ckpt.max_rank_bytes, 0);
+		ck_assert_str_eq(f.sim.ckpt.opt_format, "dp_reshardable");
+		ck_assert_int_eq(f.sim.ckpt.opt_keys, 3 * tp * g * pp);
+		ck_assert_int_eq(f.sim.ckpt.opt_shards, 3 * tp * g * pp * cp * d);
+		release(&f);
+		/* fully_reshardable: one main replica per chunk: the
+		 * TP * G * PP ranks of the first copy and CP rank, plus the
+		 * first rank of every lane of the other copies (data-loader
+		 * state); every chunk's optimizer state exactly once */
+		lint(&f, yaml(tp, cp, g, pp, d, "  stack:\n"
+			      "    optimizer_ckpt_format: fully_reshardable\n"));
+		ck_assert_uint_eq(count71(&f), 0);
+		ck_assert_int_eq(f.sim.ckpt.writers, tp * g * pp + g * (d - 1));
+		ck_assert_int_eq(f.sim.ckpt.opt_keys, 3 * (2 * pp * 6 + 3));
+		ck_assert_int_eq(f.sim.ckpt.opt_shards,
+				 3 * (2 * pp * (4 * tp * g + 2) + 2 * tp * g + 1));
 		release(&f);
 	}
 }
@@ -290,7 +307,7 @@ START_TEST(GT710_replica_group)
 	int mains = 0;
 
 	lint(&f, yaml(2, 1, 3, 1, 1, "  stack:\n    replica_group: dp_cp\n"));
-	ck_assert_uint_eq(count(&f, "GT710"), 2); /* the two norms */
+	ck_assert_uint_eq(count(&f, "GT710"), 3); /* the three norms */
 	ck_assert_uint_eq(count(&f, "GT712"), 0);
 	d = first(&f, "GT710");
 	ck_assert_ptr_nonnull(strstr(d->msg,
@@ -311,6 +328,153 @@ START_TEST(GT710_replica_group)
 }
 END_TEST
 
+/* sharded_replica_group: dp_cp_gtp: the writers of GTP-sharded pieces
+ * are elected over the GTP-inclusive group, so only g = 0 pieces have a
+ * main replica (notes 2.4): GT711 for each of the 6 sharded weights.
+ * Without GTP the two groups coincide: nothing to report. */
+START_TEST(GT711_sharded_replica_group)
+{
+	struct fx f;
+	const struct diag *d;
+
+	lint(&f, yaml(2, 1, 3, 1, 2,
+		      "  stack:\n    sharded_replica_group: dp_cp_gtp\n"));
+	/* 4 layer weights, the embedding and the output layer */
+	ck_assert_uint_eq(count(&f, "GT711"), 6);
+	ck_assert_uint_eq(count(&f, "GT710") + count(&f, "GT712"), 0);
+	d = first(&f, "GT711");
+	ck_assert_ptr_nonnull(strstr(d->msg, "checkpoint chunk (1) of (6) of "
+				     "decoder.layers.0.self_attention."
+				     "linear_qkv.weight is never written"));
+	ck_assert_ptr_nonnull(strstr(d->msg, "(4 of the 6 chunks have none)"));
+	ck_assert_ptr_nonnull(strstr(d->msg, "sharded_replica_group: "
+				     "dp_cp_gtp"));
+	ck_assert_int_ge(d->loc.src, 0); /* at the stack key */
+	ck_assert_ptr_nonnull(strstr(d->hint, "sharded_replica_group: dp_cp"));
+	/* row-parallel: the first chunk with g > 0 is (1, 0) of (3, 2) */
+	int row = 0;
+
+	for (size_t i = 0; i < f.diags.n; i++)
+		row += strcmp(diag_code(&f.diags.v[i]), "GT711") == 0 &&
+		       strstr(f.diags.v[i].msg, "chunk (1, 0) of (3, 2) of "
+			      "decoder.layers.0.self_attention.linear_proj") &&
+		       strstr(f.diags.v[i].msg, "(4 of the 6 chunks");
+	ck_assert_int_eq(row, 1);
+	release(&f);
+
+	lint(&f, yaml(2, 1, 1, 1, 3,
+		      "  stack:\n    sharded_replica_group: dp_cp_gtp\n"));
+	ck_assert_uint_eq(count71(&f), 0);
+	release(&f);
+}
+END_TEST
+
+/* The optimizer state per format, on TP 2, G 3, D 2 (F = CP x D = 2
+ * ranges), 2 layers. Per layer a rank's pieces hold qkv 384 x 768, proj
+ * 256 x 384, fc1 1024 x 768, fc2 256 x 1536 and the two norms 768 each;
+ * the embedding and the output layer a piece of 5334 x 768 each (32000
+ * rows in TP slices of 16000, padded to 16002 for G 3), the final norm
+ * 768; 3 fp32 states, 12 bytes per element. */
+START_TEST(optimizer_formats)
+{
+	const long long layer = 384 * 768 + 256 * 384 + 1024 * 768 +
+		256 * 1536 + 2 * 768, local = 2 * layer + 2 * 5334 * 768 + 768;
+	struct fx f;
+
+	/* dp_reshardable (assumed when unset): a flat key per (t, g) and
+	 * state, F chunks; each rank writes half its buffer */
+	lint(&f, yaml(2, 1, 3, 1, 2, ""));
+	ck_assert_str_eq(f.sim.ckpt.opt_format, "dp_reshardable");
+	ck_assert_int_eq(f.sim.ckpt.opt_format_set, 0);
+	ck_assert_int_eq(f.sim.ckpt.opt_keys, 3 * 6);
+	ck_assert_int_eq(f.sim.ckpt.opt_shards, 3 * 6 * 2);
+	ck_assert_int_eq(f.sim.ckpt.max_rank_opt_bytes, 12 * local / 2);
+	ck_assert_int_eq(f.sim.ckpt.writers, 12);
+	/* rank 0 also writes its bf16 pieces and the norms */
+	ck_assert_int_eq(f.sim.ckpt.max_rank_bytes,
+			 12 * local / 2 + 2 * local);
+	ck_assert_uint_eq(count71(&f), 0);
+	release(&f);
+
+	/* fully_reshardable: the weights' chunks and writers (copy 0) */
+	lint(&f, yaml(2, 1, 3, 1, 2, "  stack:\n"
+		      "    optimizer_ckpt_format: fully_reshardable\n"));
+	ck_assert_str_eq(f.sim.ckpt.opt_format, "fully_reshardable");
+	ck_assert_int_eq(f.sim.ckpt.opt_format_set, 1);
+	ck_assert_int_eq(f.sim.ckpt.opt_keys, 3 * (2 * 6 + 3));
+	ck_assert_int_eq(f.sim.ckpt.opt_shards,
+			 3 * (2 * (4 * 6 + 2) + 2 * 6 + 1));
+	ck_assert_int_eq(f.sim.ckpt.max_rank_opt_bytes, 12 * local);
+	ck_assert_int_eq(f.sim.ckpt.writers, 6 + 3);
+	ck_assert_uint_eq(count71(&f), 0);
+	release(&f);
+
+	/* without the distributed optimizer: the same model-space layout */
+	const char *y = yaml(2, 1, 3, 1, 2, ""), *at;
+	char text[sizeof(buf)];
+
+	at = strstr(y, "  megatron_cfg:\n");
+	ck_assert_ptr_nonnull(at);
+	snprintf(text, sizeof(text), "%.*s  megatron_cfg:\n    optimizer:\n"
+		 "      use_distributed_optimizer: false\n%s", (int)(at - y), y,
+		 at + strlen("  megatron_cfg:\n"));
+	lint(&f, text);
+	ck_assert_str_eq(f.sim.ckpt.opt_format, "not_distributed");
+	ck_assert_int_eq(f.sim.ckpt.opt_shards,
+			 3 * (2 * (4 * 6 + 2) + 2 * 6 + 1));
+	ck_assert_int_eq(f.sim.ckpt.max_rank_opt_bytes, 12 * local);
+	release(&f);
+
+	/* fully_sharded_model_space: each piece cut in F ranges; norms
+	 * written by the (t 0, g 0) ranks of both copies */
+	lint(&f, yaml(2, 1, 3, 1, 2, "  stack:\n"
+		      "    optimizer_ckpt_format: fully_sharded_model_space\n"));
+	ck_assert_str_eq(f.sim.ckpt.opt_format, "fully_sharded_model_space");
+	ck_assert_int_eq(f.sim.ckpt.opt_keys, 3 * (2 * 6 + 3));
+	ck_assert_int_eq(f.sim.ckpt.opt_shards,
+			 3 * (2 * (4 * 6 * 2 + 2 * 2) + 2 * 6 * 2 + 2));
+	ck_assert_int_eq(f.sim.ckpt.max_rank_opt_bytes, 12 * local / 2);
+	ck_assert_int_eq(f.sim.ckpt.writers, 12);
+	ck_assert_uint_eq(count71(&f), 0);
+	release(&f);
+
+	/* validated like the weights: writers elected over dp_cp_gtp leave
+	 * the g > 0 chunks of the model-space state unwritten too (one
+	 * GT711 per weight and one per its optimizer state), while the
+	 * range-cut format does not use the election */
+	lint(&f, yaml(2, 1, 3, 1, 2, "  stack:\n"
+		      "    optimizer_ckpt_format: fully_reshardable\n"
+		      "    sharded_replica_group: dp_cp_gtp\n"));
+	ck_assert_uint_eq(count(&f, "GT711"), 12);
+	ck_assert_ptr_nonnull(strstr(first(&f, "GT711")->msg, "chunk (1) of "
+				     "(6) of decoder.layers.0.self_attention."
+				     "linear_qkv.weight"));
+	release(&f);
+	lint(&f, yaml(2, 1, 3, 1, 2, "  stack:\n"
+		      "    optimizer_ckpt_format: fully_sharded_model_space\n"
+		      "    sharded_replica_group: dp_cp_gtp\n"));
+	ck_assert_uint_eq(count(&f, "GT711"), 6);
+	release(&f);
+
+	/* the gated fc1 (the test model) is fine for fully_reshardable
+	 * without GTP; without PR #7162 under GTP the save aborts: GT735 */
+	lint(&f, yaml(2, 1, 1, 1, 2, "  stack:\n"
+		      "    optimizer_ckpt_format: fully_reshardable\n"
+		      "    megatron_lm_7162: false\n"));
+	ck_assert_uint_eq(count(&f, "GT735"), 0);
+	release(&f);
+	lint(&f, yaml(2, 1, 3, 1, 2, "  stack:\n"
+		      "    optimizer_ckpt_format: fully_reshardable\n"
+		      "    megatron_lm_7162: false\n"));
+	ck_assert_uint_eq(count(&f, "GT735"), 1);
+	ck_assert_ptr_nonnull(strstr(first(&f, "GT735")->msg, "without PR "
+				     "#7162 can neither write nor read it"));
+	/* at the format: line 23 of the config */
+	ck_assert_int_eq(first(&f, "GT735")->loc.line, 23);
+	release(&f);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("ckpt");
@@ -323,6 +487,8 @@ static Suite *suite(void)
 		{ "random", default_stack_clean_on_random_layouts },
 		{ "GT712", GT712_rng_state_group },
 		{ "GT710", GT710_replica_group },
+		{ "GT711", GT711_sharded_replica_group },
+		{ "optimizer", optimizer_formats },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {

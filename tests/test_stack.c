@@ -141,6 +141,43 @@ START_TEST(defaults_are_correct)
 	ck_assert_int_eq(s.batch_copies, 0);
 	ck_assert_ptr_null(s.transformer_engine);
 	ck_assert_int_eq(s.mcore_gtp_fixes, 1);
+	ck_assert_int_eq(s.writer_dp_cp_gtp, 0);
+	ck_assert_int_eq(s.opt_format, STACK_OPT_UNSET);
+	ck_assert_int_eq(s.mlm_7162, 1);
+	ck_assert_str_eq(stack_opt_format_name(s.opt_format),
+			 "dp_reshardable");
+}
+END_TEST
+
+/* The checkpoint keys: the writer group, the optimizer format and
+ * Megatron-LM PR #7162; a preset leaves them (and their places) alone. */
+START_TEST(checkpoint_keys)
+{
+	struct stack s;
+	size_t n;
+
+	ck_assert_int_eq(read_stack("gtplan:\n  stack:\n"
+				    "    sharded_replica_group: dp_cp_gtp\n"
+				    "    optimizer_ckpt_format: "
+				    "fully_sharded_model_space\n"
+				    "    megatron_lm_7162: false\n", &s, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(s.writer_dp_cp_gtp, 1);
+	ck_assert_int_eq(s.opt_format, STACK_OPT_FULLY_SHARDED_MODEL_SPACE);
+	ck_assert_int_eq(s.mlm_7162, 0);
+	ck_assert_int_eq(s.loc[STACK_WRITER].line, 3);
+	ck_assert_int_eq(s.loc[STACK_OPT_FORMAT].line, 4);
+	ck_assert_int_eq(s.loc[STACK_7162].line, 5);
+	ck_assert_int_eq(read_stack("gtplan:\n  stack:\n"
+				    "    optimizer_ckpt_format: fully_reshardable\n"
+				    "    preset: nemo-rl-pr4512\n", &s, &n), 0);
+	ck_assert_int_eq(s.opt_format, STACK_OPT_FULLY_RESHARDABLE);
+	ck_assert_str_eq(stack_opt_format_name(s.opt_format),
+			 "fully_reshardable");
+	ck_assert_int_eq(s.mlm_7162, 1);
+	ck_assert_int_lt(s.loc[STACK_7162].src, 0);
+	ck_assert_int_lt(s.loc[STACK_WRITER].src, 0);
+	ck_assert_int_eq(s.loc[STACK_RNG].line, 4); /* the preset's */
 }
 END_TEST
 
@@ -496,6 +533,7 @@ int main(void)
 {
 	const struct test_case cases[] = {
 		{ "defaults", defaults_are_correct },
+		{ "checkpoint_keys", checkpoint_keys },
 		{ "preset", preset_and_override },
 		{ "unknown_preset", unknown_preset },
 		{ "rows", row_orders_of_seed_000 },
