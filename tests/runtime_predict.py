@@ -57,7 +57,7 @@ def main(argv):
             else:
                 keys = [k for k in want[i] if want[i][k] != got[i].get(k)]
                 if keys:
-                    diff = (f"{', '.join(keys)} differ:\n    predicted "
+                    diff = (f"differs in {', '.join(keys)}:\n    predicted "
                             f"{show(want[i])}\n    recorded  "
                             f"{show({k: got[i].get(k) for k in want[i]})}")
             if diff:
