@@ -463,6 +463,8 @@ static int job_fill_calls(struct job *j)
 		c->returned = x->returned;
 		c->shards = x->shards;
 		c->collectives = x->n_ops;
+		c->has_called_when = x->called_when_ok;
+		c->called_when = x->called_when;
 		c->first_seq = x->first_diag;
 		c->n_seq = x->n_diags;
 		c->has_estimate = r->est && r->est[i].valid;

@@ -144,6 +144,12 @@ struct sim_call_result {
 	long long returned;     /* workers whose result the driver keeps */
 	long long shards;       /* shards the driver's data is split into */
 	long long n_ops;        /* collectives in the longest program */
+	/* The ranks the driver calls are those whose Megatron coordinate is
+	 * 0 on each axis of called_when (bit 1u << lay_axis), when
+	 * called_when_ok; otherwise no set of axes says who is called
+	 * (disp_called_when). */
+	int called_when_ok;
+	unsigned called_when;
 	size_t first_diag;      /* this call's findings: diags->v[first_diag..] */
 	size_t n_diags;
 };

@@ -130,6 +130,8 @@ static int run_one(const struct plan *p, const struct cfg_node *root,
 			diags->v[i].loc = r->where;
 	res->call = c;
 	res->shards = disp_shard_count(&r->dl, c);
+	res->called_when_ok = disp_called_when(&r->dl, c, p,
+					       &res->called_when);
 	if (placement > 0 && res->status == SIM_OK)
 		res->status = SIM_ERROR;
 	res->first_diag = before;
