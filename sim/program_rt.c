@@ -172,7 +172,7 @@ static void forward(struct rbld *b, long long mb)
 
 	gather(b, PRT_W_EMB, -1, mb, PH_FWD);
 	tp_sum(b, PH_FWD, W_ACT, -1, mb, th, PRT_L_EMBED_OUT);
-	for (long long l = 0; l < b->s.layers; l++) {
+	for (long long l = 0; l < b->s.layers && !b->err; l++) {
 		gather(b, PRT_W_FC1, l, mb, PH_FWD);
 		gather(b, PRT_W_FC2, l, mb, PH_FWD);
 		tp_sum(b, PH_FWD, W_ACT, l, mb, th, PRT_L_FC2_OUT);
@@ -191,7 +191,7 @@ static void backward(struct rbld *b, long long mb)
 
 	gather(b, PRT_W_EMB, -1, mb, PH_BWD);
 	tp_sum(b, PH_BWD, W_ACT_GRAD, -1, mb, th, PRT_L_OUTPUT_DGRAD);
-	for (long long l = b->s.layers; l-- > 0;) {
+	for (long long l = b->s.layers; l-- > 0 && !b->err;) {
 		gather(b, PRT_W_FC2, l, mb, PH_BWD);
 		scatter(b, PRT_W_FC2, l, mb);
 		gather(b, PRT_W_FC1, l, mb, PH_BWD);
@@ -206,7 +206,7 @@ static void train(struct rbld *b)
 {
 	rop(b, OP_ALL_REDUCE, b->k_dp_cp, PH_STEP, W_TOKENS, -1, -1, -1, 1,
 	    PROG_DT_FP64, PROG_REDOP_SUM, PRT_L_TOKENS);
-	for (long long mb = 0; mb < b->s.micro_batches; mb++) {
+	for (long long mb = 0; mb < b->s.micro_batches && !b->err; mb++) {
 		forward(b, mb);
 		backward(b, mb);
 	}
@@ -246,7 +246,8 @@ int prog_rt_build(struct prog *pg, const struct plan *p,
 	if (kind == PROG_TRAIN) {
 		train(&b);
 	} else if (kind == PROG_FORWARD) {
-		for (long long mb = 0; mb < b.s.micro_batches; mb++)
+		for (long long mb = 0; mb < b.s.micro_batches && !b.err;
+		     mb++)
 			forward(&b, mb);
 	}
 	if (b.err) {
