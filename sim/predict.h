@@ -14,7 +14,9 @@
  * leaves blocked writes its collectives up to and including the one it
  * waits in (gtplan-run records a collective before waiting in it); the
  * others write `steps` whole steps, or only the first when any rank is
- * left blocked (the run never gets past that step).
+ * left blocked (the run never gets past that step). The run is the plan's:
+ * gtplan-run started without --global-batch or --micro-batch, which would
+ * change the micro-batches and so the collectives.
  */
 #ifndef GTPLAN_PREDICT_H
 #define GTPLAN_PREDICT_H
