@@ -366,6 +366,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->configs[o->n_configs++] = a;
 		}
 	}
+	if ((o->predict || o->steps) && strcmp(o->cmd, "sim") != 0)
+		return usage_error("%s goes with sim only", o->predict ?
+				   "--predict-record" : "--steps");
 	return 0;
 }
 

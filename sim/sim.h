@@ -9,6 +9,8 @@
  *               and the data-placement check
  *   model.c     model shapes: built-in catalog and `gtplan.model`
  *   program.c   the collective program each called rank runs for a call
+ *   program_rt.c the same for gtplan-run's own model (no model named)
+ *   predict.c   gtplan-run's --record of the train call, as predicted
  *   match.c     NCCL-semantics matching of those programs: completes, hangs
  *               (never called / stuck earlier / wait-for cycle) or mismatches
  *   sim.c       runs every call and collects the results

@@ -183,6 +183,8 @@ contains "predict: PP" "$tmp/err" "does not run pipeline parallelism (PP 2)"
 expect_rc "predict refuses a batch" 2 "$GTPLAN" sim $R cluster.gpus_per_node=5 --predict-record "$tmp/pd"
 contains "predict: batch" "$tmp/err" "gtplan-run refuses this batch"
 expect_rc "steps without predict" 2 "$GTPLAN" sim $R --steps 2
+expect_rc "predict with plan" 2 "$GTPLAN" plan $R --predict-record "$tmp/pd"
+contains "predict: sim only" "$tmp/err" "--predict-record goes with sim only"
 expect_rc "steps 0" 2 "$GTPLAN" sim $R --predict-record "$tmp/pd" --steps 0
 expect_rc "steps over the limit" 2 "$GTPLAN" sim $R --predict-record "$tmp/pd" --steps 1001
 contains "predict: steps limit" "$tmp/err" "--steps 1001 is outside [1, 1000]"
