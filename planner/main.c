@@ -17,6 +17,7 @@
 #include "render.h"
 #include "calls.h"
 #include "schema.h"
+#include "predict.h"
 #include "simulate.h"
 #include "reshard.h"
 #include "stack.h"
@@ -44,6 +45,8 @@ struct opts {
 	const char *call;   /* sim --call NAME */
 	const char *trace;  /* sim --trace FILE */
 	int list_calls;     /* sim --list-calls */
+	const char *predict; /* sim --predict-record PREFIX */
+	long long steps;    /* sim --steps N (0: not given) */
 	int no_sim;         /* plan --no-sim */
 	const char *render_format; /* render --format svg|png|dot|text */
 	const char *render_color;  /* render --color lane|gtp|tp|... */
@@ -85,6 +88,9 @@ static const char usage_text[] =
 "  --call NAME                sim: simulate only this call\n"
 "  --list-calls               sim: print the call table and exit\n"
 "  --trace FILE               sim: write a Chrome trace of every call\n"
+"  --predict-record PREFIX    sim: write gtplan-run's predicted --record of\n"
+"                             the train call to PREFIX.<rank>\n"
+"  --steps N                  sim --predict-record: N train steps (default 1)\n"
 "  --no-sim                   plan: leave the calls out (faster)\n"
 "  --color, --groups, --layout, --format, --call, -o\n"
 "                             render: see `gtplan help render`\n"
@@ -138,6 +144,7 @@ static const struct {
 	{ "sim",
 	  "usage: gtplan sim CONFIG [OVERRIDE...] [--call NAME] [--list-calls]\n"
 	  "                 [--trace FILE] [--format text|json|sarif]\n"
+	  "                 [--predict-record PREFIX [--steps N]]\n"
 	  "\n"
 	  "Dry-runs the driver's dispatch of every call type (train,\n"
 	  "get_logprobs, refit, save_checkpoint, ...) on the plan's ranks, checks\n"
@@ -156,7 +163,19 @@ static const struct {
 	  "gtplan.interconnect, gtplan.hardware and gtplan.gpu_memory_gb set the\n"
 	  "hardware. --trace FILE writes the simulated timelines as a Chrome\n"
 	  "trace (chrome://tracing, ui.perfetto.dev): one process per call, one\n"
-	  "track per rank, or per pipeline stage with the ranks it stands for.\n" },
+	  "track per rank, or per pipeline stage with the ranks it stands for.\n"
+	  "\n"
+	  "When the config names no model (no policy.model_name, no\n"
+	  "gtplan.model), the model is gtplan-run's (gtplan.runtime): train and\n"
+	  "the forward-only calls play exactly the collectives gtplan-run\n"
+	  "issues. --predict-record PREFIX then writes, for every rank r,\n"
+	  "PREFIX.r: the train call's collectives as gtplan-run --record writes\n"
+	  "them (every key predicted; --steps N steps, default 1; a rank the\n"
+	  "driver never calls gets an empty file, a rank left blocked stops at\n"
+	  "the collective it waits in). tests/runtime_predict.py compares them\n"
+	  "with a run. Refused (exit 2) when the config names a model, the\n"
+	  "runtime cannot run the layout (PP > 1, EP > 1, sizes it cannot\n"
+	  "split, a batch it refuses) or the world has more than 4096 ranks.\n" },
 	{ "explain",
 	  "usage: gtplan explain CODE\n"
 	  "       gtplan explain CONFIG [OVERRIDE...] --rank N\n"
@@ -319,6 +338,21 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			if (i + 1 >= argc)
 				return usage_error("%s needs a file name", a);
 			o->trace = argv[++i];
+		} else if (strcmp(a, "--predict-record") == 0) {
+			if (i + 1 >= argc)
+				return usage_error("%s needs a file prefix", a);
+			o->predict = argv[++i];
+		} else if (strcmp(a, "--steps") == 0) {
+			char *end;
+
+			if (i + 1 >= argc)
+				return usage_error("%s needs a number", a);
+			errno = 0;
+			o->steps = strtoll(argv[++i], &end, 10);
+			if (errno || *end || o->steps < 1)
+				return usage_error("--steps needs a number of "
+						   "steps >= 1, not '%s'",
+						   argv[i]);
 		} else if (strcmp(a, "--list-calls") == 0) {
 			o->list_calls = 1;
 		} else if (strcmp(a, "--no-sim") == 0) {
@@ -346,6 +380,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->configs[o->n_configs++] = a;
 		}
 	}
+	if ((o->predict || o->steps) && strcmp(o->cmd, "sim") != 0)
+		return usage_error("%s goes with sim only", o->predict ?
+				   "--predict-record" : "--steps");
 	return 0;
 }
 
@@ -443,6 +480,8 @@ static int job_fill_calls(struct job *j)
 		c->returned = x->returned;
 		c->shards = x->shards;
 		c->collectives = x->n_ops;
+		c->has_called_when = x->called_when_ok;
+		c->called_when = x->called_when;
 		c->first_seq = x->first_diag;
 		c->n_seq = x->n_diags;
 		c->has_estimate = r->est && r->est[i].valid;
@@ -790,6 +829,8 @@ static int cmd_sim(const struct opts *o)
 
 	if (o->n_configs != 1)
 		return usage_error("%s", "sim needs exactly one CONFIG");
+	if (o->steps && !o->predict)
+		return usage_error("%s", "--steps goes with --predict-record");
 	src_set_init(&srcs);
 	diag_list_init(&diags, &srcs);
 	job_init(&j);
@@ -811,6 +852,20 @@ static int cmd_sim(const struct opts *o)
 		goto out;
 	}
 	lrc = job_run(&j, o->configs[0], o, UPTO_SIM, o->call, &srcs, &diags);
+	if (lrc == 0 && o->predict) {
+		char err[512];
+		int prc = pred_write_records(&j.plan, j.root, &j.sim,
+					     o->predict, o->steps ? o->steps : 1,
+					     err, sizeof(err));
+
+		if (prc) {
+			fprintf(stderr, "gtplan: --predict-record: %s\n", err);
+			if (prc == -2)
+				fprintf(stderr, "Try 'gtplan help sim'.\n");
+			rc = EXIT_USAGE;
+			goto out;
+		}
+	}
 	/* the trace on stdout is the data then */
 	if (lrc == 0 && o->format == FMT_TEXT &&
 	    !(o->trace && strcmp(o->trace, "-") == 0))

@@ -34,6 +34,11 @@ struct plan_gpus {
 struct plan_call {
 	const char *name, *dispatch, *program, *status;
 	long long invoked, with_data, returned, shards, collectives;
+	/* The driver calls exactly the ranks whose coordinate is 0 on each
+	 * axis of called_when (bit 1u << lay_axis) when has_called_when;
+	 * "called_when" is null otherwise. */
+	int has_called_when;
+	unsigned called_when;
 	size_t first_seq, n_seq;
 	int has_estimate;    /* 0: "estimate_ms" is null */
 	double estimate_ms;  /* the cost model's time for the call */

@@ -385,6 +385,33 @@ static void write_diags(struct jw *w, const struct diag_list *l)
 
 /* ---- the simulated calls ------------------------------------------------ */
 
+/* Which ranks the driver calls: {axis: 0} for each rank coordinate that
+ * must be 0 (keys sorted; "dp" is the rank's dp_replicate coordinate),
+ * {} when every rank is called, null when no set of axes says it. */
+static void write_called_when(struct jw *w, const struct plan_call *c)
+{
+	static const struct {
+		const char *key;
+		enum lay_axis a;
+	} axes[] = {
+		{ "cp", LAY_CP }, { "dp", LAY_DP }, { "gtp", LAY_GTP },
+		{ "pp", LAY_PP }, { "tp", LAY_TP },
+	};
+
+	if (!c->has_called_when) {
+		jw_null(w);
+		return;
+	}
+	jw_obj_begin(w, 1);
+	for (size_t i = 0; i < sizeof(axes) / sizeof(axes[0]); i++) {
+		if (!(c->called_when & (1u << axes[i].a)))
+			continue;
+		jw_key(w, axes[i].key);
+		jw_int(w, 0);
+	}
+	jw_obj_end(w);
+}
+
 /* Each call with its dispatch counts, status and findings (code and
  * message, in the diagnostics' order). */
 static void write_calls(struct jw *w, const struct plan *p,
@@ -396,6 +423,8 @@ static void write_calls(struct jw *w, const struct plan *p,
 		const struct plan_call *c = &p->calls[i];
 
 		jw_obj_begin(w, 0);
+		jw_key(w, "called_when");
+		write_called_when(w, c);
 		jw_key(w, "collectives");
 		jw_int(w, c->collectives);
 		jw_key(w, "dispatch");

@@ -133,7 +133,9 @@ struct cost_memory {
 
 void cost_memory_init(struct cost_memory *cm);
 void cost_memory_release(struct cost_memory *cm);
-/* Fills *out for the train call of plan p (grid_ok required). Skipped
+/* Fills *out for the train call of plan p (grid_ok required). With
+ * o->runtime_model, one stage of gtplan-run's own fp32 allocation (m is
+ * not used). Otherwise skipped
  * (status MEM_SKIPPED, no stages) when the model shape is unknown or the
  * Megatron backend does not train. status: FITS when every stage's total
  * fits, TIGHT when some total does not but every optimistic estimate

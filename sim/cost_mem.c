@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "program_rt.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define MEG "policy.megatron_cfg."
@@ -225,6 +226,48 @@ static void stage_memory(const struct plan *p, const struct model_shape *m,
 			 (double)(layers + mtp) * (double)ms->in_flight * minimal;
 }
 
+/* gtplan-run's own allocation (runtime/rt_model.c, rt_model_init), fp32:
+ * params, gradients and Adam's m and v of the local shards and the norms;
+ * one gathered TP-local weight, its gradient, a shard and the embedding's
+ * gradient; one micro-batch's activations (x[0..L], per layer n, a, b,
+ * rstd; z, dx, dn, dtmp, db, the CE statistics, the token ids); the
+ * logits of its vocabulary slice. One stage; nothing is recomputed. */
+static void runtime_memory(const struct plan *p, struct cost_mem_stage *ms)
+{
+	struct prog_rt_shape r;
+	long long n, full, shard, T, L;
+	long long g = p->gtp > 0 ? p->gtp : 1;
+
+	prog_rt_shape(p, &r);
+	n = r.n_shard + r.n_rep;
+	T = r.tokens;
+	L = r.layers;
+	/* the largest padded TP-local tensor and shard: G shards of each */
+	full = r.shard_emb;
+	if (r.shard_fc1 > full)
+		full = r.shard_fc1;
+	if (r.shard_fc2 > full)
+		full = r.shard_fc2;
+	shard = full;
+	full *= g;
+	memset(ms, 0, sizeof(*ms));
+	ms->layers = L;
+	ms->in_flight = 1;
+	ms->params = n;
+	ms->item[MEM_WEIGHTS] = 4.0 * (double)n;
+	ms->item[MEM_GRADS] = 4.0 * (double)n;
+	ms->item[MEM_OPTIMIZER] = 8.0 * (double)n;
+	ms->item[MEM_GATHERED] = 4.0 * (double)(2 * full + shard +
+						 r.shard_emb * g);
+	ms->item[MEM_ACTIVATIONS] = 4.0 * (double)(
+		(L + 1) * T * r.h + L * (T * r.h + 2 * T * r.fl + T) +
+		4 * T * r.h + T * r.fl + 5 * T) + 4.0 * (double)(2 * T);
+	ms->item[MEM_LOGITS] = 4.0 * (double)(T * r.vl);
+	for (int i = 0; i < MEM_ITEMS; i++)
+		ms->total += ms->item[i];
+	ms->optimistic = ms->total;
+}
+
 int cost_memory(const struct plan *p, const struct model_shape *m,
 		const struct prog_opts *o, const struct cost_settings *s,
 		struct cost_memory *out)
@@ -235,6 +278,16 @@ int cost_memory(const struct plan *p, const struct model_shape *m,
 
 	cost_memory_init(out);
 	out->capacity = s->gpu_memory_gb * GIB;
+	if (o && o->runtime_model && p->grid_ok) {
+		out->stages = calloc(1, sizeof(*out->stages));
+		if (!out->stages)
+			return -1;
+		out->n_stages = 1;
+		runtime_memory(p, &out->stages[0]);
+		out->status = out->stages[0].total > out->capacity ?
+			      MEM_EXCEEDS : MEM_FITS;
+		return 0;
+	}
 	if (!m || !m->known) {
 		out->skipped = "the model's shape is unknown";
 		return 0;
@@ -401,6 +454,12 @@ void cost_print_memory(FILE *f, const struct cost_model *cm,
 			continue;
 		}
 		print_stage(f, &mem->stages[i]);
+	}
+	if (cm->o.runtime_model) {
+		fprintf(f, "  gtplan-run's model: fp32 weights, gradients and "
+			"Adam state of the local shards (not distributed), one "
+			"gathered weight, one micro-batch's activations\n");
+		return;
 	}
 	fprintf(f, "  bf16 weights, %s main grads, optimizer %d B/param over "
 		"%lld rank%s%s; activations: %s, %s, %s attention; 1F1B keeps "

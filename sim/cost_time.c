@@ -361,6 +361,11 @@ void cost_print_times(FILE *f, const struct cost_model *cm,
 	unsigned seen = 0;
 	char a[32], b[32], c[32], d[32], e[32], g[16];
 
+	if (cm->o.runtime_model) {
+		fprintf(f, "time: no estimate: gtplan-run's model has no "
+			"compute model (gtplan-run --log measures it)\n");
+		return;
+	}
 	if (!cm->known) {
 		fprintf(f, "time: no estimate: the model's shape is unknown\n");
 		return;

@@ -222,6 +222,83 @@ long long disp_returned_count(const struct drv_layout *dl,
 	return n;
 }
 
+/* ---- which ranks are called, in Megatron's coordinates ---------------- */
+
+/* A run of digits of the rank's mixed-radix number: positional values
+ * [lo, hi). "These digits are all 0" is (rank / lo) % (hi / lo) == 0. */
+struct digits {
+	long long lo, hi;
+};
+
+static int digits_cmp(const void *a, const void *b)
+{
+	const struct digits *x = a, *y = b;
+
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+/* Sorts v and merges adjacent runs in place; returns the new count. */
+static int digits_merge(struct digits *v, int n)
+{
+	int m = 0;
+
+	qsort(v, (size_t)n, sizeof(*v), digits_cmp);
+	for (int i = 0; i < n; i++) {
+		if (m && v[m - 1].hi == v[i].lo)
+			v[m - 1].hi = v[i].hi;
+		else
+			v[m++] = v[i];
+	}
+	return m;
+}
+
+static int probe_called(const struct drv_layout *dl, const struct call_def *c,
+			long long rank)
+{
+	struct disp_rank d;
+
+	disp_rank(dl, c, rank, &d);
+	return d.called;
+}
+
+int disp_called_when(const struct drv_layout *dl, const struct call_def *c,
+		     const struct plan *p, unsigned *axes)
+{
+	struct digits drv[AX_N], meg[LAY_NAXES];
+	int nd = 0, nm = 0;
+	long long stride = 1;
+
+	*axes = 0;
+	/* the driver axes the call restricts to index 0: probed with the
+	 * worker at index 1 there and 0 elsewhere */
+	for (int k = dl->n - 1; k >= 0; k--) {
+		if (dl->size[k] > 1 && stride < dl->world &&
+		    !probe_called(dl, c, stride))
+			drv[nd++] = (struct digits){ stride,
+						     stride * dl->size[k] };
+		stride *= dl->size[k];
+	}
+	/* Megatron's axes whose index-1 rank is left out: the candidates */
+	for (int a = 0; a < LAY_NAXES; a++) {
+		long long st = p->dense.stride[a], n = p->dense.size[a];
+
+		if (n > 1 && !probe_called(dl, c, st)) {
+			meg[nm++] = (struct digits){ st, st * n };
+			*axes |= 1u << a;
+		}
+	}
+	/* the same digits must be zero, or the candidates do not describe
+	 * the called ranks (the driver's axes cut across Megatron's) */
+	nd = digits_merge(drv, nd);
+	nm = digits_merge(meg, nm);
+	if (nd != nm)
+		return 0;
+	for (int i = 0; i < nd; i++)
+		if (drv[i].lo != meg[i].lo || drv[i].hi != meg[i].hi)
+			return 0;
+	return 1;
+}
+
 long long disp_shard_count(const struct drv_layout *dl,
 			   const struct call_def *c)
 {

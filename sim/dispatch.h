@@ -57,6 +57,16 @@ void disp_rank(const struct drv_layout *dl, const struct call_def *c,
  * ranks disp_rank() marks returned, in O(axes). */
 long long disp_returned_count(const struct drv_layout *dl,
 			      const struct call_def *c);
+/* The ranks the driver calls for `c` (dummy calls included), in
+ * Megatron's coordinates: sets *axes (bit 1u << lay_axis) to the axes
+ * whose coordinate must be 0 for a rank to be called, and returns 1 when
+ * exactly the ranks with 0 on those axes are called; returns 0 when no set
+ * of axes says it (the driver's axes cut across Megatron's, as with a rank
+ * order the driver does not follow). Derived by probing disp_rank() with
+ * the rank at index 1 of each axis, and checked by comparing which digits
+ * of the rank number the two descriptions require to be 0. O(axes). */
+int disp_called_when(const struct drv_layout *dl, const struct call_def *c,
+		     const struct plan *p, unsigned *axes);
 /* Number of shards a sharded call splits its data into: the product of
  * its sharded axes' sizes (1 for single/multiple calls). */
 long long disp_shard_count(const struct drv_layout *dl,

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "program_rt.h"
 
 void prog_opts_init(struct prog_opts *o)
 {
@@ -754,6 +755,10 @@ int prog_build(struct prog *pg, const struct plan *p,
 	long long micro = p->micro_batch > 0 ? p->micro_batch : 1;
 	long long pp = p->pp > 0 ? p->pp : 1;
 
+	if (o && o->runtime_model &&
+	    (kind == PROG_TRAIN || kind == PROG_FORWARD))
+		return prog_rt_build(pg, p, kind, kind == PROG_TRAIN ? "train" :
+				     "get_logprobs");
 	prog_init(pg);
 	setup(&b, pg, p, m, o);
 	if (stage < 0 || stage >= pp)
@@ -985,6 +990,16 @@ char *prog_op_label(const struct prog *pg, const struct prog_op *op,
 			 (f & (PROG_SEND_BWD | PROG_RECV_BWD)) ? ", " : "",
 			 f & PROG_SEND_BWD ? "send gradient" :
 			 f & PROG_RECV_BWD ? "receive gradient" : "", when);
+		return buf;
+	}
+	if (pg->rt_call) {
+		/* the runtime's own name of the collective and its number */
+		prog_rt_what(pg, op, what, sizeof(what));
+		snprintf(buf, len, "the %s %s \"%s\" (%s; gtplan-run's "
+			 "collective #%ld of %s)",
+			 group_shown(op->group, gbuf, sizeof(gbuf)),
+			 prog_op_kind_name((enum prog_op_kind)op->kind), what,
+			 when, (long)(op - pg->ops), pg->rt_call);
 		return buf;
 	}
 	what_text(pg, op, what, sizeof(what));

@@ -103,8 +103,23 @@ struct prog_op {
 	int32_t layer;   /* global layer number, -1 none */
 	int32_t mb;      /* micro-batch, -1 none */
 	int32_t root;    /* broadcast root: rank inside the group; -1 none */
+	/* Runtime-model programs (program_rt.h) only, 0 in the others: the
+	 * reduction (PROG_REDOP_*), the element type (PROG_DT_*) and
+	 * gtplan-run's label of the collective (enum prog_rt_label). They
+	 * sit in what would be padding, so an op stays 32 bytes. */
+	uint8_t redop;
+	uint8_t dtype;
+	uint16_t label;
 	int64_t amount;  /* bytes per rank as NCCL counts them; flops */
 };
+
+_Static_assert(sizeof(struct prog_op) == 32, "prog_op grew");
+
+#define PROG_REDOP_SUM 1
+#define PROG_REDOP_MAX 2
+#define PROG_DT_FP32 1
+#define PROG_DT_FP64 2
+#define PROG_DT_NONE 3 /* barriers: nothing moves */
 
 #define PROG_MAX_WEIGHTS 8
 
@@ -120,6 +135,10 @@ struct prog {
 	long long stage;       /* pipeline stage it was built for; -1 any */
 	long long microbatches;
 	long long first_layer, n_layers; /* layers of the stage */
+	/* Non-NULL: the program is gtplan-run's runtime model (program_rt.h)
+	 * for this runtime call ("train", "get_logprobs"); labels then name
+	 * the runtime's collective as its --record does. */
+	const char *rt_call;
 };
 
 /* Settings a program depends on that the plan does not hold. */
@@ -147,6 +166,11 @@ struct prog_opts {
 					   loss (before those fixes) */
 	} moe_tracker;
 	long long vocab_divisor;  /* make_vocab_size_divisible_by; 0: 128 */
+	/* 1: train and forward programs are gtplan-run's runtime model
+	 * (program_rt.h) with the plan's gtplan.runtime sizes instead of a
+	 * Megatron model; set when the config names no model and the runtime
+	 * can run the layout (prog_rt_applies). */
+	int runtime_model;
 	/* Where findings about the stage programs point (GT680): the
 	 * pipeline size, and gtplan.stack.moe_aux_loss_tracker; DIAG_NOLOC
 	 * when unset. */
@@ -184,8 +208,10 @@ long long prog_microbatches(const struct plan *p, long long micro);
 
 /* Builds the program of `kind` for the ranks of pipeline stage `stage`
  * (0 .. PP-1). `m` NULL or !m->known: prog_default_shape(). `o` NULL:
- * prog_opts_init(). Requires p->grid_ok. Returns 0, or -1 when out of
- * memory or past PROG_MAX_OPS (pg is then released). */
+ * prog_opts_init(). With o->runtime_model, PROG_TRAIN and PROG_FORWARD
+ * are prog_rt_build()'s runtime programs instead (m is then unused).
+ * Requires p->grid_ok. Returns 0, or -1 when out of memory or past
+ * PROG_MAX_OPS (pg is then released). */
 int prog_build(struct prog *pg, const struct plan *p,
 	       const struct model_shape *m, enum call_program kind,
 	       long long stage, const struct prog_opts *o);

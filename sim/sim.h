@@ -9,6 +9,8 @@
  *               and the data-placement check
  *   model.c     model shapes: built-in catalog and `gtplan.model`
  *   program.c   the collective program each called rank runs for a call
+ *   program_rt.c the same for gtplan-run's own model (no model named)
+ *   predict.c   gtplan-run's --record of the train call, as predicted
  *   match.c     NCCL-semantics matching of those programs: completes, hangs
  *               (never called / stuck earlier / wait-for cycle) or mismatches
  *   sim.c       runs every call and collects the results
@@ -144,6 +146,12 @@ struct sim_call_result {
 	long long returned;     /* workers whose result the driver keeps */
 	long long shards;       /* shards the driver's data is split into */
 	long long n_ops;        /* collectives in the longest program */
+	/* The ranks the driver calls are those whose Megatron coordinate is
+	 * 0 on each axis of called_when (bit 1u << lay_axis), when
+	 * called_when_ok; otherwise no set of axes says who is called
+	 * (disp_called_when). */
+	int called_when_ok;
+	unsigned called_when;
 	size_t first_diag;      /* this call's findings: diags->v[first_diag..] */
 	size_t n_diags;
 };

@@ -10,6 +10,7 @@
 #include "match.h"
 #include "model.h"
 #include "program.h"
+#include "program_rt.h"
 #include "stack.h"
 
 const char *sim_status_name(enum sim_status s)
@@ -38,12 +39,18 @@ void sim_report_release(struct sim_report *r)
 }
 
 /* The settings programs depend on that live in the config, not the plan. */
-static void read_prog_opts(const struct cfg_node *root, struct prog_opts *o)
+static void read_prog_opts(const struct cfg_node *root, const struct plan *p,
+			   struct prog_opts *o)
 {
+	char why[256];
 	long long v;
 	int b;
 
 	prog_opts_init(o);
+	/* no model named: the runtime's model is the model, where gtplan-run
+	 * can run the layout (else the generic default shape stands in) */
+	o->runtime_model = !prog_rt_model_key(root) &&
+			   prog_rt_applies(p, why, sizeof(why));
 	if (cfg_bool(root, "policy.megatron_cfg.sequence_parallel", &b) == 1)
 		o->sequence_parallel = b;
 	if (cfg_int(root, "policy.max_total_sequence_length", &v) == 1 && v > 0)
@@ -123,6 +130,8 @@ static int run_one(const struct plan *p, const struct cfg_node *root,
 			diags->v[i].loc = r->where;
 	res->call = c;
 	res->shards = disp_shard_count(&r->dl, c);
+	res->called_when_ok = disp_called_when(&r->dl, c, p,
+					       &res->called_when);
 	if (placement > 0 && res->status == SIM_OK)
 		res->status = SIM_ERROR;
 	res->first_diag = before;
@@ -223,7 +232,7 @@ int sim_run(const struct plan *p, const struct cfg_node *root,
 	if (model_resolve(root, &r->model, &quiet) < 0)
 		r->model.known = 0;
 	diag_list_release(&quiet);
-	read_prog_opts(root, &o);
+	read_prog_opts(root, p, &o);
 	r->res = calloc(r->n_calls, sizeof(*r->res));
 	from = calloc(r->n_calls + 1, sizeof(*from));
 	if (!r->res || !from) {
@@ -280,10 +289,19 @@ void sim_print_text(FILE *f, const struct plan *p, const struct sim_report *r)
 			"errors first\n", p->config_name);
 		return;
 	}
-	fprintf(f, "%s: %lld ranks, driver layout %s, model %s%s\n",
-		p->config_name, p->world, p->driver_layout,
-		r->model.name[0] ? r->model.name : "(none)",
-		r->model.known ? "" : " (shape unknown: default sizes)");
+	if (r->cost.o.runtime_model)
+		fprintf(f, "%s: %lld ranks, driver layout %s, model gtplan-run's "
+			"(gtplan.runtime: hidden %lld, ffn %lld, %lld layers, "
+			"vocab %lld, seq_len %lld; train and forward calls play "
+			"its collectives)\n", p->config_name, p->world,
+			p->driver_layout, p->runtime.hidden, p->runtime.ffn,
+			p->runtime.layers, p->runtime.vocab, p->runtime.seq_len);
+	else
+		fprintf(f, "%s: %lld ranks, driver layout %s, model %s%s\n",
+			p->config_name, p->world, p->driver_layout,
+			r->model.name[0] ? r->model.name : "(none)",
+			r->model.known ? "" :
+			" (shape unknown: default sizes)");
 	fprintf(f, "  %-34s %-8s %-8s %9s %9s %7s %7s %11s %10s\n", "call",
 		"dispatch", "status", "called", "w/ data", "kept", "shards",
 		"collectives", "estimate");

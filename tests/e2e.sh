@@ -110,8 +110,17 @@ lp = [f["message"] for f in calls["get_logprobs"]["findings"] if f["code"] == "G
 assert "GTP all-gather" in lp and "never called" in lp, lp
 tr = [f["message"] for f in calls["train"]["findings"] if f["code"] == "GT500"][0]
 assert "never called" in tr and "gtp_weight_remat" in tr, tr
+# no model named: the model is gtplan-run's, and the hang names the
+# runtime's first collective the g != 0 ranks never issue
+assert 'op #0, the dp_cp all-reduce "tokens"' in tr, tr
+assert "gtplan-run's collective #0 of train" in tr, tr
+assert 'the GTP all-gather "embedding"' in lp, lp
 sft = calls["sft_v2_train"]
 assert sft["status"] == "ok" and sft["invoked"] == 24 and sft["shards"] == 6, sft
+# who the driver calls: only g = 0 for calls that shard data_parallel only
+assert calls["train"]["called_when"] == {"gtp": 0}, calls["train"]
+assert calls["get_logprobs"]["called_when"] == {"gtp": 0}
+assert sft["called_when"] == {} and calls["save_checkpoint"]["called_when"] == {}
 assert calls["save_checkpoint"]["status"] == "ok"
 EOF2
 expect_rc "plan default calls" 0 "$PY" - "$tmp/plan1.json" <<'EOF2'
@@ -119,7 +128,68 @@ import json, sys
 calls = json.load(open(sys.argv[1]))["calls"]
 assert calls and all(c["status"] == "ok" for c in calls), [(c["name"], c["status"]) for c in calls]
 assert all(c["invoked"] == 24 for c in calls)
+assert all(c["called_when"] == {} for c in calls), [c["called_when"] for c in calls]
 EOF2
+
+# ---- sim --predict-record: gtplan-run's record, as the simulator plays it --
+R=tests/runtime/parity.yaml
+RO="cluster.gpus_per_node=6 policy.megatron_cfg.tensor_model_parallel_size=2 policy.megatron_cfg.tensor_parallel_num_weight_shards=6"
+# shellcheck disable=SC2086 # the overrides are words
+expect_rc "predict runtime" 0 "$GTPLAN" sim $R $RO --predict-record "$tmp/pr" --steps 2
+contains "predict: the runtime model" "$tmp/out" "model gtplan-run's (gtplan.runtime: hidden 40"
+# shellcheck disable=SC2086
+expect_rc "predict again" 0 "$GTPLAN" sim $R $RO --predict-record "$tmp/pr2" --steps 2
+for r in 0 5; do
+	if cmp -s "$tmp/pr.$r" "$tmp/pr2.$r"; then ok; else bad "predict: rank $r differs between two runs"; fi
+done
+expect_rc "predict content" 0 "$PY" - "$tmp/pr" <<'EOF2'
+import json, sys
+KEYS = ["bytes", "call", "coll", "count", "dtype", "group", "group_index",
+        "op", "rank", "seq", "step", "what"]
+for r in range(6):
+    lines = [json.loads(l) for l in open(f"{sys.argv[1]}.{r}")]
+    assert all(list(d) == KEYS and d["rank"] == r for d in lines), lines[0]
+    assert [d["seq"] for d in lines] == list(range(len(lines)))
+    half = len(lines) // 2
+    assert [d["step"] for d in lines] == [1] * half + [2] * half
+    first = [(d["what"], d["group"]) for d in lines[:3]]
+    assert first == [("tokens", "dp_cp"), ("embedding", "gtp"),
+                     ("embedding.out", "tp")], first
+    assert lines[half - 1]["coll"] == "barrier" and lines[half - 1]["what"] == "step"
+EOF2
+# the 5-D layout: g = 0 ranks stop in the token count, the others never start
+expect_rc "predict 5-D hang" 1 "$GTPLAN" sim "$F5" --call train --predict-record "$tmp/p5"
+expect_rc "predict 5-D content" 0 "$PY" - "$tmp/p5" <<'EOF2'
+import json, sys
+for r in range(24):
+    lines = [json.loads(l) for l in open(f"{sys.argv[1]}.{r}")]
+    g = (r // 4) % 3
+    if g:
+        assert lines == [], (r, lines)
+    else:
+        assert len(lines) == 1 and lines[0]["what"] == "tokens", (r, lines)
+EOF2
+expect_rc "predict refuses a named model" 2 "$GTPLAN" sim "$D" --predict-record "$tmp/pd"
+contains "predict: named model" "$tmp/err" "the config names a model (policy.model_name)"
+if [ -e "$tmp/pd.0" ]; then bad "predict wrote files for a named model"; else ok; fi
+expect_rc "predict refuses gtplan.model" 2 "$GTPLAN" sim $R +gtplan.model.num_layers=2 --predict-record "$tmp/pd"
+contains "predict: gtplan.model" "$tmp/err" "names a model (gtplan.model)"
+expect_rc "predict world limit" 2 "$GTPLAN" sim $R cluster.gpus_per_node=4097 --predict-record "$tmp/pd"
+contains "predict: world limit" "$tmp/err" "4097 ranks are more than the 4096 files"
+expect_rc "predict world at the limit" 0 "$GTPLAN" sim $R cluster.gpus_per_node=4096 policy.train_global_batch_size=4096 --predict-record "$tmp/pl"
+if [ -e "$tmp/pl.4095" ]; then ok; else bad "predict: no file for rank 4095"; fi
+expect_rc "predict refuses PP" 2 "$GTPLAN" sim $R cluster.gpus_per_node=2 policy.megatron_cfg.pipeline_model_parallel_size=2 --predict-record "$tmp/pd"
+contains "predict: PP" "$tmp/err" "does not run pipeline parallelism (PP 2)"
+expect_rc "predict refuses a batch" 2 "$GTPLAN" sim $R cluster.gpus_per_node=5 --predict-record "$tmp/pd"
+contains "predict: batch" "$tmp/err" "gtplan-run refuses this batch"
+expect_rc "steps without predict" 2 "$GTPLAN" sim $R --steps 2
+expect_rc "predict with plan" 2 "$GTPLAN" plan $R --predict-record "$tmp/pd"
+contains "predict: sim only" "$tmp/err" "--predict-record goes with sim only"
+expect_rc "steps 0" 2 "$GTPLAN" sim $R --predict-record "$tmp/pd" --steps 0
+expect_rc "steps over the limit" 2 "$GTPLAN" sim $R --predict-record "$tmp/pd" --steps 1001
+contains "predict: steps limit" "$tmp/err" "--steps 1001 is outside [1, 1000]"
+expect_rc "predict unwritable" 2 "$GTPLAN" sim $R --predict-record "$tmp/no/such/dir/p"
+contains "predict: unwritable" "$tmp/err" "cannot write"
 
 # ---- the PR #4512 stack: every trap of its pins, through the preset --------
 expect_rc "pr4512 example" 1 "$GTPLAN" lint examples/pr4512.yaml --color never

@@ -7,7 +7,9 @@
 #    against the single-rank run on the same global batch, per-step loss and
 #    final gathered weights within 1e-5 relative (tests/runtime_compare.py):
 #    Adam runs normwise, SGD runs element by element;
-# 3. each rank's --record against the plan (tests/runtime_records.py);
+# 3. each rank's --record against the plan (tests/runtime_records.py) and
+#    against the simulator's prediction (gtplan sim --predict-record,
+#    tests/runtime_predict.py): the same collectives, byte for byte;
 # 4. determinism, the --timeout path (results, and a stopped rank reported
 #    and the job ended with no rank left), and the refusals (world size,
 #    sizes a layout cannot split, plans with errors, wrong groups, no CUDA).
@@ -113,7 +115,16 @@ for row in "${layouts[@]}"; do
 	train "$name" "$np" sgd --lr 1
 	compare "$name" sgd max
 	check "records $name" "$PY" tests/runtime_records.py "$tmp/$name.json" "$tmp/$name.adam.rec" "$mbs"
+	# the simulator's prediction of every step's collectives, per rank
+	check "predict $name" "$GTPLAN" sim "$CFG" cluster.gpus_per_node="$np" $overrides \
+		--predict-record "$tmp/$name.pred" --steps 4
+	check "prediction $name" "$PY" tests/runtime_predict.py "$tmp/$name.pred" "$tmp/$name.adam.rec"
+	tail -1 "$tmp/out" | sed "s/^/    $name: /"
 done
+# the comparison finds a difference: one count changed in one record
+sed -i '5s/"count":\([0-9]*\)/"count":9\1/' "$tmp/tp2g3.adam.rec.3"
+refuse "prediction finds a difference" "rank 3: collective #4 of the train call: differs in count" \
+	"$PY" tests/runtime_predict.py "$tmp/tp2g3.pred" "$tmp/tp2g3.adam.rec"
 
 # ---- 4. determinism, --timeout, refusals ----------------------------------
 check "rerun tp2g3" mpi 6 "$tmp/tp2g3.json" --dump-weights "$tmp/again.w" --log "$tmp/again.log"

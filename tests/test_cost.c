@@ -265,6 +265,50 @@ START_TEST(memory_skipped_without_a_shape)
 }
 END_TEST
 
+/* No model named: the memory is gtplan-run's own allocation (fp32),
+ * here for tests/runtime/parity.yaml's model on TP 2, G 3: GTP shards of
+ * 48 x 40 (embedding: 128 vocabulary rows padded to 144), 16 x 40 (fc1)
+ * and 16 x 48 (fc2, 40 rows padded to 48); T = 32 tokens. */
+START_TEST(memory_of_the_runtime_model)
+{
+	static const char yaml[] =
+		"policy:\n"
+		"  train_global_batch_size: 12\n"
+		"  train_micro_batch_size: 1\n"
+		"  megatron_cfg:\n"
+		"    enabled: true\n"
+		"    tensor_model_parallel_size: 2\n"
+		"    tensor_parallel_num_weight_shards: 6\n"
+		"cluster:\n"
+		"  num_nodes: 1\n"
+		"  gpus_per_node: 6\n"
+		"gtplan:\n"
+		"  runtime: {hidden: 40, ffn: 96, layers: 2, seq_len: 32, "
+		"vocab: 255}\n";
+	struct fx f;
+	const struct cost_mem_stage *m;
+	double n = 48 * 40 + 2 * (16 * 40 + 16 * 48) + 3 * 40;
+	double acts = 3 * 32 * 40 + 2 * (32 * 40 + 2 * 32 * 48 + 32) +
+		      4 * 32 * 40 + 32 * 48 + 5 * 32;
+
+	run(&f, yaml);
+	ck_assert_int_eq(f.sim.mem.status, MEM_FITS);
+	ck_assert_uint_eq(f.sim.mem.n_stages, 1);
+	m = &f.sim.mem.stages[0];
+	ck_assert_int_eq(m->params, (long long)n);
+	ck_assert_int_eq(m->layers, 2);
+	NEAR(m->item[MEM_WEIGHTS], 4 * n);
+	NEAR(m->item[MEM_GRADS], 4 * n);
+	NEAR(m->item[MEM_OPTIMIZER], 8 * n);
+	/* full and its gradient (144 x 40), one shard, the embedding's
+	 * gradient */
+	NEAR(m->item[MEM_GATHERED], 4.0 * (2 * 144 * 40 + 48 * 40 + 144 * 40));
+	NEAR(m->item[MEM_ACTIVATIONS], 4 * acts + 4 * 2 * 32);
+	NEAR(m->item[MEM_LOGITS], 4.0 * 32 * 128);
+	release(&f);
+}
+END_TEST
+
 /* ---- time ------------------------------------------------------------- */
 
 START_TEST(collective_time_monotonic)
@@ -489,6 +533,7 @@ int main(void)
 		{ "gt530", gt530_70b_without_and_with_gtp },
 		{ "gt532", gt532_activations_too_large },
 		{ "memory_skipped", memory_skipped_without_a_shape },
+		{ "memory_runtime", memory_of_the_runtime_model },
 		{ "coll_time", collective_time_monotonic },
 		{ "train_estimate", train_estimate_parts },
 		{ "time_monotonic", time_grows_with_bytes_and_across_nodes },

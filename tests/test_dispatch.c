@@ -696,6 +696,88 @@ START_TEST(returned_count_matches_disp_rank)
 }
 END_TEST
 
+/* Whether the ranks called for c are exactly those with 0 on `axes`. */
+static int described_by(const struct fx *f, const struct call_def *c,
+			unsigned axes)
+{
+	for (long long r = 0; r < f->plan.world; r++) {
+		struct disp_rank dr;
+		long long co[LAY_NAXES];
+		int zero = 1;
+
+		disp_rank(&f->dl, c, r, &dr);
+		lay_coords(&f->plan.dense, r, co);
+		for (int a = 0; a < LAY_NAXES; a++)
+			if ((axes & (1u << a)) && co[a] != 0)
+				zero = 0;
+		if (zero != dr.called)
+			return 0;
+	}
+	return 1;
+}
+
+/* called_when against every rank: when it answers, exactly the ranks with
+ * 0 on its axes are called; when it does not, no set of axes of size > 1
+ * describes the called ranks. Layouts: 4-D, 5-D, orders the driver does
+ * and does not follow (GTP before CP with G 3 and CP 2 cuts the driver's
+ * context_parallel digit across Megatron's). */
+START_TEST(called_when_matches_disp_rank)
+{
+	static const struct {
+		int tp, cp, pp, shards, nodes;
+		const char *extra;
+		int nulls; /* 1: some call has no answer */
+	} v[] = {
+		{ 2, 2, 2, 6, 6, NULL, 0 },
+		{ 2, 2, 2, 6, 6, "gtplan:\n  driver_layout: 5d\n", 0 },
+		{ 2, 2, 1, 6, 3, GTP_BEFORE_CP, 1 },
+		{ 2, 2, 1, 4, 2, GTP_BEFORE_CP, 0 },
+		{ 2, 1, 2, 4, 2, "gtplan:\n  rank_order: tp-cp-gtp-ep-pp-dp\n",
+		  0 },
+	};
+	int five_d_gtp = 0;
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(*v); i++) {
+		struct fx f;
+		int nulls = 0;
+
+		build(&f, cfg(v[i].tp, v[i].cp, v[i].pp, v[i].shards,
+			      v[i].nodes, 48, 2, v[i].extra));
+		for (size_t k = 0; k < f.n_calls; k++) {
+			const struct call_def *c = &f.calls[k];
+			unsigned axes = 0, any = 0;
+			int ok = disp_called_when(&f.dl, c, &f.plan, &axes);
+
+			for (unsigned m = 0; m < (1u << LAY_NAXES) && !any;
+			     m++) {
+				int big = 1;
+
+				for (int a = 0; a < LAY_NAXES; a++)
+					if ((m & (1u << a)) &&
+					    f.plan.dense.size[a] < 2)
+						big = 0;
+				if (big && described_by(&f, c, m))
+					any = 1;
+			}
+			ck_assert_msg(ok == (int)any, "layout %zu, %s: ok %d, "
+				      "describable %u", i, c->name, ok, any);
+			if (ok)
+				ck_assert_msg(described_by(&f, c, axes),
+					      "layout %zu, %s", i, c->name);
+			nulls += !ok;
+			if (i == 1 && !strcmp(c->name, "train"))
+				five_d_gtp = axes == 1u << LAY_GTP;
+			if (i == 0)
+				ck_assert_uint_eq(axes, strcmp(c->name,
+					"generate") ? 0 : 1u << LAY_CP);
+		}
+		ck_assert_int_eq(nulls > 0, v[i].nulls);
+		release(&f);
+	}
+	ck_assert(five_d_gtp);
+}
+END_TEST
+
 int main(void)
 {
 	const struct test_case cases[] = {
@@ -719,6 +801,7 @@ int main(void)
 		{ "scope", only_data_moving_sharded_calls_are_checked },
 		{ "large_world", large_world_is_linear },
 		{ "returned_count", returned_count_matches_disp_rank },
+		{ "called_when", called_when_matches_disp_rank },
 	};
 
 	return RUN_CASES("dispatch", cases, 0);
