@@ -66,6 +66,8 @@ struct rt_plan {
 	struct rt_group group[RT_NKINDS];
 	long long global_batch, micro_batch; /* 0 when null in the plan */
 	struct rt_settings rt;
+	char refit_gather[16];      /* stack.refit_gather when the plan has
+				       it (gtplan.stack), else "" */
 	int n_errors;               /* error diagnostics in the plan */
 	char first_error[256];      /* the first one's "CODE: message" */
 };
