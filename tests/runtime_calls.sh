@@ -2,10 +2,10 @@
 # gtplan-run's calls beyond train, on CPU under `mpirun --oversubscribe`:
 #   tests/runtime_calls.sh     prints "RESULT passed failed skipped" last
 # 1. get_logprobs (--logprobs) and the refit export (--export) after two
-#    Adam steps on the default --data: TP2xG3 (6 ranks), TP1xG2xD2 (4) and
-#    TP2xCP2xG2 (8) against the single-rank run: logprobs within 1e-5
-#    relative, exports normwise within 1e-5, each export exactly its own
-#    run's --dump-weights, get_logprobs' records exactly train's forward
+#    Adam steps on the default --data: TP2xG3 (6 ranks), TP1xG2xD2 (4),
+#    TP2xG2xD2 (8) and TP2xCP2xG2 (8) against the single-rank run: logprobs
+#    within 1e-5 relative, exports normwise within 1e-5, each export exactly
+#    its own run's --dump-weights, get_logprobs' records exactly train's forward
 #    (tests/runtime_calls.py) and the plan's groups (runtime_records.py);
 # 2. the refit gather orders of seed 000 on TP2xG3's initial weights:
 #    tp_only (--refit-gather) gives R/G rows, tp_then_gtp (the plan's
@@ -80,6 +80,7 @@ layouts=(
 	"ref 1 12"
 	"tp2g3 6 4 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6"
 	"tp1g2d2 4 3 $M.tensor_parallel_num_weight_shards=2"
+	"tp2g2d2 8 3 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4"
 	"tp2cp2g2 8 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4 $M.context_parallel_size=2 policy.sequence_packing.enabled=true"
 )
 for row in "${layouts[@]}"; do
