@@ -18,7 +18,8 @@ static const char *const gather_names[] = {
 
 int rt_gather_parse(const char *name, enum rt_gather *out)
 {
-	for (int i = 0; i < 3; i++)
+	for (size_t i = 0; i < sizeof(gather_names) / sizeof(*gather_names);
+	     i++)
 		if (name && !strcmp(name, gather_names[i])) {
 			*out = (enum rt_gather)i;
 			return 0;
