@@ -44,6 +44,21 @@ int coll_mpi_agree(int status)
 	return all;
 }
 
+int coll_mpi_bcast(void *buf, long long bytes)
+{
+	char *p = buf;
+
+	/* MPI counts are ints: large buffers go in pieces */
+	while (bytes > 0) {
+		int n = bytes > (1 << 30) ? 1 << 30 : (int)bytes;
+
+		MPICHECK(MPI_Bcast(p, n, MPI_BYTE, 0, MPI_COMM_WORLD));
+		p += n;
+		bytes -= n;
+	}
+	return 0;
+}
+
 void coll_mpi_finalize(void)
 {
 	MPI_Finalize();

@@ -49,6 +49,8 @@ int coll_mpi_init(int *argc, char ***argv, int *rank, int *size);
 /* Every rank passes its status; all get the lowest (0 when all are 0), so
  * that the ranks stop together when one of them failed. */
 int coll_mpi_agree(int status);
+/* buf (bytes long on every rank) = world rank 0's buf. */
+int coll_mpi_bcast(void *buf, long long bytes);
 void coll_mpi_finalize(void);
 /* Ends every rank of the job (after a failure only some ranks saw). */
 void coll_mpi_abort(int exit_code);

@@ -24,13 +24,17 @@
 #include "kern.h"
 #include "rt_bench.h"
 #include "rt_err.h"
+#include "rt_export.h"
+#include "rt_infer.h"
 #include "rt_model.h"
 #include "rt_plan.h"
+#include "rt_text.h"
 
 enum { EXIT_OK = 0, EXIT_RUN = 1, EXIT_USAGE = 2 };
 
 struct opts {
 	const char *plan, *device, *log, *record, *dump, *optimizer, *comm;
+	const char *data, *logprobs, *export, *refit_gather; /* NULL: default */
 	long long steps, global_batch, micro_batch; /* steps -1: the plan's */
 	long long bench_iters; /* --bench-comm N: 0 = no bench */
 	double timeout_s, lr; /* lr 0: the plan's */
@@ -51,6 +55,19 @@ static void usage(FILE *f)
 "  --record FILE         each rank writes its collectives, one JSON line\n"
 "                        each, to FILE.<rank> ({rank} in FILE is replaced)\n"
 "  --dump-weights FILE   the final full weights, gathered, as JSON (rank 0)\n"
+"  --data FILE|synthetic the text to train on, its bytes the tokens (mod\n"
+"                        vocab); sample i starts at a seed-hashed offset\n"
+"                        (default " RT_TEXT_DEFAULT " when it\n"
+"                        exists, else the synthetic text)\n"
+"  --logprobs FILE       after training, get_logprobs on the global batch of\n"
+"                        the next step (step N+1; --steps 0: step 1): per\n"
+"                        token log p(target), forward only, as JSON (rank 0)\n"
+"  --export FILE         after training, the refit export: the full weights\n"
+"                        gathered in the --refit-gather order, written as\n"
+"                        safetensors with Hugging Face names (rank 0)\n"
+"  --refit-gather ORDER  gtp_then_tp (correct), tp_then_gtp or tp_only\n"
+"                        (default: the plan's stack.refit_gather, else\n"
+"                        gtp_then_tp)\n"
 "  --optimizer adam|sgd  the update of the local shards (default adam)\n"
 "  --lr X                learning rate (default: the plan's runtime.lr)\n"
 "  --comm auto|nccl|mpi  --device cuda's collectives: NCCL (one GPU per\n"
@@ -99,7 +116,8 @@ static int valued(const char *a)
 	static const char *const names[] = {
 		"--device", "--steps", "--global-batch", "--micro-batch",
 		"--log", "--record", "--dump-weights", "--optimizer",
-		"--timeout", "--lr", "--comm", "--bench-comm",
+		"--timeout", "--lr", "--comm", "--bench-comm", "--data",
+		"--logprobs", "--export", "--refit-gather",
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -142,6 +160,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->record = v;
 		} else if (!strcmp(a, "--dump-weights")) {
 			o->dump = v;
+		} else if (!strcmp(a, "--data")) {
+			o->data = v;
+		} else if (!strcmp(a, "--logprobs")) {
+			o->logprobs = v;
+		} else if (!strcmp(a, "--export")) {
+			o->export = v;
+		} else if (!strcmp(a, "--refit-gather")) {
+			o->refit_gather = v;
 		} else if (!strcmp(a, "--steps")) {
 			RCHECK(parse_count(a, v, 0, &o->steps));
 		} else if (!strcmp(a, "--global-batch")) {
@@ -187,6 +213,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	if (strcmp(o->optimizer, "adam") && strcmp(o->optimizer, "sgd"))
 		return rt_error_once(RT_EUSAGE, "--optimizer is adam or sgd, "
 				     "not '%s'", o->optimizer);
+	if (o->refit_gather && rt_gather_parse(o->refit_gather, &(enum
+					       rt_gather){ 0 }))
+		return rt_error_once(RT_EUSAGE, "--refit-gather is gtp_then_tp,"
+				     " tp_then_gtp or tp_only, not '%s'",
+				     o->refit_gather);
 	return 0;
 }
 
@@ -358,6 +389,13 @@ static void describe(const struct rt_plan *p, const struct rt_model *m,
 		m->sgd ? "SGD" : "Adam", m->lr, p->rt.seed);
 }
 
+static void describe_data(const struct rt_text *t, const char *spec)
+{
+	char buf[256];
+
+	rt_note("data: %s", rt_text_describe(t, spec, buf, sizeof(buf)));
+}
+
 /* Rank 0's per-step output: the log line and, on a terminal, one
  * progress line rewritten in place. */
 static int report_step(FILE *log, long long step, long long steps,
@@ -388,7 +426,7 @@ static int report_step(FILE *log, long long step, long long steps,
 /* Rank 0's output files, opened before any work so that a bad path stops
  * every rank at once instead of after the training. */
 struct outputs {
-	FILE *log, *dump;
+	FILE *log, *dump, *logprobs, *export;
 };
 
 static int open_outputs(const struct opts *o, int root, struct outputs *out)
@@ -401,6 +439,12 @@ static int open_outputs(const struct opts *o, int root, struct outputs *out)
 	if (o->dump && !(out->dump = fopen(o->dump, "w")))
 		return rt_error(RT_EIO, "--dump-weights: cannot write '%s'",
 				o->dump);
+	if (o->logprobs && !(out->logprobs = fopen(o->logprobs, "w")))
+		return rt_error(RT_EIO, "--logprobs: cannot write '%s'",
+				o->logprobs);
+	if (o->export && !(out->export = fopen(o->export, "wb")))
+		return rt_error(RT_EIO, "--export: cannot write '%s'",
+				o->export);
 	return 0;
 }
 
@@ -410,6 +454,10 @@ static int close_outputs(struct outputs *out, int rc)
 		rc = rt_error(RT_EIO, "--log: write error");
 	if (out->dump && fclose(out->dump) && !rc)
 		rc = rt_error(RT_EIO, "--dump-weights: write error");
+	if (out->logprobs && fclose(out->logprobs) && !rc)
+		rc = rt_error(RT_EIO, "--logprobs: write error");
+	if (out->export && fclose(out->export) && !rc)
+		rc = rt_error(RT_EIO, "--export: write error");
 	memset(out, 0, sizeof(*out));
 	return rc;
 }
@@ -464,7 +512,9 @@ int main(int argc, char **argv)
 	struct kern_ctx kern;
 	struct coll *c = NULL;
 	struct coll_opts co;
-	struct outputs out = { NULL, NULL };
+	struct outputs out = { NULL, NULL, NULL, NULL };
+	struct rt_text text;
+	enum rt_gather gather = RT_GATHER_GTP_THEN_TP;
 	const char *threads = getenv("OPENBLAS_NUM_THREADS");
 	int rank = 0, size = 0, rc, kern_up = 0, nccl = 0;
 
@@ -472,6 +522,7 @@ int main(int argc, char **argv)
 		return EXIT_RUN;
 	rt_err_set_rank(rank);
 	rt_plan_init(&plan);
+	rt_text_init(&text);
 	memset(&model, 0, sizeof(model));
 	rc = parse_args(argc, argv, &o);
 	if (!rc && o.help) {
@@ -484,6 +535,11 @@ int main(int argc, char **argv)
 		rc = rt_plan_load(&plan, o.plan, rank, size);
 	if (!(rc = agree(rc)))
 		rc = preflight(&o, &plan);
+	if (!(rc = agree(rc)))
+		rc = rt_text_load(&text, o.data, rank);
+	if (!rc && (o.refit_gather || plan.refit_gather[0]))
+		rt_gather_parse(o.refit_gather ? o.refit_gather :
+				plan.refit_gather, &gather);
 	if (!rc)
 		rc = rt_model_shape(&shape, &plan, o.global_batch,
 				    o.micro_batch);
@@ -529,7 +585,9 @@ int main(int argc, char **argv)
 		model.sgd = !strcmp(o.optimizer, "sgd");
 		if (o.lr > 0)
 			model.lr = o.lr;
+		model.text = &text;
 		describe(&plan, &model, &kern, steps, nccl);
+		describe_data(&text, o.data);
 		if (!plan.train_called) {
 			/* the driver never calls this rank (5-D layout):
 			 * it waits as the real worker would, and tells the
@@ -545,6 +603,13 @@ int main(int argc, char **argv)
 			rc = train(&model, steps, rank == 0, out.log);
 			if (!rc && o.dump)
 				rc = rt_model_dump(&model, out.dump);
+			if (!rc && o.logprobs)
+				rc = rt_infer_logprobs(&model, &plan,
+						       model.step + 1,
+						       out.logprobs);
+			if (!rc && o.export)
+				rc = rt_export_write(&model, gather,
+						     out.export);
 			if (!rc)
 				rc = coll_finish(c);
 		}
@@ -557,6 +622,7 @@ int main(int argc, char **argv)
 	}
 	close_outputs(&out, rc);
 	rt_model_release(&model);
+	rt_text_release(&text);
 	if (kern_up)
 		kern_release(&kern);
 	coll_free(c);

@@ -27,6 +27,31 @@
  * the norm gradients over dp_cp; Adam updates the local shards; the loss is
  * all-reduced over dp_cp; a world barrier ends the step.
  *
+ * get_logprobs (rt_infer.c, call "get_logprobs" in --record) issues, per
+ * micro-batch of the lane's share, exactly train's forward and nothing
+ * else; on each rank, in this order (groups of one rank issue nothing):
+ *   gtp  all-gather  embedding     (count: the embedding shard)
+ *   tp   all-reduce  embedding.out (sum, micro x local_seq x hidden)
+ *   per layer l:
+ *     gtp all-gather layers.l.fc1, gtp all-gather layers.l.fc2,
+ *     tp  all-reduce layers.l.fc2  (sum, micro x local_seq x hidden)
+ *   gtp  all-gather  embedding     (the tied output layer)
+ *   tp   all-reduce  ce.max (max), ce.target (sum), ce.sumexp (sum)
+ *                                  (micro x local_seq each)
+ * No token count, loss or gradient all-reduce and no barrier. After the
+ * last micro-batch one world gather of the values to rank 0 (count: micro-
+ * batches x micro x local_seq per rank) stands in for the driver's result
+ * collection; it is recorded under the call "get_logprobs.results", not
+ * "get_logprobs".
+ *
+ * Refit export (rt_export.c, call "export_hf_weights"): per weight in model
+ * order (embedding, then per layer fc1, fc2), by gtplan.stack.refit_gather:
+ *   gtp_then_tp: gtp all-gather (the padded TP-local tensor), then tp gather
+ *                to place 0 (as rt_model_dump);
+ *   tp_then_gtp: tp all-gather of the shard, then gtp gather to place 0;
+ *   tp_only:     tp gather of the shard to place 0.
+ * Norms need no collective (replicated).
+ *
  * Weights start from the seed alone (rt_data's counter-based normals over
  * logical coordinates), so every layout starts from the same logical model.
  */
@@ -39,6 +64,8 @@
 #include "coll.h"
 #include "kern.h"
 #include "rt_plan.h"
+
+struct rt_text;
 
 /* GTPRematConfig.pad_for_alignment's default (Megatron). */
 #define RT_GTP_PAD 16
@@ -87,6 +114,8 @@ struct rt_model {
 	double lr;
 	int sgd;                     /* 1: plain SGD instead of Adam (set by
 					the caller after rt_model_init) */
+	const struct rt_text *text;  /* the dataset (set by the caller after
+					rt_model_init; NULL: synthetic) */
 	long long step;              /* optimizer steps done */
 
 	struct rt_weight emb;
@@ -136,7 +165,16 @@ int rt_model_train_step(struct rt_model *m, long long step, double *loss,
  * Collective. */
 int rt_model_dump(struct rt_model *m, FILE *f);
 
-/* ---- internals shared by rt_model.c and rt_train.c ---------------------- */
+/* ---- internals shared by rt_model.c, rt_train.c, rt_infer.c, rt_export.c */
+
+/* Loads micro-batch `mb` of this rank's lane's share of the global batch of
+ * step `step` (samples (step-1) x global_batch + lane x per_lane + mb x
+ * micro ...) into m->tokens and m->targets: this CP rank's chunks. */
+int rt_load_micro_batch(struct rt_model *m, long long step, long long mb);
+/* The forward of the loaded micro-batch (collectives: see the top of this
+ * file); leaves each token's loss -log p(target) in m->h_loss (host, in
+ * m->tokens' order) and adds their sum to *loss_sum. Collective. */
+int rt_forward(struct rt_model *m, double *loss_sum);
 
 /* m->full = w's TP-local tensor [d0 + pad, d1] (all-gather over gtp). */
 int rt_gather_weight(struct rt_model *m, const struct rt_weight *w);

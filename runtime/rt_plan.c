@@ -360,6 +360,24 @@ static int read_runtime(struct rt_plan *p, const json_t *root)
 	return 0;
 }
 
+/* The optional "stack" object (gtplan.stack, when the plan carries it):
+ * only refit_gather matters to the runtime (--export). */
+static int read_stack(struct rt_plan *p, const json_t *root)
+{
+	const json_t *o = json_object_get(root, "stack");
+	const json_t *v = json_object_get(o, "refit_gather");
+	const char *g = json_string_value(v);
+
+	if (!o || !v)
+		return 0;
+	if (!g || (strcmp(g, "gtp_then_tp") && strcmp(g, "tp_then_gtp") &&
+		   strcmp(g, "tp_only")))
+		return rt_error_once(RT_EPLAN, "plan: stack.refit_gather must "
+				     "be gtp_then_tp, tp_then_gtp or tp_only");
+	snprintf(p->refit_gather, sizeof(p->refit_gather), "%s", g);
+	return 0;
+}
+
 static int read_batch_and_diags(struct rt_plan *p, const json_t *root)
 {
 	const json_t *b = json_object_get(root, "batch");
@@ -473,7 +491,7 @@ int rt_plan_load(struct rt_plan *p, const char *path, int me, int world)
 		goto out;
 	}
 	if ((rc = read_sizes(p, root)) || (rc = read_order(p, root)) ||
-	    (rc = read_runtime(p, root)) ||
+	    (rc = read_runtime(p, root)) || (rc = read_stack(p, root)) ||
 	    (rc = read_batch_and_diags(p, root)))
 		goto out;
 	if (world != p->world) {

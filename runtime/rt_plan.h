@@ -72,6 +72,8 @@ struct rt_plan {
 	 * called_when; every call is made where the plan says nothing) */
 	int train_called, logprobs_called;
 	char train_why[160], logprobs_why[160];
+	char refit_gather[16];      /* stack.refit_gather when the plan has
+				       it (gtplan.stack), else "" */
 	int n_errors;               /* error diagnostics in the plan */
 	char first_error[256];      /* the first one's "CODE: message" */
 };

@@ -8,14 +8,13 @@
 
 #include <string.h>
 
-#include "rt_data.h"
 #include "rt_err.h"
+#include "rt_text.h"
 
-/* The micro-batch's tokens on this rank: samples of the lane's share of
- * the step's global batch; with CP, the sequence is cut into 2 x CP chunks
- * and rank c keeps chunks c and 2CP-1-c (Megatron's load-balanced split;
- * the model has no attention, so any split gives the same sums). */
-static int load_micro_batch(struct rt_model *m, long long step, long long mb)
+/* With CP, the sequence is cut into 2 x CP chunks and rank c keeps chunks
+ * c and 2CP-1-c (Megatron's load-balanced split; the model has no
+ * attention, so any split gives the same sums). */
+int rt_load_micro_batch(struct rt_model *m, long long step, long long mb)
 {
 	const struct rt_shape *s = &m->s;
 	long long first = (step - 1) * s->global_batch +
@@ -24,8 +23,8 @@ static int load_micro_batch(struct rt_model *m, long long step, long long mb)
 	long long n = 0;
 
 	for (long long j = 0; j < s->micro; j++) {
-		rt_data_sample(m->seed, first + j, s->seq_len, s->vocab,
-			       m->sample);
+		rt_text_sample(m->text, m->seed, first + j, s->seq_len,
+			       s->vocab, m->sample);
 		for (int part = 0; part < (s->cp > 1 ? 2 : 1); part++) {
 			long long c = part ? 2 * s->cp - 1 - s->c : s->c;
 
@@ -54,8 +53,7 @@ static float *norm_g(struct rt_model *m, long long l)
 	return m->grad + m->norm_off + l * m->s.h;
 }
 
-/* Forward of one micro-batch; adds its token losses to *loss_sum. */
-static int forward(struct rt_model *m, double *loss_sum)
+int rt_forward(struct rt_model *m, double *loss_sum)
 {
 	const struct rt_shape *s = &m->s;
 	struct kern_ctx *k = m->k;
@@ -173,8 +171,8 @@ int rt_model_train_step(struct rt_model *m, long long step, double *loss,
 				"global batch has %lld", count[0],
 				s->global_batch * s->seq_len);
 	for (long long mb = 0; mb < s->micro_batches; mb++) {
-		RCHECK(load_micro_batch(m, step, mb));
-		RCHECK(forward(m, sum));
+		RCHECK(rt_load_micro_batch(m, step, mb));
+		RCHECK(rt_forward(m, sum));
 		RCHECK(backward(m, (float)(1.0 / count[0])));
 	}
 	/* after the GTP reduce-scatters: shards over dp_cp_replicate, the

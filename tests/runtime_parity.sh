@@ -2,7 +2,13 @@
 # gtplan-run on CPU under `mpirun --oversubscribe` (issue #7's proof):
 #   tests/runtime_parity.sh     prints "RESULT passed failed skipped" last
 # 1. the single-rank run against an independent float64 model
-#    (tests/runtime_reference.py: step-1 loss, finite-difference gradients);
+#    (tests/runtime_reference.py: step-1 loss, finite-difference gradients),
+#    on the default --data (the GPL text where the system has it, else the
+#    synthetic text), named explicitly so that the reference reads the same;
+#    the runs below train on --data synthetic: their tolerance was set on it
+#    (on the GPL text, SGD at lr 1 diverges at step 4 and carries the fp32
+#    reduction-order differences of the layouts past 1e-5 elementwise);
+#    tests/runtime_calls.sh compares the layouts on the default text;
 # 2. parity: TP2xG3 (6 ranks), TP1xG2xD2, TP2xG2xD2, TP2xCP2xG2 (8 ranks)
 #    against the single-rank run on the same global batch, per-step loss and
 #    final gathered weights within 1e-5 relative (tests/runtime_compare.py):
@@ -22,6 +28,9 @@ PY=/usr/bin/python3
 CFG=tests/runtime/parity.yaml
 TOL=1e-5
 LIMIT=120 # seconds for one mpirun
+# gtplan-run's default --data, named explicitly for the float64 reference
+DATA=/usr/share/common-licenses/GPL-3
+[ -r "$DATA" ] || DATA=synthetic
 pass=0 fail=0 skip=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
@@ -69,7 +78,7 @@ mpi() {
 # $tmp/NAME.OPTIMIZER.{log,w,rec.*}
 train() {
 	local name=$1 np=$2 opt=$3; shift 3
-	check "run $name $opt" mpi "$np" "$tmp/$name.json" --optimizer "$opt" \
+	check "run $name $opt" mpi "$np" "$tmp/$name.json" --data synthetic --optimizer "$opt" \
 		--log "$tmp/$name.$opt.log" --dump-weights "$tmp/$name.$opt.w" \
 		--record "$tmp/$name.$opt.rec" "$@"
 }
@@ -93,9 +102,9 @@ assert len(loss) == 4 and loss[-1] < loss[0] - 0.3, loss
 EOF
 plan fd 1 gtplan.runtime.hidden=16 gtplan.runtime.ffn=32 gtplan.runtime.seq_len=16 \
 	gtplan.runtime.lr=10 policy.train_global_batch_size=2
-check "fd init" mpi 1 "$tmp/fd.json" --steps 0 --dump-weights "$tmp/fd0.w"
-check "fd step" mpi 1 "$tmp/fd.json" --steps 1 --optimizer sgd --log "$tmp/fd1.log" --dump-weights "$tmp/fd1.w"
-check "float64 reference" "$PY" tests/runtime_reference.py "$tmp/fd.json" "$tmp/fd0.w" "$tmp/fd1.w" "$tmp/fd1.log"
+check "fd init" mpi 1 "$tmp/fd.json" --data "$DATA" --steps 0 --dump-weights "$tmp/fd0.w"
+check "fd step" mpi 1 "$tmp/fd.json" --data "$DATA" --steps 1 --optimizer sgd --log "$tmp/fd1.log" --dump-weights "$tmp/fd1.w"
+check "float64 reference" "$PY" tests/runtime_reference.py "$tmp/fd.json" "$tmp/fd0.w" "$tmp/fd1.w" "$tmp/fd1.log" "$DATA"
 sed 's/^/    reference: /' "$tmp/out"
 
 # ---- 2, 3. the parity matrix and the records ------------------------------
@@ -127,12 +136,12 @@ refuse "prediction finds a difference" "rank 3: collective #4 of the train call:
 	"$PY" tests/runtime_predict.py "$tmp/tp2g3.pred" "$tmp/tp2g3.adam.rec"
 
 # ---- 4. determinism, --timeout, refusals ----------------------------------
-check "rerun tp2g3" mpi 6 "$tmp/tp2g3.json" --dump-weights "$tmp/again.w" --log "$tmp/again.log"
+check "rerun tp2g3" mpi 6 "$tmp/tp2g3.json" --data synthetic --dump-weights "$tmp/again.w" --log "$tmp/again.log"
 if cmp -s "$tmp/again.w" "$tmp/tp2g3.adam.w"; then ok; else bad "tp2g3 weights differ between two runs"; fi
 check "rerun tp2g3 losses" "$PY" -c 'import json,sys
 a, b = ([json.loads(l)["loss"] for l in open(f)] for f in sys.argv[1:])
 assert a == b, (a, b)' "$tmp/again.log" "$tmp/tp2g3.adam.log"
-check "run with --timeout" mpi 4 "$tmp/tp1g2d2.json" --timeout 60 --log "$tmp/to.log" \
+check "run with --timeout" mpi 4 "$tmp/tp1g2d2.json" --data synthetic --timeout 60 --log "$tmp/to.log" \
 	--dump-weights "$tmp/to.w" --record "$tmp/to-{rank}.jsonl"
 check "parity with --timeout" "$PY" tests/runtime_compare.py "$TOL" norm "$tmp/ref.adam.log" "$tmp/ref.adam.w" "$tmp/to.log" "$tmp/to.w"
 for r in 0 1 2 3; do

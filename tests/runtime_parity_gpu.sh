@@ -5,12 +5,15 @@
 # The single-rank CPU run is the reference; the single-rank CUDA run and the
 # 6-rank TP2xG3 CUDA run (ranks share the GPUs: MPI collectives with host
 # staging) must give its per-step losses and final gathered weights within
-# 1e-5 relative (fp32, Adam: normwise, tests/runtime_compare.py). With two
-# GPUs or more, NCCL (one GPU per rank): TP2 and TP1xG2 on 2 ranks against
-# the reference, each rank's recorded collectives equal to the CPU run's of
-# the same plan, --comm nccl refused where ranks share a GPU, and the forced
-# 5-D layout's hang reported by the watchdog over NCCL. Logs go to $OUT
-# when it is set (else a temporary folder), step times are printed.
+# 1e-5 relative (fp32, Adam: normwise, tests/runtime_compare.py), and so
+# must their get_logprobs values and refit exports (tests/runtime_calls.py;
+# the CUDA export also exactly its own dump). With two GPUs or more, NCCL
+# (one GPU per rank): every layout of the matrix that has a GPU per rank on
+# this host against the reference, each rank's recorded collectives equal
+# to the CPU run's of the same plan, --comm nccl refused where ranks share
+# a GPU, and the forced 5-D layout's hang reported by the watchdog over
+# NCCL. Logs go to $OUT when it is set (else a temporary folder), step
+# times are printed.
 # Plans: made with $GTPLAN when it runs here, else read from $GPU_PLANS
 # (made where gtplan runs, by this script with --plans-only).
 set -u
@@ -71,7 +74,8 @@ run() {
 	local t0; t0=$(date +%s.%N)
 	if timeout "$LIMIT" mpirun --oversubscribe --bind-to none -np "$np" "$RUN" \
 		"$PLANS/$plan.json" --device "$dev" --log "$logs/$name.log" \
-		--dump-weights "$logs/$name.w" "$@" >"$logs/$name.out" 2>&1; then ok; else
+		--dump-weights "$logs/$name.w" --logprobs "$logs/$name.lp" \
+		--export "$logs/$name.st" "$@" >"$logs/$name.out" 2>&1; then ok; else
 		bad "run $name"; tail -15 "$logs/$name.out" | sed 's/^/    /'; fi
 	echo "$name: $(grep -m1 "device " "$logs/$name.out" | sed 's/^[^:]*: //') ($(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b - a}') s wall)"
 }
@@ -118,6 +122,13 @@ for name in cuda1 cuda6 $nccl_runs; do
 	if "$PY" tests/runtime_compare.py "$TOL" norm "$logs/$ref.log" "$logs/$ref.w" \
 		"$logs/$name.log" "$logs/$name.w" >"$logs/$name.cmp" 2>&1; then ok; else bad "parity $name"; fi
 	sed "s/^/    $name vs $ref: /" "$logs/$name.cmp"
+	for what in "logprobs $TOL $logs/$ref.lp $logs/$name.lp" \
+		"export $TOL $logs/$ref.st $logs/$name.st" "dump $logs/$name.st $logs/$name.w"; do
+		# shellcheck disable=SC2086 # the words are the arguments
+		if "$PY" tests/runtime_calls.py $what >"$logs/$name.cmp" 2>&1; then ok; else
+			bad "${what%% *} $name"; fi
+		sed "s/^/    $name vs $ref: /" "$logs/$name.cmp"
+	done
 done
 # per-step losses and step times, side by side
 "$PY" - "$logs"/cpu1.log "$logs"/cuda1.log "$logs"/cuda6.log $(for n in $nccl_runs; do echo "$logs/$n.log"; done) <<'PYEOF' | tee "$logs/summary.txt"

@@ -1,13 +1,15 @@
 #!/usr/bin/python3
 """Checks gtplan-run's model against an independent float64 reference.
 
-usage: runtime_reference.py PLAN.json INIT.weights STEP1.weights STEP1.log
+usage: runtime_reference.py PLAN.json INIT.weights STEP1.weights STEP1.log DATA
 
 INIT.weights is `gtplan-run PLAN --steps 0 --dump-weights`, STEP1.* are
 `--steps 1 --optimizer sgd --log --dump-weights` of the same plan, so the
-gradient gtplan-run applied is (INIT - STEP1) / lr. This script rebuilds
-step 1's batch from the dataset's definition (runtime/rt_data.c, whose
-word list it reads from that file), runs the model's forward pass in
+gradient gtplan-run applied is (INIT - STEP1) / lr; DATA is the runs'
+--data: a file or "synthetic". This script rebuilds step 1's batch from
+the dataset's definition (runtime/rt_text.c for a file; runtime/rt_data.c
+for the synthetic text, whose word list it reads from that file), runs the
+model's forward pass in
 float64 from INIT, and checks
   - the loss of step 1 against the logged one (relative 1e-6), and
   - the gradient of sampled elements of every tensor against central
@@ -25,6 +27,7 @@ import sys
 
 M64 = (1 << 64) - 1
 DATA_STREAM = 0xDA7A000000000000
+TEXT_STREAM = 0x7E47000000000000
 NORM_EPS = 1e-5
 FD_STEP = 1e-4
 SAMPLES_PER_TENSOR = 4
@@ -80,6 +83,29 @@ def sample(words, seed, index, seq_len, vocab):
     return out
 
 
+def text_sample(text, seed, index, seq_len, vocab):
+    """rt_text_sample: seq_len + 1 bytes from a seed-hashed offset."""
+    at = rand_u64(seed, TEXT_STREAM, index) % len(text)
+    return [text[(at + i) % len(text)] % vocab for i in range(seq_len + 1)]
+
+
+class Dataset:
+    """gtplan-run's --data: a file's bytes or the synthetic text."""
+
+    def __init__(self, spec):
+        if spec == "synthetic":
+            self.text, self.words = None, read_words("runtime/rt_data.c")
+        else:
+            self.text, self.words = open(spec, "rb").read(), None
+            if not self.text:
+                raise ValueError(f"{spec}: empty")
+
+    def sample(self, seed, index, seq_len, vocab):
+        if self.text is None:
+            return sample(self.words, seed, index, seq_len, vocab)
+        return text_sample(self.text, seed, index, seq_len, vocab)
+
+
 def rows(t):
     r, c = t["shape"]
     return [list(t["data"][i * c:(i + 1) * c]) for i in range(r)]
@@ -98,8 +124,8 @@ def mat_t(x, w):
     return [[sum(a * b for a, b in zip(row, wr)) for wr in w] for row in x]
 
 
-def loss_of(p, layers, tokens, targets):
-    """Mean token cross-entropy of the model with parameters p."""
+def token_losses(p, layers, tokens, targets):
+    """Each token's cross-entropy -log p(target) under parameters p."""
     emb = p["embedding"]
     x = [list(emb[t]) for t in tokens]
     for l in range(layers):
@@ -110,15 +136,20 @@ def loss_of(p, layers, tokens, targets):
         c = mat_t(b, p[f"layers.{l}.fc2"])
         x = [[u + v for u, v in zip(r, s)] for r, s in zip(x, c)]
     z = rmsnorm(x, p["final_norm"][0])
-    total = 0.0
+    out = []
     for row, t in zip(mat_t(z, emb), targets):
         m = max(row)
-        total += m + math.log(sum(math.exp(v - m) for v in row)) - row[t]
-    return total / len(tokens)
+        out.append(m + math.log(sum(math.exp(v - m) for v in row)) - row[t])
+    return out
+
+
+def loss_of(p, layers, tokens, targets):
+    """Mean token cross-entropy of the model with parameters p."""
+    return sum(token_losses(p, layers, tokens, targets)) / len(tokens)
 
 
 def main(argv):
-    if len(argv) != 5:
+    if len(argv) != 6:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
     try:
@@ -129,14 +160,14 @@ def main(argv):
                  json.load(open(argv[3], encoding="utf-8"))["tensors"]}
         log = [json.loads(l) for l in open(argv[4], encoding="utf-8")
                if l.strip()]
-        words = read_words("runtime/rt_data.c")
+        data = Dataset(argv[5])
     except (OSError, ValueError, KeyError, AttributeError) as e:
         print(f"runtime_reference: {e}", file=sys.stderr)
         return 2
     rt, batch = plan["runtime"], plan["batch"]["global"]
     tokens, targets = [], []
     for i in range(batch):
-        s = sample(words, rt["seed"], i, rt["seq_len"], rt["vocab"])
+        s = data.sample(rt["seed"], i, rt["seq_len"], rt["vocab"])
         tokens += s[:-1]
         targets += s[1:]
     p = {name: rows(t) for name, t in init.items()}

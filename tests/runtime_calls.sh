@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# gtplan-run's calls beyond train, on CPU under `mpirun --oversubscribe`:
+#   tests/runtime_calls.sh     prints "RESULT passed failed skipped" last
+# 1. get_logprobs (--logprobs) and the refit export (--export) after two
+#    Adam steps on the default --data: TP2xG3 (6 ranks), TP1xG2xD2 (4),
+#    TP2xG2xD2 (8) and TP2xCP2xG2 (8) against the single-rank run: logprobs
+#    within 1e-5 relative, exports normwise within 1e-5, each export exactly
+#    its own run's --dump-weights, get_logprobs' records exactly train's forward
+#    (tests/runtime_calls.py) and the plan's groups (runtime_records.py);
+# 2. the refit gather orders of seed 000 on TP2xG3's initial weights:
+#    tp_only (--refit-gather) gives R/G rows, tp_then_gtp (the plan's
+#    stack.refit_gather) the interleaved rows, both exactly as predicted;
+# 3. float64 (tests/runtime_reference.py's model): the single-rank logprobs
+#    of the step after the last, on the default text after one SGD step and
+#    on the synthetic text with --steps 0;
+# 4. --data: the start-up note names the text; missing, empty and too large
+#    files and bad orders are refused with exit 2.
+# Every mpirun runs under `timeout`, so a hang fails instead of blocking.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+GTPLAN=$(realpath "${GTPLAN:-build/gtplan}")
+RUN=$(realpath "${GTPLAN_RUN:-build/gtplan-run}")
+PY=/usr/bin/python3
+CFG=tests/runtime/parity.yaml
+TOL=1e-5
+LIMIT=120 # seconds for one mpirun
+GPL=/usr/share/common-licenses/GPL-3
+DATA=$GPL # gtplan-run's default --data
+[ -r "$DATA" ] || DATA=synthetic
+pass=0 fail=0 skip=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+finish() { echo "RESULT $pass $fail $skip"; exit $((fail > 0)); }
+
+if ! command -v mpirun >/dev/null 2>&1; then
+	echo "SKIP: mpirun not found (make deps-test installs Open MPI)"
+	skip=1; finish
+fi
+for b in "$GTPLAN" "$RUN"; do
+	[ -x "$b" ] || { bad "$b is not built (make build/gtplan build/gtplan-run)"; finish; }
+done
+export OPENBLAS_NUM_THREADS=1
+if [ "$(id -u)" -eq 0 ]; then
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+
+# check NAME CMD...: CMD must exit 0 (its output is shown when not)
+check() {
+	local name=$1; shift
+	if "$@" >"$tmp/out" 2>&1; then ok; else
+		bad "$name"; sed 's/^/    /' "$tmp/out" | tail -15; fi
+}
+# show PREFIX: the last check's output, indented
+show() { sed "s/^/    $1: /" "$tmp/out"; }
+# refuse NAME RC TEXT CMD...: CMD must exit RC, saying TEXT
+refuse() {
+	local name=$1 want=$2 text=$3; shift 3
+	"$@" >"$tmp/out" 2>&1; local rc=$?
+	if [ "$rc" -eq "$want" ] && grep -qF -- "$text" "$tmp/out"; then ok; else
+		bad "$name: exit $rc, want $want saying '$text'"; sed 's/^/    /' "$tmp/out" | tail -10; fi
+}
+plan() { # NAME NP OVERRIDE...
+	local name=$1 np=$2; shift 2
+	check "plan $name" "$GTPLAN" plan "$CFG" cluster.gpus_per_node="$np" "$@" -o "$tmp/$name.json"
+}
+mpi() { # NP ARGS...
+	local np=$1; shift
+	timeout "$LIMIT" mpirun --oversubscribe --bind-to none -np "$np" "$RUN" "$@"
+}
+calls() { "$PY" tests/runtime_calls.py "$@"; }
+
+M=policy.megatron_cfg
+start=$(date +%s)
+
+# ---- 1. get_logprobs and the export across layouts ------------------------
+# name ranks micro-batches-per-lane overrides
+layouts=(
+	"ref 1 12"
+	"tp2g3 6 4 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6"
+	"tp1g2d2 4 3 $M.tensor_parallel_num_weight_shards=2"
+	"tp2g2d2 8 3 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4"
+	"tp2cp2g2 8 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4 $M.context_parallel_size=2 policy.sequence_packing.enabled=true"
+)
+for row in "${layouts[@]}"; do
+	read -r name np mbs overrides <<<"$row"
+	# shellcheck disable=SC2086 # the overrides are words
+	plan "$name" "$np" $overrides
+	check "run $name" mpi "$np" "$tmp/$name.json" --steps 2 --logprobs "$tmp/$name.lp" \
+		--export "$tmp/$name.st" --dump-weights "$tmp/$name.w" --record "$tmp/$name.rec"
+	[ "$name" = ref ] && grep -q "note: data: " "$tmp/out" && sed -n 's/.*note: data: /    data: /p' "$tmp/out"
+	check "export = dump $name" calls dump "$tmp/$name.st" "$tmp/$name.w"
+	check "records $name" "$PY" tests/runtime_records.py "$tmp/$name.json" "$tmp/$name.rec" "$mbs"
+	check "get_logprobs records $name" calls records "$tmp/$name.json" "$tmp/$name.rec"
+	[ "$name" = ref ] && continue
+	show "$name records"
+	check "logprobs $name" calls logprobs "$TOL" "$tmp/ref.lp" "$tmp/$name.lp"
+	show "$name"
+	check "export $name" calls export "$TOL" "$tmp/ref.st" "$tmp/$name.st"
+	show "$name"
+done
+
+# ---- 2. the wrong refit gather orders (seed 000) --------------------------
+check "export ref, initial" mpi 1 "$tmp/ref.json" --steps 0 --export "$tmp/good.st"
+check "export tp_only" mpi 6 "$tmp/tp2g3.json" --steps 0 --refit-gather tp_only --export "$tmp/tponly.st"
+check "order tp_only" calls order tp_only "$tmp/tp2g3.json" "$tmp/good.st" "$tmp/tponly.st"
+show "tp2g3"
+"$PY" - "$tmp/tp2g3.json" "$tmp/tpg.json" <<'EOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["stack"] = {"refit_gather": "tp_then_gtp"}
+json.dump(p, open(sys.argv[2], "w"))
+EOF
+check "export tp_then_gtp" mpi 6 "$tmp/tpg.json" --steps 0 --export "$tmp/tpg.st"
+check "order tp_then_gtp" calls order tp_then_gtp "$tmp/tp2g3.json" "$tmp/good.st" "$tmp/tpg.st"
+show "tp2g3"
+# the option overrides the plan's order
+check "export --refit-gather over the plan" mpi 6 "$tmp/tpg.json" --steps 0 --refit-gather gtp_then_tp --export "$tmp/tpg2.st"
+check "gtp_then_tp = single rank" calls export 0 "$tmp/good.st" "$tmp/tpg2.st"
+
+# ---- 3. float64 logprobs ---------------------------------------------------
+plan fd 1 gtplan.runtime.hidden=16 gtplan.runtime.ffn=32 gtplan.runtime.seq_len=16 \
+	gtplan.runtime.lr=10 policy.train_global_batch_size=2
+check "fd after a step" mpi 1 "$tmp/fd.json" --steps 1 --optimizer sgd --dump-weights "$tmp/fd1.w" --logprobs "$tmp/fd1.lp"
+check "float64 logprobs, $DATA" calls float64 "$tmp/fd.json" "$DATA" "$tmp/fd1.w" "$tmp/fd1.lp"
+show "reference"
+check "fd synthetic, logprobs alone" mpi 1 "$tmp/fd.json" --data synthetic --steps 0 --dump-weights "$tmp/fd0.w" --logprobs "$tmp/fd0.lp"
+if grep -q "note: data: the synthetic text" "$tmp/out"; then ok; else bad "--data synthetic: no note naming it"; fi
+check "float64 logprobs, synthetic" calls float64 "$tmp/fd.json" synthetic "$tmp/fd0.w" "$tmp/fd0.lp"
+show "reference"
+# a file of our own: the samples are its bytes
+printf 'abcdefghij' >"$tmp/ten.txt"
+check "fd on a 10-byte file" mpi 1 "$tmp/fd.json" --data "$tmp/ten.txt" --steps 0 --dump-weights "$tmp/ften.w" --logprobs "$tmp/ften.lp"
+check "float64 logprobs, 10-byte file" calls float64 "$tmp/fd.json" "$tmp/ten.txt" "$tmp/ften.w" "$tmp/ften.lp"
+
+# ---- 4. refusals -------------------------------------------------------------
+refuse "missing --data" 2 "--data: cannot read '$tmp/none.txt'" mpi 1 "$tmp/ref.json" --data "$tmp/none.txt"
+refuse "missing --data, 4 ranks" 2 "--data: cannot read '$tmp/none.txt'" mpi 4 "$tmp/tp1g2d2.json" --data "$tmp/none.txt"
+n=$(grep -c "cannot read" "$tmp/out")
+if [ "$n" -eq 1 ]; then ok; else bad "missing --data on 4 ranks: reported $n times, want once (by rank 0)"; fi
+refuse "directory as --data" 2 "is not a regular file" mpi 1 "$tmp/ref.json" --data "$tmp"
+: >"$tmp/empty.txt"
+refuse "empty --data" 2 "is empty" mpi 1 "$tmp/ref.json" --data "$tmp/empty.txt"
+truncate -s $((64 * 1024 * 1024 + 1)) "$tmp/big.txt"
+refuse "--data too large" 2 "has 67108865 bytes, more than the limit of 67108864" mpi 1 "$tmp/ref.json" --data "$tmp/big.txt"
+rm -f "$tmp/big.txt"
+refuse "bad --refit-gather" 2 "--refit-gather is gtp_then_tp, tp_then_gtp or tp_only, not 'gtp_first'" \
+	mpi 1 "$tmp/ref.json" --refit-gather gtp_first
+"$PY" -c 'import json, sys
+p = json.load(open(sys.argv[1])); p["stack"] = {"refit_gather": "tp_last"}
+json.dump(p, open(sys.argv[2], "w"))' "$tmp/ref.json" "$tmp/badstack.json"
+refuse "bad stack.refit_gather" 1 "plan: stack.refit_gather must be" mpi 1 "$tmp/badstack.json"
+refuse "unwritable --export" 2 "--export: cannot write" mpi 1 "$tmp/ref.json" --steps 0 --export "$tmp/no/such/dir.st"
+
+echo "runtime calls: $(($(date +%s) - start)) s"
+finish
