@@ -22,6 +22,7 @@
 
 #include "coll.h"
 #include "kern.h"
+#include "rt_ckpt.h"
 #include "rt_err.h"
 #include "rt_model.h"
 #include "rt_plan.h"
@@ -33,6 +34,8 @@ struct opts {
 	long long steps, global_batch, micro_batch; /* steps -1: the plan's */
 	double timeout_s, lr; /* lr 0: the plan's */
 	int force, help;
+	const char *save, *load; /* checkpoint directories */
+	long long save_every;    /* 0: save after the last step only */
 };
 
 static void usage(FILE *f)
@@ -52,6 +55,14 @@ static void usage(FILE *f)
 "  --optimizer adam|sgd  the update of the local shards (default adam)\n"
 "  --lr X                learning rate (default: the plan's runtime.lr)\n"
 "  --timeout S           stop when a collective waits longer than S seconds\n"
+"  --save DIR            after the last step, write a sharded checkpoint\n"
+"                        to DIR: one file per writing rank and rank 0's\n"
+"                        metadata.json (weights, Adam state, step)\n"
+"  --save-every N        with --save: also after every N-th step (each\n"
+"                        save replaces the one before in DIR)\n"
+"  --load DIR            start from the checkpoint in DIR, saved under any\n"
+"                        layout of the same model, seed and batch; --steps\n"
+"                        is then the last step, not the number to train\n"
 "  --force               run a plan that has error diagnostics\n"
 "  -h, --help            this text\n");
 }
@@ -88,7 +99,7 @@ static int valued(const char *a)
 	static const char *const names[] = {
 		"--device", "--steps", "--global-batch", "--micro-batch",
 		"--log", "--record", "--dump-weights", "--optimizer",
-		"--timeout", "--lr",
+		"--timeout", "--lr", "--save", "--save-every", "--load",
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -138,6 +149,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			RCHECK(parse_num(a, v, 0, &o->timeout_s));
 		} else if (!strcmp(a, "--lr")) {
 			RCHECK(parse_num(a, v, 1e-30, &o->lr));
+		} else if (!strcmp(a, "--save")) {
+			o->save = v;
+		} else if (!strcmp(a, "--load")) {
+			o->load = v;
+		} else if (!strcmp(a, "--save-every")) {
+			RCHECK(parse_count(a, v, 1, &o->save_every));
 		} else if (!o->plan) {
 			o->plan = a;
 			takes = 0;
@@ -157,6 +174,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	if (strcmp(o->optimizer, "adam") && strcmp(o->optimizer, "sgd"))
 		return rt_error_once(RT_EUSAGE, "--optimizer is adam or sgd, "
 				     "not '%s'", o->optimizer);
+	if (o->save_every && !o->save)
+		return rt_error_once(RT_EUSAGE, "--save-every wants --save DIR "
+				     "(where to save)");
 	return 0;
 }
 
@@ -307,28 +327,33 @@ static int close_outputs(struct outputs *out, int rc)
 	return rc;
 }
 
-static int train(struct rt_model *m, long long steps, int root, FILE *log)
+/* Steps m->step + 1 .. steps (after --load, m->step is the checkpoint's). */
+static int train(struct rt_model *m, const struct rt_plan *p,
+		 const struct opts *o, long long steps, int root, FILE *log)
 {
 	double first = 0, loss = 0, t_all = 0;
-	long long tokens = 0;
+	long long tokens = 0, start = m->step + 1;
 	int rc = 0;
 
-	for (long long step = 1; step <= steps && !rc; step++) {
+	for (long long step = start; step <= steps && !rc; step++) {
 		double t0 = now_s(), secs;
 
 		rc = rt_model_train_step(m, step, &loss, &tokens);
 		secs = now_s() - t0;
 		t_all += secs;
-		if (step == 1)
+		if (step == start)
 			first = loss;
 		if (!rc && root)
 			rc = report_step(log, step, steps, loss, tokens, secs,
 					 m->lr);
+		if (!rc && o->save_every && step % o->save_every == 0 &&
+		    step < steps)
+			rc = rt_ckpt_save(m, p, o->save);
 	}
-	if (!rc && root && steps > 0)
+	if (!rc && root && steps >= start)
 		printf("gtplan-run: %lld steps, loss %.6f -> %.6f, %.0f tokens/s"
-		       "\n", steps, first, loss,
-		       t_all > 0 ? (double)(tokens * steps) / t_all : 0);
+		       "\n", steps - start + 1, first, loss, t_all > 0 ?
+		       (double)(tokens * (steps - start + 1)) / t_all : 0);
 	return rc;
 }
 
@@ -406,6 +431,8 @@ int main(int argc, char **argv)
 	}
 	if (!(rc = agree(rc)))
 		rc = rt_model_init(&model, &plan, &shape, &kern, c);
+	if (!(rc = agree(rc)) && o.load)
+		rc = rt_ckpt_load(&model, &plan, o.load);
 	if (!(rc = agree(rc)))
 		rc = open_outputs(&o, rank == 0, &out);
 	rc = agree(rc);
@@ -418,7 +445,9 @@ int main(int argc, char **argv)
 		if (o.lr > 0)
 			model.lr = o.lr;
 		describe(&plan, &model, &kern, steps);
-		rc = train(&model, steps, rank == 0, out.log);
+		rc = train(&model, &plan, &o, steps, rank == 0, out.log);
+		if (!rc && o.save)
+			rc = rt_ckpt_save(&model, &plan, o.save);
 		if (!rc && o.dump)
 			rc = rt_model_dump(&model, out.dump);
 		rc = close_outputs(&out, rc);
