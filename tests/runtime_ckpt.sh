@@ -3,16 +3,17 @@
 #   tests/runtime_ckpt.sh     prints "RESULT passed failed skipped" last
 # (a) 4 steps = 2 steps, --save, --load, 2 more under the same layout
 #     (TP2xG3, 6 ranks): every step's loss and the final weights equal;
-# (b) that TP2xG3 checkpoint resumed under TP1xG2xD2 (4 ranks) and on one
-#     rank: losses and final weights against the uninterrupted single-rank
+# (b) that TP2xG3 checkpoint resumed under TP1xG2xD2 (4 ranks), TP1xCP2
+#     (2 ranks) and on one rank: losses and final weights against the uninterrupted single-rank
 #     run within 1e-5 (tests/runtime_compare.py); --save-every;
 # (c) refusals: another model size, another seed, no checkpoint, a save that
 #     stopped part-way, truncated metadata, another format version, a
 #     missing, truncated or corrupt piece file, pieces that leave an
 #     element uncovered or cover one twice, --save-every without --save;
-# (d) tests/runtime_ckpt_check.py on a TP2xG3 and a TP1xG2xD2 (D = 2: only
-#     replica 0 writes) checkpoint: keys, coverage exactly once, the main
-#     replicas' pieces, checksums, values equal to --dump-weights.
+# (d) tests/runtime_ckpt_check.py on a TP2xG3, a TP1xG2xD2 (D = 2: only
+#     replica 0 writes) and a CP2 (only cp 0 writes) checkpoint: keys,
+#     coverage exactly once, the main replicas' pieces, checksums, values
+#     equal to --dump-weights.
 # Every mpirun runs under `timeout`.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -73,6 +74,7 @@ start=$(date +%s)
 plan ref 1
 plan tp2g3 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6
 plan tp1g2d2 4 $M.tensor_parallel_num_weight_shards=2
+plan cp2 2 $M.context_parallel_size=2 policy.sequence_packing.enabled=true
 
 # ---- (a) the same layout: exactly the uninterrupted run -------------------
 check "tp2g3 4 steps" mpi 6 "$tmp/tp2g3.json" --log "$tmp/full.log" --dump-weights "$tmp/full.w"
@@ -103,10 +105,19 @@ cat "$tmp/a1.log" "$tmp/b1.log" >"$tmp/b1all.log"
 check "tp2g3 -> 1 rank parity" "$PY" tests/runtime_compare.py "$TOL" norm \
 	"$tmp/ref.log" "$tmp/ref.w" "$tmp/b1all.log" "$tmp/b1.w"
 sed 's/^/    tp2g3 -> 1 rank: /' "$tmp/out"
+# CP changes too: TP1xCP2 (2 ranks), whose cp-1 rank must not write
+check "cp2 load" mpi 2 "$tmp/cp2.json" --load "$tmp/ck6" --log "$tmp/cp.log" \
+	--dump-weights "$tmp/cp.w" --save "$tmp/ckcp"
+cat "$tmp/a1.log" "$tmp/cp.log" >"$tmp/cpall.log"
+check "tp2g3 -> cp2 parity" "$PY" tests/runtime_compare.py "$TOL" norm \
+	"$tmp/ref.log" "$tmp/ref.w" "$tmp/cpall.log" "$tmp/cp.w"
+sed 's/^/    tp2g3 -> cp2: /' "$tmp/out"
 
 # ---- (d) the checkpoints on their own -------------------------------------
 check "check ck6" "$PY" tests/runtime_ckpt_check.py "$tmp/ck6" "$tmp/tp2g3.json" "$tmp/a1.w"
 sed 's/^/    tp2g3: /' "$tmp/out"
+check "check ckcp" "$PY" tests/runtime_ckpt_check.py "$tmp/ckcp" "$tmp/cp2.json" "$tmp/cp.w"
+sed 's/^/    cp2: /' "$tmp/out"
 check "check ck4" "$PY" tests/runtime_ckpt_check.py "$tmp/ck4" "$tmp/tp1g2d2.json" "$tmp/b4.w"
 sed 's/^/    tp1g2d2: /' "$tmp/out"
 # the checker fails on a checkpoint that is not the plan's
