@@ -30,16 +30,14 @@
  * --load accepts. Before writing it, rank 0 proves that the pieces cover
  * every element of every tensor exactly once (as dist_checkpointing's
  * validate_sharding_integrity does); --load proves the same of the
- * metadata it reads.
+ * metadata it reads. rt_ckpt_index holds the index in memory and reads
+ * and writes metadata.json.
  */
 #ifndef GTPLAN_RT_CKPT_H
 #define GTPLAN_RT_CKPT_H
 
 #include "rt_model.h"
 #include "rt_plan.h"
-
-#define RT_CKPT_FORMAT "gtplan-ckpt/1"
-#define RT_CKPT_META "metadata.json"
 
 /* Saves m (weights, Adam's m and v, the step) to `dir`, created when
  * missing (its parent must exist); files of an earlier save there are

@@ -4,8 +4,9 @@
 # (a) 4 steps = 2 steps, --save, --load, 2 more under the same layout
 #     (TP2xG3, 6 ranks): every step's loss and the final weights equal;
 # (b) that TP2xG3 checkpoint resumed under TP1xG2xD2 (4 ranks), TP1xCP2
-#     (2 ranks) and on one rank: losses and final weights against the uninterrupted single-rank
-#     run within 1e-5 (tests/runtime_compare.py); --save-every;
+#     (2 ranks) and on one rank: losses and final weights against the
+#     uninterrupted single-rank run within 1e-5 (tests/runtime_compare.py);
+#     --save-every;
 # (c) refusals: another model size, another seed, no checkpoint, a save that
 #     stopped part-way, truncated metadata, another format version, a
 #     missing, truncated or corrupt piece file, pieces that leave an
