@@ -14,7 +14,7 @@
 # (d) tests/runtime_ckpt_check.py on a TP2xG3, a TP1xG2xD2 (D = 2: only
 #     replica 0 writes) and a CP2 (only cp 0 writes) checkpoint: keys,
 #     coverage exactly once, the main replicas' pieces, checksums, values
-#     equal to --dump-weights.
+#     equal to --dump-weights; their metadata against schemas/ckpt.schema.json.
 # Every mpirun runs under `timeout`.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -121,6 +121,9 @@ check "check ckcp" "$PY" tests/runtime_ckpt_check.py "$tmp/ckcp" "$tmp/cp2.json"
 sed 's/^/    cp2: /' "$tmp/out"
 check "check ck4" "$PY" tests/runtime_ckpt_check.py "$tmp/ck4" "$tmp/tp1g2d2.json" "$tmp/b4.w"
 sed 's/^/    tp1g2d2: /' "$tmp/out"
+for d in ck6 ck4 ckcp; do
+	check "schema $d" "$PY" tests/check_plan_schema.py schemas/ckpt.schema.json "$tmp/$d/metadata.json"
+done
 # the checker fails on a checkpoint that is not the plan's
 refuse "checker: wrong plan" "want the main replicas'" \
 	"$PY" tests/runtime_ckpt_check.py "$tmp/ck4" "$tmp/tp2g3.json"
@@ -146,6 +149,8 @@ refuse "truncated metadata" "not valid JSON" load1 "$tmp/trunc"
 damaged fmt
 sed -i 's#"gtplan-ckpt/1"#"gtplan-ckpt/2"#' "$tmp/fmt/metadata.json"
 refuse "format version" "format 'gtplan-ckpt/2'; this gtplan-run reads gtplan-ckpt/1 only" load1 "$tmp/fmt"
+refuse "schema: format version" "'gtplan-ckpt/1' was expected" \
+	"$PY" tests/check_plan_schema.py schemas/ckpt.schema.json "$tmp/fmt/metadata.json"
 damaged gone
 rm "$tmp/gone/shard-00001.bin"
 refuse "missing piece file" "piece file shard-00001.bin: No such file or directory" load1 "$tmp/gone"
