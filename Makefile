@@ -182,8 +182,8 @@ demo: deps
 	./build/gtplan plan examples/default.yaml --summary
 
 # The whole suite: Check suites under ASan+UBSan, then the CLI end-to-end
-# tests, the corpus test and the runtime parity test (gtplan-run under
-# mpirun on CPU), then one closing summary line.
+# tests, the corpus test, the runtime parity and checkpoint tests
+# (gtplan-run under mpirun on CPU), then one closing summary line.
 test: deps-test
 	@$(MAKE) --no-print-directory build/gtplan build/asan/gtplan build/gtplan-run $(TEST_BIN)
 	@tests/run.sh $(TEST_BIN)

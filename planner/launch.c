@@ -66,7 +66,8 @@ const char launch_help[] =
 static const char *const runtime_valued[] = {
 	"--device", "--steps", "--global-batch", "--micro-batch", "--log",
 	"--record", "--dump-weights", "--optimizer", "--lr", "--timeout",
-	"--comm", "--bench-comm",
+	"--comm", "--bench-comm", "--data", "--logprobs", "--export",
+	"--refit-gather", "--save", "--save-every", "--load",
 };
 
 /* Sets err to the formatted text; returns status. */

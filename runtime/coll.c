@@ -427,6 +427,32 @@ static int host_gather(struct coll *c, enum rt_kind k, const char *what,
 	return wait_req(c, &d, &req);
 }
 
+int coll_gather_i64(struct coll *c, enum rt_kind k, const char *what,
+		    const long long *send, long long *recv, long long count,
+		    int root)
+{
+	struct call_desc d = { "gather", what, "int64", k, count, 8, 0,
+			       COLL_SUM };
+	MPI_Request req;
+	int rc, n = (int)count;
+
+	if (c->size[k] == 1) {
+		if (recv != send)
+			memmove(recv, send, (size_t)count * sizeof(*send));
+		return 0;
+	}
+	if ((rc = begin(c, &d)))
+		return rc;
+	if (c->timeout_s <= 0) {
+		MPICHECK(MPI_Gather(send, n, MPI_LONG_LONG, recv, n,
+				    MPI_LONG_LONG, root, c->comm[k]));
+		return 0;
+	}
+	MPICHECK(MPI_Igather(send, n, MPI_LONG_LONG, recv, n, MPI_LONG_LONG,
+			     root, c->comm[k], &req));
+	return wait_req(c, &d, &req);
+}
+
 int coll_barrier(struct coll *c, enum rt_kind k, const char *what)
 {
 	struct call_desc d = { "barrier", what, "none", k, 0, 0, 0, COLL_SUM };

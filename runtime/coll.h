@@ -95,6 +95,11 @@ int coll_all_reduce_d(struct coll *c, enum rt_kind k, const char *what,
 /* recv (on the member at place root only) = the members' send blocks. */
 int coll_gather(struct coll *c, enum rt_kind k, const char *what,
 		const float *send, float *recv, long long count, int root);
+/* The same for host integers (never staged): recv (root only) = the
+ * members' `count` long longs, in group order. */
+int coll_gather_i64(struct coll *c, enum rt_kind k, const char *what,
+		    const long long *send, long long *recv, long long count,
+		    int root);
 int coll_barrier(struct coll *c, enum rt_kind k, const char *what);
 
 /* --device cuda with MPI host staging: after this, the float collectives

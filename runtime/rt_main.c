@@ -23,6 +23,7 @@
 #include "coll.h"
 #include "kern.h"
 #include "rt_bench.h"
+#include "rt_ckpt.h"
 #include "rt_err.h"
 #include "rt_export.h"
 #include "rt_infer.h"
@@ -39,6 +40,8 @@ struct opts {
 	long long bench_iters; /* --bench-comm N: 0 = no bench */
 	double timeout_s, lr; /* lr 0: the plan's */
 	int force, help;
+	const char *save, *load; /* checkpoint directories */
+	long long save_every;    /* 0: save after the last step only */
 };
 
 static void usage(FILE *f)
@@ -79,6 +82,14 @@ static void usage(FILE *f)
 "                        against plain NCCL calls (bus bandwidth)\n"
 "  --timeout S           stop when a collective waits longer than S seconds\n"
 "                        and report where every member of its group is\n"
+"  --save DIR            after the last step, write a sharded checkpoint\n"
+"                        to DIR: one file per writing rank and rank 0's\n"
+"                        metadata.json (weights, Adam state, step)\n"
+"  --save-every N        with --save: also after every N-th step (each\n"
+"                        save replaces the one before in DIR)\n"
+"  --load DIR            start from the checkpoint in DIR, saved under any\n"
+"                        layout of the same model, seed and batch; --steps\n"
+"                        is then the last step, not the number to train\n"
 "  --force               run a plan that has error diagnostics, or whose\n"
 "                        memory estimate exceeds the GPU's free memory\n"
 "  -h, --help            this text\n");
@@ -117,7 +128,8 @@ static int valued(const char *a)
 		"--device", "--steps", "--global-batch", "--micro-batch",
 		"--log", "--record", "--dump-weights", "--optimizer",
 		"--timeout", "--lr", "--comm", "--bench-comm", "--data",
-		"--logprobs", "--export", "--refit-gather",
+		"--logprobs", "--export", "--refit-gather", "--save",
+		"--save-every", "--load",
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -180,6 +192,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			RCHECK(parse_num(a, v, 0, &o->timeout_s));
 		} else if (!strcmp(a, "--lr")) {
 			RCHECK(parse_num(a, v, 1e-30, &o->lr));
+		} else if (!strcmp(a, "--save")) {
+			o->save = v;
+		} else if (!strcmp(a, "--load")) {
+			o->load = v;
+		} else if (!strcmp(a, "--save-every")) {
+			RCHECK(parse_count(a, v, 1, &o->save_every));
 		} else if (!o->plan) {
 			o->plan = a;
 			takes = 0;
@@ -218,6 +236,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		return rt_error_once(RT_EUSAGE, "--refit-gather is gtp_then_tp,"
 				     " tp_then_gtp or tp_only, not '%s'",
 				     o->refit_gather);
+	if (o->save_every && !o->save)
+		return rt_error_once(RT_EUSAGE, "--save-every wants --save DIR "
+				     "(where to save)");
 	return 0;
 }
 
@@ -462,28 +483,33 @@ static int close_outputs(struct outputs *out, int rc)
 	return rc;
 }
 
-static int train(struct rt_model *m, long long steps, int root, FILE *log)
+/* Steps m->step + 1 .. steps (after --load, m->step is the checkpoint's). */
+static int train(struct rt_model *m, const struct rt_plan *p,
+		 const struct opts *o, long long steps, int root, FILE *log)
 {
 	double first = 0, loss = 0, t_all = 0;
-	long long tokens = 0;
+	long long tokens = 0, start = m->step + 1;
 	int rc = 0;
 
-	for (long long step = 1; step <= steps && !rc; step++) {
+	for (long long step = start; step <= steps && !rc; step++) {
 		double t0 = now_s(), secs;
 
 		rc = rt_model_train_step(m, step, &loss, &tokens);
 		secs = now_s() - t0;
 		t_all += secs;
-		if (step == 1)
+		if (step == start)
 			first = loss;
 		if (!rc && root)
 			rc = report_step(log, step, steps, loss, tokens, secs,
 					 m->lr);
+		if (!rc && o->save_every && step % o->save_every == 0 &&
+		    step < steps)
+			rc = rt_ckpt_save(m, p, o->save);
 	}
-	if (!rc && root && steps > 0)
+	if (!rc && root && steps >= start)
 		printf("gtplan-run: %lld steps, loss %.6f -> %.6f, %.0f tokens/s"
-		       "\n", steps, first, loss,
-		       t_all > 0 ? (double)(tokens * steps) / t_all : 0);
+		       "\n", steps - start + 1, first, loss, t_all > 0 ?
+		       (double)(tokens * (steps - start + 1)) / t_all : 0);
 	return rc;
 }
 
@@ -574,6 +600,8 @@ int main(int argc, char **argv)
 	}
 	if (!(rc = agree(rc)))
 		rc = rt_model_init(&model, &plan, &shape, &kern, c);
+	if (!(rc = agree(rc)) && o.load)
+		rc = rt_ckpt_load(&model, &plan, o.load);
 	if (!(rc = agree(rc)))
 		rc = open_outputs(&o, rank == 0, &out);
 	rc = agree(rc);
@@ -600,7 +628,10 @@ int main(int argc, char **argv)
 			if (!rc)
 				rc = coll_finish(c);
 		} else {
-			rc = train(&model, steps, rank == 0, out.log);
+			rc = train(&model, &plan, &o, steps, rank == 0,
+				   out.log);
+			if (!rc && o.save)
+				rc = rt_ckpt_save(&model, &plan, o.save);
 			if (!rc && o.dump)
 				rc = rt_model_dump(&model, out.dump);
 			if (!rc && o.logprobs)

@@ -1,5 +1,7 @@
 #!/usr/bin/python3
-"""Validates a gtplan plan JSON against schemas/plan.schema.json.
+"""Validates a gtplan plan JSON against schemas/plan.schema.json (or any
+JSON file against a schema: gtplan-run's checkpoint metadata against
+schemas/ckpt.schema.json).
 
 usage: check_plan_schema.py SCHEMA PLAN.json
 Exit 0 when valid, 1 when invalid (the first errors are printed), 2 on a

@@ -4,7 +4,9 @@
 # 1. each Check suite binary (built with ASan + UBSan);
 # 2. tests/e2e.sh: the CLI end-to-end tests (build/asan/gtplan);
 # 3. tests/corpus.sh: every NeMo-RL corpus config against OmegaConf;
-# 4. tests/runtime_parity.sh, tests/runtime_calls.sh: gtplan-run under MPI.
+# 4. tests/runtime_parity.sh, tests/runtime_calls.sh, tests/runtime_ckpt.sh:
+#    gtplan-run under mpirun (parity of layouts; get_logprobs and refit
+#    export; sharded checkpoints).
 # Each part prints "RESULT <passed> <failed> <skipped>" as its last line.
 set -u
 cd "$(dirname "$0")/.."
@@ -41,7 +43,8 @@ for bin in "$@"; do
 	fi
 	add "$name" "$rc" "$tmp/$name.out"
 done
-for script in tests/e2e.sh tests/render_e2e.sh tests/corpus.sh tests/runtime_parity.sh tests/runtime_calls.sh; do
+for script in tests/e2e.sh tests/render_e2e.sh tests/corpus.sh tests/runtime_parity.sh \
+	tests/runtime_calls.sh tests/runtime_ckpt.sh; do
 	[ -x "$script" ] || continue
 	"$script" 2>&1 | tee "$tmp/part.out"; rc=${PIPESTATUS[0]}
 	add "$script" "$rc" "$tmp/part.out"

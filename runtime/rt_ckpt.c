@@ -1,0 +1,409 @@
+/*
+ * rt_ckpt: sharded checkpoints of the runtime model (see rt_ckpt.h): the
+ * collective save and load and the piece files; the index and its
+ * metadata.json are rt_ckpt_index's.
+ */
+#include "rt_ckpt.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "rt_ckpt_index.h"
+#include "rt_err.h"
+
+/* Per tensor, what a rank tells rank 0 of its piece: present, r0, c0, nr,
+ * nc, byte offset, checksum; then one trailing slot: its file's bytes, or
+ * -1 when it wrote no file. */
+#define CK_SLOT 7
+
+/* Every rank's status, so that all stop together (see rt_main's agree). */
+static int agree(int rc)
+{
+	int all = coll_mpi_agree(rc);
+
+	return rc ? rc : all ? RT_EPEER : 0;
+}
+
+static uint64_t fnv1a64(const void *data, size_t n)
+{
+	const unsigned char *b = data;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* ---- save ------------------------------------------------------------- */
+
+static int host_arrays(struct rt_model *m, float *h[RT_CKPT_NGROUPS],
+		       int download)
+{
+	long long n = m->n_shard + m->n_rep;
+	float *dev[RT_CKPT_NGROUPS] = { m->param, m->adam_m, m->adam_v };
+
+	for (int g = 0; g < RT_CKPT_NGROUPS; g++) {
+		h[g] = calloc((size_t)(n > 0 ? n : 1), sizeof(float));
+		if (!h[g])
+			return rt_error(RT_ENOMEM, "out of memory");
+		if (download)
+			KCHECK(kern_download(m->k, h[g], dev[g],
+					     (size_t)n * sizeof(float)));
+	}
+	return 0;
+}
+
+/* Writes this rank's pieces to dir/shard-RANK.bin (tmp + rename) and
+ * describes them in slots (CK_SLOT per tensor, then the file's bytes). */
+static int write_pieces(const char *dir, int rank,
+			const struct rt_ckpt_tensor *t, int nt,
+			float *const h[RT_CKPT_NGROUPS], long long *slots)
+{
+	char name[32];
+	char *path = NULL, *tmp = NULL;
+	FILE *f = NULL;
+	long long bytes = 0;
+	int rc = 0, any = 0;
+
+	for (int i = 0; i < nt; i++)
+		any |= t[i].writer && t[i].nr > 0;
+	slots[(long long)nt * CK_SLOT] = -1;
+	if (!any)
+		return 0;
+	snprintf(name, sizeof(name), "shard-%05d.bin", rank);
+	path = rt_ckpt_index_path(dir, name);
+	tmp = path ? malloc(strlen(path) + 5) : NULL;
+	if (!tmp) {
+		rc = rt_error(RT_ENOMEM, "out of memory");
+		goto out;
+	}
+	snprintf(tmp, strlen(path) + 5, "%s.tmp", path);
+	if (!(f = fopen(tmp, "wb"))) {
+		rc = rt_error(RT_EIO, "--save: cannot write '%s': %s", tmp,
+			      strerror(errno));
+		goto out;
+	}
+	for (int i = 0; i < nt; i++) {
+		const float *src = h[t[i].group] + t[i].off;
+		long long n = t[i].nr * t[i].nc, *s = slots + i * CK_SLOT;
+
+		if (!t[i].writer || !t[i].nr)
+			continue;
+		if (fwrite(src, sizeof(float), (size_t)n, f) != (size_t)n) {
+			rc = rt_error(RT_EIO, "--save: write error in '%s'",
+				      tmp);
+			goto out;
+		}
+		s[0] = 1;
+		s[1] = t[i].r0;
+		s[2] = t[i].c0;
+		s[3] = t[i].nr;
+		s[4] = t[i].nc;
+		s[5] = bytes;
+		s[6] = (long long)fnv1a64(src, (size_t)n * sizeof(float));
+		bytes += n * (long long)sizeof(float);
+	}
+	rc = fclose(f);
+	f = NULL;
+	if (rc || rename(tmp, path))
+		rc = rt_error(RT_EIO, "--save: cannot write '%s': %s", path,
+			      strerror(errno));
+	slots[(long long)nt * CK_SLOT] = bytes;
+out:
+	if (f)
+		fclose(f);
+	free(path);
+	free(tmp);
+	return rc;
+}
+
+/* Rank 0: the index from every rank's slots. */
+static int gathered_index(struct rt_ckpt_index *x, const long long *all,
+			  int world, long long per)
+{
+	const long long nt = x->nt;
+	int *file_of = calloc((size_t)world, sizeof(int));
+
+	x->f = calloc((size_t)world, sizeof(*x->f));
+	x->pc = calloc((size_t)(world * nt), sizeof(*x->pc));
+	if (!file_of || !x->f || !x->pc) {
+		free(file_of);
+		return rt_error(RT_ENOMEM, "out of memory");
+	}
+	for (int r = 0; r < world; r++) {
+		long long bytes = all[r * per + nt * CK_SLOT];
+
+		file_of[r] = -1;
+		if (bytes < 0)
+			continue;
+		file_of[r] = x->nf;
+		snprintf(x->f[x->nf].name, sizeof(x->f[0].name),
+			 "shard-%05d.bin", r);
+		x->f[x->nf].rank = r;
+		x->f[x->nf++].bytes = bytes;
+	}
+	for (int i = 0; i < nt; i++)
+		for (int r = 0; r < world; r++) {
+			const long long *s = all + r * per + i * CK_SLOT;
+			struct rt_ckpt_piece *q = &x->pc[x->np];
+
+			if (s[0] != 1 || file_of[r] < 0)
+				continue;
+			q->tensor = i;
+			q->file = file_of[r];
+			q->r0 = s[1];
+			q->c0 = s[2];
+			q->nr = s[3];
+			q->nc = s[4];
+			q->byte_off = s[5];
+			q->hash = (uint64_t)s[6];
+			x->np++;
+		}
+	free(file_of);
+	return 0;
+}
+
+/* Rank 0: validates the pieces and writes metadata.json (tmp + rename). */
+static int write_meta(const struct rt_model *m, const struct rt_plan *p,
+		      const char *dir, struct rt_ckpt_index *x)
+{
+	char why[RT_CKPT_WHY];
+	char *path = rt_ckpt_index_path(dir, RT_CKPT_META);
+	char *tmp = rt_ckpt_index_path(dir, RT_CKPT_META ".tmp");
+	FILE *f = NULL;
+	int rc = 0;
+
+	if (!path || !tmp) {
+		rc = rt_error(RT_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (rt_ckpt_index_validate(x, why)) {
+		rc = rt_error(RT_ECKPT, "--save %s: checkpoint validation: %s; "
+			      "no metadata written, so this is no checkpoint",
+			      dir, why);
+		goto out;
+	}
+	if (!(f = fopen(tmp, "w")) || rt_ckpt_index_dump(x, m, p, f)) {
+		rc = rt_error(RT_EIO, "--save: cannot write '%s': %s", tmp,
+			      strerror(errno));
+		goto out;
+	}
+	rc = fclose(f);
+	f = NULL;
+	if (rc || rename(tmp, path))
+		rc = rt_error(RT_EIO, "--save: cannot write '%s': %s", path,
+			      strerror(errno));
+out:
+	if (f)
+		fclose(f);
+	free(path);
+	free(tmp);
+	return rc;
+}
+
+/* Rank 0, before any rank writes: the directory exists and holds no
+ * metadata, so that a save stopped part-way leaves no checkpoint. */
+static int prepare_dir(const char *dir)
+{
+	char *meta = rt_ckpt_index_path(dir, RT_CKPT_META);
+	struct stat st;
+	int rc = 0;
+
+	if (!meta)
+		return rt_error(RT_ENOMEM, "out of memory");
+	if (mkdir(dir, 0777) && errno != EEXIST)
+		rc = rt_error(RT_EIO, "--save: cannot create directory '%s': "
+			      "%s", dir, strerror(errno));
+	else if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+		rc = rt_error(RT_EIO, "--save: '%s' is not a directory", dir);
+	else if (remove(meta) && errno != ENOENT)
+		rc = rt_error(RT_EIO, "--save: cannot remove the old '%s': %s",
+			      meta, strerror(errno));
+	free(meta);
+	return rc;
+}
+
+int rt_ckpt_save(struct rt_model *m, const struct rt_plan *p,
+		 const char *dir)
+{
+	struct rt_ckpt_index x;
+	float *h[RT_CKPT_NGROUPS] = { NULL, NULL, NULL };
+	long long *mine = NULL, *all = NULL, per;
+	int rank = coll_rank(m->c, RT_K_WORLD), rc;
+
+	memset(&x, 0, sizeof(x));
+	coll_set_call(m->c, "save", m->step);
+	rc = rt_ckpt_index_init(&x, m, p);
+	if (!rc && rank == 0)
+		rc = prepare_dir(dir);
+	if ((rc = agree(rc)))
+		goto out;
+	per = (long long)x.nt * CK_SLOT + 1;
+	mine = calloc((size_t)per, sizeof(long long));
+	if (rank == 0)
+		all = calloc((size_t)(per * p->world), sizeof(long long));
+	if (!mine || (rank == 0 && !all))
+		rc = rt_error(RT_ENOMEM, "out of memory");
+	if (!rc)
+		rc = host_arrays(m, h, 1);
+	if (!rc)
+		rc = write_pieces(dir, rank, x.t, x.nt, h, mine);
+	if ((rc = agree(rc)))
+		goto out;
+	rc = coll_gather_i64(m->c, RT_K_WORLD, "ckpt.pieces", mine, all, per,
+			     0);
+	if (!rc && rank == 0)
+		rc = gathered_index(&x, all, p->world, per);
+	if (!rc && rank == 0)
+		rc = write_meta(m, p, dir, &x);
+	if (!(rc = agree(rc)))
+		rt_note("checkpoint of step %lld saved to %s (%d files, %lld "
+			"pieces)", m->step, dir, x.nf, x.np);
+out:
+	for (int g = 0; g < RT_CKPT_NGROUPS; g++)
+		free(h[g]);
+	free(mine);
+	free(all);
+	rt_ckpt_index_release(&x);
+	return rc;
+}
+
+/* ---- load --------------------------------------------------------------- */
+
+/* Copies into t's region (in dst) the part that piece q covers, read from
+ * its file (opened once, its size checked) and checked against its sum. */
+static int read_overlap(const char *dir, const struct rt_ckpt_index *x,
+			const struct rt_ckpt_piece *q,
+			const struct rt_ckpt_tensor *t, FILE **fp, float *dst,
+			long long *covered)
+{
+	const struct rt_ckpt_file *cf = &x->f[q->file];
+	long long r_lo = q->r0 > t->r0 ? q->r0 : t->r0;
+	long long r_hi = q->r0 + q->nr < t->r0 + t->nr ? q->r0 + q->nr :
+			 t->r0 + t->nr;
+	long long c_lo = q->c0 > t->c0 ? q->c0 : t->c0;
+	long long c_hi = q->c0 + q->nc < t->c0 + t->nc ? q->c0 + q->nc :
+			 t->c0 + t->nc;
+	size_t n = (size_t)(q->nr * q->nc);
+	float *buf;
+	uint64_t sum;
+	char a[48];
+
+	if (r_lo >= r_hi || c_lo >= c_hi)
+		return 0;
+	if (!fp[q->file]) {
+		char *path = rt_ckpt_index_path(dir, cf->name);
+		long size = -1;
+
+		if (!path)
+			return rt_error(RT_ENOMEM, "out of memory");
+		fp[q->file] = fopen(path, "rb");
+		free(path);
+		if (!fp[q->file])
+			return rt_error(RT_ECKPT, "--load %s: piece file %s: "
+					"%s: the checkpoint is incomplete; "
+					"copy every file of the save, or save "
+					"again",
+					dir, cf->name, strerror(errno));
+		if (!fseek(fp[q->file], 0, SEEK_END))
+			size = ftell(fp[q->file]);
+		if (size != cf->bytes)
+			return rt_error(RT_ECKPT, "--load %s: piece file %s is "
+					"%ld bytes, %s says %lld: truncated or "
+					"replaced; save again", dir, cf->name,
+					size, RT_CKPT_META, cf->bytes);
+	}
+	if (!(buf = malloc(n * sizeof(float))))
+		return rt_error(RT_ENOMEM, "out of memory");
+	if (fseek(fp[q->file], (long)q->byte_off, SEEK_SET) ||
+	    fread(buf, sizeof(float), n, fp[q->file]) != n) {
+		free(buf);
+		return rt_error(RT_ECKPT, "--load %s: cannot read the piece of "
+				"%s at byte %lld of %s", dir, t->key,
+				q->byte_off, cf->name);
+	}
+	sum = fnv1a64(buf, n * sizeof(float));
+	if (sum != q->hash) {
+		free(buf);
+		return rt_error(RT_ECKPT, "--load %s: the piece of %s at %s in "
+				"%s (byte %lld) has checksum %016llx, %s says "
+				"%016llx: the file is corrupt; save again", dir,
+				t->key,
+				rt_ckpt_index_at(t, q->r0, q->c0, a, 48),
+				cf->name, q->byte_off, (unsigned long long)sum,
+				RT_CKPT_META, (unsigned long long)q->hash);
+	}
+	for (long long r = r_lo; r < r_hi; r++)
+		memcpy(dst + (r - t->r0) * t->nc + (c_lo - t->c0),
+		       buf + (r - q->r0) * q->nc + (c_lo - q->c0),
+		       (size_t)(c_hi - c_lo) * sizeof(float));
+	*covered += (r_hi - r_lo) * (c_hi - c_lo);
+	free(buf);
+	return 0;
+}
+
+/* This rank's regions of every tensor from the pieces that overlap them. */
+static int fill(const char *dir, const struct rt_ckpt_index *x,
+		float *h[RT_CKPT_NGROUPS])
+{
+	FILE **fp = calloc((size_t)(x->nf ? x->nf : 1), sizeof(FILE *));
+	long long k = 0;
+	int rc = 0;
+
+	if (!fp)
+		return rt_error(RT_ENOMEM, "out of memory");
+	for (int i = 0; i < x->nt && !rc; i++) {
+		const struct rt_ckpt_tensor *t = &x->t[i];
+		long long covered = 0;
+
+		for (; k < x->np && x->pc[k].tensor == i && !rc; k++)
+			rc = read_overlap(dir, x, &x->pc[k], t, fp,
+					  h[t->group] + t->off, &covered);
+		if (!rc && covered != t->nr * t->nc)
+			rc = rt_error(RT_ECKPT, "--load %s: the pieces of %s "
+				      "cover %lld of this rank's %lld elements",
+				      dir, t->key, covered, t->nr * t->nc);
+	}
+	for (int i = 0; i < x->nf; i++)
+		if (fp[i])
+			fclose(fp[i]);
+	free(fp);
+	return rc;
+}
+
+int rt_ckpt_load(struct rt_model *m, const struct rt_plan *p,
+		 const char *dir)
+{
+	struct rt_ckpt_index x;
+	float *h[RT_CKPT_NGROUPS] = { NULL, NULL, NULL };
+	float *dev[RT_CKPT_NGROUPS] = { m->param, m->adam_m, m->adam_v };
+	size_t bytes = (size_t)(m->n_shard + m->n_rep) * sizeof(float);
+	long long step = 0;
+	int rc;
+
+	memset(&x, 0, sizeof(x));
+	rc = rt_ckpt_index_init(&x, m, p);
+	if (!rc)
+		rc = rt_ckpt_index_load(&x, m, dir, &step);
+	if (!rc)
+		rc = host_arrays(m, h, 0);
+	if (!rc)
+		rc = fill(dir, &x, h);
+	for (int g = 0; g < RT_CKPT_NGROUPS && !rc; g++)
+		if (kern_upload(m->k, dev[g], h[g], bytes))
+			rc = rt_error(RT_EKERNEL, "--load: cannot upload the "
+				      "checkpoint's values");
+	if (!rc)
+		m->step = step;
+	rc = agree(rc);
+	for (int g = 0; g < RT_CKPT_NGROUPS; g++)
+		free(h[g]);
+	rt_ckpt_index_release(&x);
+	return rc;
+}

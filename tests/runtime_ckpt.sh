@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# gtplan-run's sharded checkpoints (--save, --load) on CPU under mpirun:
+#   tests/runtime_ckpt.sh     prints "RESULT passed failed skipped" last
+# (a) 4 steps = 2 steps, --save, --load, 2 more under the same layout
+#     (TP2xG3, 6 ranks): every step's loss and the final weights equal;
+# (b) that TP2xG3 checkpoint resumed under TP1xG2xD2 (4 ranks), TP1xCP2
+#     (2 ranks) and on one rank: losses and final weights against the
+#     uninterrupted single-rank run within 1e-5 (tests/runtime_compare.py);
+#     --save-every;
+# (c) refusals: another model size, another seed, no checkpoint, a save that
+#     stopped part-way, truncated metadata, another format version, a
+#     missing, truncated or corrupt piece file, pieces that leave an
+#     element uncovered or cover one twice, --save-every without --save;
+# (d) tests/runtime_ckpt_check.py on a TP2xG3, a TP1xG2xD2 (D = 2: only
+#     replica 0 writes) and a CP2 (only cp 0 writes) checkpoint: keys,
+#     coverage exactly once, the main replicas' pieces, checksums, values
+#     equal to --dump-weights; their metadata against schemas/ckpt.schema.json.
+# Every mpirun runs under `timeout`.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+GTPLAN=$(realpath "${GTPLAN:-build/gtplan}")
+RUN=$(realpath "${GTPLAN_RUN:-build/gtplan-run}")
+PY=/usr/bin/python3
+CFG=tests/runtime/parity.yaml
+TOL=1e-5
+LIMIT=120 # seconds for one mpirun
+pass=0 fail=0 skip=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+finish() { echo "RESULT $pass $fail $skip"; exit $((fail > 0)); }
+
+if ! command -v mpirun >/dev/null 2>&1; then
+	echo "SKIP: mpirun not found (make deps-test installs Open MPI)"
+	skip=1; finish
+fi
+for b in "$GTPLAN" "$RUN"; do
+	[ -x "$b" ] || { bad "$b is not built (make build/gtplan build/gtplan-run)"; finish; }
+done
+export OPENBLAS_NUM_THREADS=1
+if [ "$(id -u)" -eq 0 ]; then
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+
+# check NAME CMD...: CMD must exit 0 (its output is shown when not)
+check() {
+	local name=$1; shift
+	if "$@" >"$tmp/out" 2>&1; then ok; else
+		bad "$name"; sed 's/^/    /' "$tmp/out" | tail -15; fi
+}
+# refuse NAME TEXT CMD...: CMD must fail, saying TEXT
+refuse() {
+	local name=$1 text=$2; shift 2
+	"$@" >"$tmp/out" 2>&1; local rc=$?
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -qF -- "$text" "$tmp/out"; then ok; else
+		bad "$name: exit $rc, want a failure saying '$text'"; sed 's/^/    /' "$tmp/out" | tail -10; fi
+}
+plan() { # NAME NP OVERRIDE...
+	local name=$1 np=$2; shift 2
+	check "plan $name" "$GTPLAN" plan "$CFG" cluster.gpus_per_node="$np" "$@" -o "$tmp/$name.json"
+}
+mpi() { # NP ARGS...
+	local np=$1; shift
+	timeout "$LIMIT" mpirun --oversubscribe --bind-to none -np "$np" "$RUN" "$@"
+}
+losses_equal() { # LOG LOG: the same steps and bit-identical losses
+	"$PY" -c 'import json, sys
+a, b = ([(r["step"], r["loss"]) for r in map(json.loads, open(f))] for f in sys.argv[1:])
+assert a == b and len(a) == 4, (a, b)' "$1" "$2"
+}
+
+M=policy.megatron_cfg
+start=$(date +%s)
+plan ref 1
+plan tp2g3 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6
+plan tp1g2d2 4 $M.tensor_parallel_num_weight_shards=2
+plan cp2 2 $M.context_parallel_size=2 policy.sequence_packing.enabled=true
+
+# ---- (a) the same layout: exactly the uninterrupted run -------------------
+check "tp2g3 4 steps" mpi 6 "$tmp/tp2g3.json" --log "$tmp/full.log" --dump-weights "$tmp/full.w"
+check "tp2g3 2 steps, save" mpi 6 "$tmp/tp2g3.json" --steps 2 --save "$tmp/ck6" \
+	--log "$tmp/a1.log" --dump-weights "$tmp/a1.w"
+check "tp2g3 load, 2 more" mpi 6 "$tmp/tp2g3.json" --load "$tmp/ck6" \
+	--log "$tmp/a2.log" --dump-weights "$tmp/a2.w"
+cat "$tmp/a1.log" "$tmp/a2.log" >"$tmp/a.log"
+check "same layout: losses equal" losses_equal "$tmp/full.log" "$tmp/a.log"
+if cmp -s "$tmp/full.w" "$tmp/a2.w"; then ok; else bad "same layout: final weights differ"; fi
+check "same layout within 1e-6" "$PY" tests/runtime_compare.py 1e-6 max \
+	"$tmp/full.log" "$tmp/full.w" "$tmp/a.log" "$tmp/a2.w"
+
+# ---- (b) resharded: TP2xG3 -> TP1xG2xD2, -> 1 rank ------------------------
+check "single rank 4 steps" mpi 1 "$tmp/ref.json" --log "$tmp/ref.log" --dump-weights "$tmp/ref.w"
+check "tp1g2d2 load" mpi 4 "$tmp/tp1g2d2.json" --load "$tmp/ck6" --log "$tmp/b4.log" \
+	--dump-weights "$tmp/b4.w" --save "$tmp/ck4" --save-every 1
+for s in 3 4; do
+	if grep -q "checkpoint of step $s saved to $tmp/ck4" "$tmp/out"; then ok; else
+		bad "--save-every 1: no save after step $s"; fi
+done
+cat "$tmp/a1.log" "$tmp/b4.log" >"$tmp/b4all.log"
+check "tp2g3 -> tp1g2d2 parity" "$PY" tests/runtime_compare.py "$TOL" norm \
+	"$tmp/ref.log" "$tmp/ref.w" "$tmp/b4all.log" "$tmp/b4.w"
+sed 's/^/    tp2g3 -> tp1g2d2: /' "$tmp/out"
+check "1 rank load" mpi 1 "$tmp/ref.json" --load "$tmp/ck6" --log "$tmp/b1.log" --dump-weights "$tmp/b1.w"
+cat "$tmp/a1.log" "$tmp/b1.log" >"$tmp/b1all.log"
+check "tp2g3 -> 1 rank parity" "$PY" tests/runtime_compare.py "$TOL" norm \
+	"$tmp/ref.log" "$tmp/ref.w" "$tmp/b1all.log" "$tmp/b1.w"
+sed 's/^/    tp2g3 -> 1 rank: /' "$tmp/out"
+# CP changes too: TP1xCP2 (2 ranks), whose cp-1 rank must not write
+check "cp2 load" mpi 2 "$tmp/cp2.json" --load "$tmp/ck6" --log "$tmp/cp.log" \
+	--dump-weights "$tmp/cp.w" --save "$tmp/ckcp"
+cat "$tmp/a1.log" "$tmp/cp.log" >"$tmp/cpall.log"
+check "tp2g3 -> cp2 parity" "$PY" tests/runtime_compare.py "$TOL" norm \
+	"$tmp/ref.log" "$tmp/ref.w" "$tmp/cpall.log" "$tmp/cp.w"
+sed 's/^/    tp2g3 -> cp2: /' "$tmp/out"
+
+# ---- (d) the checkpoints on their own -------------------------------------
+check "check ck6" "$PY" tests/runtime_ckpt_check.py "$tmp/ck6" "$tmp/tp2g3.json" "$tmp/a1.w"
+sed 's/^/    tp2g3: /' "$tmp/out"
+check "check ckcp" "$PY" tests/runtime_ckpt_check.py "$tmp/ckcp" "$tmp/cp2.json" "$tmp/cp.w"
+sed 's/^/    cp2: /' "$tmp/out"
+check "check ck4" "$PY" tests/runtime_ckpt_check.py "$tmp/ck4" "$tmp/tp1g2d2.json" "$tmp/b4.w"
+sed 's/^/    tp1g2d2: /' "$tmp/out"
+for d in ck6 ck4 ckcp; do
+	check "schema $d" "$PY" tests/check_plan_schema.py schemas/ckpt.schema.json "$tmp/$d/metadata.json"
+done
+# the checker fails on a checkpoint that is not the plan's
+refuse "checker: wrong plan" "want the main replicas'" \
+	"$PY" tests/runtime_ckpt_check.py "$tmp/ck4" "$tmp/tp2g3.json"
+
+# ---- (c) refusals ---------------------------------------------------------
+# damaged copies of ck4 (2 files), loaded on one rank, which reads them all
+damaged() { # NAME: a fresh copy of ck4 at $tmp/NAME
+	rm -rf "${tmp:?}/$1"; cp -r "$tmp/ck4" "$tmp/$1"
+}
+load1() { mpi 1 "$tmp/ref.json" --steps 4 --load "$@"; }
+plan h48 1 gtplan.runtime.hidden=48
+refuse "model size" "the checkpoint's model is hidden 40, ffn 96, 2 layers, vocab 255; the plan's is hidden 48" \
+	mpi 1 "$tmp/h48.json" --load "$tmp/ck4"
+plan seed8 1 gtplan.runtime.seed=8
+refuse "seed" "trained with seed 7, seq_len 32, global batch 12; this run has seed 8" \
+	mpi 1 "$tmp/seed8.json" --load "$tmp/ck4"
+refuse "global batch" "global batch 12; this run has seed 7, seq_len 32, global batch 6" \
+	load1 "$tmp/ck4" --global-batch 6
+refuse "no checkpoint" "no checkpoint there" load1 "$tmp/nothing"
+damaged trunc
+head -c 2000 "$tmp/ck4/metadata.json" >"$tmp/trunc/metadata.json"
+refuse "truncated metadata" "not valid JSON" load1 "$tmp/trunc"
+damaged fmt
+sed -i 's#"gtplan-ckpt/1"#"gtplan-ckpt/2"#' "$tmp/fmt/metadata.json"
+refuse "format version" "format 'gtplan-ckpt/2'; this gtplan-run reads gtplan-ckpt/1 only" load1 "$tmp/fmt"
+refuse "schema: format version" "'gtplan-ckpt/1' was expected" \
+	"$PY" tests/check_plan_schema.py schemas/ckpt.schema.json "$tmp/fmt/metadata.json"
+damaged gone
+rm "$tmp/gone/shard-00001.bin"
+refuse "missing piece file" "piece file shard-00001.bin: No such file or directory" load1 "$tmp/gone"
+damaged short
+truncate -s -4 "$tmp/short/shard-00000.bin"
+refuse "truncated piece file" "piece file shard-00000.bin is" load1 "$tmp/short"
+damaged flip
+"$PY" - "$tmp/flip/shard-00001.bin" <<'EOF'
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(1000); b = f.read(1); f.seek(1000); f.write(bytes([b[0] ^ 0x40]))
+EOF
+refuse "corrupt piece file" "the file is corrupt" load1 "$tmp/flip"
+# pieces that break the exactly-once cover: one removed, one added twice
+damaged gap
+damaged twice
+"$PY" - "$tmp/gap/metadata.json" "$tmp/twice/metadata.json" <<'EOF'
+import json, sys
+for path, edit in zip(sys.argv[1:], ("drop", "dup")):
+    m = json.load(open(path))
+    t = next(t for t in m["tensors"] if t["key"] == "decoder.layers.1.mlp.linear_fc1.weight")
+    if edit == "drop":
+        t["pieces"].pop()
+    else:
+        t["pieces"].append(dict(t["pieces"][0]))
+    json.dump(m, open(path, "w"))
+EOF
+refuse "coverage gap" "of decoder.layers.1.mlp.linear_fc1.weight is saved by no rank" load1 "$tmp/gap"
+refuse "covered twice" "of decoder.layers.1.mlp.linear_fc1.weight is saved twice, by ranks 0 and 0" load1 "$tmp/twice"
+# a save that stops part-way (here: rank 0's piece file cannot be written)
+# leaves no checkpoint, even where an earlier one was
+damaged part
+mkdir "$tmp/part/shard-00000.bin.tmp"
+refuse "save stopped part-way" "--save: cannot write" mpi 1 "$tmp/ref.json" --steps 0 --save "$tmp/part"
+refuse "no checkpoint after it" "no checkpoint there" load1 "$tmp/part"
+# hostile input: a metadata file larger than any checkpoint needs
+damaged huge
+truncate -s 65M "$tmp/huge/metadata.json"
+refuse "metadata size limit" "more than the 67108864 a checkpoint of gtplan-run needs" load1 "$tmp/huge"
+refuse "--save-every alone" "--save-every wants --save DIR" mpi 1 "$tmp/ref.json" --save-every 2
+check "help" mpi 1 --help
+if grep -q -- "--load DIR" "$tmp/out" && grep -q -- "--save-every N" "$tmp/out"; then ok; else
+	bad "--help does not document --save, --save-every, --load"; fi
+
+echo "runtime checkpoints: $(($(date +%s) - start)) s"
+finish
