@@ -151,7 +151,7 @@ START_TEST(options_not_ours_are_left)
 {
 	char *argv[] = {
 		"cfg.yaml", "a.b=1", "--format", "--strict", "-o", "--stepsx",
-		"--save",
+		"--no-such-option",
 	};
 	struct launch_opts o = { 0 };
 	char err[128];
