@@ -722,6 +722,7 @@ START_TEST(catalog_corpus_names)
 		"MiniMaxAI/MiniMax-M2.7", "mistralai/Mistral-Medium-3.5-128B",
 		"nvidia/Llama-3_3-Nemotron-Super-49B-v1_5",
 		"allenai/Llama-3.1-Tulu-3-8B-SFT",
+		"nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-BF16",
 	};
 
 	ck_assert_ptr_null(model_catalog_error());

@@ -315,6 +315,18 @@ START_TEST(catalog_new_entries)
 	ck_assert_int_eq(model_moe_layers(m, 0, 78), 75);
 	ck_assert_int_eq(model_moe_layers(m, 0, 3), 0);
 	ck_assert_int_eq(m->mtp_num_layers, 1);
+	/* Nemotron 3.5 Lightning: Nemotron 3 Nano's layers and one MTP layer */
+	m = must_find("nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-BF16");
+	ck_assert(m->shape_known && !m->known);
+	ck_assert_int_eq(m->num_layers, 52);
+	ck_assert_int_eq(model_moe_layers(m, 0, 52), 23);
+	ck_assert_int_eq(m->num_moe_experts, 128);
+	ck_assert_int_eq(m->moe_router_topk, 6);
+	ck_assert_int_eq(m->moe_shared_expert_intermediate_size, 3712);
+	ck_assert_int_eq(m->num_query_groups, 2);
+	ck_assert_int_eq(m->mtp_num_layers, 1);
+	ck_assert_int_eq(must_find("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
+			 ->mtp_num_layers, 0);
 	/* Llama-Nemotron Super: heterogeneous blocks, the parallel shape only */
 	m = must_find("nvidia/Llama-3_3-Nemotron-Super-49B-v1_5");
 	ck_assert(m->shape_known && !m->known);
