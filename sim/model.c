@@ -28,6 +28,12 @@
 	"num_attention_heads, num_query_groups, vocab_size (and kv_channels " \
 	"when the head dim is not hidden_size / num_attention_heads)"
 
+/* The same, with the config.json names a user copies the values from. */
+#define NEEDED_HOWTO "describe it under gtplan.model: " NEEDED_FIELDS \
+	"; from the model's config.json: num_layers = num_hidden_layers, " \
+	"ffn_hidden_size = intermediate_size, num_query_groups = " \
+	"num_key_value_heads, kv_channels = head_dim"
+
 static char *field_path(char *buf, size_t len, const char *key)
 {
 	snprintf(buf, len, "gtplan.model.%s", key);
@@ -219,6 +225,57 @@ static int check_combinations(const struct model_shape *m,
 	"and query groups vs TP and vLLM's TP, experts vs EP, vocabulary " \
 	"padding, stage collectives, collective sizes and memory)"
 
+/* A Hugging Face hub id as the catalog keys them: "org/name" or a bare
+ * "name", of letters, digits, '-', '_' and '.'. Anything else in
+ * policy.model_name without a second '/' (spaces, a URL, angle brackets)
+ * is a placeholder for a name the user was to fill in. */
+static int is_hub_id(const char *name)
+{
+	for (const char *c = name; *c; c++)
+		if (!(*c >= 'a' && *c <= 'z') && !(*c >= 'A' && *c <= 'Z') &&
+		    !(*c >= '0' && *c <= '9') && *c != '-' && *c != '_' &&
+		    *c != '.' && *c != '/')
+			return 0;
+	return name[0] != '/' && name[strlen(name) - 1] != '/';
+}
+
+/* A relative checkpoint path such as models/Qwen/Qwen2.5-7B: more than
+ * the one '/' of a hub id. */
+static int is_relative_path(const char *name)
+{
+	const char *slash = strchr(name, '/');
+
+	return slash && strchr(slash + 1, '/') && !strchr(name, ' ') &&
+	       !strstr(name, "://");
+}
+
+/* GT524 for a model name without gtplan.model: why the name gives no
+ * shape (a checkpoint path, an interpolation left for launch time, a
+ * placeholder, or a hub id the catalog lacks), which checks are skipped
+ * and how to describe the model. */
+static void warn_unknown_name(const char *name,
+			      const struct cfg_node *name_node,
+			      struct diag_list *diags)
+{
+	int interp = name_node->interp || strstr(name, "${") != NULL;
+	int local = !interp && (model_is_local_path(name) ||
+				is_relative_path(name));
+	int placeholder = !interp && !local && !is_hub_id(name);
+	struct diag *d;
+
+	d = diag_add(diags, "GT524", name_node->loc, "policy.model_name",
+		     interp ? "model_name '%s' is an interpolation resolved "
+			      "only at launch, so gtplan cannot look the model "
+			      "up; " SKIPPED
+		     : local ? "model '%s' is a local path; gtplan does not "
+			       "read checkpoints, so " SKIPPED
+		     : placeholder ? "model_name '%s' is not a Hugging Face "
+				     "model id (a placeholder to fill in?), so "
+				     "gtplan cannot look the model up; " SKIPPED
+		     : "model '%s' is not in gtplan's catalog; " SKIPPED, name);
+	diag_hint(d, NEEDED_HOWTO);
+}
+
 /* GT524: the shape stays unknown. */
 static void warn_unknown(const char *name, const struct cfg_node *name_node,
 			 const struct cfg_node *desc, const char *missing,
@@ -227,13 +284,7 @@ static void warn_unknown(const char *name, const struct cfg_node *name_node,
 	struct diag *d;
 
 	if (name && !desc) {
-		d = diag_add(diags, "GT524", name_node->loc, "policy.model_name",
-			     model_is_local_path(name)
-			     ? "model '%s' is a local path; gtplan does not "
-			       "read checkpoints, so " SKIPPED
-			     : "model '%s' is not in gtplan's catalog; "
-			       SKIPPED, name);
-		diag_hint(d, "describe it under gtplan.model: " NEEDED_FIELDS);
+		warn_unknown_name(name, name_node, diags);
 		return;
 	}
 	if (name) {

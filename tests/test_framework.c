@@ -715,6 +715,14 @@ START_TEST(catalog_corpus_names)
 		"Qwen/Qwen2.5-VL-3B-Instruct", "Qwen/Qwen2.5-Omni-3B",
 		"Qwen/Qwen2.5-Omni-7B", "Qwen/Qwen3.5-397B-A17B",
 		"openai/gpt-oss-20b", "zai-org/GLM-4.7-Flash",
+		"google/gemma-4-E2B-it", "google/gemma-4-E4B-it",
+		"google/gemma-4-31B-it", "google/gemma-4-26B-A4B-it",
+		"Qwen/Qwen3.5-35B-A3B-Base", "Qwen/Qwen3.5-9B-Base",
+		"Qwen/Qwen3-Omni-30B-A3B-Instruct", "zai-org/GLM-5.1",
+		"MiniMaxAI/MiniMax-M2.7", "mistralai/Mistral-Medium-3.5-128B",
+		"nvidia/Llama-3_3-Nemotron-Super-49B-v1_5",
+		"allenai/Llama-3.1-Tulu-3-8B-SFT",
+		"nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-BF16",
 	};
 
 	ck_assert_ptr_null(model_catalog_error());

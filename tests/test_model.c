@@ -233,6 +233,107 @@ START_TEST(catalog_families)
 	ck_assert_int_eq(a->moe_router_topk, 8);
 	ck_assert_int_eq(a->moe_ffn_hidden_size, 768);
 	ck_assert_int_eq(a->num_query_groups, 4);
+	/* Qwen3-Omni's thinker: the same MoE shape, the Omni vocabulary */
+	b = must_find("Qwen/Qwen3-Omni-30B-A3B-Instruct");
+	ck_assert_int_eq(b->num_layers, 48);
+	ck_assert_int_eq(b->num_moe_experts, a->num_moe_experts);
+	ck_assert_int_eq(b->moe_ffn_hidden_size, a->moe_ffn_hidden_size);
+	ck_assert_int_eq(b->vocab_size, 152064);
+}
+END_TEST
+
+/* The entries added from the Hugging Face configs, Megatron-Bridge and
+ * slime: their numbers, and which are exact. */
+START_TEST(catalog_new_entries)
+{
+	const struct model_shape *m;
+
+	/* dense, uniform: exact */
+	m = must_find("mistralai/Mistral-Medium-3.5-128B");
+	ck_assert(m->known);
+	ck_assert_int_eq(m->num_layers, 88);
+	ck_assert_int_eq(m->hidden_size, 12288);
+	ck_assert_int_eq(m->ffn_hidden_size, 28672);
+	ck_assert_int_eq(m->num_attention_heads, 96);
+	ck_assert_int_eq(m->num_query_groups, 8);
+	ck_assert_int_eq(m->kv_channels, 128);
+	ck_assert_int_eq(m->vocab_size, 131072);
+	m = must_find("allenai/Llama-3.1-Tulu-3-8B-SFT");
+	ck_assert(m->known);
+	ck_assert_int_eq(m->vocab_size, 128264);
+	ck_assert_int_eq(m->ffn_hidden_size, 14336);
+	/* MoE in every layer, no shared expert, MTP not built: exact */
+	m = must_find("MiniMaxAI/MiniMax-M2.7");
+	ck_assert(m->known);
+	ck_assert_int_eq(m->num_layers, 62);
+	ck_assert_int_eq(m->num_attention_heads, 48);
+	ck_assert_int_eq(m->num_query_groups, 8);
+	ck_assert_int_eq(m->num_moe_experts, 256);
+	ck_assert_int_eq(m->moe_router_topk, 8);
+	ck_assert_int_eq(m->moe_ffn_hidden_size, 1536);
+	ck_assert_int_eq(m->vocab_size, 200064);
+	ck_assert_int_eq(m->mtp_num_layers, 0);
+	ck_assert_int_eq(model_moe_layers(m, 0, 62), 62);
+	/* Gemma 4: sliding and global layers differ, so approximate; the
+	 * sliding layers' head dim and KV heads, tied 262144 vocabulary */
+	m = must_find("google/gemma-4-31B-it");
+	ck_assert(m->shape_known && !m->known);
+	ck_assert_int_eq(m->num_layers, 60);
+	ck_assert_int_eq(m->hidden_size, 5376);
+	ck_assert_int_eq(m->num_attention_heads, 32);
+	ck_assert_int_eq(m->num_query_groups, 16);
+	ck_assert_int_eq(m->kv_channels, 256);
+	ck_assert_int_eq(m->vocab_size, 262144);
+	ck_assert(m->share_embeddings_and_output_weights);
+	m = must_find("google/gemma-4-26B-A4B-it");
+	ck_assert_int_eq(m->num_layers, 30);
+	ck_assert_int_eq(m->num_moe_experts, 128);
+	ck_assert_int_eq(m->moe_ffn_hidden_size, 704);
+	ck_assert_int_eq(m->moe_shared_expert_intermediate_size, 2112);
+	ck_assert_int_eq(model_moe_layers(m, 0, 30), 30);
+	ck_assert_int_eq(must_find("google/gemma-4-E2B-it")->num_query_groups, 1);
+	ck_assert_int_eq(must_find("google/gemma-4-E4B-it")->num_layers, 42);
+	/* Qwen3.5: gated delta net layers, approximate */
+	m = must_find("Qwen/Qwen3.5-35B-A3B-Base");
+	ck_assert(m->shape_known && !m->known);
+	ck_assert_int_eq(m->num_layers, 40);
+	ck_assert_int_eq(m->num_query_groups, 2);
+	ck_assert_int_eq(m->num_moe_experts, 256);
+	ck_assert_int_eq(m->vocab_size, 248320);
+	ck_assert_int_eq(m->mtp_num_layers, 1);
+	m = must_find("Qwen/Qwen3.5-9B-Base");
+	ck_assert(m->shape_known && !m->known);
+	ck_assert_int_eq(m->num_layers, 32);
+	ck_assert_int_eq(m->num_query_groups, 4);
+	ck_assert_int_eq(m->kv_channels, 256);
+	ck_assert_int_eq(m->num_moe_experts, 0);
+	ck_assert_int_eq(must_find("Qwen/Qwen3.5-397B-A17B")->kv_channels, 256);
+	/* GLM-5.1: three dense layers, then MoE; one MTP layer */
+	m = must_find("zai-org/GLM-5.1");
+	ck_assert(m->shape_known && !m->known && m->multi_latent_attention);
+	ck_assert_int_eq(m->num_layers, 78);
+	ck_assert_int_eq(model_moe_layers(m, 0, 78), 75);
+	ck_assert_int_eq(model_moe_layers(m, 0, 3), 0);
+	ck_assert_int_eq(m->mtp_num_layers, 1);
+	/* Nemotron 3.5 Lightning: Nemotron 3 Nano's layers and one MTP layer */
+	m = must_find("nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-BF16");
+	ck_assert(m->shape_known && !m->known);
+	ck_assert_int_eq(m->num_layers, 52);
+	ck_assert_int_eq(model_moe_layers(m, 0, 52), 23);
+	ck_assert_int_eq(m->num_moe_experts, 128);
+	ck_assert_int_eq(m->moe_router_topk, 6);
+	ck_assert_int_eq(m->moe_shared_expert_intermediate_size, 3712);
+	ck_assert_int_eq(m->num_query_groups, 2);
+	ck_assert_int_eq(m->mtp_num_layers, 1);
+	ck_assert_int_eq(must_find("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
+			 ->mtp_num_layers, 0);
+	/* Llama-Nemotron Super: heterogeneous blocks, the parallel shape only */
+	m = must_find("nvidia/Llama-3_3-Nemotron-Super-49B-v1_5");
+	ck_assert(m->shape_known && !m->known);
+	ck_assert_int_eq(m->num_layers, 80);
+	ck_assert_int_eq(m->num_attention_heads, 64);
+	ck_assert_int_eq(m->num_query_groups, 8);
+	ck_assert_int_eq(m->vocab_size, 128256);
 }
 END_TEST
 
@@ -261,6 +362,8 @@ START_TEST(param_totals)
 		{ "Qwen/Qwen3-235B-A22B", 235e9 },
 		{ "google/gemma-3-1b-it", 1.0e9 },
 		{ "mistralai/Mistral-Nemo-Instruct-2407", 12.2e9 },
+		{ "MiniMaxAI/MiniMax-M2.7", 229e9 },
+		{ "allenai/Llama-3.1-Tulu-3-8B", 8.03e9 },
 	};
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
@@ -589,6 +692,50 @@ START_TEST(resolve_unknown_warns)
 }
 END_TEST
 
+/* GT524 says why a name gives no shape, which checks are skipped and how
+ * to describe the model, for each kind of name the corpus holds. */
+START_TEST(resolve_unknown_kinds)
+{
+	static const struct {
+		const char *yaml, *why;
+	} v[] = {
+		{ "policy:\n  model_name: \"Follow instructions in "
+		  "https://github.com/NVIDIA-NeMo/RL/blob/main/docs/guides/"
+		  "deepseek.md\"\n", "not a Hugging Face model id" },
+		{ "policy:\n  model_name: \"<your model>\"\n",
+		  "not a Hugging Face model id" },
+		{ "policy:\n  model_name: models/Qwen/Qwen2.5-7B\n",
+		  "local path" },
+		{ "policy:\n  model_name: \"${oc.env:MODEL}\"\n",
+		  "interpolation resolved only at launch" },
+		{ "policy:\n  model_name: ~/ckpt/hf\n", "local path" },
+		{ "policy:\n  model_name: acme/Foo-7B.v2_x\n",
+		  "not in gtplan's catalog" },
+		{ "policy:\n  model_name: your-model\n",
+		  "not in gtplan's catalog" },
+	};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		struct fx f;
+		const struct diag *d;
+
+		resolve(&f, v[i].yaml);
+		ck_assert_int_eq(f.rc, 0);
+		ck_assert(!f.m.shape_known);
+		ck_assert_uint_eq(f.diags.n, 1);
+		d = &f.diags.v[0];
+		expect_diag(d, "GT524", 2, 15, "policy.model_name");
+		ck_assert_msg(strstr(d->msg, v[i].why), "%zu: %s", i, d->msg);
+		ck_assert_ptr_nonnull(strstr(d->msg, "heads and query groups "
+					     "vs TP"));
+		ck_assert_ptr_nonnull(strstr(d->hint, "gtplan.model"));
+		ck_assert_ptr_nonnull(strstr(d->hint, "num_query_groups = "
+					     "num_key_value_heads"));
+		release(&f);
+	}
+}
+END_TEST
+
 START_TEST(resolve_incomplete_desc)
 {
 	struct fx f;
@@ -758,6 +905,7 @@ int main(void)
 	add(s, "lookup_paths_and_unknown", lookup_paths_and_unknown);
 	add(s, "catalog_sane", catalog_sane);
 	add(s, "catalog_families", catalog_families);
+	add(s, "catalog_new_entries", catalog_new_entries);
 	add(s, "param_totals", param_totals);
 	add(s, "param_embedding_and_mtp", param_embedding_and_mtp);
 	add(s, "param_parts", param_parts);
@@ -768,6 +916,7 @@ int main(void)
 	add(s, "resolve_null_restores_default", resolve_null_restores_default);
 	add(s, "resolve_moe_defaults", resolve_moe_defaults);
 	add(s, "resolve_unknown_warns", resolve_unknown_warns);
+	add(s, "resolve_unknown_kinds", resolve_unknown_kinds);
 	add(s, "resolve_incomplete_desc", resolve_incomplete_desc);
 	add(s, "resolve_complete_desc", resolve_complete_desc);
 	add(s, "resolve_nothing", resolve_nothing);
