@@ -24,14 +24,16 @@
 struct gvid {
 	Agdisc_t disc;      /* first: cgraph hands it back to id_open */
 	Agiddisc_t id;
-	char **names;
+	Agraph_t *g;        /* the root graph, from id_open */
+	char **names;       /* ours (strdup), in creation order */
+	char **interned;    /* the same names interned in g (agstrdup) */
 	size_t n, cap;
 	IDTYPE anon;
 };
 
 static void *id_open(Agraph_t *g, Agdisc_t *d)
 {
-	(void)g;
+	((struct gvid *)d)->g = g;
 	return d;
 }
 
@@ -57,12 +59,18 @@ static long id_map(void *state, int objtype, char *str, IDTYPE *id,
 	if (v->n == v->cap) {
 		size_t cap = v->cap ? 2 * v->cap : 256;
 		char **nv = realloc(v->names, cap * sizeof(*nv));
+		char **ni;
 
 		if (!nv)
 			return 0;
 		v->names = nv;
+		ni = realloc(v->interned, cap * sizeof(*ni));
+		if (!ni)
+			return 0;
+		v->interned = ni;
 		v->cap = cap;
 	}
+	v->interned[v->n] = NULL;
 	if (!(v->names[v->n] = strdup(str)))
 		return 0;
 	*id = 2 * (IDTYPE)++v->n;
@@ -84,14 +92,21 @@ static void id_free(void *state, int objtype, IDTYPE id)
 	(void)id; /* names live until the graph closes */
 }
 
+/* cgraph treats what print returns as one of its interned strings (it
+ * reads the header agstrdup puts before the text, e.g. to tell HTML
+ * labels), so the name is handed out interned in the root graph; the
+ * interned copies go with the graph at agclose. */
 static char *id_print(void *state, int objtype, IDTYPE id)
 {
 	struct gvid *v = state;
+	size_t i = (size_t)(id / 2) - 1;
 
 	(void)objtype;
 	if (id % 2 || id / 2 == 0 || id / 2 > v->n)
 		return NULL;
-	return v->names[id / 2 - 1];
+	if (!v->interned[i] && v->g)
+		v->interned[i] = agstrdup(v->g, v->names[i]);
+	return v->interned[i];
 }
 
 static void id_close(void *state)
@@ -122,6 +137,7 @@ static void gvid_release(struct gvid *v)
 	for (size_t i = 0; i < v->n; i++)
 		free(v->names[i]);
 	free(v->names);
+	free(v->interned);
 }
 
 /* ---- Graphviz 2.42 takes char *: the casts live here -------------------- */
