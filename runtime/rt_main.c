@@ -257,10 +257,6 @@ static int preflight(const struct opts *o, const struct rt_plan *p)
 				     "build/gpu/gtplan-run builds one); run "
 				     "with --device cpu");
 #endif
-	if (p->rt.bf16)
-		return rt_error_once(RT_EPLAN, "gtplan.runtime.dtype bf16: the "
-				     "CPU path computes in fp32 only; set "
-				     "dtype: fp32 for --device cpu");
 	return 0;
 }
 

@@ -258,6 +258,13 @@ int rt_model_init(struct rt_model *m, const struct rt_plan *p,
 	RCHECK(alloc_f(m, &m->gfull, full));
 	RCHECK(alloc_f(m, &m->gshard, shard));
 	RCHECK(alloc_f(m, &m->gemb, (m->emb.d0 + m->emb.pad) * m->emb.d1));
+	m->bf16 = p->rt.bf16;
+	if (m->bf16) {
+		KCHECK(kern_alloc(k, (size_t)(shard > 0 ? shard : 1) *
+				  sizeof(uint16_t), (void **)&m->shard16));
+		KCHECK(kern_alloc(k, (size_t)(full > 0 ? full : 1) *
+				  sizeof(uint16_t), (void **)&m->full16));
+	}
 	RCHECK(alloc_activations(m));
 
 	/* initial values, built on the host and uploaded */
@@ -308,6 +315,8 @@ void rt_model_release(struct rt_model *m)
 	}
 	kern_free(m->k, m->tokens);
 	kern_free(m->k, m->targets);
+	kern_free(m->k, m->shard16);
+	kern_free(m->k, m->full16);
 	free(m->x);
 	free(m->n);
 	free(m->a);
@@ -324,10 +333,30 @@ void rt_model_release(struct rt_model *m)
 
 /* ---- GTP gather and scatter -------------------------------------------- */
 
-int rt_gather_weight(struct rt_model *m, const struct rt_weight *w)
+int rt_gather_weight_exact(struct rt_model *m, const struct rt_weight *w)
 {
 	return coll_all_gather(m->c, RT_K_GTP, w->name, m->param + w->off,
 			       m->full, w->shard * w->d1);
+}
+
+int rt_gather_weight(struct rt_model *m, const struct rt_weight *w)
+{
+	long long n = w->shard * w->d1;
+
+	if (!m->bf16)
+		return rt_gather_weight_exact(m, w);
+	KCHECK(kern_to_bf16(m->k, n, m->param + w->off, m->shard16));
+	RCHECK(coll_all_gather_bf16(m->c, RT_K_GTP, w->name, m->shard16,
+				    m->full16, n));
+	KCHECK(kern_from_bf16(m->k, n * m->s.g, m->full16, m->full));
+	return 0;
+}
+
+int rt_bf16(struct rt_model *m, float *x, long long n)
+{
+	if (m->bf16)
+		KCHECK(kern_round_bf16(m->k, n, x));
+	return 0;
 }
 
 int rt_scatter_grad(struct rt_model *m, const struct rt_weight *w,
@@ -382,7 +411,7 @@ static int dump_weight(struct rt_model *m, const struct rt_weight *w,
 {
 	int root = coll_rank(m->c, RT_K_WORLD) == 0;
 
-	RCHECK(rt_gather_weight(m, w));
+	RCHECK(rt_gather_weight_exact(m, w));
 	RCHECK(coll_gather(m->c, RT_K_TP, w->name, m->full, m->gfull,
 			   w->d0 * w->d1, 0));
 	if (!root)

@@ -114,6 +114,8 @@ struct rt_model {
 	double lr;
 	int sgd;                     /* 1: plain SGD instead of Adam (set by
 					the caller after rt_model_init) */
+	int bf16;                    /* gtplan.runtime.dtype bf16: see
+					rt_bf16() */
 	const struct rt_text *text;  /* the dataset (set by the caller after
 					rt_model_init; NULL: synthetic) */
 	long long step;              /* optimizer steps done */
@@ -128,6 +130,7 @@ struct rt_model {
 	/* scratch: one gathered TP-local weight, its gradient, one shard, and
 	 * the embedding's TP-local gradient of a micro-batch */
 	float *full, *gfull, *gshard, *gemb;
+	uint16_t *shard16, *full16;  /* bf16: one shard, one gathered tensor */
 	long long full_n;            /* elements of full */
 	/* activations of one micro-batch, x[0..layers] */
 	float **x, **n, **a, **b, **rstd;
@@ -176,8 +179,19 @@ int rt_load_micro_batch(struct rt_model *m, long long step, long long mb);
  * m->tokens' order) and adds their sum to *loss_sum. Collective. */
 int rt_forward(struct rt_model *m, double *loss_sum);
 
-/* m->full = w's TP-local tensor [d0 + pad, d1] (all-gather over gtp). */
+/* m->full = w's TP-local tensor [d0 + pad, d1] (all-gather over gtp), as
+ * the math uses it: in bf16 runs the shard is rounded to bf16 and gathered
+ * as bf16 (half the bytes), the fp32 master shard staying as it is. */
 int rt_gather_weight(struct rt_model *m, const struct rt_weight *w);
+/* The same in fp32 always: the master weights (dump, export). */
+int rt_gather_weight_exact(struct rt_model *m, const struct rt_weight *w);
+/* Mixed precision as Megatron's bf16 runs have it, with fp32 storage: in a
+ * bf16 run every GEMM operand is a bf16 value (weights as gathered, and
+ * the activations and gradients that feed a GEMM, rounded in place by
+ * this call), products accumulate in fp32, the cross-entropy, norms,
+ * residual sums, gradient reductions and Adam stay fp32 (the gradient
+ * reduce-scatter too: grad_reduce_in_fp32). A no-op in fp32 runs. */
+int rt_bf16(struct rt_model *m, float *x, long long n);
 /* Reduce-scatters the TP-local gradient gfull [d0 + pad, d1] over gtp and
  * adds this rank's block to w's shard gradient. Zeroes gfull's padding
  * rows first (the caller wrote rows [0, d0)). */

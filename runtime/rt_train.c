@@ -69,10 +69,12 @@ int rt_forward(struct rt_model *m, double *loss_sum)
 	for (long long l = 0; l < L; l++) {
 		KCHECK(kern_rmsnorm_fwd(k, T, h, RT_NORM_EPS, m->x[l],
 					norm_w(m, l), m->n[l], m->rstd[l]));
+		RCHECK(rt_bf16(m, m->n[l], T * h));
 		RCHECK(rt_gather_weight(m, &m->fc1[l]));
 		KCHECK(kern_gemm(k, 0, 1, T, fl, h, 1.0f, m->n[l], h, m->full,
 				 h, 0.0f, m->a[l], fl));
 		KCHECK(kern_gelu_fwd(k, T * fl, m->a[l], m->b[l]));
+		RCHECK(rt_bf16(m, m->b[l], T * fl));
 		RCHECK(rt_gather_weight(m, &m->fc2[l]));
 		KCHECK(kern_gemm(k, 0, 1, T, h, fl, 1.0f, m->b[l], fl, m->full,
 				 fl, 0.0f, m->x[l + 1], h));
@@ -82,6 +84,7 @@ int rt_forward(struct rt_model *m, double *loss_sum)
 	}
 	KCHECK(kern_rmsnorm_fwd(k, T, h, RT_NORM_EPS, m->x[L], norm_w(m, L),
 				m->z, m->rstd_f));
+	RCHECK(rt_bf16(m, m->z, T * h));
 	/* tied output layer and vocab-parallel cross-entropy */
 	RCHECK(rt_gather_weight(m, &m->emb));
 	KCHECK(kern_gemm(k, 0, 1, T, vl, h, 1.0f, m->z, h, m->full, h, 0.0f,
@@ -114,6 +117,7 @@ static int backward(struct rt_model *m, float scale)
 
 	KCHECK(kern_ce_bwd(k, T, vl, s->vvalid, s->vfirst, m->targets,
 			   m->cmax, m->csum, scale, m->logits, dlogits));
+	RCHECK(rt_bf16(m, dlogits, T * vl));
 	RCHECK(rt_gather_weight(m, &m->emb));
 	/* dz = dlogits E (summed over the vocab slices), dE = dlogits^T z */
 	KCHECK(kern_gemm(k, 0, 0, T, h, vl, 1.0f, dlogits, vl, m->full, h,
@@ -126,6 +130,7 @@ static int backward(struct rt_model *m, float scale)
 				m->dtmp, m->dx, norm_g(m, L)));
 	for (long long l = L; l-- > 0;) {
 		/* fc2 (row-parallel): its output gradient is dx itself */
+		RCHECK(rt_bf16(m, m->dx, T * h));
 		RCHECK(rt_gather_weight(m, &m->fc2[l]));
 		KCHECK(kern_gemm(k, 0, 0, T, fl, h, 1.0f, m->dx, h, m->full,
 				 fl, 0.0f, m->db, fl));
@@ -133,6 +138,7 @@ static int backward(struct rt_model *m, float scale)
 				 fl, 0.0f, m->gfull, fl));
 		RCHECK(rt_scatter_grad(m, &m->fc2[l], m->gfull));
 		KCHECK(kern_gelu_bwd(k, T * fl, m->a[l], m->db, m->db));
+		RCHECK(rt_bf16(m, m->db, T * fl));
 		/* fc1 (column-parallel): input gradient summed over TP */
 		RCHECK(rt_gather_weight(m, &m->fc1[l]));
 		KCHECK(kern_gemm(k, 0, 0, T, h, fl, 1.0f, m->db, fl, m->full,

@@ -120,6 +120,7 @@ _Static_assert(sizeof(struct prog_op) == 32, "prog_op grew");
 #define PROG_DT_FP32 1
 #define PROG_DT_FP64 2
 #define PROG_DT_NONE 3 /* barriers: nothing moves */
+#define PROG_DT_BF16 4
 
 #define PROG_MAX_WEIGHTS 8
 

@@ -38,6 +38,7 @@ void prog_rt_shape(const struct plan *p, struct prog_rt_shape *s)
 	s->layers = rt->layers;
 	s->vocab = rt->vocab;
 	s->seq_len = rt->seq_len;
+	s->bf16 = rt->dtype && !strcmp(rt->dtype, "bf16");
 	s->fl = s->ffn / tp;
 	s->vp = (s->vocab + tp - 1) / tp * tp;
 	s->vl = s->vp / tp;
@@ -120,7 +121,8 @@ static void rop(struct rbld *b, unsigned kind, unsigned group,
 		unsigned redop, enum prog_rt_label label)
 {
 	long long elem = dtype == PROG_DT_FP64 ? 8 :
-			 dtype == PROG_DT_FP32 ? 4 : 0;
+			 dtype == PROG_DT_FP32 ? 4 :
+			 dtype == PROG_DT_BF16 ? 2 : 0;
 	struct prog_op op = {
 		.kind = (uint8_t)kind, .group = (uint8_t)group,
 		.phase = (uint8_t)ph, .weight = (int16_t)weight,
@@ -147,7 +149,8 @@ static void gather(struct rbld *b, int w, long long layer, long long mb,
 		   enum prog_phase ph)
 {
 	rop(b, OP_ALL_GATHER, b->k_gtp, ph, W_WEIGHT, w, layer, mb,
-	    shard_of(b, w), PROG_DT_FP32, 0, PRT_L_WEIGHT);
+	    shard_of(b, w), b->s.bf16 ? PROG_DT_BF16 : PROG_DT_FP32, 0,
+	    PRT_L_WEIGHT);
 }
 
 /* rt_scatter_grad: the GTP reduce-scatter of w's gradient. */
@@ -313,7 +316,8 @@ const char *prog_rt_op_name(const struct prog_op *op)
 const char *prog_rt_dtype_name(const struct prog_op *op)
 {
 	return op->dtype == PROG_DT_FP64 ? "fp64" :
-	       op->dtype == PROG_DT_FP32 ? "fp32" : "none";
+	       op->dtype == PROG_DT_FP32 ? "fp32" :
+	       op->dtype == PROG_DT_BF16 ? "bf16" : "none";
 }
 
 const char *prog_rt_group_name(const struct prog_op *op)
@@ -325,7 +329,8 @@ const char *prog_rt_group_name(const struct prog_op *op)
 long long prog_rt_count(const struct prog_op *op)
 {
 	long long elem = op->dtype == PROG_DT_FP64 ? 8 :
-			 op->dtype == PROG_DT_FP32 ? 4 : 0;
+			 op->dtype == PROG_DT_FP32 ? 4 :
+			 op->dtype == PROG_DT_BF16 ? 2 : 0;
 
 	return elem ? (long long)op->amount / elem : 0;
 }

@@ -84,6 +84,8 @@ struct prog_rt_shape {
 	/* elements of one GTP shard (S x d1) of each weight */
 	long long shard_emb, shard_fc1, shard_fc2;
 	long long n_shard, n_rep;         /* the grads and norm_grads counts */
+	int bf16;                         /* dtype bf16: weights gathered as
+					     bf16 (gradients stay fp32) */
 };
 
 /* Fills s from p->runtime and the plan's sizes and batch. Never fails:

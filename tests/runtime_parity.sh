@@ -135,6 +135,93 @@ sed -i '5s/"count":\([0-9]*\)/"count":9\1/' "$tmp/tp2g3.adam.rec.3"
 refuse "prediction finds a difference" "rank 3: collective #4 of the train call: differs in count" \
 	"$PY" tests/runtime_predict.py "$tmp/tp2g3.pred" "$tmp/tp2g3.adam.rec"
 
+# ---- bf16: mixed precision -------------------------------------------------
+# dtype bf16: every GEMM operand is a bf16 value, the GTP all-gathers move
+# bf16 (half the bytes), the rest stays fp32 (rt_model.h, rt_bf16). Every
+# layout must match the bf16 single-rank run within bf16's unit roundoff
+# (2^-8), and each step's loss the fp32 run's within the same; the records
+# show the bf16 gathers, as the simulator predicts them.
+BTOL=3.9e-3
+BF=gtplan.runtime.dtype=bf16
+plan bfref 1 $BF
+train bfref 1 adam
+plan bftp2g3 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6 $BF
+train bftp2g3 6 adam
+check "parity bf16 tp2g3" "$PY" tests/runtime_compare.py "$BTOL" norm \
+	"$tmp/bfref.adam.log" "$tmp/bfref.adam.w" "$tmp/bftp2g3.adam.log" "$tmp/bftp2g3.adam.w"
+sed "s/^/    bf16 tp2g3: /" "$tmp/out"
+check "bf16 loss near fp32, not equal" "$PY" - "$tmp/ref.adam.log" "$tmp/bfref.adam.log" "$BTOL" <<'EOF'
+import json, sys
+f, b = ([json.loads(l)["loss"] for l in open(p)] for p in sys.argv[1:3])
+rel = [abs(x - y) / abs(x) for x, y in zip(f, b)]
+assert len(f) == len(b) == 4 and max(rel) <= float(sys.argv[3]), rel
+assert max(rel) > 1e-7, "bf16 changed nothing: %r" % rel
+print("bf16 vs fp32 loss: worst %.2e" % max(rel))
+EOF
+sed "s/^/    /" "$tmp/out"
+check "bf16 gathers recorded" "$PY" - "$tmp/bftp2g3.adam.rec" <<'EOF'
+import json, sys
+for r in range(6):
+    recs = [json.loads(l) for l in open("%s.%d" % (sys.argv[1], r))]
+    recs = [x for x in recs if x["call"] == "train"]  # the dump gathers fp32
+    g = [x for x in recs if x["coll"] == "all-gather" and x["group"] == "gtp"]
+    assert g and all(x["dtype"] == "bf16" and x["bytes"] == 2 * x["count"] for x in g)
+    rs = [x for x in recs if x["coll"] == "reduce-scatter"]
+    assert rs and all(x["dtype"] == "fp32" for x in rs)
+EOF
+check "predict bf16 tp2g3" "$GTPLAN" sim "$CFG" cluster.gpus_per_node=6 $M.tensor_model_parallel_size=2 \
+	$M.tensor_parallel_num_weight_shards=6 $BF --predict-record "$tmp/bftp2g3.pred" --steps 4
+check "prediction bf16 tp2g3" "$PY" tests/runtime_predict.py "$tmp/bftp2g3.pred" "$tmp/bftp2g3.adam.rec"
+
+# ---- the forced 5-D layout: the hang the simulator names -------------------
+# The driver calls train only where gtp = 0 (plan calls[].called_when); the
+# simulator's GT500 names the collective the called ranks wait in, and the
+# run must stop exactly there: the watchdog reports that collective and
+# names the never-called ranks, and each rank's record equals the
+# simulator's prediction (a blocked rank's record ends with the collective
+# it waits in; a never-called rank's is empty).
+FIVE="$M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6 +gtplan.driver_layout=5d"
+plan5() {
+	# shellcheck disable=SC2086 # the overrides are words
+	"$GTPLAN" plan "$CFG" cluster.gpus_per_node=6 $FIVE -o "$tmp/5d.json" >"$tmp/5d.diag" 2>&1
+	[ -s "$tmp/5d.json" ]
+}
+check "plan 5-D (errors, still written)" plan5
+check "5-D called_when" "$PY" -c 'import json,sys
+c = {x["name"]: x["called_when"] for x in json.load(open(sys.argv[1]))["calls"]}
+assert c["train"] == {"gtp": 0}, c["train"]' "$tmp/5d.json"
+mpi 6 "$tmp/5d.json" --data synthetic --force --timeout 3 --record "$tmp/5d.rec" >"$tmp/5d.out" 2>&1
+rc=$?
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ]; then ok; else bad "5-D run: exit $rc, want a stopped run"; fi
+check "5-D hang where the simulator says" "$PY" - "$tmp/5d.json" "$tmp/5d.out" <<'EOF'
+import json, re, sys
+plan = json.load(open(sys.argv[1]))
+gt500 = [d["message"] for d in plan["diagnostics"]
+         if d["code"] == "GT500" and d["message"].startswith("train ")]
+assert gt500, "no GT500 for train"
+m = re.search(r'the (\w+) all-reduce "(\w+)" .*gtplan-run\'s collective #(\d+) of train', gt500[0])
+assert m, gt500[0]
+kind, label, seq = m.groups()
+out = open(sys.argv[2]).read()
+w = re.search(r"rank 0: error: collective #(\d+) of call 'train' \(step 1\), the all-reduce "
+              r"of \d+ elements of (\w+) over (\w+) group", out)
+assert w, out[-2000:]
+assert (w.group(1), w.group(2), w.group(3)) == (seq, label, kind), (w.groups(), (seq, label, kind))
+for r in (2, 4):
+    assert re.search(r"rank 0:   rank %d: NOT ARRIVED.*never called: the driver calls "
+                     r"'train' only where gtp = 0" % r, out), r
+print("simulator: %s #%s over %s; watchdog: the same" % (label, seq, kind))
+EOF
+sed "s/^/    5-D: /" "$tmp/out"
+predict5() { # the simulation has findings (exit 1); the prediction is written
+	# shellcheck disable=SC2086 # the overrides are words
+	"$GTPLAN" sim "$CFG" cluster.gpus_per_node=6 $FIVE --predict-record "$tmp/5d.pred" \
+		--steps 1 >/dev/null 2>&1
+	[ $? -eq 1 ] && [ -s "$tmp/5d.pred.0" ]
+}
+check "predict 5-D" predict5
+check "5-D records equal the prediction" "$PY" tests/runtime_predict.py "$tmp/5d.pred" "$tmp/5d.rec"
+
 # ---- 4. determinism, --timeout, refusals ----------------------------------
 check "rerun tp2g3" mpi 6 "$tmp/tp2g3.json" --data synthetic --dump-weights "$tmp/again.w" --log "$tmp/again.log"
 if cmp -s "$tmp/again.w" "$tmp/tp2g3.adam.w"; then ok; else bad "tp2g3 weights differ between two runs"; fi

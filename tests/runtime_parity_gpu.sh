@@ -52,6 +52,10 @@ if [ -x "$GTPLAN" ] && "$GTPLAN" plan "$CFG" cluster.gpus_per_node=1 -o "$PLANS/
 		$M.tensor_parallel_num_weight_shards=4 -o "$PLANS/tp2g2d2.json" || bad "plan tp2g2d2"
 	"$GTPLAN" plan "$CFG" cluster.gpus_per_node=8 $M.tensor_parallel_num_weight_shards=8 \
 		policy.train_global_batch_size=16 -o "$PLANS/tp1g8.json" || bad "plan tp1g8"
+	"$GTPLAN" plan "$CFG" cluster.gpus_per_node=1 gtplan.runtime.dtype=bf16 \
+		-o "$PLANS/bfref.json" || bad "plan bfref"
+	"$GTPLAN" plan "$CFG" cluster.gpus_per_node=2 $M.tensor_parallel_num_weight_shards=2 \
+		gtplan.runtime.dtype=bf16 -o "$PLANS/bfg2.json" || bad "plan bfg2"
 	# the 5-D layout has errors (the hang): the plan is still written
 	"$GTPLAN" plan "$CFG" cluster.gpus_per_node=2 $M.tensor_parallel_num_weight_shards=2 \
 		+gtplan.driver_layout=5d -o "$PLANS/g2-5d.json" >/dev/null 2>&1
@@ -65,7 +69,7 @@ if [ -x "$GTPLAN" ] && "$GTPLAN" plan "$CFG" cluster.gpus_per_node=1 -o "$PLANS/
 	done
 fi
 [ "${1:-}" = --plans-only ] && finish
-for f in ref tp2g3 tp2 g2 tp2g2d2 tp1g8 g2-5d; do
+for f in ref tp2g3 tp2 g2 tp2g2d2 tp1g8 g2-5d bfref bfg2; do
 	[ -s "$PLANS/$f.json" ] || { bad "no plan $PLANS/$f.json (build/gtplan cannot run here)"; finish; }
 done
 # run NAME NP DEVICE PLAN [ARGS...]
@@ -129,6 +133,23 @@ for name in cuda1 cuda6 $nccl_runs; do
 			bad "${what%% *} $name"; fi
 		sed "s/^/    $name vs $ref: /" "$logs/$name.cmp"
 	done
+done
+# bf16 (mixed precision, rt_bf16): CUDA against the CPU's bf16 run within
+# bf16's unit roundoff; over NCCL the GTP gathers move bf16
+BTOL=3.9e-3
+run cpu-bf1 1 cpu bfref
+run cuda-bf1 1 cuda bfref
+bf_runs=cuda-bf1
+if [ "$ngpu" -ge 2 ]; then
+	run nccl-bfg2 2 cuda bfg2 --comm nccl --record "$logs/nccl-bfg2.rec"
+	bf_runs="$bf_runs nccl-bfg2"
+	if grep -q '"all-gather","count":[0-9]*,"dtype":"bf16","group":"gtp"' "$logs/nccl-bfg2.rec.0"; then ok; else
+		bad "nccl-bfg2: no bf16 GTP all-gather recorded"; fi
+fi
+for name in $bf_runs; do
+	if "$PY" tests/runtime_compare.py "$BTOL" norm "$logs/cpu-bf1.log" "$logs/cpu-bf1.w" \
+		"$logs/$name.log" "$logs/$name.w" >"$logs/$name.cmp" 2>&1; then ok; else bad "bf16 parity $name"; fi
+	sed "s/^/    $name vs cpu-bf1: /" "$logs/$name.cmp"
 done
 # per-step losses and step times, side by side
 "$PY" - "$logs"/cpu1.log "$logs"/cuda1.log "$logs"/cuda6.log $(for n in $nccl_runs; do echo "$logs/$n.log"; done) <<'PYEOF' | tee "$logs/summary.txt"

@@ -153,6 +153,39 @@ START_TEST(shard_sizes_with_padding)
 }
 END_TEST
 
+/* dtype bf16: the weight gathers move bf16 (2 bytes an element), the
+ * gradient reduce-scatters stay fp32 (grad_reduce_in_fp32). */
+START_TEST(bf16_gathers)
+{
+	struct plan p;
+	struct prog pg;
+	size_t gathers = 0, scatters = 0;
+
+	mkplan(&p, 2, 1, 3, 1, 12, 1);
+	p.runtime.dtype = "bf16";
+	ck_assert_int_eq(prog_rt_build(&pg, &p, PROG_TRAIN, "train"), 0);
+	for (size_t i = 0; i < pg.n; i++) {
+		const struct prog_op *op = &pg.ops[i];
+
+		if (op->kind == OP_ALL_GATHER) {
+			gathers++;
+			ck_assert_str_eq(prog_rt_dtype_name(op), "bf16");
+			ck_assert_int_eq(op->amount, 2 * prog_rt_count(op));
+		} else if (op->kind == OP_REDUCE_SCATTER) {
+			scatters++;
+			ck_assert_str_eq(prog_rt_dtype_name(op), "fp32");
+		}
+	}
+	/* 4 micro-batches a lane; each gathers 3 + 4 x 2 layers and
+	 * reduce-scatters 1 + 2 x 2 */
+	ck_assert_uint_eq(gathers, 4 * 11);
+	ck_assert_uint_eq(scatters, 4 * 5);
+	ck_assert_int_eq(pg.ops[1].amount, 48 * 40 * 2);
+	prog_release(&pg);
+	plan_release(&p);
+}
+END_TEST
+
 /* CP 2 halves the tokens of a micro-batch on each rank. */
 START_TEST(cp_halves_the_tokens)
 {
@@ -320,6 +353,7 @@ int main(void)
 		{ "forward", forward_is_the_forward_part },
 		{ "prog_build", prog_build_switches_and_labels },
 		{ "record", record_lines },
+		{ "bf16", bf16_gathers },
 		{ "applies", applies_only_where_the_runtime_runs },
 	};
 
