@@ -499,6 +499,8 @@ static int job_fill_calls(struct job *j)
 	j->plan.ckpt_opt_keys = r->ckpt.opt_keys;
 	j->plan.ckpt_opt_shards = r->ckpt.opt_shards;
 	j->plan.ckpt_opt_max_rank_bytes = r->ckpt.max_rank_opt_bytes;
+	j->plan.stack_preset = r->stack.preset;
+	j->plan.stack_refit_gather = stack_gather_name(r->stack.refit_gather);
 	return 0;
 }
 

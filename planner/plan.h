@@ -127,6 +127,10 @@ struct plan {
 	const char *ckpt_opt_format;
 	int ckpt_opt_assumed;
 	long long ckpt_opt_keys, ckpt_opt_shards, ckpt_opt_max_rank_bytes;
+	/* gtplan.stack as the runtime needs it (the plan JSON's "stack"; null
+	 * when stack_refit_gather is NULL): the preset (NULL: none) and the
+	 * refit gather order, both borrowed */
+	const char *stack_preset, *stack_refit_gather;
 };
 
 void plan_init(struct plan *p);

@@ -552,6 +552,26 @@ static void write_memory(struct jw *w, const struct plan *p)
 
 /* ---- the document ----------------------------------------------------- */
 
+/* What gtplan-run takes from gtplan.stack: the refit gather order of
+ * --export (it reproduces the export bugs of seed 000 when asked to). */
+static void write_stack(struct jw *w, const struct plan *p)
+{
+	jw_key(w, "stack");
+	if (!p->stack_refit_gather) {
+		jw_null(w);
+		return;
+	}
+	jw_obj_begin(w, 0);
+	jw_key(w, "preset");
+	if (p->stack_preset)
+		jw_str(w, p->stack_preset);
+	else
+		jw_null(w);
+	jw_key(w, "refit_gather");
+	jw_str(w, p->stack_refit_gather);
+	jw_obj_end(w);
+}
+
 int plan_write_json(FILE *f, const struct plan *p,
 		    const struct diag_list *diags)
 {
@@ -583,6 +603,7 @@ int plan_write_json(FILE *f, const struct plan *p,
 	write_resources(w, p);
 	write_runtime(w, p);
 	write_sizes(w, p);
+	write_stack(w, p);
 	size_or_null(w, "world_size", p->world);
 	jw_obj_end(w);
 

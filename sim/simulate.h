@@ -15,6 +15,7 @@
 #include "cfg.h"
 #include "ckpt.h"
 #include "cost.h"
+#include "stack.h"
 #include "dispatch.h"
 #include "plan.h"
 #include "sim.h"
@@ -36,6 +37,8 @@ struct sim_report {
 	struct cost_memory mem;
 	/* ckpt.h: the checkpoint plan's summary (valid = 0: none) */
 	struct ckpt_summary ckpt;
+	/* gtplan.stack as read (defaults where the config says nothing) */
+	struct stack stack;
 };
 
 void sim_report_init(struct sim_report *r);

@@ -363,6 +363,12 @@ static void check_batch_split(const struct plan *p, const struct stack *s,
 		  "gtplan.stack.batch_split: lanes", l, l);
 }
 
+const char *stack_gather_name(enum stack_gather g)
+{
+	return g == STACK_GATHER_TP_ONLY ? "tp_only" :
+	       g == STACK_GATHER_TP_THEN_GTP ? "tp_then_gtp" : "gtp_then_tp";
+}
+
 int stack_check(const struct plan *p, const struct cfg_node *root,
 		const struct model_shape *m, struct diag_list *diags)
 {

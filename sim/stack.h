@@ -66,6 +66,9 @@ void stack_init(struct stack *s);
 int stack_read(const struct cfg_node *root, struct stack *s,
 	       struct diag_list *diags);
 
+/* "gtp_then_tp", "tp_only" or "tp_then_gtp". */
+const char *stack_gather_name(enum stack_gather g);
+
 /* "dp_reshardable", ... ("dp_reshardable" for UNSET: Megatron's default). */
 const char *stack_opt_format_name(enum stack_opt_format f);
 
