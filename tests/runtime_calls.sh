@@ -18,40 +18,10 @@
 # Every mpirun runs under `timeout`, so a hang fails instead of blocking.
 set -u
 cd "$(dirname "$0")/.." || exit 2
-GTPLAN=$(realpath "${GTPLAN:-build/gtplan}")
-RUN=$(realpath "${GTPLAN_RUN:-build/gtplan-run}")
-PY=/usr/bin/python3
-CFG=tests/runtime/parity.yaml
-TOL=1e-5
-LIMIT=120 # seconds for one mpirun
+. tests/runtime_lib.sh
 GPL=/usr/share/common-licenses/GPL-3
 DATA=$GPL # gtplan-run's default --data
 [ -r "$DATA" ] || DATA=synthetic
-pass=0 fail=0 skip=0
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-finish() { echo "RESULT $pass $fail $skip"; exit $((fail > 0)); }
-
-if ! command -v mpirun >/dev/null 2>&1; then
-	echo "SKIP: mpirun not found (make deps-test installs Open MPI)"
-	skip=1; finish
-fi
-for b in "$GTPLAN" "$RUN"; do
-	[ -x "$b" ] || { bad "$b is not built (make build/gtplan build/gtplan-run)"; finish; }
-done
-export OPENBLAS_NUM_THREADS=1
-if [ "$(id -u)" -eq 0 ]; then
-	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
-
-# check NAME CMD...: CMD must exit 0 (its output is shown when not)
-check() {
-	local name=$1; shift
-	if "$@" >"$tmp/out" 2>&1; then ok; else
-		bad "$name"; sed 's/^/    /' "$tmp/out" | tail -15; fi
-}
 # show PREFIX: the last check's output, indented
 show() { sed "s/^/    $1: /" "$tmp/out"; }
 # refuse NAME RC TEXT CMD...: CMD must exit RC, saying TEXT
@@ -71,7 +41,6 @@ mpi() { # NP ARGS...
 }
 calls() { "$PY" tests/runtime_calls.py "$@"; }
 
-M=policy.megatron_cfg
 start=$(date +%s)
 
 # ---- 1. get_logprobs and the export across layouts ------------------------

@@ -18,37 +18,7 @@
 # Every mpirun runs under `timeout`.
 set -u
 cd "$(dirname "$0")/.." || exit 2
-GTPLAN=$(realpath "${GTPLAN:-build/gtplan}")
-RUN=$(realpath "${GTPLAN_RUN:-build/gtplan-run}")
-PY=/usr/bin/python3
-CFG=tests/runtime/parity.yaml
-TOL=1e-5
-LIMIT=120 # seconds for one mpirun
-pass=0 fail=0 skip=0
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-finish() { echo "RESULT $pass $fail $skip"; exit $((fail > 0)); }
-
-if ! command -v mpirun >/dev/null 2>&1; then
-	echo "SKIP: mpirun not found (make deps-test installs Open MPI)"
-	skip=1; finish
-fi
-for b in "$GTPLAN" "$RUN"; do
-	[ -x "$b" ] || { bad "$b is not built (make build/gtplan build/gtplan-run)"; finish; }
-done
-export OPENBLAS_NUM_THREADS=1
-if [ "$(id -u)" -eq 0 ]; then
-	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
-
-# check NAME CMD...: CMD must exit 0 (its output is shown when not)
-check() {
-	local name=$1; shift
-	if "$@" >"$tmp/out" 2>&1; then ok; else
-		bad "$name"; sed 's/^/    /' "$tmp/out" | tail -15; fi
-}
+. tests/runtime_lib.sh
 # refuse NAME TEXT CMD...: CMD must fail, saying TEXT
 refuse() {
 	local name=$1 text=$2; shift 2
@@ -70,7 +40,6 @@ a, b = ([(r["step"], r["loss"]) for r in map(json.loads, open(f))] for f in sys.
 assert a == b and len(a) == 4, (a, b)' "$1" "$2"
 }
 
-M=policy.megatron_cfg
 start=$(date +%s)
 plan ref 1
 plan tp2g3 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6
