@@ -759,8 +759,9 @@ static void expert_chunk_text(const struct ctx *x, const struct ckpt_item *it,
 }
 
 /* Lists the ranks of stage st holding chunk `want` (slot * nch + chunk)
- * of expert weight it: only its main replicas with main_only. */
-static void expert_claimants(const struct ctx *x, const struct ckpt_item *it,
+ * of expert weight it: only its main replicas with main_only. Returns
+ * how many there are. */
+static long long expert_claimants(const struct ctx *x, const struct ckpt_item *it,
 			     long long st, long long want, long long nch,
 			     int main_only, char *buf, size_t len)
 {
@@ -785,6 +786,7 @@ static void expert_claimants(const struct ctx *x, const struct ckpt_item *it,
 	}
 	if (n > CKPT_LIST && at < len)
 		snprintf(buf + at, len - at, " and %lld more", n - CKPT_LIST);
+	return n;
 }
 
 /* Checks expert weight `it` on stage st (nmoe MoE layers, the first one
@@ -828,8 +830,8 @@ static int check_expert(struct ctx *x, const struct ckpt_item *it,
 
 	key_of(it, layer, key, sizeof(key));
 	expert_chunk_text(x, it, &e, bad, ch, sizeof(ch));
-	expert_claimants(x, it, st, bad, nch, x->cnt[bad] > 1, who,
-			 sizeof(who));
+	long long held = expert_claimants(x, it, st, bad, nch,
+					  x->cnt[bad] > 1, who, sizeof(who));
 	int norm = it->kind == CKPT_NORM;
 	int sk = norm ? STACK_REPLICA : STACK_WRITER;
 	const char *path = norm ? "gtplan.stack.replica_group" :
@@ -852,9 +854,10 @@ static int check_expert(struct ctx *x, const struct ckpt_item *it,
 		d = diag_add(x->diags, "GT711", stack_loc(x, sk), path,
 			     "checkpoint chunk %s of %s is never written: no "
 			     "main replica (replica id all zeros) saves it, "
-			     "though %s hold it (%lld of the %lld (EP rank, "
-			     "piece) pairs have none): %s%s", ch, key,
-			     who, never, n, why_expert(x, it->kind), every);
+			     "though %s hold%s it (%lld of the %lld (EP "
+			     "rank, piece) pairs have none): %s%s", ch, key,
+			     who, held == 1 ? "s" : "", never, n,
+			     why_expert(x, it->kind), every);
 		diag_hint(d, "elect the writers of expert pieces over the "
 			  "GTP-excluded expert data-parallel group (gtplan."
 			  "stack.sharded_replica_group: dp_cp)");
