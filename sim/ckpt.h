@@ -8,9 +8,13 @@
  * GTP-replicated norms, the vocab-parallel embedding (first stage), the
  * untied output layer and the final norm (last stage), the optimizer
  * state of all of them (see ckpt_check), the RNG state ShardedObject
- * keyed (pp, tp) and the data-loader state per lane. Experts are not in
- * the plan (reshard.h checks their coverage). Entries depend only on a rank's class (its
- * coordinates), so nothing is listed per rank: validation walks each
+ * keyed (pp, tp), the data-loader state per lane, and the experts of each
+ * MoE layer (one key per expert weight, [E, rows, cols], as Megatron's
+ * grouped and sequential experts save them; pieces and writers on the
+ * expert grid, see ckpt_expert_entry_of). Entries depend only on a rank's
+ * class (its coordinates; an expert piece is the same for all E / EP
+ * local experts), so nothing is listed per rank or per expert:
+ * validation walks each
  * pipeline stage's ranks once per entry kind, O(W) in all, and checks as
  * dist_checkpointing does that every chunk of every key is claimed by
  * exactly one main replica (replica id all zeros) and object keys are
@@ -127,7 +131,13 @@ struct ckpt_summary {
  * (t, g, pp) and state, cut in CP x D ranges over the GTP-excluded dp_cp
  * group; fully_reshardable: the weights' chunks and writers in logical
  * coordinates; fully_sharded_model_space: each piece's elements cut in
- * CP x D ranges), reports GT710-GT712 and GT735 (a fully_reshardable
+ * CP x D ranges; the experts' state alike over expert DP, with its own
+ * flat key per expert model-parallel rank (etp, ep, egtp, pp)). Experts
+ * are planned when the expert grid exists and EP divides E, on the MoE
+ * layers of each stage (model_moe_layers); the summary counts them in
+ * keys, shards, writers and bytes per rank. Reports GT710-GT712 (for
+ * experts naming the key, the experts and the ranks) and GT735 (a
+ * fully_reshardable
  * format the stack cannot save) (only when
  * checkpointing.enabled is true, as the framework's GT640 does; the RNG
  * key under EP > 1 is GT640's) and fills *out. Returns 0, or
