@@ -255,6 +255,39 @@ static void stage_coords(const struct plan *p, long long st, long long i,
 	grid_stage_coords(&p->dense, st, i, c);
 }
 
+/* Counting the main replicas of an entry that uses the dp coordinate only
+ * through rank_in's zero test (every kind but the data-loader object, whose
+ * chunk is the lane) needs only dp 0 and one dp >= 1: the D - 1 ranks of
+ * dp >= 1 get the same chunk and all-nonzero-alike replica ids, so each
+ * stands for D - 1 of them. This keeps the checkpoint check at 1M ranks
+ * within TP x CP x G x 2 visits per item and stage. */
+static long long compressed_visits(const struct plan *p)
+{
+	long long d = p->dense.size[LAY_DP];
+
+	return p->world / p->pp / d * (d > 2 ? 2 : d);
+}
+
+/* Visit i of compressed_visits: its coordinates and the ranks it stands
+ * for. */
+static long long compressed_coords(const struct plan *p, long long st,
+				   long long i, long long c[LAY_NAXES])
+{
+	const struct lay_grid *g = &p->dense;
+	long long d = g->size[LAY_DP];
+
+	for (int a = 0; a < LAY_NAXES; a++) {
+		long long n = a == LAY_DP && d > 2 ? 2 : g->size[a];
+
+		if (a == LAY_PP)
+			continue;
+		c[a] = i % n;
+		i /= n;
+	}
+	c[LAY_PP] = st;
+	return c[LAY_DP] == 1 && d > 2 ? d - 1 : 1;
+}
+
 static long long chunk_index(const struct ckpt_entry *e)
 {
 	return e->chunk[0] * e->frag[1] + e->chunk[1];
@@ -369,11 +402,21 @@ static int check_item(struct ctx *x, const struct ckpt_item *it, long long st,
 		x->n_cnt = n;
 	}
 	memset(x->cnt, 0, (size_t)n * sizeof(*x->cnt));
-	for (long long i = 0; i < per; i++) {
-		stage_coords(p, st, i, c);
-		item_entry(p, x->s, it, c, &e);
-		if (e.main)
-			x->cnt[chunk_index(&e)]++;
+	if (it->kind == CKPT_LOADER) {
+		for (long long i = 0; i < per; i++) {
+			stage_coords(p, st, i, c);
+			item_entry(p, x->s, it, c, &e);
+			if (e.main)
+				x->cnt[chunk_index(&e)]++;
+		}
+	} else {
+		for (long long i = 0, v = compressed_visits(p); i < v; i++) {
+			long long w = compressed_coords(p, st, i, c);
+
+			item_entry(p, x->s, it, c, &e);
+			if (e.main)
+				x->cnt[chunk_index(&e)] += w;
+		}
 	}
 	int object = it->kind == CKPT_RNG || it->kind == CKPT_LOADER;
 	long long lo = 0, hi = n;
@@ -1004,6 +1047,108 @@ static void expert_bytes(const struct ctx *x, const struct ckpt_item *it,
 	*read += OPT_STATES * OPT_BYTES * (dist ? range_len(buf, f, dp) : buf);
 }
 
+/* ---- bytes per rank ------------------------------------------------------ */
+
+/* What one rank of a stage writes and reads of the model's tensors, and its
+ * flat optimizer buffer (dp_reshardable's range of it is the caller's: it
+ * depends on the rank's dp_cp position), or its optimizer bytes in the
+ * other formats. */
+struct rank_bytes {
+	int valid, writes;
+	long long bytes, read, buf, ob;
+};
+
+/* A rank's entries depend on its dp coordinate only through rank_in's zero
+ * test, so ranks that differ only in dp >= 1 write and read alike: the
+ * bytes are kept per (coordinates but dp and pp, dp > 0), which turns the
+ * per-rank pass at 1M ranks from W/PP x keys entries into TP x CP x G x 2
+ * x keys. Not for fully_sharded_model_space, whose optimizer ranges are cut
+ * along dp too (the memo then keeps only the model's bytes). */
+struct bytes_memo {
+	struct rank_bytes *v;
+	long long n;
+	int opt_too;
+};
+
+static struct bytes_memo *memo_new(const struct plan *p,
+				   enum stack_opt_format opt)
+{
+	struct bytes_memo *m = calloc(1, sizeof(*m));
+	long long d = p->dense.size[LAY_DP];
+
+	if (!m)
+		return NULL;
+	m->n = p->world / p->pp / (d > 0 ? d : 1) * 2;
+	m->v = calloc((size_t)m->n, sizeof(*m->v));
+	m->opt_too = opt != STACK_OPT_FULLY_SHARDED_MODEL_SPACE;
+	if (!m->v) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static void memo_clear(struct bytes_memo *m)
+{
+	if (m)
+		memset(m->v, 0, (size_t)m->n * sizeof(*m->v));
+}
+
+static void memo_free(struct bytes_memo *m)
+{
+	if (m)
+		free(m->v);
+	free(m);
+}
+
+static struct rank_bytes *memo_slot(const struct plan *p,
+				    struct bytes_memo *m,
+				    const long long c[LAY_NAXES])
+{
+	long long i = 0;
+
+	for (int a = 0; a < LAY_NAXES; a++)
+		if (a != LAY_DP && a != LAY_PP)
+			i = i * p->dense.size[a] + c[a];
+	i = i * 2 + (c[LAY_DP] > 0);
+	return i < m->n ? &m->v[i] : NULL;
+}
+
+static void rank_bytes_of(const struct ctx *x, struct bytes_memo *memo,
+			  const struct ckpt_item *it, size_t n,
+			  size_t n_tensors, long long st, long long nl,
+			  const long long c[LAY_NAXES], struct rank_bytes *out)
+{
+	struct rank_bytes *slot = memo ? memo_slot(x->p, memo, c) : NULL;
+	struct ckpt_entry e;
+
+	if (slot && slot->valid) {
+		*out = *slot;
+		if (!memo->opt_too)
+			out->ob = opt_bytes(x, it, n_tensors, st, nl, c);
+		return;
+	}
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < n; i++) {
+		long long k = i < n_tensors ? mult(&it[i], st, nl) : 1;
+
+		item_entry(x->p, x->s, &it[i], c, &e);
+		if (i < n_tensors)
+			out->read += k * e.real_rows * e.local[1] * 2;
+		if (!e.main || !k || (it[i].kind == CKPT_LOADER && st))
+			continue;
+		out->writes = 1;
+		if (i < n_tensors)
+			out->bytes += k * e.real_rows * e.local[1] * 2;
+	}
+	out->buf = opt_buffer(x, it, n_tensors, st, nl, c);
+	out->ob = x->opt == STACK_OPT_DP_RESHARDABLE ? 0 :
+		opt_bytes(x, it, n_tensors, st, nl, c);
+	out->valid = 1;
+	if (slot)
+		*slot = *out;
+}
+
 int ckpt_check(const struct plan *p, const struct cfg_node *root,
 	       const struct model_shape *m, struct ckpt_summary *out,
 	       struct diag_list *diags)
@@ -1146,6 +1291,10 @@ int ckpt_check(const struct plan *p, const struct cfg_node *root,
 	out->opt_format = dist ? stack_opt_format_name(x.opt) :
 		"not_distributed";
 	out->opt_format_set = s.opt_format != STACK_OPT_UNSET;
+	struct bytes_memo *memo = memo_new(p, x.opt);
+
+	if (!memo)
+		return -1;
 	/* the save itself aborts when the stack cannot write the format */
 	char why_not[256];
 
@@ -1201,28 +1350,20 @@ int ckpt_check(const struct plan *p, const struct cfg_node *root,
 			xrep = 0;
 		/* writers and bytes per rank */
 		for (long long r = 0; r < per && rc == 0; r++) {
-			long long bytes = 0;
-			int writes = 0;
-			struct ckpt_entry e;
-			long long rb = 0, buf;
+			struct rank_bytes rbs;
+			long long ob, rb, bytes;
+			int writes;
 
 			stage_coords(p, st, r, c);
-			for (size_t i = 0; i < n; i++) {
-				long long k = i < n_tensors ?
-					mult(&it[i], st, nl) : 1;
-
-				item_entry(p, &s, &it[i], c, &e);
-				if (i < n_tensors)
-					rb += k * e.real_rows * e.local[1] * 2;
-				if (!e.main || !k ||
-				    (it[i].kind == CKPT_LOADER && st))
-					continue;
-				writes = 1;
-				if (i < n_tensors)
-					bytes += k * e.real_rows * e.local[1] * 2;
-			}
-			long long ob = opt_bytes(&x, it, n_tensors, st, nl, c);
-
+			rank_bytes_of(&x, nmoe ? NULL : memo, it, n, n_tensors,
+				      st, nl, c, &rbs);
+			bytes = rbs.bytes;
+			rb = rbs.read;
+			writes = rbs.writes;
+			ob = x.opt == STACK_OPT_DP_RESHARDABLE ?
+				OPT_STATES * OPT_BYTES * range_len(rbs.buf,
+				p->cp * p->dp_replicate, rank_in(&p->dense,
+				B(LAY_CP) | B(LAY_DP), c)) : rbs.ob;
 			if (nmoe) { /* the same rank on the expert grid */
 				long long ce[LAY_NAXES];
 
@@ -1231,15 +1372,13 @@ int ckpt_check(const struct plan *p, const struct cfg_node *root,
 				expert_bytes(&x, ex, n_ex, nmoe, dist, ce,
 					     &bytes, &ob, &rb, &writes);
 			}
-
-			buf = opt_buffer(&x, it, n_tensors, st, nl, c);
 			/* dp_reshardable: every rank saves its flat range */
 			if (ob > 0 || (x.opt == STACK_OPT_DP_RESHARDABLE &&
-				       buf > 0))
+				       rbs.buf > 0))
 				writes = 1;
-			rb += OPT_STATES * OPT_BYTES * (dist ? range_len(buf,
+			rb += OPT_STATES * OPT_BYTES * (dist ? range_len(rbs.buf,
 				p->cp * p->dp_replicate, rank_in(&p->dense,
-				B(LAY_CP) | B(LAY_DP), c)) : buf);
+				B(LAY_CP) | B(LAY_DP), c)) : rbs.buf);
 			if (rb > out->max_rank_read_bytes)
 				out->max_rank_read_bytes = rb;
 			out->writers += writes;
@@ -1250,9 +1389,11 @@ int ckpt_check(const struct plan *p, const struct cfg_node *root,
 			if (bytes + ob > out->max_rank_bytes)
 				out->max_rank_bytes = bytes + ob;
 		}
+		memo_clear(memo);
 		first += nl;
 	}
 	free(x.cnt);
+	memo_free(memo);
 	out->valid = rc == 0;
 	return rc;
 }
