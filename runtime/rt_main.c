@@ -402,8 +402,9 @@ static void describe(const struct rt_plan *p, const struct rt_model *m,
 		"micro-batches of %lld", s->h, s->ffn, s->layers, s->vocab,
 		s->vp, s->seq_len, s->global_batch, s->lanes, s->micro_batches,
 		s->micro);
-	rt_note("%lld steps of %s, lr %g, seed %lld", steps,
-		m->sgd ? "SGD" : "Adam", m->lr, p->rt.seed);
+	if (steps >= 0)
+		rt_note("%lld steps of %s, lr %g, seed %lld", steps,
+			m->sgd ? "SGD" : "Adam", m->lr, p->rt.seed);
 }
 
 static void describe_data(const struct rt_text *t, const char *spec)
@@ -610,7 +611,9 @@ int main(int argc, char **argv)
 		if (o.lr > 0)
 			model.lr = o.lr;
 		model.text = &text;
-		describe(&plan, &model, &kern, steps, nccl);
+		/* --bench-comm trains nothing: no steps line */
+		describe(&plan, &model, &kern, o.bench_iters ? -1 : steps,
+			 nccl);
 		describe_data(&text, o.data);
 		if (!plan.train_called) {
 			/* the driver never calls this rank (5-D layout):
