@@ -350,6 +350,8 @@ static void read_runtime(struct plan *p, const struct cfg_node *root)
 	    (strcmp(dtype, "fp32") && strcmp(dtype, "bf16")))
 		dtype = "fp32";
 	rt->dtype = strcmp(dtype, "bf16") ? "fp32" : "bf16";
+	if (cfg_bool(root, "gtplan.runtime.prefetch", &rt->prefetch) != 1)
+		rt->prefetch = 0;
 }
 
 static int build(struct plan *p, const struct cfg_node *root,

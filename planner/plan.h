@@ -69,6 +69,7 @@ struct plan_runtime {
 	long long hidden, ffn, layers, seq_len, vocab, seed, steps;
 	double lr;
 	const char *dtype;
+	int prefetch; /* gather the next weight while this one is used */
 };
 
 #define PLAN_RT_HIDDEN  128

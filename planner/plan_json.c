@@ -115,6 +115,8 @@ static void write_runtime(struct jw *w, const struct plan *p)
 	n = snprintf(num, sizeof(num), "%.15g", rt->lr > 0 ? rt->lr : PLAN_RT_LR);
 	jw_item(w);
 	jw_raw(w, num, (size_t)n);
+	jw_key(w, "prefetch");
+	jw_bool(w, rt->prefetch);
 	jw_key(w, "seed");
 	jw_int(w, rt->seed);
 	size_or_null(w, "seq_len", rt->seq_len);

@@ -191,6 +191,8 @@ void coll_free(struct coll *c)
 	if (c->rec)
 		fclose(c->rec);
 	free(c->hbuf);
+	for (int i = 0; i < COLL_SLOTS; i++)
+		free(c->pend[i].hbuf);
 	free(c);
 }
 
@@ -621,6 +623,90 @@ int coll_all_gather(struct coll *c, enum rt_kind k, const char *what,
 		    const float *send, float *recv, long long count)
 {
 	return all_gather(c, k, what, send, recv, count, 4);
+}
+
+int coll_all_gather_start(struct coll *c, int slot, enum rt_kind k,
+			  const char *what, const void *send, void *recv,
+			  long long count, int elem)
+{
+	struct coll_pending *q;
+	size_t n = (size_t)count * (size_t)elem, g;
+	MPI_Datatype t = elem == 2 ? MPI_UINT16_T : MPI_FLOAT;
+	const void *sb = send;
+	void *rb = recv;
+
+	if (slot < 0 || slot >= COLL_SLOTS || c->pend[slot].active ||
+	    (elem != 2 && elem != 4))
+		return rt_error(RT_EUSAGE, "all-gather of %s: slot %d is busy "
+				"or out of range", what, slot);
+	q = &c->pend[slot];
+	g = (size_t)c->size[k];
+	q->d = (struct call_desc){ "all-gather", what,
+				   elem == 2 ? "bf16" : "fp32", k, count, elem,
+				   0, COLL_SUM };
+	q->recv = NULL;
+	if (g == 1) { /* nothing to wait for, nothing recorded */
+		if (recv != send && n > 0 && c->dev)
+			SKCHECK(kern_copy(c->dev, recv, send, n), what);
+		else if (recv != send && n > 0)
+			memmove(recv, send, n);
+		return 0;
+	}
+	RCHECK_COLL(begin(c, &q->d));
+	if (c->nccl) {
+		q->active = q->nccl = 1;
+		return coll_nccl_all_gather_start(c, &q->d, send, recv, slot);
+	}
+	if (c->dev) { /* staged through this slot's own host buffers */
+		if (q->hcap < n + g * n) {
+			char *p = realloc(q->hbuf, n + g * n);
+
+			if (!p)
+				return rt_error(RT_ENOMEM, "out of memory for "
+						"host staging");
+			q->hbuf = p;
+			q->hcap = n + g * n;
+		}
+		SKCHECK(kern_download(c->dev, q->hbuf, send, n), what);
+		sb = q->hbuf;
+		rb = q->hbuf + n;
+		q->recv = recv;
+	}
+	MPICHECK(MPI_Iallgather(sb, (int)count, t, rb, (int)count, t,
+				c->comm[k], &q->req));
+	q->active = 1;
+	q->nccl = 0;
+	return 0;
+}
+
+int coll_all_gather_wait(struct coll *c, int slot)
+{
+	struct coll_pending *q;
+	size_t n;
+
+	if (slot < 0 || slot >= COLL_SLOTS)
+		return rt_error(RT_EUSAGE, "all-gather slot %d is out of range",
+				slot);
+	q = &c->pend[slot];
+	if (!q->active)
+		return 0;
+	q->active = 0;
+	if (q->nccl)
+		return coll_nccl_wait(c, &q->d, slot);
+	if (c->timeout_s > 0) {
+		RCHECK_COLL(wait_req(c, &q->d, &q->req));
+	} else {
+		c->state = COLL_WAITING;
+		c->cur = &q->d;
+		MPICHECK(MPI_Wait(&q->req, MPI_STATUS_IGNORE));
+		c->state = COLL_RUNNING;
+		c->cur = NULL;
+	}
+	n = (size_t)q->d.count * (size_t)q->d.elem;
+	if (q->recv)
+		SKCHECK(kern_upload(c->dev, q->recv, q->hbuf + n,
+				    (size_t)c->size[q->d.k] * n), q->d.what);
+	return 0;
 }
 
 int coll_all_gather_bf16(struct coll *c, enum rt_kind k, const char *what,

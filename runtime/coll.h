@@ -84,6 +84,17 @@ int coll_all_gather(struct coll *c, enum rt_kind k, const char *what,
 int coll_all_gather_bf16(struct coll *c, enum rt_kind k, const char *what,
 			 const uint16_t *send, uint16_t *recv,
 			 long long count);
+/* Prefetch: starts the all-gather of `count` elements per member (elem 4:
+ * fp32, 2: bf16) into recv and returns; coll_all_gather_wait(c, slot)
+ * finishes it, and recv may be read only after that (send must stay as it
+ * is until then). slot (0 or 1) names it: one in flight per slot. It is
+ * recorded when it starts, so the record keeps the order of issue. On the
+ * NCCL path the GTP group's collectives run on a stream of their own, so
+ * a started gather proceeds while the kernels compute. */
+int coll_all_gather_start(struct coll *c, int slot, enum rt_kind k,
+			  const char *what, const void *send, void *recv,
+			  long long count, int elem);
+int coll_all_gather_wait(struct coll *c, int slot);
 /* recv = block `rank` of the sum over members of send (n x count). */
 int coll_reduce_scatter(struct coll *c, enum rt_kind k, const char *what,
 			const float *send, float *recv, long long count);

@@ -44,6 +44,19 @@ enum coll_state {
 
 struct coll_nccl;
 
+/* All-gathers started ahead (prefetch) and not yet waited for. */
+#define COLL_SLOTS 2
+
+/* One of them. */
+struct coll_pending {
+	int active, nccl;
+	struct call_desc d;
+	MPI_Request req;
+	void *recv;       /* staged: the device buffer to upload to */
+	char *hbuf;       /* staged: send then recv, on the host */
+	size_t hcap;
+};
+
 struct coll {
 	MPI_Comm comm[RT_NKINDS];
 	int size[RT_NKINDS], rank[RT_NKINDS];
@@ -69,6 +82,7 @@ struct coll {
 	const struct call_desc *cur; /* valid while COLL_WAITING */
 	double cur_since;
 	char idle_why[200];
+	struct coll_pending pend[COLL_SLOTS];
 };
 
 double coll_now(void);
@@ -86,7 +100,11 @@ int coll_watch_report(struct coll *c, const struct call_desc *d);
 /* ---- coll_nccl.c (builds with KERN_WITH_CUDA only) ---- */
 int coll_nccl_new(struct coll *c, struct kern_ctx *dev);
 void coll_nccl_free(struct coll *c);
-/* d->elem 4: fp32, 2: bf16 */
+/* d->elem 4: fp32, 2: bf16. _start enqueues (GTP: on the GTP stream, its
+ * end marked by event `slot`), _wait polls it. */
+int coll_nccl_all_gather_start(struct coll *c, const struct call_desc *d,
+			       const void *send, void *recv, int slot);
+int coll_nccl_wait(struct coll *c, const struct call_desc *d, int slot);
 int coll_nccl_all_gather(struct coll *c, const struct call_desc *d,
 			 const void *send, void *recv);
 int coll_nccl_reduce_scatter(struct coll *c, const struct call_desc *d,

@@ -8,9 +8,14 @@
  * ncclCommSplit(color = the group's index, key = the rank's place) and
  * checked against the plan, as the MPI communicators are. Collectives run
  * on the kernels' stream, so they are ordered with the math without extra
- * synchronisation; each is then waited for by polling the stream, which
- * lets the watchdog answer its peers and stop a collective that never
- * completes (ncclCommGetAsyncError reports NCCL's own failures).
+ * synchronisation, except the GTP group's: those run on a stream of their
+ * own (each communicator keeps to one stream), entered after an event on
+ * the kernels' stream and left through an event the kernels' stream waits
+ * for, so that a prefetched all-gather (coll_all_gather_start) runs while
+ * the kernels compute. Each collective is waited for by polling (its
+ * stream or its event), which lets the watchdog answer its peers and stop
+ * a collective that never completes (ncclCommGetAsyncError reports NCCL's
+ * own failures).
  *
  * Builds without GTPLAN_WITH_NCCL have the same functions, saying that the
  * build has no NCCL.
@@ -31,8 +36,28 @@
 struct coll_nccl {
 	ncclComm_t world;
 	ncclComm_t comm[RT_NKINDS]; /* NULL for groups of one */
-	cudaStream_t stream;
+	cudaStream_t stream;        /* the kernels' */
+	cudaStream_t gtp;           /* the GTP group's */
+	cudaEvent_t ready;          /* the kernels' work so far */
+	cudaEvent_t done[COLL_SLOTS + 1]; /* a GTP collective's end: one per
+					     prefetch slot, the last for the
+					     synchronous ones */
 };
+
+#define RCHECK_NCCL(cmd)                  \
+	do {                              \
+		int rcn_ = (cmd);         \
+		if (rcn_)                 \
+			return rcn_;      \
+	} while (0)
+
+#define CUDACHECK_RT(cmd, what)                                            \
+	do {                                                               \
+		cudaError_t ce_ = (cmd);                                   \
+		if (ce_ != cudaSuccess)                                    \
+			return rt_error(RT_EDEVICE, "%s: %s: %s", what, #cmd, \
+					cudaGetErrorString(ce_));          \
+	} while (0)
 
 static int nccl_fail(ncclResult_t r, const char *call, const char *file,
 		     int line)
@@ -95,6 +120,15 @@ int coll_nccl_new(struct coll *c, struct kern_ctx *dev)
 		return rt_error(RT_ENOMEM, "out of memory");
 	c->nccl = x;
 	x->stream = (cudaStream_t)kern_stream(dev);
+	CUDACHECK_RT(cudaStreamCreateWithFlags(&x->gtp, cudaStreamNonBlocking),
+		     "NCCL set-up");
+	CUDACHECK_RT(cudaEventCreateWithFlags(&x->ready,
+					      cudaEventDisableTiming),
+		     "NCCL set-up");
+	for (int i = 0; i <= COLL_SLOTS; i++)
+		CUDACHECK_RT(cudaEventCreateWithFlags(&x->done[i],
+						      cudaEventDisableTiming),
+			     "NCCL set-up");
 	memset(&id, 0, sizeof(id));
 	if (c->me == 0)
 		NCCLCHECK(ncclGetUniqueId(&id));
@@ -128,13 +162,45 @@ void coll_nccl_free(struct coll *c)
 			ncclCommDestroy(x->comm[k]);
 	if (x->world)
 		ncclCommDestroy(x->world);
+	for (int i = 0; i <= COLL_SLOTS; i++)
+		if (x->done[i])
+			cudaEventDestroy(x->done[i]);
+	if (x->ready)
+		cudaEventDestroy(x->ready);
+	if (x->gtp)
+		cudaStreamDestroy(x->gtp);
 	free(x);
 	c->nccl = NULL;
 }
 
-/* Waits for the stream (the collective just enqueued and the math before
- * it), answering the watchdog; past the timeout the watchdog reports. */
-static int wait_stream(struct coll *c, const struct call_desc *d)
+/* The stream group kind k's collectives run on. */
+static cudaStream_t stream_of_kind(const struct coll_nccl *x, enum rt_kind k)
+{
+	return k == RT_K_GTP ? x->gtp : x->stream;
+}
+
+/* Before a GTP collective: its stream waits for the kernels' work so far
+ * (the buffers it reads and overwrites). */
+static int enter_gtp(struct coll_nccl *x)
+{
+	CUDACHECK_RT(cudaEventRecord(x->ready, x->stream), "GTP stream");
+	CUDACHECK_RT(cudaStreamWaitEvent(x->gtp, x->ready, 0), "GTP stream");
+	return 0;
+}
+
+/* After it: event `slot` marks its end (the kernels' stream is made to
+ * wait for it when the collective is waited for, not before: a prefetched
+ * gather must not hold up the kernels enqueued meanwhile). */
+static int leave_gtp(struct coll_nccl *x, int slot)
+{
+	CUDACHECK_RT(cudaEventRecord(x->done[slot], x->gtp), "GTP stream");
+	return 0;
+}
+
+/* Waits for collective d (its stream, or event `slot` for the GTP
+ * group's), answering the watchdog; past the timeout the watchdog
+ * reports. */
+static int wait_done(struct coll *c, const struct call_desc *d, int slot)
 {
 	struct coll_nccl *x = c->nccl;
 	double deadline = coll_now() + c->timeout_s;
@@ -144,7 +210,9 @@ static int wait_stream(struct coll *c, const struct call_desc *d)
 	c->cur = d;
 	c->cur_since = coll_now();
 	for (;;) {
-		cudaError_t e = cudaStreamQuery(x->stream);
+		cudaError_t e = d->k == RT_K_GTP ?
+			cudaEventQuery(x->done[slot]) :
+			cudaStreamQuery(x->stream);
 		ncclResult_t async = ncclSuccess;
 
 		if (e == cudaSuccess)
@@ -170,17 +238,41 @@ static int wait_stream(struct coll *c, const struct call_desc *d)
 	}
 	c->state = COLL_RUNNING;
 	c->cur = NULL;
+	if (!rc && d->k == RT_K_GTP)
+		CUDACHECK_RT(cudaStreamWaitEvent(x->stream, x->done[slot], 0),
+			     "GTP stream");
 	return rc;
+}
+
+static int wait_stream(struct coll *c, const struct call_desc *d)
+{
+	return wait_done(c, d, COLL_SLOTS);
+}
+
+int coll_nccl_all_gather_start(struct coll *c, const struct call_desc *d,
+			       const void *send, void *recv, int slot)
+{
+	struct coll_nccl *x = c->nccl;
+
+	if (d->k == RT_K_GTP)
+		RCHECK_NCCL(enter_gtp(x));
+	NCCLCHECK(ncclAllGather(send, recv, (size_t)d->count,
+				d->elem == 2 ? ncclBfloat16 : ncclFloat,
+				x->comm[d->k], stream_of_kind(x, d->k)));
+	if (d->k == RT_K_GTP)
+		RCHECK_NCCL(leave_gtp(x, slot));
+	return 0;
+}
+
+int coll_nccl_wait(struct coll *c, const struct call_desc *d, int slot)
+{
+	return wait_done(c, d, slot);
 }
 
 int coll_nccl_all_gather(struct coll *c, const struct call_desc *d,
 			 const void *send, void *recv)
 {
-	struct coll_nccl *x = c->nccl;
-
-	NCCLCHECK(ncclAllGather(send, recv, (size_t)d->count,
-				d->elem == 2 ? ncclBfloat16 : ncclFloat,
-				x->comm[d->k], x->stream));
+	RCHECK_NCCL(coll_nccl_all_gather_start(c, d, send, recv, COLL_SLOTS));
 	return wait_stream(c, d);
 }
 
@@ -189,8 +281,13 @@ int coll_nccl_reduce_scatter(struct coll *c, const struct call_desc *d,
 {
 	struct coll_nccl *x = c->nccl;
 
+	if (d->k == RT_K_GTP)
+		RCHECK_NCCL(enter_gtp(x));
 	NCCLCHECK(ncclReduceScatter(send, recv, (size_t)d->count, ncclFloat,
-				    ncclSum, x->comm[d->k], x->stream));
+				    ncclSum, x->comm[d->k],
+				    stream_of_kind(x, d->k)));
+	if (d->k == RT_K_GTP)
+		RCHECK_NCCL(leave_gtp(x, COLL_SLOTS));
 	return wait_stream(c, d);
 }
 
@@ -199,9 +296,13 @@ int coll_nccl_all_reduce(struct coll *c, const struct call_desc *d,
 {
 	struct coll_nccl *x = c->nccl;
 
+	if (d->k == RT_K_GTP)
+		RCHECK_NCCL(enter_gtp(x));
 	NCCLCHECK(ncclAllReduce(buf, buf, (size_t)d->count, ncclFloat,
 				d->op == COLL_MAX ? ncclMax : ncclSum,
-				x->comm[d->k], x->stream));
+				x->comm[d->k], stream_of_kind(x, d->k)));
+	if (d->k == RT_K_GTP)
+		RCHECK_NCCL(leave_gtp(x, COLL_SLOTS));
 	return wait_stream(c, d);
 }
 
@@ -242,7 +343,10 @@ int coll_nccl_plain(struct coll *c, enum rt_kind k, int reduce_scatter,
 	struct coll_nccl *x = c->nccl;
 	double t0;
 
-	if (cudaStreamSynchronize(x->stream) != cudaSuccess)
+	cudaStream_t st = stream_of_kind(x, k);
+
+	if (cudaStreamSynchronize(x->stream) != cudaSuccess ||
+	    cudaStreamSynchronize(st) != cudaSuccess)
 		return rt_error(RT_EDEVICE, "bench: stream synchronisation "
 				"failed");
 	t0 = coll_now();
@@ -250,13 +354,12 @@ int coll_nccl_plain(struct coll *c, enum rt_kind k, int reduce_scatter,
 		if (reduce_scatter)
 			NCCLCHECK(ncclReduceScatter(send, recv, (size_t)count,
 						    ncclFloat, ncclSum,
-						    x->comm[k], x->stream));
+						    x->comm[k], st));
 		else
 			NCCLCHECK(ncclAllGather(send, recv, (size_t)count,
-						ncclFloat, x->comm[k],
-						x->stream));
+						ncclFloat, x->comm[k], st));
 		if ((sync_each || i == iters - 1) &&
-		    cudaStreamSynchronize(x->stream) != cudaSuccess)
+		    cudaStreamSynchronize(st) != cudaSuccess)
 			return rt_error(RT_EDEVICE, "bench: stream "
 					"synchronisation failed");
 	}
@@ -323,6 +426,19 @@ int coll_nccl_plain(struct coll *c, enum rt_kind k, int reduce_scatter,
 {
 	(void)c, (void)k, (void)reduce_scatter, (void)count, (void)send;
 	(void)recv, (void)iters, (void)sync_each, (void)secs;
+	return no_nccl();
+}
+
+int coll_nccl_all_gather_start(struct coll *c, const struct call_desc *d,
+			       const void *send, void *recv, int slot)
+{
+	(void)c, (void)d, (void)send, (void)recv, (void)slot;
+	return no_nccl();
+}
+
+int coll_nccl_wait(struct coll *c, const struct call_desc *d, int slot)
+{
+	(void)c, (void)d, (void)slot;
 	return no_nccl();
 }
 #endif

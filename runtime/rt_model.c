@@ -265,6 +265,22 @@ int rt_model_init(struct rt_model *m, const struct rt_plan *p,
 		KCHECK(kern_alloc(k, (size_t)(full > 0 ? full : 1) *
 				  sizeof(uint16_t), (void **)&m->full16));
 	}
+	m->prefetch = p->rt.prefetch;
+	if (m->prefetch && 2 * L + 2 > 2 * RT_MAX_SEQ)
+		return rt_error_once(RT_EPLAN, "gtplan.runtime.prefetch: at "
+				     "most %d layers (this model has %lld)",
+				     RT_MAX_SEQ - 1, L);
+	if (m->prefetch) {
+		RCHECK(alloc_f(m, &m->full_b, full));
+		if (m->bf16) {
+			KCHECK(kern_alloc(k, (size_t)(shard > 0 ? shard : 1) *
+					  sizeof(uint16_t),
+					  (void **)&m->shard16_b));
+			KCHECK(kern_alloc(k, (size_t)(full > 0 ? full : 1) *
+					  sizeof(uint16_t),
+					  (void **)&m->full16_b));
+		}
+	}
 	RCHECK(alloc_activations(m));
 
 	/* initial values, built on the host and uploaded */
@@ -317,6 +333,9 @@ void rt_model_release(struct rt_model *m)
 	kern_free(m->k, m->targets);
 	kern_free(m->k, m->shard16);
 	kern_free(m->k, m->full16);
+	kern_free(m->k, m->full_b);
+	kern_free(m->k, m->shard16_b);
+	kern_free(m->k, m->full16_b);
 	free(m->x);
 	free(m->n);
 	free(m->a);
@@ -349,6 +368,74 @@ int rt_gather_weight(struct rt_model *m, const struct rt_weight *w)
 	RCHECK(coll_all_gather_bf16(m->c, RT_K_GTP, w->name, m->shard16,
 				    m->full16, n));
 	KCHECK(kern_from_bf16(m->k, n * m->s.g, m->full16, m->full));
+	return 0;
+}
+
+/* Buffer b (0 or 1) of the prefetch pair. */
+static float *full_of(struct rt_model *m, int b)
+{
+	return b ? m->full_b : m->full;
+}
+
+static int start_gather(struct rt_model *m, int i)
+{
+	const struct rt_weight *w = m->seq[i];
+	long long n = w->shard * w->d1;
+	int b = i % 2;
+
+	if (!m->bf16)
+		return coll_all_gather_start(m->c, b, RT_K_GTP, w->name,
+					     m->param + w->off, full_of(m, b),
+					     n, 4);
+	{
+		uint16_t *s16 = b ? m->shard16_b : m->shard16;
+		uint16_t *f16 = b ? m->full16_b : m->full16;
+
+		KCHECK(kern_to_bf16(m->k, n, m->param + w->off, s16));
+		return coll_all_gather_start(m->c, b, RT_K_GTP, w->name, s16,
+					     f16, n, 2);
+	}
+}
+
+int rt_weights_begin(struct rt_model *m, const struct rt_weight *const *seq,
+		     int n)
+{
+	if (n < 0 || n > 2 * RT_MAX_SEQ)
+		return rt_error(RT_EPLAN, "a pass of %d weights: at most %d",
+				n, 2 * RT_MAX_SEQ);
+	for (int i = 0; i < n; i++)
+		m->seq[i] = seq[i];
+	m->seq_n = n;
+	m->seq_next = 0;
+	if (m->prefetch && n > 0)
+		RCHECK(start_gather(m, 0));
+	return 0;
+}
+
+int rt_weights_next(struct rt_model *m, const float **full)
+{
+	int i = m->seq_next, b = i % 2;
+	const struct rt_weight *w;
+
+	if (i >= m->seq_n)
+		return rt_error(RT_EPLAN, "a pass asked for more weights than "
+				"it named");
+	m->seq_next++;
+	w = m->seq[i];
+	if (!m->prefetch) {
+		RCHECK(rt_gather_weight(m, w));
+		*full = m->full;
+		return 0;
+	}
+	RCHECK(coll_all_gather_wait(m->c, b));
+	if (m->bf16)
+		KCHECK(kern_from_bf16(m->k, w->shard * w->d1 * m->s.g,
+				      b ? m->full16_b : m->full16,
+				      full_of(m, b)));
+	/* the next weight's gather runs while this one is used */
+	if (i + 1 < m->seq_n)
+		RCHECK(start_gather(m, i + 1));
+	*full = full_of(m, b);
 	return 0;
 }
 

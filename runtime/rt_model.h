@@ -75,6 +75,9 @@ struct rt_text;
 #define RT_ADAM_EPS 1e-8f
 /* Megatron's init_method_std; fc2 is scaled by 1/sqrt(2 layers). */
 #define RT_INIT_STD 0.02
+/* The most layers a pass can prefetch through (2 weights a layer and the
+ * embedding). */
+#define RT_MAX_SEQ 4096
 
 enum rt_split { RT_SPLIT_VOCAB, RT_SPLIT_COLUMN, RT_SPLIT_ROW };
 
@@ -131,6 +134,13 @@ struct rt_model {
 	 * the embedding's TP-local gradient of a micro-batch */
 	float *full, *gfull, *gshard, *gemb;
 	uint16_t *shard16, *full16;  /* bf16: one shard, one gathered tensor */
+	/* prefetch (runtime.prefetch): the second buffers of each, and the
+	 * pass being gathered: its weights in order of use, the next one */
+	int prefetch;
+	float *full_b;
+	uint16_t *shard16_b, *full16_b;
+	const struct rt_weight *seq[2 * RT_MAX_SEQ];
+	int seq_n, seq_next;
 	long long full_n;            /* elements of full */
 	/* activations of one micro-batch, x[0..layers] */
 	float **x, **n, **a, **b, **rstd;
@@ -185,6 +195,17 @@ int rt_forward(struct rt_model *m, double *loss_sum);
 int rt_gather_weight(struct rt_model *m, const struct rt_weight *w);
 /* The same in fp32 always: the master weights (dump, export). */
 int rt_gather_weight_exact(struct rt_model *m, const struct rt_weight *w);
+/* A pass (a forward or a backward) uses its weights in the order seq[0..n)
+ * and gets each with rt_weights_next(), which returns the TP-local tensor
+ * as the math uses it (rt_gather_weight). Just in time (prefetch off), each
+ * is gathered when it is asked for; with prefetch the first is started by
+ * rt_weights_begin and each rt_weights_next, once its weight has arrived,
+ * starts the gather of the one after, into the other buffer, so that it
+ * runs while this one is used. */
+int rt_weights_begin(struct rt_model *m, const struct rt_weight *const *seq,
+		     int n);
+int rt_weights_next(struct rt_model *m, const float **full);
+
 /* Mixed precision as Megatron's bf16 runs have it, with fp32 storage: in a
  * bf16 run every GEMM operand is a bf16 value (weights as gathered, and
  * the activations and gradients that feed a GEMM, rounded in place by

@@ -357,6 +357,8 @@ static int read_runtime(struct rt_plan *p, const json_t *root)
 		return rt_error_once(RT_EPLAN, "plan: runtime.dtype must be "
 				     "fp32 or bf16");
 	s->bf16 = !strcmp(dtype, "bf16");
+	/* absent in plans of older gtplans: gathered just in time */
+	s->prefetch = json_is_true(json_object_get(o, "prefetch"));
 	return 0;
 }
 

@@ -53,6 +53,7 @@ struct rt_settings {
 	long long hidden, ffn, layers, seq_len, vocab, seed, steps;
 	double lr;
 	int bf16;
+	int prefetch; /* runtime.prefetch: GTP gathers one weight ahead */
 };
 
 struct rt_plan {

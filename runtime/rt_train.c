@@ -53,16 +53,49 @@ static float *norm_g(struct rt_model *m, long long l)
 	return m->grad + m->norm_off + l * m->s.h;
 }
 
+/* The weights a forward uses, in order: the embedding, each layer's fc1
+ * and fc2, the embedding again (the tied output layer). */
+static int forward_weights(struct rt_model *m)
+{
+	const struct rt_weight *seq[2 * RT_MAX_SEQ];
+	int n = 0;
+
+	seq[n++] = &m->emb;
+	for (long long l = 0; l < m->s.layers; l++) {
+		seq[n++] = &m->fc1[l];
+		seq[n++] = &m->fc2[l];
+	}
+	seq[n++] = &m->emb;
+	return rt_weights_begin(m, seq, n);
+}
+
+/* The backward's: the output layer, then each layer's fc2 and fc1 from
+ * the last layer down. */
+static int backward_weights(struct rt_model *m)
+{
+	const struct rt_weight *seq[2 * RT_MAX_SEQ];
+	int n = 0;
+
+	seq[n++] = &m->emb;
+	for (long long l = m->s.layers; l-- > 0;) {
+		seq[n++] = &m->fc2[l];
+		seq[n++] = &m->fc1[l];
+	}
+	return rt_weights_begin(m, seq, n);
+}
+
 int rt_forward(struct rt_model *m, double *loss_sum)
 {
 	const struct rt_shape *s = &m->s;
 	struct kern_ctx *k = m->k;
 	long long T = s->tokens, h = s->h, fl = s->fl, vl = s->vl;
 	long long L = s->layers;
+	const float *W;
 
+	RCHECK(forward_weights(m));
 	/* vocab-parallel embedding: each TP rank looks up its ids */
-	RCHECK(rt_gather_weight(m, &m->emb));
-	KCHECK(kern_embed_fwd(k, T, h, s->vfirst, m->emb.d0_real, m->full,
+	RCHECK(rt_weights_next(m, &W));
+	KCHECK(kern_embed_fwd(k, T, h, s->vfirst, m->emb.d0_real, W,
 			      m->tokens, m->x[0]));
 	RCHECK(coll_all_reduce(m->c, RT_K_TP, "embedding.out", m->x[0], T * h,
 			       COLL_SUM));
@@ -70,13 +103,13 @@ int rt_forward(struct rt_model *m, double *loss_sum)
 		KCHECK(kern_rmsnorm_fwd(k, T, h, RT_NORM_EPS, m->x[l],
 					norm_w(m, l), m->n[l], m->rstd[l]));
 		RCHECK(rt_bf16(m, m->n[l], T * h));
-		RCHECK(rt_gather_weight(m, &m->fc1[l]));
-		KCHECK(kern_gemm(k, 0, 1, T, fl, h, 1.0f, m->n[l], h, m->full,
+		RCHECK(rt_weights_next(m, &W));
+		KCHECK(kern_gemm(k, 0, 1, T, fl, h, 1.0f, m->n[l], h, W,
 				 h, 0.0f, m->a[l], fl));
 		KCHECK(kern_gelu_fwd(k, T * fl, m->a[l], m->b[l]));
 		RCHECK(rt_bf16(m, m->b[l], T * fl));
-		RCHECK(rt_gather_weight(m, &m->fc2[l]));
-		KCHECK(kern_gemm(k, 0, 1, T, h, fl, 1.0f, m->b[l], fl, m->full,
+		RCHECK(rt_weights_next(m, &W));
+		KCHECK(kern_gemm(k, 0, 1, T, h, fl, 1.0f, m->b[l], fl, W,
 				 fl, 0.0f, m->x[l + 1], h));
 		RCHECK(coll_all_reduce(m->c, RT_K_TP, m->fc2[l].name,
 				       m->x[l + 1], T * h, COLL_SUM));
@@ -86,8 +119,8 @@ int rt_forward(struct rt_model *m, double *loss_sum)
 				m->z, m->rstd_f));
 	RCHECK(rt_bf16(m, m->z, T * h));
 	/* tied output layer and vocab-parallel cross-entropy */
-	RCHECK(rt_gather_weight(m, &m->emb));
-	KCHECK(kern_gemm(k, 0, 1, T, vl, h, 1.0f, m->z, h, m->full, h, 0.0f,
+	RCHECK(rt_weights_next(m, &W));
+	KCHECK(kern_gemm(k, 0, 1, T, vl, h, 1.0f, m->z, h, W, h, 0.0f,
 			 m->logits, vl));
 	KCHECK(kern_ce_max(k, T, vl, s->vvalid, m->logits, m->cmax));
 	RCHECK(coll_all_reduce(m->c, RT_K_TP, "ce.max", m->cmax, T, COLL_MAX));
@@ -114,13 +147,15 @@ static int backward(struct rt_model *m, float scale)
 	long long T = s->tokens, h = s->h, fl = s->fl, vl = s->vl;
 	long long L = s->layers;
 	float *dlogits = m->logits; /* in place */
+	const float *W;
 
 	KCHECK(kern_ce_bwd(k, T, vl, s->vvalid, s->vfirst, m->targets,
 			   m->cmax, m->csum, scale, m->logits, dlogits));
 	RCHECK(rt_bf16(m, dlogits, T * vl));
-	RCHECK(rt_gather_weight(m, &m->emb));
+	RCHECK(backward_weights(m));
+	RCHECK(rt_weights_next(m, &W));
 	/* dz = dlogits E (summed over the vocab slices), dE = dlogits^T z */
-	KCHECK(kern_gemm(k, 0, 0, T, h, vl, 1.0f, dlogits, vl, m->full, h,
+	KCHECK(kern_gemm(k, 0, 0, T, h, vl, 1.0f, dlogits, vl, W, h,
 			 0.0f, m->dtmp, h));
 	KCHECK(kern_gemm(k, 1, 0, vl, h, T, 1.0f, dlogits, vl, m->z, h, 0.0f,
 			 m->gemb, h));
@@ -131,8 +166,8 @@ static int backward(struct rt_model *m, float scale)
 	for (long long l = L; l-- > 0;) {
 		/* fc2 (row-parallel): its output gradient is dx itself */
 		RCHECK(rt_bf16(m, m->dx, T * h));
-		RCHECK(rt_gather_weight(m, &m->fc2[l]));
-		KCHECK(kern_gemm(k, 0, 0, T, fl, h, 1.0f, m->dx, h, m->full,
+		RCHECK(rt_weights_next(m, &W));
+		KCHECK(kern_gemm(k, 0, 0, T, fl, h, 1.0f, m->dx, h, W,
 				 fl, 0.0f, m->db, fl));
 		KCHECK(kern_gemm(k, 1, 0, h, fl, T, 1.0f, m->dx, h, m->b[l],
 				 fl, 0.0f, m->gfull, fl));
@@ -140,8 +175,8 @@ static int backward(struct rt_model *m, float scale)
 		KCHECK(kern_gelu_bwd(k, T * fl, m->a[l], m->db, m->db));
 		RCHECK(rt_bf16(m, m->db, T * fl));
 		/* fc1 (column-parallel): input gradient summed over TP */
-		RCHECK(rt_gather_weight(m, &m->fc1[l]));
-		KCHECK(kern_gemm(k, 0, 0, T, h, fl, 1.0f, m->db, fl, m->full,
+		RCHECK(rt_weights_next(m, &W));
+		KCHECK(kern_gemm(k, 0, 0, T, h, fl, 1.0f, m->db, fl, W,
 				 h, 0.0f, m->dn, h));
 		KCHECK(kern_gemm(k, 1, 0, fl, h, T, 1.0f, m->db, fl, m->n[l],
 				 h, 0.0f, m->gfull, h));

@@ -28,4 +28,21 @@ for g in 2 4 8; do
 	echo "== G=$g"
 	mpirun --bind-to none -np "$g" "$RUN" "$PLANS/bench-g$g.json" --device cuda \
 		--comm nccl --bench-comm "$ITERS" --log "$logs/bench-g$g.jsonl" 2>&1
+	# step time, weights gathered just in time vs prefetched (4 layers of
+	# a 4096 x 14336 MLP, 1024 tokens a lane: the GEMMs outlast the
+	# gathers); the median of steps 2-8
+	for pf in false true; do
+		mpirun --bind-to none -np "$g" "$RUN" "$PLANS/step-g$g-$pf.json" --device cuda \
+			--comm nccl --steps 8 --data synthetic --log "$logs/step-g$g-$pf.jsonl" \
+			>"$logs/step-g$g-$pf.out" 2>&1 || { echo "bench-gpu: step-g$g-$pf failed"; tail -5 "$logs/step-g$g-$pf.out"; }
+	done
+	python3 - "$logs/step-g$g-false.jsonl" "$logs/step-g$g-true.jsonl" <<'EOF'
+import json, statistics, sys
+med = []
+for f in sys.argv[1:]:
+    t = [json.loads(l)["step_time_s"] for l in open(f)][1:]
+    med.append(statistics.median(t))
+print("step time (median of steps 2-8): just in time %.2f ms, prefetch %.2f ms, "
+      "prefetch / just in time %.3f" % (med[0] * 1e3, med[1] * 1e3, med[1] / med[0]))
+EOF
 done

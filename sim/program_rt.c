@@ -6,6 +6,7 @@
 #include "program_rt.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* GTPRematConfig.pad_for_alignment's default, as runtime/rt_model.h's
@@ -97,12 +98,25 @@ const char *prog_rt_model_key(const struct cfg_node *root)
 
 /* ---- building ----------------------------------------------------------- */
 
+/* One weight a pass uses: which, and its layer (-1: the embedding). */
+struct use {
+	int w;
+	long long layer;
+};
+
 struct rbld {
 	struct prog *pg;
 	const struct plan *p;
 	struct prog_rt_shape s;
 	unsigned k_tp, k_gtp, k_dp_cp, k_dpcr;
 	int err;
+	/* the pass being built: its weights in order of use, the next one,
+	 * and whether gathers run one ahead (runtime.prefetch) */
+	struct use *seq;
+	long long n, next;
+	enum prog_phase ph;
+	long long mb;
+	int prefetch;
 };
 
 static long long group_size(const struct rbld *b, unsigned group)
@@ -153,6 +167,56 @@ static void gather(struct rbld *b, int w, long long layer, long long mb,
 	    PRT_L_WEIGHT);
 }
 
+/* rt_weights_begin: a pass of b->n weights (b->seq) starts; with prefetch
+ * the first one's gather is issued now. */
+static void pass_begin(struct rbld *b, enum prog_phase ph, long long mb)
+{
+	b->ph = ph;
+	b->mb = mb;
+	b->next = 0;
+	if (b->prefetch && b->n > 0)
+		gather(b, b->seq[0].w, b->seq[0].layer, mb, ph);
+}
+
+/* rt_weights_next: the pass uses its next weight (w of layer); just in
+ * time its gather is issued now, with prefetch the next one's is (the
+ * runtime starts it once this one has arrived). */
+static void use(struct rbld *b, int w, long long layer)
+{
+	long long i = b->next++;
+
+	if (i >= b->n || b->seq[i].w != w || b->seq[i].layer != layer) {
+		b->err = 1;
+		return;
+	}
+	if (!b->prefetch)
+		gather(b, w, layer, b->mb, b->ph);
+	else if (i + 1 < b->n)
+		gather(b, b->seq[i + 1].w, b->seq[i + 1].layer, b->mb, b->ph);
+}
+
+/* The weights of a forward (fwd 1) or a backward, as rt_train.c names
+ * them (forward_weights, backward_weights). */
+static void pass_weights(struct rbld *b, int fwd)
+{
+	long long n = 0, L = b->s.layers;
+
+	b->seq[n++] = (struct use){ PRT_W_EMB, -1 };
+	if (fwd) {
+		for (long long l = 0; l < L; l++) {
+			b->seq[n++] = (struct use){ PRT_W_FC1, l };
+			b->seq[n++] = (struct use){ PRT_W_FC2, l };
+		}
+		b->seq[n++] = (struct use){ PRT_W_EMB, -1 };
+	} else {
+		for (long long l = L; l-- > 0;) {
+			b->seq[n++] = (struct use){ PRT_W_FC2, l };
+			b->seq[n++] = (struct use){ PRT_W_FC1, l };
+		}
+	}
+	b->n = n;
+}
+
 /* rt_scatter_grad: the GTP reduce-scatter of w's gradient. */
 static void scatter(struct rbld *b, int w, long long layer, long long mb)
 {
@@ -173,14 +237,16 @@ static void forward(struct rbld *b, long long mb)
 {
 	long long T = b->s.tokens, th = b->s.tokens * b->s.h;
 
-	gather(b, PRT_W_EMB, -1, mb, PH_FWD);
+	pass_weights(b, 1);
+	pass_begin(b, PH_FWD, mb);
+	use(b, PRT_W_EMB, -1);
 	tp_sum(b, PH_FWD, W_ACT, -1, mb, th, PRT_L_EMBED_OUT);
 	for (long long l = 0; l < b->s.layers && !b->err; l++) {
-		gather(b, PRT_W_FC1, l, mb, PH_FWD);
-		gather(b, PRT_W_FC2, l, mb, PH_FWD);
+		use(b, PRT_W_FC1, l);
+		use(b, PRT_W_FC2, l);
 		tp_sum(b, PH_FWD, W_ACT, l, mb, th, PRT_L_FC2_OUT);
 	}
-	gather(b, PRT_W_EMB, -1, mb, PH_FWD);
+	use(b, PRT_W_EMB, -1);
 	rop(b, OP_ALL_REDUCE, b->k_tp, PH_FWD, W_LOSS, -1, -1, mb, T,
 	    PROG_DT_FP32, PROG_REDOP_MAX, PRT_L_CE_MAX);
 	tp_sum(b, PH_FWD, W_LOSS, -1, mb, T, PRT_L_CE_TARGET);
@@ -192,12 +258,14 @@ static void backward(struct rbld *b, long long mb)
 {
 	long long th = b->s.tokens * b->s.h;
 
-	gather(b, PRT_W_EMB, -1, mb, PH_BWD);
+	pass_weights(b, 0);
+	pass_begin(b, PH_BWD, mb);
+	use(b, PRT_W_EMB, -1);
 	tp_sum(b, PH_BWD, W_ACT_GRAD, -1, mb, th, PRT_L_OUTPUT_DGRAD);
 	for (long long l = b->s.layers; l-- > 0 && !b->err;) {
-		gather(b, PRT_W_FC2, l, mb, PH_BWD);
+		use(b, PRT_W_FC2, l);
 		scatter(b, PRT_W_FC2, l, mb);
-		gather(b, PRT_W_FC1, l, mb, PH_BWD);
+		use(b, PRT_W_FC1, l);
 		tp_sum(b, PH_BWD, W_ACT_GRAD, l, mb, th, PRT_L_FC1_DGRAD);
 		scatter(b, PRT_W_FC1, l, mb);
 	}
@@ -237,6 +305,11 @@ int prog_rt_build(struct prog *pg, const struct plan *p,
 	b.k_gtp = prog_kind("gtp");
 	b.k_dp_cp = prog_kind("dp_cp");
 	b.k_dpcr = prog_kind("dp_cp_replicate");
+	b.prefetch = p->runtime.prefetch;
+	b.seq = calloc((size_t)(2 * (b.s.layers > 0 ? b.s.layers : 0) + 2),
+		       sizeof(*b.seq));
+	if (!b.seq)
+		b.err = 1;
 	pg->stage = 0;
 	pg->rt_call = rt_call;
 	pg->microbatches = b.s.micro_batches;
@@ -253,6 +326,7 @@ int prog_rt_build(struct prog *pg, const struct plan *p,
 		     mb++)
 			forward(&b, mb);
 	}
+	free(b.seq);
 	if (b.err) {
 		prog_release(pg);
 		return -1;

@@ -59,17 +59,32 @@ if [ -x "$GTPLAN" ] && "$GTPLAN" plan "$CFG" cluster.gpus_per_node=1 -o "$PLANS/
 	# the 5-D layout has errors (the hang): the plan is still written
 	"$GTPLAN" plan "$CFG" cluster.gpus_per_node=2 $M.tensor_parallel_num_weight_shards=2 \
 		+gtplan.driver_layout=5d -o "$PLANS/g2-5d.json" >/dev/null 2>&1
-	# --bench-comm (scripts/bench_gpu.sh): weights of a 4096 x 14336 MLP
-	# and a 32000-entry vocabulary, GTP over 2, 4 and 8 GPUs
+	# GTP prefetch (gtplan.runtime.prefetch)
+	"$GTPLAN" plan "$CFG" cluster.gpus_per_node=6 $M.tensor_model_parallel_size=2 \
+		$M.tensor_parallel_num_weight_shards=6 +gtplan.runtime.prefetch=true \
+		-o "$PLANS/tp2g3-pf.json" || bad "plan tp2g3-pf"
+	"$GTPLAN" plan "$CFG" cluster.gpus_per_node=2 $M.tensor_parallel_num_weight_shards=2 \
+		+gtplan.runtime.prefetch=true -o "$PLANS/g2-pf.json" || bad "plan g2-pf"
+	# scripts/bench_gpu.sh: --bench-comm with the weights of a 4096 x 14336
+	# MLP and a 32000-entry vocabulary, GTP over 2, 4 and 8 GPUs; and train
+	# steps of 1024 tokens a lane (GEMMs longer than the gathers) with and
+	# without prefetch
 	for g in 2 4 8; do
 		"$GTPLAN" plan "$CFG" cluster.gpus_per_node=$g $M.tensor_parallel_num_weight_shards=$g \
 			gtplan.runtime.hidden=4096 gtplan.runtime.ffn=14336 gtplan.runtime.layers=1 \
 			gtplan.runtime.vocab=32000 gtplan.runtime.seq_len=128 \
 			policy.train_global_batch_size=$g -o "$PLANS/bench-g$g.json" || bad "plan bench-g$g"
+		for pf in false true; do
+			"$GTPLAN" plan "$CFG" cluster.gpus_per_node=$g $M.tensor_parallel_num_weight_shards=$g \
+				gtplan.runtime.hidden=4096 gtplan.runtime.ffn=14336 gtplan.runtime.layers=4 \
+				gtplan.runtime.vocab=32000 gtplan.runtime.seq_len=1024 gtplan.runtime.lr=0.0001 \
+				+gtplan.runtime.prefetch=$pf policy.train_global_batch_size=$g \
+				-o "$PLANS/step-g$g-$pf.json" || bad "plan step-g$g-$pf"
+		done
 	done
 fi
 [ "${1:-}" = --plans-only ] && finish
-for f in ref tp2g3 tp2 g2 tp2g2d2 tp1g8 g2-5d bfref bfg2; do
+for f in ref tp2g3 tp2 g2 tp2g2d2 tp1g8 g2-5d bfref bfg2 tp2g3-pf g2-pf; do
 	[ -s "$PLANS/$f.json" ] || { bad "no plan $PLANS/$f.json (build/gtplan cannot run here)"; finish; }
 done
 # run NAME NP DEVICE PLAN [ARGS...]
@@ -87,6 +102,8 @@ ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 run cpu1 1 cpu ref
 run cuda1 1 cuda ref
 run cuda6 6 cuda tp2g3
+# prefetch through host staging (the async MPI path)
+run cuda6pf 6 cuda tp2g3-pf --timeout 120
 nccl_runs=
 if [ "$ngpu" -ge 2 ]; then
 	# TP1xG8 runs 16 samples a step (2 per lane): its own reference
@@ -107,6 +124,14 @@ if [ "$ngpu" -ge 2 ]; then
 		done
 		nccl_runs="$nccl_runs nccl-$p"
 	done
+	# prefetch over NCCL: the GTP gathers on their own stream
+	run "cpu-g2pf" 2 cpu g2-pf --record "$logs/cpu-g2pf.rec"
+	run "nccl-g2pf" 2 cuda g2-pf --comm nccl --record "$logs/nccl-g2pf.rec" --timeout 120
+	for r in 0 1; do
+		if cmp -s "$logs/cpu-g2pf.rec.$r" "$logs/nccl-g2pf.rec.$r"; then ok; else
+			bad "nccl-g2pf rank $r: recorded collectives differ from the CPU run's"; fi
+	done
+	nccl_runs="$nccl_runs nccl-g2pf"
 	# NCCL refuses two ranks of one communicator on one GPU: said up front
 	timeout "$LIMIT" mpirun --oversubscribe --bind-to none -np 6 "$RUN" "$PLANS/tp2g3.json" \
 		--device cuda --comm nccl >"$logs/nccl-shared.out" 2>&1
@@ -121,7 +146,7 @@ if [ "$ngpu" -ge 2 ]; then
 else
 	echo "SKIP: NCCL runs (one GPU on this host)"; skip=$((skip + 1))
 fi
-for name in cuda1 cuda6 $nccl_runs; do
+for name in cuda1 cuda6 cuda6pf $nccl_runs; do
 	case $name in nccl-tp1g8) ref=cpu1b16 ;; *) ref=cpu1 ;; esac
 	if "$PY" tests/runtime_compare.py "$TOL" norm "$logs/$ref.log" "$logs/$ref.w" \
 		"$logs/$name.log" "$logs/$name.w" >"$logs/$name.cmp" 2>&1; then ok; else bad "parity $name"; fi

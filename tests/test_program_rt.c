@@ -186,6 +186,39 @@ START_TEST(bf16_gathers)
 }
 END_TEST
 
+/* runtime.prefetch: a pass's first gather opens it, and each later gather
+ * is issued when the weight before it is used: layer 0's fc1 before the
+ * embedding's TP all-reduce, fc2 right after fc1's. Counts are unchanged. */
+START_TEST(prefetch_order)
+{
+	struct plan p;
+	struct prog jit, pf;
+	char buf[64];
+
+	mkplan(&p, 2, 1, 3, 1, 12, 1);
+	ck_assert_int_eq(prog_rt_build(&jit, &p, PROG_TRAIN, "train"), 0);
+	p.runtime.prefetch = 1;
+	ck_assert_int_eq(prog_rt_build(&pf, &p, PROG_TRAIN, "train"), 0);
+	ck_assert_uint_eq(pf.n, jit.n);
+	ck_assert_uint_eq(count(&pf, OP_ALL_GATHER, "gtp"),
+			  count(&jit, OP_ALL_GATHER, "gtp"));
+	/* just in time: tokens, gather emb, TP embedding.out, gather fc1 */
+	ck_assert_int_eq(jit.ops[2].kind, OP_ALL_REDUCE);
+	ck_assert_int_eq(jit.ops[3].kind, OP_ALL_GATHER);
+	/* prefetch: tokens, gather emb, gather fc1, TP embedding.out,
+	 * gather fc2 */
+	ck_assert_int_eq(pf.ops[1].kind, OP_ALL_GATHER);
+	ck_assert_int_eq(pf.ops[2].kind, OP_ALL_GATHER);
+	ck_assert_str_eq(what(&pf, 2, buf), "layers.0.fc1");
+	ck_assert_int_eq(pf.ops[3].kind, OP_ALL_REDUCE);
+	ck_assert_str_eq(what(&pf, 3, buf), "embedding.out");
+	ck_assert_str_eq(what(&pf, 4, buf), "layers.0.fc2");
+	prog_release(&jit);
+	prog_release(&pf);
+	plan_release(&p);
+}
+END_TEST
+
 /* CP 2 halves the tokens of a micro-batch on each rank. */
 START_TEST(cp_halves_the_tokens)
 {
@@ -354,6 +387,7 @@ int main(void)
 		{ "prog_build", prog_build_switches_and_labels },
 		{ "record", record_lines },
 		{ "bf16", bf16_gathers },
+		{ "prefetch", prefetch_order },
 		{ "applies", applies_only_where_the_runtime_runs },
 	};
 
