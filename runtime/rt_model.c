@@ -266,10 +266,6 @@ int rt_model_init(struct rt_model *m, const struct rt_plan *p,
 				  sizeof(uint16_t), (void **)&m->full16));
 	}
 	m->prefetch = p->rt.prefetch;
-	if (m->prefetch && 2 * L + 2 > 2 * RT_MAX_SEQ)
-		return rt_error_once(RT_EPLAN, "gtplan.runtime.prefetch: at "
-				     "most %d layers (this model has %lld)",
-				     RT_MAX_SEQ - 1, L);
 	if (m->prefetch) {
 		RCHECK(alloc_f(m, &m->full_b, full));
 		if (m->bf16) {
@@ -400,9 +396,9 @@ static int start_gather(struct rt_model *m, int i)
 int rt_weights_begin(struct rt_model *m, const struct rt_weight *const *seq,
 		     int n)
 {
-	if (n < 0 || n > 2 * RT_MAX_SEQ)
+	if (n < 0 || n > RT_MAX_SEQ)
 		return rt_error(RT_EPLAN, "a pass of %d weights: at most %d",
-				n, 2 * RT_MAX_SEQ);
+				n, RT_MAX_SEQ);
 	for (int i = 0; i < n; i++)
 		m->seq[i] = seq[i];
 	m->seq_n = n;

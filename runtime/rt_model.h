@@ -75,9 +75,9 @@ struct rt_text;
 #define RT_ADAM_EPS 1e-8f
 /* Megatron's init_method_std; fc2 is scaled by 1/sqrt(2 layers). */
 #define RT_INIT_STD 0.02
-/* The most layers a pass can prefetch through (2 weights a layer and the
- * embedding). */
-#define RT_MAX_SEQ 4096
+/* The most weights a pass uses: 2 a layer and the embedding (twice in a
+ * forward). */
+#define RT_MAX_SEQ (2 * RT_MAX_LAYERS + 2)
 
 enum rt_split { RT_SPLIT_VOCAB, RT_SPLIT_COLUMN, RT_SPLIT_ROW };
 
@@ -139,7 +139,7 @@ struct rt_model {
 	int prefetch;
 	float *full_b;
 	uint16_t *shard16_b, *full16_b;
-	const struct rt_weight *seq[2 * RT_MAX_SEQ];
+	const struct rt_weight *seq[RT_MAX_SEQ];
 	int seq_n, seq_next;
 	long long full_n;            /* elements of full */
 	/* activations of one micro-batch, x[0..layers] */

@@ -339,7 +339,8 @@ static int read_runtime(struct rt_plan *p, const json_t *root)
 				     "config again");
 	if ((rc = get_int(o, "runtime", "hidden", 1, 1 << 20, 0, &s->hidden)) ||
 	    (rc = get_int(o, "runtime", "ffn", 1, 1 << 22, 0, &s->ffn)) ||
-	    (rc = get_int(o, "runtime", "layers", 1, 1 << 12, 0, &s->layers)) ||
+	    (rc = get_int(o, "runtime", "layers", 1, RT_MAX_LAYERS, 0,
+			  &s->layers)) ||
 	    (rc = get_int(o, "runtime", "seq_len", 1, 1 << 22, 0,
 			  &s->seq_len)) ||
 	    (rc = get_int(o, "runtime", "vocab", 1, 1 << 24, 0, &s->vocab)) ||

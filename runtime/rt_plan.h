@@ -31,8 +31,10 @@ enum rt_kind {
 	RT_NKINDS
 };
 
-/* Hostile-input limit: the largest world gtplan-run starts. */
+/* Hostile-input limits: the largest world gtplan-run starts, the most
+ * layers its model has. */
 #define RT_MAX_WORLD 65536
+#define RT_MAX_LAYERS 4096
 
 struct rt_rank {
 	int c[RT_NAXES];

@@ -57,7 +57,7 @@ static float *norm_g(struct rt_model *m, long long l)
  * and fc2, the embedding again (the tied output layer). */
 static int forward_weights(struct rt_model *m)
 {
-	const struct rt_weight *seq[2 * RT_MAX_SEQ];
+	const struct rt_weight *seq[RT_MAX_SEQ];
 	int n = 0;
 
 	seq[n++] = &m->emb;
@@ -73,7 +73,7 @@ static int forward_weights(struct rt_model *m)
  * the last layer down. */
 static int backward_weights(struct rt_model *m)
 {
-	const struct rt_weight *seq[2 * RT_MAX_SEQ];
+	const struct rt_weight *seq[RT_MAX_SEQ];
 	int n = 0;
 
 	seq[n++] = &m->emb;
