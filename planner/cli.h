@@ -1,0 +1,58 @@
+/*
+ * cli: what gtplan's commands share: the parsed command line (main.c
+ * fills it, the commands of cmd.h read it), the exit codes, and how
+ * findings are printed for the options given. Data goes to stdout,
+ * diagnostics to stderr.
+ */
+#ifndef GTPLAN_CLI_H
+#define GTPLAN_CLI_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "diag.h"
+#include "launch.h"
+
+/* Exit codes (DESIGN.md 4). */
+enum cli_exit { CLI_EXIT_CLEAN = 0, CLI_EXIT_FINDINGS = 1, CLI_EXIT_USAGE = 2 };
+
+enum cli_format { CLI_FMT_TEXT, CLI_FMT_JSON, CLI_FMT_SARIF };
+
+/* The command line, parsed. Borrows argv's strings; owns the configs and
+ * overrides arrays and run's launch_opts (main releases them). */
+struct cli_opts {
+	const char *cmd;
+	const char **configs;
+	size_t n_configs;
+	char **overrides;
+	int n_overrides;
+	enum cli_format format;
+	int strict;
+	int color; /* -1 auto */
+	const char *out;
+	int summary;
+	long long rank;
+	int have_rank;
+	const char *call;   /* sim --call NAME */
+	const char *trace;  /* sim --trace FILE */
+	int list_calls;     /* sim --list-calls */
+	const char *predict; /* sim --predict-record PREFIX */
+	long long steps;    /* sim --steps N (0: not given) */
+	int no_sim;         /* plan --no-sim */
+	const char *render_format; /* render --format svg|png|dot|text */
+	const char *render_color;  /* render --color lane|gtp|tp|... */
+	const char *render_groups; /* render --groups gtp,tp */
+	char layout_override[48];  /* render --layout 4d|5d, as an override */
+	struct launch_opts run;    /* run's own and gtplan-run's options */
+};
+
+/* Prints "gtplan: " fmt (with arg) and the --help hint to stderr;
+ * returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *fmt, const char *arg);
+
+/* Sorts the findings and prints them to f in o's format; returns the exit
+ * code they mean (findings: errors, or warnings with --strict). Only lint
+ * says "no findings" in text: other commands print data. */
+int cli_report(const struct cli_opts *o, struct diag_list *diags, FILE *f);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * cmd_render: gtplan render (cmd.h): the plan, and the simulator's view
+ * of one call, as a picture (render.h draws it).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "job.h"
+#include "render.h"
+
+int cmd_render(const struct cli_opts *o)
+{
+	struct src_set srcs;
+	struct diag_list diags;
+	struct job j;
+	struct render_opts ro;
+	char err[512];
+	const char *path = o->out && strcmp(o->out, "-") != 0 ? o->out : NULL;
+	FILE *out = stdout;
+	int rc, lrc;
+
+	if (o->n_configs != 1)
+		return cli_usage_error("%s", "render needs exactly one CONFIG");
+	render_opts_init(&ro);
+	ro.call = o->call;
+	if (o->render_format ? render_format_parse(o->render_format, &ro.format,
+						   err, sizeof(err)) :
+	    path ? render_format_from_path(path, &ro.format, err,
+					   sizeof(err)) : 0)
+		return cli_usage_error("%s", err);
+	if (o->render_color && render_color_parse(o->render_color, &ro.color,
+						  err, sizeof(err)))
+		return cli_usage_error("%s", err);
+	if (o->render_groups && render_groups_parse(o->render_groups,
+						    &ro.groups, err,
+						    sizeof(err)))
+		return cli_usage_error("%s", err);
+	src_set_init(&srcs);
+	diag_list_init(&diags, &srcs);
+	job_init(&j, o->n_overrides, o->overrides);
+	lrc = job_run(&j, o->configs[0], JOB_UPTO_SIM, o->call, &srcs, &diags);
+	rc = cli_report(o, &diags, stderr);
+	if (lrc == 2) {
+		rc = CLI_EXIT_USAGE;
+		goto out;
+	}
+	if (lrc || !j.plan.grid_ok) {
+		fprintf(stderr, "gtplan: no rank grid for '%s': nothing to "
+			"draw\n", o->configs[0]);
+		rc = CLI_EXIT_FINDINGS;
+		goto out;
+	}
+	/* the simulator's program settings and NVLink domain (cost.h:
+	 * cluster.segment_size nodes, gtplan.interconnect.nvlink_domain_size
+	 * GPUs; one node unless set) */
+	ro.prog = &j.sim.cost.o;
+	ro.segment_size = j.sim.cost.s.domain;
+	if (path && !(out = fopen(path, "wb"))) {
+		fprintf(stderr, "gtplan: cannot write '%s': %s\n", path,
+			strerror(errno));
+		rc = CLI_EXIT_USAGE;
+		goto out;
+	}
+	if (render_run(&ro, &j.plan, &j.sim, out, err, sizeof(err))) {
+		fprintf(stderr, "gtplan: %s\n", err);
+		rc = CLI_EXIT_USAGE;
+	}
+	if (path && fclose(out)) {
+		fprintf(stderr, "gtplan: error writing '%s': %s\n", path,
+			strerror(errno));
+		rc = CLI_EXIT_USAGE;
+	}
+	if (path && rc == CLI_EXIT_USAGE)
+		remove(path); /* no half-written picture */
+out:
+	job_release(&j);
+	diag_list_release(&diags);
+	src_set_release(&srcs);
+	return rc;
+}
