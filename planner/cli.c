@@ -2,6 +2,7 @@
  * cli: the usage error and the findings report every command ends with
  * (cli.h).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +10,14 @@
 
 #include "cli.h"
 
-int cli_usage_error(const char *fmt, const char *arg)
+int cli_usage_error(const char *fmt, ...)
 {
+	va_list ap;
+
 	fprintf(stderr, "gtplan: ");
-	fprintf(stderr, fmt, arg);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fprintf(stderr, "\nTry 'gtplan --help'.\n");
 	return CLI_EXIT_USAGE;
 }

@@ -48,7 +48,8 @@ struct cli_opts {
 
 /* Prints "gtplan: " fmt (with arg) and the --help hint to stderr;
  * returns CLI_EXIT_USAGE. */
-int cli_usage_error(const char *fmt, const char *arg);
+int cli_usage_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
 
 /* Sorts the findings and prints them to f in o's format; returns the exit
  * code they mean (findings: errors, or warnings with --strict). Only lint
