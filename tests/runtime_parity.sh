@@ -252,6 +252,11 @@ if [ ${#ranks[@]} -eq 4 ]; then
 	wait "$wd"; rc=$?
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q "did not complete within 2 s" "$tmp/wd.out"; then ok; else
 		bad "timeout: exit $rc, want a report"; tail -5 "$tmp/wd.out" | sed 's/^/    /'; fi
+	# the report says where the group's other members are: the stopped
+	# rank never answers, the others wait elsewhere (whichever rank's
+	# report comes first, it has member lines)
+	if grep -Eq "rank [0-3]:   rank [0-3]: (no answer within|NOT ARRIVED|arrived)" "$tmp/wd.out"; then ok; else
+		bad "timeout: the report has no member lines"; tail -8 "$tmp/wd.out" | sed 's/^/    /'; fi
 	# gone, or a zombie (exited, not yet reaped by the new parent)
 	for _ in $(seq 25); do
 		left=0
