@@ -2,6 +2,9 @@
  * match: class-level play of the programs with NCCL semantics, and the
  * findings when they do not complete (see match.h for the argument why
  * playing classes is exact).
+ *
+ * This file: the play, why a blocked class is blocked, and match_run;
+ * match_int.h names the module's other files.
  */
 #include "match.h"
 
