@@ -9,10 +9,12 @@
  *               and the data-placement check
  *   model.c     model shapes: built-in catalog and `gtplan.model`
  *   program.c   the collective program each called rank runs for a call
+ *               (program_build.c and program_layer.c build it)
  *   program_rt.c the same for gtplan-run's own model (no model named)
  *   predict.c   gtplan-run's --record of the train call, as predicted
  *   match.c     NCCL-semantics matching of those programs: completes, hangs
  *               (never called / stuck earlier / wait-for cycle) or mismatches
+ *               (match_report.c: the findings; match_call.c: a driver call)
  *   sim.c       runs every call and collects the results
  * This header holds the types those modules share. Each module has its own
  * header for its functions.

@@ -1,0 +1,167 @@
+/*
+ * match_call: the driver's call as a match: the programs of its stages,
+ * the ranks that run them, and the state after the play for pictures.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "match_int.h"
+#include "stages.h"
+
+/* ---- match_call: the driver and the stage programs --------------------- */
+
+struct call_ctx {
+	const struct plan *p;
+	const struct drv_layout *dl;
+	const struct call_def *c;
+	int per_stage;
+};
+
+static int call_rank_prog(void *ctx, long long rank, struct disp_rank *dr)
+{
+	const struct call_ctx *x = ctx;
+
+	disp_rank(x->dl, x->c, rank, dr);
+	if (!dr->called)
+		return -1;
+	if (!x->per_stage)
+		return 0;
+	return (int)((rank / x->p->dense.stride[LAY_PP]) % x->p->dense.size[LAY_PP]);
+}
+
+/* The programs of call c, one per pipeline stage when they differ by
+ * stage (x->per_stage), else one. *progs is heap-allocated; release each
+ * of the *n built and free it, also on error. Returns 0, or -1. */
+static int call_progs(const struct plan *p, const struct model_shape *m,
+		      const struct call_def *c, const struct prog_opts *o,
+		      struct call_ctx *x, struct prog **progs, size_t *n)
+{
+	size_t want;
+
+	/* only these programs differ by pipeline stage */
+	x->per_stage = c->program == PROG_TRAIN || c->program == PROG_FORWARD ||
+		       c->program == PROG_REFIT_IPC ||
+		       c->program == PROG_REFIT_BROADCAST ||
+		       c->program == PROG_REFIT_RESHARD;
+	want = (size_t)(x->per_stage ? p->pp : 1);
+	*n = 0;
+	*progs = calloc(want, sizeof(**progs));
+	if (!*progs)
+		return -1;
+	for (; *n < want; ++*n)
+		if (prog_build(&(*progs)[*n], p, m, c->program, (long long)*n,
+			       o))
+			return -1;
+	return 0;
+}
+
+static void free_progs(struct prog *progs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		prog_release(&progs[i]);
+	free(progs);
+}
+
+int match_call(const struct plan *p, const struct model_shape *m,
+	       const struct drv_layout *dl, const struct call_def *c,
+	       const struct prog_opts *o, struct sim_call_result *res,
+	       struct diag_list *diags)
+{
+	struct call_ctx x = { p, dl, c, 1 };
+	struct match_setup s = {
+		.p = p, .call = c->name, .loc = c->loc, .rank_prog =
+		call_rank_prog, .ctx = &x, .dl = dl, .def = c,
+	};
+	struct prog *progs = NULL;
+	size_t n = 0;
+	int rc = -1;
+
+	res->call = c;
+	res->status = SIM_ERROR;
+	res->first_diag = diags->n;
+	res->n_diags = 0;
+	res->shards = p->grid_ok ? disp_shard_count(dl, c) : 0;
+	if (!p->grid_ok)
+		return -1;
+	if (call_progs(p, m, c, o, &x, &progs, &n))
+		goto out;
+	s.progs = progs;
+	s.n_progs = n;
+	if (x.per_stage)
+		stages_check(p, progs, n, c->name, o, diags);
+	rc = match_run(&s, res, diags);
+out:
+	free_progs(progs, n);
+	return rc;
+}
+
+/* ---- match_call_where: the state after the play, for pictures ---------- */
+
+void match_where_release(struct match_where *w)
+{
+	free(w->cls);
+	free(w->c);
+	memset(w, 0, sizeof(*w));
+}
+
+int match_call_where(const struct plan *p, const struct model_shape *m,
+		     const struct drv_layout *dl, const struct call_def *c,
+		     const struct prog_opts *o, struct match_where *w)
+{
+	struct call_ctx x = { p, dl, c, 1 };
+	struct match_setup s = {
+		.p = p, .call = c->name, .loc = c->loc, .rank_prog =
+		call_rank_prog, .ctx = &x, .dl = dl, .def = c,
+	};
+	struct sim_call_result res;
+	struct prog *progs = NULL;
+	struct match_play pl;
+	size_t n = 0;
+	int rc = -1, played = 0;
+
+	memset(w, 0, sizeof(*w));
+	memset(&res, 0, sizeof(res));
+	if (!p->grid_ok)
+		return -1;
+	if (call_progs(p, m, c, o, &x, &progs, &n))
+		goto out;
+	s.progs = progs;
+	s.n_progs = n;
+	played = 1;
+	if (match_play_setup(&pl, &s, &res))
+		goto out;
+	match_play_run(&pl);
+	if (pl.oom)
+		goto out;
+	w->c = calloc(pl.n ? pl.n : 1, sizeof(*w->c));
+	if (!w->c)
+		goto out;
+	/* the rank -> class map is the partition's colour array: take it */
+	w->cls = pl.cp.colour;
+	pl.cp.colour = NULL;
+	w->world = p->world;
+	w->n = pl.n;
+	for (uint32_t k = 0; k < pl.n; k++) {
+		struct match_class *mc = &w->c[k];
+		const struct prog_op *op = match_cur(&pl, k);
+
+		mc->called = pl.prog[k] != NULL;
+		mc->op = -1;
+		if (!op)
+			continue;
+		mc->blocked = 1;
+		mc->op = (long long)pl.pc[k];
+		mc->kind = op->kind == OP_P2P ? "p2p" :
+			   prog_op_kind_name((enum prog_op_kind)op->kind);
+		mc->group = op->kind == OP_P2P ? "pp" : prog_group_name(op->group);
+		prog_op_label(pl.prog[k], op, mc->label, sizeof(mc->label));
+	}
+	rc = 0;
+out:
+	if (played)
+		match_play_release(&pl);
+	if (rc)
+		match_where_release(w);
+	free_progs(progs, n);
+	return rc;
+}
