@@ -63,7 +63,7 @@ const char launch_help[] =
 "I/O: a bad option, mpirun or gtplan-run not found, the plan file not\n"
 "written, or gtplan-run's own usage or I/O error (its exit status 2).\n";
 
-/* gtplan-run's options that take a value (runtime/rt_main.c). */
+/* gtplan-run's options that take a value (runtime/rt_opts.c). */
 static const char *const runtime_valued[] = {
 	"--device", "--steps", "--global-batch", "--micro-batch", "--log",
 	"--record", "--dump-weights", "--optimizer", "--lr", "--timeout",

@@ -1,7 +1,9 @@
 /*
  * coll_int: what the files of the coll module share (coll.c: MPI start-up,
- * communicators, the host collectives; coll_watch.c: the watchdog;
- * coll_nccl.c: the NCCL path). Not for use outside runtime/coll*.c.
+ * communicators, numbering and recording; coll_host.c: the collectives on
+ * host buffers; coll_stage.c: those on device buffers and the prefetch
+ * slots; coll_watch.c: the watchdog; coll_nccl.c: the NCCL path). Not for
+ * use outside runtime/coll*.c.
  */
 #ifndef GTPLAN_COLL_INT_H
 #define GTPLAN_COLL_INT_H
@@ -87,12 +89,44 @@ struct coll {
 
 double coll_now(void);
 
+/* ---- coll.c ---- */
+/* Checks d's count against MPI's range, writes its --record line and
+ * numbers it (c->seq, c->kseq); call once per collective issued. */
+int coll_begin(struct coll *c, const struct call_desc *d);
+
+/* ---- coll_host.c: MPI on host buffers; groups of one copy ---- */
+/* elem 4: fp32, 2: bf16 (moved as 16-bit words) */
+int coll_host_all_gather(struct coll *c, enum rt_kind k, const char *what,
+			 const void *send, void *recv, long long count,
+			 int elem);
+int coll_host_reduce_scatter(struct coll *c, enum rt_kind k,
+			     const char *what, const float *send, float *recv,
+			     long long count);
+int coll_host_all_reduce_f(struct coll *c, enum rt_kind k,
+			   const char *what, float *buf, long long count,
+			   enum coll_op op);
+int coll_host_gather(struct coll *c, enum rt_kind k, const char *what,
+		     const float *send, float *recv, long long count, int root);
+/* Waits for req under the watchdog (--timeout > 0 only). */
+int coll_host_wait(struct coll *c, const struct call_desc *d,
+		   MPI_Request *req);
+
 /* ---- coll_watch.c ---- */
 int coll_watch_init(struct coll *c);
 void coll_watch_release(struct coll *c);
 /* Answers the peers' pending questions; cheap when there are none. Call
  * it from every loop that waits. */
 void coll_watch_serve(struct coll *c);
+/* A wait's poll: sets *done once the awaited work has completed; a
+ * non-zero return (a runtime code) is a failure and ends the wait. */
+typedef int (*coll_poll_fn)(struct coll *c, const struct call_desc *d,
+			    void *arg, int *done);
+/* Waits for collective d: marks this rank as waiting in it (for its
+ * peers' questions), polls until done, answering the watchdog between
+ * polls; with c->timeout_s > 0, past the timeout the watchdog reports
+ * (RT_ETIMEOUT). Back to running however it ends. */
+int coll_watch_wait(struct coll *c, const struct call_desc *d,
+		    coll_poll_fn poll, void *arg);
 /* Collective d has waited c->timeout_s: asks its group's members where
  * they are, prints the report and returns RT_ETIMEOUT. */
 int coll_watch_report(struct coll *c, const struct call_desc *d);

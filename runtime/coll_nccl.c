@@ -1,7 +1,7 @@
 /*
  * coll_nccl: the collectives over NCCL, for --device cuda with one GPU per
- * rank (NCCL refuses two ranks of one communicator on one GPU; coll.c keeps
- * MPI with host staging for that case).
+ * rank (NCCL refuses two ranks of one communicator on one GPU;
+ * coll_stage.c keeps MPI with host staging for that case).
  *
  * One world communicator is bootstrapped through MPI (rank 0's unique id,
  * MPI_Bcast), then every group kind of the plan is split from it with
@@ -31,7 +31,6 @@
 #ifdef GTPLAN_WITH_NCCL
 #include <cuda_runtime.h>
 #include <nccl.h>
-#include <sched.h>
 
 struct coll_nccl {
 	ncclComm_t world;
@@ -197,47 +196,39 @@ static int leave_gtp(struct coll_nccl *x, int slot)
 	return 0;
 }
 
+/* coll_watch_wait's poll of collective d: its stream, or for the GTP
+ * group's the event of slot *arg; NCCL's own failures end the wait. */
+static int poll_done(struct coll *c, const struct call_desc *d, void *arg,
+		     int *done)
+{
+	struct coll_nccl *x = c->nccl;
+	int slot = *(const int *)arg;
+	cudaError_t e = d->k == RT_K_GTP ? cudaEventQuery(x->done[slot]) :
+			cudaStreamQuery(x->stream);
+	ncclResult_t async = ncclSuccess;
+
+	if (e == cudaSuccess) {
+		*done = 1;
+		return 0;
+	}
+	if (e != cudaErrorNotReady)
+		return rt_error(RT_EDEVICE, "waiting for the %s of %s over %s: "
+				"%s", d->coll, d->what, rt_kind_name(d->k),
+				cudaGetErrorString(e));
+	if (ncclCommGetAsyncError(x->comm[d->k], &async) == ncclSuccess &&
+	    async != ncclSuccess && async != ncclInProgress)
+		return nccl_fail(async, d->coll, __FILE__, __LINE__);
+	return 0;
+}
+
 /* Waits for collective d (its stream, or event `slot` for the GTP
  * group's), answering the watchdog; past the timeout the watchdog
  * reports. */
 static int wait_done(struct coll *c, const struct call_desc *d, int slot)
 {
 	struct coll_nccl *x = c->nccl;
-	double deadline = coll_now() + c->timeout_s;
-	int rc = 0;
+	int rc = coll_watch_wait(c, d, poll_done, &slot);
 
-	c->state = COLL_WAITING;
-	c->cur = d;
-	c->cur_since = coll_now();
-	for (;;) {
-		cudaError_t e = d->k == RT_K_GTP ?
-			cudaEventQuery(x->done[slot]) :
-			cudaStreamQuery(x->stream);
-		ncclResult_t async = ncclSuccess;
-
-		if (e == cudaSuccess)
-			break;
-		if (e != cudaErrorNotReady) {
-			rc = rt_error(RT_EDEVICE, "waiting for the %s of %s over "
-				      "%s: %s", d->coll, d->what,
-				      rt_kind_name(d->k), cudaGetErrorString(e));
-			break;
-		}
-		if (ncclCommGetAsyncError(x->comm[d->k], &async) ==
-		    ncclSuccess && async != ncclSuccess &&
-		    async != ncclInProgress) {
-			rc = nccl_fail(async, d->coll, __FILE__, __LINE__);
-			break;
-		}
-		coll_watch_serve(c);
-		if (c->timeout_s > 0 && coll_now() > deadline) {
-			rc = coll_watch_report(c, d);
-			break;
-		}
-		sched_yield();
-	}
-	c->state = COLL_RUNNING;
-	c->cur = NULL;
 	if (!rc && d->k == RT_K_GTP)
 		CUDACHECK_RT(cudaStreamWaitEvent(x->stream, x->done[slot], 0),
 			     "GTP stream");

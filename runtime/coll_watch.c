@@ -79,6 +79,31 @@ static void describe(const struct coll *c, char *buf, size_t len)
 	}
 }
 
+int coll_watch_wait(struct coll *c, const struct call_desc *d,
+		    coll_poll_fn poll, void *arg)
+{
+	double deadline = coll_now() + c->timeout_s;
+	int done = 0, rc;
+
+	c->state = COLL_WAITING;
+	c->cur = d;
+	c->cur_since = coll_now();
+	for (;;) {
+		rc = poll(c, d, arg, &done);
+		if (rc || done)
+			break;
+		coll_watch_serve(c);
+		if (c->timeout_s > 0 && coll_now() > deadline) {
+			rc = coll_watch_report(c, d);
+			break;
+		}
+		sched_yield();
+	}
+	c->state = COLL_RUNNING;
+	c->cur = NULL;
+	return rc;
+}
+
 void coll_watch_serve(struct coll *c)
 {
 	for (;;) {
