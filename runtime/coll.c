@@ -269,6 +269,11 @@ static int record(struct coll *c, const struct call_desc *d)
 		d->coll, d->count, d->dtype, rt_kind_name(d->k), c->index[d->k],
 		d->has_op ? "\"" : "", d->has_op ? op_name(d->op) : "null",
 		d->has_op ? "\"" : "", c->me, c->seq, c->step, d->what);
+	/* with --timeout a run may be stopped (MPI_Abort) while this rank
+	 * waits: the record must then already hold the collective it waits
+	 * in, so each line goes out before the collective is issued */
+	if (c->timeout_s > 0)
+		fflush(c->rec);
 	if (ferror(c->rec))
 		return rt_error(RT_EIO, "--record: write error");
 	return 0;

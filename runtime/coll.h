@@ -3,7 +3,7 @@
  * plan, and the collectives the model issues, recorded and timed.
  *
  * MPI stays inside this module: no MPI type or error code passes its
- * boundary (MPICHECK in coll.c turns an MPI error into RT_EMPI with the
+ * boundary (MPICHECK in runtime/coll_int.h turns an MPI error into RT_EMPI with the
  * call, file and line). Every collective takes the group kind it runs over;
  * the communicator is the caller's group of that kind in the plan, built
  * with MPI_Comm_split(color = the group's index, key = the rank's place)
@@ -19,6 +19,8 @@
  * bytes, call, coll ("all-gather", "reduce-scatter", "all-reduce", "gather",
  * "barrier"), count, dtype, group (the kind), group_index, op ("sum",
  * "max" or null), rank, seq (per rank, from 0), step, what (a label).
+ * With --timeout each line is flushed before its collective is issued, so
+ * the record of a stopped run ends with the collective each rank waits in.
  *
  * Timeout (--timeout S > 0): each collective is issued non-blocking and
  * polled; one that has not completed after S seconds is reported (rank,

@@ -128,7 +128,7 @@ static long long group_size(const struct rbld *b, unsigned group)
 	return gk ? lay_group_size(&b->p->dense, gk->axes) : 1;
 }
 
-/* Appends one collective; coll.c issues nothing on a group of one. */
+/* Appends one collective; runtime/coll*.c issue nothing on a group of one. */
 static void rop(struct rbld *b, unsigned kind, unsigned group,
 		enum prog_phase ph, enum prog_what what, int weight,
 		long long layer, long long mb, long long count, unsigned dtype,

@@ -6,7 +6,7 @@
  * The programs are exactly the collectives runtime/rt_train.c issues on one
  * rank for one call, in order, with its labels ("what"), element counts,
  * reductions, element types and group kinds; a collective on a group of
- * one rank is left out, as coll.c leaves it out (and does not record it).
+ * one rank is left out, as runtime/coll*.c leave it out (and does not record it).
  * The sizes come from the plan: gtplan.runtime (hidden, ffn, layers,
  * seq_len, vocab, padded to a multiple of TP) and the batch (global batch,
  * micro batch; 1 when unset, as gtplan-run takes it).
@@ -128,7 +128,7 @@ const char *prog_rt_coll_name(const struct prog_op *op);
 const char *prog_rt_op_name(const struct prog_op *op);
 const char *prog_rt_dtype_name(const struct prog_op *op);
 const char *prog_rt_group_name(const struct prog_op *op);
-/* Elements of the op as coll.c counts them (all-gather: sent per rank,
+/* Elements of the op as runtime/coll*.c count them (all-gather: sent per rank,
  * reduce-scatter: received per rank, all-reduce: the buffer). */
 long long prog_rt_count(const struct prog_op *op);
 
