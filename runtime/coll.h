@@ -3,8 +3,8 @@
  * plan, and the collectives the model issues, recorded and timed.
  *
  * MPI stays inside this module: no MPI type or error code passes its
- * boundary (MPICHECK in runtime/coll_int.h turns an MPI error into RT_EMPI with the
- * call, file and line). Every collective takes the group kind it runs over;
+ * boundary (MPICHECK, coll_int.h, turns an MPI error into RT_EMPI with
+ * the call, file and line). Every collective takes the group kind it runs over;
  * the communicator is the caller's group of that kind in the plan, built
  * with MPI_Comm_split(color = the group's index, key = the rank's place)
  * and checked against the plan's member list.
