@@ -19,15 +19,8 @@
 #include "diag.h"
 #include "plan.h"
 #include "simulate.h"
+#include "sim_fixture.h"
 #include "stack.h"
-
-struct fx {
-	struct src_set srcs;
-	struct diag_list diags;
-	struct cfg_node *root;
-	struct plan plan;
-	struct sim_report sim;
-};
 
 static char buf[4096];
 
@@ -102,42 +95,15 @@ static const char *moe_yaml(long long tp, long long g, long long pp,
 	return buf;
 }
 
-static void lint(struct fx *f, const char *text)
+static void lint(struct sim_fx *f, const char *text)
 {
-	char *t = strdup(text);
+	int rc = sim_fx_run(f, text);
 
-	src_set_init(&f->srcs);
-	diag_list_init(&f->diags, &f->srcs);
-	plan_init(&f->plan);
-	sim_report_init(&f->sim);
-	ck_assert_ptr_nonnull(t);
-	ck_assert_int_eq(cfg_parse_text("t.yaml", t, strlen(text), &f->srcs,
-					&f->diags, &f->root), 0);
-	ck_assert_int_eq(plan_build(&f->plan, f->root, "t.yaml", &f->diags), 0);
 	ck_assert_int_eq(f->plan.grid_ok, 1);
-	ck_assert_int_ge(sim_run(&f->plan, f->root, NULL, &f->sim, &f->diags),
-			 0);
+	ck_assert_int_ge(rc, 0);
 }
 
-static void release(struct fx *f)
-{
-	sim_report_release(&f->sim);
-	plan_release(&f->plan);
-	cfg_free(f->root);
-	diag_list_release(&f->diags);
-	src_set_release(&f->srcs);
-}
-
-static size_t count(const struct fx *f, const char *code)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < f->diags.n; i++)
-		n += strcmp(diag_code(&f->diags.v[i]), code) == 0;
-	return n;
-}
-
-static size_t count71(const struct fx *f)
+static size_t count71(const struct sim_fx *f)
 {
 	size_t n = 0;
 
@@ -146,7 +112,7 @@ static size_t count71(const struct fx *f)
 	return n;
 }
 
-static const struct diag *first(const struct fx *f, const char *code)
+static const struct diag *first(const struct sim_fx *f, const char *code)
 {
 	for (size_t i = 0; i < f->diags.n; i++)
 		if (strcmp(diag_code(&f->diags.v[i]), code) == 0)
@@ -154,7 +120,7 @@ static const struct diag *first(const struct fx *f, const char *code)
 	return NULL;
 }
 
-static void entry(const struct fx *f, const struct stack *s, long long rank,
+static void entry(const struct sim_fx *f, const struct stack *s, long long rank,
 		  enum ckpt_kind k, long long rows, long long cols,
 		  long long pad, struct ckpt_entry *e)
 {
@@ -167,7 +133,7 @@ static void entry(const struct fx *f, const struct stack *s, long long rank,
 /* Seed 000: GPU r = t + 2g holds column chunk t*3 + g of 6. */
 START_TEST(seed_000_column_chunks)
 {
-	struct fx f;
+	struct sim_fx f;
 	struct stack s;
 	struct ckpt_entry e;
 
@@ -202,7 +168,7 @@ START_TEST(seed_000_column_chunks)
 	ck_assert_int_eq(f.sim.ckpt.valid, 1);
 	ck_assert_int_gt(f.sim.ckpt.keys, 0);
 	ck_assert_int_eq(f.sim.ckpt.writers, 6);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
@@ -212,7 +178,7 @@ END_TEST
  * dp 0 writes. */
 START_TEST(padding_outside_logical_rows)
 {
-	struct fx f;
+	struct sim_fx f;
 	struct stack s;
 	struct ckpt_entry e;
 	long long c[LAY_NAXES] = { 0 };
@@ -247,7 +213,7 @@ START_TEST(padding_outside_logical_rows)
 	ck_assert_uint_eq(count71(&f), 0);
 	/* every rank writes its dp_reshardable optimizer range */
 	ck_assert_int_eq(f.sim.ckpt.writers, 24);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
@@ -259,7 +225,7 @@ START_TEST(default_stack_clean_on_random_layouts)
 	unsigned seed = 12345;
 
 	for (int i = 0; i < 40; i++) {
-		struct fx f;
+		struct sim_fx f;
 		long long tp, g, cp, pp, d;
 
 #define PICK(a) a[(seed = seed * 1103515245u + 12345u) / 65536 % \
@@ -285,7 +251,7 @@ START_TEST(default_stack_clean_on_random_layouts)
 		ck_assert_str_eq(f.sim.ckpt.opt_format, "dp_reshardable");
 		ck_assert_int_eq(f.sim.ckpt.opt_keys, 3 * tp * g * pp);
 		ck_assert_int_eq(f.sim.ckpt.opt_shards, 3 * tp * g * pp * cp * d);
-		release(&f);
+		sim_fx_release(&f);
 		/* fully_reshardable: one main replica per chunk: the
 		 * TP * G * PP ranks of the first copy and CP rank, plus the
 		 * first rank of every lane of the other copies (data-loader
@@ -297,7 +263,7 @@ START_TEST(default_stack_clean_on_random_layouts)
 		ck_assert_int_eq(f.sim.ckpt.opt_keys, 3 * (2 * pp * 6 + 3));
 		ck_assert_int_eq(f.sim.ckpt.opt_shards,
 				 3 * (2 * pp * (4 * tp * g + 2) + 2 * tp * g + 1));
-		release(&f);
+		sim_fx_release(&f);
 	}
 
 	/* random MoE layouts (8 experts, every layer MoE): the experts
@@ -309,7 +275,7 @@ START_TEST(default_stack_clean_on_random_layouts)
 	int done = 0;
 
 	for (int i = 0; i < 400 && done < 30; i++) {
-		struct fx f;
+		struct sim_fx f;
 		long long tp = PICK(tps), g = PICK(gs), pp = PICK(pps);
 		long long d = PICK(ds), ep = PICK(eps), etp = PICK(etps);
 		long long eg = PICK(egs), w = tp * g * pp * d, tg = tp * g;
@@ -334,14 +300,14 @@ START_TEST(default_stack_clean_on_random_layouts)
 				 3 * (tg * pp + etp * ep * eg * pp));
 		ck_assert_int_eq(f.sim.ckpt.opt_shards, 3 * (w + w));
 		ck_assert_int_eq(f.sim.ckpt.writers, w);
-		release(&f);
+		sim_fx_release(&f);
 		lint(&f, moe_yaml(tp, g, pp, d, ep, etp, eg, 2 * pp,
 				  "  stack:\n    optimizer_ckpt_format: "
 				  "fully_reshardable\n"));
 		ck_assert_uint_eq(count71(&f), 0);
 		ck_assert_int_eq(f.sim.ckpt.opt_shards,
 				 3 * (model + experts));
-		release(&f);
+		sim_fx_release(&f);
 	}
 	ck_assert_int_ge(done, 30);
 }
@@ -370,7 +336,7 @@ START_TEST(experts_by_hand)
 		long long edp = 8 / (2 * etp * eg);
 		long long pe = 1024 / (etp * eg) * 768 + 768 / eg * (512 / etp);
 		long long xe = 4 * 2 * pe; /* 4 local experts, 2 layers */
-		struct fx f;
+		struct sim_fx f;
 
 		lint(&f, moe_yaml(2, 1, 1, 4, 2, etp, eg, 2, ""));
 		ck_assert_uint_eq(count71(&f), 0);
@@ -389,13 +355,13 @@ START_TEST(experts_by_hand)
 				 2 * local + 12 * local / 4 +
 				 2 * xe + 12 * xe / edp);
 		ck_assert_int_eq(f.sim.ckpt.writers, 8);
-		release(&f);
+		sim_fx_release(&f);
 	}
 
 	/* offsets on ETP 2, EG 2: expert-grid rank 5 is (etp 1, ep 0, egtp
 	 * 1): fc1 chunk 1 * 2 + 1 of 4, rows [768, 1024) of each of experts
 	 * 0-3; fc2 chunk (egtp 1, etp 1) of (2, 2), a 384 x 256 piece */
-	struct fx f;
+	struct sim_fx f;
 	struct stack s;
 	struct ckpt_entry e;
 	long long c[LAY_NAXES];
@@ -417,7 +383,7 @@ START_TEST(experts_by_hand)
 	ck_assert_int_eq(e.chunk[1], 1);
 	ck_assert_int_eq(e.local[0], 384);
 	ck_assert_int_eq(e.local[1], 256);
-	release(&f);
+	sim_fx_release(&f);
 
 	/* fully_reshardable on ETP 1, EG 2: the optimizer state takes the
 	 * weights' chunks (11 dense keys and 17 chunks, 4 expert keys and 64
@@ -432,7 +398,7 @@ START_TEST(experts_by_hand)
 	ck_assert_int_eq(f.sim.ckpt.max_rank_opt_bytes,
 			 12 * (local + 4 * 2 * (512 * 768 + 384 * 512)));
 	ck_assert_int_eq(f.sim.ckpt.writers, 6);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
@@ -442,13 +408,13 @@ END_TEST
  * lost piece; the optimizer's model-space state alike. */
 START_TEST(GT711_experts)
 {
-	struct fx f;
+	struct sim_fx f;
 	const struct diag *d;
 
 	lint(&f, moe_yaml(2, 1, 1, 4, 2, 1, 2, 2, "  stack:\n"
 			  "    sharded_replica_group: dp_cp_gtp\n"));
-	ck_assert_uint_eq(count(&f, "GT711"), 2);
-	ck_assert_uint_eq(count(&f, "GT710") + count(&f, "GT712"), 0);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT711"), 2);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT710") + sim_fx_count(&f, "GT712"), 0);
 	d = first(&f, "GT711");
 	ck_assert_ptr_nonnull(strstr(d->msg, "checkpoint chunk (0-3, 1) of "
 				     "(8, 2) of decoder.layers.0.mlp.experts."
@@ -461,12 +427,12 @@ START_TEST(GT711_experts)
 	ck_assert_ptr_nonnull(strstr(d->hint, "sharded_replica_group: dp_cp"));
 	ck_assert_int_ge(d->loc.src, 0);
 	ck_assert_int_eq(f.sim.ckpt.shards, 23 + 2 * 2 * 8 * 1);
-	release(&f);
+	sim_fx_release(&f);
 
 	lint(&f, moe_yaml(2, 1, 1, 4, 2, 1, 2, 2, "  stack:\n"
 			  "    sharded_replica_group: dp_cp_gtp\n"
 			  "    optimizer_ckpt_format: fully_reshardable\n"));
-	ck_assert_uint_eq(count(&f, "GT711"), 4);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT711"), 4);
 	int opt = 0;
 
 	for (size_t i = 0; i < f.diags.n; i++)
@@ -475,13 +441,13 @@ START_TEST(GT711_experts)
 			      "layers.0.mlp.experts.linear_fc1.weight is "
 			      "never written") != NULL;
 	ck_assert_int_eq(opt, 1);
-	release(&f);
+	sim_fx_release(&f);
 
 	/* without expert GTP the two groups coincide */
 	lint(&f, moe_yaml(2, 1, 1, 4, 2, 2, 1, 2, "  stack:\n"
 			  "    sharded_replica_group: dp_cp_gtp\n"));
 	ck_assert_uint_eq(count71(&f), 0);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
@@ -492,15 +458,15 @@ END_TEST
  * more valid key per MoE layer. */
 START_TEST(GT710_expert_bias)
 {
-	struct fx f;
+	struct sim_fx f;
 	const struct diag *d;
 
 	lint(&f, moe_yaml(2, 1, 1, 4, 2, 1, 2, 2,
 			  "    add_bias_linear: true\n"
 			  "  stack:\n    replica_group: dp_cp\n"));
-	ck_assert_uint_eq(count(&f, "GT710"), 1);
-	ck_assert_uint_eq(count(&f, "GT711") + count(&f, "GT712"), 0);
-	ck_assert_uint_eq(count(&f, "GT641"), 1);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT710"), 1);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT711") + sim_fx_count(&f, "GT712"), 0);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT641"), 1);
 	d = first(&f, "GT710");
 	ck_assert_ptr_nonnull(strstr(d->msg, "checkpoint chunk (0-3, 0) of "
 				     "(8, 1) of decoder.layers.0.mlp.experts."
@@ -510,7 +476,7 @@ START_TEST(GT710_expert_bias)
 				     "1, edp 0, pp 0))"));
 	ck_assert_ptr_nonnull(strstr(d->msg, "replica_group: dp_cp"));
 	ck_assert_ptr_nonnull(strstr(d->hint, "replica_group: dp_cp_gtp"));
-	release(&f);
+	sim_fx_release(&f);
 
 	lint(&f, moe_yaml(2, 1, 1, 4, 2, 1, 2, 2,
 			  "    add_bias_linear: true\n"));
@@ -518,7 +484,7 @@ START_TEST(GT710_expert_bias)
 	ck_assert_int_eq(f.sim.ckpt.keys, 16 + 2 * 3);
 	/* 8 experts x 1 chunk per layer */
 	ck_assert_int_eq(f.sim.ckpt.shards, 23 + 2 * (2 * 8 * 2 + 8));
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
@@ -526,47 +492,47 @@ END_TEST
  * claim one rng_state key. */
 START_TEST(GT712_rng_state_group)
 {
-	struct fx f;
+	struct sim_fx f;
 	const struct diag *d;
 
 	lint(&f, yaml(2, 1, 3, 1, 1,
 		      "  stack:\n    rng_state_group: dp_cp\n"));
-	ck_assert_uint_eq(count(&f, "GT712"), 1);
-	ck_assert_uint_eq(count(&f, "GT710"), 0);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT712"), 1);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT710"), 0);
 	d = first(&f, "GT712");
 	ck_assert_ptr_nonnull(strstr(d->msg, "rng_state/shard_0.0_1.2"));
 	ck_assert_ptr_nonnull(strstr(d->msg, "3 main replicas"));
 	ck_assert_ptr_nonnull(strstr(d->msg, "rank 2 (tp 0, cp 0, gtp 1"));
 	ck_assert_ptr_nonnull(strstr(d->msg, "rank 4 (tp 0, cp 0, gtp 2"));
 	ck_assert_ptr_nonnull(strstr(d->msg, "dp_cp group"));
-	release(&f);
+	sim_fx_release(&f);
 	/* no checkpoints saved: nothing to report, the summary stays */
 	lint(&f, strstr(yaml(2, 1, 3, 1, 1,
 			     "  stack:\n    rng_state_group: dp_cp\n"),
 			"policy:"));
 	ck_assert_uint_eq(count71(&f), 0);
 	ck_assert_int_eq(f.sim.ckpt.valid, 1);
-	release(&f);
+	sim_fx_release(&f);
 	/* GTP off: no collision */
 	lint(&f, yaml(2, 1, 1, 1, 3,
 		      "  stack:\n    rng_state_group: dp_cp\n"));
 	ck_assert_uint_eq(count71(&f), 0);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
 /* replica_group: dp_cp: G main replicas for each norm. */
 START_TEST(GT710_replica_group)
 {
-	struct fx f;
+	struct sim_fx f;
 	const struct diag *d;
 	struct stack s;
 	struct ckpt_entry e;
 	int mains = 0;
 
 	lint(&f, yaml(2, 1, 3, 1, 1, "  stack:\n    replica_group: dp_cp\n"));
-	ck_assert_uint_eq(count(&f, "GT710"), 3); /* the three norms */
-	ck_assert_uint_eq(count(&f, "GT712"), 0);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT710"), 3); /* the three norms */
+	ck_assert_uint_eq(sim_fx_count(&f, "GT712"), 0);
 	d = first(&f, "GT710");
 	ck_assert_ptr_nonnull(strstr(d->msg,
 				     "decoder.layers.0.input_layernorm.weight"));
@@ -582,7 +548,7 @@ START_TEST(GT710_replica_group)
 	/* sharded weights are unaffected */
 	entry(&f, &s, 5, CKPT_COLUMN, 12, 4, 1, &e);
 	ck_assert_int_eq(e.main, 1);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
@@ -592,14 +558,14 @@ END_TEST
  * Without GTP the two groups coincide: nothing to report. */
 START_TEST(GT711_sharded_replica_group)
 {
-	struct fx f;
+	struct sim_fx f;
 	const struct diag *d;
 
 	lint(&f, yaml(2, 1, 3, 1, 2,
 		      "  stack:\n    sharded_replica_group: dp_cp_gtp\n"));
 	/* 4 layer weights, the embedding and the output layer */
-	ck_assert_uint_eq(count(&f, "GT711"), 6);
-	ck_assert_uint_eq(count(&f, "GT710") + count(&f, "GT712"), 0);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT711"), 6);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT710") + sim_fx_count(&f, "GT712"), 0);
 	d = first(&f, "GT711");
 	ck_assert_ptr_nonnull(strstr(d->msg, "checkpoint chunk (1) of (6) of "
 				     "decoder.layers.0.self_attention."
@@ -618,12 +584,12 @@ START_TEST(GT711_sharded_replica_group)
 			      "decoder.layers.0.self_attention.linear_proj") &&
 		       strstr(f.diags.v[i].msg, "(4 of the 6 chunks");
 	ck_assert_int_eq(row, 1);
-	release(&f);
+	sim_fx_release(&f);
 
 	lint(&f, yaml(2, 1, 1, 1, 3,
 		      "  stack:\n    sharded_replica_group: dp_cp_gtp\n"));
 	ck_assert_uint_eq(count71(&f), 0);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
@@ -637,7 +603,7 @@ START_TEST(optimizer_formats)
 {
 	const long long layer = 384 * 768 + 256 * 384 + 1024 * 768 +
 		256 * 1536 + 2 * 768, local = 2 * layer + 2 * 5334 * 768 + 768;
-	struct fx f;
+	struct sim_fx f;
 
 	/* dp_reshardable (assumed when unset): a flat key per (t, g) and
 	 * state, F chunks; each rank writes half its buffer */
@@ -652,7 +618,7 @@ START_TEST(optimizer_formats)
 	ck_assert_int_eq(f.sim.ckpt.max_rank_bytes,
 			 12 * local / 2 + 2 * local);
 	ck_assert_uint_eq(count71(&f), 0);
-	release(&f);
+	sim_fx_release(&f);
 
 	/* fully_reshardable: the weights' chunks and writers (copy 0) */
 	lint(&f, yaml(2, 1, 3, 1, 2, "  stack:\n"
@@ -665,7 +631,7 @@ START_TEST(optimizer_formats)
 	ck_assert_int_eq(f.sim.ckpt.max_rank_opt_bytes, 12 * local);
 	ck_assert_int_eq(f.sim.ckpt.writers, 6 + 3);
 	ck_assert_uint_eq(count71(&f), 0);
-	release(&f);
+	sim_fx_release(&f);
 
 	/* without the distributed optimizer: the same model-space layout */
 	const char *y = yaml(2, 1, 3, 1, 2, ""), *at;
@@ -681,7 +647,7 @@ START_TEST(optimizer_formats)
 	ck_assert_int_eq(f.sim.ckpt.opt_shards,
 			 3 * (2 * (4 * 6 + 2) + 2 * 6 + 1));
 	ck_assert_int_eq(f.sim.ckpt.max_rank_opt_bytes, 12 * local);
-	release(&f);
+	sim_fx_release(&f);
 
 	/* fully_sharded_model_space: each piece cut in F ranges; norms
 	 * written by the (t 0, g 0) ranks of both copies */
@@ -694,7 +660,7 @@ START_TEST(optimizer_formats)
 	ck_assert_int_eq(f.sim.ckpt.max_rank_opt_bytes, 12 * local / 2);
 	ck_assert_int_eq(f.sim.ckpt.writers, 12);
 	ck_assert_uint_eq(count71(&f), 0);
-	release(&f);
+	sim_fx_release(&f);
 
 	/* validated like the weights: writers elected over dp_cp_gtp leave
 	 * the g > 0 chunks of the model-space state unwritten too (one
@@ -703,33 +669,33 @@ START_TEST(optimizer_formats)
 	lint(&f, yaml(2, 1, 3, 1, 2, "  stack:\n"
 		      "    optimizer_ckpt_format: fully_reshardable\n"
 		      "    sharded_replica_group: dp_cp_gtp\n"));
-	ck_assert_uint_eq(count(&f, "GT711"), 12);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT711"), 12);
 	ck_assert_ptr_nonnull(strstr(first(&f, "GT711")->msg, "chunk (1) of "
 				     "(6) of decoder.layers.0.self_attention."
 				     "linear_qkv.weight"));
-	release(&f);
+	sim_fx_release(&f);
 	lint(&f, yaml(2, 1, 3, 1, 2, "  stack:\n"
 		      "    optimizer_ckpt_format: fully_sharded_model_space\n"
 		      "    sharded_replica_group: dp_cp_gtp\n"));
-	ck_assert_uint_eq(count(&f, "GT711"), 6);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT711"), 6);
+	sim_fx_release(&f);
 
 	/* the gated fc1 (the test model) is fine for fully_reshardable
 	 * without GTP; without PR #7162 under GTP the save aborts: GT735 */
 	lint(&f, yaml(2, 1, 1, 1, 2, "  stack:\n"
 		      "    optimizer_ckpt_format: fully_reshardable\n"
 		      "    megatron_lm_7162: false\n"));
-	ck_assert_uint_eq(count(&f, "GT735"), 0);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT735"), 0);
+	sim_fx_release(&f);
 	lint(&f, yaml(2, 1, 3, 1, 2, "  stack:\n"
 		      "    optimizer_ckpt_format: fully_reshardable\n"
 		      "    megatron_lm_7162: false\n"));
-	ck_assert_uint_eq(count(&f, "GT735"), 1);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT735"), 1);
 	ck_assert_ptr_nonnull(strstr(first(&f, "GT735")->msg, "without PR "
 				     "#7162 can neither write nor read it"));
 	/* at the format: line 23 of the config */
 	ck_assert_int_eq(first(&f, "GT735")->loc.line, 23);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 

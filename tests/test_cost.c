@@ -16,16 +16,9 @@
 #include "program.h"
 #include "simulate.h"
 #include "harness.h"
+#include "sim_fixture.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
-
-struct fx {
-	struct src_set srcs;
-	struct diag_list diags;
-	struct cfg_node *root;
-	struct plan plan;
-	struct sim_report sim;
-};
 
 /* A Megatron config: model, TP, weight shards S (0: null), PP, nodes x
  * GPUs, batches, sequence length, and extra YAML under policy.megatron_cfg
@@ -64,45 +57,14 @@ static char *cfg(const char *model, int tp, int shards, int pp, int nodes,
 }
 
 /* Parses, plans and simulates every call. */
-static void run(struct fx *f, const char *yaml)
+static void run(struct sim_fx *f, const char *yaml)
 {
-	char *text = strdup(yaml);
-
-	src_set_init(&f->srcs);
-	diag_list_init(&f->diags, &f->srcs);
-	plan_init(&f->plan);
-	sim_report_init(&f->sim);
-	ck_assert_ptr_nonnull(text);
-	ck_assert_int_eq(cfg_parse_text("t.yaml", text, strlen(yaml), &f->srcs,
-					&f->diags, &f->root), 0);
-	ck_assert_int_eq(plan_build(&f->plan, f->root, "t.yaml", &f->diags),
-			 0);
+	ck_assert_int_eq(sim_fx_run(f, yaml), 0);
 	ck_assert(f->plan.grid_ok);
-	ck_assert_int_eq(sim_run(&f->plan, f->root, NULL, &f->sim, &f->diags),
-			 0);
 	ck_assert(f->sim.ran);
 }
 
-static void release(struct fx *f)
-{
-	sim_report_release(&f->sim);
-	plan_release(&f->plan);
-	cfg_free(f->root);
-	diag_list_release(&f->diags);
-	src_set_release(&f->srcs);
-}
-
-static size_t count_code(const struct fx *f, const char *code)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < f->diags.n; i++)
-		n += f->diags.v[i].rule &&
-		     strcmp(f->diags.v[i].rule->code, code) == 0;
-	return n;
-}
-
-static const struct diag *find_code(const struct fx *f, const char *code)
+static const struct diag *find_code(const struct sim_fx *f, const char *code)
 {
 	for (size_t i = 0; i < f->diags.n; i++)
 		if (f->diags.v[i].rule &&
@@ -111,7 +73,7 @@ static const struct diag *find_code(const struct fx *f, const char *code)
 	return NULL;
 }
 
-static const struct cost_call *est_of(const struct fx *f, const char *call)
+static const struct cost_call *est_of(const struct sim_fx *f, const char *call)
 {
 	for (size_t i = 0; i < f->sim.n_res; i++)
 		if (strcmp(f->sim.res[i].call->name, call) == 0)
@@ -130,7 +92,7 @@ static const struct cost_call *est_of(const struct fx *f, const char *call)
  * heads of 128, vocab 128256 untied), TP 4, G 3, D 2 on 3 nodes x 8. */
 START_TEST(memory_llama8b_tp4_g3_by_hand)
 {
-	struct fx f;
+	struct sim_fx f;
 	const struct cost_mem_stage *m;
 	/* GTP shard of each TP-local weight: rows padded to a multiple of
 	 * pad x G = 48, split in 3 */
@@ -165,15 +127,15 @@ START_TEST(memory_llama8b_tp4_g3_by_hand)
 	NEAR(m->optimistic, m->total - m->item[MEM_ACTIVATIONS] +
 	     32 * 2 * th / 4);
 	ck_assert(m->total < 141 * GIB);
-	ck_assert_uint_eq(count_code(&f, "GT530") + count_code(&f, "GT532"),
+	ck_assert_uint_eq(sim_fx_count(&f, "GT530") + sim_fx_count(&f, "GT532"),
 			  0);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
 START_TEST(memory_pipeline_stages_and_options)
 {
-	struct fx f;
+	struct sim_fx f;
 	const struct cost_mem_stage *s0, *s3;
 	double th = 4096.0 * 4096;
 
@@ -197,14 +159,14 @@ START_TEST(memory_pipeline_stages_and_options)
 	 * activations */
 	NEAR(s0->item[MEM_ACTIVATIONS], 8 * 4 * (2 * 4 * th / 4) +
 	     4 * th * 39.0 / 4);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
 /* GT530 only when even the optimistic estimate does not fit. */
 START_TEST(gt530_70b_without_and_with_gtp)
 {
-	struct fx f;
+	struct sim_fx f;
 	const struct diag *d;
 
 	run(&f, cfg(LLAMA70, 8, 0, 1, 1, 8, 32, 1, 4096, NULL, NULL));
@@ -214,54 +176,54 @@ START_TEST(gt530_70b_without_and_with_gtp)
 	ck_assert_ptr_nonnull(strstr(d->msg, "optimizer"));
 	ck_assert_ptr_nonnull(d->hint);
 	ck_assert_ptr_nonnull(strstr(d->hint, "tensor_parallel_num_weight_shards"));
-	release(&f);
+	sim_fx_release(&f);
 
 	/* 64 GPUs, each weight in 64 shards (G 8) */
 	run(&f, cfg(LLAMA70, 8, 64, 1, 8, 8, 64, 1, 4096, NULL, NULL));
 	ck_assert_int_eq(f.sim.mem.status, MEM_FITS);
-	ck_assert_uint_eq(count_code(&f, "GT530"), 0);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT530"), 0);
+	sim_fx_release(&f);
 
 	/* a smaller GPU makes the same layout not fit */
 	run(&f, cfg(LLAMA70, 8, 64, 1, 8, 8, 64, 1, 4096, NULL,
 		    "gtplan:\n  gpu_memory_gb: 8\n"));
-	ck_assert_uint_eq(count_code(&f, "GT530"), 1);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT530"), 1);
+	sim_fx_release(&f);
 }
 END_TEST
 
 /* GT532: fits with recompute, not with the activations as configured. */
 START_TEST(gt532_activations_too_large)
 {
-	struct fx f;
+	struct sim_fx f;
 
 	run(&f, cfg(LLAMA8, 1, 0, 1, 1, 8, 16, 2, 16384, NULL, NULL));
 	ck_assert_int_eq(f.sim.mem.status, MEM_TIGHT);
-	ck_assert_uint_eq(count_code(&f, "GT532"), 1);
-	ck_assert_uint_eq(count_code(&f, "GT530"), 0);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT532"), 1);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT530"), 0);
 	ck_assert_ptr_nonnull(strstr(find_code(&f, "GT532")->msg,
 				     "activations"));
-	release(&f);
+	sim_fx_release(&f);
 
 	run(&f, cfg(LLAMA8, 1, 0, 1, 1, 8, 16, 2, 16384,
 		    "    activation_checkpointing: true\n", NULL));
-	ck_assert_uint_eq(count_code(&f, "GT532"), 0);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT532"), 0);
+	sim_fx_release(&f);
 }
 END_TEST
 
 START_TEST(memory_skipped_without_a_shape)
 {
-	struct fx f;
+	struct sim_fx f;
 
 	run(&f, cfg("some/unknown-model", 4, 12, 1, 3, 8, 480, 4, 4096, NULL,
 		    NULL));
 	ck_assert_int_eq(f.sim.mem.status, MEM_SKIPPED);
 	ck_assert_ptr_nonnull(strstr(f.sim.mem.skipped, "unknown"));
 	ck_assert(!est_of(&f, "train")->valid);
-	ck_assert_uint_eq(count_code(&f, "GT530") + count_code(&f, "GT532"),
+	ck_assert_uint_eq(sim_fx_count(&f, "GT530") + sim_fx_count(&f, "GT532"),
 			  0);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
@@ -285,7 +247,7 @@ START_TEST(memory_of_the_runtime_model)
 		"gtplan:\n"
 		"  runtime: {hidden: 40, ffn: 96, layers: 2, seq_len: 32, "
 		"vocab: 255}\n";
-	struct fx f;
+	struct sim_fx f;
 	const struct cost_mem_stage *m;
 	double n = 48 * 40 + 2 * (16 * 40 + 16 * 48) + 3 * 40;
 	double acts = 3 * 32 * 40 + 2 * (32 * 40 + 2 * 32 * 48 + 32) +
@@ -305,7 +267,7 @@ START_TEST(memory_of_the_runtime_model)
 	NEAR(m->item[MEM_GATHERED], 4.0 * (2 * 144 * 40 + 48 * 40 + 144 * 40));
 	NEAR(m->item[MEM_ACTIVATIONS], 4 * acts + 4 * 2 * 32);
 	NEAR(m->item[MEM_LOGITS], 4.0 * 32 * 128);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
@@ -347,7 +309,7 @@ END_TEST
 
 START_TEST(train_estimate_parts)
 {
-	struct fx f;
+	struct sim_fx f;
 	const struct cost_call *t, *lp;
 
 	run(&f, cfg(LLAMA8, 4, 12, 1, 3, 8, 480, 4, 4096, NULL, NULL));
@@ -367,13 +329,13 @@ START_TEST(train_estimate_parts)
 	ck_assert(t->gtp_exposed_us < 0.05 * t->total_us);
 	ck_assert(t->hidden_us > 0);
 	ck_assert(est_of(&f, "sft_v2_train")->total_us == t->total_us);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
 START_TEST(time_grows_with_bytes_and_across_nodes)
 {
-	struct fx a, b, c, d;
+	struct sim_fx a, b, c, d;
 
 	/* longer sequences: more bytes and flops */
 	run(&a, cfg(LLAMA8, 16, 0, 1, 2, 8, 32, 1, 2048, NULL, NULL));
@@ -390,17 +352,17 @@ START_TEST(time_grows_with_bytes_and_across_nodes)
 	ck_assert(est_of(&d, "train")->hidden_us == 0);
 	ck_assert(est_of(&d, "train")->comm_us >
 		  est_of(&d, "train")->gtp_us);
-	release(&a);
-	release(&b);
-	release(&c);
-	release(&d);
+	sim_fx_release(&a);
+	sim_fx_release(&b);
+	sim_fx_release(&c);
+	sim_fx_release(&d);
 }
 END_TEST
 
 /* PP stages wait for each other: the pipeline bubble. */
 START_TEST(pipeline_bubble_waits)
 {
-	struct fx f;
+	struct sim_fx f;
 	const struct cost_call *t;
 
 	run(&f, cfg(LLAMA8, 4, 0, 4, 2, 8, 32, 1, 4096, NULL, NULL));
@@ -408,7 +370,7 @@ START_TEST(pipeline_bubble_waits)
 	ck_assert(t->valid);
 	ck_assert(t->wait_us > 0);
 	ck_assert(t->stage >= 0 && t->stage < 4);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
@@ -416,7 +378,7 @@ END_TEST
 
 START_TEST(gt531_tp_across_nodes)
 {
-	struct fx f;
+	struct sim_fx f;
 	const struct diag *d;
 
 	run(&f, cfg(LLAMA8, 16, 0, 1, 2, 8, 32, 1, 4096, NULL, NULL));
@@ -426,23 +388,23 @@ START_TEST(gt531_tp_across_nodes)
 	ck_assert_ptr_nonnull(strstr(d->msg, "TP group 0 is ranks 0-15 on "
 				     "nodes 0, 1"));
 	ck_assert_ptr_nonnull(d->hint);
-	release(&f);
+	sim_fx_release(&f);
 
 	run(&f, cfg(LLAMA8, 8, 0, 1, 2, 8, 32, 1, 4096, NULL, NULL));
-	ck_assert_uint_eq(count_code(&f, "GT531"), 0);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT531"), 0);
+	sim_fx_release(&f);
 
 	/* cluster.segment_size: two nodes share one NVLink domain */
 	run(&f, cfg(LLAMA8, 16, 0, 1, 2, 8, 32, 1, 4096, NULL,
 		    "  segment_size: 2\n"));
-	ck_assert_uint_eq(count_code(&f, "GT531"), 0);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT531"), 0);
+	sim_fx_release(&f);
 }
 END_TEST
 
 START_TEST(gt531_gtp_only_when_exposed)
 {
-	struct fx f;
+	struct sim_fx f;
 	long long ex;
 
 	/* GTP groups span nodes (ranks 0, 4, 8) but compute hides them */
@@ -450,34 +412,34 @@ START_TEST(gt531_gtp_only_when_exposed)
 	ck_assert(cost_group_spans(&f.sim.cost, prog_kind("gtp"), &ex));
 	ck_assert_int_eq(ex, 0);
 	ck_assert(!cost_group_spans(&f.sim.cost, prog_kind("tp"), NULL));
-	ck_assert_uint_eq(count_code(&f, "GT531"), 0);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT531"), 0);
 	/* ... and says so, as a note */
-	ck_assert_uint_eq(count_code(&f, "GT533"), 1);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT533"), 1);
 	ck_assert_ptr_nonnull(strstr(find_code(&f, "GT533")->msg,
 				     "hidden behind compute by prefetch"));
-	release(&f);
+	sim_fx_release(&f);
 
 	/* GTP within a node: no finding at all (TP 2 x G 4 = 8 GPUs) */
 	run(&f, cfg(LLAMA8, 2, 8, 1, 3, 8, 480, 4, 4096, NULL, NULL));
 	ck_assert(!cost_group_spans(&f.sim.cost, prog_kind("gtp"), NULL));
-	ck_assert_uint_eq(count_code(&f, "GT531") + count_code(&f, "GT533"), 0);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT531") + sim_fx_count(&f, "GT533"), 0);
+	sim_fx_release(&f);
 
 	/* a slow network and short micro-batches expose them */
 	run(&f, cfg(LLAMA8, 4, 12, 1, 3, 8, 24, 1, 512, NULL,
 		    "gtplan:\n  interconnect:\n    inter_node_gbps: 5\n"));
-	ck_assert_uint_eq(count_code(&f, "GT531"), 1);
-	ck_assert_uint_eq(count_code(&f, "GT533"), 0);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT531"), 1);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT533"), 0);
 	ck_assert_ptr_nonnull(strstr(find_code(&f, "GT531")->msg,
 				     "GTP group 0 is ranks 0, 4, 8 on nodes 0, 1"));
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
 /* The config's hardware and Megatron settings over the defaults. */
 START_TEST(settings_from_config)
 {
-	struct fx f;
+	struct sim_fx f;
 	const struct cost_settings *s;
 
 	run(&f, cfg(LLAMA8, 4, 12, 1, 3, 8, 480, 4, 4096,
@@ -521,7 +483,7 @@ START_TEST(settings_from_config)
 	     32 * 4 * 4096.0 * 4096 * (10.0 + 8 + 5.0 * 32 * 4096 / 4096 + 21) / 4);
 	NEAR(f.sim.mem.stages[0].item[MEM_OPTIMIZER],
 	     8 * 0.25 * (double)f.sim.mem.stages[0].params / 2);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 

@@ -16,14 +16,7 @@
 #include "stack.h"
 #include "model.h"
 #include "harness.h"
-
-struct fx {
-	struct src_set srcs;
-	struct diag_list diags;
-	struct cfg_node *root;
-	struct plan plan;
-	struct sim_report sim;
-};
+#include "sim_fixture.h"
 
 static char buf[4096];
 
@@ -51,32 +44,14 @@ static const char *yaml(long long tp, long long g, long long gpus,
 	return buf;
 }
 
-static void lint(struct fx *f, const char *text)
+static void lint(struct sim_fx *f, const char *text)
 {
-	char *t = strdup(text);
+	int rc = sim_fx_run(f, text);
 
-	src_set_init(&f->srcs);
-	diag_list_init(&f->diags, &f->srcs);
-	plan_init(&f->plan);
-	sim_report_init(&f->sim);
-	ck_assert_ptr_nonnull(t);
-	ck_assert_int_eq(cfg_parse_text("t.yaml", t, strlen(text), &f->srcs,
-					&f->diags, &f->root), 0);
-	ck_assert_int_eq(plan_build(&f->plan, f->root, "t.yaml", &f->diags), 0);
-	ck_assert_int_ge(sim_run(&f->plan, f->root, NULL, &f->sim, &f->diags),
-			 0);
+	ck_assert_int_ge(rc, 0);
 }
 
-static void release(struct fx *f)
-{
-	sim_report_release(&f->sim);
-	plan_release(&f->plan);
-	cfg_free(f->root);
-	diag_list_release(&f->diags);
-	src_set_release(&f->srcs);
-}
-
-static const struct diag *find(const struct fx *f, const char *code)
+static const struct diag *find(const struct sim_fx *f, const char *code)
 {
 	const struct diag *d = NULL;
 
@@ -88,7 +63,7 @@ static const struct diag *find(const struct fx *f, const char *code)
 	return d;
 }
 
-static size_t count7(const struct fx *f)
+static size_t count7(const struct sim_fx *f)
 {
 	size_t n = 0;
 
@@ -213,7 +188,7 @@ END_TEST
 
 START_TEST(unknown_preset)
 {
-	struct fx f;
+	struct sim_fx f;
 	struct stack s;
 	size_t n;
 	const struct diag *d;
@@ -229,7 +204,7 @@ START_TEST(unknown_preset)
 	ck_assert_ptr_nonnull(strstr(d->msg, "'nemo'"));
 	ck_assert_ptr_nonnull(strstr(d->hint, "nemo-rl-pr4512"));
 	ck_assert_uint_eq(count7(&f), 1);
-	release(&f);
+	sim_fx_release(&f);
 	ck_assert_int_eq(stack_explain_preset(stdout, "nemo"), -1);
 	ck_assert_uint_eq(stack_preset_count(), 1);
 	ck_assert_str_eq(stack_preset_name(0), "nemo-rl-pr4512");
@@ -283,7 +258,7 @@ static void fires(const char *code, const char *model, const char *bad,
 		  const char *good, const char *text)
 {
 	const long long lay[2][3] = { { 2, 3, 6 }, { 4, 3, 24 } };
-	struct fx f;
+	struct sim_fx f;
 	const struct diag *d;
 
 	for (int i = 0; i < 2; i++) {
@@ -295,14 +270,14 @@ static void fires(const char *code, const char *model, const char *bad,
 		if (i == 0 && text)
 			ck_assert_msg(strstr(d->msg, text), "%s: '%s' not in "
 				      "'%s'", code, text, d->msg);
-		release(&f);
+		sim_fx_release(&f);
 		lint(&f, yaml(lay[i][0], lay[i][1], lay[i][2], model, good));
 		ck_assert_uint_eq(count7(&f), 0);
-		release(&f);
+		sim_fx_release(&f);
 		/* G = 1: no GTP, nothing to say */
 		lint(&f, yaml(lay[i][0], 1, lay[i][2], model, bad));
 		ck_assert_uint_eq(count7(&f), 0);
-		release(&f);
+		sim_fx_release(&f);
 	}
 }
 
@@ -327,7 +302,7 @@ END_TEST
 
 START_TEST(GT702_unknown_shape_uses_the_example)
 {
-	struct fx f;
+	struct sim_fx f;
 	const struct diag *d;
 
 	lint(&f, yaml(2, 3, 6, "my/unknown-model",
@@ -336,7 +311,7 @@ START_TEST(GT702_unknown_shape_uses_the_example)
 	ck_assert_ptr_nonnull(d);
 	ck_assert_ptr_nonnull(strstr(d->msg, "rows 0-3, 12-15, 4-7, 16-19, "
 				     "... instead of 0-23"));
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
@@ -366,7 +341,7 @@ END_TEST
 
 START_TEST(preset_fires_its_traps)
 {
-	struct fx f;
+	struct sim_fx f;
 
 	lint(&f, yaml(2, 3, 6, "Qwen/Qwen2.5-0.5B",
 		      STACK("preset: nemo-rl-pr4512")));
@@ -375,12 +350,12 @@ START_TEST(preset_fires_its_traps)
 	ck_assert_ptr_nonnull(find(&f, "GT704"));
 	ck_assert_ptr_nonnull(find(&f, "GT705"));
 	ck_assert_uint_eq(count7(&f), 4);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
 /* GT7xx findings (GT70x, GT71x, GT72x). */
-static size_t count7x(const struct fx *f)
+static size_t count7x(const struct sim_fx *f)
 {
 	size_t n = 0;
 
@@ -392,7 +367,7 @@ static size_t count7x(const struct fx *f)
 
 START_TEST(GT720_batch_split_over_copies)
 {
-	struct fx f;
+	struct sim_fx f;
 	const struct diag *d;
 
 	/* seed 003: TP 4, G 3, 24 GPUs, D 2, L 6 */
@@ -408,22 +383,22 @@ START_TEST(GT720_batch_split_over_copies)
 	ck_assert_uint_eq(d->n_notes, 1);
 	ck_assert_ptr_nonnull(strstr(d->notes[0].msg, "3 times too large"));
 	ck_assert_uint_eq(count7x(&f), 1);
-	release(&f);
+	sim_fx_release(&f);
 	/* TP 2, G 3, 6 GPUs: D 1, L 3 */
 	lint(&f, yaml(2, 3, 6, "Qwen/Qwen3-0.6B", STACK("batch_split: copies")));
 	d = find(&f, "GT720");
 	ck_assert_ptr_nonnull(d);
 	ck_assert_ptr_nonnull(strstr(d->msg, "3 / 1 = 3 samples instead of "
 				     "3 / 3 = 1"));
-	release(&f);
+	sim_fx_release(&f);
 	/* lanes: nothing; G = 1: D == L, nothing */
 	lint(&f, yaml(2, 3, 6, "Qwen/Qwen3-0.6B", STACK("batch_split: lanes")));
 	ck_assert_uint_eq(count7x(&f), 0);
-	release(&f);
+	sim_fx_release(&f);
 	lint(&f, yaml(4, 1, 24, "Qwen/Qwen3-0.6B", STACK("batch_split: copies")));
 	ck_assert_ptr_null(find(&f, "GT720"));
 	ck_assert_uint_eq(count7x(&f), 0);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
@@ -467,7 +442,7 @@ START_TEST(random_layouts_default_stack)
 	for (int it = 0; it < 60; it++) {
 		long long tp, cp, g, pp, d, w;
 		int eight;
-		struct fx f;
+		struct sim_fx f;
 		struct model_weight wt[MODEL_MAX_WEIGHTS];
 		size_t nw, checked = 0;
 		const struct diag *dg;
@@ -515,7 +490,7 @@ START_TEST(random_layouts_default_stack)
 			checked++;
 		}
 		ck_assert_uint_gt(checked, 0);
-		release(&f);
+		sim_fx_release(&f);
 
 		/* tp_then_gtp: GT702 exactly when G > 1 and TP > 1 */
 		lint(&f, ryaml(tp, cp, g, pp, d, eight,
@@ -524,7 +499,7 @@ START_TEST(random_layouts_default_stack)
 		ck_assert_msg((dg != NULL) == (g > 1 && tp > 1), "TP %lld G "
 			      "%lld: GT702 %s", tp, g, dg ? "fired" : "missing");
 		ck_assert_uint_eq(count7x(&f), g > 1 && tp > 1);
-		release(&f);
+		sim_fx_release(&f);
 	}
 }
 END_TEST

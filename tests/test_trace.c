@@ -15,14 +15,7 @@
 #include "simulate.h"
 #include "trace.h"
 #include "harness.h"
-
-struct fx {
-	struct src_set srcs;
-	struct diag_list diags;
-	struct cfg_node *root;
-	struct plan plan;
-	struct sim_report sim;
-};
+#include "sim_fixture.h"
 
 /* Llama-3.2-1B (16 layers) with TP, weight shards (0: null), PP on nodes
  * x 8 GPUs, micro-batches of 1. */
@@ -54,34 +47,13 @@ static char *cfg(int tp, int shards, int pp, int nodes, int gbs)
 	return buf;
 }
 
-static void run(struct fx *f, const char *yaml)
+static void run(struct sim_fx *f, const char *yaml)
 {
-	char *text = strdup(yaml);
-
-	src_set_init(&f->srcs);
-	diag_list_init(&f->diags, &f->srcs);
-	plan_init(&f->plan);
-	sim_report_init(&f->sim);
-	ck_assert_ptr_nonnull(text);
-	ck_assert_int_eq(cfg_parse_text("t.yaml", text, strlen(yaml), &f->srcs,
-					&f->diags, &f->root), 0);
-	ck_assert_int_eq(plan_build(&f->plan, f->root, "t.yaml", &f->diags),
-			 0);
-	ck_assert_int_eq(sim_run(&f->plan, f->root, NULL, &f->sim, &f->diags),
-			 0);
-}
-
-static void release(struct fx *f)
-{
-	sim_report_release(&f->sim);
-	plan_release(&f->plan);
-	cfg_free(f->root);
-	diag_list_release(&f->diags);
-	src_set_release(&f->srcs);
+	ck_assert_int_eq(sim_fx_run(f, yaml), 0);
 }
 
 /* The trace as a string (heap; free()). */
-static char *trace(struct fx *f, const struct trace_opts *o, size_t *len)
+static char *trace(struct sim_fx *f, const struct trace_opts *o, size_t *len)
 {
 	char *buf = NULL;
 	size_t n = 0;
@@ -169,7 +141,7 @@ static int has_event(json_t *doc, const char *name)
 
 START_TEST(valid_json_track_per_rank)
 {
-	struct fx f;
+	struct sim_fx f;
 	json_t *doc;
 	char *t;
 	size_t per[17];
@@ -193,13 +165,13 @@ START_TEST(valid_json_track_per_rank)
 	ck_assert(has_event(doc, "gtp reduce-scatter L0 bwd mb0"));
 	json_decref(doc);
 	free(t);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
 START_TEST(deterministic)
 {
-	struct fx a, b;
+	struct sim_fx a, b;
 	char *ta, *tb;
 	size_t na, nb;
 
@@ -215,15 +187,15 @@ START_TEST(deterministic)
 	ta = trace(&a, NULL, &na);
 	ck_assert_uint_eq(na, nb);
 	free(ta);
-	release(&a);
-	release(&b);
+	sim_fx_release(&a);
+	sim_fx_release(&b);
 }
 END_TEST
 
 /* 48 ranks, PP 2: a track per stage under its lowest rank. */
 START_TEST(track_per_stage_for_big_worlds)
 {
-	struct fx f;
+	struct sim_fx f;
 	json_t *doc;
 	char *t;
 	const char *name;
@@ -242,13 +214,13 @@ START_TEST(track_per_stage_for_big_worlds)
 	ck_assert(has_event(doc, "pp send-fwd+recv-bwd mb1"));
 	json_decref(doc);
 	free(t);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
 START_TEST(capped_events_and_tracks)
 {
-	struct fx f;
+	struct sim_fx f;
 	struct trace_opts o;
 	json_t *full, *cut, *ev, *e;
 	char *t1, *t2;
@@ -297,14 +269,14 @@ START_TEST(capped_events_and_tracks)
 	json_decref(cut);
 	free(t1);
 	free(t2);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
 /* A call without an estimate has a named process and no tracks. */
 START_TEST(no_estimate_no_tracks)
 {
-	struct fx f;
+	struct sim_fx f;
 	json_t *doc;
 	char *t;
 
@@ -319,7 +291,7 @@ START_TEST(no_estimate_no_tracks)
 	ck_assert(json_array_size(json_object_get(doc, "traceEvents")) > 0);
 	json_decref(doc);
 	free(t);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
