@@ -127,7 +127,7 @@ void coll_set_staging(struct coll *c, struct kern_ctx *dev);
  * the fp64 all-reduce and the barrier stay on MPI. Collective over the
  * world. RT_EDEVICE in a build without NCCL. */
 int coll_use_nccl(struct coll *c, struct kern_ctx *dev);
-/* "NCCL 2.28.9", or "no NCCL" in a build without it. */
+/* "NCCL 2.28.9", or NULL in a build without NCCL. */
 const char *coll_nccl_library(void);
 /* --bench-comm: `iters` all-gathers (reduce_scatter 0) or reduce-scatters
  * (1) of `count` elements per rank over this rank's group of kind k, on

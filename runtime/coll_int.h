@@ -147,7 +147,6 @@ int coll_nccl_all_reduce(struct coll *c, const struct call_desc *d,
 			 float *buf);
 int coll_nccl_gather(struct coll *c, const struct call_desc *d,
 		     const float *send, float *recv, int root);
-const char *coll_nccl_version(void);
 /* iters plain NCCL collectives on group kind k; sync_each: synchronise
  * after each, else once at the end. *secs: the wall time of all. */
 int coll_nccl_plain(struct coll *c, enum rt_kind k, int reduce_scatter,

@@ -72,7 +72,7 @@ static int nccl_fail(ncclResult_t r, const char *call, const char *file,
 			return nccl_fail(nr_, #cmd, __FILE__, __LINE__);   \
 	} while (0)
 
-const char *coll_nccl_version(void)
+const char *coll_nccl_library(void)
 {
 	static char v[32];
 	int code = 0;
@@ -113,7 +113,7 @@ int coll_nccl_new(struct coll *c, struct kern_ctx *dev)
 		return rt_error(RT_EDEVICE, "%s is too old: the runtime splits "
 				"its communicators with ncclCommSplit (NCCL 2.18 "
 				"and later); install a newer NCCL or use --comm "
-				"mpi", coll_nccl_version());
+				"mpi", coll_nccl_library());
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return rt_error(RT_ENOMEM, "out of memory");
@@ -366,9 +366,9 @@ static int no_nccl(void)
 			"(make build/gpu/gtplan-run builds one)");
 }
 
-const char *coll_nccl_version(void)
+const char *coll_nccl_library(void)
 {
-	return "no NCCL";
+	return NULL;
 }
 
 int coll_nccl_new(struct coll *c, struct kern_ctx *dev)

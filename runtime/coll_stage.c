@@ -72,11 +72,6 @@ int coll_bench_run(struct coll *c, enum rt_kind k, int reduce_scatter,
 	return 0;
 }
 
-const char *coll_nccl_library(void)
-{
-	return coll_nccl_version();
-}
-
 /* c->hbuf with room for n floats. */
 static int host_room(struct coll *c, size_t n)
 {

@@ -115,7 +115,7 @@ int rt_device_pick_comm(const struct rt_device *d, const char *want,
 	int gpu_count = d->gpu_count, host_ranks = d->host_ranks;
 	int own = host_ranks <= gpu_count;
 	int all_own = coll_mpi_agree(own ? 0 : -1) == 0;
-	int built = strcmp(coll_nccl_library(), "no NCCL") != 0;
+	int built = coll_nccl_library() != NULL;
 
 	*nccl = 0;
 	if (!strcmp(want, "mpi"))

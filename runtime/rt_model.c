@@ -393,17 +393,24 @@ static int start_gather(struct rt_model *m, int i)
 	}
 }
 
-int rt_weights_begin(struct rt_model *m, const struct rt_weight *const *seq,
-		     int n)
+int rt_weights_begin(struct rt_model *m, int forward)
 {
-	if (n < 0 || n > RT_MAX_SEQ)
-		return rt_error(RT_EPLAN, "a pass of %d weights: at most %d",
-				n, RT_MAX_SEQ);
-	for (int i = 0; i < n; i++)
-		m->seq[i] = seq[i];
+	long long L = m->s.layers;
+	int n = 0;
+
+	/* L <= RT_MAX_LAYERS (rt_plan), so the pass fits in RT_MAX_SEQ */
+	m->seq[n++] = &m->emb;
+	for (long long i = 0; i < L; i++) {
+		long long l = forward ? i : L - 1 - i;
+
+		m->seq[n++] = forward ? &m->fc1[l] : &m->fc2[l];
+		m->seq[n++] = forward ? &m->fc2[l] : &m->fc1[l];
+	}
+	if (forward)
+		m->seq[n++] = &m->emb;
 	m->seq_n = n;
 	m->seq_next = 0;
-	if (m->prefetch && n > 0)
+	if (m->prefetch)
 		RCHECK(start_gather(m, 0));
 	return 0;
 }

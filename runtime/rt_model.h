@@ -195,15 +195,16 @@ int rt_forward(struct rt_model *m, double *loss_sum);
 int rt_gather_weight(struct rt_model *m, const struct rt_weight *w);
 /* The same in fp32 always: the master weights (dump, export). */
 int rt_gather_weight_exact(struct rt_model *m, const struct rt_weight *w);
-/* A pass (a forward or a backward) uses its weights in the order seq[0..n)
- * and gets each with rt_weights_next(), which returns the TP-local tensor
- * as the math uses it (rt_gather_weight). Just in time (prefetch off), each
- * is gathered when it is asked for; with prefetch the first is started by
- * rt_weights_begin and each rt_weights_next, once its weight has arrived,
- * starts the gather of the one after, into the other buffer, so that it
- * runs while this one is used. */
-int rt_weights_begin(struct rt_model *m, const struct rt_weight *const *seq,
-		     int n);
+/* A pass uses its weights in a fixed order: a forward (forward = 1) the
+ * embedding, each layer's fc1 and fc2, the embedding again (the tied
+ * output layer); a backward the embedding, then each layer's fc2 and fc1
+ * from the last layer down. It gets each with rt_weights_next(), which
+ * returns the TP-local tensor as the math uses it (rt_gather_weight). Just
+ * in time (prefetch off), each is gathered when it is asked for; with
+ * prefetch rt_weights_begin starts the first, and each rt_weights_next,
+ * once its weight has arrived, starts the gather of the one after, into
+ * the other buffer, so that it runs while this one is used. */
+int rt_weights_begin(struct rt_model *m, int forward);
 int rt_weights_next(struct rt_model *m, const float **full);
 
 /* Mixed precision as Megatron's bf16 runs have it, with fp32 storage: in a

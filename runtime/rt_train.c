@@ -53,37 +53,6 @@ static float *norm_g(struct rt_model *m, long long l)
 	return m->grad + m->norm_off + l * m->s.h;
 }
 
-/* The weights a forward uses, in order: the embedding, each layer's fc1
- * and fc2, the embedding again (the tied output layer). */
-static int forward_weights(struct rt_model *m)
-{
-	const struct rt_weight *seq[RT_MAX_SEQ];
-	int n = 0;
-
-	seq[n++] = &m->emb;
-	for (long long l = 0; l < m->s.layers; l++) {
-		seq[n++] = &m->fc1[l];
-		seq[n++] = &m->fc2[l];
-	}
-	seq[n++] = &m->emb;
-	return rt_weights_begin(m, seq, n);
-}
-
-/* The backward's: the output layer, then each layer's fc2 and fc1 from
- * the last layer down. */
-static int backward_weights(struct rt_model *m)
-{
-	const struct rt_weight *seq[RT_MAX_SEQ];
-	int n = 0;
-
-	seq[n++] = &m->emb;
-	for (long long l = m->s.layers; l-- > 0;) {
-		seq[n++] = &m->fc2[l];
-		seq[n++] = &m->fc1[l];
-	}
-	return rt_weights_begin(m, seq, n);
-}
-
 int rt_forward(struct rt_model *m, double *loss_sum)
 {
 	const struct rt_shape *s = &m->s;
@@ -92,7 +61,7 @@ int rt_forward(struct rt_model *m, double *loss_sum)
 	long long L = s->layers;
 	const float *W;
 
-	RCHECK(forward_weights(m));
+	RCHECK(rt_weights_begin(m, 1));
 	/* vocab-parallel embedding: each TP rank looks up its ids */
 	RCHECK(rt_weights_next(m, &W));
 	KCHECK(kern_embed_fwd(k, T, h, s->vfirst, m->emb.d0_real, W,
@@ -152,7 +121,7 @@ static int backward(struct rt_model *m, float scale)
 	KCHECK(kern_ce_bwd(k, T, vl, s->vvalid, s->vfirst, m->targets,
 			   m->cmax, m->csum, scale, m->logits, dlogits));
 	RCHECK(rt_bf16(m, dlogits, T * vl));
-	RCHECK(backward_weights(m));
+	RCHECK(rt_weights_begin(m, 0));
 	RCHECK(rt_weights_next(m, &W));
 	/* dz = dlogits E (summed over the vocab slices), dE = dlogits^T z */
 	KCHECK(kern_gemm(k, 0, 0, T, h, vl, 1.0f, dlogits, vl, W, h,

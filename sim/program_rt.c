@@ -195,8 +195,8 @@ static void use(struct rbld *b, int w, long long layer)
 		gather(b, b->seq[i + 1].w, b->seq[i + 1].layer, b->mb, b->ph);
 }
 
-/* The weights of a forward (fwd 1) or a backward, as rt_train.c names
- * them (forward_weights, backward_weights). */
+/* The weights of a forward (fwd 1) or a backward, as runtime/rt_model.c orders
+ * them (rt_weights_begin). */
 static void pass_weights(struct rbld *b, int fwd)
 {
 	long long n = 0, L = b->s.layers;
