@@ -162,8 +162,9 @@ int coll_all_gather_start(struct coll *c, int slot, enum rt_kind k,
 
 	if (slot < 0 || slot >= COLL_SLOTS || c->pend[slot].active ||
 	    (elem != 2 && elem != 4))
-		return rt_error(RT_EUSAGE, "all-gather of %s: slot %d is busy "
-				"or out of range", what, slot);
+		return rt_error(RT_EUSAGE, "all-gather of %s: slot %d busy or "
+				"out of range, or element size %d not 2 or 4",
+				what, slot, elem);
 	q = &c->pend[slot];
 	g = (size_t)c->size[k];
 	q->d = (struct call_desc){ "all-gather", what,

@@ -161,30 +161,12 @@ int ckpt_check_opt(struct ckpt_ctx *x, const struct ckpt_item *it,
 	if (x->opt == STACK_OPT_DP_RESHARDABLE) {
 		/* one flat key per model-parallel rank (dp_group_idx = rank in
 		 * the tp-gtp-pp group: every GTP peer its own key), F chunks:
-		 * the dp_cp ranks */
-		if (ckpt_counters(x, tg * f))
-			return -1;
-		for (long long i = 0; i < per; i++) {
-			stage_coords(p, st, i, c);
-			x->cnt[(c[LAY_TP] * p->gtp + c[LAY_GTP]) * f +
-			       rank_in(&p->dense, B(LAY_CP) | B(LAY_DP), c)]++;
-		}
+		 * the dp_cp ranks. The chunk of rank (t, g, cp, dp) is
+		 * ((t G + g) F + its dp_cp rank): a one-to-one map, so every
+		 * chunk has exactly one writer whatever the stack, and there
+		 * is nothing to count or report. */
 		out->opt_keys += OPT_STATES * tg;
-		for (long long k = 0; k < tg * f; k++) {
-			out->opt_shards += OPT_STATES * (x->cnt[k] > 0);
-			if (x->cnt[k] != 1 && report && st == 0) {
-				char key[128];
-
-				long long mp = k / f; /* t * G + g */
-
-				snprintf(key, sizeof(key), "optimizer."
-					 "distributed.dp_group_idx_%lld.%s",
-					 mp / p->gtp + p->tp * (mp % p->gtp +
-					 p->gtp * st), ckpt_opt_state[0]);
-				ckpt_opt_report(x, key, k % f, f, x->cnt[k]);
-				report = 0;
-			}
-		}
+		out->opt_shards += OPT_STATES * tg * f;
 		return 0;
 	}
 	for (size_t j = 0; j < n_tensors; j++) {
