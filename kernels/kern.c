@@ -236,6 +236,142 @@ int kern_ce_bwd(struct kern_ctx *k, long long rows, long long cols,
 				     max, sum, scale, logits, dlogits) : 0;
 }
 
+/* An op this device's table lacks is KERN_ENODEV, not a crash. */
+#define HAS_OP(k, op) ((k)->ops->op != NULL)
+
+int kern_bias_add(struct kern_ctx *k, long long rows, long long cols,
+		  const float *b, float *y)
+{
+	if (rows < 0 || cols < 1 || !OK_N(b, cols) || !OK_N(y, rows))
+		return KERN_EINVAL;
+	if (!rows)
+		return 0;
+	return HAS_OP(k, bias_add) ? k->ops->bias_add(k, rows, cols, b, y)
+				   : KERN_ENODEV;
+}
+
+int kern_bias_grad(struct kern_ctx *k, long long rows, long long cols,
+		   const float *dy, float *db)
+{
+	if (rows < 0 || cols < 1 || !OK_N(db, cols) || !OK_N(dy, rows))
+		return KERN_EINVAL;
+	if (!rows)
+		return 0;
+	return HAS_OP(k, bias_grad) ? k->ops->bias_grad(k, rows, cols, dy, db)
+				    : KERN_ENODEV;
+}
+
+int kern_swiglu_fwd(struct kern_ctx *k, long long rows, long long f,
+		    const float *x, float *y)
+{
+	if (rows < 0 || f < 1 || !OK_N(x, rows) || !OK_N(y, rows) ||
+	    (rows && (const float *)y == x))
+		return KERN_EINVAL;
+	if (!rows)
+		return 0;
+	return HAS_OP(k, swiglu_fwd) ? k->ops->swiglu_fwd(k, rows, f, x, y)
+				     : KERN_ENODEV;
+}
+
+int kern_swiglu_bwd(struct kern_ctx *k, long long rows, long long f,
+		    const float *x, const float *dy, float *dx)
+{
+	if (rows < 0 || f < 1 || !OK_N(x, rows) || !OK_N(dy, rows) ||
+	    !OK_N(dx, rows) || (rows && ((const float *)dx == x ||
+					 (const float *)dx == dy)))
+		return KERN_EINVAL;
+	if (!rows)
+		return 0;
+	return HAS_OP(k, swiglu_bwd) ? k->ops->swiglu_bwd(k, rows, f, x, dy,
+							  dx)
+				     : KERN_ENODEV;
+}
+
+int kern_rope(struct kern_ctx *k, long long rows, long long heads,
+	      long long hd, double theta, const int32_t *pos, int inverse,
+	      float *x)
+{
+	if (rows < 0 || heads < 1 || hd < 2 || hd % 2 || !(theta > 0) ||
+	    !OK_N(pos, rows) || !OK_N(x, rows))
+		return KERN_EINVAL;
+	if (!rows)
+		return 0;
+	return HAS_OP(k, rope) ? k->ops->rope(k, rows, heads, hd, theta, pos,
+					      inverse != 0, x)
+			       : KERN_ENODEV;
+}
+
+/* a's sizes are usable: nh a multiple of nkv, nothing negative. */
+static int attn_ok(const struct kern_attn *a)
+{
+	return a && a->batch >= 0 && a->sq >= 0 && a->sk >= 0 && a->nkv >= 1 &&
+	       a->nh >= a->nkv && a->nh % a->nkv == 0 && a->hd >= 1 &&
+	       a->scale == a->scale;
+}
+
+int kern_attn_fwd(struct kern_ctx *k, const struct kern_attn *a,
+		  const float *q, const float *kk, const float *v,
+		  const int32_t *qpos, const int32_t *kpos, float *o,
+		  float *lse)
+{
+	long long nq, nk;
+
+	if (!attn_ok(a))
+		return KERN_EINVAL;
+	nq = a->batch * a->sq;
+	nk = a->batch * a->sk;
+	if (!OK_N(q, nq) || !OK_N(o, nq) || !OK_N(lse, nq) || !OK_N(kk, nk) ||
+	    !OK_N(v, nk) || !OK_N(qpos, a->sq) || !OK_N(kpos, a->sk))
+		return KERN_EINVAL;
+	if (!nq)
+		return 0;
+	return HAS_OP(k, attn_fwd) ? k->ops->attn_fwd(k, a, q, kk, v, qpos,
+						      kpos, o, lse)
+				   : KERN_ENODEV;
+}
+
+int kern_attn_merge(struct kern_ctx *k, const struct kern_attn *a, float *o,
+		    float *lse, const float *o2, const float *lse2)
+{
+	long long nq;
+
+	if (!attn_ok(a))
+		return KERN_EINVAL;
+	nq = a->batch * a->sq;
+	if (!OK_N(o, nq) || !OK_N(lse, nq) || !OK_N(o2, nq) || !OK_N(lse2, nq))
+		return KERN_EINVAL;
+	if (!nq)
+		return 0;
+	return HAS_OP(k, attn_merge) ? k->ops->attn_merge(k, a, o, lse, o2,
+							  lse2)
+				     : KERN_ENODEV;
+}
+
+int kern_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
+		  const float *q, const float *kk, const float *v,
+		  const float *o, const float *lse, const float *dout,
+		  const int32_t *qpos, const int32_t *kpos, float *dq,
+		  float *dk, float *dv)
+{
+	long long nq, nk;
+
+	if (!attn_ok(a))
+		return KERN_EINVAL;
+	nq = a->batch * a->sq;
+	nk = a->batch * a->sk;
+	if (!OK_N(q, nq) || !OK_N(o, nq) || !OK_N(lse, nq) ||
+	    !OK_N(dout, nq) || !OK_N(dq, nq) || !OK_N(kk, nk) ||
+	    !OK_N(v, nk) || !OK_N(dk, nk) || !OK_N(dv, nk) ||
+	    !OK_N(qpos, a->sq) || !OK_N(kpos, a->sk))
+		return KERN_EINVAL;
+	if (!nq || !nk)
+		return 0;
+	return HAS_OP(k, attn_bwd) ? k->ops->attn_bwd(k, a, q, kk, v, o, lse,
+						      dout, qpos, kpos, dq, dk,
+						      dv)
+				   : KERN_ENODEV;
+}
+
 int kern_embed_fwd(struct kern_ctx *k, long long n, long long h,
 		   long long first, long long rows, const float *table,
 		   const int32_t *tokens, float *out)

@@ -53,6 +53,18 @@ enum kern_device { KERN_CPU, KERN_CUDA };
 
 struct kern_ctx;
 
+/* The shape of one causal grouped-query attention (kern_attn_*): `batch`
+ * sequences, each with sq query rows and sk key/value rows; nh query heads
+ * and nkv key/value heads of hd values each, nh a multiple of nkv, query
+ * head j reading key/value head j / (nh / nkv) (Megatron's and Hugging
+ * Face's grouping). q and o are [batch, sq, nh, hd], k and v are
+ * [batch, sk, nkv, hd], lse is [batch, nh, sq]. `scale` multiplies q.k
+ * (1/sqrt(hd) for Llama). */
+struct kern_attn {
+	long long batch, sq, sk, nh, nkv, hd;
+	float scale;
+};
+
 /* One device's implementation; every member follows the wrapper of the
  * same name below. */
 struct kern_ops {
@@ -113,6 +125,29 @@ struct kern_ops {
 	int (*from_bf16)(struct kern_ctx *k, long long n, const uint16_t *x,
 			 float *y);
 	int (*round_bf16)(struct kern_ctx *k, long long n, float *x);
+	int (*bias_add)(struct kern_ctx *k, long long rows, long long cols,
+			const float *b, float *y);
+	int (*bias_grad)(struct kern_ctx *k, long long rows, long long cols,
+			 const float *dy, float *db);
+	int (*swiglu_fwd)(struct kern_ctx *k, long long rows, long long f,
+			  const float *x, float *y);
+	int (*swiglu_bwd)(struct kern_ctx *k, long long rows, long long f,
+			  const float *x, const float *dy, float *dx);
+	int (*rope)(struct kern_ctx *k, long long rows, long long heads,
+		    long long hd, double theta, const int32_t *pos, int inverse,
+		    float *x);
+	int (*attn_fwd)(struct kern_ctx *k, const struct kern_attn *a,
+			const float *q, const float *kk, const float *v,
+			const int32_t *qpos, const int32_t *kpos, float *o,
+			float *lse);
+	int (*attn_merge)(struct kern_ctx *k, const struct kern_attn *a,
+			  float *o, float *lse, const float *o2,
+			  const float *lse2);
+	int (*attn_bwd)(struct kern_ctx *k, const struct kern_attn *a,
+			const float *q, const float *kk, const float *v,
+			const float *o, const float *lse, const float *dout,
+			const int32_t *qpos, const int32_t *kpos, float *dq,
+			float *dk, float *dv);
 	/* the device's queue (a cudaStream_t); NULL where there is none */
 	void *(*stream)(struct kern_ctx *k);
 };
@@ -209,6 +244,64 @@ int kern_embed_fwd(struct kern_ctx *k, long long n, long long h,
 int kern_embed_bwd(struct kern_ctx *k, long long n, long long h,
 		   long long first, long long rows, const float *dout,
 		   const int32_t *tokens, float *dtable);
+
+/* y[r, c] += b[c] for y [rows, cols]. */
+int kern_bias_add(struct kern_ctx *k, long long rows, long long cols,
+		  const float *b, float *y);
+/* db[c] += sum over r of dy[r, c]. */
+int kern_bias_grad(struct kern_ctx *k, long long rows, long long cols,
+		   const float *dy, float *db);
+
+/* SwiGLU over x [rows, 2f] whose first f columns are the gate and last f
+ * the up projection (Megatron's linear_fc1 output on one TP rank):
+ * swiglu_fwd writes y [rows, f], y = silu(gate) * up with
+ * silu(a) = a / (1 + exp(-a)); swiglu_bwd writes dx [rows, 2f] from
+ * dy [rows, f]: d gate = dy * up * silu'(gate), d up = dy * silu(gate). */
+int kern_swiglu_fwd(struct kern_ctx *k, long long rows, long long f,
+		    const float *x, float *y);
+int kern_swiglu_bwd(struct kern_ctx *k, long long rows, long long f,
+		    const float *x, const float *dy, float *dx);
+
+/* Rotary position embedding in place on x [rows, heads, hd] (hd even),
+ * rotate-half form (Megatron's default and Hugging Face Llama's): row r is
+ * at position pos[r]; for i < hd/2, with angle a = pos[r] *
+ * theta^(-2i/hd) (the frequency computed in double, then the angle's cos
+ * and sin), the pair (x_i, x_{i+hd/2}) becomes
+ * (x_i cos a - x_{i+hd/2} sin a, x_{i+hd/2} cos a + x_i sin a).
+ * inverse = 1 rotates by -a: the backward of the forward rotation. */
+int kern_rope(struct kern_ctx *k, long long rows, long long heads,
+	      long long hd, double theta, const int32_t *pos, int inverse,
+	      float *x);
+
+/* Causal grouped-query attention (shape: struct kern_attn). Query row i
+ * attends key row s of the same sequence iff kpos[s] <= qpos[i]; qpos [sq]
+ * and kpos [sk] are token positions shared by every sequence, so the same
+ * call serves a whole sequence, a context-parallel chunk pair, or one key
+ * block of a ring. attn_fwd writes o (softmax(scale q k^T) v over the
+ * attended keys) and lse (the natural log of the softmax's denominator,
+ * including the max: log sum exp(scale q.k)); a row that attends no key
+ * gets o = 0 and lse = -INFINITY. K and V are never copied per query
+ * head. */
+int kern_attn_fwd(struct kern_ctx *k, const struct kern_attn *a,
+		  const float *q, const float *kk, const float *v,
+		  const int32_t *qpos, const int32_t *kpos, float *o,
+		  float *lse);
+/* Combines a partial result of other key blocks into (o, lse), as a ring
+ * does: lse' = log(exp(lse) + exp(lse2)), o' = o exp(lse - lse') +
+ * o2 exp(lse2 - lse'); -INFINITY terms contribute nothing. */
+int kern_attn_merge(struct kern_ctx *k, const struct kern_attn *a, float *o,
+		    float *lse, const float *o2, const float *lse2);
+/* The backward for one key block, given the final o and lse over all key
+ * blocks (so a ring calls it once per block with the same o, lse, dout):
+ * with P = exp(scale q k^T - lse) on attended pairs and
+ * D = rowsum(dout * o), accumulates dv += P^T dout, dq += scale (P *
+ * (dout v^T - D)) k, dk += scale (P * (dout v^T - D))^T q; dk and dv sum
+ * over the query heads of each group. */
+int kern_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
+		  const float *q, const float *kk, const float *v,
+		  const float *o, const float *lse, const float *dout,
+		  const int32_t *qpos, const int32_t *kpos, float *dq,
+		  float *dk, float *dv);
 
 /* bfloat16, bit for bit alike on every device: to_bf16 rounds each float
  * to the nearest bf16 (ties to even; NaN stays a quiet NaN) and writes its
