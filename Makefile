@@ -105,12 +105,15 @@ RT_OBJ   := $(RT_SRC:%.c=build/rel/%.o) $(KERN_SRC:%.c=build/rel/%.o)
 build/rel/runtime/%.o: REL_CFLAGS += -Iruntime -Ikernels $(MPI_CFLAGS)
 build/rel/kernels/%.o: REL_CFLAGS += -Ikernels $(BLAS_CFLAGS)
 build/asan/kernels/%.o: ASAN_CFLAGS += -Ikernels $(BLAS_CFLAGS)
-build/asan/tests/test_kernels.o: ASAN_CFLAGS += -Ikernels
+# The kernels' Check suites (tests/test_kernels*.c) link the kernels and
+# OpenBLAS instead of the planner.
+KERN_TESTS := $(patsubst tests/%.c,build/asan/tests/%,$(wildcard tests/test_kernels*.c))
+$(KERN_TESTS:%=%.o): ASAN_CFLAGS += -Ikernels
 
 build/gtplan-run: $(RT_OBJ)
 	@$(if $(V),,echo "  LINK    $@")
 	$(Q)$(CC) $(REL_CFLAGS) $^ -o $@ $(MPI_LIBS) $(BLAS_LIBS) $(JANSSON_LIBS) -lm $(LDFLAGS)
-build/asan/tests/test_kernels: build/asan/tests/test_kernels.o $(KERN_SRC:%.c=build/asan/%.o)
+$(KERN_TESTS): build/asan/tests/%: build/asan/tests/%.o $(KERN_SRC:%.c=build/asan/%.o)
 	@$(if $(V),,echo "  LINK    $@")
 	$(Q)$(CC) $(ASAN_CFLAGS) $^ -o $@ $$(pkg-config --libs check) $(BLAS_LIBS) -lm $(LDFLAGS)
 

@@ -2,9 +2,13 @@
  * kern_cpu: the CPU twin of every kernel (kern.h): OpenBLAS for GEMM, AXPY
  * and SCAL, plain loops for the rest. Arguments were checked by kern.c.
  * Loops run in a fixed order, so a result depends only on the inputs, and
- * row statistics accumulate in fp32 as the CUDA twin's do.
+ * row statistics accumulate in fp32 as the CUDA twin's do; sums over many
+ * rows (bias_grad) and attention's sums (kern_cpu_attn.c) accumulate in
+ * double, since these are the references the CUDA kernels are tested
+ * against.
  */
 #include "kern.h"
+#include "kern_cpu.h"
 
 #include <cblas.h>
 #include <float.h>
@@ -307,6 +311,101 @@ static int cpu_sgd(struct kern_ctx *k, long long n, float lr, float *p,
 	return 0;
 }
 
+static int cpu_bias_add(struct kern_ctx *k, long long rows, long long cols,
+			const float *b, float *y)
+{
+	(void)k;
+	for (long long r = 0; r < rows; r++)
+		for (long long c = 0; c < cols; c++)
+			y[r * cols + c] += b[c];
+	return 0;
+}
+
+/* Column by column, so each sum runs over the rows in order, in double:
+ * rows is batch x sequence (thousands), where an fp32 sum would drift. */
+static int cpu_bias_grad(struct kern_ctx *k, long long rows, long long cols,
+			 const float *dy, float *db)
+{
+	(void)k;
+	for (long long c = 0; c < cols; c++) {
+		double s = 0;
+
+		for (long long r = 0; r < rows; r++)
+			s += dy[r * cols + c];
+		db[c] += (float)s;
+	}
+	return 0;
+}
+
+/* The logistic function; exp overflows to inf for a < -88, giving 0. */
+static float sigmoid(float a)
+{
+	return 1.0f / (1.0f + expf(-a));
+}
+
+static int cpu_swiglu_fwd(struct kern_ctx *k, long long rows, long long f,
+			  const float *x, float *y)
+{
+	(void)k;
+	for (long long r = 0; r < rows; r++) {
+		const float *gate = x + r * 2 * f, *up = gate + f;
+
+		for (long long i = 0; i < f; i++)
+			y[r * f + i] = gate[i] * sigmoid(gate[i]) * up[i];
+	}
+	return 0;
+}
+
+/* silu(a) = a s(a) with s the logistic function, so
+ * silu'(a) = s(a) (1 + a (1 - s(a))). */
+static int cpu_swiglu_bwd(struct kern_ctx *k, long long rows, long long f,
+			  const float *x, const float *dy, float *dx)
+{
+	(void)k;
+	for (long long r = 0; r < rows; r++) {
+		const float *gate = x + r * 2 * f, *up = gate + f;
+		const float *d = dy + r * f;
+		float *dgate = dx + r * 2 * f, *dup = dgate + f;
+
+		for (long long i = 0; i < f; i++) {
+			float a = gate[i], s = sigmoid(a);
+
+			dgate[i] = d[i] * up[i] * s * (1.0f + a * (1.0f - s));
+			dup[i] = d[i] * a * s;
+		}
+	}
+	return 0;
+}
+
+/* Rotate-half RoPE (kern.h): pair (i, i + hd/2) turns by pos * theta^(-2i/hd),
+ * the angle and its cos and sin in double, rounded to fp32 before the
+ * multiply as Megatron's and Hugging Face's cos/sin tables are. */
+static int cpu_rope(struct kern_ctx *k, long long rows, long long heads,
+		    long long hd, double theta, const int32_t *pos,
+		    int inverse, float *x)
+{
+	long long half = hd / 2;
+
+	(void)k;
+	for (long long r = 0; r < rows; r++)
+		for (long long i = 0; i < half; i++) {
+			double a = (double)pos[r] *
+				   pow(theta, -2.0 * (double)i / (double)hd);
+			float c = (float)cos(a), s = (float)sin(a);
+
+			if (inverse)
+				s = -s;
+			for (long long h = 0; h < heads; h++) {
+				float *v = x + (r * heads + h) * hd;
+				float x1 = v[i], x2 = v[i + half];
+
+				v[i] = x1 * c - x2 * s;
+				v[i + half] = x2 * c + x1 * s;
+			}
+		}
+	return 0;
+}
+
 /* Round to nearest even on the bits, so that the CUDA twin (the same
  * integer arithmetic) agrees bit for bit. */
 static uint16_t bf16_of(float f)
@@ -385,4 +484,12 @@ const struct kern_ops kern_cpu_ops = {
 	.to_bf16 = cpu_to_bf16,
 	.from_bf16 = cpu_from_bf16,
 	.round_bf16 = cpu_round_bf16,
+	.bias_add = cpu_bias_add,
+	.bias_grad = cpu_bias_grad,
+	.swiglu_fwd = cpu_swiglu_fwd,
+	.swiglu_bwd = cpu_swiglu_bwd,
+	.rope = cpu_rope,
+	.attn_fwd = kern_cpu_attn_fwd,
+	.attn_merge = kern_cpu_attn_merge,
+	.attn_bwd = kern_cpu_attn_bwd,
 };

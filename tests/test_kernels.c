@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "kern.h"
+#include "kern_fixture.h"
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -25,30 +26,6 @@ static void setup(void)
 static void teardown(void)
 {
 	kern_release(&K);
-}
-
-/* Deterministic values in [-scale, scale). */
-static void fill(float *v, long long n, unsigned seed, float scale)
-{
-	unsigned s = seed * 2654435761u + 12345u;
-
-	for (long long i = 0; i < n; i++) {
-		s = s * 1664525u + 1013904223u;
-		v[i] = scale * ((float)(s >> 8) / (float)(1u << 24) * 2.0f - 1.0f);
-	}
-}
-
-/* |got - want| <= tol * max(1, |want|), elementwise. */
-static void near(const float *got, const double *want, long long n,
-		 double tol, const char *what)
-{
-	for (long long i = 0; i < n; i++) {
-		double scale = fabs(want[i]) > 1 ? fabs(want[i]) : 1;
-
-		ck_assert_msg(fabs(got[i] - want[i]) <= tol * scale,
-			      "%s[%lld]: got %.9g, want %.9g", what, i,
-			      (double)got[i], want[i]);
-	}
 }
 
 /* ---- memory ----------------------------------------------------------- */
