@@ -510,3 +510,18 @@ int plan_build(struct plan *p, const struct cfg_node *root,
 		framework_check(p, root, diags);
 	return rc;
 }
+
+void plan_rank_place(const struct plan *p, long long r, long long *node,
+		     long long *local)
+{
+	long long g = p->train.gpus_per_node;
+
+	/* Without a GPU count per node every rank is on one node. */
+	if (g < 1) {
+		*node = 0;
+		*local = r;
+		return;
+	}
+	*node = r / g;
+	*local = r % g;
+}

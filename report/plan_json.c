@@ -16,21 +16,6 @@
 
 #define AXIS_BIT(a) (1u << (unsigned)(a))
 
-void plan_rank_place(const struct plan *p, long long r, long long *node,
-		     long long *local)
-{
-	long long g = p->train.gpus_per_node;
-
-	/* Without a GPU count per node every rank is on one node. */
-	if (g < 1) {
-		*node = 0;
-		*local = r;
-		return;
-	}
-	*node = r / g;
-	*local = r % g;
-}
-
 /* Sizes that were not derived are 0 in the plan and null in the JSON. */
 static void size_or_null(struct jw *w, const char *key, long long v)
 {
