@@ -4,6 +4,8 @@
 #   make demo       install what is missing, then lint and plan examples/default.yaml
 #   make test       install what is missing, build with sanitizers, run every suite
 #   make bench      time `gtplan plan` on 1k, 64k and 1M-rank worlds
+#   make check-layers  no include or call against the layers' order
+#                   (base, planner, sim, report, cli; runtime apart)
 #   make build/gtplan-run   the MPI runtime (needs MPI, OpenBLAS: make deps-test)
 #   make test-gpu   build the CUDA kernels' test and build/gpu/gtplan-run with
 #                   nvcc, run the kernel test and, where a GPU is present, the
@@ -143,11 +145,13 @@ build/asan/tests/%: build/asan/tests/%.o $(ASAN_LIBS)
 	@$(if $(V),,echo "  LINK    $@")
 	$(Q)$(CC) $(ASAN_CFLAGS) $^ -o $@ $(PKG_LIBS) $$(pkg-config --libs check) -lm $(LDFLAGS)
 
-# Includes against the layers' order, anywhere in the sources (and the
-# script's own test: it must catch a back-edge planted in a copy).
-check-layers:
+# Includes against the layers' order, anywhere in the sources; then the
+# guards' own test (tests/layers.sh, part of make test): back-edges
+# planted in copies must be caught by the script, the compiler and the
+# link check.
+check-layers: build/gtplan
 	@scripts/check_layers.sh
-	@scripts/check_layers.sh --self-test
+	@tests/layers.sh
 
 # ---- gtplan-run: the MPI runtime (runtime/, kernels/) --------------------
 # Built apart from gtplan, which needs neither MPI nor BLAS: only the rules
