@@ -12,7 +12,7 @@
 #    calling sim_not_ok() fails the planner's link check
 #    (build/rel/layer-planner.ok), while the unchanged copy passes it.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 pass=0 fail=0 skip=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 SRC=(base planner sim report cli runtime kernels)
