@@ -249,13 +249,5 @@ int cost_check_memory(const struct cost_memory *mem,
 
 /* "9.21 s", "41.3 ms", "12 us"; returns buf. */
 const char *cost_time_text(double us, char *buf, size_t len);
-/* Where the time goes: one line for the first call of each program kind
- * among res[0..n) with an estimate in est[0..n). */
-void cost_print_times(FILE *f, const struct cost_model *cm,
-		      const struct sim_call_result *res,
-		      const struct cost_call *est, size_t n);
-/* The memory table per stage and the assumptions behind it. */
-void cost_print_memory(FILE *f, const struct cost_model *cm,
-		       const struct cost_memory *mem);
 
 #endif
