@@ -33,6 +33,7 @@
 #define GTPLAN_FRAMEWORK_H
 
 #include "cfg.h"
+#include "cfg_keys.h"  /* KEY_MEG, KEY_GEN: the rules' paths */
 #include "diag.h"
 #include "plan.h"
 #include "model.h"
@@ -46,8 +47,6 @@ void framework_check(const struct plan *p, const struct cfg_node *root,
 
 /* ---- shared by the rules_*.c files ------------------------------------ */
 
-#define FW_MEG "policy.megatron_cfg."
-#define FW_GEN "policy.generation."
 
 struct fw {
 	const struct plan *p;

@@ -16,6 +16,7 @@
 #include "cfg.h"
 #include "diag.h"
 #include "layout.h"
+#include "settings.h"
 
 /* Hostile-input limit: the largest world gtplan plans. */
 #define PLAN_MAX_WORLD (1LL << 24)
@@ -78,6 +79,8 @@ struct plan {
 	 * rule failed that leaves no grid (e.g. world not divisible by M). */
 	int grid_ok;
 	int expert_grid_ok;
+
+	struct settings set; /* the config's other settings (settings.h) */
 };
 
 void plan_init(struct plan *p);

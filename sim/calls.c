@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg_keys.h"
 #include "dispatch.h"
 #include "levenshtein.h"
 
@@ -513,7 +514,7 @@ static const struct cfg_node *earlier(const struct cfg_node *list, size_t i,
 int calls_table(const struct cfg_node *root, int five_d,
 		struct call_def **out, size_t *n, struct diag_list *diags)
 {
-	const struct cfg_node *list = cfg_path(root, "gtplan.calls");
+	const struct cfg_node *list = cfg_path(root, KEY_CALLS);
 	size_t cap = N_BUILTIN, entries = 0;
 	struct call_def *v;
 	struct diag *d;

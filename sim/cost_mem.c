@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg_keys.h"
 #include "model.h"
 #include "program_rt.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
-#define MEG "policy.megatron_cfg."
 
 static struct diag_loc loc_of(const struct cfg_node *root, const char *path)
 {
@@ -359,9 +359,8 @@ int cost_check_memory(const struct cost_memory *mem,
 		      const struct cost_settings *s,
 		      const struct cfg_node *root, struct diag_list *diags)
 {
-	static const char *const keys[] = {
-		MEG  "tensor_parallel_num_weight_shards",
-		MEG  "tensor_model_parallel_size", "policy.model_name", NULL };
+	static const char *const keys[] = { KEY_SHARDS, KEY_TP,
+					    KEY_MODEL_NAME, NULL };
 	const struct cost_mem_stage *ms;
 	const char *key = first_set(root, keys);
 	char what[160];
@@ -406,8 +405,8 @@ int cost_check_memory(const struct cost_memory *mem,
 	}
 	if (!d)
 		return -1;
-	if (cfg_path(root, "gtplan.gpu_memory_gb"))
-		diag_note(d, loc_of(root, "gtplan.gpu_memory_gb"),
+	if (cfg_path(root, KEY_GPU_MEMORY))
+		diag_note(d, loc_of(root, KEY_GPU_MEMORY),
 			  "the GPU memory is set here");
 	else
 		diag_note(d, DIAG_NOLOC, "gtplan.gpu_memory_gb is %.0f (an "

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg_keys.h"
 #include "stack.h"
 
 /* A piece in logical coordinates: rows [r0, r1), columns [c0, c1). */
@@ -406,15 +407,11 @@ static void model_weights(const struct side *ss, const struct side *sl,
 	add_weight(out, "decoder.final_layernorm", CKPT_NORM, h, 1, 0);
 }
 
-static long long vocab_divisor(const struct cfg_node *root,
+static long long vocab_divisor(const struct plan *p,
 			       const struct model_shape *m)
 {
-	long long v;
-
-	if (cfg_int(root, "policy.megatron_cfg.make_vocab_size_divisible_by",
-		    &v) == 1 && v > 0)
-		return v;
-	return m->make_vocab_size_divisible_by;
+	return p->set.vocab_divisor ? p->set.vocab_divisor :
+	       m->make_vocab_size_divisible_by;
 }
 
 /* The stack key of the saved side that elects the writers of w. */
@@ -445,8 +442,6 @@ static void report_gap(const struct side *ss, const struct reshard_weight *w,
 
 /* GT733-GT735: the optimizer format a layout change needs. */
 static void check_optimizer(const struct side *ss, const struct side *sl,
-			    const struct cfg_node *rs,
-			    const struct cfg_node *rl,
 			    const struct model_shape *m,
 			    struct reshard_report *out,
 			    struct diag_list *diags)
@@ -465,8 +460,8 @@ static void check_optimizer(const struct side *ss, const struct side *sl,
 	out->opt_format = f;
 	out->opt_ok = 1;
 	out->opt_needed = !out->layout_change ? 0 : only_d ? 1 : 2;
-	if (!ckpt_fully_reshardable_ok(a, &ss->s, m, rs, why, sizeof(why)) ||
-	    !ckpt_fully_reshardable_ok(b, &sl->s, m, rl, why, sizeof(why)))
+	if (!ckpt_fully_reshardable_ok(a, &ss->s, m, why, sizeof(why)) ||
+	    !ckpt_fully_reshardable_ok(b, &sl->s, m, why, sizeof(why)))
 		snprintf(out->opt_why, sizeof(out->opt_why), "%s", why);
 	if (f == STACK_OPT_FULLY_RESHARDABLE && out->opt_why[0]) {
 		d = diag_add(diags, "GT735", loc,
@@ -545,8 +540,8 @@ int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 	diag_list_release(&quiet);
 	ss.p = ps;
 	sl.p = pl;
-	ss.vdiv = vocab_divisor(rs, &ms);
-	sl.vdiv = vocab_divisor(rl, &ml);
+	ss.vdiv = vocab_divisor(ps, &ms);
+	sl.vdiv = vocab_divisor(pl, &ml);
 
 	f = model_diff(&ms, &ml, &va, &vb);
 	if (f) {
@@ -585,7 +580,7 @@ int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 	}
 	if (strcmp(layout_name(ps), layout_name(pl)) != 0) {
 		struct diag *d = diag_add(diags, "GT731",
-			loc_of(rl, "gtplan.driver_layout"),
+			loc_of(rl, KEY_DRIVER_LAYOUT),
 			"gtplan.driver_layout",
 			"saved under the %s driver layout, loaded under %s: the "
 			"driver's loader placement check ties a checkpoint to "
@@ -601,7 +596,7 @@ int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 		ps->gtp != pl->gtp || ps->dp_replicate != pl->dp_replicate ||
 		ps->pp != pl->pp || ps->ep != pl->ep || ps->etp != pl->etp ||
 		ps->egtp != pl->egtp;
-	check_optimizer(&ss, &sl, rs, rl, &ms, out, diags);
+	check_optimizer(&ss, &sl, &ms, out, diags);
 	out->reshardable = covered && out->opt_ok;
 	/* bytes per rank on both sides; their findings are lint's */
 	diag_list_init(&quiet, diags->srcs);

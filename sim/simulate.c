@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "calls.h"
+#include "cfg_keys.h"
 #include "match.h"
 #include "model.h"
 #include "program.h"
@@ -43,21 +44,18 @@ static void read_prog_opts(const struct cfg_node *root, const struct plan *p,
 			   struct prog_opts *o)
 {
 	char why[256];
-	long long v;
-	int b;
 
 	prog_opts_init(o);
 	/* no model named: the runtime's model is the model, where gtplan-run
 	 * can run the layout (else the generic default shape stands in) */
 	o->runtime_model = !prog_rt_model_key(root) &&
 			   prog_rt_applies(p, why, sizeof(why));
-	if (cfg_bool(root, "policy.megatron_cfg.sequence_parallel", &b) == 1)
-		o->sequence_parallel = b;
-	if (cfg_int(root, "policy.max_total_sequence_length", &v) == 1 && v > 0)
-		o->seq_length = v;
-	if (cfg_int(root, "policy.logprob_batch_size", &v) == 1 && v > 0)
-		o->logprob_micro_batch = v;
-	prog_opts_read_framework(o, root);
+	o->sequence_parallel = p->set.sequence_parallel;
+	if (p->set.seq_length)
+		o->seq_length = p->set.seq_length;
+	if (p->set.logprob_batch)
+		o->logprob_micro_batch = p->set.logprob_batch;
+	prog_opts_read_framework(o, root, &p->set);
 }
 
 /* Two calls the driver dispatches the same way and whose workers run the
@@ -143,11 +141,9 @@ static int run_one(const struct plan *p, const struct cfg_node *root,
  * policy's own generate only with the megatron generation backend, each
  * refit path only with the placement that uses it. Rows a config adds or
  * overrides always run. */
-static int call_applies(const struct call_def *c, const struct plan *p,
-			const struct cfg_node *root)
+static int call_applies(const struct call_def *c, const struct plan *p)
 {
-	const char *backend = NULL;
-	int has_gen = cfg_path(root, "policy.generation") != NULL;
+	int has_gen = p->set.has_generation;
 
 	if (c->loc.src >= 0)
 		return 1;
@@ -156,8 +152,7 @@ static int call_applies(const struct call_def *c, const struct plan *p,
 	 * inference model to CP 1, so CP > 1 always gets a dedicated one
 	 * (dedicated_inference_megatron_cfg) and this call is not made. */
 	if (strcmp(c->name, "generate") == 0)
-		return cfg_str(root, "policy.generation.backend", &backend) == 1 &&
-		       strcmp(backend, "megatron") == 0 && p->cp == 1;
+		return p->set.megatron_generation && p->cp == 1;
 	if (strcmp(c->name, "stream_weights_via_ipc") == 0)
 		return !has_gen || p->colocated;
 	if (strcmp(c->name, "broadcast_weights_for_collective") == 0)
@@ -219,8 +214,8 @@ int sim_run(const struct plan *p, const struct cfg_node *root,
 		return 0;
 	drv_layout_init(&r->dl, p);
 	r->where = DIAG_NOLOC;
-	if (cfg_path(root, "gtplan.driver_layout"))
-		r->where = cfg_path(root, "gtplan.driver_layout")->loc;
+	if (cfg_path(root, KEY_DRIVER_LAYOUT))
+		r->where = cfg_path(root, KEY_DRIVER_LAYOUT)->loc;
 	if (calls_table(root, r->dl.five_d, &r->calls, &r->n_calls, diags))
 		return -1;
 	if (only && !calls_find(r->calls, r->n_calls, only))
@@ -247,7 +242,7 @@ int sim_run(const struct plan *p, const struct cfg_node *root,
 		size_t k;
 
 		if (only ? strcmp(c->name, only) != 0 :
-			   !call_applies(c, p, root))
+			   !call_applies(c, p))
 			continue;
 		for (k = 0; k < n_run && !same_play(r->res[k].call, c); k++)
 			;
