@@ -45,7 +45,9 @@ ASAN_CFLAGS := $(BASE_CFLAGS) -O1 -g $(SAN) $(CFLAGS)
 # compile; each library is linked alone against the ones below it
 # (build/rel/layer-X.ok), so a call upwards fails to link.
 # scripts/check_layers.sh checks the same rule on the sources (make
-# check-layers). runtime/ and kernels/ are apart: they see none of these.
+# check-layers). runtime/ and kernels/ are apart: of gtplan's folders they
+# see base/ only, where header-only code that both sides compute the same
+# way may live (it knows no config and no plan).
 LAYERS    := base planner sim report cli
 base_INC    := -Ibase
 planner_INC := $(base_INC) -Iplanner
@@ -59,6 +61,7 @@ report_LOWER  := sim planner base
 cli_LOWER     := report sim planner base
 $(foreach l,$(LAYERS),$(eval build/rel/$(l)/%.o build/asan/$(l)/%.o: LAYER_INC := $$($(l)_INC)))
 build/asan/tests/%.o: LAYER_INC := $(cli_INC)
+$(foreach d,runtime kernels,$(eval build/rel/$(d)/%.o build/asan/$(d)/%.o build/gpu/$(d)/%.o: LAYER_INC := -Ibase))
 
 layer_src = $(filter-out cli/main.c,$(wildcard $(1)/*.c))
 # The generated sources belong to the planner: the schema (schema.c) and
@@ -204,7 +207,7 @@ GPU_OBJ := $(KERN_SRC:%.c=build/gpu/%.o) build/gpu/kernels/kern_cuda.o \
 build/gpu/%.o: %.c
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  CC/gpu  $<")
-	$(Q)$(CC) $(GPU_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(GPU_CFLAGS) $(LAYER_INC) -c $< -o $@
 build/gpu/kernels/kern_cuda.o: kernels/kern_cuda.cu kernels/kern.h
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  NVCC    $<")

@@ -4,8 +4,9 @@
 # 1. scripts/check_layers.sh passes on this tree;
 # 2. it fails, naming the file and line, on copies of the sources with one
 #    include against the order planted (planner -> sim, base -> cli,
-#    report -> cli, sim -> runtime, runtime -> planner, kernels -> runtime),
-#    a header name held by two folders, and an include by path;
+#    report -> cli, sim -> runtime, runtime -> planner, kernels -> runtime,
+#    base -> runtime), a header name held by two folders, and an include by
+#    path; it passes runtime and kernels including base/, which they share;
 # 3. the build refuses them too (needs build/rel from `make`, else
 #    skipped): in a copy of the tree and its objects, planner/plan.c
 #    including sim's simulate.h does not compile, and a planner function
@@ -56,6 +57,12 @@ copy apart2; plant apart2 runtime/rt_plan.c '#include "plan.h"'
 expect_caught apart2 "runtime/ and planner/ stay apart"
 copy up4; plant up4 kernels/kern.c '#include "rt_plan.h"'
 expect_caught up4 "(runtime/), a layer above kernels/"
+copy apart3; plant apart3 base/jsonw.c '#include "kern.h"'
+expect_caught apart3 "base/ and kernels/ stay apart"
+copy shared; plant shared runtime/rt_plan.c '#include "jsonw.h"'
+plant shared kernels/kern.c '#include "levenshtein.h"'
+if scripts/check_layers.sh "$tmp/shared" >"$tmp/out" 2>&1; then ok; else
+	bad "runtime/ and kernels/ may include base/"; sed 's/^/    /' "$tmp/out"; fi
 copy twice; cp "$tmp/twice/planner/plan.h" "$tmp/twice/sim/plan.h"
 expect_caught twice "is in planner/ too: an include of it is ambiguous"
 copy path; plant path cli/main.c '#include "../sim/simulate.h"'
