@@ -61,7 +61,8 @@ report_LOWER  := sim planner base
 cli_LOWER     := report sim planner base
 $(foreach l,$(LAYERS),$(eval build/rel/$(l)/%.o build/asan/$(l)/%.o: LAYER_INC := $$($(l)_INC)))
 build/asan/tests/%.o: LAYER_INC := $(cli_INC)
-$(foreach d,runtime kernels,$(eval build/rel/$(d)/%.o build/asan/$(d)/%.o build/gpu/$(d)/%.o: LAYER_INC := -Ibase))
+$(foreach d,runtime kernels,$(eval build/rel/$(d)/%.o build/asan/$(d)/%.o: LAYER_INC := -Ibase))
+build/gpu/runtime/%.o build/gpu/kernels/%.o: GPU_CFLAGS += -Ibase
 
 layer_src = $(filter-out cli/main.c,$(wildcard $(1)/*.c))
 # The generated sources belong to the planner: the schema (schema.c) and
@@ -207,7 +208,7 @@ GPU_OBJ := $(KERN_SRC:%.c=build/gpu/%.o) build/gpu/kernels/kern_cuda.o \
 build/gpu/%.o: %.c
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  CC/gpu  $<")
-	$(Q)$(CC) $(GPU_CFLAGS) $(LAYER_INC) -c $< -o $@
+	$(Q)$(CC) $(GPU_CFLAGS) -c $< -o $@
 build/gpu/kernels/kern_cuda.o: kernels/kern_cuda.cu kernels/kern.h
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  NVCC    $<")
