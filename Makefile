@@ -4,6 +4,8 @@
 #   make demo       install what is missing, then lint and plan examples/default.yaml
 #   make test       install what is missing, build with sanitizers, run every suite
 #   make bench      time `gtplan plan` on 1k, 64k and 1M-rank worlds
+#   make check-layers  no include or call against the layers' order
+#                   (base, planner, sim, report, cli; runtime apart)
 #   make build/gtplan-run   the MPI runtime (needs MPI, OpenBLAS: make deps-test)
 #   make test-gpu   build the CUDA kernels' test and build/gpu/gtplan-run with
 #                   nvcc, run the kernel test and, where a GPU is present, the
@@ -23,24 +25,60 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
            -Wmissing-prototypes -Wformat=2 -Wno-format-nonliteral
 STD     := -std=c11 -D_POSIX_C_SOURCE=200809L
-BASE_CFLAGS := $(STD) $(WARN) -Iplanner -Isim -Ibuild/gen $(PKG_CFLAGS) -MMD -MP
+BASE_CFLAGS := $(STD) $(WARN) $(PKG_CFLAGS) -MMD -MP
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 
 REL_CFLAGS  := $(BASE_CFLAGS) -O2 -g $(CFLAGS)
 SAN         := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 ASAN_CFLAGS := $(BASE_CFLAGS) -O1 -g $(SAN) $(CFLAGS)
 
-LIB_SRC  := $(filter-out planner/main.c,$(wildcard planner/*.c sim/*.c))
-GEN_SRC  := build/gen/embedded_schemas.c build/gen/embedded_models.c
-TEST_SRC := $(wildcard tests/test_*.c)
+# ---- gtplan's layers ----------------------------------------------------
+# Bottom to top; each folder is one static library (build/<mode>/libX.a):
+#   base     diagnostics, sources, JSON writer, Levenshtein, version
+#   planner  config loading, schema, model shapes and catalog, sizes,
+#            rules, the plan
+#   sim      dispatch, collectives, matcher, checkpoint/refit, cost, traces
+#   report   plan JSON, summary and simulation text, render (Graphviz)
+#   cli      gtplan's commands, jobs and launcher (main.c: the binary)
+# A layer's files see only their own folder's headers and those of the
+# layers below (LAYER_INC), so an include of a higher layer fails to
+# compile; each library is linked alone against the ones below it
+# (build/rel/layer-X.ok), so a call upwards fails to link.
+# scripts/check_layers.sh checks the same rule on the sources (make
+# check-layers). runtime/ and kernels/ are apart: of gtplan's folders they
+# see base/ only, where header-only code that both sides compute the same
+# way may live (it knows no config and no plan).
+LAYERS    := base planner sim report cli
+base_INC    := -Ibase
+planner_INC := $(base_INC) -Iplanner
+sim_INC     := $(planner_INC) -Isim
+report_INC  := $(sim_INC) -Ireport
+cli_INC     := $(report_INC) -Icli
+base_LOWER    :=
+planner_LOWER := base
+sim_LOWER     := planner base
+report_LOWER  := sim planner base
+cli_LOWER     := report sim planner base
+$(foreach l,$(LAYERS),$(eval build/rel/$(l)/%.o build/asan/$(l)/%.o: LAYER_INC := $$($(l)_INC)))
+build/asan/tests/%.o: LAYER_INC := $(cli_INC)
+$(foreach d,runtime kernels,$(eval build/rel/$(d)/%.o build/asan/$(d)/%.o: LAYER_INC := -Ibase))
+build/gpu/runtime/%.o build/gpu/kernels/%.o: GPU_CFLAGS += -Ibase
 
-REL_OBJ  := $(LIB_SRC:%.c=build/rel/%.o) build/rel/gen/embedded_schemas.o \
-            build/rel/gen/embedded_models.o
-ASAN_OBJ := $(LIB_SRC:%.c=build/asan/%.o) build/asan/gen/embedded_schemas.o \
-            build/asan/gen/embedded_models.o
+layer_src = $(filter-out cli/main.c,$(wildcard $(1)/*.c))
+# The generated sources belong to the planner: the schema (schema.c) and
+# the model catalog (model_catalog.c) read them.
+GEN_SRC  := build/gen/embedded_schemas.c build/gen/embedded_models.c
+layer_obj = $(patsubst %.c,build/$(1)/%.o,$(call layer_src,$(2))) \
+	    $(if $(filter planner,$(2)),build/$(1)/gen/embedded_schemas.o \
+				     build/$(1)/gen/embedded_models.o)
+# Archives, highest first, as the linker wants them.
+LIBS_ORDER := cli report sim planner base
+REL_LIBS  := $(LIBS_ORDER:%=build/rel/lib%.a)
+ASAN_LIBS := $(LIBS_ORDER:%=build/asan/lib%.a)
+TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=build/asan/tests/%)
 
-.PHONY: all demo test check-suites e2e corpus bench deps deps-test clean
+.PHONY: all demo test check-suites check-layers e2e corpus bench deps deps-test clean
 all: build/gtplan
 
 deps:
@@ -58,35 +96,66 @@ build/gen/embedded_models.c: data/models.txt scripts/embed.sh
 
 # V=1 shows the full commands.
 Q = $(if $(V),,@)
-build/rel/%.o: %.c | build/gen/embedded_schemas.c
+build/rel/%.o: %.c
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  CC      $<")
-	$(Q)$(CC) $(REL_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(REL_CFLAGS) $(LAYER_INC) -c $< -o $@
 build/rel/gen/%.o: build/gen/%.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(STD) -O2 -c $< -o $@
-build/asan/%.o: %.c | build/gen/embedded_schemas.c
+build/asan/%.o: %.c
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  CC/san  $<")
-	$(Q)$(CC) $(ASAN_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(ASAN_CFLAGS) $(LAYER_INC) -c $< -o $@
 build/asan/gen/%.o: build/gen/%.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(STD) -O1 -c $< -o $@
 
-build/gtplan: build/rel/planner/main.o $(REL_OBJ)
+# One archive per layer and mode.
+define layer_lib
+build/$(1)/lib$(2).a: $$(call layer_obj,$(1),$(2))
+	@$$(if $$(V),,echo "  AR      $$@")
+	$$(Q)rm -f $$@ && $$(AR) rcs $$@ $$^
+endef
+$(foreach m,rel asan,$(foreach l,$(LAYERS),$(eval $(call layer_lib,$(m),$(l)))))
+
+# The link check: every object of a layer, linked with the layers below
+# only (and the system's libraries), must leave nothing undefined.
+build/gen/layer_main.c:
+	@mkdir -p $(@D)
+	$(Q)printf 'int main(void);\nint main(void) { return 0; }\n' > $@
+define layer_check
+build/rel/layer-$(1).ok: build/rel/lib$(1).a $$($(1)_LOWER:%=build/rel/lib%.a) build/rel/gen/layer_main.o
+	@$$(if $$(V),,echo "  LAYER   $(1)")
+	$$(Q)$$(CC) $$(REL_CFLAGS) build/rel/gen/layer_main.o -Wl,--whole-archive \
+		build/rel/lib$(1).a -Wl,--no-whole-archive \
+		$$($(1)_LOWER:%=build/rel/lib%.a) $$(PKG_LIBS) -lm $$(LDFLAGS) \
+		-o build/rel/layer-$(1).bin && rm -f build/rel/layer-$(1).bin && touch $$@
+endef
+$(foreach l,$(LAYERS),$(eval $(call layer_check,$(l))))
+
+build/gtplan: build/rel/cli/main.o $(REL_LIBS) $(LAYERS:%=build/rel/layer-%.ok)
 	@$(if $(V),,echo "  LINK    $@")
-	$(Q)$(CC) $(REL_CFLAGS) $^ -o $@ $(PKG_LIBS) -lm $(LDFLAGS)
-build/asan/gtplan: build/asan/planner/main.o $(ASAN_OBJ)
+	$(Q)$(CC) $(REL_CFLAGS) build/rel/cli/main.o $(REL_LIBS) -o $@ $(PKG_LIBS) -lm $(LDFLAGS)
+build/asan/gtplan: build/asan/cli/main.o $(ASAN_LIBS)
 	@$(if $(V),,echo "  LINK    $@")
 	$(Q)$(CC) $(ASAN_CFLAGS) $^ -o $@ $(PKG_LIBS) -lm $(LDFLAGS)
 
-build/asan/tests/%.o: tests/%.c | build/gen/embedded_schemas.c
+build/asan/tests/%.o: tests/%.c
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  CC/san  $<")
-	$(Q)$(CC) $(ASAN_CFLAGS) $(CHECK_CFLAGS) -c $< -o $@
-build/asan/tests/%: build/asan/tests/%.o $(ASAN_OBJ)
+	$(Q)$(CC) $(ASAN_CFLAGS) $(LAYER_INC) $(CHECK_CFLAGS) -c $< -o $@
+build/asan/tests/%: build/asan/tests/%.o $(ASAN_LIBS)
 	@$(if $(V),,echo "  LINK    $@")
 	$(Q)$(CC) $(ASAN_CFLAGS) $^ -o $@ $(PKG_LIBS) $$(pkg-config --libs check) -lm $(LDFLAGS)
+
+# Includes against the layers' order, anywhere in the sources; then the
+# guards' own test (tests/layers.sh, part of make test): back-edges
+# planted in copies must be caught by the script, the compiler and the
+# link check.
+check-layers: build/gtplan
+	@scripts/check_layers.sh
+	@tests/layers.sh
 
 # ---- gtplan-run: the MPI runtime (runtime/, kernels/) --------------------
 # Built apart from gtplan, which needs neither MPI nor BLAS: only the rules

@@ -3,7 +3,7 @@
  * checked before it starts (issue #5; rules GT600-GT679 in rules.def).
  *
  * framework_check() runs after plan_build() has derived the sizes. It
- * resolves the model shape (sim/model.h: the catalog in data/models.txt,
+ * resolves the model shape (model.h: the catalog in data/models.txt,
  * then gtplan.model) and runs four groups of rules, one file each:
  *   rules_model.c   model shape against the training layout (layers vs PP,
  *                   heads and query groups vs TP, experts vs EP, the padded
@@ -33,9 +33,10 @@
 #define GTPLAN_FRAMEWORK_H
 
 #include "cfg.h"
+#include "cfg_keys.h"  /* KEY_MEG, KEY_GEN: the rules' paths */
 #include "diag.h"
 #include "plan.h"
-#include "sim.h"
+#include "model.h"
 
 /* Runs every framework rule on a built plan. Reports the model's own
  * findings (GT524 for an unknown model, gtplan.model values) too, so the
@@ -46,8 +47,6 @@ void framework_check(const struct plan *p, const struct cfg_node *root,
 
 /* ---- shared by the rules_*.c files ------------------------------------ */
 
-#define FW_MEG "policy.megatron_cfg."
-#define FW_GEN "policy.generation."
 
 struct fw {
 	const struct plan *p;

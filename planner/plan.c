@@ -3,24 +3,25 @@
  * The resources split is in resources.c, the JSON in plan_json.c.
  */
 #include "plan.h"
+#include "cfg_keys.h"
 #include "framework.h"
 
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MEG "policy.megatron_cfg."
 
 void plan_init(struct plan *p)
 {
 	memset(p, 0, sizeof(*p));
+	settings_init(&p->set);
 }
 
 void plan_release(struct plan *p)
 {
 	free(p->config_name);
 	free(p->driver_layout);
-	memset(p, 0, sizeof(*p));
+	plan_init(p);
 }
 
 static struct diag_loc loc_of(const struct cfg_node *root, const char *path)
@@ -105,7 +106,7 @@ static void check_shards(const struct cfg_node *root, const char *key,
 	int rc;
 	struct diag *d;
 
-	snprintf(path, sizeof(path), MEG "%s", key);
+	snprintf(path, sizeof(path), KEY_MEG "%s", key);
 	rc = cfg_int(root, path, &s);
 	*shards = tp;
 	*g = 1;
@@ -369,24 +370,24 @@ static int build(struct plan *p, const struct cfg_node *root,
 	read_batches(p, root);
 	read_runtime(p, root);
 
-	if (cfg_bool(root, MEG "enabled", &megatron) < 0)
+	if (cfg_bool(root, KEY_MEG_ENABLED, &megatron) < 0)
 		megatron = 0;
 	if (megatron || !cfg_path(root, "policy.dtensor_cfg")) {
-		p->tp = size_at(root, MEG "tensor_model_parallel_size", 1, &ok);
-		p->cp = size_at(root, MEG "context_parallel_size", 1, &ok);
-		p->pp = size_at(root, MEG "pipeline_model_parallel_size", 1, &ok);
-		p->ep = size_at(root, MEG "expert_model_parallel_size", 1, &ok);
-		p->etp = size_at(root, MEG "expert_tensor_parallel_size", p->tp,
+		p->tp = size_at(root, KEY_TP, 1, &ok);
+		p->cp = size_at(root, KEY_MEG "context_parallel_size", 1, &ok);
+		p->pp = size_at(root, KEY_PP, 1, &ok);
+		p->ep = size_at(root, KEY_EP, 1, &ok);
+		p->etp = size_at(root, KEY_ETP, p->tp,
 				 &ok);
 		check_shards(root, "tensor_parallel_num_weight_shards", p->tp,
-			     "TP", MEG "tensor_model_parallel_size", "GT301",
+			     "TP", KEY_TP, "GT301",
 			     &p->shards, &p->gtp, &ok, diags);
 		check_shards(root, "expert_tensor_parallel_num_weight_shards",
 			     p->etp, "ETP",
-			     cfg_path(root, MEG "expert_tensor_parallel_size") &&
-			     cfg_path(root, MEG "expert_tensor_parallel_size")->kind
-			     == CFG_INT ? MEG "expert_tensor_parallel_size" :
-			     MEG "tensor_model_parallel_size", "GT302",
+			     cfg_path(root, KEY_ETP) &&
+			     cfg_path(root, KEY_ETP)->kind
+			     == CFG_INT ? KEY_ETP :
+			     KEY_TP, "GT302",
 			     &p->expert_shards, &p->egtp, &ok, diags);
 	} else {
 		/* DTensor: no PP, no GTP; the mesh is dp x cp x tp. */
@@ -400,14 +401,15 @@ static int build(struct plan *p, const struct cfg_node *root,
 		p->expert_shards = p->etp;
 		p->gtp = p->egtp = 1;
 	}
-	if (!megatron && cfg_path(root, MEG "tensor_parallel_num_weight_shards")) {
+	if (!megatron && cfg_path(root, KEY_SHARDS)) {
 		long long s;
-		const char *sp = MEG "tensor_parallel_num_weight_shards";
+		const char *sp = KEY_SHARDS;
 
-		if (cfg_int(root, sp, &s) == 1 && cfg_path(root, MEG "enabled")) {
+		if (cfg_int(root, sp, &s) == 1 &&
+		    cfg_path(root, KEY_MEG_ENABLED)) {
 			long long mtp = 1;
 
-			cfg_int(root, MEG "tensor_model_parallel_size", &mtp);
+			cfg_int(root, KEY_TP, &mtp);
 			if (s != mtp) {
 				struct diag *d = diag_add(diags, "GT306",
 					loc_of(root, sp), sp,
@@ -417,17 +419,17 @@ static int build(struct plan *p, const struct cfg_node *root,
 				diag_hint(d, "set policy.megatron_cfg.enabled: "
 					  "true (the DTensor path has no GTP), "
 					  "or remove the shard count");
-				diag_note(d, loc_of(root, MEG "enabled"),
+				diag_note(d, loc_of(root, KEY_MEG_ENABLED),
 					  "the Megatron backend is turned off "
 					  "here");
 			}
 		}
 	}
 	if (p->gtp > 1 &&
-	    cfg_int(root, MEG "distributed_data_parallel_config."
+	    cfg_int(root, KEY_MEG "distributed_data_parallel_config."
 		    "num_distributed_optimizer_instances", &instances) == 1 &&
 	    instances > 1) {
-		const char *ip = MEG "distributed_data_parallel_config."
+		const char *ip = KEY_MEG "distributed_data_parallel_config."
 				 "num_distributed_optimizer_instances";
 		struct diag *d = diag_add(diags, "GT305", loc_of(root, ip), ip,
 			"GTP %lld needs one distributed-optimizer instance, "
@@ -451,11 +453,11 @@ static int build(struct plan *p, const struct cfg_node *root,
 	p->model_size = p->tp * p->cp * p->gtp * p->pp;
 	if (ok && p->world % p->model_size) {
 		struct factor f[] = {
-			{ "TP", MEG "tensor_model_parallel_size", p->tp, NULL },
-			{ "CP", MEG "context_parallel_size", p->cp, NULL },
-			{ "G", MEG "tensor_parallel_num_weight_shards", p->gtp,
+			{ "TP", KEY_TP, p->tp, NULL },
+			{ "CP", KEY_MEG "context_parallel_size", p->cp, NULL },
+			{ "G", KEY_SHARDS, p->gtp,
 			  "(the weight shards here / TP)" },
-			{ "PP", MEG "pipeline_model_parallel_size", p->pp, NULL },
+			{ "PP", KEY_PP, p->pp, NULL },
 		};
 		report_world(p, root, "GT303", f, 4, diags);
 		ok = 0;
@@ -476,11 +478,11 @@ static int build(struct plan *p, const struct cfg_node *root,
 	long long em = p->etp * p->ep * p->egtp * p->pp;
 	if (p->world % em) {
 		struct factor f[] = {
-			{ "ETP", MEG "expert_tensor_parallel_size", p->etp, NULL },
-			{ "EP", MEG "expert_model_parallel_size", p->ep, NULL },
-			{ "EG", MEG "expert_tensor_parallel_num_weight_shards",
+			{ "ETP", KEY_ETP, p->etp, NULL },
+			{ "EP", KEY_EP, p->ep, NULL },
+			{ "EG", KEY_EXPERT_SHARDS,
 			  p->egtp, "(the expert weight shards here / ETP)" },
-			{ "PP", MEG "pipeline_model_parallel_size", p->pp, NULL },
+			{ "PP", KEY_PP, p->pp, NULL },
 		};
 		report_world(p, root, "GT304", f, 4, diags);
 	} else {
@@ -504,9 +506,26 @@ static int build(struct plan *p, const struct cfg_node *root,
 int plan_build(struct plan *p, const struct cfg_node *root,
 	       const char *config_name, struct diag_list *diags)
 {
-	int rc = build(p, root, config_name, diags);
+	int rc;
 
+	settings_read(&p->set, root);
+	rc = build(p, root, config_name, diags);
 	if (rc == 0)
 		framework_check(p, root, diags);
 	return rc;
+}
+
+void plan_rank_place(const struct plan *p, long long r, long long *node,
+		     long long *local)
+{
+	long long g = p->train.gpus_per_node;
+
+	/* Without a GPU count per node every rank is on one node. */
+	if (g < 1) {
+		*node = 0;
+		*local = r;
+		return;
+	}
+	*node = r / g;
+	*local = r % g;
 }

@@ -13,11 +13,10 @@
 #ifndef GTPLAN_PLAN_H
 #define GTPLAN_PLAN_H
 
-#include <stdio.h>
-
 #include "cfg.h"
 #include "diag.h"
 #include "layout.h"
+#include "settings.h"
 
 /* Hostile-input limit: the largest world gtplan plans. */
 #define PLAN_MAX_WORLD (1LL << 24)
@@ -26,40 +25,6 @@
 struct plan_gpus {
 	long long nodes;
 	long long gpus_per_node;
-};
-
-/* One simulated call as the plan JSON's "calls" shows it. The strings are
- * borrowed (static names); the findings are the diagnostics whose seq is
- * in [first_seq, first_seq + n_seq). */
-struct plan_call {
-	const char *name, *dispatch, *program, *status;
-	long long invoked, with_data, returned, shards, collectives;
-	/* The driver calls exactly the ranks whose coordinate is 0 on each
-	 * axis of called_when (bit 1u << lay_axis) when has_called_when;
-	 * "called_when" is null otherwise. */
-	int has_called_when;
-	unsigned called_when;
-	size_t first_seq, n_seq;
-	int has_estimate;    /* 0: "estimate_ms" is null */
-	double estimate_ms;  /* the cost model's time for the call */
-};
-
-/* The train call's memory per rank on one pipeline stage (bytes; the
- * plan JSON's "memory"). */
-struct plan_memory_stage {
-	long long stage, layers, in_flight, params;
-	long long weights, gathered_weights, gradients, optimizer;
-	long long activations, logits, total, optimistic;
-};
-
-/* status: "fits", "tight" (the estimate exceeds the GPU, the optimistic
- * one does not), "exceeds" or "skipped" (then `skipped` says why and
- * there are no stages). Strings and stages are borrowed. */
-struct plan_memory {
-	const char *status, *skipped;
-	long long capacity;  /* bytes of one GPU */
-	const struct plan_memory_stage *stages;
-	size_t n_stages;
 };
 
 /* gtplan.runtime: the small model and run settings gtplan-run reads from
@@ -115,23 +80,7 @@ struct plan {
 	int grid_ok;
 	int expert_grid_ok;
 
-	/* The simulator's results, when it ran (borrowed; NULL otherwise). */
-	const struct plan_call *calls;
-	size_t n_calls;
-	const struct plan_memory *memory; /* NULL: "memory" is null */
-	/* The checkpoint plan's summary (the plan JSON's "checkpoint"); null
-	 * when has_checkpoint is 0. */
-	int has_checkpoint;
-	long long ckpt_keys, ckpt_shards, ckpt_writers, ckpt_max_rank_bytes;
-	/* its optimizer state: layout name (borrowed), 1 when assumed (not
-	 * set in gtplan.stack), keys, main entries, most bytes of one rank */
-	const char *ckpt_opt_format;
-	int ckpt_opt_assumed;
-	long long ckpt_opt_keys, ckpt_opt_shards, ckpt_opt_max_rank_bytes;
-	/* gtplan.stack as the runtime needs it (the plan JSON's "stack"; null
-	 * when stack_refit_gather is NULL): the preset (NULL: none) and the
-	 * refit gather order, both borrowed */
-	const char *stack_preset, *stack_refit_gather;
+	struct settings set; /* the config's other settings (settings.h) */
 };
 
 void plan_init(struct plan *p);
@@ -153,16 +102,5 @@ int plan_derive_resources(struct plan *p, const struct cfg_node *root,
 /* Node and local GPU of training rank r. */
 void plan_rank_place(const struct plan *p, long long r, long long *node,
 		     long long *local);
-
-/* Writes the plan JSON ("format": "gtplan-plan/1", schemas/plan.schema.json)
- * with sorted keys and a trailing newline, the diagnostics included.
- * Streams ranks and groups, so memory stays O(1) in the world size.
- * Returns 0, or -1 on a write error. */
-int plan_write_json(FILE *f, const struct plan *p, const struct diag_list *diags);
-
-/* Writes `gtplan plan --summary`'s few lines for people: sizes, lanes,
- * batch split, rank order, group counts and the first ranks (at most four
- * nodes') coordinates. Needs only the fields plan_build filled. */
-void plan_print_summary(FILE *f, const struct plan *p);
 
 #endif

@@ -61,6 +61,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg_keys.h"
 #include "plan.h"
 
 enum algo {
@@ -71,8 +72,7 @@ enum algo {
 	ALGO_SC,      /* SingleController */
 };
 
-#define GEN "policy.generation."
-#define RES GEN "colocated.resources."
+#define RES KEY_GEN "colocated.resources."
 #define OPD "on_policy_distillation."
 #define NCT OPD "non_colocated_teachers."
 
@@ -392,8 +392,8 @@ static int split_one_node(struct plan *p, const struct cfg_node *root,
 			     RES "gpus_per_node", "non-colocated generation on a "
 			     "single policy node needs " RES "gpus_per_node set");
 		diag_hint(d, "set it to the GPUs of the node that serve "
-			  "generation (1..%lld), or enable " GEN "colocated",
-			  g - 1);
+			  "generation (1..%lld), or enable "
+			  KEY_GEN "colocated", g - 1);
 		return -1;
 	}
 	if (rn == 1 && in != 1) {
@@ -564,14 +564,16 @@ static int split_grpo(struct plan *p, const struct cfg_node *root,
 	if (algo == ALGO_PPO && !p->colocated) {
 		const char *backend = NULL;
 
-		if (cfg_str(root, GEN "backend", &backend) == 1 &&
+		if (cfg_str(root, KEY_GEN_BACKEND, &backend) == 1 &&
 		    strcmp(backend, "vllm")) {
-			d = diag_add(diags, "GT310", loc_near(root, GEN "backend"),
-				     GEN "backend", "non-colocated PPO generation "
-				     "supports only the vllm backend, not '%s'",
+			d = diag_add(diags, "GT310",
+				     loc_near(root, KEY_GEN_BACKEND),
+				     KEY_GEN_BACKEND, "non-colocated PPO "
+				     "generation supports only the vllm "
+				     "backend, not '%s'",
 				     backend);
 			diag_hint(d, "use backend: vllm, or enable "
-				  GEN "colocated");
+				  KEY_GEN "colocated");
 			return -1;
 		}
 	}
@@ -667,14 +669,14 @@ static int split_distill(struct plan *p, const struct cfg_node *root,
 		p->train = p->cluster;
 		return 0;
 	}
-	if (cfg_str(root, GEN "backend", &backend) == 1 &&
+	if (cfg_str(root, KEY_GEN_BACKEND, &backend) == 1 &&
 	    strcmp(backend, "megatron") == 0) {
 		struct diag *d = diag_add(diags, "GT310",
-			loc_near(root, GEN "backend"), GEN "backend",
+			loc_near(root, KEY_GEN_BACKEND), KEY_GEN_BACKEND,
 			"distillation cannot run Megatron generation on "
 			"separate GPUs");
 		diag_hint(d, "use the vllm backend for non-colocated "
-			  "generation, or enable " GEN "colocated");
+			  "generation, or enable " KEY_GEN "colocated");
 		return -1;
 	}
 	if (p->cluster.nodes == 1)
@@ -701,7 +703,8 @@ int plan_derive_resources(struct plan *p, const struct cfg_node *root,
 		return -1;
 	set_gpus(&p->cluster, n, g);
 	if (algo != ALGO_WHOLE)
-		p->colocated = truthy(cfg_path(root, GEN "colocated.enabled"), 1);
+		p->colocated =
+			truthy(cfg_path(root, KEY_GEN "colocated.enabled"), 1);
 
 	switch (algo) {
 	case ALGO_GRPO:

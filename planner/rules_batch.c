@@ -53,7 +53,7 @@ static long long round_up(long long v, long long m)
 static void sp_rules(struct fw *f)
 {
 	const struct plan *p = f->p;
-	const char *sp = FW_MEG "sequence_parallel";
+	const char *sp = KEY_SEQ_PARALLEL;
 	struct diag *d;
 
 	if (f->sequence_parallel && p->tp == 1) {
@@ -62,8 +62,8 @@ static void sp_rules(struct fw *f)
 			     "(Megatron-core: cannot use sequence parallelism "
 			     "without tensor parallelism)");
 		diag_hint(d, "set sequence_parallel: false, or TP 2 or more");
-		if (cfg_path(f->root, FW_MEG "tensor_model_parallel_size"))
-			diag_note(d, fw_loc(f, FW_MEG
+		if (cfg_path(f->root, KEY_TP))
+			diag_note(d, fw_loc(f, KEY_MEG
 					    "tensor_model_parallel_size"),
 				  "TP is 1 here");
 	}
@@ -82,7 +82,7 @@ static void sp_rules(struct fw *f)
 
 static void vpp_rule(struct fw *f)
 {
-	const char *at = FW_MEG "virtual_pipeline_model_parallel_size";
+	const char *at = KEY_MEG "virtual_pipeline_model_parallel_size";
 	struct diag *d;
 
 	if (!f->vpp || f->p->pp > 1)
@@ -123,7 +123,7 @@ static void seq_rules(struct fw *f)
 	/* only when the config says packing is off: NeMo-RL reads the key */
 	if (p->cp > 1 && cfg_bool(f->root, "policy.sequence_packing.enabled",
 				  &(int){ 0 }) == 1 && !packing(f)) {
-		const char *at = FW_MEG "context_parallel_size";
+		const char *at = KEY_MEG "context_parallel_size";
 
 		d = diag_add(f->diags, "GT624", fw_loc(f, at), at,
 			     "context parallel size %lld needs sequence packing "

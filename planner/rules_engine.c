@@ -24,7 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define VLLM FW_GEN "vllm_cfg."
+#define VLLM KEY_GEN "vllm_cfg."
 
 /* vLLM pads the vocabulary to a multiple of this before splitting it. */
 #define VLLM_VOCAB_PADDING 64
@@ -174,7 +174,7 @@ void fw_engine_rules(struct fw *f)
 	if (!generates(f) || !cfg_path(f->root, "policy.generation") ||
 	    cfg_path(f->root, "policy.generation")->kind != CFG_MAP)
 		return;
-	if (cfg_str(f->root, FW_GEN "backend", &backend) < 0 ||
+	if (cfg_str(f->root, KEY_GEN "backend", &backend) < 0 ||
 	    strcmp(backend, "vllm"))
 		return;
 	if (fw_int(f, VLLM "tensor_parallel_size", &tp) < 0 || tp < 1 ||

@@ -318,10 +318,8 @@ void fw_shape_rules(struct fw *f, const struct fw_layout *l)
 
 static long long vocab_divisor(const struct fw *f)
 {
-	long long v;
-
-	if (fw_int(f, FW_MEG "make_vocab_size_divisible_by", &v) == 1 && v > 0)
-		return v;
+	if (f->p->set.vocab_divisor)
+		return f->p->set.vocab_divisor;
 	return f->m.make_vocab_size_divisible_by > 0 ?
 	       f->m.make_vocab_size_divisible_by : 128;
 }
@@ -330,7 +328,7 @@ static void vocab_rule(struct fw *f)
 {
 	long long div = vocab_divisor(f), tp = f->p->tp;
 	long long padded = fw_padded_vocab(f->m.vocab_size, div, tp);
-	const char *at = FW_MEG "tensor_model_parallel_size";
+	const char *at = KEY_TP;
 	struct diag *d;
 
 	if (padded == f->m.vocab_size)
@@ -356,11 +354,11 @@ void fw_model_rules(struct fw *f)
 	struct fw_layout l = {
 		.who = "the training model", .tp = p->tp, .pp = p->pp, .ep = p->ep,
 		.vpp = f->vpp,
-		.tp_path = FW_MEG "tensor_model_parallel_size",
-		.pp_path = FW_MEG "pipeline_model_parallel_size",
-		.ep_path = FW_MEG "expert_model_parallel_size",
-		.first_path = FW_MEG "num_layers_in_first_pipeline_stage",
-		.last_path = FW_MEG "num_layers_in_last_pipeline_stage",
+		.tp_path = KEY_TP,
+		.pp_path = KEY_PP,
+		.ep_path = KEY_EP,
+		.first_path = KEY_MEG "num_layers_in_first_pipeline_stage",
+		.last_path = KEY_MEG "num_layers_in_last_pipeline_stage",
 	};
 	const char *backend = NULL;
 
@@ -376,17 +374,17 @@ void fw_model_rules(struct fw *f)
 	/* The Megatron generation backend builds a dedicated inference model
 	 * when mcore_generation_config changes the layout; NeMo-RL merges
 	 * the block over megatron_cfg, so unset sizes are the training's. */
-	if (cfg_str(f->root, FW_GEN "backend", &backend) != 1 ||
+	if (cfg_str(f->root, KEY_GEN "backend", &backend) != 1 ||
 	    strcmp(backend, "megatron"))
 		return;
 	struct fw_layout g = {
 		.who = "the Megatron generation engine's inference model",
 		.tp = p->tp, .pp = p->pp, .ep = p->ep,
-		.tp_path = FW_GEN "mcore_generation_config."
+		.tp_path = KEY_GEN "mcore_generation_config."
 			   "tensor_model_parallel_size",
-		.pp_path = FW_GEN "mcore_generation_config."
+		.pp_path = KEY_GEN "mcore_generation_config."
 			   "pipeline_model_parallel_size",
-		.ep_path = FW_GEN "mcore_generation_config."
+		.ep_path = KEY_GEN "mcore_generation_config."
 			   "expert_model_parallel_size",
 	};
 	if (fw_int(f, g.tp_path, &v) == 1 && v > 0)
@@ -443,13 +441,11 @@ void framework_check(const struct plan *p, const struct cfg_node *root,
 	f.algorithm = algorithm_of(root);
 	if (model_resolve(root, &f.m, diags) < 0)
 		f.m.shape_known = f.m.known = 0;
-	f.megatron = fw_bool(&f, FW_MEG "enabled", 0) ||
-		     !cfg_path(root, "policy.dtensor_cfg");
-	f.sequence_parallel = f.megatron &&
-			      fw_bool(&f, FW_MEG "sequence_parallel", 0);
+	f.megatron = p->set.megatron;
+	f.sequence_parallel = f.megatron && p->set.sequence_parallel;
 	if (f.megatron &&
-	    fw_int(&f, FW_MEG "virtual_pipeline_model_parallel_size", &v) == 1 &&
-	    v > 0)
+	    fw_int(&f, KEY_MEG "virtual_pipeline_model_parallel_size",
+		   &v) == 1 && v > 0)
 		f.vpp = v;
 	if (p->tp < 1 || p->pp < 1 || p->cp < 1)
 		return;  /* sizes the schema refused */

@@ -32,7 +32,6 @@
 
 #include "layout.h"
 
-#define STACK "gtplan.stack."
 
 /* A gtplan.stack setting, or `dflt`. */
 static const char *stack(const struct fw *f, const char *key,
@@ -41,7 +40,7 @@ static const char *stack(const struct fw *f, const char *key,
 	char path[96];
 	const char *v = NULL;
 
-	snprintf(path, sizeof(path), STACK "%s", key);
+	snprintf(path, sizeof(path), KEY_STACK "%s", key);
 	return cfg_str(f->root, path, &v) == 1 ? v : dflt;
 }
 
@@ -73,7 +72,7 @@ static void rng_rule(struct fw *f)
 {
 	const struct plan *p = f->p;
 	const char *group = stack(f, "rng_state_group", "dp_cp_gtp");
-	const char *at = STACK "rng_state_group";
+	const char *at = KEY_STACK "rng_state_group";
 	char peers[64];
 	struct diag *d;
 
@@ -93,7 +92,7 @@ static void rng_rule(struct fw *f)
 	diag_hint(d, "use a stack whose RNG-state group includes GTP "
 		  "(gtplan.stack.rng_state_group: dp_cp_gtp), or turn GTP off "
 		  "(tensor_parallel_num_weight_shards: null)");
-	diag_note(d, fw_loc(f, FW_MEG "expert_model_parallel_size"),
+	diag_note(d, fw_loc(f, KEY_EP),
 		  "EP is %lld here", p->ep);
 }
 
@@ -101,7 +100,7 @@ static void expert_replica_rule(struct fw *f)
 {
 	const struct plan *p = f->p;
 	const char *group = stack(f, "replica_group", "dp_cp_gtp");
-	const char *at = STACK "replica_group";
+	const char *at = KEY_STACK "replica_group";
 	char peers[64];
 	struct diag *d;
 
@@ -131,7 +130,7 @@ static void refit_rule(struct fw *f)
 {
 	const struct plan *p = f->p;
 	const char *how = stack(f, "refit_shared_weights", "first_owner");
-	const char *at = STACK "refit_shared_weights";
+	const char *at = KEY_STACK "refit_shared_weights";
 	struct diag *d;
 
 	if (!f->megatron || p->pp < 2 || !f->m.shape_known ||
@@ -152,7 +151,7 @@ static void refit_rule(struct fw *f)
 		  "gtplan.stack.refit_shared_weights: first_owner), or PP 1");
 	diag_note(d, f->m.loc, "%s has %lld MTP layer%s", f->m.name,
 		  f->m.mtp_num_layers, f->m.mtp_num_layers > 1 ? "s" : "");
-	diag_note(d, fw_loc(f, FW_MEG "pipeline_model_parallel_size"),
+	diag_note(d, fw_loc(f, KEY_PP),
 		  "PP is %lld here", p->pp);
 }
 
@@ -168,7 +167,7 @@ static void loss_rule(struct fw *f)
 	if (!f->megatron || p->cp < 2 || !p->grid_ok)
 		return;
 	if (!strcmp(tok, "dp_cp")) {
-		const char *at = STACK "loss_token_count_group";
+		const char *at = KEY_STACK "loss_token_count_group";
 
 		d = diag_add(f->diags, "GT660", fw_loc(f, at), at,
 			     "the loss normaliser sums token counts over lanes "
@@ -182,7 +181,7 @@ static void loss_rule(struct fw *f)
 			  "the gradient reduction covers lanes x CP once");
 	}
 	if (!strcmp(grad, "dp")) {
-		const char *at = STACK "grad_reduce_group";
+		const char *at = KEY_STACK "grad_reduce_group";
 
 		d = diag_add(f->diags, "GT660", fw_loc(f, at), at,
 			     "the gradient reduction covers the %lld lanes but "
@@ -258,6 +257,6 @@ void fw_state_rules(struct fw *f)
 		return;
 	if (f->megatron && f->p->ep > 1)
 		node_rule(f, "ep", "MoE token all-to-alls",
-			  FW_MEG "expert_model_parallel_size",
+			  KEY_EP,
 			  "ETP x EP");
 }

@@ -50,7 +50,4 @@ const struct call_def *calls_find(const struct call_def *v, size_t n,
 const char *calls_program_name(enum call_program p);
 const char *calls_dispatch_name(enum call_dispatch d);
 
-/* `gtplan sim --list-calls`: the table as aligned text. */
-void calls_print(FILE *f, const struct call_def *v, size_t n, int five_d);
-
 #endif

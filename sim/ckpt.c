@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg_keys.h"
 #include "model.h"
 
 /* ---- validation --------------------------------------------------------- */
@@ -53,7 +54,7 @@ struct diag_loc ckpt_stack_loc(const struct ckpt_ctx *x, int key)
 
 	if (x->s->loc[key].src >= 0)
 		return x->s->loc[key];
-	n = cfg_path(x->root, "gtplan.stack");
+	n = cfg_path(x->root, KEY_STACK_CFG);
 	return n ? n->loc : DIAG_NOLOC;
 }
 
@@ -267,8 +268,7 @@ int ckpt_check(const struct plan *p, const struct cfg_node *root,
 
 	/* Findings only when the run saves checkpoints (as GT640 does); the
 	 * summary is computed either way. */
-	if (cfg_bool(root, "checkpointing.enabled", &on) != 1)
-		on = 0;
+	on = p->set.checkpointing;
 
 	if (layers > 0)
 		nw = model_layer_weights(m, w, MODEL_MAX_WEIGHTS);
@@ -297,12 +297,10 @@ int ckpt_check(const struct plan *p, const struct cfg_node *root,
 		/* once per model: the vocab-parallel embedding on the first
 		 * stage, the untied output layer and the final norm on the
 		 * last */
-		long long vdiv = 0;
+		long long vdiv = p->set.vocab_divisor ?
+				 p->set.vocab_divisor :
+				 m->make_vocab_size_divisible_by;
 
-		if (cfg_int(root, "policy.megatron_cfg."
-			    "make_vocab_size_divisible_by", &vdiv) != 1 ||
-		    vdiv <= 0)
-			vdiv = m->make_vocab_size_divisible_by;
 		it[n] = (struct ckpt_item){ CKPT_VOCAB,
 			"embedding.word_embeddings.weight", m->vocab_size,
 			m->hidden_size, 0, vdiv };
@@ -377,8 +375,8 @@ int ckpt_check(const struct plan *p, const struct cfg_node *root,
 	if (x.opt == STACK_OPT_UNSET)
 		x.opt = STACK_OPT_DP_RESHARDABLE;
 	x.experts = n_ex ? m->num_moe_experts : 0;
-	if (cfg_bool(root, "policy.megatron_cfg.optimizer."
-		     "use_distributed_optimizer", &dist) == 1 && !dist)
+	dist = p->set.distributed_optimizer;
+	if (!dist)
 		x.opt = STACK_OPT_FULLY_RESHARDABLE;
 	out->opt_format = dist ? stack_opt_format_name(x.opt) :
 		"not_distributed";
@@ -391,7 +389,7 @@ int ckpt_check(const struct plan *p, const struct cfg_node *root,
 	char why_not[256];
 
 	if (on && dist && s.opt_format == STACK_OPT_FULLY_RESHARDABLE &&
-	    !ckpt_fully_reshardable_ok(p, &s, m, root, why_not,
+	    !ckpt_fully_reshardable_ok(p, &s, m, why_not,
 				       sizeof(why_not))) {
 		struct diag *d = diag_add(diags, "GT735",
 			s.loc[STACK_OPT_FORMAT],

@@ -89,11 +89,10 @@ void ckpt_vocab_entry_of(const struct plan *p, const struct stack *s,
  * EG 1) always; under GTP not without Megatron-LM PR #7162
  * (megatron_lm_7162: false), and even with it not for fused projections
  * (gated fc1, an SSM in_proj: hybrid_layer_pattern with 'M') or native
- * FP8 weights (policy.megatron_cfg.fp8_cfg.fp8_param). Returns 1 when it
- * can, else 0 with the reason in why. */
+ * FP8 weights (policy.megatron_cfg.fp8_cfg.fp8_param, p->set.fp8_param).
+ * Returns 1 when it can, else 0 with the reason in why. */
 int ckpt_fully_reshardable_ok(const struct plan *p, const struct stack *s,
-			      const struct model_shape *m,
-			      const struct cfg_node *root, char *why,
+			      const struct model_shape *m, char *why,
 			      size_t len);
 
 /* The `checkpoint` summary of the plan JSON. */

@@ -10,12 +10,9 @@
 #include <string.h>
 
 int ckpt_fully_reshardable_ok(const struct plan *p, const struct stack *s,
-			      const struct model_shape *m,
-			      const struct cfg_node *root, char *why,
+			      const struct model_shape *m, char *why,
 			      size_t len)
 {
-	int on = 0, fp8 = 0;
-
 	why[0] = '\0';
 	if (p->gtp <= 1 && p->egtp <= 1)
 		return 1;
@@ -26,9 +23,7 @@ int ckpt_fully_reshardable_ok(const struct plan *p, const struct stack *s,
 			 "entries)", p->gtp > 1 ? p->gtp : p->egtp);
 		return 0;
 	}
-	if (cfg_bool(root, "policy.megatron_cfg.fp8_cfg.enabled", &on) == 1 &&
-	    on && cfg_bool(root, "policy.megatron_cfg.fp8_cfg.fp8_param",
-			   &fp8) == 1 && fp8) {
+	if (p->set.fp8_param) {
 		snprintf(why, len, "under GTP Megatron-LM refuses it for "
 			 "native-FP8 weights (policy.megatron_cfg.fp8_cfg."
 			 "fp8_param: their checkpoint entries are dequantized "

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg_keys.h"
 #include "classes.h"
 
 /* ---- settings ----------------------------------------------------------- */
@@ -68,81 +69,59 @@ static int num_at(const struct cfg_node *root, const char *path, double *out)
 	return 1;
 }
 
-static int half_dtype(const struct cfg_node *root, const char *path)
-{
-	const char *v = NULL;
-
-	return cfg_str(root, path, &v) == 1 &&
-	       (strstr(v, "bfloat16") || strstr(v, "float16") ||
-		strstr(v, "bf16") || strstr(v, "fp16"));
-}
-
-#define MEG "policy.megatron_cfg."
-#define IC "gtplan.interconnect."
 
 void cost_settings_read(struct cost_settings *s, const struct cfg_node *root,
 			const struct plan *p)
 {
+	const struct settings *c = &p->set;
 	double v;
 	long long n = 0;
-	int b;
 	const char *str = NULL;
 
 	s->domain = p->train.gpus_per_node;
-	if (cfg_int(root, "cluster.segment_size", &n) == 1 && n > 0)
-		s->domain = n * p->train.gpus_per_node;
-	if (cfg_int(root, IC "nvlink_domain_size", &n) == 1 && n > 0)
+	if (c->segment_size)
+		s->domain = c->segment_size * p->train.gpus_per_node;
+	if (cfg_int(root, KEY_INTERCONNECT "nvlink_domain_size", &n) == 1 &&
+	    n > 0)
 		s->domain = n;
-	if (num_at(root, IC "intra_node_gbps", &v) && v > 0)
+	if (num_at(root, KEY_INTERCONNECT "intra_node_gbps", &v) && v > 0)
 		s->intra_gbps = v;
-	if (num_at(root, IC "inter_node_gbps", &v) && v > 0)
+	if (num_at(root, KEY_INTERCONNECT "inter_node_gbps", &v) && v > 0)
 		s->inter_gbps = v;
-	if (num_at(root, IC "intra_node_latency_us", &v) && v >= 0)
+	if (num_at(root, KEY_INTERCONNECT "intra_node_latency_us", &v) &&
+	    v >= 0)
 		s->intra_lat_us = v;
-	if (num_at(root, IC "inter_node_latency_us", &v) && v >= 0)
+	if (num_at(root, KEY_INTERCONNECT "inter_node_latency_us", &v) &&
+	    v >= 0)
 		s->inter_lat_us = v;
-	if (num_at(root, "gtplan.hardware.peak_tflops", &v) && v > 0)
+	if (num_at(root, KEY_HARDWARE "peak_tflops", &v) && v > 0)
 		s->peak_tflops = v;
-	if (num_at(root, "gtplan.hardware.compute_efficiency", &v) && v > 0 &&
+	if (num_at(root, KEY_HARDWARE "compute_efficiency", &v) && v > 0 &&
 	    v <= 1)
 		s->efficiency = v;
-	if (cfg_str(root, "gtplan.hardware.overlap", &str) == 1)
+	if (cfg_str(root, KEY_HARDWARE "overlap", &str) == 1)
 		s->overlap = strcmp(str, "none") == 0 ? COST_OVERLAP_NONE :
 			     COST_OVERLAP_GTP;
-	if (num_at(root, "gtplan.gpu_memory_gb", &v) && v > 0)
+	if (num_at(root, KEY_GPU_MEMORY, &v) && v > 0)
 		s->gpu_memory_gb = v;
 
-	/* the backend, as plan_build decides it */
-	b = 0;
-	s->megatron = (cfg_bool(root, MEG "enabled", &b) == 1 && b) ||
-		      !cfg_path(root, "policy.dtensor_cfg");
-	if (cfg_int(root, MEG "make_vocab_size_divisible_by", &n) == 1 && n > 0)
-		s->vocab_divisor = n;
-	if (cfg_bool(root, MEG "optimizer.use_distributed_optimizer", &b) == 1)
-		s->distributed_optimizer = b;
-	if (cfg_bool(root, MEG "activation_checkpointing", &b) == 1 && b) {
-		s->recompute = COST_RECOMPUTE_FULL;
-		if (cfg_str(root, MEG "recompute_granularity", &str) == 1 &&
-		    strcmp(str, "selective") == 0)
-			s->recompute = COST_RECOMPUTE_SELECTIVE;
-	}
-	if (cfg_str(root, MEG "attention_backend", &str) == 1)
-		s->unfused_attention = strcmp(str, "unfused") == 0 ||
-				       strcmp(str, "local") == 0;
-	if (cfg_bool(root, MEG "use_fused_linear_logprobs", &b) == 1)
-		s->fused_logprobs = b;
-	if (cfg_bool(root, MEG "distributed_data_parallel_config."
-		     "grad_reduce_in_fp32", &b) == 1 && !b)
+	/* Megatron's settings, as the planner read them */
+	s->megatron = c->megatron;
+	if (c->vocab_divisor)
+		s->vocab_divisor = c->vocab_divisor;
+	s->distributed_optimizer = c->distributed_optimizer;
+	if (c->activation_checkpointing)
+		s->recompute = c->selective_recompute ?
+			       COST_RECOMPUTE_SELECTIVE : COST_RECOMPUTE_FULL;
+	s->unfused_attention = c->unfused_attention;
+	s->fused_logprobs = c->fused_logprobs;
+	if (!c->grad_reduce_in_fp32)
 		s->grad_bytes = 2;
-	if (cfg_bool(root, MEG "optimizer.use_precision_aware_optimizer",
-		     &b) == 1 && b)
-		s->optim_bytes = 4 +
-			(half_dtype(root, MEG "optimizer.exp_avg_dtype") ? 2 : 4) +
-			(half_dtype(root, MEG "optimizer.exp_avg_sq_dtype") ? 2 : 4);
-	if (cfg_bool(root, MEG "optimizer.optimizer_cpu_offload", &b) == 1 &&
-	    b) {
-		v = 1.0; /* Megatron's default offload fraction */
-		num_at(root, MEG "optimizer.optimizer_offload_fraction", &v);
+	if (c->precision_aware_optimizer)
+		s->optim_bytes = 4 + (c->exp_avg_half ? 2 : 4) +
+			(c->exp_avg_sq_half ? 2 : 4);
+	if (c->optimizer_cpu_offload) {
+		v = c->offload_fraction;
 		s->optim_on_gpu = v < 0 ? 1.0 : v > 1 ? 0.0 : 1.0 - v;
 	}
 }
@@ -364,7 +343,6 @@ static long long block_text(const struct lay_grid *g, enum lay_axis axis,
 	return prod;
 }
 
-#define MEGP "policy.megatron_cfg."
 
 int cost_check_spans(struct cost_model *cm, const struct cfg_node *root,
 		     const struct cost_call *train, struct diag_list *diags)
@@ -372,17 +350,10 @@ int cost_check_spans(struct cost_model *cm, const struct cfg_node *root,
 	static const char *const kinds[] = { "tp", "etp", "gtp", "egtp" };
 	/* where each finding points: the first of these the config sets */
 	static const char *const keys[][4] = {
-		{ MEGP "tensor_model_parallel_size", "cluster.gpus_per_node",
-		  NULL },
-		{ MEGP "expert_tensor_parallel_size",
-		  MEGP "tensor_model_parallel_size", "cluster.gpus_per_node",
-		  NULL },
-		{ MEGP "tensor_parallel_num_weight_shards",
-		  MEGP "tensor_model_parallel_size", "cluster.gpus_per_node",
-		  NULL },
-		{ MEGP "expert_tensor_parallel_num_weight_shards",
-		  MEGP "expert_model_parallel_size", "cluster.gpus_per_node",
-		  NULL },
+		{ KEY_TP, KEY_GPUS_PER_NODE, NULL },
+		{ KEY_ETP, KEY_TP, KEY_GPUS_PER_NODE, NULL },
+		{ KEY_SHARDS, KEY_TP, KEY_GPUS_PER_NODE, NULL },
+		{ KEY_EXPERT_SHARDS, KEY_EP, KEY_GPUS_PER_NODE, NULL },
 	};
 	const struct plan *p = cm->p;
 	struct cost_call own;
@@ -468,7 +439,7 @@ int cost_check_spans(struct cost_model *cm, const struct cfg_node *root,
 				  "nodes whose GPU count is a multiple of %s; "
 				  "grow GTP or PP instead", up, up, cm->s.domain,
 				  block);
-		diag_note(d, loc_of(root, "cluster.gpus_per_node"),
+		diag_note(d, loc_of(root, KEY_GPUS_PER_NODE),
 			  "GPUs per node are set here");
 		fired[gtp] = 1;
 	}

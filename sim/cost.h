@@ -98,8 +98,9 @@ void cost_settings_init(struct cost_settings *s);
 /* Reads the config's values over the defaults: gtplan.interconnect
  * (*_gbps, *_latency_us, nvlink_domain_size), cluster.segment_size (an
  * NVLink domain of that many nodes), gtplan.hardware (peak_tflops,
- * compute_efficiency, overlap), gtplan.gpu_memory_gb, and the Megatron
- * settings the memory model uses. The default domain is one node of the
+ * compute_efficiency, overlap), gtplan.gpu_memory_gb; the Megatron
+ * settings the memory model uses come from the plan (p->set, settings.h)
+ * and cluster.segment_size too. The default domain is one node of the
  * training GPUs (p->train.gpus_per_node). */
 void cost_settings_read(struct cost_settings *s, const struct cfg_node *root,
 			const struct plan *p);
@@ -249,13 +250,5 @@ int cost_check_memory(const struct cost_memory *mem,
 
 /* "9.21 s", "41.3 ms", "12 us"; returns buf. */
 const char *cost_time_text(double us, char *buf, size_t len);
-/* Where the time goes: one line for the first call of each program kind
- * among res[0..n) with an estimate in est[0..n). */
-void cost_print_times(FILE *f, const struct cost_model *cm,
-		      const struct sim_call_result *res,
-		      const struct cost_call *est, size_t n);
-/* The memory table per stage and the assumptions behind it. */
-void cost_print_memory(FILE *f, const struct cost_model *cm,
-		       const struct cost_memory *mem);
 
 #endif

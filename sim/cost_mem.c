@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg_keys.h"
 #include "model.h"
 #include "program_rt.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
-#define MEG "policy.megatron_cfg."
 
 static struct diag_loc loc_of(const struct cfg_node *root, const char *path)
 {
@@ -359,9 +359,8 @@ int cost_check_memory(const struct cost_memory *mem,
 		      const struct cost_settings *s,
 		      const struct cfg_node *root, struct diag_list *diags)
 {
-	static const char *const keys[] = {
-		MEG  "tensor_parallel_num_weight_shards",
-		MEG  "tensor_model_parallel_size", "policy.model_name", NULL };
+	static const char *const keys[] = { KEY_SHARDS, KEY_TP,
+					    KEY_MODEL_NAME, NULL };
 	const struct cost_mem_stage *ms;
 	const char *key = first_set(root, keys);
 	char what[160];
@@ -406,70 +405,12 @@ int cost_check_memory(const struct cost_memory *mem,
 	}
 	if (!d)
 		return -1;
-	if (cfg_path(root, "gtplan.gpu_memory_gb"))
-		diag_note(d, loc_of(root, "gtplan.gpu_memory_gb"),
+	if (cfg_path(root, KEY_GPU_MEMORY))
+		diag_note(d, loc_of(root, KEY_GPU_MEMORY),
 			  "the GPU memory is set here");
 	else
 		diag_note(d, DIAG_NOLOC, "gtplan.gpu_memory_gb is %.0f (an "
 			  "H200) unless the config sets it",
 			  COST_GPU_MEMORY_GB);
 	return 0;
-}
-
-/* ---- text ------------------------------------------------------------------ */
-
-static void print_stage(FILE *f, const struct cost_mem_stage *m)
-{
-	fprintf(f, "  %5lld %6lld %7.1fM", m->stage, m->layers,
-		(double)m->params / 1e6);
-	for (int i = 0; i < MEM_ITEMS; i++)
-		fprintf(f, " %9.2f", m->item[i] / GIB);
-	fprintf(f, " %9.2f %10.2f\n", m->total / GIB, m->optimistic / GIB);
-}
-
-void cost_print_memory(FILE *f, const struct cost_model *cm,
-		       const struct cost_memory *mem)
-{
-	const struct cost_settings *s = &cm->s;
-	static const char *const rc[] = { "no recompute", "selective "
-		"recompute", "full recompute (layer inputs kept)" };
-
-	if (mem->status == MEM_SKIPPED) {
-		fprintf(f, "memory: not estimated: %s\n",
-			mem->skipped ? mem->skipped : "nothing to estimate");
-		return;
-	}
-	fprintf(f, "memory per GPU while training (GiB; the estimate %s the "
-		"%.0f GiB of a GPU):\n", mem->status == MEM_FITS ? "fits in" :
-		"exceeds", mem->capacity / GIB);
-	fprintf(f, "  %5s %6s %8s %9s %9s %9s %9s %9s %9s %9s %10s\n", "stage",
-		"layers", "params", "weights", "gathered", "grads", "optimizer",
-		"activation", "logits", "total", "optimistic");
-	for (size_t i = 0; i < mem->n_stages; i++) {
-		/* many stages: the first four, the largest, the last */
-		if (mem->n_stages > 8 && i >= 4 && i != mem->worst &&
-		    i + 1 != mem->n_stages) {
-			if (i == 4)
-				fprintf(f, "  ...\n");
-			continue;
-		}
-		print_stage(f, &mem->stages[i]);
-	}
-	if (cm->o.runtime_model) {
-		fprintf(f, "  gtplan-run's model: fp32 weights, gradients and "
-			"Adam state of the local shards (not distributed), one "
-			"gathered weight, one micro-batch's activations\n");
-		return;
-	}
-	fprintf(f, "  bf16 weights, %s main grads, optimizer %d B/param over "
-		"%lld rank%s%s; activations: %s, %s, %s attention; 1F1B keeps "
-		"PP - stage micro-batches in flight\n",
-		s->grad_bytes == 4 ? "fp32" : "bf16", s->optim_bytes,
-		s->distributed_optimizer ?
-		cost_group_size(cm->p, prog_kind("dp_cp_replicate")) : 1,
-		s->distributed_optimizer ? "s (distributed optimizer)" :
-		" (not distributed)", s->optim_on_gpu < 1 ? ", partly on the "
-		"CPU" : "", rc[s->recompute], cm->o.sequence_parallel ?
-		"sequence parallel" : "no sequence parallel",
-		s->unfused_attention ? "unfused" : "flash");
 }

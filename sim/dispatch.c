@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg_keys.h"
+
 static const char *const axis_names[AX_N] = {
 	[AX_PP] = "pipeline_parallel",
 	[AX_DP] = "data_parallel",
@@ -405,8 +407,8 @@ static struct diag_loc where(const struct cfg_node *root,
 			     const struct call_def *c, enum cause why,
 			     const char **path)
 {
-	static const char *const order_keys[] = { "gtplan.rank_order",
-		"gtplan.driver_layout" };
+	static const char *const order_keys[] = { KEY_GTPLAN "rank_order",
+		KEY_DRIVER_LAYOUT };
 	const struct cfg_node *n;
 
 	if (why == CAUSE_ORDER) {
@@ -418,26 +420,26 @@ static struct diag_loc where(const struct cfg_node *root,
 			}
 		}
 		if (c->loc.src >= 0) {
-			*path = "gtplan.calls";
+			*path = KEY_CALLS;
 			return c->loc;
 		}
 		*path = order_keys[0];
 		return DIAG_NOLOC;
 	}
 	if (why == CAUSE_BATCH && c->uses_train_batch) {
-		*path = "policy.train_global_batch_size";
+		*path = KEY_POLICY "train_global_batch_size";
 		n = cfg_path(root, *path);
 		return n ? n->loc : DIAG_NOLOC;
 	}
 	if (c->loc.src >= 0) {
-		*path = "gtplan.calls";
+		*path = KEY_CALLS;
 		return c->loc;
 	}
 	if (why == CAUSE_BATCH) {
 		*path = NULL;
 		return DIAG_NOLOC;
 	}
-	*path = "gtplan.driver_layout";
+	*path = KEY_DRIVER_LAYOUT;
 	n = cfg_path(root, *path);
 	return n ? n->loc : DIAG_NOLOC;
 }
@@ -447,7 +449,7 @@ static struct diag_loc where(const struct cfg_node *root,
 static void note_layout(struct diag *d, const struct cfg_node *root,
 			const struct drv_layout *dl, const struct call_def *c)
 {
-	const struct cfg_node *n = cfg_path(root, "gtplan.driver_layout");
+	const struct cfg_node *n = cfg_path(root, KEY_DRIVER_LAYOUT);
 
 	if (dl->five_d && c->loc.src >= 0 && n)
 		diag_note(d, n->loc, "the GTP PR's 5-D driver layout is chosen "

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg_keys.h"
 #include "program_int.h"
 #include "program_rt.h"
 
@@ -23,32 +24,24 @@ void prog_opts_init(struct prog_opts *o)
 	o->gtp_pad = 16;
 }
 
-void prog_opts_read_framework(struct prog_opts *o, const struct cfg_node *root)
+void prog_opts_read_framework(struct prog_opts *o, const struct cfg_node *root,
+			      const struct settings *s)
 {
 	const char *t = NULL;
-	long long v;
 
-	if (cfg_int(root, "policy.megatron_cfg.num_layers_in_first_pipeline_stage",
-		    &v) == 1 && v > 0)
-		o->first_stage_layers = v;
-	if (cfg_int(root, "policy.megatron_cfg.num_layers_in_last_pipeline_stage",
-		    &v) == 1 && v > 0)
-		o->last_stage_layers = v;
-	if (cfg_int(root, "policy.megatron_cfg.make_vocab_size_divisible_by",
-		    &v) == 1 && v > 0)
-		o->vocab_divisor = v;
-	o->moe_aux_loss = 1;
-	if (cfg_str(root, "policy.megatron_cfg.moe_router_load_balancing_type",
-		    &t) == 1 && strcmp(t, "none") == 0)
-		o->moe_aux_loss = 0;
-	if (cfg_path(root, "policy.megatron_cfg.pipeline_model_parallel_size"))
-		o->stages_loc = cfg_path(root, "policy.megatron_cfg."
-					 "pipeline_model_parallel_size")->loc;
-	if (cfg_path(root, "gtplan.stack.moe_aux_loss_tracker"))
+	if (s->first_stage_layers)
+		o->first_stage_layers = s->first_stage_layers;
+	if (s->last_stage_layers)
+		o->last_stage_layers = s->last_stage_layers;
+	if (s->vocab_divisor)
+		o->vocab_divisor = s->vocab_divisor;
+	o->moe_aux_loss = s->moe_aux_loss;
+	if (cfg_path(root, KEY_PP))
+		o->stages_loc = cfg_path(root, KEY_PP)->loc;
+	if (cfg_path(root, KEY_STACK "moe_aux_loss_tracker"))
 		o->tracker_loc = cfg_path(root,
-			"gtplan.stack.moe_aux_loss_tracker")->loc;
-	t = NULL;
-	if (cfg_str(root, "gtplan.stack.moe_aux_loss_tracker", &t) == 1) {
+			KEY_STACK "moe_aux_loss_tracker")->loc;
+	if (cfg_str(root, KEY_STACK "moe_aux_loss_tracker", &t) == 1) {
 		if (!strcmp(t, "lazy"))
 			o->moe_tracker = TRACKER_LAZY;
 		else if (!strcmp(t, "preinit_without_mtp"))

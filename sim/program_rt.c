@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg_keys.h"
+
 /* GTPRematConfig.pad_for_alignment's default, as runtime/rt_model.h's
  * RT_GTP_PAD. */
 #define PRT_GTP_PAD 16
@@ -87,12 +89,12 @@ int prog_rt_applies(const struct plan *p, char *why, size_t len)
 
 const char *prog_rt_model_key(const struct cfg_node *root)
 {
-	const struct cfg_node *n = cfg_path(root, "policy.model_name");
+	const struct cfg_node *n = cfg_path(root, KEY_MODEL_NAME);
 
 	if (n && n->kind != CFG_NULL)
-		return "policy.model_name";
-	if (cfg_path(root, "gtplan.model"))
-		return "gtplan.model";
+		return KEY_MODEL_NAME;
+	if (cfg_path(root, KEY_GTPLAN_MODEL))
+		return KEY_GTPLAN_MODEL;
 	return NULL;
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg_keys.h"
 #include "stack.h"
 
 /* A piece in logical coordinates: rows [r0, r1), columns [c0, c1). */
@@ -406,15 +407,11 @@ static void model_weights(const struct side *ss, const struct side *sl,
 	add_weight(out, "decoder.final_layernorm", CKPT_NORM, h, 1, 0);
 }
 
-static long long vocab_divisor(const struct cfg_node *root,
+static long long vocab_divisor(const struct plan *p,
 			       const struct model_shape *m)
 {
-	long long v;
-
-	if (cfg_int(root, "policy.megatron_cfg.make_vocab_size_divisible_by",
-		    &v) == 1 && v > 0)
-		return v;
-	return m->make_vocab_size_divisible_by;
+	return p->set.vocab_divisor ? p->set.vocab_divisor :
+	       m->make_vocab_size_divisible_by;
 }
 
 /* The stack key of the saved side that elects the writers of w. */
@@ -445,8 +442,6 @@ static void report_gap(const struct side *ss, const struct reshard_weight *w,
 
 /* GT733-GT735: the optimizer format a layout change needs. */
 static void check_optimizer(const struct side *ss, const struct side *sl,
-			    const struct cfg_node *rs,
-			    const struct cfg_node *rl,
 			    const struct model_shape *m,
 			    struct reshard_report *out,
 			    struct diag_list *diags)
@@ -465,8 +460,8 @@ static void check_optimizer(const struct side *ss, const struct side *sl,
 	out->opt_format = f;
 	out->opt_ok = 1;
 	out->opt_needed = !out->layout_change ? 0 : only_d ? 1 : 2;
-	if (!ckpt_fully_reshardable_ok(a, &ss->s, m, rs, why, sizeof(why)) ||
-	    !ckpt_fully_reshardable_ok(b, &sl->s, m, rl, why, sizeof(why)))
+	if (!ckpt_fully_reshardable_ok(a, &ss->s, m, why, sizeof(why)) ||
+	    !ckpt_fully_reshardable_ok(b, &sl->s, m, why, sizeof(why)))
 		snprintf(out->opt_why, sizeof(out->opt_why), "%s", why);
 	if (f == STACK_OPT_FULLY_RESHARDABLE && out->opt_why[0]) {
 		d = diag_add(diags, "GT735", loc,
@@ -545,8 +540,8 @@ int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 	diag_list_release(&quiet);
 	ss.p = ps;
 	sl.p = pl;
-	ss.vdiv = vocab_divisor(rs, &ms);
-	sl.vdiv = vocab_divisor(rl, &ml);
+	ss.vdiv = vocab_divisor(ps, &ms);
+	sl.vdiv = vocab_divisor(pl, &ml);
 
 	f = model_diff(&ms, &ml, &va, &vb);
 	if (f) {
@@ -585,7 +580,7 @@ int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 	}
 	if (strcmp(layout_name(ps), layout_name(pl)) != 0) {
 		struct diag *d = diag_add(diags, "GT731",
-			loc_of(rl, "gtplan.driver_layout"),
+			loc_of(rl, KEY_DRIVER_LAYOUT),
 			"gtplan.driver_layout",
 			"saved under the %s driver layout, loaded under %s: the "
 			"driver's loader placement check ties a checkpoint to "
@@ -601,7 +596,7 @@ int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 		ps->gtp != pl->gtp || ps->dp_replicate != pl->dp_replicate ||
 		ps->pp != pl->pp || ps->ep != pl->ep || ps->etp != pl->etp ||
 		ps->egtp != pl->egtp;
-	check_optimizer(&ss, &sl, rs, rl, &ms, out, diags);
+	check_optimizer(&ss, &sl, &ms, out, diags);
 	out->reshardable = covered && out->opt_ok;
 	/* bytes per rank on both sides; their findings are lint's */
 	diag_list_init(&quiet, diags->srcs);
@@ -612,88 +607,4 @@ int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 	}
 	diag_list_release(&quiet);
 	return 0;
-}
-
-static const char *kind_name(enum ckpt_kind k)
-{
-	switch (k) {
-	case CKPT_COLUMN:
-		return "column";
-	case CKPT_ROW:
-		return "row";
-	case CKPT_NORM:
-		return "norm";
-	case CKPT_VOCAB:
-		return "vocab";
-	default:
-		return "object";
-	}
-}
-
-void reshard_print(FILE *f, const struct plan *ps, const struct plan *pl,
-		   const struct reshard_report *r)
-{
-	fprintf(f, "saved:  TP %lld, CP %lld, G %lld, D %lld, PP %lld, EP "
-		"%lld, ETP %lld, EG %lld, %s (%lld ranks)\n", ps->tp, ps->cp,
-		ps->gtp, ps->dp_replicate, ps->pp, ps->ep, ps->etp, ps->egtp,
-		layout_name(ps), ps->world);
-	fprintf(f, "loaded: TP %lld, CP %lld, G %lld, D %lld, PP %lld, EP "
-		"%lld, ETP %lld, EG %lld, %s (%lld ranks)\n", pl->tp, pl->cp,
-		pl->gtp, pl->dp_replicate, pl->pp, pl->ep, pl->etp, pl->egtp,
-		layout_name(pl), pl->world);
-	if (r->example)
-		fprintf(f, "model shape unknown: example weights\n");
-	else if (r->layers && ps->pp != pl->pp)
-		fprintf(f, "%lld layers, keyed by global layer: PP %lld -> "
-			"%lld moves whole keys between stages\n", r->layers,
-			ps->pp, pl->pp);
-	for (size_t i = 0; i < r->n; i++) {
-		const struct reshard_weight *w = &r->w[i];
-		char shape[64];
-
-		if (w->experts)
-			snprintf(shape, sizeof(shape), "%lld x [%lld, %lld]",
-				 w->experts, w->rows, w->cols);
-		else
-			snprintf(shape, sizeof(shape), "[%lld, %lld]", w->rows,
-				 w->cols);
-		fprintf(f, "  %-26s %-6s %s: saved pieces %lld, loaded pieces "
-			"%lld, reads per loading rank max %lld (rank %lld): "
-			"%s\n", w->name, kind_name(w->kind), shape,
-			w->saved_pieces, w->loaded_pieces, w->max_reads,
-			w->max_reader, w->covered ? "covered exactly once" :
-			"NOT covered");
-	}
-	if (!r->model_mismatch)
-		fprintf(f, "optimizer: saved as %s%s; the change needs %s; "
-			"fully_reshardable %s%s\n",
-			stack_opt_format_name(r->opt_format),
-			r->opt_format ? "" : " (assumed: Megatron's default; "
-			"gtplan.stack.optimizer_ckpt_format unset)",
-			r->opt_needed == 2 ? "fully_reshardable" :
-			r->opt_needed == 1 ? "dp_reshardable or fully_reshardable" :
-			"any format (no layout change)",
-			r->opt_why[0] ? "cannot be used: " : "can be written and "
-			"read by this stack", r->opt_why);
-	if (r->saved.valid && r->loaded.valid) {
-		fprintf(f, "saved checkpoint: %lld keys + %lld optimizer keys "
-			"(%s), %lld writers; one rank writes at most %lld "
-			"bytes (weights at most %lld, optimizer at most %lld)\n",
-			r->saved.keys, r->saved.opt_keys, r->saved.opt_format,
-			r->saved.writers, r->saved.max_rank_bytes,
-			r->saved.max_rank_weight_bytes,
-			r->saved.max_rank_opt_bytes);
-		fprintf(f, "loading: one rank reads at most %lld bytes "
-			"(all its weight pieces and its optimizer range)\n",
-			r->loaded.max_rank_read_bytes);
-		fprintf(f, "objects: rng_state, one per (pp, tp) slot (%lld "
-			"saved, %lld loaded); dataloader_state, one per lane "
-			"(%lld saved, %lld loaded); their sizes are not "
-			"modelled\n", ps->pp * ps->tp, pl->pp * pl->tp,
-			ps->lanes, pl->lanes);
-	}
-	fprintf(f, "%s\n", r->reshardable ? "reshardable" :
-		r->model_mismatch ? "not reshardable: different models" :
-		!r->opt_ok ? "not reshardable: optimizer state" :
-		"not reshardable");
 }

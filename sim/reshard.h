@@ -89,8 +89,4 @@ int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 		  const struct plan *pl, const struct cfg_node *rl,
 		  struct reshard_report *out, struct diag_list *diags);
 
-/* The short text report, one block per weight kind. */
-void reshard_print(FILE *f, const struct plan *ps, const struct plan *pl,
-		   const struct reshard_report *r);
-
 #endif

@@ -7,7 +7,6 @@
  *   dispatch.c  the driver's named grid (4-D or the GTP PR's 5-D), who is
  *               called, which data shard each gets, whose result is kept,
  *               and the data-placement check
- *   model.c     model shapes: built-in catalog and `gtplan.model`
  *   program.c   the collective program each called rank runs for a call
  *               (program_build.c and program_layer.c build it)
  *   program_rt.c the same for gtplan-run's own model (no model named)
@@ -15,7 +14,7 @@
  *   match.c     NCCL-semantics matching of those programs: completes, hangs
  *               (never called / stuck earlier / wait-for cycle) or mismatches
  *               (match_report.c: the findings; match_call.c: a driver call)
- *   sim.c       runs every call and collects the results
+ *   simulate.c  runs every call and collects the results
  * This header holds the types those modules share. Each module has its own
  * header for its functions.
  */
@@ -26,6 +25,7 @@
 #include <stdint.h>
 
 #include "diag.h"
+#include "model.h"  /* struct model_shape: the planner's */
 
 /* ---- the driver's grid ----------------------------------------------- */
 
@@ -92,48 +92,6 @@ struct disp_rank {
 	/* the first free axis with a non-zero coordinate, when not called
 	 * (or called as a dummy): why the rule left it out; AX_N otherwise */
 	enum drv_axis left_out_by;
-};
-
-/* ---- model shape ------------------------------------------------------ */
-
-/* Longest moe_layer_freq / hybrid_layer_pattern text a shape holds. */
-#define MODEL_TEXT_MAX 192
-
-struct model_shape {
-	char name[128];        /* policy.model_name, or "gtplan.model" */
-	int known;             /* 0: no shape; checks that need it are skipped */
-	long long num_layers;
-	long long hidden_size;
-	long long ffn_hidden_size;
-	long long num_attention_heads;
-	long long num_query_groups;  /* KV heads */
-	long long kv_channels;       /* head dim; 0 = hidden / heads */
-	long long vocab_size;
-	int share_embeddings_and_output_weights;
-	int add_bias_linear;
-	int add_qkv_bias;
-	long long num_moe_experts;   /* 0: dense */
-	long long moe_ffn_hidden_size;
-	long long moe_router_topk;
-	long long mtp_num_layers;
-	int gated_linear_unit;       /* SwiGLU: fc1 is [gate|up], 2 x ffn rows */
-	/* The parallel shape is known: num_layers, hidden_size,
-	 * num_attention_heads, num_query_groups and vocab_size are set, so
-	 * every framework shape check runs. `known` above says more: the
-	 * layers are uniform transformer layers whose sizes gtplan computes.
-	 * Catalog entries marked `sizes approximate` (hybrid Mamba, multi-
-	 * latent attention, gated delta net) have shape_known without known. */
-	int shape_known;
-	long long make_vocab_size_divisible_by;        /* 0: Megatron's 128 */
-	long long moe_shared_expert_intermediate_size; /* 0: no shared expert */
-	int multi_latent_attention;  /* MLA: no query groups to split */
-	/* Megatron's --moe-layer-freq as written ("1", "[0]*3+[1]*58"); ""
-	 * means every layer is MoE when num_moe_experts is set. */
-	char moe_layer_freq[MODEL_TEXT_MAX];
-	/* Megatron's hybrid layer pattern, one character per layer (M Mamba,
-	 * '*' attention, '-' MLP, E MoE); "" for a GPT model. */
-	char hybrid_layer_pattern[MODEL_TEXT_MAX];
-	struct diag_loc loc;         /* where it was named or described */
 };
 
 /* ---- results of one call ---------------------------------------------- */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "calls.h"
+#include "cfg_keys.h"
 #include "match.h"
 #include "model.h"
 #include "program.h"
@@ -43,21 +44,18 @@ static void read_prog_opts(const struct cfg_node *root, const struct plan *p,
 			   struct prog_opts *o)
 {
 	char why[256];
-	long long v;
-	int b;
 
 	prog_opts_init(o);
 	/* no model named: the runtime's model is the model, where gtplan-run
 	 * can run the layout (else the generic default shape stands in) */
 	o->runtime_model = !prog_rt_model_key(root) &&
 			   prog_rt_applies(p, why, sizeof(why));
-	if (cfg_bool(root, "policy.megatron_cfg.sequence_parallel", &b) == 1)
-		o->sequence_parallel = b;
-	if (cfg_int(root, "policy.max_total_sequence_length", &v) == 1 && v > 0)
-		o->seq_length = v;
-	if (cfg_int(root, "policy.logprob_batch_size", &v) == 1 && v > 0)
-		o->logprob_micro_batch = v;
-	prog_opts_read_framework(o, root);
+	o->sequence_parallel = p->set.sequence_parallel;
+	if (p->set.seq_length)
+		o->seq_length = p->set.seq_length;
+	if (p->set.logprob_batch)
+		o->logprob_micro_batch = p->set.logprob_batch;
+	prog_opts_read_framework(o, root, &p->set);
 }
 
 /* Two calls the driver dispatches the same way and whose workers run the
@@ -143,11 +141,9 @@ static int run_one(const struct plan *p, const struct cfg_node *root,
  * policy's own generate only with the megatron generation backend, each
  * refit path only with the placement that uses it. Rows a config adds or
  * overrides always run. */
-static int call_applies(const struct call_def *c, const struct plan *p,
-			const struct cfg_node *root)
+static int call_applies(const struct call_def *c, const struct plan *p)
 {
-	const char *backend = NULL;
-	int has_gen = cfg_path(root, "policy.generation") != NULL;
+	int has_gen = p->set.has_generation;
 
 	if (c->loc.src >= 0)
 		return 1;
@@ -156,8 +152,7 @@ static int call_applies(const struct call_def *c, const struct plan *p,
 	 * inference model to CP 1, so CP > 1 always gets a dedicated one
 	 * (dedicated_inference_megatron_cfg) and this call is not made. */
 	if (strcmp(c->name, "generate") == 0)
-		return cfg_str(root, "policy.generation.backend", &backend) == 1 &&
-		       strcmp(backend, "megatron") == 0 && p->cp == 1;
+		return p->set.megatron_generation && p->cp == 1;
 	if (strcmp(c->name, "stream_weights_via_ipc") == 0)
 		return !has_gen || p->colocated;
 	if (strcmp(c->name, "broadcast_weights_for_collective") == 0)
@@ -219,8 +214,8 @@ int sim_run(const struct plan *p, const struct cfg_node *root,
 		return 0;
 	drv_layout_init(&r->dl, p);
 	r->where = DIAG_NOLOC;
-	if (cfg_path(root, "gtplan.driver_layout"))
-		r->where = cfg_path(root, "gtplan.driver_layout")->loc;
+	if (cfg_path(root, KEY_DRIVER_LAYOUT))
+		r->where = cfg_path(root, KEY_DRIVER_LAYOUT)->loc;
 	if (calls_table(root, r->dl.five_d, &r->calls, &r->n_calls, diags))
 		return -1;
 	if (only && !calls_find(r->calls, r->n_calls, only))
@@ -247,7 +242,7 @@ int sim_run(const struct plan *p, const struct cfg_node *root,
 		size_t k;
 
 		if (only ? strcmp(c->name, only) != 0 :
-			   !call_applies(c, p, root))
+			   !call_applies(c, p))
 			continue;
 		for (k = 0; k < n_run && !same_play(r->res[k].call, c); k++)
 			;
@@ -280,50 +275,4 @@ size_t sim_not_ok(const struct sim_report *r)
 	for (size_t i = 0; i < r->n_res; i++)
 		n += r->res[i].status != SIM_OK;
 	return n;
-}
-
-void sim_print_text(FILE *f, const struct plan *p, const struct sim_report *r)
-{
-	char t[32];
-
-	if (!r->ran) {
-		fprintf(f, "%s: no rank grid, nothing to simulate: fix the "
-			"errors first\n", p->config_name);
-		return;
-	}
-	if (r->cost.o.runtime_model)
-		fprintf(f, "%s: %lld ranks, driver layout %s, model gtplan-run's "
-			"(gtplan.runtime: hidden %lld, ffn %lld, %lld layers, "
-			"vocab %lld, seq_len %lld; train and forward calls play "
-			"its collectives)\n", p->config_name, p->world,
-			p->driver_layout, p->runtime.hidden, p->runtime.ffn,
-			p->runtime.layers, p->runtime.vocab, p->runtime.seq_len);
-	else
-		fprintf(f, "%s: %lld ranks, driver layout %s, model %s%s\n",
-			p->config_name, p->world, p->driver_layout,
-			r->model.name[0] ? r->model.name : "(none)",
-			r->model.known ? "" :
-			" (shape unknown: default sizes)");
-	fprintf(f, "  %-34s %-8s %-8s %9s %9s %7s %7s %11s %10s\n", "call",
-		"dispatch", "status", "called", "w/ data", "kept", "shards",
-		"collectives", "estimate");
-	for (size_t i = 0; i < r->n_res; i++) {
-		const struct sim_call_result *x = &r->res[i];
-
-		fprintf(f, "  %-34s %-8s %-8s %9lld %9lld %7lld %7lld %11lld "
-			"%10s\n", x->call->name,
-			calls_dispatch_name(x->call->dispatch),
-			sim_status_name(x->status), x->invoked, x->with_data,
-			x->returned, x->shards, x->n_ops,
-			r->est && r->est[i].valid ?
-			cost_time_text(r->est[i].total_us, t, sizeof(t)) : "-");
-	}
-	size_t bad = sim_not_ok(r);
-	if (bad)
-		fprintf(f, "%zu of %zu calls do not complete cleanly; the "
-			"findings say why\n", bad, r->n_res);
-	else
-		fprintf(f, "all %zu calls complete\n", r->n_res);
-	cost_print_times(f, &r->cost, r->res, r->est, r->n_res);
-	cost_print_memory(f, &r->cost, &r->mem);
 }

@@ -59,10 +59,4 @@ int sim_run(const struct plan *p, const struct cfg_node *root,
 /* How many results are not SIM_OK. */
 size_t sim_not_ok(const struct sim_report *r);
 
-/* The per-call table for `gtplan sim`: one line per call with its dispatch,
- * status, workers called / with data / kept, shards, collectives and
- * estimated time; then where the time goes and the train call's memory
- * per stage. */
-void sim_print_text(FILE *f, const struct plan *p, const struct sim_report *r);
-
 #endif

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg_keys.h"
 #include "model.h"
 
 static const char *const key_name[STACK_NKEYS] = {
@@ -156,8 +157,8 @@ int stack_read(const struct cfg_node *root, struct stack *s,
 	int b, rc = 0;
 
 	stack_init(s);
-	if (cfg_str(root, "gtplan.stack.preset", &t) == 1) {
-		struct diag_loc loc = cfg_path(root, "gtplan.stack.preset")->loc;
+	if (cfg_str(root, KEY_STACK "preset", &t) == 1) {
+		struct diag_loc loc = cfg_path(root, KEY_STACK "preset")->loc;
 
 		if (stack_apply_preset(s, t, loc) < 0) {
 			char list[256];
@@ -179,40 +180,41 @@ int stack_read(const struct cfg_node *root, struct stack *s,
 	   &s->compare_without_shards, &s->loc[STACK_COMPARE]);
 	is(root, key_name[STACK_BATCH], "copies", &s->batch_copies,
 	   &s->loc[STACK_BATCH]);
-	if (cfg_str(root, "gtplan.stack.refit_gather", &t) == 1) {
+	if (cfg_str(root, KEY_STACK "refit_gather", &t) == 1) {
 		s->refit_gather = strcmp(t, "tp_only") == 0 ?
 			STACK_GATHER_TP_ONLY : strcmp(t, "tp_then_gtp") == 0 ?
 			STACK_GATHER_TP_THEN_GTP : STACK_GATHER_GTP_THEN_TP;
 		s->loc[STACK_GATHER] =
-			cfg_path(root, "gtplan.stack.refit_gather")->loc;
+			cfg_path(root, KEY_STACK "refit_gather")->loc;
 	}
-	if (cfg_path(root, "gtplan.stack.transformer_engine")) {
+	if (cfg_path(root, KEY_STACK "transformer_engine")) {
 		s->loc[STACK_TE] =
-			cfg_path(root, "gtplan.stack.transformer_engine")->loc;
+			cfg_path(root, KEY_STACK "transformer_engine")->loc;
 		s->transformer_engine =
-			cfg_str(root, "gtplan.stack.transformer_engine", &t) == 1 ?
+			cfg_str(root, KEY_STACK "transformer_engine", &t) == 1 ?
 			t : NULL;
 	}
 	is(root, key_name[STACK_WRITER], "dp_cp_gtp", &s->writer_dp_cp_gtp,
 	   &s->loc[STACK_WRITER]);
-	if (cfg_str(root, "gtplan.stack.optimizer_ckpt_format", &t) == 1) {
+	if (cfg_str(root, KEY_STACK "optimizer_ckpt_format", &t) == 1) {
 		s->opt_format = strcmp(t, "fully_reshardable") == 0 ?
 			STACK_OPT_FULLY_RESHARDABLE :
 			strcmp(t, "fully_sharded_model_space") == 0 ?
 			STACK_OPT_FULLY_SHARDED_MODEL_SPACE :
 			STACK_OPT_DP_RESHARDABLE;
 		s->loc[STACK_OPT_FORMAT] =
-			cfg_path(root, "gtplan.stack.optimizer_ckpt_format")->loc;
+			cfg_path(root, KEY_STACK "optimizer_ckpt_format")->loc;
 	}
-	if (cfg_bool(root, "gtplan.stack.megatron_lm_7162", &b) == 1) {
+	if (cfg_bool(root, KEY_STACK "megatron_lm_7162", &b) == 1) {
 		s->mlm_7162 = b;
 		s->loc[STACK_7162] =
-			cfg_path(root, "gtplan.stack.megatron_lm_7162")->loc;
+			cfg_path(root, KEY_STACK "megatron_lm_7162")->loc;
 	}
-	if (cfg_bool(root, "gtplan.stack.megatron_core_gtp_fixes", &b) == 1) {
+	if (cfg_bool(root, KEY_STACK "megatron_core_gtp_fixes", &b) == 1) {
 		s->mcore_gtp_fixes = b;
 		s->loc[STACK_FIXES] =
-			cfg_path(root, "gtplan.stack.megatron_core_gtp_fixes")->loc;
+			cfg_path(root, KEY_STACK "megatron_core_gtp_fixes")
+				->loc;
 	}
 	return rc;
 }
@@ -380,7 +382,6 @@ int stack_check(const struct plan *p, const struct cfg_node *root,
 		const struct model_shape *m, struct diag_list *diags)
 {
 	struct stack s;
-	const char *backend = NULL;
 	struct diag *d;
 
 	stack_read(root, &s, diags);
@@ -390,8 +391,7 @@ int stack_check(const struct plan *p, const struct cfg_node *root,
 	if (s.batch_copies && p->grid_ok)
 		check_batch_split(p, &s, diags);
 	if (s.compare_without_shards &&
-	    cfg_str(root, "policy.generation.backend", &backend) == 1 &&
-	    strcmp(backend, "megatron") == 0) {
+	    p->set.megatron_generation) {
 		d = diag_add(diags, "GT703", s.loc[STACK_COMPARE],
 			     "gtplan.stack.inference_layout_compare",
 			     "refit is silently skipped: the dedicated-inference-"

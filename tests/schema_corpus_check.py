@@ -7,7 +7,7 @@ Loads every *.yaml under CORPUS_DIR (default: the shared NeMo-RL examples)
 the way NeMo-RL does (`defaults:` inheritance, `_override_`, the add/mul/
 div/max resolvers), validates it with jsonschema's Draft 2020-12 validator,
 and runs gtplan's "did you mean" rule (git's weighted Damerau-Levenshtein,
-the same limit as planner/levenshtein.c) on every key the schema does not
+the same limit as base/levenshtein.c) on every key the schema does not
 declare. Prints each finding and a closing "RESULT passed failed 0" line;
 exits 1 when a config fails to validate or draws a near-miss warning.
 """
@@ -83,7 +83,7 @@ def resolved(path):
         return walk(raw, [])
 
 
-# ---- git's levenshtein.c, as planner/levenshtein.c implements it --------
+# ---- git's levenshtein.c, as base/levenshtein.c implements it --------
 def lev(s1, s2, w=0, s=2, a=1, d=3):
     row0 = [0] * (len(s2) + 1)
     row1 = [j * a for j in range(len(s2) + 1)]
@@ -104,7 +104,7 @@ def lev(s1, s2, w=0, s=2, a=1, d=3):
 
 
 def near_limit(key):
-    """Mirror of lev_typo_limit() in planner/levenshtein.c."""
+    """Mirror of lev_typo_limit() in base/levenshtein.c."""
     return min(max(3, min(6, len(key) // 3)), max(len(key) - 1, 0))
 
 

@@ -12,6 +12,7 @@
 #include "cfg.h"
 #include "diag.h"
 #include "dispatch.h"
+#include "report.h"
 #include "harness.h"
 
 struct fx {

@@ -16,6 +16,7 @@
 #include "jsonw.h"
 #include "layout.h"
 #include "plan.h"
+#include "report.h"
 
 #define SEED LAY_DEFAULT_ORDER     /* post-#6868: tp-cp-gtp-ep-dp-pp */
 #define SNAP "tp-gtp-cp-ep-dp-pp"  /* Megatron-LM d98e8a64 */
@@ -765,7 +766,7 @@ static char *plan_to_string(const struct plan *p, const struct diag_list *l,
 	FILE *f = open_memstream(&buf, len);
 
 	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(plan_write_json(f, p, l), 0);
+	ck_assert_int_eq(plan_write_json(f, p, NULL, l), 0);
 	fclose(f);
 	return buf;
 }
@@ -1031,7 +1032,7 @@ START_TEST(plan_json_write_error)
 	if (!f)
 		return; /* no /dev/full on this system */
 	make_plan(&p);
-	ck_assert_int_eq(plan_write_json(f, &p, NULL), -1);
+	ck_assert_int_eq(plan_write_json(f, &p, NULL, NULL), -1);
 	fclose(f);
 }
 END_TEST

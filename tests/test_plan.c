@@ -10,6 +10,7 @@
 #include "cfg.h"
 #include "diag.h"
 #include "plan.h"
+#include "report.h"
 #include "harness.h"
 
 struct fx {
@@ -349,7 +350,7 @@ START_TEST(runtime_settings)
 		"gtplan:\n  runtime:\n    lr: 0.003\n    steps: 9\n")), 0);
 	tmp = tmpfile();
 	ck_assert_ptr_nonnull(tmp);
-	ck_assert_int_eq(plan_write_json(tmp, &f.plan, &f.diags), 0);
+	ck_assert_int_eq(plan_write_json(tmp, &f.plan, NULL, &f.diags), 0);
 	rewind(tmp);
 	n = fread(json, 1, sizeof(json) - 1, tmp);
 	json[n] = '\0';

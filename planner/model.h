@@ -1,6 +1,6 @@
 /*
- * model: model shapes for the simulator's collective sizes, memory and
- * cost: a built-in catalog keyed by policy.model_name (Hugging Face names),
+ * model: model shapes, for the framework rules (framework.h) and the
+ * simulator's collective sizes, memory and cost: a built-in catalog keyed by policy.model_name (Hugging Face names),
  * and `gtplan.model` with Megatron's field names, which overrides the
  * catalog field by field (or describes a model the catalog lacks).
  */
@@ -8,7 +8,49 @@
 #define GTPLAN_MODEL_H
 
 #include "cfg.h"
-#include "sim.h"
+#include "diag.h"
+
+/* ---- model shape ------------------------------------------------------ */
+
+/* Longest moe_layer_freq / hybrid_layer_pattern text a shape holds. */
+#define MODEL_TEXT_MAX 192
+
+struct model_shape {
+	char name[128];        /* policy.model_name, or "gtplan.model" */
+	int known;             /* 0: no shape; checks that need it are skipped */
+	long long num_layers;
+	long long hidden_size;
+	long long ffn_hidden_size;
+	long long num_attention_heads;
+	long long num_query_groups;  /* KV heads */
+	long long kv_channels;       /* head dim; 0 = hidden / heads */
+	long long vocab_size;
+	int share_embeddings_and_output_weights;
+	int add_bias_linear;
+	int add_qkv_bias;
+	long long num_moe_experts;   /* 0: dense */
+	long long moe_ffn_hidden_size;
+	long long moe_router_topk;
+	long long mtp_num_layers;
+	int gated_linear_unit;       /* SwiGLU: fc1 is [gate|up], 2 x ffn rows */
+	/* The parallel shape is known: num_layers, hidden_size,
+	 * num_attention_heads, num_query_groups and vocab_size are set, so
+	 * every framework shape check runs. `known` above says more: the
+	 * layers are uniform transformer layers whose sizes gtplan computes.
+	 * Catalog entries marked `sizes approximate` (hybrid Mamba, multi-
+	 * latent attention, gated delta net) have shape_known without known. */
+	int shape_known;
+	long long make_vocab_size_divisible_by;        /* 0: Megatron's 128 */
+	long long moe_shared_expert_intermediate_size; /* 0: no shared expert */
+	int multi_latent_attention;  /* MLA: no query groups to split */
+	/* Megatron's --moe-layer-freq as written ("1", "[0]*3+[1]*58"); ""
+	 * means every layer is MoE when num_moe_experts is set. */
+	char moe_layer_freq[MODEL_TEXT_MAX];
+	/* Megatron's hybrid layer pattern, one character per layer (M Mamba,
+	 * '*' attention, '-' MLP, E MoE); "" for a GPT model. */
+	char hybrid_layer_pattern[MODEL_TEXT_MAX];
+	struct diag_loc loc;         /* where it was named or described */
+};
 
 /* Fills *m for the config: the catalog entry for policy.model_name (if
  * any), then every field `gtplan.model` sets, by Megatron's name (each

@@ -7,29 +7,15 @@
  * Ranks and groups are computed on the fly from the grids (layout.h); the
  * hot loops use odometers instead of divisions.
  */
-#include "plan.h"
+#include "report.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "calls.h"
 #include "jsonw.h"
 
 #define AXIS_BIT(a) (1u << (unsigned)(a))
-
-void plan_rank_place(const struct plan *p, long long r, long long *node,
-		     long long *local)
-{
-	long long g = p->train.gpus_per_node;
-
-	/* Without a GPU count per node every rank is on one node. */
-	if (g < 1) {
-		*node = 0;
-		*local = r;
-		return;
-	}
-	*node = r / g;
-	*local = r % g;
-}
 
 /* Sizes that were not derived are 0 in the plan and null in the JSON. */
 static void size_or_null(struct jw *w, const char *key, long long v)
@@ -390,7 +376,7 @@ static void write_diags(struct jw *w, const struct diag_list *l)
 /* Which ranks the driver calls: {axis: 0} for each rank coordinate that
  * must be 0 (keys sorted; "dp" is the rank's dp_replicate coordinate),
  * {} when every rank is called, null when no set of axes says it. */
-static void write_called_when(struct jw *w, const struct plan_call *c)
+static void write_called_when(struct jw *w, const struct sim_call_result *x)
 {
 	static const struct {
 		const char *key;
@@ -400,13 +386,13 @@ static void write_called_when(struct jw *w, const struct plan_call *c)
 		{ "pp", LAY_PP }, { "tp", LAY_TP },
 	};
 
-	if (!c->has_called_when) {
+	if (!x->called_when_ok) {
 		jw_null(w);
 		return;
 	}
 	jw_obj_begin(w, 1);
 	for (size_t i = 0; i < sizeof(axes) / sizeof(axes[0]); i++) {
-		if (!(c->called_when & (1u << axes[i].a)))
+		if (!(x->called_when & (1u << axes[i].a)))
 			continue;
 		jw_key(w, axes[i].key);
 		jw_int(w, 0);
@@ -414,167 +400,194 @@ static void write_called_when(struct jw *w, const struct plan_call *c)
 	jw_obj_end(w);
 }
 
-/* Each call with its dispatch counts, status and findings (code and
- * message, in the diagnostics' order). */
-static void write_calls(struct jw *w, const struct plan *p,
-			const struct diag_list *l)
+/* A call's findings: the diagnostics whose seq is in [first_diag,
+ * first_diag + n_diags) (seq numbers are the positions sim_run gave them),
+ * as code and message, in the diagnostics' order. */
+static void write_call_findings(struct jw *w, const struct sim_call_result *x,
+				const struct diag_list *l)
 {
-	jw_key(w, "calls");
+	jw_key(w, "findings");
 	jw_arr_begin(w, 0);
-	for (size_t i = 0; i < p->n_calls; i++) {
-		const struct plan_call *c = &p->calls[i];
+	for (size_t k = 0; l && k < l->n; k++) {
+		const struct diag *d = &l->v[k];
 
-		jw_obj_begin(w, 0);
-		jw_key(w, "called_when");
-		write_called_when(w, c);
-		jw_key(w, "collectives");
-		jw_int(w, c->collectives);
-		jw_key(w, "dispatch");
-		jw_str(w, c->dispatch);
-		jw_key(w, "estimate_ms");
-		if (c->has_estimate)
-			write_real(w, c->estimate_ms);
-		else
-			jw_null(w);
-		jw_key(w, "findings");
-		jw_arr_begin(w, 0);
-		for (size_t k = 0; l && k < l->n; k++) {
-			const struct diag *d = &l->v[k];
-
-			if (d->seq < c->first_seq ||
-			    d->seq >= c->first_seq + c->n_seq)
-				continue;
-			jw_obj_begin(w, 1);
-			jw_key(w, "code");
-			jw_str(w, d->rule ? d->rule->code : "?");
-			jw_key(w, "message");
-			jw_str(w, d->msg);
-			jw_key(w, "severity");
-			jw_str(w, severity_name(d->severity));
-			jw_obj_end(w);
-		}
-		jw_arr_end(w);
-		jw_key(w, "invoked");
-		jw_int(w, c->invoked);
-		jw_key(w, "name");
-		jw_str(w, c->name);
-		jw_key(w, "program");
-		jw_str(w, c->program);
-		jw_key(w, "returned");
-		jw_int(w, c->returned);
-		jw_key(w, "shards");
-		jw_int(w, c->shards);
-		jw_key(w, "status");
-		jw_str(w, c->status);
-		jw_key(w, "with_data");
-		jw_int(w, c->with_data);
+		if (d->seq < x->first_diag ||
+		    d->seq >= x->first_diag + x->n_diags)
+			continue;
+		jw_obj_begin(w, 1);
+		jw_key(w, "code");
+		jw_str(w, d->rule ? d->rule->code : "?");
+		jw_key(w, "message");
+		jw_str(w, d->msg);
+		jw_key(w, "severity");
+		jw_str(w, severity_name(d->severity));
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
 }
 
+/* Each call with its dispatch counts, estimate, status and findings. */
+static void write_calls(struct jw *w, const struct sim_report *r,
+			const struct diag_list *l)
+{
+	jw_key(w, "calls");
+	jw_arr_begin(w, 0);
+	for (size_t i = 0; r && i < r->n_res; i++) {
+		const struct sim_call_result *x = &r->res[i];
+
+		jw_obj_begin(w, 0);
+		jw_key(w, "called_when");
+		write_called_when(w, x);
+		jw_key(w, "collectives");
+		jw_int(w, x->n_ops);
+		jw_key(w, "dispatch");
+		jw_str(w, calls_dispatch_name(x->call->dispatch));
+		jw_key(w, "estimate_ms");
+		if (r->est && r->est[i].valid)
+			write_real(w, r->est[i].total_us / 1e3);
+		else
+			jw_null(w);
+		write_call_findings(w, x, l);
+		jw_key(w, "invoked");
+		jw_int(w, x->invoked);
+		jw_key(w, "name");
+		jw_str(w, x->call->name);
+		jw_key(w, "program");
+		jw_str(w, calls_program_name(x->call->program));
+		jw_key(w, "returned");
+		jw_int(w, x->returned);
+		jw_key(w, "shards");
+		jw_int(w, x->shards);
+		jw_key(w, "status");
+		jw_str(w, sim_status_name(x->status));
+		jw_key(w, "with_data");
+		jw_int(w, x->with_data);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
+
+/* The checkpoint and stack summaries come with the calls: null when the
+ * simulator ran none. */
+static int has_calls(const struct sim_report *r)
+{
+	return r && r->n_res;
+}
+
 /* ---- the checkpoint plan ------------------------------------------------- */
 
-static void write_checkpoint(struct jw *w, const struct plan *p)
+static void write_checkpoint(struct jw *w, const struct sim_report *r)
 {
+	const struct ckpt_summary *c = r ? &r->ckpt : NULL;
+
 	jw_key(w, "checkpoint");
-	if (!p->has_checkpoint) {
+	if (!has_calls(r) || !c->valid) {
 		jw_null(w);
 		return;
 	}
 	jw_obj_begin(w, 0);
 	jw_key(w, "keys");
-	jw_int(w, p->ckpt_keys);
+	jw_int(w, c->keys);
 	jw_key(w, "max_rank_bytes");
-	jw_int(w, p->ckpt_max_rank_bytes);
+	jw_int(w, c->max_rank_bytes);
 	jw_key(w, "optimizer");
 	jw_obj_begin(w, 0);
 	jw_key(w, "assumed");
-	jw_bool(w, p->ckpt_opt_assumed);
+	jw_bool(w, !c->opt_format_set);
 	jw_key(w, "format");
-	jw_str(w, p->ckpt_opt_format ? p->ckpt_opt_format : "dp_reshardable");
+	jw_str(w, c->opt_format ? c->opt_format : "dp_reshardable");
 	jw_key(w, "keys");
-	jw_int(w, p->ckpt_opt_keys);
+	jw_int(w, c->opt_keys);
 	jw_key(w, "max_rank_bytes");
-	jw_int(w, p->ckpt_opt_max_rank_bytes);
+	jw_int(w, c->max_rank_opt_bytes);
 	jw_key(w, "shards");
-	jw_int(w, p->ckpt_opt_shards);
+	jw_int(w, c->opt_shards);
 	jw_obj_end(w);
 	jw_key(w, "shards");
-	jw_int(w, p->ckpt_shards);
+	jw_int(w, c->shards);
 	jw_key(w, "writers");
-	jw_int(w, p->ckpt_writers);
+	jw_int(w, c->writers);
 	jw_obj_end(w);
 }
 
 /* ---- the train call's memory -------------------------------------------- */
 
-/* Bytes per rank per pipeline stage, as the cost model estimates them. */
-static void write_memory(struct jw *w, const struct plan *p)
+static void write_memory_stage(struct jw *w, const struct cost_mem_stage *s)
 {
 	static const char *const keys[] = {
 		"activations", "gathered_weights", "gradients", "in_flight",
 		"layers", "logits", "optimistic", "optimizer", "params",
 		"stage", "total", "weights",
 	};
-	const struct plan_memory *m = p->memory;
+	const long long v[] = {
+		(long long)s->item[MEM_ACTIVATIONS],
+		(long long)s->item[MEM_GATHERED],
+		(long long)s->item[MEM_GRADS], s->in_flight, s->layers,
+		(long long)s->item[MEM_LOGITS], (long long)s->optimistic,
+		(long long)s->item[MEM_OPTIMIZER], s->params, s->stage,
+		(long long)s->total, (long long)s->item[MEM_WEIGHTS],
+	};
+
+	jw_obj_begin(w, 1);
+	for (size_t k = 0; k < sizeof(keys) / sizeof(*keys); k++) {
+		jw_key(w, keys[k]);
+		jw_int(w, v[k]);
+	}
+	jw_obj_end(w);
+}
+
+/* Bytes per rank per pipeline stage, as the cost model estimates them;
+ * null when the simulator did not run. */
+static void write_memory(struct jw *w, const struct sim_report *r)
+{
+	const struct cost_memory *m = r ? &r->mem : NULL;
 
 	jw_key(w, "memory");
-	if (!m) {
+	if (!r || !r->ran) {
 		jw_null(w);
 		return;
 	}
 	jw_obj_begin(w, 0);
 	jw_key(w, "capacity");
-	jw_int(w, m->capacity);
+	jw_int(w, (long long)m->capacity);
 	jw_key(w, "skipped");
-	jw_str(w, m->skipped);
+	jw_str(w, m->status == MEM_SKIPPED ? m->skipped : NULL);
 	jw_key(w, "stages");
 	jw_arr_begin(w, 0);
-	for (size_t i = 0; i < m->n_stages; i++) {
-		const struct plan_memory_stage *s = &m->stages[i];
-		const long long v[] = {
-			s->activations, s->gathered_weights, s->gradients,
-			s->in_flight, s->layers, s->logits, s->optimistic,
-			s->optimizer, s->params, s->stage, s->total, s->weights,
-		};
-
-		jw_obj_begin(w, 1);
-		for (size_t k = 0; k < sizeof(keys) / sizeof(*keys); k++) {
-			jw_key(w, keys[k]);
-			jw_int(w, v[k]);
-		}
-		jw_obj_end(w);
-	}
+	for (size_t i = 0; i < m->n_stages; i++)
+		write_memory_stage(w, &m->stages[i]);
 	jw_arr_end(w);
 	jw_key(w, "status");
-	jw_str(w, m->status);
+	jw_str(w, cost_mem_status_name(m->status));
 	jw_obj_end(w);
 }
 
 /* ---- the document ----------------------------------------------------- */
 
-/* What gtplan-run takes from gtplan.stack: the refit gather order of
- * --export (it reproduces the export bugs of seed 000 when asked to). */
-static void write_stack(struct jw *w, const struct plan *p)
+/* What gtplan-run takes from gtplan.stack: the preset and the refit
+ * gather order of its --export (sim/stack.h). */
+static void write_stack(struct jw *w, const struct sim_report *r)
 {
+	const char *gather = has_calls(r) ?
+			     stack_gather_name(r->stack.refit_gather) : NULL;
+
 	jw_key(w, "stack");
-	if (!p->stack_refit_gather) {
+	if (!gather) {
 		jw_null(w);
 		return;
 	}
 	jw_obj_begin(w, 0);
 	jw_key(w, "preset");
-	if (p->stack_preset)
-		jw_str(w, p->stack_preset);
+	if (r->stack.preset)
+		jw_str(w, r->stack.preset);
 	else
 		jw_null(w);
 	jw_key(w, "refit_gather");
-	jw_str(w, p->stack_refit_gather);
+	jw_str(w, gather);
 	jw_obj_end(w);
 }
 
-int plan_write_json(FILE *f, const struct plan *p,
+int plan_write_json(FILE *f, const struct plan *p, const struct sim_report *sim,
 		    const struct diag_list *diags)
 {
 	struct lay_order expert_order;
@@ -588,8 +601,8 @@ int plan_write_json(FILE *f, const struct plan *p,
 
 	jw_obj_begin(w, 0);
 	write_batch(w, p);
-	write_calls(w, p, diags);
-	write_checkpoint(w, p);
+	write_calls(w, sim, diags);
+	write_checkpoint(w, sim);
 	jw_key(w, "config");
 	jw_str(w, p->config_name);
 	write_diags(w, diags);
@@ -599,13 +612,13 @@ int plan_write_json(FILE *f, const struct plan *p,
 	jw_key(w, "format");
 	jw_str(w, "gtplan-plan/1");
 	write_groups(w, p);
-	write_memory(w, p);
+	write_memory(w, sim);
 	write_order(w, "rank_order", &p->order);
 	write_ranks(w, p);
 	write_resources(w, p);
 	write_runtime(w, p);
 	write_sizes(w, p);
-	write_stack(w, p);
+	write_stack(w, sim);
 	size_or_null(w, "world_size", p->world);
 	jw_obj_end(w);
 

@@ -9,6 +9,7 @@
 
 #include "cmd.h"
 #include "job.h"
+#include "report.h"
 
 int cmd_lint(const struct cli_opts *o)
 {
@@ -71,7 +72,7 @@ int cmd_plan(const struct cli_opts *o)
 	rc = cli_report(o, &diags, stderr);
 	if (lrc == 0 && o->summary)
 		plan_print_summary(out, p);
-	else if (lrc == 0 && plan_write_json(out, p, &diags)) {
+	else if (lrc == 0 && plan_write_json(out, p, &j.sim, &diags)) {
 		fprintf(stderr, "gtplan: error writing the plan: %s\n",
 			strerror(errno));
 		rc = CLI_EXIT_USAGE;

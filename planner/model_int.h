@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "sim.h"
+#include "model.h"
 
 /* The fields the data file (and gtplan.model) may set, by Megatron's
  * name. `required` ones make sizes known; a nullable one set to null in

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "plan.h"
+#include "report.h"
 
 void plan_print_summary(FILE *f, const struct plan *p)
 {

@@ -1,12 +1,11 @@
 /*
  * job: one config's way through gtplan's pipeline, as every command runs
  * it: cfg_load -> cfg_override -> cfg_resolve -> schema -> plan_build ->
- * sim_run, stopping at the stage the command needs, then the simulator's
- * results copied into the plan (its calls, memory and checkpoint fields)
- * for plan_write_json.
+ * sim_run, stopping at the stage the command needs. The plan and the
+ * simulation stay apart; the report writers (report/report.h) take both.
  *
- * Ownership: a job owns its config tree, plan, sim report and the arrays
- * the plan points into; job_release frees them all. It borrows the
+ * Ownership: a job owns its config tree, plan and sim report; job_release
+ * frees them all. It borrows the
  * overrides (they must outlive it), the src_set and the diag_list.
  */
 #ifndef GTPLAN_JOB_H
@@ -25,10 +24,7 @@ struct job {
 	char *const *overrides;
 	struct cfg_node *root;    /* the resolved config (NULL before) */
 	struct plan plan;
-	struct sim_report sim;
-	struct plan_call *calls;  /* plan.calls' storage */
-	struct plan_memory mem;   /* *plan.memory */
-	struct plan_memory_stage *mem_stages;
+	struct sim_report sim;    /* sim.ran 0: not simulated */
 };
 
 /* A job with nothing run yet; overrides are Hydra's words (cfg.h). */

@@ -12,6 +12,7 @@
 #include "cmd.h"
 #include "job.h"
 #include "predict.h"
+#include "report.h"
 #include "trace.h"
 
 /* sim --trace FILE ('-': stdout). Returns 0, or -1 after saying why. */

@@ -8,10 +8,12 @@
 #include "cmd.h"
 #include "job.h"
 #include "launch.h"
+#include "report.h"
 
 /* gtplan run's plan file, written by launch_plan. */
 struct run_plan {
 	const struct plan *plan;
+	const struct sim_report *sim;
 	const struct diag_list *diags;
 };
 
@@ -19,7 +21,7 @@ static int write_run_plan(FILE *f, void *arg)
 {
 	const struct run_plan *r = arg;
 
-	return plan_write_json(f, r->plan, r->diags);
+	return plan_write_json(f, r->plan, r->sim, r->diags);
 }
 
 int cmd_run(const struct cli_opts *o)
@@ -27,7 +29,7 @@ int cmd_run(const struct cli_opts *o)
 	struct src_set srcs;
 	struct diag_list diags;
 	struct job j;
-	struct run_plan rp = { &j.plan, &diags };
+	struct run_plan rp = { &j.plan, &j.sim, &diags };
 	struct launch_opts lo = o->run;
 	size_t n_err;
 	char err[1024];

@@ -1,13 +1,13 @@
 /*
  * cmd_ckpt: gtplan ckpt SAVED LOADED (cmd.h): both configs planned, then
- * the reshard report (sim/reshard.h).
+ * the reshard check (sim/reshard.h) and its report (report/ckpt_text.c).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd.h"
 #include "job.h"
-#include "reshard.h"
+#include "report.h"
 
 int cmd_ckpt(const struct cli_opts *o)
 {

@@ -1,0 +1,67 @@
+/*
+ * job: one config through the pipeline (job.h).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "job.h"
+#include "schema.h"
+
+void job_init(struct job *j, int n_overrides, char *const *overrides)
+{
+	j->n_overrides = n_overrides;
+	j->overrides = overrides;
+	j->root = NULL;
+	plan_init(&j->plan);
+	sim_report_init(&j->sim);
+}
+
+void job_release(struct job *j)
+{
+	plan_release(&j->plan);
+	sim_report_release(&j->sim);
+	cfg_free(j->root);
+	j->root = NULL;
+}
+
+int job_run(struct job *j, const char *path, enum job_stage upto,
+	    const char *only, struct src_set *srcs, struct diag_list *diags)
+{
+	size_t before = diags->n;
+
+	if (cfg_load(path, srcs, diags, &j->root)) {
+		for (size_t i = before; i < diags->n; i++)
+			if (diags->v[i].rule &&
+			    strcmp(diags->v[i].rule->code, "GT104") == 0 &&
+			    diags->v[i].loc.src < 0)
+				return 2;
+		return 1;
+	}
+	if (j->n_overrides &&
+	    cfg_override(j->root, j->n_overrides, j->overrides, srcs, diags))
+		return 1;
+	if (cfg_resolve(j->root, srcs, diags))
+		return 1;
+	if (schema_check_config(j->root, diags) < 0)
+		return 1;
+	if (upto == JOB_UPTO_CONFIG)
+		return 0;
+	if (plan_build(&j->plan, j->root, path, diags))
+		return 1;
+	if (upto == JOB_UPTO_PLAN)
+		return 0;
+	/* Seq numbers are positions in the list until it is sorted. */
+	switch (sim_run(&j->plan, j->root, only, &j->sim, diags)) {
+	case 0:
+		break;
+	case -2:
+		fprintf(stderr, "gtplan: no call '%s' in the call table\n"
+			"hint: `gtplan sim CONFIG --list-calls` lists them\n",
+			only);
+		return 2;
+	default:
+		fprintf(stderr, "gtplan: out of memory while simulating\n");
+		return 2;
+	}
+	return 0;
+}

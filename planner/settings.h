@@ -1,0 +1,61 @@
+/*
+ * settings: the NeMo-RL and Megatron settings the simulator and the
+ * framework rules need besides the sizes, read from the config once, typed,
+ * with Megatron's defaults where the config is silent. plan_build() fills
+ * plan.set first of all; the simulator reads plan.set instead of the config
+ * tree. gtplan's own sections (gtplan.calls, gtplan.stack,
+ * gtplan.hardware, gtplan.interconnect, gtplan.model) stay with the modules
+ * that parse and check them, and findings still look a key's value up in
+ * the tree (cfg_keys.h) to point at it.
+ *
+ * A value of the wrong type counts as unset: the schema check reports it.
+ */
+#ifndef GTPLAN_SETTINGS_H
+#define GTPLAN_SETTINGS_H
+
+#include "cfg.h"
+#include "diag.h"
+
+struct settings {
+	/* Megatron trains: megatron_cfg.enabled is true, or there is no
+	 * dtensor_cfg (NeMo-RL's choice of the policy's backend) */
+	int megatron;
+	/* policy.megatron_cfg. */
+	int sequence_parallel;         /* sequence_parallel */
+	long long vocab_divisor;       /* make_vocab_size_divisible_by; 0:
+					  unset, the model's applies */
+	long long first_stage_layers;  /* num_layers_in_first_pipeline_stage */
+	long long last_stage_layers;   /* num_layers_in_last_pipeline_stage */
+	int moe_aux_loss;              /* 0: moe_router_load_balancing_type
+					  is "none" */
+	int activation_checkpointing;
+	int selective_recompute;       /* recompute_granularity "selective" */
+	int unfused_attention;         /* attention_backend unfused or local */
+	int fused_logprobs;            /* use_fused_linear_logprobs */
+	int grad_reduce_in_fp32;       /* distributed_data_parallel_config.
+					  grad_reduce_in_fp32; default true */
+	int fp8_param;                 /* fp8_cfg.enabled and fp8_param */
+	/* policy.megatron_cfg.optimizer. */
+	int distributed_optimizer;     /* use_distributed_optimizer; default
+					  true */
+	int precision_aware_optimizer; /* use_precision_aware_optimizer */
+	int exp_avg_half, exp_avg_sq_half; /* exp_avg(_sq)_dtype 16-bit */
+	int optimizer_cpu_offload;     /* optimizer_cpu_offload */
+	double offload_fraction;       /* optimizer_offload_fraction; 1.0,
+					  Megatron's default, when unset */
+	/* policy. */
+	long long seq_length;          /* max_total_sequence_length; 0 unset */
+	long long logprob_batch;       /* logprob_batch_size; 0 unset */
+	int has_generation;            /* policy.generation is set */
+	int megatron_generation;       /* policy.generation.backend "megatron" */
+	/* elsewhere */
+	int checkpointing;             /* checkpointing.enabled */
+	long long segment_size;        /* cluster.segment_size; 0 unset */
+};
+
+/* The settings of an empty config. */
+void settings_init(struct settings *s);
+/* Reads them from a resolved config; never fails. */
+void settings_read(struct settings *s, const struct cfg_node *root);
+
+#endif

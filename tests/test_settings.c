@@ -1,0 +1,197 @@
+/*
+ * The config's settings read once (planner/settings.h): Megatron's
+ * defaults for an empty config, every field from a config that sets it, a
+ * value of the wrong type taken as unset, and plan_build filling plan.set
+ * for the simulator.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg.h"
+#include "diag.h"
+#include "plan.h"
+#include "settings.h"
+#include "harness.h"
+
+struct fx {
+	struct src_set srcs;
+	struct diag_list diags;
+	struct cfg_node *root;
+	struct settings s;
+};
+
+static void read_yaml(struct fx *f, const char *yaml)
+{
+	char *text = strdup(yaml);
+
+	ck_assert_ptr_nonnull(text);
+	src_set_init(&f->srcs);
+	diag_list_init(&f->diags, &f->srcs);
+	ck_assert_int_eq(cfg_parse_text("t.yaml", text, strlen(yaml), &f->srcs,
+					&f->diags, &f->root), 0);
+	settings_read(&f->s, f->root);
+}
+
+static void release(struct fx *f)
+{
+	cfg_free(f->root);
+	diag_list_release(&f->diags);
+	src_set_release(&f->srcs);
+}
+
+/* Nothing set: what Megatron and NeMo-RL do by default. */
+START_TEST(defaults)
+{
+	struct fx f;
+	struct settings init;
+
+	read_yaml(&f, "policy:\n  model_name: x\n");
+	ck_assert_int_eq(f.s.megatron, 1);      /* no dtensor_cfg */
+	ck_assert_int_eq(f.s.distributed_optimizer, 1);
+	ck_assert_int_eq(f.s.grad_reduce_in_fp32, 1);
+	ck_assert_int_eq(f.s.moe_aux_loss, 1);
+	ck_assert(f.s.offload_fraction == 1.0);
+	ck_assert_int_eq(f.s.sequence_parallel, 0);
+	ck_assert_int_eq(f.s.vocab_divisor, 0);
+	ck_assert_int_eq(f.s.seq_length, 0);
+	ck_assert_int_eq(f.s.has_generation, 0);
+	ck_assert_int_eq(f.s.checkpointing, 0);
+	settings_init(&init);
+	ck_assert_int_eq(memcmp(&init, &f.s, sizeof(init)), 0);
+	release(&f);
+}
+END_TEST
+
+START_TEST(every_field)
+{
+	struct fx f;
+
+	read_yaml(&f,
+		"policy:\n"
+		"  max_total_sequence_length: 2048\n"
+		"  logprob_batch_size: 3\n"
+		"  dtensor_cfg: {enabled: false}\n"
+		"  generation: {backend: megatron}\n"
+		"  megatron_cfg:\n"
+		"    enabled: true\n"
+		"    sequence_parallel: true\n"
+		"    make_vocab_size_divisible_by: 64\n"
+		"    num_layers_in_first_pipeline_stage: 3\n"
+		"    num_layers_in_last_pipeline_stage: 5\n"
+		"    moe_router_load_balancing_type: none\n"
+		"    activation_checkpointing: true\n"
+		"    recompute_granularity: selective\n"
+		"    attention_backend: local\n"
+		"    use_fused_linear_logprobs: true\n"
+		"    distributed_data_parallel_config:\n"
+		"      grad_reduce_in_fp32: false\n"
+		"    fp8_cfg: {enabled: true, fp8_param: true}\n"
+		"    optimizer:\n"
+		"      use_distributed_optimizer: false\n"
+		"      use_precision_aware_optimizer: true\n"
+		"      exp_avg_dtype: torch.bfloat16\n"
+		"      exp_avg_sq_dtype: float32\n"
+		"      optimizer_cpu_offload: true\n"
+		"      optimizer_offload_fraction: 0.25\n"
+		"checkpointing: {enabled: true}\n"
+		"cluster: {segment_size: 2}\n");
+	ck_assert_int_eq(f.s.megatron, 1);
+	ck_assert_int_eq(f.s.sequence_parallel, 1);
+	ck_assert_int_eq(f.s.vocab_divisor, 64);
+	ck_assert_int_eq(f.s.first_stage_layers, 3);
+	ck_assert_int_eq(f.s.last_stage_layers, 5);
+	ck_assert_int_eq(f.s.moe_aux_loss, 0);
+	ck_assert_int_eq(f.s.activation_checkpointing, 1);
+	ck_assert_int_eq(f.s.selective_recompute, 1);
+	ck_assert_int_eq(f.s.unfused_attention, 1);
+	ck_assert_int_eq(f.s.fused_logprobs, 1);
+	ck_assert_int_eq(f.s.grad_reduce_in_fp32, 0);
+	ck_assert_int_eq(f.s.fp8_param, 1);
+	ck_assert_int_eq(f.s.distributed_optimizer, 0);
+	ck_assert_int_eq(f.s.precision_aware_optimizer, 1);
+	ck_assert_int_eq(f.s.exp_avg_half, 1);
+	ck_assert_int_eq(f.s.exp_avg_sq_half, 0);
+	ck_assert_int_eq(f.s.optimizer_cpu_offload, 1);
+	ck_assert(f.s.offload_fraction == 0.25);
+	ck_assert_int_eq(f.s.seq_length, 2048);
+	ck_assert_int_eq(f.s.logprob_batch, 3);
+	ck_assert_int_eq(f.s.has_generation, 1);
+	ck_assert_int_eq(f.s.megatron_generation, 1);
+	ck_assert_int_eq(f.s.checkpointing, 1);
+	ck_assert_int_eq(f.s.segment_size, 2);
+	release(&f);
+}
+END_TEST
+
+/* The DTensor backend; values of the wrong type or out of range count as
+ * unset (the schema reports them); fp8_param needs fp8_cfg.enabled. */
+START_TEST(unset_and_wrong_types)
+{
+	struct fx f;
+
+	read_yaml(&f,
+		"policy:\n"
+		"  max_total_sequence_length: -4\n"
+		"  dtensor_cfg: {enabled: true}\n"
+		"  generation: {backend: vllm}\n"
+		"  megatron_cfg:\n"
+		"    enabled: false\n"
+		"    sequence_parallel: 'yes'\n"
+		"    make_vocab_size_divisible_by: 0\n"
+		"    fp8_cfg: {enabled: false, fp8_param: true}\n"
+		"    optimizer:\n"
+		"      use_distributed_optimizer: 1\n"
+		"      optimizer_offload_fraction: half\n");
+	ck_assert_int_eq(f.s.megatron, 0);
+	ck_assert_int_eq(f.s.sequence_parallel, 0);
+	ck_assert_int_eq(f.s.vocab_divisor, 0);
+	ck_assert_int_eq(f.s.seq_length, 0);
+	ck_assert_int_eq(f.s.fp8_param, 0);
+	ck_assert_int_eq(f.s.distributed_optimizer, 1);
+	ck_assert(f.s.offload_fraction == 1.0);
+	ck_assert_int_eq(f.s.has_generation, 1);
+	ck_assert_int_eq(f.s.megatron_generation, 0);
+	release(&f);
+}
+END_TEST
+
+/* plan_build reads them first; plan_release leaves an empty plan's. */
+START_TEST(plan_holds_them)
+{
+	struct fx f;
+	struct plan p;
+	struct settings init;
+
+	read_yaml(&f,
+		"policy:\n"
+		"  train_global_batch_size: 8\n"
+		"  train_micro_batch_size: 1\n"
+		"  megatron_cfg:\n"
+		"    enabled: true\n"
+		"    tensor_model_parallel_size: 2\n"
+		"    make_vocab_size_divisible_by: 32\n"
+		"cluster: {num_nodes: 1, gpus_per_node: 8}\n");
+	plan_init(&p);
+	settings_init(&init);
+	ck_assert_int_eq(memcmp(&init, &p.set, sizeof(init)), 0);
+	ck_assert_int_eq(plan_build(&p, f.root, "t.yaml", &f.diags), 0);
+	ck_assert_int_eq(memcmp(&f.s, &p.set, sizeof(f.s)), 0);
+	ck_assert_int_eq(p.set.vocab_divisor, 32);
+	plan_release(&p);
+	ck_assert_int_eq(memcmp(&init, &p.set, sizeof(init)), 0);
+	release(&f);
+}
+END_TEST
+
+int main(void)
+{
+	const struct test_case cases[] = {
+		{ "defaults", defaults },
+		{ "every_field", every_field },
+		{ "unset", unset_and_wrong_types },
+		{ "plan", plan_holds_them },
+	};
+
+	return RUN_CASES("settings", cases, 0);
+}
