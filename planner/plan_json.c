@@ -555,7 +555,8 @@ static void write_memory(struct jw *w, const struct plan *p)
 /* ---- the document ----------------------------------------------------- */
 
 /* What gtplan-run takes from gtplan.stack: the refit gather order of
- * --export (it reproduces the export bugs of seed 000 when asked to). */
+ * --export (it reproduces the export bugs of NeMo-RL PR #4512's stack
+ * when asked to; docs/design.md §2.5). */
 static void write_stack(struct jw *w, const struct plan *p)
 {
 	jw_key(w, "stack");
