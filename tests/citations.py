@@ -18,7 +18,7 @@ Checks (each one test in the RESULT line):
   file-name      a bare source name in comments and docs (stack.h, kern_cpu.c)
                  whose prefix is one of ours names a file that exists: the maps
                  of sim/sim.h and kernels/kern.h are lists of such names
-  rule-families  the code families the header of planner/rules.def lists are
+  rule-families  the code families the header of rules.def lists are
                  exactly those of its RULE rows
   no-private-ref no comment or doc cites what is not in the repository: the
                  design notes kept outside it (the old design file, a bare
@@ -398,10 +398,11 @@ def self_test(root):
             work = os.path.join(tmp, "t%d" % i)
             shutil.copytree(base, work)
             if rel is None:
-                path = os.path.join(work, "planner/rules.def")
-                if not os.path.exists(path):
+                defs = [f for f in walk(work) if f.endswith("/rules.def")]
+                if not defs:
                     print("citations: self-check %d skipped: no rules.def" % i)
                     continue
+                path = os.path.join(work, defs[0])
                 src = open(path, encoding="utf-8").read()
                 open(path, "w", encoding="utf-8").write(
                     re.sub(r"GT7xx", "GT7??", src, count=1))
