@@ -13,7 +13,7 @@
 #include "diag.h"
 #include "launch.h"
 
-/* Exit codes (DESIGN.md 4). */
+/* Exit codes (docs/design.md §4.1). */
 enum cli_exit { CLI_EXIT_CLEAN = 0, CLI_EXIT_FINDINGS = 1, CLI_EXIT_USAGE = 2 };
 
 enum cli_format { CLI_FMT_TEXT, CLI_FMT_JSON, CLI_FMT_SARIF };

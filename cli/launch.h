@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* The same numbers as gtplan's exit codes (DESIGN.md 4). */
+/* The same numbers as gtplan's exit codes (docs/design.md §4.1). */
 enum launch_status {
 	LAUNCH_OK = 0,     /* ran (or printed) and the run succeeded */
 	LAUNCH_FAILED = 1, /* mpirun or a rank failed, or a signal stopped it */

@@ -2,10 +2,11 @@
  * kern: the runtime model's math, behind one interface for every device.
  *
  * A `struct kern_ctx` binds a device's implementation (`struct kern_ops`):
- * kern_cpu_ops (kernels/kern_cpu.c: plain C and OpenBLAS) today; a CUDA
- * twin (cuBLAS and hand-written kernels, one stream per context) fills the
- * same table with the same semantics. Callers use the kern_* wrappers below
- * and never branch on the device.
+ * kern_cpu_ops (kernels/kern_cpu.c: plain C and OpenBLAS) and kern_cuda_ops
+ * (kernels/kern_cuda.cu: cuBLAS and CUDA kernels on the context's own
+ * stream, built by `make test-gpu`) fill the same table with the same
+ * semantics. Callers use the kern_* wrappers below (kernels/kern.c, which
+ * checks the arguments) and never branch on the device.
  *
  * Contracts shared by every function:
  *  - Pointers are device pointers of the context's device (host memory for

@@ -1,6 +1,7 @@
 /*
  * framework: what Megatron, NeMo-RL and vLLM check when a run starts,
- * checked before it starts (issue #5; rules GT600-GT679 in rules.def).
+ * checked before it starts (docs/design.md §2.8; rules GT600-GT679 in
+ * rules.def).
  *
  * framework_check() runs after plan_build() has derived the sizes. It
  * resolves the model shape (model.h: the catalog in data/models.txt,

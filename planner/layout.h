@@ -4,7 +4,7 @@
  * Megatron numbers ranks by an order string whose leftmost token varies
  * fastest (RankGenerator). gtplan's dense order has the tokens tp, cp, gtp,
  * ep, dp, pp (`gtp_remat` is accepted for gtp); the default is
- * "tp-cp-gtp-ep-dp-pp" (Megatron-LM after PR #6868), so
+ * "tp-cp-gtp-ep-dp-pp" (the order since Megatron-LM PR #6868), so
  *     rank = t + TP*(c + CP*(g + G*(d + D*p))).
  * The expert grid uses the same order with gtp moved right after ep (as
  * Megatron's _inject_gtp_remat_axis(order, after="ep")), with cp = 1:

@@ -1,5 +1,5 @@
 /*
- * plan: sizes, rank order and the planning rules (DESIGN.md 2.1-2.2).
+ * plan: sizes, rank order and the planning rules (docs/design.md §2.1-2.2).
  * The resources split is in resources.c, the JSON in plan_json.c.
  */
 #include "plan.h"

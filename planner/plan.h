@@ -2,7 +2,7 @@
  * plan: from a resolved config to sizes, resources and the rank grid.
  *
  * plan_build() reads the config tree (after cfg_load/cfg_override/
- * cfg_resolve and the schema check), derives every size (DESIGN.md 2.1),
+ * cfg_resolve and the schema check), derives every size (docs/design.md §2.1),
  * the GPUs that train versus serve inference (NeMo-RL's GRPO resource
  * split), and checks the planning rules, reporting findings into diags.
  * The rank table and the groups are not stored: layout.h computes them on
@@ -58,7 +58,7 @@ struct plan {
 	int colocated;              /* generation shares the training GPUs */
 	long long world;            /* training ranks = train.nodes*gpus_per_node */
 
-	/* parallel sizes (DESIGN.md 2.1) */
+	/* parallel sizes (docs/design.md §2.1) */
 	long long tp, cp, pp, ep, etp;
 	long long shards, expert_shards; /* S and ES after null -> TP / ETP */
 	long long gtp, egtp;             /* G = S/TP, EG = ES/ETP */

@@ -11,7 +11,7 @@
  *    EP it is keyed (pp, tp) with the dp_cp rank as replica id);
  *    dist_checkpointing/validation.py refuses duplicate keys ("Duplicate
  *    ShardedObject keys"). ProcessGroupCollection.use_mpu_process_groups
- *    gives dp_cp without GTP (notes/megatron-semantics.md 1.6).
+ *    gives dp_cp without GTP (docs/notes/megatron-semantics.md §1.6).
  *  - GTP's make_sharded_tensors_for_checkpoint_with_gtp_remat: tensors
  *    GTP keeps whole need the GTP rank folded into their replica id, or
  *    every GTP peer is a main replica.

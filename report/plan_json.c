@@ -564,8 +564,9 @@ static void write_memory(struct jw *w, const struct sim_report *r)
 
 /* ---- the document ----------------------------------------------------- */
 
-/* What gtplan-run takes from gtplan.stack: the preset and the refit
- * gather order of its --export (sim/stack.h). */
+/* What gtplan-run takes from gtplan.stack: the refit gather order of
+ * --export (it reproduces the export bugs of NeMo-RL PR #4512's stack
+ * when asked to; docs/design.md §2.5). */
 static void write_stack(struct jw *w, const struct sim_report *r)
 {
 	const char *gather = has_calls(r) ?

@@ -1,6 +1,6 @@
 /*
  * rt_bench: gtplan-run --bench-comm, the GTP collectives of the model's
- * own weights timed on the NCCL path (issue #8's bandwidth check).
+ * own weights timed on the NCCL path (docs/design.md §5.3).
  */
 #ifndef GTPLAN_RT_BENCH_H
 #define GTPLAN_RT_BENCH_H

@@ -1,6 +1,6 @@
 /*
  * rt_ckpt: sharded checkpoints of the runtime model (--save, --load), with
- * Megatron dist_checkpointing's semantics (DESIGN.md 2.6).
+ * Megatron dist_checkpointing's semantics (docs/design.md §2.6, §4.5).
  *
  * A checkpoint is a directory:
  *   shard-RRRRR.bin  one per writing world rank R: its pieces, raw float32

@@ -4,7 +4,7 @@
  * Face weights to the inference engine, and world rank 0 writes them as a
  * safetensors file.
  *
- * The gather order is gtplan.stack.refit_gather (DESIGN.md 2.5, seed 000):
+ * The gather order is gtplan.stack.refit_gather (docs/design.md §2.5):
  *   gtp_then_tp  GTP all-gather first (the TP slice, padding stripped),
  *                then TP: the correct weights (what rt_model_dump writes);
  *   tp_then_gtp  TP first, then GTP: a column-parallel or vocab weight comes

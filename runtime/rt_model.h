@@ -1,6 +1,6 @@
 /*
  * rt_model: the runtime's byte-level language model, sharded as Megatron
- * shards it with GTP (DESIGN.md 2.4; issue #7):
+ * shards it with GTP (docs/design.md §2.4, §5.1):
  *
  *   tokens -> embedding E (vocab-parallel over TP)
  *   `layers` x [ x += fc2(GeLU(fc1(RMSNorm(x)))) ]   fc1 column-parallel,

@@ -8,8 +8,8 @@
  * rank's coordinates give its rank under the plan's rank_order; every group
  * kind partitions the world; the caller's group of each kind is exactly the
  * ranks that share its coordinates off the kind's axes, listed in Megatron's
- * order (DESIGN.md 2.2), at the index its coordinates give; its lane is its
- * place in its dp group. Any mismatch is RT_EPLAN with one message.
+ * order (docs/design.md §2.2), at the index its coordinates give; its lane
+ * is its place in its dp group. Any mismatch is RT_EPLAN with one message.
  *
  * Ownership: a struct rt_plan owns its arrays; rt_plan_release() frees them.
  */

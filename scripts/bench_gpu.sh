@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make bench-gpu: the GTP collectives of real weight sizes on this host's
-# GPUs (gtplan-run --bench-comm; issue #8's bandwidth check): for G = 2, 4
+# GPUs (gtplan-run --bench-comm; docs/design.md §5.3): for G = 2, 4
 # and 8 GPUs where the host has them, the all-gather and reduce-scatter of
 # a 4096 x 14336 MLP's weights and a 32000 x 4096 embedding through the
 # runtime's NCCL path next to plain NCCL calls on the same communicator.

@@ -1,6 +1,6 @@
 /*
- * calls: the driver's call table (calls.md) as one static table, and the
- * `gtplan.calls` rows a config adds or overrides, validated the way
+ * calls: the driver's call table (docs/calls.md §2) as one static table,
+ * and the `gtplan.calls` rows a config adds or overrides, validated the way
  * NeMo-RL's run_all_workers_sharded_data validates its arguments (unknown
  * axis, axis both sharded and replicated) and beyond it (output and
  * rank-0-only axes it never checks, malformed entries).
@@ -34,7 +34,7 @@ struct builtin {
 	{ { .name = nm, .dispatch = (disp), .program = (prog),               \
 	    .loc = NOLOC_INIT }, 0 }
 
-/* calls.md's policy call table, in its order. */
+/* The policy call table of docs/calls.md §2, in its order. */
 static const struct builtin builtins[] = {
 	SHARDED("train", CTP_PP, CTP_PP, PROG_TRAIN, 1, 0),
 	SHARDED("get_logprobs", CTP_PP, CTP_PP, PROG_FORWARD, 0, 0),

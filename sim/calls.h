@@ -1,6 +1,6 @@
 /*
- * calls: the driver's call table as data (calls.md), plus the rows a config
- * adds or overrides under `gtplan.calls`.
+ * calls: the driver's call table as data (docs/calls.md §2), plus the rows
+ * a config adds or overrides under `gtplan.calls`.
  */
 #ifndef GTPLAN_CALLS_H
 #define GTPLAN_CALLS_H
@@ -13,9 +13,9 @@
 /* Hostile-input limit: gtplan.calls entries read; more are one GT520. */
 #define CALLS_MAX_ROWS 256
 
-/* The built-in table, in calls.md order, as the 4-D layout sees it. In the
- * 5-D layout sft_v2_train also shards gtp_weight_remat (after
- * data_parallel); calls_table(NULL, 1, ...) gives that table. */
+/* The built-in table, in the order of docs/calls.md §2, as the 4-D layout
+ * sees it. In the 5-D layout sft_v2_train also shards gtp_weight_remat
+ * (after data_parallel); calls_table(NULL, 1, ...) gives that table. */
 size_t calls_builtin_count(void);
 const struct call_def *calls_builtin_at(size_t i);
 

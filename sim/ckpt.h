@@ -1,6 +1,6 @@
 /*
- * ckpt: the checkpoint plan and its validation (DESIGN.md 2.6, issue #4,
- * notes/megatron-semantics.md 2.3-3.5).
+ * ckpt: the checkpoint plan and its validation (docs/design.md §2.6-2.7,
+ * docs/notes/megatron-semantics.md §2.3-3.5).
  *
  * Every rank saves sharded entries: each large weight of each of its
  * layers (a GTP piece: column-parallel chunk t*G + g of TP*G on axis 0;
@@ -85,7 +85,7 @@ void ckpt_vocab_entry_of(const struct plan *p, const struct stack *s,
 			 struct ckpt_entry *e);
 
 /* Whether stack s can write and read the fully_reshardable optimizer
- * format on plan p for model m (seed 004; issue #4): without GTP (G and
+ * format on plan p for model m (docs/design.md §2.7): without GTP (G and
  * EG 1) always; under GTP not without Megatron-LM PR #7162
  * (megatron_lm_7162: false), and even with it not for fused projections
  * (gated fc1, an SSM in_proj: hybrid_layer_pattern with 'M') or native

@@ -25,7 +25,8 @@ static void entry_on(const struct plan *p, const struct lay_grid *grid,
 	long long t = coord[LAY_TP], gi = coord[LAY_GTP];
 	long long dp_cp = rank_in(grid, B(LAY_CP) | B(LAY_DP), coord);
 	/* the writer of a GTP-sharded piece: elected over the GTP-excluded
-	 * dp_cp group (notes 2.4), or wrongly over dp_cp_gtp */
+	 * dp_cp group (docs/notes/megatron-semantics.md §2.4), or wrongly
+	 * over dp_cp_gtp */
 	long long writer = s->writer_dp_cp_gtp ?
 		rank_in(grid, B(LAY_CP) | B(LAY_DP) | B(LAY_GTP), coord) :
 		dp_cp;

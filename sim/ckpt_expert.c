@@ -1,5 +1,6 @@
 /*
- * ckpt_expert: the experts of MoE layers in the checkpoint (issue #4):
+ * ckpt_expert: the experts of MoE layers in the checkpoint (docs/design.md
+ * §2.6):
  * their weight and optimizer keys, validated on the expert grid, and what a
  * rank writes and reads of them (see ckpt.h).
  */
@@ -9,7 +10,7 @@
 
 #include "model.h"
 
-/* ---- experts (issue #4) ------------------------------------------------- */
+/* ---- experts (docs/design.md §2.6) ------------------------------------- */
 
 /* Keys. Megatron saves the experts of an MoE layer under one key per
  * weight, decoder.layers.L.mlp.experts.linear_fc1.weight (linear_fc2

@@ -1,8 +1,9 @@
 /*
- * ckpt_opt: the optimizer state in the checkpoint (seed 004; notes 1.6,
- * 2.4): whether the stack can save fully_reshardable, the keys and chunks
- * of each format and what a rank writes of them (see ckpt.h; the experts'
- * own optimizer is ckpt_expert.c's).
+ * ckpt_opt: the optimizer state in the checkpoint (docs/design.md §2.7;
+ * docs/notes/megatron-semantics.md §1.6, §2.4): whether the stack can save
+ * fully_reshardable, the keys and chunks of each format and what a rank
+ * writes of them (see ckpt.h; the experts' own optimizer is
+ * ckpt_expert.c's).
  */
 #include "ckpt_int.h"
 
@@ -42,7 +43,7 @@ int ckpt_fully_reshardable_ok(const struct plan *p, const struct stack *s,
 	return 1;
 }
 
-/* ---- optimizer state (seed 004; notes 1.6, 2.4) ------------------------ */
+/* ---- optimizer state (docs/design.md §2.7) ------------------------------ */
 
 const char *const ckpt_opt_state[OPT_STATES] = {
 	"fp32_param", "exp_avg", "exp_avg_sq"

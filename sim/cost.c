@@ -1,7 +1,7 @@
 /*
  * cost: settings, group facts and GT531 (see cost.h).
  *
- * Default constants and where they come from (shared/notes/perf-anchors.md):
+ * Default constants and where they come from (docs/notes/perf-anchors.md):
  *  - 370 GB/s NVLink bus bandwidth per GPU: NCCL's ring all-gather /
  *    reduce-scatter / all-reduce on 8x H100/H200 saturates at 360-370 GB/s
  *    (NVIDIA/nccl-tests#212, #326; NVIDIA/nccl#1455), i.e. the 450 GB/s

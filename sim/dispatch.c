@@ -2,7 +2,7 @@
  * dispatch: NeMo-RL's driver grid, its dispatch rules, and the check that
  * every data-moving call puts its shards where Megatron's lanes are.
  *
- * The rules follow RayWorkerGroup (notes/dispatch-semantics.md section 2):
+ * The rules follow RayWorkerGroup (docs/notes/dispatch-semantics.md §2):
  * for each worker the driver walks the layout's axes outermost first; the
  * first free axis (neither sharded nor replicated) with a non-zero
  * coordinate leaves the worker out (or gives it a dummy call); a worker

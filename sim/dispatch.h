@@ -1,6 +1,6 @@
 /*
- * dispatch: NeMo-RL's driver grid and its dispatch rules (calls.md,
- * notes/dispatch-semantics.md section 2).
+ * dispatch: NeMo-RL's driver grid and its dispatch rules (docs/calls.md §1,
+ * docs/notes/dispatch-semantics.md §2).
  *
  * The policy's NamedSharding is np.arange(W).reshape(...) with named axes:
  *   4-D (NeMo-RL today):  (PP, W/(PP*CP*TP), CP, TP)
@@ -48,7 +48,7 @@ const char *drv_axis_short(enum drv_axis a);
  * every rank. */
 int drv_follows_rank_order(const struct plan *p);
 
-/* What the driver does with worker `rank` for call `c` (calls.md rules:
+/* What the driver does with worker `rank` for call `c` (docs/calls.md §1:
  * free axes, dummy calls, shard nesting in the order of the sharded axes,
  * output_is_replicated, run_rank_0_only_axes). */
 void disp_rank(const struct drv_layout *dl, const struct call_def *c,
@@ -72,7 +72,8 @@ int disp_called_when(const struct drv_layout *dl, const struct call_def *c,
 long long disp_shard_count(const struct drv_layout *dl,
 			   const struct call_def *c);
 
-/* The data-placement check for a data-moving sharded call (DESIGN.md 2.3):
+/* The data-placement check for a data-moving sharded call (docs/design.md
+ * §2.3):
  * ranks of one lane (Megatron's dp group: the lane's TP, CP and PP peers)
  * get identical data (GT510), distinct lanes distinct data (GT511), every
  * lane gets data (GT512), the shard count equals the lane count L (GT513),

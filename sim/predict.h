@@ -1,6 +1,7 @@
 /*
  * predict: the simulator's prediction of gtplan-run's --record for the
- * train call (`gtplan sim CONFIG --predict-record PREFIX`, issue #8).
+ * train call (`gtplan sim CONFIG --predict-record PREFIX`; docs/design.md
+ * §4.6, §5.2).
  *
  * For every training rank r, PREFIX.r holds the collectives r issues in
  * the runtime's train call, one JSON line each in coll.h's Record format,

@@ -1,6 +1,6 @@
 /*
- * program: per-stage collective programs (DESIGN.md 2.4-2.5): the options,
- * a program's lifecycle, queries and names. prog_build is in
+ * program: per-stage collective programs (docs/design.md §2.4-2.5): the
+ * options, a program's lifecycle, queries and names. prog_build is in
  * program_build.c, the ops it emits in program_layer.c (see program_int.h).
  */
 #include "program.h"

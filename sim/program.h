@@ -1,6 +1,6 @@
 /*
  * program: the collectives one rank issues for one call, in order
- * (DESIGN.md 2.4-2.5, calls.md).
+ * (docs/design.md §2.4-2.5, docs/calls.md §5).
  *
  * A program depends on the plan, the model shape, the call's program kind
  * and the rank's pipeline stage only: every rank of one stage runs the same
@@ -162,7 +162,7 @@ struct prog_opts {
 		TRACKER_PREINIT,        /* every stage, num_layers + MTP entries
 					   (NeMo-RL PR #3419; Megatron today) */
 		TRACKER_PREINIT_NO_MTP, /* every stage, but sized num_layers
-					   (Megatron before PR #3401) */
+					   (before Megatron-LM PR #3401) */
 		TRACKER_LAZY,           /* only stages whose router recorded a
 					   loss (before those fixes) */
 	} moe_tracker;

@@ -1,6 +1,6 @@
 /*
- * program_layer: the ops of a program (DESIGN.md 2.4-2.5): one layer, the
- * pipeline schedule, the train tail and the refits.
+ * program_layer: the ops of a program (docs/design.md §2.4-2.5): one
+ * layer, the pipeline schedule, the train tail and the refits.
  *
  * Sources of the order:
  *  - train: NeMo-RL megatron_policy_worker.train(): an all-reduce of the

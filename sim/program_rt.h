@@ -1,7 +1,7 @@
 /*
  * program_rt: the collective programs of gtplan-run's runtime model
  * (runtime/rt_model.h), so that the simulator reasons about the model the
- * runtime trains when the config names no model (issues #7/#8).
+ * runtime trains when the config names no model (docs/design.md §5).
  *
  * The programs are exactly the collectives runtime/rt_train.c issues on one
  * rank for one call, in order, with its labels ("what"), element counts,
@@ -107,7 +107,7 @@ int prog_rt_applies(const struct plan *p, char *why, size_t len);
 /* The key by which the config names a model for the simulator to reason
  * about ("policy.model_name" when set and not null, else "gtplan.model"
  * when present), or NULL when it names none: then the runtime model is
- * the model (issue #7). */
+ * the model (docs/design.md §5.1). */
 const char *prog_rt_model_key(const struct cfg_node *root);
 
 /* Builds the runtime program of `kind` (PROG_TRAIN or PROG_FORWARD; any

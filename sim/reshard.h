@@ -1,6 +1,6 @@
 /*
  * reshard: can a checkpoint saved under one layout be loaded under another
- * (`gtplan ckpt SAVED LOADED`, issue #4, seed 004)?
+ * (`gtplan ckpt SAVED LOADED`; docs/design.md §2.6-2.7)?
  *
  * Both plans must be of the same model (GT730 names the first shape field
  * that differs). Every tensor kind of the checkpoint is checked: each
@@ -18,8 +18,8 @@
  * are counted. GT732 when coverage fails (a saved stack that elects no
  * writer or several for some elements). A change of driver layout (4d vs
  * 5d) is GT731. A layout change needs an optimizer format that survives
- * it (seed 004): fully_reshardable for any change, dp_reshardable for a
- * change of D alone; another format set in gtplan.stack.
+ * it (docs/design.md §2.7): fully_reshardable for any change,
+ * dp_reshardable for a change of D alone; another format set in gtplan.stack.
  * optimizer_ckpt_format is GT734, an unset one the note GT733; a
  * fully_reshardable format the stack cannot write or read under GTP is
  * GT735. Keys are per global layer, so a PP change moves whole keys

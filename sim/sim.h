@@ -2,19 +2,28 @@
  * sim: the shared vocabulary of the simulator.
  *
  * The simulator plays what NeMo-RL's driver and Megatron's workers would do
- * for each call type, on the plan's rank grid:
- *   calls.c     the call table (data) and `gtplan.calls` rows from a config
- *   dispatch.c  the driver's named grid (4-D or the GTP PR's 5-D), who is
- *               called, which data shard each gets, whose result is kept,
- *               and the data-placement check
- *   program.c   the collective program each called rank runs for a call
- *               (program_build.c and program_layer.c build it)
+ * for each call type, on the plan's rank grid (docs/design.md §3.3):
+ *   calls.c      the call table (data) and `gtplan.calls` rows from a config
+ *   dispatch.c   the driver's named grid (4-D or the GTP PR's 5-D), who is
+ *                called, which data shard each gets, whose result is kept,
+ *                and the data-placement check
+ *   program.c    the collective program each called rank runs for a call
+ *                (program_build.c and program_layer.c build it)
  *   program_rt.c the same for gtplan-run's own model (no model named)
- *   predict.c   gtplan-run's --record of the train call, as predicted
- *   match.c     NCCL-semantics matching of those programs: completes, hangs
- *               (never called / stuck earlier / wait-for cycle) or mismatches
- *               (match_report.c: the findings; match_call.c: a driver call)
- *   simulate.c  runs every call and collects the results
+ *   predict.c    gtplan-run's --record of the train call, as predicted
+ *   stages.c     collectives that span pipeline stages, stage by stage
+ *   classes.c    ranks that behave alike (colour refinement), played once
+ *   match.c      NCCL-semantics matching of those programs: completes, hangs
+ *                (never called / stuck earlier / wait-for cycle) or
+ *                mismatches (match_report.c: the findings; match_call.c: a
+ *                driver call, for pictures)
+ *   simulate.c   runs every call and collects the results
+ *   ckpt.c       the checkpoint plan and its validation (ckpt_entry.c,
+ *                ckpt_bytes.c, ckpt_opt.c, ckpt_expert.c)
+ *   reshard.c    whether a checkpoint resumes under another layout
+ *   stack.c      gtplan.stack and the refit checks
+ *   cost.c       memory and time estimates (cost_mem.c, cost_time.c)
+ *   trace.c      the simulated timeline as a Chrome trace
  * This header holds the types those modules share. Each module has its own
  * header for its functions.
  */

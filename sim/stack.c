@@ -1,7 +1,8 @@
 /*
- * stack: gtplan.stack and the refit checks (see stack.h). Sources: seed
- * 000 (NeMo-RL PR #4512 review: refit gathers TP only, the RNG key), seed
- * 002 (TE floor 2.19, Megatron-LM PR #6940, the silent refit skip).
+ * stack: gtplan.stack and the refit checks (see stack.h). Sources: the
+ * review of NeMo-RL PR #4512 (refit gathers TP only, the RNG key) and its
+ * description (TE floor 2.19, Megatron-LM PR #6940, the silent refit skip);
+ * docs/design.md §2.9.
  */
 #include "stack.h"
 
@@ -335,9 +336,9 @@ static void check_gather(const struct plan *p, const struct stack *s,
 }
 
 /* GT720: the driver splits the global batch over the D copies instead of
- * the L = D x G lanes (seed 003). The loss trap of the same mistake, a
- * token count or gradient average over the copies, has no knob of its own
- * (gtplan.stack is closed): it is a note on this finding. */
+ * the L = D x G lanes (docs/design.md §2.1). The loss trap of the same
+ * mistake, a token count or gradient average over the copies, has no knob
+ * of its own (gtplan.stack is closed): it is a note on this finding. */
 static void check_batch_split(const struct plan *p, const struct stack *s,
 			      struct diag_list *diags)
 {

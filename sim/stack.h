@@ -1,6 +1,6 @@
 /*
  * stack: gtplan.stack, the behaviours of the software stack being planned
- * for (DESIGN.md 2.5-2.6, issue #4), with the correct behaviour as the
+ * for (docs/design.md §2.9), with the correct behaviour as the
  * default; a preset sets known stacks at once and single keys override it.
  * Also the refit checks (GT701-GT705) the simulator runs on a plan.
  */
@@ -26,10 +26,10 @@ enum stack_key {
 	STACK_NKEYS
 };
 
-/* gtplan.stack.optimizer_ckpt_format (seed 004). UNSET: not said; the
- * checkpoint plan then lays the optimizer state out as Megatron's default
- * (dp_reshardable: --dist-ckpt-optim-fully-reshardable off) but a layout
- * change is only a note, since the run may set the flag. */
+/* gtplan.stack.optimizer_ckpt_format (docs/design.md §2.7). UNSET: not
+ * said; the checkpoint plan then lays the optimizer state out as
+ * Megatron's default (dp_reshardable: --dist-ckpt-optim-fully-reshardable
+ * off) but a layout change is only a note, since the run may set the flag. */
 enum stack_opt_format {
 	STACK_OPT_UNSET,
 	STACK_OPT_DP_RESHARDABLE,
@@ -48,7 +48,7 @@ struct stack {
 	int mcore_gtp_fixes;
 	/* sharded_replica_group: dp_cp_gtp (the writer of GTP-sharded
 	 * weights elected over the GTP-inclusive group: only g = 0 pieces
-	 * have a main replica; notes 2.4) */
+	 * have a main replica; docs/notes/megatron-semantics.md §2.4) */
 	int writer_dp_cp_gtp;
 	enum stack_opt_format opt_format;
 	int mlm_7162;                  /* megatron_lm_7162 (default true) */

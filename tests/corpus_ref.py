@@ -443,7 +443,7 @@ def derive(cfg):
     return out
 
 
-# ---- framework rules (issue #5): Megatron, NeMo-RL and vLLM launch checks --
+# ---- framework rules (docs/design.md §2.8): Megatron, NeMo-RL, vLLM checks --
 #
 # Written from the frameworks' sources (see planner/rules_*.c for the file
 # references), not from gtplan's C: the same verdicts, computed again. Model

@@ -80,7 +80,7 @@ r = p["ranks"][13]
 assert (r["rank"], r["node"], r["local_rank"], r["tp"], r["gtp"], r["dp_replicate"], r["lane"]) == (13, 1, 5, 1, 0, 1, 3), r
 EOF
 
-# ---- sim: every call on the default layout, the seed's 5-D hang ------------
+# ---- sim: every call on the default layout, the 5-D hang (docs/calls.md §3)
 expect_rc "sim default" 0 "$GTPLAN" sim "$D"
 contains "sim all calls complete" "$tmp/out" "calls complete"
 contains "sim train row" "$tmp/out" "train "
@@ -100,7 +100,8 @@ expect_rc "plan 5-D calls" 0 "$PY" - "$tmp/plan5.json" <<'EOF2'
 import json, sys
 calls = {c["name"]: c for c in json.load(open(sys.argv[1]))["calls"]}
 def codes(c): return [f["code"] for f in calls[c]["findings"]]
-# seed 001: every call that shards data_parallel only reaches the g = 0 GPUs
+# NeMo-RL PR #4512's 5-D layout: every call that shards data_parallel only
+# reaches the g = 0 GPUs (docs/calls.md §3)
 for name in ("train", "get_logprobs"):
     c = calls[name]
     assert c["status"] == "hang", (name, c["status"])
@@ -191,7 +192,7 @@ contains "predict: steps limit" "$tmp/err" "--steps 1001 is outside [1, 1000]"
 expect_rc "predict unwritable" 2 "$GTPLAN" sim $R --predict-record "$tmp/no/such/dir/p"
 contains "predict: unwritable" "$tmp/err" "cannot write"
 
-# ---- the PR #4512 stack: every trap of its pins, through the preset --------
+# ---- NeMo-RL PR #4512's stack: every trap of its pins, through the preset --
 expect_rc "pr4512 example" 1 "$GTPLAN" lint examples/pr4512.yaml --color never
 for code in GT500 GT701 GT703 GT704 GT705; do
 	contains "pr4512 reports $code" "$tmp/err" "error[$code]"

@@ -7,7 +7,9 @@
 # 3. tests/corpus.sh: every NeMo-RL corpus config against OmegaConf;
 # 4. tests/runtime_parity.sh, tests/runtime_calls.sh, tests/runtime_ckpt.sh:
 #    gtplan-run under mpirun (parity of layouts; get_logprobs and refit
-#    export; sharded checkpoints).
+#    export; sharded checkpoints);
+# 5. tests/citations.py: every document, section and repo file the comments
+#    and docs name exists (with a self-check that breaks each kind).
 # Each part prints "RESULT <passed> <failed> <skipped>" as its last line.
 set -u
 cd "$(dirname "$0")/.."
@@ -45,7 +47,7 @@ for bin in "$@"; do
 	add "$name" "$rc" "$tmp/$name.out"
 done
 for script in tests/layers.sh tests/e2e.sh tests/render_e2e.sh tests/corpus.sh tests/runtime_parity.sh \
-	tests/runtime_calls.sh tests/runtime_ckpt.sh; do
+	tests/runtime_calls.sh tests/runtime_ckpt.sh tests/citations.py; do
 	[ -x "$script" ] || continue
 	"$script" 2>&1 | tee "$tmp/part.out"; rc=${PIPESTATUS[0]}
 	add "$script" "$rc" "$tmp/part.out"

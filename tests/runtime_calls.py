@@ -22,7 +22,7 @@ order: RUN (a TP x G layout's export in ORDER, tp_then_gtp or tp_only)
   and vocab weights as whole rows in the order of the pieces (TP-local row
   blocks of S = padded rows / G, t-major for TP gathers, g-major for
   tp_then_gtp), row-parallel weights in place; the shape must be the
-  seed's wrong one ([R/G, k] for tp_only), not GOOD's.
+  wrong one of NeMo-RL PR #4512's stack ([R/G, k] for tp_only), not GOOD's.
 records: every rank's get_logprobs record is exactly train's forward per
   micro-batch (GTP all-gathers, TP all-reduces, CE max/target/sumexp over
   tp; rt_model.h), with no other collective; get_logprobs.results is one

@@ -7,7 +7,7 @@
 #    within 1e-5 relative, exports normwise within 1e-5, each export exactly
 #    its own run's --dump-weights, get_logprobs' records exactly train's forward
 #    (tests/runtime_calls.py) and the plan's groups (runtime_records.py);
-# 2. the refit gather orders of seed 000 on TP2xG3's initial weights:
+# 2. the wrong refit gather orders (docs/design.md §2.5) on TP2xG3's weights:
 #    tp_only (--refit-gather) gives R/G rows, tp_then_gtp (the plan's
 #    stack.refit_gather) the interleaved rows, both exactly as predicted;
 # 3. float64 (tests/runtime_reference.py's model): the single-rank logprobs
@@ -70,7 +70,7 @@ for row in "${layouts[@]}"; do
 	show "$name"
 done
 
-# ---- 2. the wrong refit gather orders (seed 000) --------------------------
+# ---- 2. the wrong refit gather orders (docs/design.md §2.5) ---------------
 check "export ref, initial" mpi 1 "$tmp/ref.json" --steps 0 --export "$tmp/good.st"
 check "export tp_only" mpi 6 "$tmp/tp2g3.json" --steps 0 --refit-gather tp_only --export "$tmp/tponly.st"
 check "order tp_only" calls order tp_only "$tmp/tp2g3.json" "$tmp/good.st" "$tmp/tponly.st"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gtplan-run on CPU under `mpirun --oversubscribe` (issue #7's proof):
+# gtplan-run on CPU under `mpirun --oversubscribe` (docs/design.md §5.1-5.2):
 #   tests/runtime_parity.sh     prints "RESULT passed failed skipped" last
 # 1. the single-rank run against an independent float64 model
 #    (tests/runtime_reference.py: step-1 loss, finite-difference gradients),

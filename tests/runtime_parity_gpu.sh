@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gtplan-run --device cuda on the GPUs of this host (issue #7's GPU proof):
+# gtplan-run --device cuda on the GPUs of this host (docs/design.md §5.3):
 #   tests/runtime_parity_gpu.sh     prints "RESULT passed failed skipped" last
 #   tests/runtime_parity_gpu.sh --plans-only   makes the plans and stops
 # The single-rank CPU run is the reference; the single-rank CUDA run and the

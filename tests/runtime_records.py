@@ -18,7 +18,7 @@ RECORD is the --record path; rank r's file is RECORD.r. Checks:
     S x d1 elements, S = the TP-local dim 0 padded to a multiple of 16 x G,
     divided by G (Megatron's gtp_remat_shard_dim0), computed here;
   - the gradient all-reduce over dp_cp_replicate comes after every GTP
-    reduce-scatter of its step (DESIGN.md 2.4).
+    reduce-scatter of its step (docs/design.md §2.4).
 Exit 0 when all hold, 1 when not, 2 on a usage or read error.
 """
 import json

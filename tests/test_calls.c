@@ -1,7 +1,7 @@
 /*
- * The call table: the built-in rows of calls.md, gtplan.calls overrides
- * and additions, their validation (GT520-GT523 at the offending node), and
- * the --list-calls text.
+ * The call table: the built-in rows of docs/calls.md §2, gtplan.calls
+ * overrides and additions, their validation (GT520-GT523 at the offending
+ * node), and the --list-calls text.
  */
 #include <check.h>
 #include <stdio.h>

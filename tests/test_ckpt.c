@@ -1,13 +1,13 @@
 /*
- * The checkpoint plan (sim/ckpt.h): GTP piece offsets on the seeds'
- * layouts (TP 2, G 3: chunk t*3 + g; TP 4, G 3, 24 GPUs), column and row
- * placements, padding outside logical coordinates, the default stack
- * clean on random valid layouts (CP, PP, DP), GT710 / GT712 from the
- * stack settings of seed 000, and GT711 from a writer election over the
- * GTP-inclusive group; the experts of MoE layers (keys, pieces, bytes,
- * optimizer state) by hand and on random MoE layouts, GT711 for them
- * under that election and GT710 for their biases without expert GTP in
- * the replica id.
+ * The checkpoint plan (sim/ckpt.h): GTP piece offsets on the layouts of
+ * NeMo-RL PR #4512's pages (TP 2, G 3: chunk t*3 + g; TP 4, G 3, 24
+ * GPUs), column and row placements, padding outside logical coordinates,
+ * the default stack clean on random valid layouts (CP, PP, DP), GT710 /
+ * GT712 from the settings of NeMo-RL PR #4512's stack, and GT711 from a
+ * writer election over the GTP-inclusive group; the experts of MoE layers
+ * (keys, pieces, bytes, optimizer state) by hand and on random MoE
+ * layouts, GT711 for them under that election and GT710 for their biases
+ * without expert GTP in the replica id.
  */
 #include <check.h>
 #include <stdio.h>
@@ -130,7 +130,8 @@ static void entry(const struct sim_fx *f, const struct stack *s, long long rank,
 	ckpt_entry_of(&f->plan, s, k, rows, cols, pad, c, e);
 }
 
-/* Seed 000: GPU r = t + 2g holds column chunk t*3 + g of 6. */
+/* TP 2, G 3 (docs/design.md §2.6): GPU r = t + 2g holds column chunk
+ * t*3 + g of 6. */
 START_TEST(seed_000_column_chunks)
 {
 	struct sim_fx f;
@@ -172,7 +173,8 @@ START_TEST(seed_000_column_chunks)
 }
 END_TEST
 
-/* Seed 004 / notes 2.3: out 1000, TP 4, G 3, pad 16: S = 96; (t 1, g 2)
+/* docs/notes/megatron-semantics.md §2.3: out 1000, TP 4, G 3, pad 16:
+ * S = 96; (t 1, g 2)
  * is chunk 5 and holds logical rows [442, 500) (38 padding rows left
  * out). Row-parallel out 1000, G 3, pad 16: S = 336. Two copies: only
  * dp 0 writes. */
@@ -488,7 +490,7 @@ START_TEST(GT710_expert_bias)
 }
 END_TEST
 
-/* Seed 000 with rng_state_group: dp_cp: the 3 GTP peers of each TP rank
+/* TP 2, G 3 with rng_state_group: dp_cp: the 3 GTP peers of each TP rank
  * claim one rng_state key. */
 START_TEST(GT712_rng_state_group)
 {
@@ -554,7 +556,8 @@ END_TEST
 
 /* sharded_replica_group: dp_cp_gtp: the writers of GTP-sharded pieces
  * are elected over the GTP-inclusive group, so only g = 0 pieces have a
- * main replica (notes 2.4): GT711 for each of the 6 sharded weights.
+ * main replica (docs/notes/megatron-semantics.md §2.4): GT711 for each of
+ * the 6 sharded weights.
  * Without GTP the two groups coincide: nothing to report. */
 START_TEST(GT711_sharded_replica_group)
 {
@@ -681,7 +684,8 @@ START_TEST(optimizer_formats)
 	sim_fx_release(&f);
 
 	/* the gated fc1 (the test model) is fine for fully_reshardable
-	 * without GTP; without PR #7162 under GTP the save aborts: GT735 */
+	 * without GTP; without Megatron-LM PR #7162 under GTP the save
+	 * aborts: GT735 */
 	lint(&f, yaml(2, 1, 1, 1, 2, "  stack:\n"
 		      "    optimizer_ckpt_format: fully_reshardable\n"
 		      "    megatron_lm_7162: false\n"));

@@ -1,6 +1,7 @@
 /*
  * The driver's grid and dispatch rules, and the data-placement check
- * (GT510-GT514): the seeds' scenarios (4-D and 5-D layouts, GTP before CP,
+ * (GT510-GT514): the scenarios of docs/design.md §2.3 (4-D and 5-D layouts,
+ * GTP before CP,
  * batches split over copies, generate with CP > 1) and the rules' corners.
  */
 #include <check.h>

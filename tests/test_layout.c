@@ -2,8 +2,8 @@
  * Tests for layout (rank order, rank <-> coordinates, Megatron's groups) and
  * plan_json (the plan JSON writer and its jsonw emitter).
  *
- * The group vectors are those of /work/shared/notes/megatron-semantics.md
- * sections 1.7 and 6, computed there by running Megatron-LM's own
+ * The group vectors are those of docs/notes/megatron-semantics.md
+ * §1.7 and §6, computed there by running Megatron-LM's own
  * generate_masked_orthogonal_rank_groups; lists the notes elide with "..."
  * are written out in full from the closed-form rank formula.
  */
@@ -18,7 +18,7 @@
 #include "plan.h"
 #include "report.h"
 
-#define SEED LAY_DEFAULT_ORDER     /* post-#6868: tp-cp-gtp-ep-dp-pp */
+#define SEED LAY_DEFAULT_ORDER     /* Megatron-LM PR #6868's order */
 #define SNAP "tp-gtp-cp-ep-dp-pp"  /* Megatron-LM d98e8a64 */
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -266,7 +266,7 @@ START_TEST(coords_formula)
 	struct lay_grid g;
 	long long c[LAY_NAXES], r, bad = 0;
 
-	/* Seed: rank = t + TP*(c + CP*(g + G*(d + D*p))), TP 2 CP 3 G 2 D 2. */
+	/* rank = t + TP*(c + CP*(g + G*(d + D*p))), TP 2 CP 3 G 2 D 2. */
 	make_grid(&g, SEED, 2, 3, 2, 1, 2, 2);
 	for (r = 0; r < g.world; r++) {
 		lay_coords(&g, r, c);

@@ -367,7 +367,7 @@ END_TEST
 /* ---- the 4-D layout ---------------------------------------------------- */
 
 /* Every call ok; `generate` leaves context_parallel free, so with CP > 1
- * it must hang (calls.md). */
+ * it must hang (docs/calls.md §2). */
 static void check_table(struct plan *p, const struct prog_opts *o)
 {
 	struct drv_layout dl;
@@ -402,7 +402,8 @@ START_TEST(four_d_every_call_ok)
 {
 	struct plan p;
 
-	plan_by_hand(&p, 4, 1, 3, 1, 2, 48, 4, "4d"); /* the seeds' 24 GPUs */
+	/* the example of docs/design.md §2.1 */
+	plan_by_hand(&p, 4, 1, 3, 1, 2, 48, 4, "4d");
 	check_table(&p, NULL);
 	plan_release(&p);
 	plan_by_hand(&p, 2, 2, 2, 2, 2, 64, 2, "4d");

@@ -1,6 +1,7 @@
 /*
- * render: the seeds' figures as DOT golden files (TP 2 / G 3 on 6 GPUs,
- * TP 4 / G 3 on 24 GPUs, the 5-D layout's hang as a call overlay), byte
+ * render: the figures of NeMo-RL PR #4512's review as DOT golden files
+ * (TP 2 / G 3 on 6 GPUs, TP 4 / G 3 on 24 GPUs, the 5-D layout's hang as a
+ * call overlay), byte
  * for byte; determinism; the per-node summary of large worlds; NVLink
  * segments; the text grid; the overlay's states from match_call_where();
  * SVG and PNG through Graphviz; the option parsers and the errors.
@@ -213,7 +214,7 @@ static size_t count(const char *hay, const char *needle)
 	return n;
 }
 
-/* ---- golden files: the seeds' figures ----------------------------------- */
+/* ---- golden files: the figures of NeMo-RL PR #4512's review ------------- */
 
 START_TEST(golden_tp2_g3_6gpu)
 {
@@ -225,7 +226,7 @@ START_TEST(golden_tp2_g3_6gpu)
 	opts(&o, &f, RENDER_DOT, "gtp,tp", NULL);
 	dot = render_ok(&o, &f);
 	golden(dot, "tp2-g3-6gpu.dot");
-	/* seed 000: GTP groups {0,2,4} {1,3,5}, TP groups {0,1} {2,3} {4,5} */
+	/* TP 2, G 3: GTP groups {0,2,4} {1,3,5}, TP groups {0,1} {2,3} {4,5} */
 	ck_assert_ptr_nonnull(strstr(dot, "tooltip=\"gtp group 0: 0 2 4\""));
 	ck_assert_ptr_nonnull(strstr(dot, "tooltip=\"gtp group 1: 1 3 5\""));
 	ck_assert_ptr_nonnull(strstr(dot, "tooltip=\"tp group 2: 4 5\""));
@@ -246,7 +247,7 @@ START_TEST(golden_tp4_g3_24gpu)
 	opts(&o, &f, RENDER_DOT, "gtp", NULL);
 	dot = render_ok(&o, &f);
 	golden(dot, "tp4-g3-24gpu.dot");
-	/* seed 001: rank = t + 4(g + 3d); 6 lanes, GPU (d, g) in lane 3d + g */
+	/* TP 4, G 3, D 2: rank = t + 4(g + 3d); GPU (d, g) in lane 3d + g */
 	ck_assert_ptr_nonnull(strstr(dot, "tooltip=\"gtp group 4: 12 16 20\""));
 	ck_assert_ptr_nonnull(strstr(dot, "<B>13</B><BR/><FONT POINT-SIZE=\"9\">"
 				     "node 1 · GPU 5</FONT><BR/>t1 c0 g0 d1 p0"

@@ -1,6 +1,6 @@
 /*
- * Checkpoint resharding (sim/reshard.h): the seeds' layouts (TP 2, G 3 on
- * 6 GPUs; TP 4, G 3 on 24), a shrink to TP 2, G 2, a PP change, exact
+ * Checkpoint resharding (sim/reshard.h): NeMo-RL PR #4512's layouts (TP 2,
+ * G 3 on 6 GPUs; TP 4, G 3 on 24), a shrink to TP 2, G 2, a PP change, exact
  * coverage (model weights, norms, the padded vocabulary, experts, and the
  * example weights without a shape), the 4d -> 5d warning GT731, the
  * optimizer formats (GT733 note, GT734, GT735), GT732 from stacks that
@@ -133,8 +133,8 @@ static void all_covered(const struct fx *f)
 	ck_assert_uint_eq(count(f, "GT730") + count(f, "GT732"), 0);
 }
 
-/* Seed 000 -> seed 004's 24 GPUs: 6 column chunks of qkv become 12, each
- * loading piece inside one saved piece. */
+/* TP 2, G 3 on 6 GPUs -> TP 4, G 3 on 24: 6 column chunks of qkv become
+ * 12, each loading piece inside one saved piece. */
 START_TEST(tp2_g3_to_tp4_g3)
 {
 	struct fx f;
@@ -539,9 +539,9 @@ START_TEST(GT732_saved_stack)
 }
 END_TEST
 
-/* GT735: fully_reshardable under GTP: without PR #7162 neither written
- * nor read; with it refused for the gated fc1 and for native FP8; a
- * non-gated model with the PR can use it. */
+/* GT735: fully_reshardable under GTP: without Megatron-LM PR #7162
+ * neither written nor read; with it refused for the gated fc1 and for
+ * native FP8; a non-gated model with the PR can use it. */
 START_TEST(GT735_fully_reshardable_stack)
 {
 	struct lay a = { 2, 1, 3, 1, 1, 1, 2, 1 }, b = { 4, 1, 3, 1, 2, 1, 4, 1 };

@@ -1,8 +1,8 @@
 /*
  * gtplan.stack (sim/stack.h): defaults, the nemo-rl-pr4512 preset, single
- * keys over it, an unknown preset (GT700), the refit row orders of seed
- * 000 and the refit checks GT701-GT705 on the seeds' layouts (TP 2, G 3,
- * 6 GPUs; TP 4, G 3, 24 GPUs).
+ * keys over it, an unknown preset (GT700), the refit row orders of
+ * docs/design.md §2.5 and the refit checks GT701-GT705 on the layouts of
+ * NeMo-RL PR #4512's pages (TP 2, G 3, 6 GPUs; TP 4, G 3, 24 GPUs).
  */
 #include <check.h>
 #include <stdio.h>
@@ -252,8 +252,8 @@ START_TEST(te_versions)
 }
 END_TEST
 
-/* Fires with `extra` on the seeds' two layouts, not with G = 1 or with the
- * correct value; the message holds `text`. */
+/* Fires with `extra` on NeMo-RL PR #4512's two layouts, not with G = 1 or
+ * with the correct value; the message holds `text`. */
 static void fires(const char *code, const char *model, const char *bad,
 		  const char *good, const char *text)
 {
@@ -370,7 +370,7 @@ START_TEST(GT720_batch_split_over_copies)
 	struct sim_fx f;
 	const struct diag *d;
 
-	/* seed 003: TP 4, G 3, 24 GPUs, D 2, L 6 */
+	/* TP 4, G 3, 24 GPUs, D 2, L 6 (docs/design.md §2.1) */
 	lint(&f, yaml(4, 3, 24, "Qwen/Qwen3-0.6B", STACK("batch_split: copies")));
 	d = find(&f, "GT720");
 	ck_assert_ptr_nonnull(d);
