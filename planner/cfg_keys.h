@@ -2,8 +2,8 @@
  * cfg_keys: the config's key paths, spelled once. A section is a prefix
  * that ends in a dot, so KEY_MEG "sequence_parallel" is one path for
  * cfg_path(); the keys read in more than one place have a name of their
- * own. NeMo-RL's sections and Megatron's names are NeMo-RL's
- * (examples/configs/grpo_math_1B_megatron.yaml there); gtplan's own keys live under
+ * own. NeMo-RL's sections and Megatron's names are NeMo-RL's (its
+ * recipe grpo_math_1B_megatron.yaml); gtplan's own keys live under
  * KEY_GTPLAN, which NeMo-RL ignores (schemas/config.schema.json lists them
  * all).
  */
