@@ -402,6 +402,11 @@ static void read_runtime_model(struct plan *p, const struct cfg_node *root)
 	m->head_dim = model_head_dim(&ms);
 	m->tie_embeddings = ms.share_embeddings_and_output_weights;
 	m->qkv_bias = ms.add_qkv_bias || ms.add_bias_linear;
+	m->qk_norm = ms.qk_layernorm;
+	if (ms.rotary_base > 0)
+		m->rope_theta = (double)ms.rotary_base;
+	if (ms.layernorm_epsilon > 0)
+		m->norm_eps = ms.layernorm_epsilon;
 	m->moe = ms.num_moe_experts > 0;
 }
 
