@@ -23,7 +23,7 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
            -Wmissing-prototypes -Wformat=2 -Wno-format-nonliteral
 STD     := -std=c11 -D_POSIX_C_SOURCE=200809L
-BASE_CFLAGS := $(STD) $(WARN) -Iplanner -Isim -Ibuild/gen $(PKG_CFLAGS) -MMD -MP
+BASE_CFLAGS := $(STD) $(WARN) -Iplanner -Isim -Ikernels -Ibuild/gen $(PKG_CFLAGS) -MMD -MP
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 
 REL_CFLAGS  := $(BASE_CFLAGS) -O2 -g $(CFLAGS)
