@@ -75,7 +75,7 @@ struct plan_rt_model {
 };
 
 #define PLAN_RT_HEADS      4
-#define PLAN_RT_KV_HEADS   2
+#define PLAN_RT_KV_HEADS   4
 #define PLAN_RT_ROPE_THETA 10000.0
 #define PLAN_RT_NORM_EPS   1e-5
 

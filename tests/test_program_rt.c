@@ -16,8 +16,9 @@
 #include "plan_fixture.h"
 
 /* TP x CP x G x D ranks (PP 1) with the decoder of
- * tests/runtime/parity.yaml: hidden 40, ffn 96, 2 layers, 4 heads in 2
- * query groups of head_dim 10, vocab 255, untied, seq_len 32. */
+ * tests/runtime/parity.yaml (hidden 40, ffn 96, 2 layers, 4 heads of
+ * head_dim 10, vocab 255, untied, seq_len 32), its 4 heads in 2 query
+ * groups here. */
 static void mkplan(struct plan *p, long long tp, long long cp, long long g,
 		   long long d, long long gbs, long long mbs)
 {
