@@ -482,7 +482,7 @@ static int write_config(const struct rt_model *m, const char *dir)
 		"\n  \"vocab_size\": %lld\n}\n", arch, s->qkv_bias &&
 		!s->qk_norm ? "true" : "false", s->hd, s->h, s->ffn,
 		s->seq_len, type, s->heads, s->layers, s->kv_heads,
-		(double)s->eps, s->theta, s->tie ? "true" : "false", s->vocab);
+		s->norm_eps, s->theta, s->tie ? "true" : "false", s->vocab);
 	if (fclose(f))
 		rc = rt_error(RT_EIO, "--export: write error on '%s'", path);
 	free(path);

@@ -144,6 +144,7 @@ int rt_model_shape(struct rt_shape *s, const struct rt_plan *p,
 	s->qk_norm = rt->qk_norm;
 	s->sp = rt->sp && s->tp > 1;
 	s->theta = rt->rope_theta;
+	s->norm_eps = rt->norm_eps;
 	s->eps = (float)rt->norm_eps;
 	RCHECK(refuse_layout(p, s));
 	RCHECK(shape_batch(s, p, global_batch, micro_batch));

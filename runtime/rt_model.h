@@ -34,13 +34,13 @@
  * issue nothing). Forward:
  *   gtp all-gather embedding; tp embedding.out: all-reduce (N x h), with
  *   SP reduce-scatter (N/T x h received)
- *   per layer l: gtp all-gather layers.l.qkv; SP: tp all-gather
- *     layers.l.qkv.in (N/T x h sent); gtp all-gather layers.l.proj; tp
- *     layers.l.proj.out all-reduce / SP reduce-scatter; gtp all-gather
- *     layers.l.fc1; SP: tp all-gather layers.l.fc1.in; gtp all-gather
+ *   per layer l: SP: tp all-gather layers.l.qkv.in (N/T x h sent); gtp
+ *     all-gather layers.l.qkv; gtp all-gather layers.l.proj; tp
+ *     layers.l.proj.out all-reduce / SP reduce-scatter; SP: tp all-gather
+ *     layers.l.fc1.in; gtp all-gather layers.l.fc1; gtp all-gather
  *     layers.l.fc2; tp layers.l.fc2.out all-reduce / SP reduce-scatter
- *   gtp all-gather output (embedding when tied); SP: tp all-gather
- *   output.in; tp all-reduce ce.max (max), ce.target, ce.sumexp (N each)
+ *   SP: tp all-gather output.in; gtp all-gather output (embedding when
+ *   tied); tp all-reduce ce.max (max), ce.target, ce.sumexp (N each)
  * Backward:
  *   gtp all-gather output (embedding when tied); tp output.dgrad all-reduce
  *   / SP reduce-scatter; untied: gtp reduce-scatter output
@@ -132,8 +132,8 @@ struct rt_shape {
 	long long local;               /* residual rows: N / TP with SP */
 	long long global_batch, per_lane, micro_batches;
 	int tie, qkv_bias, qk_norm, sp;
-	double theta;
-	float eps;
+	double theta, norm_eps;        /* RoPE theta, RMSNorm eps (plan) */
+	float eps;                     /* norm_eps as the kernels take it */
 	int tp, cp, g, lanes;
 	int t, c, gr, lane;            /* this rank's coordinates */
 };

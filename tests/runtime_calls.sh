@@ -59,7 +59,7 @@ layouts=(
 	"tp2g2d2 8 3 ref $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4"
 	"tp2sp 2 12 ref $M.tensor_model_parallel_size=2 +$M.sequence_parallel=true"
 	"dref 1 12 dref"
-	"dtp2g3 6 2 dref $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6"
+	"dtp2g3 6 4 dref $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6"
 )
 for row in "${layouts[@]}"; do
 	read -r name np mbs base overrides <<<"$row"
@@ -105,7 +105,7 @@ plan_stack() {
 		$M.tensor_parallel_num_weight_shards=6 +gtplan.stack.refit_gather=tp_then_gtp \
 		-o "$tmp/tpg.json" >"$tmp/tpg.diag" 2>&1
 	# GT702 names the rows gtplan-run's export returns (checked below)
-	[ $? -eq 1 ] && grep -q "error\[GT702\].*layers.0.fc1 (gtplan-run's model) comes back with rows 0-15, 48-63, 16-31, 64-79," "$tmp/tpg.diag" &&
+	[ $? -eq 1 ] && grep -q "error\[GT702\].*layers.0.fc1 (gtplan-run's model) comes back with rows 0-31, 96-127, 32-63, 128-159," "$tmp/tpg.diag" &&
 		grep -q '"refit_gather": "tp_then_gtp"' "$tmp/tpg.json"
 }
 check "plan with gtplan.stack.refit_gather" plan_stack
