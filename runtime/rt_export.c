@@ -464,6 +464,10 @@ static int write_config(const struct rt_model *m, const char *dir)
 
 	if (!path)
 		return rt_error(RT_ENOMEM, "out of memory");
+	if (s->qk_norm && s->qkv_bias)
+		rt_note("--export: transformers has no class with QK-norm and a "
+			"bias on q, k and v only; config.json says %s, which "
+			"does not read the biases model.safetensors holds", arch);
 	sprintf(path, "%s/config.json", dir);
 	f = fopen(path, "w");
 	if (!f) {

@@ -36,7 +36,7 @@
  * With a directory (--export DIR), the file is DIR/model.safetensors and
  * DIR/config.json describes the model for transformers
  * (LlamaForCausalLM; Qwen2ForCausalLM with a qkv bias, Qwen3ForCausalLM
- * with QK-norm).
+ * with QK-norm; transformers has no class with both, which a note says).
  */
 #ifndef GTPLAN_RT_EXPORT_H
 #define GTPLAN_RT_EXPORT_H
