@@ -135,15 +135,16 @@ endif
 OPENBLAS_A := $(wildcard /usr/lib/x86_64-linux-gnu/libopenblas.a)
 GPU_BLAS_LIBS := $(if $(OPENBLAS_A),$(OPENBLAS_A) -lpthread,$(BLAS_LIBS))
 GPU_CFLAGS := $(STD) $(WARN) -O2 -g -Ikernels $(BLAS_CFLAGS) -DKERN_WITH_CUDA -MMD -MP $(CFLAGS)
-GPU_OBJ := $(KERN_SRC:%.c=build/gpu/%.o) build/gpu/kernels/kern_cuda.o \
-           build/gpu/tests/gpu/test_kernels_gpu.o
+CUDA_OBJ := $(patsubst %.cu,build/gpu/%.o,$(wildcard kernels/*.cu))
+GPU_OBJ := $(KERN_SRC:%.c=build/gpu/%.o) $(CUDA_OBJ) \
+           $(patsubst %.c,build/gpu/%.o,$(wildcard tests/gpu/test_kernels*.c))
 
 .PHONY: test-gpu bench-gpu
 build/gpu/%.o: %.c
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  CC/gpu  $<")
 	$(Q)$(CC) $(GPU_CFLAGS) -c $< -o $@
-build/gpu/kernels/kern_cuda.o: kernels/kern_cuda.cu kernels/kern.h
+build/gpu/kernels/%.o: kernels/%.cu kernels/kern.h kernels/kern_cuda.h
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  NVCC    $<")
 	$(Q)$(NVCC) $(NVCCFLAGS) $(GENCODE) -Ikernels -Xcompiler -Wall,-Wextra -c $< -o $@
@@ -168,7 +169,7 @@ NVIDIA_SMI ?= nvidia-smi
 JANSSON_A := $(wildcard /usr/lib/x86_64-linux-gnu/libjansson.a)
 GPU_JANSSON_LIBS := $(if $(JANSSON_A),$(JANSSON_A),$(JANSSON_LIBS))
 GPU_RT_OBJ := $(RT_SRC:%.c=build/gpu/%.o) $(KERN_SRC:%.c=build/gpu/%.o) \
-              build/gpu/kernels/kern_cuda.o
+              $(CUDA_OBJ)
 build/gpu/runtime/%.o: GPU_CFLAGS += -Iruntime $(MPI_CFLAGS) -isystem $(CUDA_HOME)/include -DGTPLAN_WITH_NCCL
 # NCCL is linked dynamically (libnccl.so.2: the GPU machine's own, found by
 # the loader, else the toolkit's through the rpath).

@@ -7,9 +7,11 @@
  * row reductions are trees instead of left-to-right sums, and embed_bwd
  * adds with atomicAdd, so a row hit by several tokens sums in any order.
  *
- * Only this file sees CUDA's and cuBLAS's types: every failure becomes a
- * KERN_E* value, printed once to stderr with its file:line (CUDACHECK and
- * CUBLASCHECK below), never an exit.
+ * Only this file and kernels/kern_cuda_llm.cu see CUDA's and cuBLAS's
+ * types: every failure becomes a KERN_E* value, printed once to stderr with
+ * its file:line (CUDACHECK in kernels/kern_cuda.h, CUBLASCHECK below),
+ * never an exit. The decoder's kernels (bias, SwiGLU, RoPE, attention)
+ * live in kernels/kern_cuda_llm.cu.
  */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -19,13 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-extern "C" {
-#include "kern.h"
-}
+#include "kern_cuda.h"
 
-#define KERN_CUDA_THREADS 256
-/* Grid cap for grid-stride loops: enough blocks to fill any current GPU. */
-#define KERN_CUDA_MAX_BLOCKS 65535LL
 #define KERN_SQRT1_2 0.70710678118654752440f
 
 struct cuda_impl {
@@ -33,14 +30,6 @@ struct cuda_impl {
 	cudaStream_t stream;
 	cublasHandle_t blas;
 };
-
-static int cuda_fail(cudaError_t e, const char *what, const char *file,
-		     int line)
-{
-	fprintf(stderr, "kern_cuda: %s:%d: %s: %s (%s)\n", file, line, what,
-		cudaGetErrorString(e), cudaGetErrorName(e));
-	return e == cudaErrorMemoryAllocation ? KERN_ENOMEM : KERN_EDEVICE;
-}
 
 static int cublas_fail(cublasStatus_t s, const char *what, const char *file,
 		       int line)
@@ -50,23 +39,12 @@ static int cublas_fail(cublasStatus_t s, const char *what, const char *file,
 	return s == CUBLAS_STATUS_ALLOC_FAILED ? KERN_ENOMEM : KERN_EDEVICE;
 }
 
-#define CUDACHECK(cmd)                                                  \
-	do {                                                            \
-		cudaError_t e_ = (cmd);                                 \
-		if (e_ != cudaSuccess)                                  \
-			return cuda_fail(e_, #cmd, __FILE__, __LINE__); \
-	} while (0)
-
 #define CUBLASCHECK(cmd)                                                  \
 	do {                                                              \
 		cublasStatus_t s_ = (cmd);                                \
 		if (s_ != CUBLAS_STATUS_SUCCESS)                          \
 			return cublas_fail(s_, #cmd, __FILE__, __LINE__); \
 	} while (0)
-
-/* After a launch: configuration errors show up here, faults at the next
- * synchronising call. */
-#define LAUNCHCHECK(name) CUDACHECK(cudaGetLastError())
 
 static struct cuda_impl *impl_of(struct kern_ctx *k)
 {
@@ -76,20 +54,6 @@ static struct cuda_impl *impl_of(struct kern_ctx *k)
 static cudaStream_t stream_of(struct kern_ctx *k)
 {
 	return impl_of(k)->stream;
-}
-
-static unsigned blocks_for(long long n)
-{
-	long long b = (n + KERN_CUDA_THREADS - 1) / KERN_CUDA_THREADS;
-
-	return (unsigned)(b < 1 ? 1 : b > KERN_CUDA_MAX_BLOCKS ?
-			  KERN_CUDA_MAX_BLOCKS : b);
-}
-
-static unsigned rows_grid(long long rows)
-{
-	return (unsigned)(rows < KERN_CUDA_MAX_BLOCKS ? rows :
-			  KERN_CUDA_MAX_BLOCKS);
 }
 
 static int fits_int(long long v)
@@ -265,44 +229,6 @@ static int cuda_scale(struct kern_ctx *k, long long n, float alpha, float *x)
 	return 0;
 }
 
-/* ---- block reductions -------------------------------------------------- */
-
-/* Every thread of the block gets the block's sum (or max). Needs
- * blockDim.x a multiple of 32, at most 1024. */
-__device__ static float block_sum(float v)
-{
-	__shared__ float part[32];
-	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-
-	for (int o = 16; o > 0; o >>= 1)
-		v += __shfl_xor_sync(0xffffffffu, v, o);
-	__syncthreads(); /* part[] may still be read by a previous call */
-	if (lane == 0)
-		part[warp] = v;
-	__syncthreads();
-	v = lane < (int)(blockDim.x >> 5) ? part[lane] : 0.0f;
-	for (int o = 16; o > 0; o >>= 1)
-		v += __shfl_xor_sync(0xffffffffu, v, o);
-	return v;
-}
-
-__device__ static float block_max(float v)
-{
-	__shared__ float part[32];
-	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-
-	for (int o = 16; o > 0; o >>= 1)
-		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-	__syncthreads();
-	if (lane == 0)
-		part[warp] = v;
-	__syncthreads();
-	v = lane < (int)(blockDim.x >> 5) ? part[lane] : -FLT_MAX;
-	for (int o = 16; o > 0; o >>= 1)
-		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-	return v;
-}
-
 /* ---- RMSNorm ------------------------------------------------------------ */
 
 __global__ static void rmsnorm_fwd_k(long long rows, long long h, float eps,
@@ -385,10 +311,6 @@ static int cuda_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
 }
 
 /* ---- GeLU (exact, erf) --------------------------------------------------- */
-
-#define GRID_STRIDE(i, n)                                                  \
-	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; \
-	     i < (n); i += (long long)gridDim.x * blockDim.x)
 
 __global__ static void gelu_fwd_k(long long n, const float *x, float *y)
 {
@@ -737,6 +659,14 @@ static struct kern_ops make_ops(void)
 	o.to_bf16 = cuda_to_bf16;
 	o.from_bf16 = cuda_from_bf16;
 	o.round_bf16 = cuda_round_bf16;
+	o.bias_add = kern_cuda_bias_add;
+	o.bias_grad = kern_cuda_bias_grad;
+	o.swiglu_fwd = kern_cuda_swiglu_fwd;
+	o.swiglu_bwd = kern_cuda_swiglu_bwd;
+	o.rope = kern_cuda_rope;
+	o.attn_fwd = kern_cuda_attn_fwd;
+	o.attn_merge = kern_cuda_attn_merge;
+	o.attn_bwd = kern_cuda_attn_bwd;
 	return o;
 }
 

@@ -8,6 +8,9 @@
  * relative error is meaningless where a value cancels to near zero, as
  * GeLU' does). Tolerances: 1e-5 elementwise, 1e-4 for reductions and GEMM.
  *
+ * The decoder's kernels (bias, SwiGLU, RoPE, attention) are tested by
+ * tests/gpu/test_kernels_llm_gpu.c, linked into the same binary.
+ *
  * Prints one line per kernel and `RESULT passed failed skipped`; exits 1 on
  * a failure and 77 (the automake "skipped" code) when there is no GPU.
  * Not part of `make test`: `make test-gpu` builds and runs it.
@@ -20,145 +23,13 @@
 #include <string.h>
 
 #include "kern.h"
+#include "kern_gpu_fixture.h"
 
-#define TOL_ELEM 1e-5
-#define TOL_RED 1e-4
 #define EXIT_SKIP 77
 
-static struct kern_ctx C, G;
-static int n_pass, n_fail;
-static unsigned seed = 1;
-
-/* ---- helpers ---------------------------------------------------------- */
-
-static void *xmalloc(size_t n)
-{
-	void *p = calloc(1, n ? n : 1);
-
-	if (!p) {
-		fprintf(stderr, "test_kernels_gpu: out of host memory\n");
-		exit(2);
-	}
-	return p;
-}
-
-/* Values in [-scale, scale). */
-static float *rnd(long long n, float scale)
-{
-	float *v = xmalloc((size_t)n * sizeof(float));
-
-	for (long long i = 0; i < n; i++) {
-		seed = seed * 1664525u + 1013904223u;
-		v[i] = scale * ((float)(seed >> 8) / (float)(1u << 24) * 2.0f -
-				1.0f);
-	}
-	return v;
-}
-
-static int32_t *rnd_ids(long long n, int32_t lo, int32_t hi)
-{
-	int32_t *v = xmalloc((size_t)n * sizeof(int32_t));
-
-	for (long long i = 0; i < n; i++) {
-		seed = seed * 1664525u + 1013904223u;
-		v[i] = lo + (int32_t)((seed >> 8) % (unsigned)(hi - lo));
-	}
-	return v;
-}
-
-static float *dup(const float *v, long long n)
-{
-	float *d = xmalloc((size_t)n * sizeof(float));
-
-	memcpy(d, v, (size_t)n * sizeof(float));
-	return d;
-}
-
-/* A device copy of n bytes of host memory; aborts the run on failure,
- * since every later check would fail with it. */
-static void *up(const void *h, size_t n)
-{
-	void *d = NULL;
-	int rc = kern_alloc(&G, n, &d);
-
-	if (!rc)
-		rc = kern_upload(&G, d, h, n);
-	if (rc) {
-		fprintf(stderr, "test_kernels_gpu: upload: %s\n",
-			kern_strerror(rc));
-		exit(1);
-	}
-	return d;
-}
-
-static int down(void *h, const void *d, size_t n)
-{
-	int rc = kern_sync(&G);
-
-	return rc ? rc : kern_download(&G, h, d, n);
-}
-
-/* As relerr below, but against a given scale: for outputs that are a
- * difference of larger terms, where max|cpu| says nothing of the rounding. */
-static double relerr_to(const float *gpu, const float *cpu, long long n,
-			double den)
-{
-	double num = 0;
-
-	for (long long i = 0; i < n; i++) {
-		double d = fabs((double)gpu[i] - (double)cpu[i]);
-
-		if (!(d <= num))
-			num = isnan(d) ? INFINITY : d;
-	}
-	return den > 0 ? num / den : num;
-}
-
-static double relerr(const float *gpu, const float *cpu, long long n)
-{
-	double num = 0, den = 0;
-
-	for (long long i = 0; i < n; i++) {
-		double d = fabs((double)gpu[i] - (double)cpu[i]);
-
-		if (!(d <= num)) /* NaN counts as failure */
-			num = isnan(d) ? INFINITY : d;
-		if (fabs((double)cpu[i]) > den)
-			den = fabs((double)cpu[i]);
-	}
-	return den > 0 ? num / den : num;
-}
-
-/* One kernel's verdict over all its sizes. rc: the first error seen. */
-struct verdict {
-	double err;
-	int rc;
-};
-
-static void see(struct verdict *v, double e)
-{
-	if (!(e <= v->err))
-		v->err = isnan(e) ? INFINITY : e;
-}
-
-static void see_rc(struct verdict *v, int rc)
-{
-	if (rc && !v->rc)
-		v->rc = rc;
-}
-
-static void report(const char *name, const struct verdict *v, double tol)
-{
-	int ok = !v->rc && v->err <= tol;
-
-	if (v->rc)
-		printf("%-12s error: %s  FAIL\n", name, kern_strerror(v->rc));
-	else
-		printf("%-12s max_rel %.3e  tol %.0e  %s\n", name, v->err, tol,
-		       ok ? "PASS" : "FAIL");
-	fflush(stdout);
-	ok ? n_pass++ : n_fail++;
-}
+struct kern_ctx C, G;
+int n_pass, n_fail;
+unsigned seed = 1;
 
 /* ---- memory ------------------------------------------------------------- */
 
@@ -589,6 +460,7 @@ int main(void)
 	test_embed();
 	test_optim();
 	test_bf16();
+	test_llm_kernels();
 	kern_release(&C);
 	kern_release(&G);
 	printf("RESULT %d %d 0\n", n_pass, n_fail);

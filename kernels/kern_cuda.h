@@ -1,0 +1,125 @@
+/*
+ * kern_cuda: what the CUDA twin's sources (kernels/kern_cuda.cu,
+ * kernels/kern_cuda_llm.cu) share: launch shapes, block reductions, the
+ * CUDACHECK boundary that turns a CUDA error into a KERN_E* value printed
+ * once with its file:line, and kern_cuda_llm.cu's members of kern_cuda_ops
+ * (each follows the kern.h wrapper of the same name, arguments checked by
+ * kern.c). CUDA C++ only: C callers see kern.h.
+ */
+#ifndef GTPLAN_KERN_CUDA_H
+#define GTPLAN_KERN_CUDA_H
+
+#include <cuda_runtime.h>
+
+#include <float.h>
+#include <stdio.h>
+
+extern "C" {
+#include "kern.h"
+}
+
+#define KERN_CUDA_THREADS 256
+/* Grid cap for grid-stride loops: enough blocks to fill any current GPU. */
+#define KERN_CUDA_MAX_BLOCKS 65535LL
+
+static inline int cuda_fail(cudaError_t e, const char *what, const char *file,
+			    int line)
+{
+	fprintf(stderr, "kern_cuda: %s:%d: %s: %s (%s)\n", file, line, what,
+		cudaGetErrorString(e), cudaGetErrorName(e));
+	return e == cudaErrorMemoryAllocation ? KERN_ENOMEM : KERN_EDEVICE;
+}
+
+#define CUDACHECK(cmd)                                                  \
+	do {                                                            \
+		cudaError_t e_ = (cmd);                                 \
+		if (e_ != cudaSuccess)                                  \
+			return cuda_fail(e_, #cmd, __FILE__, __LINE__); \
+	} while (0)
+
+/* After a launch: configuration errors show up here, faults at the next
+ * synchronising call. */
+#define LAUNCHCHECK(name) CUDACHECK(cudaGetLastError())
+
+#define GRID_STRIDE(i, n)                                                  \
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; \
+	     i < (n); i += (long long)gridDim.x * blockDim.x)
+
+/* Blocks of KERN_CUDA_THREADS for n grid-stride items. */
+static inline unsigned blocks_for(long long n)
+{
+	long long b = (n + KERN_CUDA_THREADS - 1) / KERN_CUDA_THREADS;
+
+	return (unsigned)(b < 1 ? 1 : b > KERN_CUDA_MAX_BLOCKS ?
+			  KERN_CUDA_MAX_BLOCKS : b);
+}
+
+/* One block per row, rows past the cap taken by grid stride. */
+static inline unsigned rows_grid(long long rows)
+{
+	return (unsigned)(rows < KERN_CUDA_MAX_BLOCKS ? rows :
+			  KERN_CUDA_MAX_BLOCKS);
+}
+
+/* Every thread of the block gets the block's sum (or max). Needs
+ * blockDim.x a multiple of 32, at most 1024. */
+__device__ __forceinline__ static float block_sum(float v)
+{
+	__shared__ float part[32];
+	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+
+	for (int o = 16; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	__syncthreads(); /* part[] may still be read by a previous call */
+	if (lane == 0)
+		part[warp] = v;
+	__syncthreads();
+	v = lane < (int)(blockDim.x >> 5) ? part[lane] : 0.0f;
+	for (int o = 16; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+
+__device__ __forceinline__ static float block_max(float v)
+{
+	__shared__ float part[32];
+	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+
+	for (int o = 16; o > 0; o >>= 1)
+		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+	__syncthreads();
+	if (lane == 0)
+		part[warp] = v;
+	__syncthreads();
+	v = lane < (int)(blockDim.x >> 5) ? part[lane] : -FLT_MAX;
+	for (int o = 16; o > 0; o >>= 1)
+		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+	return v;
+}
+
+/* kernels/kern_cuda_llm.cu */
+int kern_cuda_bias_add(struct kern_ctx *k, long long rows, long long cols,
+		       const float *b, float *y);
+int kern_cuda_bias_grad(struct kern_ctx *k, long long rows, long long cols,
+			const float *dy, float *db);
+int kern_cuda_swiglu_fwd(struct kern_ctx *k, long long rows, long long f,
+			 const float *x, float *y);
+int kern_cuda_swiglu_bwd(struct kern_ctx *k, long long rows, long long f,
+			 const float *x, const float *dy, float *dx);
+int kern_cuda_rope(struct kern_ctx *k, long long rows, long long heads,
+		   long long hd, double theta, const int32_t *pos, int inverse,
+		   float *x);
+int kern_cuda_attn_fwd(struct kern_ctx *k, const struct kern_attn *a,
+		       const float *q, const float *kk, const float *v,
+		       const int32_t *qpos, const int32_t *kpos, float *o,
+		       float *lse);
+int kern_cuda_attn_merge(struct kern_ctx *k, const struct kern_attn *a,
+			 float *o, float *lse, const float *o2,
+			 const float *lse2);
+int kern_cuda_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
+		       const float *q, const float *kk, const float *v,
+		       const float *o, const float *lse, const float *dout,
+		       const int32_t *qpos, const int32_t *kpos, float *dq,
+		       float *dk, float *dv);
+
+#endif
