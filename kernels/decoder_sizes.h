@@ -29,8 +29,11 @@
  * always, the RMSNorms too with sequence parallelism.
  *
  * Tokens: a micro-batch holds micro x seq_len tokens (micro-major, [b, s]
- * row order); with sequence parallelism each TP rank's residual stream
- * holds a contiguous 1/T of those rows.
+ * row order); with context parallelism a rank holds seq_len / C of each
+ * sample (Megatron's load-balanced chunks c and 2C-1-c of 2C), and its
+ * attention reads every rank's keys and values, all-gathered over CP
+ * (Megatron's all_gather CP variant); with sequence parallelism each TP
+ * rank's residual stream holds a contiguous 1/T of the rank's rows.
  */
 #ifndef GTPLAN_DECODER_SIZES_H
 #define GTPLAN_DECODER_SIZES_H
@@ -48,7 +51,7 @@ struct dsz_dims {
 	long long h, ffn, layers, heads, kv_heads, head_dim, vocab;
 	int tie, qkv_bias, qk_norm, sp;
 	long long seq_len, micro;
-	int tp, g;
+	int tp, g, cp;
 };
 
 struct dsz_sizes {
@@ -57,7 +60,9 @@ struct dsz_sizes {
 	long long kv_l;          /* key (= value) rows per TP rank */
 	long long fl;            /* F / T */
 	long long vp, vl;        /* padded vocabulary, Vp / T */
-	long long tokens;        /* N: a micro-batch's tokens */
+	long long tokens;        /* N: a micro-batch's tokens on the rank
+				    (micro x seq_len / C) */
+	long long keys;          /* micro x seq_len: the keys attention reads */
 	long long local;         /* the residual stream's rows: N / T with
 				    sequence parallelism, else N */
 	/* TP-local tensor [d0, d1] and GTP shard elements of each large
@@ -81,11 +86,13 @@ static inline long long dsz_shard(long long d0, long long d1, long long g)
 }
 
 /* Fills s; the divisibility the runtime requires (heads and query groups
- * by TP, F by TP, tokens by TP with sequence parallelism) is the caller's
+ * by TP, F by TP, seq_len by 2 C, tokens by TP with sequence
+ * parallelism) is the caller's
  * to check: sizes that do not divide are rounded down here. */
 static inline void dsz_fill(struct dsz_sizes *s, const struct dsz_dims *d)
 {
 	long long tp = d->tp > 0 ? d->tp : 1, g = d->g > 0 ? d->g : 1;
+	long long cp = d->cp > 0 ? d->cp : 1;
 	long long L = d->layers;
 
 	memset(s, 0, sizeof(*s));
@@ -97,7 +104,8 @@ static inline void dsz_fill(struct dsz_sizes *s, const struct dsz_dims *d)
 	s->fl = d->ffn / tp;
 	s->vp = (d->vocab + tp - 1) / tp * tp;
 	s->vl = s->vp / tp;
-	s->tokens = d->micro * d->seq_len;
+	s->tokens = d->micro * (d->seq_len / cp);
+	s->keys = d->micro * d->seq_len;
 	s->local = d->sp ? s->tokens / tp : s->tokens;
 	s->d0[DSZ_QKV] = s->qkv_l;
 	s->d1[DSZ_QKV] = d->h;

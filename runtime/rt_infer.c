@@ -10,24 +10,28 @@
 #include "rt_text.h"
 
 /* Rank 0 places each rank's values: ranks with TP coordinate 0 hold their
- * lane's samples (TP peers hold copies). Every (sample, position) must be
- * written exactly once. */
+ * lane's samples at their CP chunks' positions (TP peers hold copies).
+ * Every (sample, position) must be written exactly once. */
 static int place(const struct rt_model *m, const struct rt_plan *p,
 		 const float *all, long long per_rank, float *out,
 		 unsigned char *seen)
 {
 	const struct rt_shape *s = &m->s;
-	long long T = s->tokens;
+	long long T = s->tokens, ls = s->local_seq;
+	long long chunk = s->seq_len / (2 * s->cp);
 
 	for (int r = 0; r < p->world; r++) {
 		const struct rt_rank *rk = &p->ranks[r];
 		const float *v = all + (long long)r * per_rank;
+		int c = rk->c[RT_CP];
 
 		if (rk->c[RT_TP])
 			continue;
 		for (long long i = 0; i < per_rank; i++) {
-			long long mb = i / T, j = i % T / s->seq_len;
-			long long pos = i % s->seq_len;
+			long long mb = i / T, j = i % T / ls, q = i % ls;
+			long long part = s->cp > 1 ? q / chunk : 0;
+			long long cc = part ? 2 * s->cp - 1 - c : c;
+			long long pos = s->cp > 1 ? cc * chunk + q % chunk : q;
 			long long smp = (long long)rk->lane * s->per_lane +
 					mb * s->micro + j;
 			long long at = smp * s->seq_len + pos;

@@ -48,12 +48,11 @@ static int refuse_layout(const struct rt_plan *p, const struct rt_shape *s)
 		return rt_error_once(RT_EPLAN, "the decoder has no experts, so "
 				     "EP %d has nothing to split; plan with "
 				     "expert_model_parallel_size 1", p->ep);
-	if (s->cp > 1)
-		return rt_error_once(RT_EPLAN, "context parallelism (CP %d) is "
-				     "not run by gtplan-run's decoder yet (its "
-				     "attention over CP chunks comes with the "
-				     "K/V ring); plan with "
-				     "context_parallel_size 1", s->cp);
+	if (s->cp > 1 && s->seq_len % (2 * s->cp))
+		return rt_error_once(RT_EPLAN, "seq_len %lld does not split into "
+				     "2 x CP = %d chunks (the load-balanced CP "
+				     "split); use a multiple of %d", s->seq_len,
+				     2 * s->cp, 2 * s->cp);
 	if (s->heads % s->kv_heads)
 		return rt_error_once(RT_EPLAN, "%s: %lld heads are not a "
 				     "multiple of %lld query groups",
@@ -106,12 +105,12 @@ static int shape_batch(struct rt_shape *s, const struct rt_plan *p,
 				     "not a multiple of the micro batch %lld",
 				     s->per_lane, s->micro);
 	s->micro_batches = s->per_lane / s->micro;
-	if (s->sp && (s->micro * s->seq_len) % s->tp)
+	if (s->sp && (s->micro * (s->seq_len / s->cp)) % s->tp)
 		return rt_error_once(RT_EPLAN, "sequence parallelism splits a "
-				     "micro-batch's %lld tokens over TP %d, "
-				     "which does not divide them; use a "
-				     "seq_len that TP divides",
-				     s->micro * s->seq_len, s->tp);
+				     "micro-batch's %lld tokens of this rank "
+				     "over TP %d, which does not divide them; "
+				     "use a seq_len that TP x CP divides",
+				     s->micro * (s->seq_len / s->cp), s->tp);
 	return 0;
 }
 
@@ -153,7 +152,7 @@ int rt_model_shape(struct rt_shape *s, const struct rt_plan *p,
 		.heads = s->heads, .kv_heads = s->kv_heads, .head_dim = s->hd,
 		.vocab = s->vocab, .tie = s->tie, .qkv_bias = s->qkv_bias,
 		.qk_norm = s->qk_norm, .sp = s->sp, .seq_len = s->seq_len,
-		.micro = s->micro, .tp = s->tp, .g = s->g,
+		.micro = s->micro, .tp = s->tp, .g = s->g, .cp = s->cp,
 	};
 	dsz_fill(&s->z, &d);
 	s->fl = s->z.fl;
@@ -165,6 +164,7 @@ int rt_model_shape(struct rt_shape *s, const struct rt_plan *p,
 		s->vvalid = s->vl;
 	if (s->vvalid < 0)
 		s->vvalid = 0;
+	s->local_seq = s->seq_len / s->cp;
 	s->tokens = s->z.tokens;
 	s->local = s->z.local;
 	return 0;
@@ -340,7 +340,8 @@ enum act_size {
 	A_NKV,   /* N x kv */
 	A_NHL,   /* N x H/T */
 	A_NKL,   /* N x G/T */
-	A_LSE,   /* micro x H/T x seq_len */
+	A_LSE,   /* micro x H/T x local_seq */
+	A_KKV,   /* micro x seq_len x kv: every CP rank's keys */
 	A_NFC1,  /* N x 2 F/T */
 	A_NFL,   /* N x F/T */
 	A_NV,    /* N x Vp/T */
@@ -350,7 +351,7 @@ enum act_size {
 };
 
 /* When an entry is allocated; else it aliases `alias` (or stays NULL). */
-enum act_when { W_ALL, W_SP, W_QKN, W_BIAS };
+enum act_when { W_ALL, W_SP, W_QKN, W_BIAS, W_CP, W_CPMB };
 
 struct act_entry {
 	const char *name;
@@ -375,6 +376,8 @@ static const struct act_entry layer_table[] = {
 	LA(q, A_NQ, W_ALL, NONE),
 	LA(k, A_NKV, W_ALL, NONE),
 	LA(v, A_NKV, W_ALL, NONE),
+	LA(kg, A_KKV, W_CP, offsetof(struct rt_layer_acts, k)),
+	LA(vg, A_KKV, W_CP, offsetof(struct rt_layer_acts, v)),
 	LA(o, A_NQ, W_ALL, NONE),
 	LA(lse, A_LSE, W_ALL, NONE),
 	LA(xm, A_LH, W_ALL, NONE),
@@ -402,6 +405,9 @@ static const struct act_entry global_table[] = {
 	GA(dq, A_NQ, W_ALL, NONE),
 	GA(dk, A_NKV, W_ALL, NONE),
 	GA(dv, A_NKV, W_ALL, NONE),
+	GA(dkg, A_KKV, W_CP, offsetof(struct rt_acts, dk)),
+	GA(dvg, A_KKV, W_CP, offsetof(struct rt_acts, dv)),
+	GA(kvtmp, A_KKV, W_CPMB, NONE),
 	GA(dqraw, A_NQ, W_QKN, NONE),
 	GA(dkraw, A_NKV, W_QKN, NONE),
 	GA(dout, A_NQ, W_ALL, NONE),
@@ -428,7 +434,8 @@ static long long act_elems(const struct rt_shape *s, enum act_size sz)
 	case A_NKV: return N * z->kv_l;
 	case A_NHL: return N * z->hl;
 	case A_NKL: return N * z->kl;
-	case A_LSE: return s->micro * z->hl * s->seq_len;
+	case A_LSE: return s->micro * z->hl * s->local_seq;
+	case A_KKV: return z->keys * z->kv_l;
 	case A_NFC1: return N * 2 * z->fl;
 	case A_NFL: return N * z->fl;
 	case A_NV: return N * z->vl;
@@ -442,7 +449,9 @@ static long long act_elems(const struct rt_shape *s, enum act_size sz)
 static int act_on(const struct rt_shape *s, enum act_when w)
 {
 	return w == W_ALL || (w == W_SP && s->sp) ||
-	       (w == W_QKN && s->qk_norm) || (w == W_BIAS && s->qkv_bias);
+	       (w == W_QKN && s->qk_norm) || (w == W_BIAS && s->qkv_bias) ||
+	       (w == W_CP && s->cp > 1) ||
+	       (w == W_CPMB && s->cp > 1 && s->micro > 1);
 }
 
 #define SLOT(base, off) ((float **)(void *)((char *)(base) + (off)))
@@ -471,23 +480,57 @@ static void acts_free(struct rt_model *m, const struct act_entry *t,
 
 #define NTAB(t) (sizeof(t) / sizeof((t)[0]))
 
+/* Token positions (rt_model.h): row r of a micro-batch is token i = r %
+ * local_seq of its sample; with CP that is chunk c (first half) or
+ * 2C-1-c (second) of 2C. kpos lists every CP rank's in rank order. */
+static int32_t row_pos(const struct rt_shape *s, int c, long long i)
+{
+	long long chunk = s->seq_len / (2 * s->cp);
+
+	if (s->cp == 1)
+		return (int32_t)i;
+	return (int32_t)(((i / chunk) ? 2 * s->cp - 1 - c : c) * chunk +
+			 i % chunk);
+}
+
+static int upload_positions(struct rt_model *m)
+{
+	const struct rt_shape *s = &m->s;
+	long long N = s->tokens, n = N > s->seq_len ? N : s->seq_len;
+	int32_t *h = malloc((size_t)n * sizeof(int32_t));
+	int krc;
+
+	if (!h)
+		return rt_error(RT_ENOMEM, "out of memory");
+	for (long long r = 0; r < N; r++)
+		h[r] = row_pos(s, s->c, r % s->local_seq);
+	krc = kern_upload(m->k, m->pos, h, (size_t)N * sizeof(int32_t));
+	if (!krc)
+		krc = kern_upload(m->k, m->qpos, h, (size_t)s->local_seq *
+				  sizeof(int32_t));
+	for (long long k = 0; k < s->seq_len; k++)
+		h[k] = row_pos(s, (int)(k / s->local_seq), k % s->local_seq);
+	if (!krc)
+		krc = kern_upload(m->k, m->kpos, h, (size_t)s->seq_len *
+				  sizeof(int32_t));
+	free(h);
+	KCHECK(krc);
+	return 0;
+}
+
 static int alloc_activations(struct rt_model *m)
 {
 	const struct rt_shape *s = &m->s;
 	long long N = s->tokens;
-	int32_t *h = malloc((size_t)(N > s->seq_len ? N : s->seq_len) *
-			    sizeof(int32_t));
 
 	m->la = calloc((size_t)s->layers, sizeof(*m->la));
 	m->sample = malloc((size_t)(s->seq_len + 1) * sizeof(int32_t));
 	m->h_tokens = malloc((size_t)N * sizeof(int32_t));
 	m->h_targets = malloc((size_t)N * sizeof(int32_t));
 	m->h_loss = malloc((size_t)N * sizeof(float));
-	if (!h || !m->la || !m->sample || !m->h_tokens || !m->h_targets ||
-	    !m->h_loss) {
-		free(h);
+	if (!m->la || !m->sample || !m->h_tokens || !m->h_targets ||
+	    !m->h_loss)
 		return rt_error(RT_ENOMEM, "out of memory");
-	}
 	for (long long l = 0; l < s->layers; l++)
 		RCHECK(acts_alloc(m, layer_table, NTAB(layer_table),
 				  &m->la[l]));
@@ -497,22 +540,11 @@ static int alloc_activations(struct rt_model *m)
 	KCHECK(kern_alloc(m->k, (size_t)N * sizeof(int32_t),
 			  (void **)&m->targets));
 	KCHECK(kern_alloc(m->k, (size_t)N * sizeof(int32_t), (void **)&m->pos));
+	KCHECK(kern_alloc(m->k, (size_t)s->local_seq * sizeof(int32_t),
+			  (void **)&m->qpos));
 	KCHECK(kern_alloc(m->k, (size_t)s->seq_len * sizeof(int32_t),
-			  (void **)&m->seqpos));
-	/* positions: row r of a micro-batch is token r % seq_len */
-	for (long long r = 0; r < N; r++)
-		h[r] = (int32_t)(r % s->seq_len);
-	{
-		int krc = kern_upload(m->k, m->pos, h, (size_t)N *
-				      sizeof(int32_t));
-
-		if (!krc)
-			krc = kern_upload(m->k, m->seqpos, h, (size_t)
-					  s->seq_len * sizeof(int32_t));
-		free(h);
-		KCHECK(krc);
-	}
-	return 0;
+			  (void **)&m->kpos));
+	return upload_positions(m);
 }
 
 /* Scratch: the largest padded TP-local tensor and shard of any weight. */
@@ -585,7 +617,7 @@ void rt_model_release(struct rt_model *m)
 		m->gshard, m->gemb, m->full_b,
 	};
 	void *other[] = {
-		m->tokens, m->targets, m->pos, m->seqpos, m->shard16,
+		m->tokens, m->targets, m->pos, m->qpos, m->kpos, m->shard16,
 		m->full16, m->shard16_b, m->full16_b,
 	};
 

@@ -30,12 +30,17 @@
  * norms, QK norms and qkv biases (the biases TP-split) are GTP-replicated.
  *
  * Collectives of one micro-batch (rt_train.c; "SP" is Megatron's sequence
- * parallelism, policy.megatron_cfg.sequence_parallel; groups of one rank
- * issue nothing). Forward:
+ * parallelism, policy.megatron_cfg.sequence_parallel; "CP" context
+ * parallelism: each rank holds seq_len / C tokens of every sample,
+ * Megatron's load-balanced chunks c and 2C-1-c, and attention reads the
+ * keys and values of every CP rank, all-gathered, as Megatron's
+ * all_gather CP variant does; N is this rank's micro x seq_len / C rows;
+ * groups of one rank issue nothing). Forward:
  *   gtp all-gather embedding; tp embedding.out: all-reduce (N x h), with
  *   SP reduce-scatter (N/T x h received)
  *   per layer l: SP: tp all-gather layers.l.qkv.in (N/T x h sent); gtp
- *     all-gather layers.l.qkv; gtp all-gather layers.l.proj; tp
+ *     all-gather layers.l.qkv; CP: cp all-gather layers.l.qkv.k and
+ *     layers.l.qkv.v (N x G/T x d sent); gtp all-gather layers.l.proj; tp
  *     layers.l.proj.out all-reduce / SP reduce-scatter; SP: tp all-gather
  *     layers.l.fc1.in; gtp all-gather layers.l.fc1; gtp all-gather
  *     layers.l.fc2; tp layers.l.fc2.out all-reduce / SP reduce-scatter
@@ -49,7 +54,8 @@
  *     all-gather layers.l.fc1; tp layers.l.fc1.dgrad all-reduce / SP
  *     reduce-scatter; gtp reduce-scatter layers.l.fc1; SP: tp all-gather
  *     layers.l.proj.dout; gtp all-gather layers.l.proj, gtp reduce-scatter
- *     layers.l.proj; gtp all-gather layers.l.qkv; tp layers.l.qkv.dgrad
+ *     layers.l.proj; CP: cp reduce-scatter layers.l.qkv.dk and
+ *     layers.l.qkv.dv; gtp all-gather layers.l.qkv; tp layers.l.qkv.dgrad
  *     all-reduce / SP reduce-scatter; gtp reduce-scatter layers.l.qkv
  *   SP: tp all-gather embedding.dout; gtp reduce-scatter embedding
  * A train step: tokens (fp64 sum over dp_cp); per micro-batch forward and
@@ -73,9 +79,9 @@
  * 1, biases 0.
  *
  * Not run (refused before any collective, one message with the fix): PP,
- * CP (the decoder's attention over CP chunks comes with the ring), MoE
- * models, TP above the query groups (Megatron-LM PR #2565's sub-sharding),
- * heads or F not divisible by TP, SP with tokens not divisible by TP.
+ * MoE models, TP above the query groups (Megatron-LM PR #2565's
+ * sub-sharding), heads or F not divisible by TP, seq_len not divisible by
+ * 2 x CP, SP with tokens not divisible by TP.
  */
 #ifndef GTPLAN_RT_MODEL_H
 #define GTPLAN_RT_MODEL_H
@@ -127,8 +133,8 @@ struct rt_shape {
 	long long heads, kv_heads, hd; /* H, query groups, head dim */
 	long long vocab, vp, vl;       /* V, padded V, Vp / TP */
 	long long vfirst, vvalid;      /* this rank's first id, real ids */
-	long long seq_len;
-	long long micro, tokens;       /* tokens N = micro x seq_len */
+	long long seq_len, local_seq;  /* local_seq = seq_len / CP */
+	long long micro, tokens;       /* tokens N = micro x local_seq */
 	long long local;               /* residual rows: N / TP with SP */
 	long long global_batch, per_lane, micro_batches;
 	int tie, qkv_bias, qk_norm, sp;
@@ -156,8 +162,10 @@ struct rt_layer_acts {
 	float *qraw, *kraw;  /* [N, q], [N, kv] before QK-norm (qk_norm) */
 	float *qrstd, *krstd;/* [N H/T], [N G/T] (qk_norm) */
 	float *q, *k, *v;    /* [N, q], [N, kv], [N, kv] as attention reads */
+	float *kg, *vg;      /* [micro x seq_len, kv]: k, v of every CP rank
+				(CP), else k, v */
 	float *o;            /* [N, q] attention output */
-	float *lse;          /* [micro, H/T, seq_len] */
+	float *lse;          /* [micro, H/T, local_seq] */
 	float *xm;           /* [Nl, h] x + attention block */
 	float *rstd2;        /* [Nl] */
 	float *n2;           /* [Nl, h] pre_mlp_layernorm(xm) */
@@ -181,6 +189,10 @@ struct rt_acts {
 	float *dn;           /* [Nl, h] a norm's output gradient */
 	float *dtmp;         /* [Nl, h] a norm's input gradient */
 	float *dq, *dk, *dv; /* [N, q], [N, kv], [N, kv] */
+	float *dkg, *dvg;    /* [micro x seq_len, kv] the gathered keys' and
+				values' gradients (CP), else dk, dv */
+	float *kvtmp;        /* [micro x seq_len, kv] CP-rank-major staging
+				of a gather or scatter (CP, micro > 1) */
 	float *dqraw, *dkraw;/* the same before QK-norm (qk_norm) */
 	float *dout;         /* [N, q] attention output gradient */
 	float *du;           /* [N, 2 F/T] */
@@ -231,7 +243,11 @@ struct rt_model {
 	struct rt_acts a;
 	int32_t *tokens, *targets;   /* device: [N] */
 	int32_t *pos;                /* device: [N] each row's position */
-	int32_t *seqpos;             /* device: [seq_len] 0, 1, ... */
+	int32_t *qpos;               /* device: [local_seq] a sample's rows'
+					positions (the first local_seq of
+					pos) */
+	int32_t *kpos;               /* device: [seq_len] the gathered keys'
+					positions, CP rank by CP rank */
 	int32_t *sample;             /* host: one sample's tokens */
 	int32_t *h_tokens, *h_targets;
 	float *h_loss;

@@ -5,11 +5,14 @@
  * backwards in reverse, and the train step around them (see rt_model.h
  * for the model, its shapes and its collectives, in this file's order).
  *
- * Row layouts: a micro-batch's N = micro x seq_len token rows, sample-
- * major. The residual stream (x, xm) holds `local` rows: all N, or with
- * sequence parallelism this TP rank's contiguous N/T of them; everything
- * between a column-parallel and a row-parallel linear holds all N rows.
- * Q, K and V are [N, heads, head_dim] (kern.h's attention layout).
+ * Row layouts: a micro-batch's N = micro x local_seq token rows on this
+ * rank, sample-major (local_seq = seq_len / CP: with CP, chunks c and
+ * 2C-1-c of each sample, m->pos giving each row's position). The residual
+ * stream (x, xm) holds `local` rows: all N, or with sequence parallelism
+ * this TP rank's contiguous N/T of them; everything between a column-
+ * parallel and a row-parallel linear holds all N rows. Q, K and V are
+ * [N, heads, head_dim] (kern.h's attention layout); with CP, attention
+ * reads K and V of every CP rank, [micro, seq_len, heads, head_dim].
  */
 #include "rt_model.h"
 
@@ -28,14 +31,19 @@ int rt_load_micro_batch(struct rt_model *m, long long step, long long mb)
 	const struct rt_shape *s = &m->s;
 	long long first = (step - 1) * s->global_batch +
 			  (long long)s->lane * s->per_lane + mb * s->micro;
-	long long n = 0;
+	long long chunk = s->seq_len / (2 * s->cp), n = 0;
 
 	for (long long j = 0; j < s->micro; j++) {
 		rt_text_sample(m->text, m->seed, first + j, s->seq_len,
 			       s->vocab, m->sample);
-		for (long long i = 0; i < s->seq_len; i++, n++) {
-			m->h_tokens[n] = m->sample[i];
-			m->h_targets[n] = m->sample[i + 1];
+		for (long long i = 0; i < s->local_seq; i++, n++) {
+			/* Megatron's load-balanced split: chunks c, 2C-1-c */
+			long long part = s->cp > 1 ? i / chunk : 0;
+			long long c = part ? 2 * s->cp - 1 - s->c : s->c;
+			long long pos = s->cp > 1 ? c * chunk + i % chunk : i;
+
+			m->h_tokens[n] = m->sample[pos];
+			m->h_targets[n] = m->sample[pos + 1];
 		}
 	}
 	KCHECK(kern_upload(m->k, m->tokens, m->h_tokens,
@@ -206,12 +214,80 @@ static int qkv_bwd(struct rt_model *m, const struct rt_layer *ly,
 	return bias_split(m, ly->bias, 1);
 }
 
+/* ---- context parallelism: every CP rank's keys and values ---------------- */
+
+/* The all-gather over CP lands rank-major, [C][micro][local_seq]; attention
+ * reads sample-major, [micro][C x local_seq]. Copies block (c, b) between
+ * the two (to_keys: rank-major -> sample-major). One micro-batch sample: the
+ * same layout, no copy. */
+static int cp_reorder(struct rt_model *m, float *keys, float *ranks,
+		      int to_keys)
+{
+	const struct rt_shape *s = &m->s;
+	long long blk = s->local_seq * s->z.kv_l;
+
+	for (int c = 0; c < s->cp; c++)
+		for (long long b = 0; b < s->micro; b++) {
+			float *k = keys + (b * s->cp + c) * blk;
+			float *r = ranks + (c * s->micro + b) * blk;
+
+			KCHECK(kern_copy(m->k, to_keys ? k : r, to_keys ? r : k,
+					 (size_t)blk * sizeof(float)));
+		}
+	return 0;
+}
+
+/* kg, vg = k, v of every CP rank (Megatron's all_gather CP variant). */
+static int cp_gather_kv(struct rt_model *m, long long l)
+{
+	const struct rt_shape *s = &m->s;
+	struct rt_layer_acts *la = &m->la[l];
+	long long n = s->tokens * s->z.kv_l;
+	char what[64];
+
+	for (int part = 0; part < 2; part++) {
+		float *dst = part ? la->vg : la->kg;
+		float *via = s->micro > 1 ? m->a.kvtmp : dst;
+
+		RCHECK(coll_all_gather(m->c, RT_K_CP, label(what, sizeof(what),
+				       m->layer[l].qkv->name, part ? "v" : "k"),
+				       part ? la->v : la->k, via, n));
+		if (via != dst)
+			RCHECK(cp_reorder(m, dst, via, 1));
+	}
+	return 0;
+}
+
+/* Its backward: dk, dv = the sum over CP ranks of their gradients of this
+ * rank's keys and values (a reduce-scatter of dkg, dvg). */
+static int cp_scatter_dkv(struct rt_model *m, long long l)
+{
+	const struct rt_shape *s = &m->s;
+	struct rt_acts *a = &m->a;
+	char what[64];
+
+	for (int part = 0; part < 2; part++) {
+		float *src = part ? a->dvg : a->dkg;
+
+		if (s->micro > 1) {
+			RCHECK(cp_reorder(m, src, a->kvtmp, 0));
+			src = a->kvtmp;
+		}
+		RCHECK(coll_reduce_scatter(m->c, RT_K_CP, label(what,
+					   sizeof(what), m->layer[l].qkv->name,
+					   part ? "dv" : "dk"), src,
+					   part ? a->dv : a->dk,
+					   s->tokens * s->z.kv_l));
+	}
+	return 0;
+}
+
 /* ---- forward -------------------------------------------------------------- */
 
 static struct kern_attn attn_shape(const struct rt_shape *s)
 {
 	return (struct kern_attn){
-		.batch = s->micro, .sq = s->seq_len, .sk = s->seq_len,
+		.batch = s->micro, .sq = s->local_seq, .sk = s->seq_len,
 		.nh = s->z.hl, .nkv = s->z.kl, .hd = s->hd,
 		.scale = (float)(1.0 / sqrt((double)s->hd)),
 	};
@@ -250,8 +326,10 @@ static int attn_block_fwd(struct rt_model *m, long long l)
 	RCHECK(rt_bf16(m, la->q, N * s->z.q_l));
 	RCHECK(rt_bf16(m, la->k, N * s->z.kv_l));
 	RCHECK(rt_bf16(m, la->v, N * s->z.kv_l));
-	KCHECK(kern_attn_fwd(k, &at, la->q, la->k, la->v, m->seqpos,
-			     m->seqpos, la->o, la->lse));
+	if (s->cp > 1)
+		RCHECK(cp_gather_kv(m, l));
+	KCHECK(kern_attn_fwd(k, &at, la->q, la->kg, la->vg, m->qpos, m->kpos,
+			     la->o, la->lse));
 	RCHECK(rt_bf16(m, la->o, N * s->z.q_l));
 	RCHECK(rt_weights_next(m, &W));
 	KCHECK(kern_gemm(k, 0, 1, N, h, s->z.q_l, 1.0f, la->o, s->z.q_l, W,
@@ -443,14 +521,18 @@ static int attn_core_bwd(struct rt_model *m, long long l, float **dq,
 	struct rt_acts *a = &m->a;
 	struct kern_ctx *k = m->k;
 	struct kern_attn at = attn_shape(s);
-	long long N = s->tokens, d = s->hd;
+	long long N = s->tokens, d = s->hd, K = s->z.keys * s->z.kv_l;
 
 	KCHECK(kern_zero(k, a->dq, (size_t)(N * s->z.q_l) * sizeof(float)));
-	KCHECK(kern_zero(k, a->dk, (size_t)(N * s->z.kv_l) * sizeof(float)));
-	KCHECK(kern_zero(k, a->dv, (size_t)(N * s->z.kv_l) * sizeof(float)));
-	KCHECK(kern_attn_bwd(k, &at, la->q, la->k, la->v, la->o, la->lse,
-			     a->dout, m->seqpos, m->seqpos, a->dq, a->dk,
-			     a->dv));
+	KCHECK(kern_zero(k, a->dkg, (size_t)(s->cp > 1 ? K : N * s->z.kv_l) *
+			 sizeof(float)));
+	KCHECK(kern_zero(k, a->dvg, (size_t)(s->cp > 1 ? K : N * s->z.kv_l) *
+			 sizeof(float)));
+	KCHECK(kern_attn_bwd(k, &at, la->q, la->kg, la->vg, la->o, la->lse,
+			     a->dout, m->qpos, m->kpos, a->dq, a->dkg,
+			     a->dvg));
+	if (s->cp > 1)
+		RCHECK(cp_scatter_dkv(m, l));
 	KCHECK(kern_rope(k, N, s->z.hl, d, s->theta, m->pos, 1, a->dq));
 	KCHECK(kern_rope(k, N, s->z.kl, d, s->theta, m->pos, 1, a->dk));
 	*dq = a->dq;

@@ -232,14 +232,15 @@ static void stage_memory(const struct plan *p, const struct model_shape *m,
  * shard and the embedding's gradient (prefetch and bf16 buffers left
  * out); one micro-batch's activations as rt_model.c's tables list them
  * (per layer x, n1, xm, n2 of the residual rows, n1g and n2g with SP,
- * q, k, v, o, the QK-norm inputs, lse, fc1's output and SwiGLU's; the
- * scratch gradients), and the logits of its vocabulary slice. One stage;
+ * q, k, v, o, the QK-norm inputs, lse, fc1's output and SwiGLU's, with
+ * CP every rank's keys and values; the scratch gradients), and the logits
+ * of its vocabulary slice. One stage;
  * nothing is recomputed. */
 static void runtime_memory(const struct plan *p, struct cost_mem_stage *ms)
 {
 	struct prog_rt_shape r;
 	const struct dsz_sizes *z;
-	double n, full = 0, shard = 0, N, Nl, h, L, layer, glob;
+	double n, full = 0, shard = 0, N, Nl, h, L, layer, glob, K;
 	long long g = p->gtp > 0 ? p->gtp : 1;
 
 	prog_rt_shape(p, &r);
@@ -249,6 +250,7 @@ static void runtime_memory(const struct plan *p, struct cost_mem_stage *ms)
 	Nl = (double)z->local;
 	h = (double)r.d.h;
 	L = (double)r.d.layers;
+	K = (double)(z->keys * z->kv_l); /* every CP rank's keys (CP) */
 	for (int w = 0; w < DSZ_PER_LAYER; w++)
 		if ((double)z->shard[w] > shard)
 			shard = (double)z->shard[w];
@@ -259,9 +261,11 @@ static void runtime_memory(const struct plan *p, struct cost_mem_stage *ms)
 		2 * N * (double)(z->q_l + z->kv_l) +
 		(r.d.qk_norm ? N * (double)(z->q_l + z->kv_l + z->hl +
 					     z->kl) : 0) +
-		(double)(r.micro * z->hl * r.d.seq_len) + 3 * N * (double)z->fl;
+		(double)(r.micro * z->hl * (r.d.seq_len / r.d.cp)) +
+		3 * N * (double)z->fl + (r.d.cp > 1 ? 2 * K : 0);
 	glob = 5 * Nl * h + Nl + N * h + (r.d.sp ? N * h : 0) + 4 * N +
-	       2 * N * (double)(z->q_l + z->kv_l) + 3 * N * (double)z->fl;
+	       2 * N * (double)(z->q_l + z->kv_l) + 3 * N * (double)z->fl +
+	       (r.d.cp > 1 ? (r.micro > 1 ? 3 : 2) * K : 0);
 	memset(ms, 0, sizeof(*ms));
 	ms->layers = r.d.layers;
 	ms->in_flight = 1;

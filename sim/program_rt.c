@@ -31,6 +31,7 @@ void prog_rt_shape(const struct plan *p, struct prog_rt_shape *s)
 		.qk_norm = m->qk_norm, .seq_len = p->runtime.seq_len,
 		.tp = p->tp > 0 ? (int)p->tp : 1,
 		.g = p->gtp > 0 ? (int)p->gtp : 1,
+		.cp = p->cp > 0 ? (int)p->cp : 1,
 	};
 	s->d.sp = m->sequence_parallel && s->d.tp > 1;
 	s->bf16 = p->runtime.dtype && !strcmp(p->runtime.dtype, "bf16");
@@ -49,7 +50,7 @@ void prog_rt_shape(const struct plan *p, struct prog_rt_shape *s)
 int prog_rt_applies(const struct plan *p, char *why, size_t len)
 {
 	const struct plan_rt_model *m = &p->runtime.model;
-	long long tp = p->tp > 0 ? p->tp : 1;
+	long long tp = p->tp > 0 ? p->tp : 1, cp = p->cp > 0 ? p->cp : 1;
 	long long micro = p->micro_batch > 0 ? p->micro_batch : 1;
 
 	if (p->pp > 1)
@@ -63,10 +64,11 @@ int prog_rt_applies(const struct plan *p, char *why, size_t len)
 		snprintf(why, len, "the decoder has no experts, so EP %lld has "
 			 "nothing to split; plan with "
 			 "expert_model_parallel_size 1", p->ep);
-	else if (p->cp > 1)
-		snprintf(why, len, "gtplan-run's decoder does not run context "
-			 "parallelism (CP %lld) yet; plan with "
-			 "context_parallel_size 1", p->cp);
+	else if (cp > 1 && p->runtime.seq_len % (2 * cp))
+		snprintf(why, len, "gtplan.runtime.seq_len %lld does not split "
+			 "into 2 x CP = %lld chunks (the load-balanced CP "
+			 "split); use a multiple of %lld", p->runtime.seq_len,
+			 2 * cp, 2 * cp);
 	else if (m->kv_heads < 1 || m->heads % m->kv_heads ||
 		 m->heads % tp || m->kv_heads % tp)
 		snprintf(why, len, "TP %lld does not divide the %lld heads and "
@@ -80,10 +82,10 @@ int prog_rt_applies(const struct plan *p, char *why, size_t len)
 		snprintf(why, len, "head_dim %lld of %s is odd; rotate-half "
 			 "RoPE needs an even one", m->head_dim, m->name);
 	else if (m->sequence_parallel && tp > 1 &&
-		 (micro * p->runtime.seq_len) % tp)
+		 (micro * (p->runtime.seq_len / cp)) % tp)
 		snprintf(why, len, "sequence parallelism splits a micro-batch's "
-			 "%lld tokens over TP %lld, which does not divide them",
-			 micro * p->runtime.seq_len, tp);
+			 "%lld tokens of a rank over TP %lld, which does not "
+			 "divide them", micro * (p->runtime.seq_len / cp), tp);
 	else
 		return 1;
 	return 0;
@@ -112,7 +114,7 @@ struct rbld {
 	struct prog *pg;
 	const struct plan *p;
 	struct prog_rt_shape s;
-	unsigned k_tp, k_gtp, k_dp_cp, k_dpcr;
+	unsigned k_tp, k_cp, k_gtp, k_dp_cp, k_dpcr;
 	int err;
 	/* the pass being built: its weights in order of use, the next one,
 	 * and whether gathers run one ahead (runtime.prefetch) */
@@ -249,6 +251,26 @@ static void tp_reduce(struct rbld *b, enum prog_what what, int w,
 		    b->s.z.tokens * h, PROG_DT_FP32, PROG_REDOP_SUM, label);
 }
 
+/* rt_train.c's cp_gather_kv (fwd) and cp_scatter_dkv: keys, then values
+ * (N x G/T x d each), over CP. */
+static void cp_kv(struct rbld *b, long long layer, int fwd)
+{
+	long long n = b->s.z.tokens * b->s.z.kv_l;
+	int w = PRT_W_LAYER + DSZ_QKV;
+
+	if (fwd) {
+		rop(b, OP_ALL_GATHER, b->k_cp, W_KV, w, layer, n, PROG_DT_FP32,
+		    0, PRT_L_K);
+		rop(b, OP_ALL_GATHER, b->k_cp, W_KV, w, layer, n, PROG_DT_FP32,
+		    0, PRT_L_V);
+		return;
+	}
+	rop(b, OP_REDUCE_SCATTER, b->k_cp, W_KV_GRAD, w, layer, n,
+	    PROG_DT_FP32, PROG_REDOP_SUM, PRT_L_DK);
+	rop(b, OP_REDUCE_SCATTER, b->k_cp, W_KV_GRAD, w, layer, n,
+	    PROG_DT_FP32, PROG_REDOP_SUM, PRT_L_DV);
+}
+
 static void tp_stat(struct rbld *b, unsigned redop, enum prog_rt_label l)
 {
 	rop(b, OP_ALL_REDUCE, b->k_tp, W_LOSS, -1, -1, b->s.z.tokens,
@@ -269,6 +291,7 @@ static void forward(struct rbld *b)
 
 		tp_gather(b, W_ACT, w + DSZ_QKV, l, PRT_L_IN);
 		use(b, w + DSZ_QKV, l);
+		cp_kv(b, l, 1);
 		use(b, w + DSZ_PROJ, l);
 		tp_reduce(b, W_ACT, w + DSZ_PROJ, l, PRT_L_OUT);
 		tp_gather(b, W_ACT, w + DSZ_FC1, l, PRT_L_IN);
@@ -297,6 +320,7 @@ static void layer_backward(struct rbld *b, long long l)
 	tp_gather(b, W_ACT_GRAD, w + DSZ_PROJ, l, PRT_L_DOUT);
 	use(b, w + DSZ_PROJ, l);
 	scatter(b, w + DSZ_PROJ, l);
+	cp_kv(b, l, 0);
 	use(b, w + DSZ_QKV, l);
 	tp_reduce(b, W_ACT_GRAD, w + DSZ_QKV, l, PRT_L_DGRAD);
 	scatter(b, w + DSZ_QKV, l);
@@ -362,6 +386,7 @@ int prog_rt_build(struct prog *pg, const struct plan *p,
 	prog_rt_shape(p, &b.s);
 	L = b.s.d.layers > 0 ? b.s.d.layers : 0;
 	b.k_tp = prog_kind("tp");
+	b.k_cp = prog_kind("cp");
 	b.k_gtp = prog_kind("gtp");
 	b.k_dp_cp = prog_kind("dp_cp");
 	b.k_dpcr = prog_kind("dp_cp_replicate");
@@ -413,6 +438,8 @@ char *prog_rt_what(const struct prog *pg, const struct prog_op *op,
 	static const char *const sfx[PRT_L_COUNT] = {
 		[PRT_L_WEIGHT] = "", [PRT_L_IN] = ".in", [PRT_L_OUT] = ".out",
 		[PRT_L_DOUT] = ".dout", [PRT_L_DGRAD] = ".dgrad",
+		[PRT_L_K] = ".k", [PRT_L_V] = ".v", [PRT_L_DK] = ".dk",
+		[PRT_L_DV] = ".dv",
 	};
 	const char *wn = op->weight >= 0 && (size_t)op->weight < pg->n_weights ?
 			 pg->weights[op->weight] : "?";

@@ -14,9 +14,11 @@
  *
  * train (one step, rt_model_train_step): the order runtime/rt_model.h's top
  * comment lists: tokens; per micro-batch the forward (embedding, per layer
- * qkv, proj, fc1, fc2 with their TP collectives, the output layer, the CE
- * statistics) and the backward (output layer, per layer from the last fc2,
- * fc1, proj, qkv, the embedding); grads, replicated_grads, tp_grads (when
+ * qkv, its keys' and values' CP all-gathers, proj, fc1, fc2 with their TP
+ * collectives, the output layer, the CE statistics) and the backward
+ * (output layer, per layer from the last fc2, fc1, proj, the keys' and
+ * values' CP reduce-scatters, qkv, the embedding); grads,
+ * replicated_grads, tp_grads (when
  * TP sums any), loss, the step barrier. With prefetch each GTP all-gather
  * is issued one weight ahead within its pass.
  *
@@ -47,6 +49,10 @@ enum prog_rt_label {
 	PRT_L_OUT,          /* "<w>.out": after a row-parallel linear */
 	PRT_L_DOUT,         /* "<w>.dout": SP all-gather of its gradient */
 	PRT_L_DGRAD,        /* "<w>.dgrad": a column linear's input gradient */
+	PRT_L_K,            /* "<qkv>.k", "<qkv>.v": the CP all-gathers of */
+	PRT_L_V,            /* keys and values */
+	PRT_L_DK,           /* "<qkv>.dk", "<qkv>.dv": their gradients' CP */
+	PRT_L_DV,           /* reduce-scatters */
 	PRT_L_TOKENS,       /* "tokens" */
 	PRT_L_EMBED_OUT,    /* "embedding.out" */
 	PRT_L_EMBED_DOUT,   /* "embedding.dout" */
@@ -78,9 +84,9 @@ struct prog_rt_shape {
 void prog_rt_shape(const struct plan *p, struct prog_rt_shape *s);
 
 /* 1 when gtplan-run would run the plan's layout with its decoder (the
- * refusals of rt_model_shape: PP 1, CP 1, EP 1, a dense model, heads and
- * query groups and F divisible by TP, an even head_dim, SP tokens
- * divisible by TP); else 0 with the reason in why (one sentence with the
+ * refusals of rt_model_shape: PP 1, EP 1, a dense model, heads and query
+ * groups and F divisible by TP, an even head_dim, seq_len by 2 x CP, SP
+ * tokens divisible by TP); else 0 with the reason in why (one sentence with the
  * numbers and the fix). The batch is not checked here (GT400/GT401 report
  * it). */
 int prog_rt_applies(const struct plan *p, char *why, size_t len);

@@ -327,8 +327,9 @@ def forward_ops(plan):
     tp, g = sz["tp"], sz["gtp"]
     h, f, d = m["hidden"], m["ffn"], m["head_dim"]
     sp = m["sequence_parallel"] and tp > 1
-    N = (b["micro"] or 1) * rt["seq_len"]
+    N = (b["micro"] or 1) * rt["seq_len"] // sz["cp"]
     local = N // tp if sp else N
+    kv = m["kv_heads"] // tp * m["head_dim"]
     vl = -(-m["vocab"] // tp)
 
     def red(what):
@@ -346,6 +347,8 @@ def forward_ops(plan):
         p = f"layers.{l}."
         ops += ag_in(p + "qkv.in")
         ops += [w(p + "qkv", (m["heads"] + 2 * m["kv_heads"]) // tp * d, h),
+                ("all-gather", "cp", p + "qkv.k", N * kv, None),
+                ("all-gather", "cp", p + "qkv.v", N * kv, None),
                 w(p + "proj", h, m["heads"] // tp * d), red(p + "proj.out")]
         ops += ag_in(p + "fc1.in")
         ops += [w(p + "fc1", 2 * f // tp, h), w(p + "fc2", h, f // tp),
@@ -355,7 +358,7 @@ def forward_ops(plan):
             ("all-reduce", "tp", "ce.max", N, "max"),
             ("all-reduce", "tp", "ce.target", N, "sum"),
             ("all-reduce", "tp", "ce.sumexp", N, "sum")]
-    size = {"tp": tp, "gtp": g}
+    size = {"tp": tp, "gtp": g, "cp": sz["cp"]}
     return [x for x in ops if size[x[1]] > 1]
 
 
@@ -365,8 +368,9 @@ def cmd_records(plan_path, record):
     world, micro = plan["world_size"], b["micro"] or 1
     per_lane = b["global"] // sz["dp"]
     want = forward_ops(plan) * (per_lane // micro)
-    results = ([("gather", "world", "logprobs", per_lane * rt["seq_len"],
-                 None)] if world > 1 else [])
+    results = ([("gather", "world", "logprobs",
+                 per_lane * rt["seq_len"] // sz["cp"], None)]
+               if world > 1 else [])
     bad, n = [], 0
     for r in range(world):
         lines = [json.loads(l) for l in open(f"{record}.{r}", encoding="utf-8")

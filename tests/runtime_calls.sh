@@ -3,8 +3,9 @@
 #   tests/runtime_calls.sh     prints "RESULT passed failed skipped" last
 # 1. get_logprobs (--logprobs) and the refit export (--export DIR: a Hugging
 #    Face model directory) after two Adam steps on the default --data:
-#    TP2xG3 (6 ranks), TP1xG2xD2 (4), TP2xG2xD2 (8) and TP2 with sequence
-#    parallelism (2) against the single-rank run, and decoder.yaml's
+#    TP2xG3 (6 ranks), TP1xG2xD2 (4), TP2xG2xD2 (8), TP2xCP2xG2 (8) and TP2
+#    with sequence parallelism (2) against the single-rank run, and
+#    decoder.yaml's
 #    model (tied, qkv bias, QK-norm) on TP2xG3: logprobs within 1e-5
 #    relative, exports normwise within 1e-5, each export exactly its own
 #    run's --dump-weights in Hugging Face's names and row order, the
@@ -57,6 +58,7 @@ layouts=(
 	"tp2g3 6 4 ref $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6"
 	"tp1g2d2 4 3 ref $M.tensor_parallel_num_weight_shards=2"
 	"tp2g2d2 8 3 ref $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4"
+	"tp2cp2g2 8 6 ref $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4 $M.context_parallel_size=2 policy.sequence_packing.enabled=true"
 	"tp2sp 2 12 ref $M.tensor_model_parallel_size=2 +$M.sequence_parallel=true"
 	"dref 1 12 dref"
 	"dtp2g3 6 4 dref $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6"

@@ -4,7 +4,8 @@
 # (a) 4 steps = 2 steps, --save, --load, 2 more under the same layout
 #     (TP2xG3, 6 ranks): every step's loss and the final weights equal;
 # (b) that TP2xG3 checkpoint resumed under TP1xG2xD2 (4 ranks), TP2 with
-#     sequence parallelism (2 ranks) and on one rank: losses and final
+#     sequence parallelism (2 ranks), TP1xCP2 (2 ranks; only cp 0 writes)
+#     and on one rank: losses and final
 #     weights against the uninterrupted single-rank run within 1e-5
 #     (tests/runtime_compare.py); --save-every; decoder.yaml's model (tied,
 #     qkv bias, QK-norm) saved under TP2xG3 and resumed under TP1xG2xD2;
@@ -46,6 +47,7 @@ plan ref 1
 plan tp2g3 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6
 plan tp1g2d2 4 $M.tensor_parallel_num_weight_shards=2
 plan tp2sp 2 $M.tensor_model_parallel_size=2 +$M.sequence_parallel=true
+plan cp2 2 $M.context_parallel_size=2 policy.sequence_packing.enabled=true
 
 # ---- (a) the same layout: exactly the uninterrupted run -------------------
 check "tp2g3 4 steps" mpi 6 "$tmp/tp2g3.json" --log "$tmp/full.log" --dump-weights "$tmp/full.w"
@@ -83,6 +85,15 @@ cat "$tmp/a1.log" "$tmp/cp.log" >"$tmp/cpall.log"
 check "tp2g3 -> tp2sp parity" "$PY" tests/runtime_compare.py "$TOL" norm \
 	"$tmp/ref.log" "$tmp/ref.w" "$tmp/cpall.log" "$tmp/cp.w"
 sed 's/^/    tp2g3 -> tp2sp: /' "$tmp/out"
+# CP changes too: TP1xCP2 (2 ranks), whose cp-1 rank must not write
+check "cp2 load" mpi 2 "$tmp/cp2.json" --load "$tmp/ck6" --log "$tmp/cp2.log" \
+	--dump-weights "$tmp/cp2.w" --save "$tmp/ckcp2"
+cat "$tmp/a1.log" "$tmp/cp2.log" >"$tmp/cp2all.log"
+check "tp2g3 -> cp2 parity" "$PY" tests/runtime_compare.py "$TOL" norm \
+	"$tmp/ref.log" "$tmp/ref.w" "$tmp/cp2all.log" "$tmp/cp2.w"
+sed 's/^/    tp2g3 -> cp2: /' "$tmp/out"
+check "check ckcp2" "$PY" tests/runtime_ckpt_check.py "$tmp/ckcp2" "$tmp/cp2.json" "$tmp/cp2.w"
+sed 's/^/    cp2: /' "$tmp/out"
 # decoder.yaml: tied output, qkv bias (TP-split, GTP-replicated), QK norms;
 # SGD, element by element (Adam amplifies one near-zero gradient: see
 # tests/runtime_parity.sh)
@@ -109,7 +120,7 @@ check "check ckcp" "$PY" tests/runtime_ckpt_check.py "$tmp/ckcp" "$tmp/tp2sp.jso
 sed 's/^/    tp2sp: /' "$tmp/out"
 check "check ck4" "$PY" tests/runtime_ckpt_check.py "$tmp/ck4" "$tmp/tp1g2d2.json" "$tmp/b4.w"
 sed 's/^/    tp1g2d2: /' "$tmp/out"
-for d in ck6 ck4 ckcp ckd; do
+for d in ck6 ck4 ckcp ckcp2 ckd; do
 	check "schema $d" "$PY" tests/check_plan_schema.py schemas/ckpt.schema.json "$tmp/$d/metadata.json"
 done
 # the checker fails on a checkpoint that is not the plan's

@@ -9,18 +9,19 @@
 #    GPL text where the system has it, else the synthetic text), named
 #    explicitly so that the reference reads the same; the runs below train
 #    on --data synthetic: their tolerance was set on it;
-# 2. parity: TP2xG3 (6 ranks), TP1xG2xD2, TP2xG2xD2, TP2 with sequence
-#    parallelism, TP2xG2 with it (4) against the single-rank run on the
-#    same global batch, per-step loss and final gathered weights within
-#    1e-5 relative (tests/runtime_compare.py): Adam runs normwise, SGD runs
-#    element by element; the same for decoder.yaml's model on TP2xG3,
-#    TP1xG2xD2 and TP2xG2 with SP;
+# 2. parity: TP2xG3 (6 ranks), TP1xG2xD2, TP2xG2xD2, TP2xCP2xG2 (8), TP2
+#    with sequence parallelism, TP2xG2 with it (4) against the single-rank
+#    run on the same global batch, per-step loss and final gathered weights
+#    within 1e-5 relative (tests/runtime_compare.py): Adam runs normwise,
+#    SGD runs element by element; the same for decoder.yaml's model on
+#    TP2xG3, TP1xG2xD2, TP2xG2 with SP and TP2xCP2 with SP (micro-batches
+#    of 2: the CP gathers' reordering);
 # 3. each rank's --record against the plan (tests/runtime_records.py) and
 #    against the simulator's prediction (gtplan sim --predict-record,
 #    tests/runtime_predict.py): the same collectives, byte for byte;
 # 4. determinism, the --timeout path (results, and a stopped rank reported
 #    and the job ended with no rank left), and the refusals (world size,
-#    sizes a layout cannot split, CP, MoE, TP above the query groups, plans
+#    sizes a layout cannot split, MoE, TP above the query groups, plans
 #    with errors, wrong groups, no CUDA).
 # Every mpirun runs under `timeout`, so a hang fails instead of blocking.
 set -u
@@ -95,6 +96,7 @@ layouts=(
 	"tp2g3 6 4 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6"
 	"tp1g2d2 4 3 $M.tensor_parallel_num_weight_shards=2"
 	"tp2g2d2 8 3 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4"
+	"tp2cp2g2 8 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4 $M.context_parallel_size=2 policy.sequence_packing.enabled=true"
 	"tp2sp 2 12 $M.tensor_model_parallel_size=2 +$M.sequence_parallel=true"
 	"tp2g2sp 4 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4 +$M.sequence_parallel=true"
 )
@@ -128,6 +130,7 @@ dlayouts=(
 	"dtp2g3 6 4 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6"
 	"dtp1g2d2 4 3 $M.tensor_parallel_num_weight_shards=2"
 	"dtp2g2sp 4 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4 $M.sequence_parallel=true"
+	"dtp2cp2sp 4 12 $M.tensor_model_parallel_size=2 $M.context_parallel_size=2 policy.sequence_packing.enabled=true $M.sequence_parallel=true"
 )
 for row in "${dlayouts[@]}"; do
 	read -r name np mbs overrides <<<"$row"
@@ -333,8 +336,9 @@ fi
 refuse "world size" "is a plan for 6 ranks, but MPI started 2" mpi 2 "$tmp/tp2g3.json"
 plan ffn97 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6 gtplan.runtime.ffn=97
 refuse "ffn by TP" "the MLP size 97 of gtplan.runtime is not divisible by TP 2" mpi 6 "$tmp/ffn97.json"
-plan cp2 4 $M.tensor_model_parallel_size=2 $M.context_parallel_size=2 policy.sequence_packing.enabled=true
-refuse "CP" "context parallelism (CP 2) is not run by gtplan-run's decoder yet" mpi 4 "$tmp/cp2.json"
+plan seq30 8 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4 \
+	$M.context_parallel_size=2 policy.sequence_packing.enabled=true gtplan.runtime.seq_len=30
+refuse "seq_len by CP" "does not split into 2 x CP = 4 chunks" mpi 8 "$tmp/seq30.json"
 # TP 4 above decoder.yaml's 2 query groups (the plan has GT602 too):
 # Megatron-LM PR #2565's sub-sharding is not implemented
 "$GTPLAN" plan tests/runtime/decoder.yaml cluster.gpus_per_node=4 $M.tensor_model_parallel_size=4 \

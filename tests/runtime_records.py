@@ -17,8 +17,10 @@ RECORD is the --record path; rank r's file is RECORD.r. Checks:
     TP all-gathers and reduce-scatters each; per step one gradient
     all-reduce over dp_cp_replicate, three all-reduces over dp_cp (tokens,
     replicated gradients, loss), one TP all-reduce when QK-norm or
-    sequence parallelism needs the TP sum, one world barrier, each only
-    where its group has more than one rank;
+    sequence parallelism needs the TP sum, one world barrier; with CP per
+    micro-batch 2 L CP all-gathers (keys, values) and 2 L CP
+    reduce-scatters (their gradients); each only where its group has more
+    than one rank;
   - GTP shard sizes: each weight's all-gather and reduce-scatter move
     S x d1 elements, S = the TP-local dim 0 padded to a multiple of 16 x G,
     divided by G (Megatron's gtp_remat_shard_dim0), computed here;
@@ -107,7 +109,7 @@ def main(argv):
         want_count[f"layers.{l}.proj"] = shard(h, m["heads"] // tp * d, g)
         want_count[f"layers.{l}.fc1"] = shard(2 * f // tp, h, g)
         want_count[f"layers.{l}.fc2"] = shard(h, f // tp, g)
-    size = {"tp": tp, "gtp": g, "dp_cp": sz["dp"] * sz["cp"],
+    size = {"tp": tp, "gtp": g, "cp": sz["cp"], "dp_cp": sz["dp"] * sz["cp"],
             "dp_cp_replicate": sz["dp_replicate"] * sz["cp"],
             "world": plan["world_size"]}
     for r, lines in enumerate(recs):
@@ -136,6 +138,10 @@ def main(argv):
             if sp:
                 want[("all-gather", "tp")] = mbs * (2 + 4 * layers)
                 want[("reduce-scatter", "tp")] = mbs * (2 + 4 * layers)
+            # CP: each layer's keys and values all-gathered, their
+            # gradients reduce-scattered
+            want[("all-gather", "cp")] = mbs * 2 * layers
+            want[("reduce-scatter", "cp")] = mbs * 2 * layers
             want = {k: v for k, v in want.items() if size[k[1]] > 1}
             if count != want:
                 bad.append(f"rank {r} step {s}: issued {sorted(count.items())}"

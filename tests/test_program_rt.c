@@ -282,6 +282,39 @@ START_TEST(sequence_parallel)
 }
 END_TEST
 
+/* CP 2: a rank holds 16 of each sample's 32 tokens; per layer its keys
+ * and values are all-gathered over CP in the forward (after qkv's gather)
+ * and their gradients reduce-scattered in the backward (before it). */
+START_TEST(context_parallel)
+{
+	struct plan p;
+	struct prog_rt_shape s;
+	struct prog pg;
+	char buf[64];
+	size_t i = 0;
+
+	mkplan(&p, 2, 2, 1, 1, 4, 1); /* 4 micro-batches of 1 */
+	prog_rt_shape(&p, &s);
+	ck_assert_int_eq(s.z.tokens, 16);
+	ck_assert_int_eq(s.z.keys, 32);
+	ck_assert_int_eq(prog_rt_build(&pg, &p, PROG_TRAIN, "train"), 0);
+	ck_assert_uint_eq(count(&pg, OP_ALL_GATHER, "cp"), 4 * 2 * 2);
+	ck_assert_uint_eq(count(&pg, OP_REDUCE_SCATTER, "cp"), 4 * 2 * 2);
+	while (i < pg.n && strcmp(what(&pg, i, buf), "layers.0.qkv.k"))
+		i++;
+	ck_assert_uint_lt(i, pg.n);
+	/* 16 rows x 1 KV head of 10 on a TP rank (2 query groups / TP 2) */
+	ck_assert_int_eq(prog_rt_count(&pg.ops[i]), 16 * 10);
+	ck_assert_str_eq(prog_rt_group_name(&pg.ops[i]), "cp");
+	ck_assert_str_eq(what(&pg, i + 1, buf), "layers.0.qkv.v");
+	/* the TP all-reduces move this rank's 16 rows */
+	ck_assert_str_eq(what(&pg, 1, buf), "embedding.out");
+	ck_assert_int_eq(prog_rt_count(&pg.ops[1]), 16 * 40);
+	prog_release(&pg);
+	plan_release(&p);
+}
+END_TEST
+
 /* Groups of one rank issue nothing: one rank runs no collective at all;
  * TP 1 has no TP ops, D 1 no gradient all-reduce over dp_cp_replicate. */
 START_TEST(one_rank_groups_are_skipped)
@@ -401,12 +434,12 @@ START_TEST(applies_only_where_the_runtime_runs)
 	struct plan p;
 	char why[256];
 
-	mkplan(&p, 2, 1, 2, 1, 12, 1);
+	mkplan(&p, 2, 2, 2, 1, 12, 1);
 	ck_assert_int_eq(prog_rt_applies(&p, why, sizeof(why)), 1);
-	p.cp = 2;
+	p.runtime.seq_len = 30;
 	ck_assert_int_eq(prog_rt_applies(&p, why, sizeof(why)), 0);
-	ck_assert_ptr_nonnull(strstr(why, "context parallelism (CP 2)"));
-	p.cp = 1;
+	ck_assert_ptr_nonnull(strstr(why, "2 x CP = 4 chunks"));
+	p.runtime.seq_len = 32;
 	p.runtime.model.ffn = 97;
 	ck_assert_int_eq(prog_rt_applies(&p, why, sizeof(why)), 0);
 	ck_assert_ptr_nonnull(strstr(why, "MLP size 97"));
@@ -437,6 +470,7 @@ int main(void)
 		{ "train_order", train_order_and_labels },
 		{ "shards", shard_sizes_with_padding },
 		{ "sequence_parallel", sequence_parallel },
+		{ "context_parallel", context_parallel },
 		{ "one_rank_groups", one_rank_groups_are_skipped },
 		{ "forward", forward_is_the_forward_part },
 		{ "prog_build", prog_build_switches_and_labels },
