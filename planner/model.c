@@ -49,11 +49,14 @@ static int apply_field(const struct model_field *f, const struct cfg_node *n,
 	char path[64];
 	const char *want = f->type == MF_BOOL ? "a boolean"
 			   : f->type == MF_TEXT ? "a string or null"
+			   : f->type == MF_REAL ? "a positive number or null"
 			   : f->nullable ? "an integer or null" : "an integer";
 
 	if (n->kind == CFG_NULL && f->nullable) {
 		if (f->type == MF_TEXT)
 			model_text_at(m, f)[0] = '\0';
+		else if (f->type == MF_REAL)
+			*model_real_at(m, f) = 0;
 		else
 			*model_int_at(m, f) = 0;
 		return 0;
@@ -68,6 +71,15 @@ static int apply_field(const struct model_field *f, const struct cfg_node *n,
 	    n->text && strlen(n->text) < MODEL_TEXT_MAX) {
 		snprintf(model_text_at(m, f), MODEL_TEXT_MAX, "%s", n->text);
 		return 0;
+	}
+	if (f->type == MF_REAL && (n->kind == CFG_FLOAT ||
+				   n->kind == CFG_INT)) {
+		double r = n->kind == CFG_FLOAT ? n->v.f : (double)n->v.i;
+
+		if (r > 0) {
+			*model_real_at(m, f) = r;
+			return 0;
+		}
 	}
 	if (f->type == MF_INT && n->kind == CFG_INT) {
 		if (n->v.i < f->min) {

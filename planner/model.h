@@ -49,6 +49,12 @@ struct model_shape {
 	/* Megatron's hybrid layer pattern, one character per layer (M Mamba,
 	 * '*' attention, '-' MLP, E MoE); "" for a GPT model. */
 	char hybrid_layer_pattern[MODEL_TEXT_MAX];
+	/* What gtplan-run's decoder needs beyond the parallel shape (0 when
+	 * unset: Megatron's defaults, rotary_base 10000 and
+	 * layernorm_epsilon 1e-5, stand in). */
+	long long rotary_base;       /* RoPE theta (HF rope_theta) */
+	double layernorm_epsilon;    /* RMSNorm eps (HF rms_norm_eps) */
+	int qk_layernorm;            /* QK-norm (Qwen3) */
 	struct diag_loc loc;         /* where it was named or described */
 };
 

@@ -38,6 +38,10 @@ const struct model_field model_fields[] = {
 	BOOL_FIELD(multi_latent_attention),
 	TEXT_FIELD(moe_layer_freq),
 	TEXT_FIELD(hybrid_layer_pattern),
+	INT_FIELD(rotary_base, 0, 1, 1),
+	{ "layernorm_epsilon", offsetof(struct model_shape, layernorm_epsilon),
+	  MF_REAL, 0, 1, 0 },
+	BOOL_FIELD(qk_layernorm),
 };
 
 const size_t model_n_fields = sizeof(model_fields) / sizeof(model_fields[0]);
@@ -101,6 +105,14 @@ static int set_field(struct model_shape *m, const struct model_field *f,
 			return -1;
 		snprintf(model_text_at(m, f), MODEL_TEXT_MAX, "%s", v);
 		return 0;
+	case MF_REAL: {
+		double r = strtod(v, &end);
+
+		if (end == v || *end || !(r > 0))
+			return -1;
+		*model_real_at(m, f) = r;
+		return 0;
+	}
 	case MF_INT:
 		x = strtoll(v, &end, 10);
 		if (end == v || *end || x < f->min)

@@ -13,7 +13,7 @@
 /* The fields the data file (and gtplan.model) may set, by Megatron's
  * name. `required` ones make sizes known; a nullable one set to null in
  * gtplan.model goes back to its default. */
-enum model_field_type { MF_INT, MF_BOOL, MF_TEXT };
+enum model_field_type { MF_INT, MF_BOOL, MF_TEXT, MF_REAL };
 
 
 struct model_field {
@@ -38,6 +38,12 @@ static inline int *model_bool_at(struct model_shape *m,
 				 const struct model_field *f)
 {
 	return (int *)(void *)((char *)m + f->off);
+}
+
+static inline double *model_real_at(struct model_shape *m,
+				    const struct model_field *f)
+{
+	return (double *)(void *)((char *)m + f->off);
 }
 
 static inline char *model_text_at(struct model_shape *m,

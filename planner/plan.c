@@ -5,6 +5,7 @@
 #include "plan.h"
 #include "cfg_keys.h"
 #include "framework.h"
+#include "model.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -355,6 +356,61 @@ static void read_runtime(struct plan *p, const struct cfg_node *root)
 		rt->prefetch = 0;
 }
 
+/* The decoder gtplan-run trains (struct plan_rt_model): the named model's
+ * shape when it is known, gtplan.runtime's otherwise. Its findings are
+ * the framework rules' to report (rules_model.c), so they are dropped
+ * here. */
+static void read_runtime_model(struct plan *p, const struct cfg_node *root)
+{
+	struct plan_rt_model *m = &p->runtime.model;
+	const struct plan_runtime *rt = &p->runtime;
+	struct model_shape ms;
+	struct diag_list scratch;
+	long long layers = 0;
+	int b;
+
+	memset(m, 0, sizeof(*m));
+	memset(&ms, 0, sizeof(ms));
+	diag_list_init(&scratch, NULL);
+	model_resolve(root, &ms, &scratch);
+	diag_list_release(&scratch);
+	m->rope_theta = PLAN_RT_ROPE_THETA;
+	m->norm_eps = PLAN_RT_NORM_EPS;
+	if (cfg_bool(root, MEG "sequence_parallel", &b) == 1)
+		m->sequence_parallel = b;
+	if (!ms.known) {
+		snprintf(m->name, sizeof(m->name), "gtplan.runtime");
+		m->hidden = rt->hidden;
+		m->ffn = rt->ffn;
+		m->layers = rt->layers;
+		m->vocab = rt->vocab;
+		m->heads = PLAN_RT_HEADS;
+		m->kv_heads = PLAN_RT_KV_HEADS;
+		m->head_dim = rt->hidden / PLAN_RT_HEADS;
+		return;
+	}
+	snprintf(m->name, sizeof(m->name), "%s", ms.name);
+	m->hidden = ms.hidden_size;
+	m->ffn = ms.ffn_hidden_size;
+	m->layers = ms.num_layers;
+	/* gtplan.runtime.layers cuts the model */
+	if (cfg_int(root, "gtplan.runtime.layers", &layers) == 1 &&
+	    layers > 0 && layers < m->layers)
+		m->layers = layers;
+	m->vocab = ms.vocab_size;
+	m->heads = ms.num_attention_heads;
+	m->kv_heads = model_kv_heads(&ms);
+	m->head_dim = model_head_dim(&ms);
+	m->tie_embeddings = ms.share_embeddings_and_output_weights;
+	m->qkv_bias = ms.add_qkv_bias || ms.add_bias_linear;
+	m->qk_norm = ms.qk_layernorm;
+	if (ms.rotary_base > 0)
+		m->rope_theta = (double)ms.rotary_base;
+	if (ms.layernorm_epsilon > 0)
+		m->norm_eps = ms.layernorm_epsilon;
+	m->moe = ms.num_moe_experts > 0;
+}
+
 static int build(struct plan *p, const struct cfg_node *root,
 		 const char *config_name, struct diag_list *diags)
 {
@@ -369,6 +425,7 @@ static int build(struct plan *p, const struct cfg_node *root,
 	find_remat_keys(root, path, sizeof(path), 0, diags);
 	read_batches(p, root);
 	read_runtime(p, root);
+	read_runtime_model(p, root);
 
 	if (cfg_bool(root, KEY_MEG_ENABLED, &megatron) < 0)
 		megatron = 0;

@@ -27,6 +27,23 @@ struct plan_gpus {
 	long long gpus_per_node;
 };
 
+/* The decoder gtplan-run trains (the plan JSON's "runtime"."model"): the
+ * model the config names (catalog or gtplan.model), cut to
+ * gtplan.runtime.layers when that is set, else gtplan.runtime's sizes
+ * with the PLAN_RT_* attention defaults below. moe: the named model has
+ * experts (gtplan-run refuses it). */
+struct plan_rt_model {
+	char name[128];
+	long long hidden, ffn, layers, heads, kv_heads, head_dim, vocab;
+	int tie_embeddings, qkv_bias, qk_norm, moe, sequence_parallel;
+	double rope_theta, norm_eps;
+};
+
+#define PLAN_RT_HEADS      4
+#define PLAN_RT_KV_HEADS   4
+#define PLAN_RT_ROPE_THETA 10000.0
+#define PLAN_RT_NORM_EPS   1e-5
+
 /* gtplan.runtime: the small model and run settings gtplan-run reads from
  * the plan JSON's "runtime" object. Absent keys take the defaults of
  * plan_build (PLAN_RT_* below); dtype points at a static "fp32" or "bf16". */
@@ -35,6 +52,7 @@ struct plan_runtime {
 	double lr;
 	const char *dtype;
 	int prefetch; /* gather the next weight while this one is used */
+	struct plan_rt_model model;
 };
 
 #define PLAN_RT_HIDDEN  128

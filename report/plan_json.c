@@ -84,6 +84,45 @@ static void write_batch(struct jw *w, const struct plan *p)
 
 /* gtplan.runtime as read (defaults filled in). lr is written with 15
  * significant digits, enough to give back the value as typed. */
+static void write_double(struct jw *w, const char *key, double v)
+{
+	char num[64];
+	int n = snprintf(num, sizeof(num), "%.9g", v);
+
+	jw_key(w, key);
+	jw_item(w);
+	jw_raw(w, num, (size_t)n);
+}
+
+/* runtime.model: the decoder gtplan-run trains (struct plan_rt_model). */
+static void write_runtime_model(struct jw *w, const struct plan_rt_model *m)
+{
+	jw_key(w, "model");
+	jw_obj_begin(w, 0);
+	size_or_null(w, "ffn", m->ffn);
+	size_or_null(w, "head_dim", m->head_dim);
+	size_or_null(w, "heads", m->heads);
+	size_or_null(w, "hidden", m->hidden);
+	size_or_null(w, "kv_heads", m->kv_heads);
+	size_or_null(w, "layers", m->layers);
+	jw_key(w, "moe");
+	jw_bool(w, m->moe);
+	jw_key(w, "name");
+	jw_str(w, m->name);
+	write_double(w, "norm_eps", m->norm_eps);
+	jw_key(w, "qk_norm");
+	jw_bool(w, m->qk_norm);
+	jw_key(w, "qkv_bias");
+	jw_bool(w, m->qkv_bias);
+	write_double(w, "rope_theta", m->rope_theta);
+	jw_key(w, "sequence_parallel");
+	jw_bool(w, m->sequence_parallel);
+	jw_key(w, "tie_embeddings");
+	jw_bool(w, m->tie_embeddings);
+	size_or_null(w, "vocab", m->vocab);
+	jw_obj_end(w);
+}
+
 static void write_runtime(struct jw *w, const struct plan *p)
 {
 	const struct plan_runtime *rt = &p->runtime;
@@ -101,6 +140,7 @@ static void write_runtime(struct jw *w, const struct plan *p)
 	n = snprintf(num, sizeof(num), "%.15g", rt->lr > 0 ? rt->lr : PLAN_RT_LR);
 	jw_item(w);
 	jw_raw(w, num, (size_t)n);
+	write_runtime_model(w, &rt->model);
 	jw_key(w, "prefetch");
 	jw_bool(w, rt->prefetch);
 	jw_key(w, "seed");

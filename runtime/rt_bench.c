@@ -59,7 +59,8 @@ static int bench_one(struct rt_model *m, const struct rt_weight *w, int rs,
 
 int rt_bench_comm(struct rt_model *m, int iters, FILE *log)
 {
-	const struct rt_weight *ws[3] = { &m->emb, &m->fc1[0], &m->fc2[0] };
+	const struct rt_weight *ws[3] = { m->emb, m->layer[0].fc1,
+					  m->layer[0].fc2 };
 	int root = coll_rank(m->c, RT_K_WORLD) == 0;
 
 	if (m->s.g < 2)

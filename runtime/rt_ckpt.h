@@ -17,10 +17,14 @@
  * shape, file, byte offset and FNV-1a 64 checksum. Only the main replica
  * writes: for the sharded weights the rank with dp_replicate and cp
  * coordinates 0, for the replicated norms the rank whose coordinates are
- * all 0. Keys are Megatron's ("embedding.word_embeddings.weight",
- * "decoder.layers.L.mlp.linear_fc1.weight", ...,
- * "decoder.layers.L.pre_mlp_layernorm.weight",
- * "decoder.final_layernorm.weight"); Adam's m and v are the tensors
+ * all 0, for the TP-split qkv bias the ranks with gtp 0. Keys are
+ * Megatron's TE-spec names ("embedding.word_embeddings.weight",
+ * "decoder.layers.L.self_attention.linear_qkv.weight", ...,
+ * "decoder.layers.L.mlp.linear_fc1.layer_norm_weight",
+ * "decoder.final_layernorm.weight", "output_layer.weight"), except that
+ * linear_fc1 is two keys, "....linear_fc1.gate.weight" and
+ * "....linear_fc1.up.weight" (rt_ckpt_index.c says why); Adam's m and v
+ * are the tensors
  * "optimizer.state.exp_avg.KEY" and "optimizer.state.exp_avg_sq.KEY" with
  * the same pieces.
  *

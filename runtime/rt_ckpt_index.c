@@ -77,13 +77,99 @@ static void sharded(struct rt_ckpt_tensor *t, const struct rt_weight *w, int gr)
 	t->off = w->off;
 }
 
-static void norm(struct rt_ckpt_tensor *t, long long h, long long off)
+/* linear_fc1's half (0 gate, 1 up) as a tensor [F, h]: the rows of GTP
+ * shard gr that fall in the half of the TP-local [gate_t; up_t]. Megatron
+ * keeps one key [gate; up] with two fragments per rank
+ * (apply_swiglu_sharded_factory); here each rank's region of a tensor is
+ * one rectangle, so the halves are two keys. */
+static void glu_half(struct rt_ckpt_tensor *t, const struct rt_weight *w,
+		     int t_rank, int gr, int half)
+{
+	long long fl = w->d0 / 2, a = gr * w->shard, b = a + w->shard;
+	long long lo = half ? fl : 0, hi = half ? w->d0 : fl;
+
+	a = a > lo ? a : lo;
+	b = b < hi ? b : hi;
+	t->ndim = 2;
+	t->rows = w->rows / 2;
+	t->cols = w->cols;
+	t->nr = b > a ? b - a : 0;
+	t->r0 = (long long)t_rank * fl + (a - lo);
+	t->c0 = 0;
+	t->nc = w->d1;
+	t->off = w->off + (a - gr * w->shard) * w->d1;
+}
+
+/* A 1-D replicated tensor of n elements at off; a TP-split one (the qkv
+ * bias) is n x TP long and this rank holds its slice t. */
+static void vec(struct rt_ckpt_tensor *t, long long n, long long off,
+		int tp_split, int tp, int t_rank)
 {
 	t->ndim = 1;
 	t->rows = t->nr = 1;
-	t->cols = t->nc = h;
+	t->cols = tp_split ? n * tp : n;
+	t->c0 = tp_split ? (long long)t_rank * n : 0;
+	t->nc = n;
 	t->off = off;
 }
+
+/* Writers of each kind of tensor (rt_ckpt_index_init). */
+enum { WR_SHARD, WR_REP, WR_TP_SPLIT };
+
+struct adder {
+	struct rt_ckpt_tensor *t;
+	long long i;
+	const char *pre;
+	int writer[3];
+};
+
+static struct rt_ckpt_tensor *add(struct adder *a, int kind,
+				  const char *fmt, long long l)
+{
+	struct rt_ckpt_tensor *t = &a->t[a->i++];
+	char key[96];
+
+	snprintf(key, sizeof(key), fmt, l);
+	snprintf(t->key, sizeof(t->key), "%s%s", a->pre, key);
+	t->writer = a->writer[kind];
+	return t;
+}
+
+#define LAYER "decoder.layers.%lld."
+
+static void add_layer(struct adder *a, const struct rt_model *m, long long l)
+{
+	const struct rt_shape *s = &m->s;
+	const struct rt_layer *ly = &m->layer[l];
+
+	vec(add(a, WR_REP, LAYER "self_attention.linear_qkv.layer_norm_weight",
+		l), s->h, ly->ln1, 0, s->tp, s->t);
+	sharded(add(a, WR_SHARD, LAYER "self_attention.linear_qkv.weight", l),
+		ly->qkv, s->gr);
+	if (ly->bias >= 0)
+		vec(add(a, WR_TP_SPLIT, LAYER "self_attention.linear_qkv.bias",
+			l), s->z.qkv_l, ly->bias, 1, s->tp, s->t);
+	if (ly->qn >= 0) {
+		vec(add(a, WR_REP, LAYER "self_attention.q_layernorm.weight",
+			l), s->hd, ly->qn, 0, s->tp, s->t);
+		vec(add(a, WR_REP, LAYER "self_attention.k_layernorm.weight",
+			l), s->hd, ly->kn, 0, s->tp, s->t);
+	}
+	sharded(add(a, WR_SHARD, LAYER "self_attention.linear_proj.weight", l),
+		ly->proj, s->gr);
+	vec(add(a, WR_REP, LAYER "mlp.linear_fc1.layer_norm_weight", l), s->h,
+	    ly->ln2, 0, s->tp, s->t);
+	glu_half(add(a, WR_SHARD, LAYER "mlp.linear_fc1.gate.weight", l),
+		 ly->fc1, s->t, s->gr, 0);
+	glu_half(add(a, WR_SHARD, LAYER "mlp.linear_fc1.up.weight", l),
+		 ly->fc1, s->t, s->gr, 1);
+	sharded(add(a, WR_SHARD, LAYER "mlp.linear_fc2.weight", l), ly->fc2,
+		s->gr);
+}
+
+/* At most this many tensors per layer (qkv norm, qkv, bias, q and k norm,
+ * proj, fc1 norm, gate, up, fc2). */
+#define PER_LAYER 10
 
 int rt_ckpt_index_init(struct rt_ckpt_index *x, const struct rt_model *m,
 		       const struct rt_plan *p)
@@ -91,42 +177,34 @@ int rt_ckpt_index_init(struct rt_ckpt_index *x, const struct rt_model *m,
 	const struct rt_shape *s = &m->s;
 	const int *c = p->ranks[p->me].c;
 	int shard_w = !c[RT_DP] && !c[RT_CP] && !c[RT_PP];
-	int norm_w = shard_w && !c[RT_TP] && !c[RT_GTP];
-	long long L = s->layers, per = 3 * L + 2, i = 0;
-	struct rt_ckpt_tensor *t = calloc((size_t)(RT_CKPT_NGROUPS * per),
-					  sizeof(*t));
+	long long per = PER_LAYER * s->layers + 3;
+	struct adder a = {
+		calloc((size_t)(RT_CKPT_NGROUPS * per), sizeof(*a.t)), 0, "",
+		{ shard_w, shard_w && !c[RT_TP] && !c[RT_GTP],
+		  shard_w && !c[RT_GTP] },
+	};
 
-	if (!t)
+	if (!a.t)
 		return rt_error(RT_ENOMEM, "out of memory");
 	for (int g = 0; g < RT_CKPT_NGROUPS; g++) {
-		const char *pre = group_prefix[g];
-		long long first = i;
+		long long first = a.i;
 
-		snprintf(t[i].key, sizeof(t[i].key), "%sembedding.word_"
-			 "embeddings.weight", pre);
-		sharded(&t[i++], &m->emb, s->gr);
-		for (long long l = 0; l < L; l++) {
-			snprintf(t[i].key, sizeof(t[i].key), "%sdecoder.layers."
-				 "%lld.pre_mlp_layernorm.weight", pre, l);
-			norm(&t[i++], s->h, m->norm_off + l * s->h);
-			snprintf(t[i].key, sizeof(t[i].key), "%sdecoder.layers."
-				 "%lld.mlp.linear_fc1.weight", pre, l);
-			sharded(&t[i++], &m->fc1[l], s->gr);
-			snprintf(t[i].key, sizeof(t[i].key), "%sdecoder.layers."
-				 "%lld.mlp.linear_fc2.weight", pre, l);
-			sharded(&t[i++], &m->fc2[l], s->gr);
-		}
-		snprintf(t[i].key, sizeof(t[i].key), "%sdecoder.final_"
-			 "layernorm.weight", pre);
-		norm(&t[i++], s->h, m->norm_off + L * s->h);
-		for (long long j = first; j < i; j++) {
-			t[j].group = g;
-			t[j].writer = t[j].ndim == 1 ? norm_w : shard_w;
-		}
+		a.pre = group_prefix[g];
+		sharded(add(&a, WR_SHARD, "embedding.word_embeddings.weight",
+			    0), m->emb, s->gr);
+		for (long long l = 0; l < s->layers; l++)
+			add_layer(&a, m, l);
+		vec(add(&a, WR_REP, "decoder.final_layernorm.weight", 0), s->h,
+		    m->lnf, 0, s->tp, s->t);
+		if (!s->tie)
+			sharded(add(&a, WR_SHARD, "output_layer.weight", 0),
+				m->out, s->gr);
+		for (long long j = first; j < a.i; j++)
+			a.t[j].group = g;
 	}
 	memset(x, 0, sizeof(*x));
-	x->t = t;
-	x->nt = (int)i;
+	x->t = a.t;
+	x->nt = (int)a.i;
 	return 0;
 }
 

@@ -45,9 +45,9 @@ struct rt_ckpt_file {
 	long long bytes;
 };
 
-/* The tensors (model order; for each group: embedding, per layer its norm,
- * fc1 and fc2, the final norm), their pieces grouped by tensor in rank
- * order, the files. Owns its arrays. */
+/* The tensors (model order; for each group: embedding, per layer its
+ * tensors (rt_ckpt.h), the final norm, the output layer), their pieces
+ * grouped by tensor in rank order, the files. Owns its arrays. */
 struct rt_ckpt_index {
 	struct rt_ckpt_tensor *t;
 	int nt, nf;
@@ -58,7 +58,8 @@ struct rt_ckpt_index {
 
 /* x = m's tensors with this rank's (p->me's) region of each, no pieces.
  * writer: the main replica (dp_replicate and cp 0) of each shard; for the
- * norms the rank whose coordinates are all 0. */
+ * norms the rank whose coordinates are all 0; for the TP-split qkv bias
+ * the main replicas with gtp 0. */
 int rt_ckpt_index_init(struct rt_ckpt_index *x, const struct rt_model *m,
 		       const struct rt_plan *p);
 void rt_ckpt_index_release(struct rt_ckpt_index *x);

@@ -23,12 +23,20 @@
  * sorted: "__metadata__" {"format": "pt", "gtplan.refit_gather": ORDER},
  * then per tensor {"data_offsets": [begin, end], "dtype": "F32", "shape"}),
  * padded with spaces to a multiple of 8 bytes, then the tensors' fp32
- * little-endian data in the header's (sorted name) order. Names are Hugging
- * Face Llama-like: model.embed_tokens.weight [V, h],
- * model.layers.L.post_attention_layernorm.weight [h] (the norm before the
- * MLP), model.layers.L.mlp.up_proj.weight [ffn, h] (fc1),
- * model.layers.L.mlp.down_proj.weight [h, ffn] (fc2), model.norm.weight
- * [h]; the output layer is tied to the embedding (no lm_head.weight).
+ * little-endian data in the header's (sorted name) order. Names and row
+ * orders are Hugging Face Llama's (Megatron-Bridge's LlamaBridge mapping):
+ * model.embed_tokens.weight, per layer input_layernorm,
+ * self_attn.{q,k,v}_proj (the interleaved linear_qkv split back by query
+ * group; biases likewise), self_attn.{q,k}_norm (QK-norm),
+ * self_attn.o_proj, post_attention_layernorm, mlp.{gate,up}_proj (the TP
+ * shards' [gate_t; up_t] reassembled), mlp.down_proj, then
+ * model.norm.weight and lm_head.weight unless tied. A gather order that
+ * does not rebuild every row (tp_only) keeps linear_qkv and linear_fc1
+ * fused, as self_attn.qkv_proj and mlp.gate_up_proj (vLLM's names).
+ * With a directory (--export DIR), the file is DIR/model.safetensors and
+ * DIR/config.json describes the model for transformers
+ * (LlamaForCausalLM; Qwen2ForCausalLM with a qkv bias, Qwen3ForCausalLM
+ * with QK-norm; transformers has no class with both, which a note says).
  */
 #ifndef GTPLAN_RT_EXPORT_H
 #define GTPLAN_RT_EXPORT_H
@@ -45,7 +53,9 @@ int rt_gather_parse(const char *name, enum rt_gather *out);
 const char *rt_gather_name(enum rt_gather g);
 
 /* Gathers every weight in order `how` and, on world rank 0, writes the
- * safetensors file to f (binary; NULL on other ranks). Collective. */
-int rt_export_write(struct rt_model *m, enum rt_gather how, FILE *f);
+ * safetensors file to f (binary; NULL on other ranks) and, when dir is not
+ * NULL, dir/config.json. Collective. */
+int rt_export_write(struct rt_model *m, enum rt_gather how, FILE *f,
+		    const char *dir);
 
 #endif

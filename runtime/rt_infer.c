@@ -7,17 +7,18 @@
 #include <string.h>
 
 #include "rt_err.h"
+#include "rt_text.h"
 
 /* Rank 0 places each rank's values: ranks with TP coordinate 0 hold their
- * lane's samples at their CP chunks' positions (TP peers hold copies). Every
- * (sample, position) must be written exactly once. */
+ * lane's samples at their CP chunks' positions (TP peers hold copies).
+ * Every (sample, position) must be written exactly once. */
 static int place(const struct rt_model *m, const struct rt_plan *p,
 		 const float *all, long long per_rank, float *out,
 		 unsigned char *seen)
 {
 	const struct rt_shape *s = &m->s;
 	long long T = s->tokens, ls = s->local_seq;
-	long long chunk = s->cp > 1 ? s->seq_len / (2 * s->cp) : s->seq_len;
+	long long chunk = s->seq_len / (2 * s->cp);
 
 	for (int r = 0; r < p->world; r++) {
 		const struct rt_rank *rk = &p->ranks[r];
@@ -28,9 +29,9 @@ static int place(const struct rt_model *m, const struct rt_plan *p,
 			continue;
 		for (long long i = 0; i < per_rank; i++) {
 			long long mb = i / T, j = i % T / ls, q = i % ls;
-			long long part = q / chunk, cc = part ? 2 * s->cp - 1 -
-					 c : c;
-			long long pos = (s->cp > 1 ? cc * chunk : 0) + q % chunk;
+			long long part = s->cp > 1 ? q / chunk : 0;
+			long long cc = part ? 2 * s->cp - 1 - c : c;
+			long long pos = s->cp > 1 ? cc * chunk + q % chunk : q;
 			long long smp = (long long)rk->lane * s->per_lane +
 					mb * s->micro + j;
 			long long at = smp * s->seq_len + pos;
@@ -50,11 +51,26 @@ static int place(const struct rt_model *m, const struct rt_plan *p,
 	return 0;
 }
 
-static int write_json(FILE *f, const struct rt_shape *s, long long step,
+/* The values, and each sample's seq_len + 1 token ids ("input_ids"):
+ * logprobs[i][j] = log p(input_ids[i][j + 1] | input_ids[i][0..j]). */
+static int write_json(FILE *f, const struct rt_model *m, long long step,
 		      const float *v)
 {
-	fprintf(f, "{\"first_sample\": %lld, \"format\": \"gtplan-logprobs/1\","
-		" \"logprobs\": [", (step - 1) * s->global_batch);
+	const struct rt_shape *s = &m->s;
+	long long first = (step - 1) * s->global_batch;
+
+	fprintf(f, "{\"first_sample\": %lld, \"format\": \"gtplan-logprobs/2\","
+		" \"input_ids\": [", first);
+	for (long long i = 0; i < s->global_batch; i++) {
+		rt_text_sample(m->text, m->seed, first + i, s->seq_len,
+			       s->vocab, m->sample);
+		fprintf(f, "%s\n  [", i ? "," : "");
+		for (long long j = 0; j <= s->seq_len; j++)
+			fprintf(f, "%s%d", j ? (j % 16 ? ", " : ",\n   ") : "",
+				(int)m->sample[j]);
+		fputc(']', f);
+	}
+	fprintf(f, "\n], \"logprobs\": [");
 	for (long long i = 0; i < s->global_batch; i++) {
 		fprintf(f, "%s\n  [", i ? "," : "");
 		for (long long j = 0; j < s->seq_len; j++)
@@ -129,7 +145,7 @@ int rt_infer_logprobs(struct rt_model *m, const struct rt_plan *p,
 	}
 	rc = place(m, p, all, n, out, seen);
 	if (!rc)
-		rc = write_json(f, s, step, out);
+		rc = write_json(f, m, step, out);
 out:
 	if (dsend)
 		kern_free(m->k, dsend);

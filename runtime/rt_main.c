@@ -13,9 +13,11 @@
  *
  * Exit: 0 done, 1 the run failed or was refused, 2 usage or I/O error.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,11 +69,14 @@ static void describe(const struct rt_plan *p, const struct rt_model *m,
 			"= TP %d x CP %d x GTP %d x DP %d, %d lanes",
 			kern_device_name(k), coll_mpi_version(), p->world, s->tp,
 			s->cp, s->g, p->size[RT_DP], s->lanes);
-	rt_note("model: hidden %lld, ffn %lld, %lld layers, vocab %lld "
-		"(padded %lld), seq_len %lld; batch %lld = %d lanes x %lld "
-		"micro-batches of %lld", s->h, s->ffn, s->layers, s->vocab,
-		s->vp, s->seq_len, s->global_batch, s->lanes, s->micro_batches,
-		s->micro);
+	rt_note("model %s: hidden %lld, ffn %lld, %lld layers, %lld heads, "
+		"%lld query groups, head_dim %lld, vocab %lld (padded %lld), "
+		"%s%s%s%sseq_len %lld; batch %lld = %d lanes x %lld "
+		"micro-batches of %lld", p->rt.model_name, s->h, s->ffn,
+		s->layers, s->heads, s->kv_heads, s->hd, s->vocab, s->vp,
+		s->tie ? "tied, " : "", s->qkv_bias ? "qkv bias, " : "",
+		s->qk_norm ? "qk norm, " : "", s->sp ? "SP, " : "", s->seq_len,
+		s->global_batch, s->lanes, s->micro_batches, s->micro);
 	if (steps >= 0)
 		rt_note("%lld steps of %s, lr %g, seed %lld", steps,
 			m->sgd ? "SGD" : "Adam", m->lr, p->rt.seed);
@@ -117,6 +122,15 @@ struct outputs {
 	FILE *log, *dump, *logprobs, *export;
 };
 
+/* --export FILE.safetensors writes the file alone; any other path is a
+ * directory for the file and config.json. */
+static int export_is_file(const char *path)
+{
+	size_t n = strlen(path), k = strlen(".safetensors");
+
+	return n >= k && !strcmp(path + n - k, ".safetensors");
+}
+
 static int open_outputs(const struct rt_opts *o, int root, struct outputs *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -130,9 +144,22 @@ static int open_outputs(const struct rt_opts *o, int root, struct outputs *out)
 	if (o->logprobs && !(out->logprobs = fopen(o->logprobs, "w")))
 		return rt_error(RT_EIO, "--logprobs: cannot write '%s'",
 				o->logprobs);
-	if (o->export && !(out->export = fopen(o->export, "wb")))
+	if (o->export && !export_is_file(o->export)) {
+		/* a Hugging Face model directory */
+		char path[4096];
+
+		if (mkdir(o->export, 0777) && errno != EEXIST)
+			return rt_error(RT_EIO, "--export: cannot write '%s': "
+					"%s", o->export, strerror(errno));
+		snprintf(path, sizeof(path), "%s/model.safetensors",
+			 o->export);
+		if (!(out->export = fopen(path, "wb")))
+			return rt_error(RT_EIO, "--export: cannot write '%s'",
+					path);
+	} else if (o->export && !(out->export = fopen(o->export, "wb"))) {
 		return rt_error(RT_EIO, "--export: cannot write '%s'",
 				o->export);
+	}
 	return 0;
 }
 
@@ -310,7 +337,9 @@ int main(int argc, char **argv)
 						       out.logprobs);
 			if (!rc && o.export)
 				rc = rt_export_write(&model, gather,
-						     out.export);
+						     out.export,
+						     export_is_file(o.export) ?
+						     NULL : o.export);
 			if (!rc)
 				rc = coll_finish(c);
 		}

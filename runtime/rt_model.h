@@ -1,59 +1,87 @@
 /*
- * rt_model: the runtime's byte-level language model, sharded as Megatron
- * shards it with GTP (docs/design.md §2.4, §5.1):
+ * rt_model: gtplan-run's model, a Llama-family decoder sharded exactly as
+ * Megatron-core shards it, with GTP on every large weight:
  *
- *   tokens -> embedding E (vocab-parallel over TP)
- *   `layers` x [ x += fc2(GeLU(fc1(RMSNorm(x)))) ]   fc1 column-parallel,
- *                                                     fc2 row-parallel
- *   RMSNorm -> logits = z E^T (tied, vocab-parallel) -> cross-entropy
+ *   tokens -> embedding (vocab-parallel)
+ *   per layer:
+ *     x -> RMSNorm -> linear_qkv (column-parallel; Megatron's interleaved
+ *          per-query-group rows; optional bias, Qwen2) -> optional QK-norm
+ *          (RMSNorm over head_dim, Qwen3) -> RoPE (rotate-half) -> causal
+ *          grouped-query attention -> linear_proj (row-parallel)
+ *       -> xm = x + that
+ *     xm -> RMSNorm -> linear_fc1 ([gate_t; up_t] per TP rank, column-
+ *          parallel) -> SwiGLU -> linear_fc2 (row-parallel)
+ *       -> x' = xm + that
+ *   final RMSNorm -> output layer (vocab-parallel; the embedding when
+ *   tied) -> vocab-parallel cross-entropy.
  *
- * Logical weights: E [V, h], fc1 [ffn, h], fc2 [h, ffn] (rows are outputs),
- * norms [h]. The vocabulary is padded to Vp, a multiple of TP; padded rows
- * are zero and masked out of the softmax, so no result depends on TP. Each
- * rank keeps its TP slice of every large weight (rows t*Vp/TP.. of E, rows
- * t*ffn/TP.. of fc1, columns t*ffn/TP.. of fc2), and of that TP-local
- * tensor [d0, d1] only rows [g*S, (g+1)*S): d0 is padded at the tail to a
- * multiple of RT_GTP_PAD x G (no padding when G = 1) and S = padded d0 / G,
- * as Megatron's gtp_remat_shard_dim0 does. Norms are GTP- and TP-replicated.
+ * The shape comes from the plan's runtime.model (the model the config
+ * names, cut to gtplan.runtime.layers, or gtplan.runtime's sizes).
+ * base/decoder_sizes.h computes every size of a rank (shared with the
+ * simulator's sim/program_rt.c) and says how TP splits each weight.
+ * Logical weights are Megatron's global tensors: linear_qkv [(H + 2G) d, h]
+ * in the per-group interleaved row order, linear_fc1 [gate; up] [2F, h]
+ * (its TP-local tensor is [gate_t; up_t], so TP-local row i of rank t is
+ * logical row t F/T + i for i < F/T, else F + t F/T + i - F/T),
+ * linear_proj [h, H d], linear_fc2 [h, F], embedding and output [V, h].
+ * Vocabulary padding rows are zero and masked out of the softmax (so no
+ * result depends on TP; Megatron leaves them in, see kern.h). Each rank
+ * keeps GTP shard g of its TP-local tensor of every large weight; the
+ * norms, QK norms and qkv biases (the biases TP-split) are GTP-replicated.
  *
- * A train step (rt_train.c): the token count is all-reduced over dp_cp;
- * per micro-batch the forward all-gathers each weight over gtp right before
- * it is used, all-reduces activations over tp after the embedding and fc2,
- * and reduces the CE statistics over tp (max, target logit, sum of exp);
- * the backward all-gathers each weight again, all-reduces fc1's and the
- * output layer's input gradients over tp and reduce-scatters each weight
- * gradient over gtp into the local shard's gradient. After the last
- * micro-batch the shard gradients are all-reduced over dp_cp_replicate and
- * the norm gradients over dp_cp; Adam updates the local shards; the loss is
- * all-reduced over dp_cp; a world barrier ends the step.
+ * Collectives of one micro-batch (rt_train.c; "SP" is Megatron's sequence
+ * parallelism, policy.megatron_cfg.sequence_parallel; "CP" context
+ * parallelism: each rank holds seq_len / C tokens of every sample,
+ * Megatron's load-balanced chunks c and 2C-1-c, and attention reads the
+ * keys and values of every CP rank, all-gathered, as Megatron's
+ * all_gather CP variant does; N is this rank's micro x seq_len / C rows;
+ * groups of one rank issue nothing). Forward:
+ *   gtp all-gather embedding; tp embedding.out: all-reduce (N x h), with
+ *   SP reduce-scatter (N/T x h received)
+ *   per layer l: SP: tp all-gather layers.l.qkv.in (N/T x h sent); gtp
+ *     all-gather layers.l.qkv; CP: cp all-gather layers.l.qkv.k and
+ *     layers.l.qkv.v (N x G/T x d sent); gtp all-gather layers.l.proj; tp
+ *     layers.l.proj.out all-reduce / SP reduce-scatter; SP: tp all-gather
+ *     layers.l.fc1.in; gtp all-gather layers.l.fc1; gtp all-gather
+ *     layers.l.fc2; tp layers.l.fc2.out all-reduce / SP reduce-scatter
+ *   SP: tp all-gather output.in; gtp all-gather output (embedding when
+ *   tied); tp all-reduce ce.max (max), ce.target, ce.sumexp (N each)
+ * Backward:
+ *   gtp all-gather output (embedding when tied); tp output.dgrad all-reduce
+ *   / SP reduce-scatter; untied: gtp reduce-scatter output
+ *   per layer l, last first: SP: tp all-gather layers.l.fc2.dout; gtp
+ *     all-gather layers.l.fc2, gtp reduce-scatter layers.l.fc2; gtp
+ *     all-gather layers.l.fc1; tp layers.l.fc1.dgrad all-reduce / SP
+ *     reduce-scatter; gtp reduce-scatter layers.l.fc1; SP: tp all-gather
+ *     layers.l.proj.dout; gtp all-gather layers.l.proj, gtp reduce-scatter
+ *     layers.l.proj; CP: cp reduce-scatter layers.l.qkv.dk and
+ *     layers.l.qkv.dv; gtp all-gather layers.l.qkv; tp layers.l.qkv.dgrad
+ *     all-reduce / SP reduce-scatter; gtp reduce-scatter layers.l.qkv
+ *   SP: tp all-gather embedding.dout; gtp reduce-scatter embedding
+ * A train step: tokens (fp64 sum over dp_cp); per micro-batch forward and
+ * backward; grads (every shard, sum over dp_cp_replicate); replicated_grads
+ * (norms, QK norms, biases: sum over dp_cp); tp_grads (sum over tp of the
+ * QK-norm gradients, and with SP the norm gradients:
+ * megatron/core/distributed/finalize_model_grads.py, after the data-
+ * parallel sync); Adam; loss (fp64 sum over dp_cp); a world barrier.
+ * With prefetch (gtplan.runtime.prefetch) each pass's GTP all-gathers run
+ * one weight ahead (rt_weights_next), in the same pass order.
  *
- * get_logprobs (rt_infer.c, call "get_logprobs" in --record) issues, per
- * micro-batch of the lane's share, exactly train's forward and nothing
- * else; on each rank, in this order (groups of one rank issue nothing):
- *   gtp  all-gather  embedding     (count: the embedding shard)
- *   tp   all-reduce  embedding.out (sum, micro x local_seq x hidden)
- *   per layer l:
- *     gtp all-gather layers.l.fc1, gtp all-gather layers.l.fc2,
- *     tp  all-reduce layers.l.fc2  (sum, micro x local_seq x hidden)
- *   gtp  all-gather  embedding     (the tied output layer)
- *   tp   all-reduce  ce.max (max), ce.target (sum), ce.sumexp (sum)
- *                                  (micro x local_seq each)
- * No token count, loss or gradient all-reduce and no barrier. After the
- * last micro-batch one world gather of the values to rank 0 (count: micro-
- * batches x micro x local_seq per rank) stands in for the driver's result
- * collection; it is recorded under the call "get_logprobs.results", not
- * "get_logprobs".
- *
- * Refit export (rt_export.c, call "export_hf_weights"): per weight in model
- * order (embedding, then per layer fc1, fc2), by gtplan.stack.refit_gather:
- *   gtp_then_tp: gtp all-gather (the padded TP-local tensor), then tp gather
- *                to place 0 (as rt_model_dump);
- *   tp_then_gtp: tp all-gather of the shard, then gtp gather to place 0;
- *   tp_only:     tp gather of the shard to place 0.
- * Norms need no collective (replicated).
+ * get_logprobs (rt_infer.c) issues per micro-batch exactly the forward
+ * above, then one world gather "logprobs" under the call
+ * "get_logprobs.results". Refit export (rt_export.c) and --dump-weights
+ * gather every weight (GTP, then TP, by gtplan.stack.refit_gather).
  *
  * Weights start from the seed alone (rt_data's counter-based normals over
- * logical coordinates), so every layout starts from the same logical model.
+ * logical coordinates), so every layout starts from the same logical
+ * model: N(0, 0.02) for qkv, fc1, embedding and output, N(0, 0.02 /
+ * sqrt(2 L)) for proj and fc2 (Megatron's scaled_init_method_normal), norms
+ * 1, biases 0.
+ *
+ * Not run (refused before any collective, one message with the fix): PP,
+ * MoE models, TP above the query groups (Megatron-LM PR #2565's
+ * sub-sharding), heads or F not divisible by TP, seq_len not divisible by
+ * 2 x CP, SP with tokens not divisible by TP.
  */
 #ifndef GTPLAN_RT_MODEL_H
 #define GTPLAN_RT_MODEL_H
@@ -62,34 +90,32 @@
 #include <stdio.h>
 
 #include "coll.h"
+#include "decoder_sizes.h"
 #include "kern.h"
 #include "rt_plan.h"
 
 struct rt_text;
 
-/* GTPRematConfig.pad_for_alignment's default (Megatron). */
-#define RT_GTP_PAD 16
-#define RT_NORM_EPS 1e-5f
+#define RT_GTP_PAD DSZ_GTP_PAD
 #define RT_ADAM_BETA1 0.9f
 #define RT_ADAM_BETA2 0.999f
 #define RT_ADAM_EPS 1e-8f
-/* Megatron's init_method_std; fc2 is scaled by 1/sqrt(2 layers). */
+/* Megatron's init_method_std; proj and fc2 are scaled by 1/sqrt(2 L). */
 #define RT_INIT_STD 0.02
-/* The most weights a pass uses: 2 a layer and the embedding (twice in a
- * forward). */
-#define RT_MAX_SEQ (2 * RT_MAX_LAYERS + 2)
 
 enum rt_split { RT_SPLIT_VOCAB, RT_SPLIT_COLUMN, RT_SPLIT_ROW };
 
 /* One GTP-sharded weight on this rank. */
 struct rt_weight {
-	char name[48];           /* "embedding", "layers.0.fc1", ... */
+	char name[48];           /* "embedding", "layers.0.qkv", ... */
 	enum rt_split split;
+	int glu;                 /* linear_fc1: TP-local [gate_t; up_t] */
 	long long rows, cols;    /* logical */
 	long long d0, d1;        /* the TP-local tensor */
 	long long d0_real;       /* its rows that are logical rows (vocab
 				    padding excluded) */
-	long long row0, col0;    /* its offset in the logical tensor */
+	long long row0, col0;    /* its offset in the logical tensor (row0:
+				    not for glu, see rt_weight_row) */
 	long long pad;           /* GTP tail padding rows */
 	long long shard;         /* S: rows per GTP shard */
 	long long off;           /* the shard's place in param/grad */
@@ -97,16 +123,82 @@ struct rt_weight {
 	double std;
 };
 
+/* The logical row of TP-local row i of TP rank t's tensor of w. */
+long long rt_weight_row(const struct rt_weight *w, int t, long long i);
+
 /* Sizes one rank works with. */
 struct rt_shape {
+	struct dsz_sizes z;            /* base/decoder_sizes.h */
 	long long h, ffn, fl, layers;  /* fl = ffn / TP */
+	long long heads, kv_heads, hd; /* H, query groups, head dim */
 	long long vocab, vp, vl;       /* V, padded V, Vp / TP */
 	long long vfirst, vvalid;      /* this rank's first id, real ids */
 	long long seq_len, local_seq;  /* local_seq = seq_len / CP */
-	long long micro, tokens;       /* tokens = micro x local_seq */
+	long long micro, tokens;       /* tokens N = micro x local_seq */
+	long long local;               /* residual rows: N / TP with SP */
 	long long global_batch, per_lane, micro_batches;
+	int tie, qkv_bias, qk_norm, sp;
+	double theta, norm_eps;        /* RoPE theta, RMSNorm eps (plan) */
+	float eps;                     /* norm_eps as the kernels take it */
 	int tp, cp, g, lanes;
 	int t, c, gr, lane;            /* this rank's coordinates */
+};
+
+/* One layer's weights and the places of its replicated parameters in
+ * param/grad (-1: absent). */
+struct rt_layer {
+	struct rt_weight *qkv, *proj, *fc1, *fc2;
+	long long ln1, ln2, qn, kn, bias;
+};
+
+/* A layer's saved activations (the forward writes, the backward reads):
+ * [rows, cols] with N = tokens, Nl = local, q = H/T x d, kv = G/T x d,
+ * and names as in the top comment. */
+struct rt_layer_acts {
+	float *x;            /* [Nl, h] the layer's input */
+	float *rstd1;        /* [Nl] */
+	float *n1;           /* [Nl, h] input_layernorm(x) */
+	float *n1g;          /* [N, h] n1 gathered over TP (SP), else n1 */
+	float *qraw, *kraw;  /* [N, q], [N, kv] before QK-norm (qk_norm) */
+	float *qrstd, *krstd;/* [N H/T], [N G/T] (qk_norm) */
+	float *q, *k, *v;    /* [N, q], [N, kv], [N, kv] as attention reads */
+	float *kg, *vg;      /* [micro x seq_len, kv]: k, v of every CP rank
+				(CP), else k, v */
+	float *o;            /* [N, q] attention output */
+	float *lse;          /* [micro, H/T, local_seq] */
+	float *xm;           /* [Nl, h] x + attention block */
+	float *rstd2;        /* [Nl] */
+	float *n2;           /* [Nl, h] pre_mlp_layernorm(xm) */
+	float *n2g;          /* [N, h] n2 gathered (SP), else n2 */
+	float *u;            /* [N, 2 F/T] linear_fc1 output, gate | up */
+	float *sw;           /* [N, F/T] SwiGLU(u) */
+};
+
+/* The rest of a micro-batch's activations and the backward's scratch
+ * gradients (one set, reused by every layer). */
+struct rt_acts {
+	float *xL;           /* [Nl, h] the last layer's output */
+	float *rstdf;        /* [Nl] */
+	float *z;            /* [Nl, h] final_layernorm(xL) */
+	float *zg;           /* [N, h] z gathered (SP), else z */
+	float *logits;       /* [N, Vp/T]; the backward's dlogits in place */
+	float *cmax, *csum, *ctgt, *closs; /* [N] CE statistics */
+	float *full_h;       /* [N, h] a full-sequence sum before TP reduces
+				it, or a gathered gradient */
+	float *dx;           /* [Nl, h] the residual stream's gradient */
+	float *dn;           /* [Nl, h] a norm's output gradient */
+	float *dtmp;         /* [Nl, h] a norm's input gradient */
+	float *dq, *dk, *dv; /* [N, q], [N, kv], [N, kv] */
+	float *dkg, *dvg;    /* [micro x seq_len, kv] the gathered keys' and
+				values' gradients (CP), else dk, dv */
+	float *kvtmp;        /* [micro x seq_len, kv] CP-rank-major staging
+				of a gather or scatter (CP, micro > 1) */
+	float *dqraw, *dkraw;/* the same before QK-norm (qk_norm) */
+	float *dout;         /* [N, q] attention output gradient */
+	float *du;           /* [N, 2 F/T] */
+	float *dsw;          /* [N, F/T] */
+	float *bq, *bk, *bv; /* [q], [kv], [kv] the bias by q/k/v (bias) */
+	float *dbq, *dbk, *dbv;
 };
 
 struct rt_model {
@@ -123,11 +215,15 @@ struct rt_model {
 					rt_model_init; NULL: synthetic) */
 	long long step;              /* optimizer steps done */
 
-	struct rt_weight emb;
-	struct rt_weight *fc1, *fc2; /* per layer */
+	/* the large weights in model order: embedding, output (untied),
+	 * then per layer qkv, proj, fc1, fc2 */
+	struct rt_weight *w;
+	int n_w;
+	struct rt_weight *emb, *out; /* out == emb when tied */
+	struct rt_layer *layer;
+	long long lnf;               /* the final norm in param */
 	long long n_shard, n_rep;    /* sharded, then replicated elements */
-	long long norm_off;          /* first norm in param (layer l at
-					norm_off + l h; the final one last) */
+	long long tp_sum;            /* the replicated prefix summed over TP */
 	float *param, *grad, *adam_m, *adam_v;
 
 	/* scratch: one gathered TP-local weight, its gradient, one shard, and
@@ -139,20 +235,25 @@ struct rt_model {
 	int prefetch;
 	float *full_b;
 	uint16_t *shard16_b, *full16_b;
-	const struct rt_weight *seq[RT_MAX_SEQ];
+	const struct rt_weight **seq;
 	int seq_n, seq_next;
 	long long full_n;            /* elements of full */
-	/* activations of one micro-batch, x[0..layers] */
-	float **x, **n, **a, **b, **rstd;
-	float *z, *rstd_f, *logits, *dx, *dn, *dtmp, *db;
-	float *cmax, *csum, *ctgt, *closs;
-	int32_t *tokens, *targets;   /* device copies */
+
+	struct rt_layer_acts *la;    /* per layer */
+	struct rt_acts a;
+	int32_t *tokens, *targets;   /* device: [N] */
+	int32_t *pos;                /* device: [N] each row's position */
+	int32_t *qpos;               /* device: [local_seq] a sample's rows'
+					positions (the first local_seq of
+					pos) */
+	int32_t *kpos;               /* device: [seq_len] the gathered keys'
+					positions, CP rank by CP rank */
 	int32_t *sample;             /* host: one sample's tokens */
 	int32_t *h_tokens, *h_targets;
 	float *h_loss;
 };
 
-/* Checks that the plan's layout can split the model and sets m->s; every
+/* Checks that the plan's layout can split the model and sets s; every
  * refusal is one message naming the size and the fix. RT_EPLAN on refusal.
  * global_batch / micro_batch: 0 takes the plan's. */
 int rt_model_shape(struct rt_shape *s, const struct rt_plan *p,
@@ -173,16 +274,16 @@ int rt_model_train_step(struct rt_model *m, long long step, double *loss,
 
 /* Gathers every full logical weight (GTP first, then TP, padding
  * stripped) and, on world rank 0, writes them as JSON to f ("gtplan-
- * weights/1": tensors in model order, each with name, shape and data as
- * %.9g, which gives fp32 back exactly). f may be NULL on other ranks.
- * Collective. */
+ * weights/2": tensors in model order with Megatron's names, each with
+ * name, shape and data as %.9g, which gives fp32 back exactly). f may be
+ * NULL on other ranks. Collective. */
 int rt_model_dump(struct rt_model *m, FILE *f);
 
-/* ---- internals shared by rt_model.c, rt_train.c, rt_infer.c, rt_export.c */
+/* ---- internals shared by the runtime's model files -------------------- */
 
 /* Loads micro-batch `mb` of this rank's lane's share of the global batch of
  * step `step` (samples (step-1) x global_batch + lane x per_lane + mb x
- * micro ...) into m->tokens and m->targets: this CP rank's chunks. */
+ * micro ...) into m->tokens and m->targets. */
 int rt_load_micro_batch(struct rt_model *m, long long step, long long mb);
 /* The forward of the loaded micro-batch (collectives: see the top of this
  * file); leaves each token's loss -log p(target) in m->h_loss (host, in
@@ -195,15 +296,16 @@ int rt_forward(struct rt_model *m, double *loss_sum);
 int rt_gather_weight(struct rt_model *m, const struct rt_weight *w);
 /* The same in fp32 always: the master weights (dump, export). */
 int rt_gather_weight_exact(struct rt_model *m, const struct rt_weight *w);
-/* A pass uses its weights in a fixed order: a forward (forward = 1) the
- * embedding, each layer's fc1 and fc2, the embedding again (the tied
- * output layer); a backward the embedding, then each layer's fc2 and fc1
- * from the last layer down. It gets each with rt_weights_next(), which
- * returns the TP-local tensor as the math uses it (rt_gather_weight). Just
- * in time (prefetch off), each is gathered when it is asked for; with
- * prefetch rt_weights_begin starts the first, and each rt_weights_next,
- * once its weight has arrived, starts the gather of the one after, into
- * the other buffer, so that it runs while this one is used. */
+/* A pass uses its weights in a fixed order (the top of this file): a
+ * forward (forward = 1) the embedding, each layer's qkv, proj, fc1, fc2,
+ * the output layer; a backward the output layer, then each layer's fc2,
+ * fc1, proj, qkv from the last layer down. It gets each with
+ * rt_weights_next(), which returns the TP-local tensor as the math uses it
+ * (rt_gather_weight). Just in time (prefetch off), each is gathered when
+ * it is asked for; with prefetch rt_weights_begin starts the first, and
+ * each rt_weights_next, once its weight has arrived, starts the gather of
+ * the one after, into the other buffer, so that it runs while this one is
+ * used. */
 int rt_weights_begin(struct rt_model *m, int forward);
 int rt_weights_next(struct rt_model *m, const float **full);
 
@@ -211,8 +313,9 @@ int rt_weights_next(struct rt_model *m, const float **full);
  * bf16 run every GEMM operand is a bf16 value (weights as gathered, and
  * the activations and gradients that feed a GEMM, rounded in place by
  * this call), products accumulate in fp32, the cross-entropy, norms,
- * residual sums, gradient reductions and Adam stay fp32 (the gradient
- * reduce-scatter too: grad_reduce_in_fp32). A no-op in fp32 runs. */
+ * attention's softmax, residual sums, gradient reductions and Adam stay
+ * fp32 (the gradient reduce-scatter too: grad_reduce_in_fp32). A no-op in
+ * fp32 runs. */
 int rt_bf16(struct rt_model *m, float *x, long long n);
 /* Reduce-scatters the TP-local gradient gfull [d0 + pad, d1] over gtp and
  * adds this rank's block to w's shard gradient. Zeroes gfull's padding
@@ -221,6 +324,8 @@ int rt_scatter_grad(struct rt_model *m, const struct rt_weight *w,
 		    float *gfull);
 /* A kernel status as a runtime code, reported with the call's place. */
 int rt_kcheck(int kern_rc, const char *call, const char *file, int line);
+/* Device memory of n floats (at least one), zeroed. */
+int rt_alloc_f(struct rt_model *m, float **p, long long n);
 
 #define KCHECK(cmd)                                                       \
 	do {                                                              \

@@ -325,6 +325,60 @@ static int read_groups(struct rt_plan *p, const json_t *root)
 	return 0;
 }
 
+/* obj[key] as a boolean into *out; RT_EPLAN when it is not one. */
+static int get_bool(const json_t *obj, const char *key, int *out)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (!json_is_boolean(v))
+		return rt_error_once(RT_EPLAN, "plan: runtime.model.%s must be "
+				     "true or false", key);
+	*out = json_is_true(v);
+	return 0;
+}
+
+/* runtime.model: the decoder's shape (replaces runtime's sizes). */
+static int read_model(struct rt_settings *s, const json_t *o)
+{
+	const char *name = json_string_value(json_object_get(o, "name"));
+	const json_t *th = json_object_get(o, "rope_theta");
+	const json_t *eps = json_object_get(o, "norm_eps");
+	int rc;
+
+	if (!json_is_object(o))
+		return rt_error_once(RT_EPLAN, "plan: no 'runtime.model' object "
+				     "(a plan from an older gtplan?); plan the "
+				     "config again");
+	if ((rc = get_int(o, "runtime.model", "hidden", 1, 1 << 20, 0,
+			  &s->hidden)) ||
+	    (rc = get_int(o, "runtime.model", "ffn", 1, 1 << 22, 0, &s->ffn)) ||
+	    (rc = get_int(o, "runtime.model", "layers", 1, RT_MAX_LAYERS, 0,
+			  &s->layers)) ||
+	    (rc = get_int(o, "runtime.model", "vocab", 1, 1 << 24, 0,
+			  &s->vocab)) ||
+	    (rc = get_int(o, "runtime.model", "heads", 1, 1 << 16, 0,
+			  &s->heads)) ||
+	    (rc = get_int(o, "runtime.model", "kv_heads", 1, 1 << 16, 0,
+			  &s->kv_heads)) ||
+	    (rc = get_int(o, "runtime.model", "head_dim", 1, 1 << 16, 0,
+			  &s->head_dim)) ||
+	    (rc = get_bool(o, "tie_embeddings", &s->tie)) ||
+	    (rc = get_bool(o, "qkv_bias", &s->qkv_bias)) ||
+	    (rc = get_bool(o, "qk_norm", &s->qk_norm)) ||
+	    (rc = get_bool(o, "moe", &s->moe)) ||
+	    (rc = get_bool(o, "sequence_parallel", &s->sp)))
+		return rc;
+	if (!json_is_number(th) || !(json_number_value(th) > 0) ||
+	    !json_is_number(eps) || !(json_number_value(eps) > 0))
+		return rt_error_once(RT_EPLAN, "plan: runtime.model.rope_theta "
+				     "and norm_eps must be positive numbers");
+	s->rope_theta = json_number_value(th);
+	s->norm_eps = json_number_value(eps);
+	snprintf(s->model_name, sizeof(s->model_name), "%s",
+		 name ? name : "?");
+	return 0;
+}
+
 static int read_runtime(struct rt_plan *p, const json_t *root)
 {
 	const json_t *o = json_object_get(root, "runtime");
@@ -347,6 +401,8 @@ static int read_runtime(struct rt_plan *p, const json_t *root)
 	    (rc = get_int(o, "runtime", "seed", 0, 0x7fffffffffffffffLL, 0,
 			  &s->seed)) ||
 	    (rc = get_int(o, "runtime", "steps", 1, 1 << 30, 0, &s->steps)))
+		return rc;
+	if ((rc = read_model(s, json_object_get(o, "model"))))
 		return rc;
 	lr = json_object_get(o, "lr");
 	if (!json_is_number(lr) || !(json_number_value(lr) > 0))

@@ -50,9 +50,15 @@ struct rt_group {
 	int *members;     /* world ranks, ascending */
 };
 
-/* gtplan.runtime (the plan JSON's "runtime" object). */
+/* gtplan.runtime (the plan JSON's "runtime" object); the model's sizes
+ * are runtime.model's (the decoder the config names, or gtplan.runtime's
+ * sizes). */
 struct rt_settings {
 	long long hidden, ffn, layers, seq_len, vocab, seed, steps;
+	long long heads, kv_heads, head_dim;
+	int tie, qkv_bias, qk_norm, moe, sp;
+	double rope_theta, norm_eps;
+	char model_name[128];
 	double lr;
 	int bf16;
 	int prefetch; /* runtime.prefetch: GTP gathers one weight ahead */

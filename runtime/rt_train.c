@@ -1,39 +1,49 @@
 /*
- * rt_train: one train step of the runtime model: micro-batches of the
- * lane's share of the global batch, forward and backward written by hand
- * with the GTP, TP and data-parallel collectives (see rt_model.h), then
- * Adam on the local shards.
+ * rt_train: the decoder itself, top to bottom: a micro-batch's load, the
+ * forward of the embedding, each layer's attention and MLP blocks and the
+ * head (final norm, output layer, vocab-parallel cross-entropy), their
+ * backwards in reverse, and the train step around them (see rt_model.h
+ * for the model, its shapes and its collectives, in this file's order).
+ *
+ * Row layouts: a micro-batch's N = micro x local_seq token rows on this
+ * rank, sample-major (local_seq = seq_len / CP: with CP, chunks c and
+ * 2C-1-c of each sample, m->pos giving each row's position). The residual
+ * stream (x, xm) holds `local` rows: all N, or with sequence parallelism
+ * this TP rank's contiguous N/T of them; everything between a column-
+ * parallel and a row-parallel linear holds all N rows. Q, K and V are
+ * [N, heads, head_dim] (kern.h's attention layout); with CP, attention
+ * reads K and V of every CP rank, [micro, seq_len, heads, head_dim].
  */
 #include "rt_model.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "rt_err.h"
 #include "rt_text.h"
 
-/* With CP, the sequence is cut into 2 x CP chunks and rank c keeps chunks
- * c and 2CP-1-c (Megatron's load-balanced split; the model has no
- * attention, so any split gives the same sums). */
+/* Parameters and gradients by their place (rt_layer). */
+#define P(m, off) ((m)->param + (off))
+#define G(m, off) ((m)->grad + (off))
+
 int rt_load_micro_batch(struct rt_model *m, long long step, long long mb)
 {
 	const struct rt_shape *s = &m->s;
 	long long first = (step - 1) * s->global_batch +
 			  (long long)s->lane * s->per_lane + mb * s->micro;
-	long long chunk = s->cp > 1 ? s->seq_len / (2 * s->cp) : s->seq_len;
-	long long n = 0;
+	long long chunk = s->seq_len / (2 * s->cp), n = 0;
 
 	for (long long j = 0; j < s->micro; j++) {
 		rt_text_sample(m->text, m->seed, first + j, s->seq_len,
 			       s->vocab, m->sample);
-		for (int part = 0; part < (s->cp > 1 ? 2 : 1); part++) {
+		for (long long i = 0; i < s->local_seq; i++, n++) {
+			/* Megatron's load-balanced split: chunks c, 2C-1-c */
+			long long part = s->cp > 1 ? i / chunk : 0;
 			long long c = part ? 2 * s->cp - 1 - s->c : s->c;
+			long long pos = s->cp > 1 ? c * chunk + i % chunk : i;
 
-			for (long long i = 0; i < chunk; i++, n++) {
-				long long pos = (s->cp > 1 ? c * chunk : 0) + i;
-
-				m->h_tokens[n] = m->sample[pos];
-				m->h_targets[n] = m->sample[pos + 1];
-			}
+			m->h_tokens[n] = m->sample[pos];
+			m->h_targets[n] = m->sample[pos + 1];
 		}
 	}
 	KCHECK(kern_upload(m->k, m->tokens, m->h_tokens,
@@ -43,124 +53,599 @@ int rt_load_micro_batch(struct rt_model *m, long long step, long long mb)
 	return 0;
 }
 
-static float *norm_w(struct rt_model *m, long long l)
+/* ---- TP plumbing (Megatron's sequence-parallel mappings) ----------------- */
+
+/* Before a column-parallel linear: the input's N rows. With SP the local
+ * rows are all-gathered over TP into full (what: "<layer>.in"); without,
+ * the input is already whole and full is set to it. */
+static int tp_gather_in(struct rt_model *m, const char *what,
+			const float *local, float *full)
 {
-	return m->param + m->norm_off + l * m->s.h;
+	if (!m->s.sp)
+		return 0;
+	return coll_all_gather(m->c, RT_K_TP, what, local, full,
+			       m->s.local * m->s.h);
 }
 
-static float *norm_g(struct rt_model *m, long long l)
+/* After a row-parallel linear (or the embedding, or a column-parallel
+ * linear's input gradient): full [N, h] holds this rank's partial sum.
+ * Without SP it is all-reduced in place and *out = full; with SP it is
+ * reduce-scattered into local and *out = local. */
+static int tp_reduce(struct rt_model *m, const char *what, float *full,
+		     float *local, float **out)
 {
-	return m->grad + m->norm_off + l * m->s.h;
+	const struct rt_shape *s = &m->s;
+
+	if (!s->sp) {
+		*out = full;
+		return coll_all_reduce(m->c, RT_K_TP, what, full,
+				       s->tokens * s->h, COLL_SUM);
+	}
+	*out = local;
+	return coll_reduce_scatter(m->c, RT_K_TP, what, full, local,
+				   s->local * s->h);
+}
+
+/* The backward of tp_reduce for a gradient dx [local, h]: into full as
+ * all N rows (all-gathered with SP, copied without), rounded for the GEMMs
+ * that read it. */
+static int tp_grad_in(struct rt_model *m, const char *what, const float *dx,
+		      float *full)
+{
+	const struct rt_shape *s = &m->s;
+
+	if (s->sp)
+		RCHECK(coll_all_gather(m->c, RT_K_TP, what, dx, full,
+				       s->local * s->h));
+	else
+		KCHECK(kern_copy(m->k, full, dx, (size_t)(s->tokens * s->h) *
+				 sizeof(float)));
+	return rt_bf16(m, full, s->tokens * s->h);
+}
+
+static const char *label(char *buf, size_t n, const char *w, const char *sfx)
+{
+	snprintf(buf, n, "%s.%s", w, sfx);
+	return buf;
+}
+
+/* ---- linear_qkv: one GEMM per query group and part ---------------------- */
+
+/* Rows of group j's part in the TP-local weight (Megatron's interleaved
+ * layout: r query heads, then K, then V, d rows each): part 0 q, 1 k,
+ * 2 v. */
+static long long qkv_row(const struct rt_shape *s, long long j, int part)
+{
+	long long r = s->z.hl / s->z.kl;
+
+	return j * (r + 2) * s->hd + (part ? (r + part - 1) * s->hd : 0);
+}
+
+/* The bias in q, k, v order (bq, bk, bv) from its interleaved layout. */
+static int bias_split(struct rt_model *m, long long off, int to_bias)
+{
+	const struct rt_shape *s = &m->s;
+	struct rt_acts *a = &m->a;
+	long long r = s->z.hl / s->z.kl, d = s->hd;
+
+	for (long long j = 0; j < s->z.kl; j++) {
+		float *b = (to_bias ? m->grad : m->param) + off;
+
+		if (to_bias) {
+			KCHECK(kern_axpy(m->k, r * d, 1.0f, a->dbq + j * r * d,
+					 b + qkv_row(s, j, 0)));
+			KCHECK(kern_axpy(m->k, d, 1.0f, a->dbk + j * d,
+					 b + qkv_row(s, j, 1)));
+			KCHECK(kern_axpy(m->k, d, 1.0f, a->dbv + j * d,
+					 b + qkv_row(s, j, 2)));
+			continue;
+		}
+		KCHECK(kern_copy(m->k, a->bq + j * r * d, b + qkv_row(s, j, 0),
+				 (size_t)(r * d) * sizeof(float)));
+		KCHECK(kern_copy(m->k, a->bk + j * d, b + qkv_row(s, j, 1),
+				 (size_t)d * sizeof(float)));
+		KCHECK(kern_copy(m->k, a->bv + j * d, b + qkv_row(s, j, 2),
+				 (size_t)d * sizeof(float)));
+	}
+	return 0;
+}
+
+/* q, k, v [N, ...] = in [N, h] W^T (+ bias), group by group. */
+static int qkv_fwd(struct rt_model *m, const struct rt_layer *ly,
+		   const float *in, const float *W, float *q, float *k,
+		   float *v)
+{
+	const struct rt_shape *s = &m->s;
+	const struct dsz_sizes *z = &s->z;
+	long long N = s->tokens, h = s->h, d = s->hd, r = z->hl / z->kl;
+
+	for (long long j = 0; j < z->kl; j++) {
+		KCHECK(kern_gemm(m->k, 0, 1, N, r * d, h, 1.0f, in, h,
+				 W + qkv_row(s, j, 0) * h, h, 0.0f,
+				 q + j * r * d, z->q_l));
+		KCHECK(kern_gemm(m->k, 0, 1, N, d, h, 1.0f, in, h,
+				 W + qkv_row(s, j, 1) * h, h, 0.0f, k + j * d,
+				 z->kv_l));
+		KCHECK(kern_gemm(m->k, 0, 1, N, d, h, 1.0f, in, h,
+				 W + qkv_row(s, j, 2) * h, h, 0.0f, v + j * d,
+				 z->kv_l));
+	}
+	if (ly->bias < 0)
+		return 0;
+	RCHECK(bias_split(m, ly->bias, 0));
+	KCHECK(kern_bias_add(m->k, N, z->q_l, m->a.bq, q));
+	KCHECK(kern_bias_add(m->k, N, z->kv_l, m->a.bk, k));
+	KCHECK(kern_bias_add(m->k, N, z->kv_l, m->a.bv, v));
+	return 0;
+}
+
+/* Its backward: din [N, h] = dq Wq + dk Wk + dv Wv; the weight gradient
+ * rows into m->gfull; the bias gradient into the layer's. */
+static int qkv_bwd(struct rt_model *m, const struct rt_layer *ly,
+		   const float *in, const float *W, const float *dq,
+		   const float *dk, const float *dv, float *din)
+{
+	const struct rt_shape *s = &m->s;
+	const struct dsz_sizes *z = &s->z;
+	long long N = s->tokens, h = s->h, d = s->hd, r = z->hl / z->kl;
+	const float *part[3] = { dq, dk, dv };
+
+	for (long long j = 0; j < z->kl; j++) {
+		for (int p = 0; p < 3; p++) {
+			long long n = p ? d : r * d, ld = p ? z->kv_l : z->q_l;
+			const float *dp = part[p] + j * n;
+			long long row = qkv_row(s, j, p);
+
+			KCHECK(kern_gemm(m->k, 0, 0, N, h, n, 1.0f, dp, ld,
+					 W + row * h, h, j || p ? 1.0f : 0.0f,
+					 din, h));
+			KCHECK(kern_gemm(m->k, 1, 0, n, h, N, 1.0f, dp, ld, in,
+					 h, 0.0f, m->gfull + row * h, h));
+		}
+	}
+	if (ly->bias < 0)
+		return 0;
+	KCHECK(kern_zero(m->k, m->a.dbq, (size_t)z->q_l * sizeof(float)));
+	KCHECK(kern_zero(m->k, m->a.dbk, (size_t)z->kv_l * sizeof(float)));
+	KCHECK(kern_zero(m->k, m->a.dbv, (size_t)z->kv_l * sizeof(float)));
+	KCHECK(kern_bias_grad(m->k, N, z->q_l, dq, m->a.dbq));
+	KCHECK(kern_bias_grad(m->k, N, z->kv_l, dk, m->a.dbk));
+	KCHECK(kern_bias_grad(m->k, N, z->kv_l, dv, m->a.dbv));
+	return bias_split(m, ly->bias, 1);
+}
+
+/* ---- context parallelism: every CP rank's keys and values ---------------- */
+
+/* The all-gather over CP lands rank-major, [C][micro][local_seq]; attention
+ * reads sample-major, [micro][C x local_seq]. Copies block (c, b) between
+ * the two (to_keys: rank-major -> sample-major). One micro-batch sample: the
+ * same layout, no copy. */
+static int cp_reorder(struct rt_model *m, float *keys, float *ranks,
+		      int to_keys)
+{
+	const struct rt_shape *s = &m->s;
+	long long blk = s->local_seq * s->z.kv_l;
+
+	for (int c = 0; c < s->cp; c++)
+		for (long long b = 0; b < s->micro; b++) {
+			float *k = keys + (b * s->cp + c) * blk;
+			float *r = ranks + (c * s->micro + b) * blk;
+
+			KCHECK(kern_copy(m->k, to_keys ? k : r, to_keys ? r : k,
+					 (size_t)blk * sizeof(float)));
+		}
+	return 0;
+}
+
+/* kg, vg = k, v of every CP rank (Megatron's all_gather CP variant). */
+static int cp_gather_kv(struct rt_model *m, long long l)
+{
+	const struct rt_shape *s = &m->s;
+	struct rt_layer_acts *la = &m->la[l];
+	long long n = s->tokens * s->z.kv_l;
+	char what[64];
+
+	for (int part = 0; part < 2; part++) {
+		float *dst = part ? la->vg : la->kg;
+		float *via = s->micro > 1 ? m->a.kvtmp : dst;
+
+		RCHECK(coll_all_gather(m->c, RT_K_CP, label(what, sizeof(what),
+				       m->layer[l].qkv->name, part ? "v" : "k"),
+				       part ? la->v : la->k, via, n));
+		if (via != dst)
+			RCHECK(cp_reorder(m, dst, via, 1));
+	}
+	return 0;
+}
+
+/* Its backward: dk, dv = the sum over CP ranks of their gradients of this
+ * rank's keys and values (a reduce-scatter of dkg, dvg). */
+static int cp_scatter_dkv(struct rt_model *m, long long l)
+{
+	const struct rt_shape *s = &m->s;
+	struct rt_acts *a = &m->a;
+	char what[64];
+
+	for (int part = 0; part < 2; part++) {
+		float *src = part ? a->dvg : a->dkg;
+
+		if (s->micro > 1) {
+			RCHECK(cp_reorder(m, src, a->kvtmp, 0));
+			src = a->kvtmp;
+		}
+		RCHECK(coll_reduce_scatter(m->c, RT_K_CP, label(what,
+					   sizeof(what), m->layer[l].qkv->name,
+					   part ? "dv" : "dk"), src,
+					   part ? a->dv : a->dk,
+					   s->tokens * s->z.kv_l));
+	}
+	return 0;
+}
+
+/* ---- forward -------------------------------------------------------------- */
+
+static struct kern_attn attn_shape(const struct rt_shape *s)
+{
+	return (struct kern_attn){
+		.batch = s->micro, .sq = s->local_seq, .sk = s->seq_len,
+		.nh = s->z.hl, .nkv = s->z.kl, .hd = s->hd,
+		.scale = (float)(1.0 / sqrt((double)s->hd)),
+	};
+}
+
+/* x -> xm = x + linear_proj(attention(RoPE(QK-norm(linear_qkv(
+ * input_layernorm(x)))))). */
+static int attn_block_fwd(struct rt_model *m, long long l)
+{
+	const struct rt_shape *s = &m->s;
+	const struct rt_layer *ly = &m->layer[l];
+	struct rt_layer_acts *la = &m->la[l];
+	struct kern_ctx *k = m->k;
+	struct kern_attn at = attn_shape(s);
+	long long N = s->tokens, Nl = s->local, h = s->h, d = s->hd;
+	const float *W;
+	float *r;
+	char what[64];
+
+	KCHECK(kern_rmsnorm_fwd(k, Nl, h, s->eps, la->x, P(m, ly->ln1),
+				la->n1, la->rstd1));
+	RCHECK(rt_bf16(m, la->n1, Nl * h));
+	RCHECK(tp_gather_in(m, label(what, sizeof(what), ly->qkv->name, "in"),
+			    la->n1, la->n1g));
+	RCHECK(rt_weights_next(m, &W));
+	RCHECK(qkv_fwd(m, ly, la->n1g, W, s->qk_norm ? la->qraw : la->q,
+		       s->qk_norm ? la->kraw : la->k, la->v));
+	if (s->qk_norm) {
+		KCHECK(kern_rmsnorm_fwd(k, N * s->z.hl, d, s->eps, la->qraw,
+					P(m, ly->qn), la->q, la->qrstd));
+		KCHECK(kern_rmsnorm_fwd(k, N * s->z.kl, d, s->eps, la->kraw,
+					P(m, ly->kn), la->k, la->krstd));
+	}
+	KCHECK(kern_rope(k, N, s->z.hl, d, s->theta, m->pos, 0, la->q));
+	KCHECK(kern_rope(k, N, s->z.kl, d, s->theta, m->pos, 0, la->k));
+	RCHECK(rt_bf16(m, la->q, N * s->z.q_l));
+	RCHECK(rt_bf16(m, la->k, N * s->z.kv_l));
+	RCHECK(rt_bf16(m, la->v, N * s->z.kv_l));
+	if (s->cp > 1)
+		RCHECK(cp_gather_kv(m, l));
+	KCHECK(kern_attn_fwd(k, &at, la->q, la->kg, la->vg, m->qpos, m->kpos,
+			     la->o, la->lse));
+	RCHECK(rt_bf16(m, la->o, N * s->z.q_l));
+	RCHECK(rt_weights_next(m, &W));
+	KCHECK(kern_gemm(k, 0, 1, N, h, s->z.q_l, 1.0f, la->o, s->z.q_l, W,
+			 s->z.q_l, 0.0f, m->a.full_h, h));
+	RCHECK(tp_reduce(m, label(what, sizeof(what), ly->proj->name, "out"),
+			 m->a.full_h, m->a.dtmp, &r));
+	KCHECK(kern_copy(k, la->xm, la->x, (size_t)(Nl * h) * sizeof(float)));
+	KCHECK(kern_axpy(k, Nl * h, 1.0f, r, la->xm));
+	return 0;
+}
+
+/* xm -> out = xm + linear_fc2(SwiGLU(linear_fc1(pre_mlp_layernorm(xm)))). */
+static int mlp_block_fwd(struct rt_model *m, long long l, float *out)
+{
+	const struct rt_shape *s = &m->s;
+	const struct rt_layer *ly = &m->layer[l];
+	struct rt_layer_acts *la = &m->la[l];
+	struct kern_ctx *k = m->k;
+	long long N = s->tokens, Nl = s->local, h = s->h, fl = s->fl;
+	const float *W;
+	float *r;
+	char what[64];
+
+	KCHECK(kern_rmsnorm_fwd(k, Nl, h, s->eps, la->xm, P(m, ly->ln2),
+				la->n2, la->rstd2));
+	RCHECK(rt_bf16(m, la->n2, Nl * h));
+	RCHECK(tp_gather_in(m, label(what, sizeof(what), ly->fc1->name, "in"),
+			    la->n2, la->n2g));
+	RCHECK(rt_weights_next(m, &W));
+	KCHECK(kern_gemm(k, 0, 1, N, 2 * fl, h, 1.0f, la->n2g, h, W, h, 0.0f,
+			 la->u, 2 * fl));
+	KCHECK(kern_swiglu_fwd(k, N, fl, la->u, la->sw));
+	RCHECK(rt_bf16(m, la->sw, N * fl));
+	RCHECK(rt_weights_next(m, &W));
+	KCHECK(kern_gemm(k, 0, 1, N, h, fl, 1.0f, la->sw, fl, W, fl, 0.0f,
+			 m->a.full_h, h));
+	RCHECK(tp_reduce(m, label(what, sizeof(what), ly->fc2->name, "out"),
+			 m->a.full_h, m->a.dtmp, &r));
+	KCHECK(kern_copy(k, out, la->xm, (size_t)(Nl * h) * sizeof(float)));
+	KCHECK(kern_axpy(k, Nl * h, 1.0f, r, out));
+	return 0;
+}
+
+/* The vocab-parallel embedding: each TP rank looks up its ids, the sum
+ * over TP (reduce-scattered with SP) is layer 0's input. */
+static int embed_fwd(struct rt_model *m)
+{
+	const struct rt_shape *s = &m->s;
+	float *x0 = s->layers ? m->la[0].x : m->a.xL, *r;
+	const float *W;
+
+	RCHECK(rt_weights_next(m, &W));
+	KCHECK(kern_embed_fwd(m->k, s->tokens, s->h, s->vfirst,
+			      m->emb->d0_real, W, m->tokens, m->a.full_h));
+	RCHECK(tp_reduce(m, "embedding.out", m->a.full_h, x0, &r));
+	if (r != x0)
+		KCHECK(kern_copy(m->k, x0, r, (size_t)(s->local * s->h) *
+				 sizeof(float)));
+	return 0;
+}
+
+/* final_layernorm, the output layer and the vocab-parallel CE statistics
+ * (kern.h: max, then target logit and sum of exp, reduced over TP). */
+static int head_fwd(struct rt_model *m, double *loss_sum)
+{
+	const struct rt_shape *s = &m->s;
+	struct rt_acts *a = &m->a;
+	struct kern_ctx *k = m->k;
+	long long N = s->tokens, h = s->h, vl = s->vl;
+	const float *W;
+
+	KCHECK(kern_rmsnorm_fwd(k, s->local, h, s->eps, a->xL, P(m, m->lnf),
+				a->z, a->rstdf));
+	RCHECK(rt_bf16(m, a->z, s->local * h));
+	RCHECK(tp_gather_in(m, "output.in", a->z, a->zg));
+	RCHECK(rt_weights_next(m, &W));
+	KCHECK(kern_gemm(k, 0, 1, N, vl, h, 1.0f, a->zg, h, W, h, 0.0f,
+			 a->logits, vl));
+	KCHECK(kern_ce_max(k, N, vl, s->vvalid, a->logits, a->cmax));
+	RCHECK(coll_all_reduce(m->c, RT_K_TP, "ce.max", a->cmax, N, COLL_MAX));
+	KCHECK(kern_ce_target(k, N, vl, s->vfirst, m->targets, a->logits,
+			      a->ctgt));
+	RCHECK(coll_all_reduce(m->c, RT_K_TP, "ce.target", a->ctgt, N,
+			       COLL_SUM));
+	KCHECK(kern_ce_sumexp(k, N, vl, s->vvalid, a->logits, a->cmax,
+			      a->csum));
+	RCHECK(coll_all_reduce(m->c, RT_K_TP, "ce.sumexp", a->csum, N,
+			       COLL_SUM));
+	KCHECK(kern_ce_loss(k, N, a->cmax, a->csum, a->ctgt, a->closs));
+	KCHECK(kern_download(k, m->h_loss, a->closs, (size_t)N *
+			     sizeof(float)));
+	for (long long i = 0; i < N; i++)
+		*loss_sum += m->h_loss[i];
+	return 0;
 }
 
 int rt_forward(struct rt_model *m, double *loss_sum)
 {
-	const struct rt_shape *s = &m->s;
-	struct kern_ctx *k = m->k;
-	long long T = s->tokens, h = s->h, fl = s->fl, vl = s->vl;
-	long long L = s->layers;
-	const float *W;
+	long long L = m->s.layers;
 
 	RCHECK(rt_weights_begin(m, 1));
-	/* vocab-parallel embedding: each TP rank looks up its ids */
-	RCHECK(rt_weights_next(m, &W));
-	KCHECK(kern_embed_fwd(k, T, h, s->vfirst, m->emb.d0_real, W,
-			      m->tokens, m->x[0]));
-	RCHECK(coll_all_reduce(m->c, RT_K_TP, "embedding.out", m->x[0], T * h,
-			       COLL_SUM));
+	RCHECK(embed_fwd(m));
 	for (long long l = 0; l < L; l++) {
-		KCHECK(kern_rmsnorm_fwd(k, T, h, RT_NORM_EPS, m->x[l],
-					norm_w(m, l), m->n[l], m->rstd[l]));
-		RCHECK(rt_bf16(m, m->n[l], T * h));
-		RCHECK(rt_weights_next(m, &W));
-		KCHECK(kern_gemm(k, 0, 1, T, fl, h, 1.0f, m->n[l], h, W,
-				 h, 0.0f, m->a[l], fl));
-		KCHECK(kern_gelu_fwd(k, T * fl, m->a[l], m->b[l]));
-		RCHECK(rt_bf16(m, m->b[l], T * fl));
-		RCHECK(rt_weights_next(m, &W));
-		KCHECK(kern_gemm(k, 0, 1, T, h, fl, 1.0f, m->b[l], fl, W,
-				 fl, 0.0f, m->x[l + 1], h));
-		RCHECK(coll_all_reduce(m->c, RT_K_TP, m->fc2[l].name,
-				       m->x[l + 1], T * h, COLL_SUM));
-		KCHECK(kern_axpy(k, T * h, 1.0f, m->x[l], m->x[l + 1]));
+		RCHECK(attn_block_fwd(m, l));
+		RCHECK(mlp_block_fwd(m, l, l + 1 < L ? m->la[l + 1].x :
+				     m->a.xL));
 	}
-	KCHECK(kern_rmsnorm_fwd(k, T, h, RT_NORM_EPS, m->x[L], norm_w(m, L),
-				m->z, m->rstd_f));
-	RCHECK(rt_bf16(m, m->z, T * h));
-	/* tied output layer and vocab-parallel cross-entropy */
+	return head_fwd(m, loss_sum);
+}
+
+/* ---- backward ------------------------------------------------------------- */
+
+/* CE, the output layer and final_layernorm: leaves dL/dxL in a->dx. The
+ * output layer's gradient goes to m->gemb when tied (the embedding's
+ * scatter sends both), else it is scattered now. */
+static int head_bwd(struct rt_model *m, float scale)
+{
+	const struct rt_shape *s = &m->s;
+	struct rt_acts *a = &m->a;
+	struct kern_ctx *k = m->k;
+	long long N = s->tokens, h = s->h, vl = s->vl;
+	float *dlogits = a->logits, *r; /* in place */
+	float *gout = s->tie ? m->gemb : m->gfull;
+	const float *W;
+
+	KCHECK(kern_ce_bwd(k, N, vl, s->vvalid, s->vfirst, m->targets,
+			   a->cmax, a->csum, scale, a->logits, dlogits));
+	RCHECK(rt_bf16(m, dlogits, N * vl));
 	RCHECK(rt_weights_next(m, &W));
-	KCHECK(kern_gemm(k, 0, 1, T, vl, h, 1.0f, m->z, h, W, h, 0.0f,
-			 m->logits, vl));
-	KCHECK(kern_ce_max(k, T, vl, s->vvalid, m->logits, m->cmax));
-	RCHECK(coll_all_reduce(m->c, RT_K_TP, "ce.max", m->cmax, T, COLL_MAX));
-	KCHECK(kern_ce_target(k, T, vl, s->vfirst, m->targets, m->logits,
-			      m->ctgt));
-	RCHECK(coll_all_reduce(m->c, RT_K_TP, "ce.target", m->ctgt, T,
-			       COLL_SUM));
-	KCHECK(kern_ce_sumexp(k, T, vl, s->vvalid, m->logits, m->cmax,
-			      m->csum));
-	RCHECK(coll_all_reduce(m->c, RT_K_TP, "ce.sumexp", m->csum, T,
-			       COLL_SUM));
-	KCHECK(kern_ce_loss(k, T, m->cmax, m->csum, m->ctgt, m->closs));
-	KCHECK(kern_download(k, m->h_loss, m->closs, (size_t)T * sizeof(float)));
-	for (long long i = 0; i < T; i++)
-		*loss_sum += m->h_loss[i];
+	KCHECK(kern_gemm(k, 0, 0, N, h, vl, 1.0f, dlogits, vl, W, h, 0.0f,
+			 a->full_h, h));
+	KCHECK(kern_gemm(k, 1, 0, vl, h, N, 1.0f, dlogits, vl, a->zg, h, 0.0f,
+			 gout, h));
+	RCHECK(tp_reduce(m, "output.dgrad", a->full_h, a->dn, &r));
+	if (!s->tie)
+		RCHECK(rt_scatter_grad(m, m->out, m->gfull));
+	KCHECK(kern_rmsnorm_bwd(k, s->local, h, a->xL, P(m, m->lnf), a->rstdf,
+				r, a->dx, G(m, m->lnf)));
 	return 0;
+}
+
+/* a->dx = dL/dout in, dL/dxm out. */
+static int mlp_block_bwd(struct rt_model *m, long long l)
+{
+	const struct rt_shape *s = &m->s;
+	const struct rt_layer *ly = &m->layer[l];
+	struct rt_layer_acts *la = &m->la[l];
+	struct rt_acts *a = &m->a;
+	struct kern_ctx *k = m->k;
+	long long N = s->tokens, Nl = s->local, h = s->h, fl = s->fl;
+	const float *W;
+	float *r;
+	char what[64];
+
+	/* linear_fc2 (row-parallel): its output gradient is dx */
+	RCHECK(tp_grad_in(m, label(what, sizeof(what), ly->fc2->name, "dout"),
+			  a->dx, a->full_h));
+	RCHECK(rt_weights_next(m, &W));
+	KCHECK(kern_gemm(k, 0, 0, N, fl, h, 1.0f, a->full_h, h, W, fl, 0.0f,
+			 a->dsw, fl));
+	KCHECK(kern_gemm(k, 1, 0, h, fl, N, 1.0f, a->full_h, h, la->sw, fl,
+			 0.0f, m->gfull, fl));
+	RCHECK(rt_scatter_grad(m, ly->fc2, m->gfull));
+	KCHECK(kern_swiglu_bwd(k, N, fl, la->u, a->dsw, a->du));
+	RCHECK(rt_bf16(m, a->du, N * 2 * fl));
+	/* linear_fc1 (column-parallel): its input gradient summed over TP */
+	RCHECK(rt_weights_next(m, &W));
+	KCHECK(kern_gemm(k, 0, 0, N, h, 2 * fl, 1.0f, a->du, 2 * fl, W, h,
+			 0.0f, a->full_h, h));
+	KCHECK(kern_gemm(k, 1, 0, 2 * fl, h, N, 1.0f, a->du, 2 * fl, la->n2g,
+			 h, 0.0f, m->gfull, h));
+	RCHECK(tp_reduce(m, label(what, sizeof(what), ly->fc1->name, "dgrad"),
+			 a->full_h, a->dn, &r));
+	RCHECK(rt_scatter_grad(m, ly->fc1, m->gfull));
+	KCHECK(kern_rmsnorm_bwd(k, Nl, h, la->xm, P(m, ly->ln2), la->rstd2, r,
+				a->dtmp, G(m, ly->ln2)));
+	KCHECK(kern_axpy(k, Nl * h, 1.0f, a->dtmp, a->dx));
+	return 0;
+}
+
+/* Attention's backward through RoPE and QK-norm: a->dq, a->dk, a->dv from
+ * a->dout; returns the Q and K gradients before QK-norm. */
+static int attn_core_bwd(struct rt_model *m, long long l, float **dq,
+			 float **dk)
+{
+	const struct rt_shape *s = &m->s;
+	const struct rt_layer *ly = &m->layer[l];
+	struct rt_layer_acts *la = &m->la[l];
+	struct rt_acts *a = &m->a;
+	struct kern_ctx *k = m->k;
+	struct kern_attn at = attn_shape(s);
+	long long N = s->tokens, d = s->hd, K = s->z.keys * s->z.kv_l;
+
+	KCHECK(kern_zero(k, a->dq, (size_t)(N * s->z.q_l) * sizeof(float)));
+	KCHECK(kern_zero(k, a->dkg, (size_t)(s->cp > 1 ? K : N * s->z.kv_l) *
+			 sizeof(float)));
+	KCHECK(kern_zero(k, a->dvg, (size_t)(s->cp > 1 ? K : N * s->z.kv_l) *
+			 sizeof(float)));
+	KCHECK(kern_attn_bwd(k, &at, la->q, la->kg, la->vg, la->o, la->lse,
+			     a->dout, m->qpos, m->kpos, a->dq, a->dkg,
+			     a->dvg));
+	if (s->cp > 1)
+		RCHECK(cp_scatter_dkv(m, l));
+	KCHECK(kern_rope(k, N, s->z.hl, d, s->theta, m->pos, 1, a->dq));
+	KCHECK(kern_rope(k, N, s->z.kl, d, s->theta, m->pos, 1, a->dk));
+	*dq = a->dq;
+	*dk = a->dk;
+	if (s->qk_norm) {
+		KCHECK(kern_rmsnorm_bwd(k, N * s->z.hl, d, la->qraw,
+					P(m, ly->qn), la->qrstd, a->dq,
+					a->dqraw, G(m, ly->qn)));
+		KCHECK(kern_rmsnorm_bwd(k, N * s->z.kl, d, la->kraw,
+					P(m, ly->kn), la->krstd, a->dk,
+					a->dkraw, G(m, ly->kn)));
+		*dq = a->dqraw;
+		*dk = a->dkraw;
+	}
+	RCHECK(rt_bf16(m, *dq, N * s->z.q_l));
+	RCHECK(rt_bf16(m, *dk, N * s->z.kv_l));
+	return rt_bf16(m, a->dv, N * s->z.kv_l);
+}
+
+/* a->dx = dL/dxm in, dL/dx out. */
+static int attn_block_bwd(struct rt_model *m, long long l)
+{
+	const struct rt_shape *s = &m->s;
+	const struct rt_layer *ly = &m->layer[l];
+	struct rt_layer_acts *la = &m->la[l];
+	struct rt_acts *a = &m->a;
+	struct kern_ctx *k = m->k;
+	long long N = s->tokens, Nl = s->local, h = s->h, ql = s->z.q_l;
+	const float *W;
+	float *r, *dq = NULL, *dk = NULL;
+	char what[64];
+
+	/* linear_proj (row-parallel) */
+	RCHECK(tp_grad_in(m, label(what, sizeof(what), ly->proj->name,
+				   "dout"), a->dx, a->full_h));
+	RCHECK(rt_weights_next(m, &W));
+	KCHECK(kern_gemm(k, 0, 0, N, ql, h, 1.0f, a->full_h, h, W, ql, 0.0f,
+			 a->dout, ql));
+	KCHECK(kern_gemm(k, 1, 0, h, ql, N, 1.0f, a->full_h, h, la->o, ql,
+			 0.0f, m->gfull, ql));
+	RCHECK(rt_scatter_grad(m, ly->proj, m->gfull));
+	RCHECK(attn_core_bwd(m, l, &dq, &dk));
+	/* linear_qkv (column-parallel) */
+	RCHECK(rt_weights_next(m, &W));
+	RCHECK(qkv_bwd(m, ly, la->n1g, W, dq, dk, a->dv, a->full_h));
+	RCHECK(tp_reduce(m, label(what, sizeof(what), ly->qkv->name, "dgrad"),
+			 a->full_h, a->dn, &r));
+	RCHECK(rt_scatter_grad(m, ly->qkv, m->gfull));
+	KCHECK(kern_rmsnorm_bwd(k, Nl, h, la->x, P(m, ly->ln1), la->rstd1, r,
+				a->dtmp, G(m, ly->ln1)));
+	KCHECK(kern_axpy(k, Nl * h, 1.0f, a->dtmp, a->dx));
+	return 0;
+}
+
+/* The embedding's gradient: the lookup's (all N rows) plus, tied, the
+ * output layer's, in one scatter. */
+static int embed_bwd(struct rt_model *m)
+{
+	const struct rt_shape *s = &m->s;
+	struct rt_weight *e = m->emb;
+	const float *dfull = m->a.dx;
+
+	if (!s->tie)
+		KCHECK(kern_zero(m->k, m->gemb, (size_t)((e->d0 + e->pad) *
+				 e->d1) * sizeof(float)));
+	/* the backward of embedding.out's reduce-scatter (no GEMM reads it:
+	 * not rounded) */
+	if (s->sp) {
+		RCHECK(coll_all_gather(m->c, RT_K_TP, "embedding.dout",
+				       m->a.dx, m->a.full_h, s->local * s->h));
+		dfull = m->a.full_h;
+	}
+	KCHECK(kern_embed_bwd(m->k, s->tokens, s->h, s->vfirst, e->d0_real,
+			      dfull, m->tokens, m->gemb));
+	return rt_scatter_grad(m, e, m->gemb);
 }
 
 /* Backward of one micro-batch; the loss is the token sum x `scale`. */
 static int backward(struct rt_model *m, float scale)
 {
-	const struct rt_shape *s = &m->s;
-	struct kern_ctx *k = m->k;
-	long long T = s->tokens, h = s->h, fl = s->fl, vl = s->vl;
-	long long L = s->layers;
-	float *dlogits = m->logits; /* in place */
-	const float *W;
-
-	KCHECK(kern_ce_bwd(k, T, vl, s->vvalid, s->vfirst, m->targets,
-			   m->cmax, m->csum, scale, m->logits, dlogits));
-	RCHECK(rt_bf16(m, dlogits, T * vl));
 	RCHECK(rt_weights_begin(m, 0));
-	RCHECK(rt_weights_next(m, &W));
-	/* dz = dlogits E (summed over the vocab slices), dE = dlogits^T z */
-	KCHECK(kern_gemm(k, 0, 0, T, h, vl, 1.0f, dlogits, vl, W, h,
-			 0.0f, m->dtmp, h));
-	KCHECK(kern_gemm(k, 1, 0, vl, h, T, 1.0f, dlogits, vl, m->z, h, 0.0f,
-			 m->gemb, h));
-	RCHECK(coll_all_reduce(m->c, RT_K_TP, "output.dgrad", m->dtmp, T * h,
-			       COLL_SUM));
-	KCHECK(kern_rmsnorm_bwd(k, T, h, m->x[L], norm_w(m, L), m->rstd_f,
-				m->dtmp, m->dx, norm_g(m, L)));
-	for (long long l = L; l-- > 0;) {
-		/* fc2 (row-parallel): its output gradient is dx itself */
-		RCHECK(rt_bf16(m, m->dx, T * h));
-		RCHECK(rt_weights_next(m, &W));
-		KCHECK(kern_gemm(k, 0, 0, T, fl, h, 1.0f, m->dx, h, W,
-				 fl, 0.0f, m->db, fl));
-		KCHECK(kern_gemm(k, 1, 0, h, fl, T, 1.0f, m->dx, h, m->b[l],
-				 fl, 0.0f, m->gfull, fl));
-		RCHECK(rt_scatter_grad(m, &m->fc2[l], m->gfull));
-		KCHECK(kern_gelu_bwd(k, T * fl, m->a[l], m->db, m->db));
-		RCHECK(rt_bf16(m, m->db, T * fl));
-		/* fc1 (column-parallel): input gradient summed over TP */
-		RCHECK(rt_weights_next(m, &W));
-		KCHECK(kern_gemm(k, 0, 0, T, h, fl, 1.0f, m->db, fl, W,
-				 h, 0.0f, m->dn, h));
-		KCHECK(kern_gemm(k, 1, 0, fl, h, T, 1.0f, m->db, fl, m->n[l],
-				 h, 0.0f, m->gfull, h));
-		RCHECK(coll_all_reduce(m->c, RT_K_TP, m->fc1[l].name, m->dn,
-				       T * h, COLL_SUM));
-		RCHECK(rt_scatter_grad(m, &m->fc1[l], m->gfull));
-		KCHECK(kern_rmsnorm_bwd(k, T, h, m->x[l], norm_w(m, l),
-					m->rstd[l], m->dn, m->dtmp,
-					norm_g(m, l)));
-		KCHECK(kern_axpy(k, T * h, 1.0f, m->dtmp, m->dx));
+	RCHECK(head_bwd(m, scale));
+	for (long long l = m->s.layers; l-- > 0;) {
+		RCHECK(mlp_block_bwd(m, l));
+		RCHECK(attn_block_bwd(m, l));
 	}
-	/* the embedding's gradient: output layer + lookup, one scatter */
-	KCHECK(kern_embed_bwd(k, T, h, s->vfirst, m->emb.d0_real, m->dx,
-			      m->tokens, m->gemb));
-	return rt_scatter_grad(m, &m->emb, m->gemb);
+	return embed_bwd(m);
+}
+
+/* ---- the step ------------------------------------------------------------- */
+
+/* After the micro-batches: the data-parallel reductions, then the TP sum
+ * of the replicated gradients that differ over TP (finalize_model_grads's
+ * order), then the optimizer. */
+static int finish_grads(struct rt_model *m, long long step)
+{
+	long long n = m->n_shard + m->n_rep;
+
+	RCHECK(coll_all_reduce(m->c, RT_K_DP_CP_REPLICATE, "grads", m->grad,
+			       m->n_shard, COLL_SUM));
+	RCHECK(coll_all_reduce(m->c, RT_K_DP_CP, "replicated_grads",
+			       m->grad + m->n_shard, m->n_rep, COLL_SUM));
+	if (m->tp_sum > 0)
+		RCHECK(coll_all_reduce(m->c, RT_K_TP, "tp_grads",
+				       m->grad + m->n_shard, m->tp_sum,
+				       COLL_SUM));
+	if (m->sgd)
+		KCHECK(kern_sgd(m->k, n, (float)m->lr, m->param, m->grad));
+	else
+		KCHECK(kern_adam(m->k, n, (float)m->lr, RT_ADAM_BETA1,
+				 RT_ADAM_BETA2, RT_ADAM_EPS, step, m->param,
+				 m->grad, m->adam_m, m->adam_v));
+	return 0;
 }
 
 int rt_model_train_step(struct rt_model *m, long long step, double *loss,
@@ -172,7 +657,7 @@ int rt_model_train_step(struct rt_model *m, long long step, double *loss,
 
 	coll_set_call(m->c, "train", step);
 	KCHECK(kern_zero(m->k, m->grad, (size_t)n * sizeof(float)));
-	/* the loss's token count over the lanes (and CP ranks) */
+	/* the loss's token count over the lanes */
 	count[0] = (double)(s->micro_batches * s->tokens);
 	RCHECK(coll_all_reduce_d(m->c, RT_K_DP_CP, "tokens", count, 1,
 				 COLL_SUM));
@@ -185,18 +670,7 @@ int rt_model_train_step(struct rt_model *m, long long step, double *loss,
 		RCHECK(rt_forward(m, sum));
 		RCHECK(backward(m, (float)(1.0 / count[0])));
 	}
-	/* after the GTP reduce-scatters: shards over dp_cp_replicate, the
-	 * GTP-replicated norms over dp_cp */
-	RCHECK(coll_all_reduce(m->c, RT_K_DP_CP_REPLICATE, "grads", m->grad,
-			       m->n_shard, COLL_SUM));
-	RCHECK(coll_all_reduce(m->c, RT_K_DP_CP, "norm_grads",
-			       m->grad + m->n_shard, m->n_rep, COLL_SUM));
-	if (m->sgd)
-		KCHECK(kern_sgd(m->k, n, (float)m->lr, m->param, m->grad));
-	else
-		KCHECK(kern_adam(m->k, n, (float)m->lr, RT_ADAM_BETA1,
-				 RT_ADAM_BETA2, RT_ADAM_EPS, step, m->param,
-				 m->grad, m->adam_m, m->adam_v));
+	RCHECK(finish_grads(m, step));
 	m->step = step;
 	RCHECK(coll_all_reduce_d(m->c, RT_K_DP_CP, "loss", sum, 1, COLL_SUM));
 	RCHECK(coll_barrier(m->c, RT_K_WORLD, "step"));

@@ -227,42 +227,56 @@ static void stage_memory(const struct plan *p, const struct model_shape *m,
 }
 
 /* gtplan-run's own allocation (runtime/rt_model.c, rt_model_init), fp32:
- * params, gradients and Adam's m and v of the local shards and the norms;
- * one gathered TP-local weight, its gradient, a shard and the embedding's
- * gradient; one micro-batch's activations (x[0..L], per layer n, a, b,
- * rstd; z, dx, dn, dtmp, db, the CE statistics, the token ids); the
- * logits of its vocabulary slice. One stage; nothing is recomputed. */
+ * params, gradients and Adam's m and v of the local shards and the
+ * replicated parameters; one gathered TP-local weight, its gradient, a
+ * shard and the embedding's gradient (prefetch and bf16 buffers left
+ * out); one micro-batch's activations as rt_model.c's tables list them
+ * (per layer x, n1, xm, n2 of the residual rows, n1g and n2g with SP,
+ * q, k, v, o, the QK-norm inputs, lse, fc1's output and SwiGLU's, with
+ * CP every rank's keys and values; the scratch gradients), and the logits
+ * of its vocabulary slice. One stage;
+ * nothing is recomputed. */
 static void runtime_memory(const struct plan *p, struct cost_mem_stage *ms)
 {
 	struct prog_rt_shape r;
-	long long n, full, shard, T, L;
+	const struct dsz_sizes *z;
+	double n, full = 0, shard = 0, N, Nl, h, L, layer, glob, K;
 	long long g = p->gtp > 0 ? p->gtp : 1;
 
 	prog_rt_shape(p, &r);
-	n = r.n_shard + r.n_rep;
-	T = r.tokens;
-	L = r.layers;
-	/* the largest padded TP-local tensor and shard: G shards of each */
-	full = r.shard_emb;
-	if (r.shard_fc1 > full)
-		full = r.shard_fc1;
-	if (r.shard_fc2 > full)
-		full = r.shard_fc2;
-	shard = full;
-	full *= g;
+	z = &r.z;
+	n = (double)(z->n_shard + z->n_rep);
+	N = (double)z->tokens;
+	Nl = (double)z->local;
+	h = (double)r.d.h;
+	L = (double)r.d.layers;
+	K = (double)(z->keys * z->kv_l); /* every CP rank's keys (CP) */
+	for (int w = 0; w < DSZ_PER_LAYER; w++)
+		if ((double)z->shard[w] > shard)
+			shard = (double)z->shard[w];
+	if ((double)z->shard_emb > shard)
+		shard = (double)z->shard_emb;
+	full = shard * (double)g;
+	layer = 4 * Nl * h + 2 * Nl + (r.d.sp ? 2 * N * h : 0) +
+		2 * N * (double)(z->q_l + z->kv_l) +
+		(r.d.qk_norm ? N * (double)(z->q_l + z->kv_l + z->hl +
+					     z->kl) : 0) +
+		(double)(r.micro * z->hl * (r.d.seq_len / r.d.cp)) +
+		3 * N * (double)z->fl + (r.d.cp > 1 ? 2 * K : 0);
+	glob = 5 * Nl * h + Nl + N * h + (r.d.sp ? N * h : 0) + 4 * N +
+	       2 * N * (double)(z->q_l + z->kv_l) + 3 * N * (double)z->fl +
+	       (r.d.cp > 1 ? (r.micro > 1 ? 3 : 2) * K : 0);
 	memset(ms, 0, sizeof(*ms));
-	ms->layers = L;
+	ms->layers = r.d.layers;
 	ms->in_flight = 1;
-	ms->params = n;
-	ms->item[MEM_WEIGHTS] = 4.0 * (double)n;
-	ms->item[MEM_GRADS] = 4.0 * (double)n;
-	ms->item[MEM_OPTIMIZER] = 8.0 * (double)n;
-	ms->item[MEM_GATHERED] = 4.0 * (double)(2 * full + shard +
-						 r.shard_emb * g);
-	ms->item[MEM_ACTIVATIONS] = 4.0 * (double)(
-		(L + 1) * T * r.h + L * (T * r.h + 2 * T * r.fl + T) +
-		4 * T * r.h + T * r.fl + 5 * T) + 4.0 * (double)(2 * T);
-	ms->item[MEM_LOGITS] = 4.0 * (double)(T * r.vl);
+	ms->params = (long long)n;
+	ms->item[MEM_WEIGHTS] = 4.0 * n;
+	ms->item[MEM_GRADS] = 4.0 * n;
+	ms->item[MEM_OPTIMIZER] = 8.0 * n;
+	ms->item[MEM_GATHERED] = 4.0 * (2 * full + shard +
+					(double)z->shard_emb * (double)g);
+	ms->item[MEM_ACTIVATIONS] = 4.0 * (L * layer + glob) + 4.0 * (3 * N);
+	ms->item[MEM_LOGITS] = 4.0 * N * (double)z->vl;
 	for (int i = 0; i < MEM_ITEMS; i++)
 		ms->total += ms->item[i];
 	ms->optimistic = ms->total;

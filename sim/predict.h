@@ -35,12 +35,14 @@
 
 /* Writes PREFIX.<rank> for every rank of p after sim_run() filled r (the
  * train call need not have been among the simulated calls). Returns 0; -2
- * when the prediction is refused: no rank grid, the config names a model
- * (policy.model_name, gtplan.model), the runtime cannot run the layout
+ * when the prediction is refused: no rank grid, the runtime cannot run the
+ * layout with the plan's decoder (runtime.model, the named model or
+ * gtplan.runtime's)
  * (prog_rt_applies), the batch does not split as gtplan-run needs, more
  * than PRED_MAX_RANKS ranks or steps outside [1, PRED_MAX_STEPS], no
  * train call; -1 on an I/O error or out of memory. err gets one sentence
- * saying why, with the numbers and the fix. */
+ * saying why, with the numbers and the fix. root is unused (the plan
+ * carries the model). */
 int pred_write_records(const struct plan *p, const struct cfg_node *root,
 		       const struct sim_report *r, const char *prefix,
 		       long long steps, char *err, size_t len);

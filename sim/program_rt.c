@@ -11,77 +11,83 @@
 
 #include "cfg_keys.h"
 
-/* GTPRematConfig.pad_for_alignment's default, as runtime/rt_model.h's
- * RT_GTP_PAD. */
-#define PRT_GTP_PAD 16
+/* Weights of prog.weights, in this order (a layer's by enum dsz_weight,
+ * after the two vocabulary ones). */
+enum { PRT_W_EMB, PRT_W_OUT, PRT_W_LAYER };
 
-/* Weights of prog.weights, in this order. */
-enum { PRT_W_EMB, PRT_W_FC1, PRT_W_FC2 };
-
-long long prog_rt_shard(long long d0, long long d1, long long g)
-{
-	long long align = PRT_GTP_PAD * g, pad;
-
-	if (g <= 1)
-		return d0 * d1;
-	pad = (align - d0 % align) % align;
-	return (d0 + pad) / g * d1;
-}
+static const char *const weight_names[PRT_W_LAYER + DSZ_PER_LAYER] = {
+	"embedding", "output", "qkv", "proj", "fc1", "fc2",
+};
 
 void prog_rt_shape(const struct plan *p, struct prog_rt_shape *s)
 {
-	const struct plan_runtime *rt = &p->runtime;
-	long long tp = p->tp > 0 ? p->tp : 1, cp = p->cp > 0 ? p->cp : 1;
-	long long g = p->gtp > 0 ? p->gtp : 1;
+	const struct plan_rt_model *m = &p->runtime.model;
 	long long lanes = p->lanes > 0 ? p->lanes : 1;
 
 	memset(s, 0, sizeof(*s));
-	s->h = rt->hidden;
-	s->ffn = rt->ffn;
-	s->layers = rt->layers;
-	s->vocab = rt->vocab;
-	s->seq_len = rt->seq_len;
-	s->bf16 = rt->dtype && !strcmp(rt->dtype, "bf16");
-	s->fl = s->ffn / tp;
-	s->vp = (s->vocab + tp - 1) / tp * tp;
-	s->vl = s->vp / tp;
-	s->local_seq = s->seq_len / cp;
+	s->d = (struct dsz_dims){
+		.h = m->hidden, .ffn = m->ffn, .layers = m->layers,
+		.heads = m->heads, .kv_heads = m->kv_heads > 0 ? m->kv_heads : 1,
+		.head_dim = m->head_dim, .vocab = m->vocab,
+		.tie = m->tie_embeddings, .qkv_bias = m->qkv_bias,
+		.qk_norm = m->qk_norm, .seq_len = p->runtime.seq_len,
+		.tp = p->tp > 0 ? (int)p->tp : 1,
+		.g = p->gtp > 0 ? (int)p->gtp : 1,
+		.cp = p->cp > 0 ? (int)p->cp : 1,
+	};
+	s->d.sp = m->sequence_parallel && s->d.tp > 1;
+	s->bf16 = p->runtime.dtype && !strcmp(p->runtime.dtype, "bf16");
 	/* gtplan-run: the plan's batch, the micro batch 1 when unset */
 	s->global_batch = p->global_batch;
 	s->micro = p->micro_batch > 0 ? p->micro_batch : 1;
+	s->d.micro = s->micro;
 	s->per_lane = s->global_batch / lanes;
 	s->micro_batches = s->per_lane / s->micro;
 	if (s->micro_batches < 1)
 		s->micro_batches = 1;
-	s->tokens = s->micro * s->local_seq;
-	s->shard_emb = prog_rt_shard(s->vl, s->h, g);
-	s->shard_fc1 = prog_rt_shard(s->fl, s->h, g);
-	s->shard_fc2 = prog_rt_shard(s->h, s->fl, g);
-	s->n_shard = s->shard_emb + s->layers * (s->shard_fc1 + s->shard_fc2);
-	s->n_rep = (s->layers + 1) * s->h;
+	dsz_fill(&s->z, &s->d);
 }
 
+/* rt_model.c's refuse_layout and shape_batch, as one sentence. */
 int prog_rt_applies(const struct plan *p, char *why, size_t len)
 {
-	const struct plan_runtime *rt = &p->runtime;
+	const struct plan_rt_model *m = &p->runtime.model;
+	long long tp = p->tp > 0 ? p->tp : 1, cp = p->cp > 0 ? p->cp : 1;
+	long long micro = p->micro_batch > 0 ? p->micro_batch : 1;
 
 	if (p->pp > 1)
 		snprintf(why, len, "gtplan-run does not run pipeline "
 			 "parallelism (PP %lld) yet; plan with "
 			 "pipeline_model_parallel_size 1", p->pp);
+	else if (m->moe)
+		snprintf(why, len, "%s is a mixture-of-experts model; "
+			 "gtplan-run's decoder is dense", m->name);
 	else if (p->ep > 1)
-		snprintf(why, len, "the runtime model has no experts, so EP "
-			 "%lld has nothing to split; plan with "
+		snprintf(why, len, "the decoder has no experts, so EP %lld has "
+			 "nothing to split; plan with "
 			 "expert_model_parallel_size 1", p->ep);
-	else if (p->tp > 0 && rt->ffn % p->tp)
-		snprintf(why, len, "gtplan.runtime.ffn %lld is not divisible "
-			 "by TP %lld (fc1 is column-parallel over TP); use a "
-			 "multiple of %lld", rt->ffn, p->tp, p->tp);
-	else if (p->cp > 1 && rt->seq_len % (2 * p->cp))
+	else if (cp > 1 && p->runtime.seq_len % (2 * cp))
 		snprintf(why, len, "gtplan.runtime.seq_len %lld does not split "
 			 "into 2 x CP = %lld chunks (the load-balanced CP "
-			 "split); use a multiple of %lld", rt->seq_len,
-			 2 * p->cp, 2 * p->cp);
+			 "split); use a multiple of %lld", p->runtime.seq_len,
+			 2 * cp, 2 * cp);
+	else if (m->kv_heads < 1 || m->heads % m->kv_heads ||
+		 m->heads % tp || m->kv_heads % tp)
+		snprintf(why, len, "TP %lld does not divide the %lld heads and "
+			 "%lld query groups of %s", tp, m->heads, m->kv_heads,
+			 m->name);
+	else if (m->ffn % tp)
+		snprintf(why, len, "the MLP size %lld of %s is not divisible by "
+			 "TP %lld (linear_fc1 is column-parallel over TP); use "
+			 "a multiple of %lld", m->ffn, m->name, tp, tp);
+	else if (m->head_dim % 2)
+		snprintf(why, len, "head_dim %lld of %s is odd; rotate-half "
+			 "RoPE needs an even one", m->head_dim, m->name);
+	else if (m->sequence_parallel && tp > 1 &&
+		 (micro * (p->runtime.seq_len / cp)) % tp)
+		snprintf(why, len, "sequence parallelism splits a micro-batch's "
+			 "%lld tokens of a rank over TP %lld, which does not "
+			 "divide them", micro * (p->runtime.seq_len / cp), tp);
 	else
 		return 1;
 	return 0;
@@ -100,7 +106,7 @@ const char *prog_rt_model_key(const struct cfg_node *root)
 
 /* ---- building ----------------------------------------------------------- */
 
-/* One weight a pass uses: which, and its layer (-1: the embedding). */
+/* One weight a pass uses: which (PRT_W_*), and its layer (-1: none). */
 struct use {
 	int w;
 	long long layer;
@@ -110,7 +116,7 @@ struct rbld {
 	struct prog *pg;
 	const struct plan *p;
 	struct prog_rt_shape s;
-	unsigned k_tp, k_gtp, k_dp_cp, k_dpcr;
+	unsigned k_tp, k_cp, k_gtp, k_dp_cp, k_dpcr;
 	int err;
 	/* the pass being built: its weights in order of use, the next one,
 	 * and whether gathers run one ahead (runtime.prefetch) */
@@ -132,18 +138,18 @@ static long long group_size(const struct rbld *b, unsigned group)
 
 /* Appends one collective; runtime/coll*.c issue nothing on a group of one. */
 static void rop(struct rbld *b, unsigned kind, unsigned group,
-		enum prog_phase ph, enum prog_what what, int weight,
-		long long layer, long long mb, long long count, unsigned dtype,
-		unsigned redop, enum prog_rt_label label)
+		enum prog_what what, int weight, long long layer,
+		long long count, unsigned dtype, unsigned redop,
+		enum prog_rt_label label)
 {
 	long long elem = dtype == PROG_DT_FP64 ? 8 :
 			 dtype == PROG_DT_FP32 ? 4 :
 			 dtype == PROG_DT_BF16 ? 2 : 0;
 	struct prog_op op = {
 		.kind = (uint8_t)kind, .group = (uint8_t)group,
-		.phase = (uint8_t)ph, .weight = (int16_t)weight,
+		.phase = (uint8_t)b->ph, .weight = (int16_t)weight,
 		.what = (uint16_t)what, .layer = (int32_t)layer,
-		.mb = (int32_t)mb, .root = -1, .redop = (uint8_t)redop,
+		.mb = (int32_t)b->mb, .root = -1, .redop = (uint8_t)redop,
 		.dtype = (uint8_t)dtype, .label = (uint16_t)label,
 		.amount = count * elem,
 	};
@@ -156,28 +162,25 @@ static void rop(struct rbld *b, unsigned kind, unsigned group,
 
 static long long shard_of(const struct rbld *b, int w)
 {
-	return w == PRT_W_EMB ? b->s.shard_emb :
-	       w == PRT_W_FC1 ? b->s.shard_fc1 : b->s.shard_fc2;
+	return w < PRT_W_LAYER ? b->s.z.shard_emb :
+	       b->s.z.shard[w - PRT_W_LAYER];
 }
 
-/* rt_gather_weight: the GTP all-gather of weight w (layer -1: embedding). */
-static void gather(struct rbld *b, int w, long long layer, long long mb,
-		   enum prog_phase ph)
+/* rt_gather_weight: the GTP all-gather of weight w. */
+static void gather(struct rbld *b, int w, long long layer)
 {
-	rop(b, OP_ALL_GATHER, b->k_gtp, ph, W_WEIGHT, w, layer, mb,
-	    shard_of(b, w), b->s.bf16 ? PROG_DT_BF16 : PROG_DT_FP32, 0,
-	    PRT_L_WEIGHT);
+	rop(b, OP_ALL_GATHER, b->k_gtp, W_WEIGHT, w, layer, shard_of(b, w),
+	    b->s.bf16 ? PROG_DT_BF16 : PROG_DT_FP32, 0, PRT_L_WEIGHT);
 }
 
 /* rt_weights_begin: a pass of b->n weights (b->seq) starts; with prefetch
  * the first one's gather is issued now. */
-static void pass_begin(struct rbld *b, enum prog_phase ph, long long mb)
+static void pass_begin(struct rbld *b, enum prog_phase ph)
 {
 	b->ph = ph;
-	b->mb = mb;
 	b->next = 0;
 	if (b->prefetch && b->n > 0)
-		gather(b, b->seq[0].w, b->seq[0].layer, mb, ph);
+		gather(b, b->seq[0].w, b->seq[0].layer);
 }
 
 /* rt_weights_next: the pass uses its next weight (w of layer); just in
@@ -192,141 +195,223 @@ static void use(struct rbld *b, int w, long long layer)
 		return;
 	}
 	if (!b->prefetch)
-		gather(b, w, layer, b->mb, b->ph);
+		gather(b, w, layer);
 	else if (i + 1 < b->n)
-		gather(b, b->seq[i + 1].w, b->seq[i + 1].layer, b->mb, b->ph);
+		gather(b, b->seq[i + 1].w, b->seq[i + 1].layer);
 }
 
-/* The weights of a forward (fwd 1) or a backward, as runtime/rt_model.c orders
- * them (rt_weights_begin). */
+/* The weights of a forward (fwd 1) or a backward, as runtime/rt_weights.c
+ * orders them (rt_weights_begin). */
 static void pass_weights(struct rbld *b, int fwd)
 {
-	long long n = 0, L = b->s.layers;
+	static const int bwd_order[DSZ_PER_LAYER] = {
+		DSZ_FC2, DSZ_FC1, DSZ_PROJ, DSZ_QKV,
+	};
+	int out = b->s.d.tie ? PRT_W_EMB : PRT_W_OUT;
+	long long n = 0, L = b->s.d.layers;
 
-	b->seq[n++] = (struct use){ PRT_W_EMB, -1 };
-	if (fwd) {
-		for (long long l = 0; l < L; l++) {
-			b->seq[n++] = (struct use){ PRT_W_FC1, l };
-			b->seq[n++] = (struct use){ PRT_W_FC2, l };
-		}
-		b->seq[n++] = (struct use){ PRT_W_EMB, -1 };
-	} else {
-		for (long long l = L; l-- > 0;) {
-			b->seq[n++] = (struct use){ PRT_W_FC2, l };
-			b->seq[n++] = (struct use){ PRT_W_FC1, l };
-		}
-	}
+	b->seq[n++] = (struct use){ fwd ? PRT_W_EMB : out, -1 };
+	for (long long i = 0; i < L; i++)
+		for (int j = 0; j < DSZ_PER_LAYER; j++)
+			b->seq[n++] = (struct use){
+				PRT_W_LAYER + (fwd ? j : bwd_order[j]),
+				fwd ? i : L - 1 - i };
+	if (fwd)
+		b->seq[n++] = (struct use){ out, -1 };
 	b->n = n;
 }
 
 /* rt_scatter_grad: the GTP reduce-scatter of w's gradient. */
-static void scatter(struct rbld *b, int w, long long layer, long long mb)
+static void scatter(struct rbld *b, int w, long long layer)
 {
-	rop(b, OP_REDUCE_SCATTER, b->k_gtp, PH_BWD, W_WEIGHT, w, layer, mb,
+	rop(b, OP_REDUCE_SCATTER, b->k_gtp, W_WEIGHT, w, layer,
 	    shard_of(b, w), PROG_DT_FP32, PROG_REDOP_SUM, PRT_L_WEIGHT);
 }
 
-static void tp_sum(struct rbld *b, enum prog_phase ph, enum prog_what what,
-		   long long layer, long long mb, long long count,
-		   enum prog_rt_label label)
+/* rt_train.c's tp_gather_in / the SP all-gather of a gradient: local
+ * rows of h over TP, only with SP. */
+static void tp_gather(struct rbld *b, enum prog_what what, int w,
+		      long long layer, enum prog_rt_label label)
 {
-	rop(b, OP_ALL_REDUCE, b->k_tp, ph, what, -1, layer, mb, count,
-	    PROG_DT_FP32, PROG_REDOP_SUM, label);
+	if (b->s.d.sp)
+		rop(b, OP_ALL_GATHER, b->k_tp, what, w, layer,
+		    b->s.z.local * b->s.d.h, PROG_DT_FP32, 0, label);
 }
 
-/* rt_train.c: forward() */
-static void forward(struct rbld *b, long long mb)
+/* rt_train.c's tp_reduce: all-reduce of N x h, or with SP the reduce-
+ * scatter to local x h. */
+static void tp_reduce(struct rbld *b, enum prog_what what, int w,
+		      long long layer, enum prog_rt_label label)
 {
-	long long T = b->s.tokens, th = b->s.tokens * b->s.h;
+	long long h = b->s.d.h;
+
+	if (b->s.d.sp)
+		rop(b, OP_REDUCE_SCATTER, b->k_tp, what, w, layer,
+		    b->s.z.local * h, PROG_DT_FP32, PROG_REDOP_SUM, label);
+	else
+		rop(b, OP_ALL_REDUCE, b->k_tp, what, w, layer,
+		    b->s.z.tokens * h, PROG_DT_FP32, PROG_REDOP_SUM, label);
+}
+
+/* rt_train.c's cp_gather_kv (fwd) and cp_scatter_dkv: keys, then values
+ * (N x G/T x d each), over CP. */
+static void cp_kv(struct rbld *b, long long layer, int fwd)
+{
+	long long n = b->s.z.tokens * b->s.z.kv_l;
+	int w = PRT_W_LAYER + DSZ_QKV;
+
+	if (fwd) {
+		rop(b, OP_ALL_GATHER, b->k_cp, W_KV, w, layer, n, PROG_DT_FP32,
+		    0, PRT_L_K);
+		rop(b, OP_ALL_GATHER, b->k_cp, W_KV, w, layer, n, PROG_DT_FP32,
+		    0, PRT_L_V);
+		return;
+	}
+	rop(b, OP_REDUCE_SCATTER, b->k_cp, W_KV_GRAD, w, layer, n,
+	    PROG_DT_FP32, PROG_REDOP_SUM, PRT_L_DK);
+	rop(b, OP_REDUCE_SCATTER, b->k_cp, W_KV_GRAD, w, layer, n,
+	    PROG_DT_FP32, PROG_REDOP_SUM, PRT_L_DV);
+}
+
+static void tp_stat(struct rbld *b, unsigned redop, enum prog_rt_label l)
+{
+	rop(b, OP_ALL_REDUCE, b->k_tp, W_LOSS, -1, -1, b->s.z.tokens,
+	    PROG_DT_FP32, redop, l);
+}
+
+/* rt_train.c: rt_forward() */
+static void forward(struct rbld *b)
+{
+	int out = b->s.d.tie ? PRT_W_EMB : PRT_W_OUT;
 
 	pass_weights(b, 1);
-	pass_begin(b, PH_FWD, mb);
+	pass_begin(b, PH_FWD);
 	use(b, PRT_W_EMB, -1);
-	tp_sum(b, PH_FWD, W_ACT, -1, mb, th, PRT_L_EMBED_OUT);
-	for (long long l = 0; l < b->s.layers && !b->err; l++) {
-		use(b, PRT_W_FC1, l);
-		use(b, PRT_W_FC2, l);
-		tp_sum(b, PH_FWD, W_ACT, l, mb, th, PRT_L_FC2_OUT);
+	tp_reduce(b, W_ACT, -1, -1, PRT_L_EMBED_OUT);
+	for (long long l = 0; l < b->s.d.layers && !b->err; l++) {
+		int w = PRT_W_LAYER;
+
+		tp_gather(b, W_ACT, w + DSZ_QKV, l, PRT_L_IN);
+		use(b, w + DSZ_QKV, l);
+		cp_kv(b, l, 1);
+		use(b, w + DSZ_PROJ, l);
+		tp_reduce(b, W_ACT, w + DSZ_PROJ, l, PRT_L_OUT);
+		tp_gather(b, W_ACT, w + DSZ_FC1, l, PRT_L_IN);
+		use(b, w + DSZ_FC1, l);
+		use(b, w + DSZ_FC2, l);
+		tp_reduce(b, W_ACT, w + DSZ_FC2, l, PRT_L_OUT);
 	}
-	use(b, PRT_W_EMB, -1);
-	rop(b, OP_ALL_REDUCE, b->k_tp, PH_FWD, W_LOSS, -1, -1, mb, T,
-	    PROG_DT_FP32, PROG_REDOP_MAX, PRT_L_CE_MAX);
-	tp_sum(b, PH_FWD, W_LOSS, -1, mb, T, PRT_L_CE_TARGET);
-	tp_sum(b, PH_FWD, W_LOSS, -1, mb, T, PRT_L_CE_SUMEXP);
+	tp_gather(b, W_ACT, -1, -1, PRT_L_OUTPUT_IN);
+	use(b, out, -1);
+	tp_stat(b, PROG_REDOP_MAX, PRT_L_CE_MAX);
+	tp_stat(b, PROG_REDOP_SUM, PRT_L_CE_TARGET);
+	tp_stat(b, PROG_REDOP_SUM, PRT_L_CE_SUMEXP);
+}
+
+/* rt_train.c: mlp_block_bwd() and attn_block_bwd() of layer l */
+static void layer_backward(struct rbld *b, long long l)
+{
+	int w = PRT_W_LAYER;
+
+	tp_gather(b, W_ACT_GRAD, w + DSZ_FC2, l, PRT_L_DOUT);
+	use(b, w + DSZ_FC2, l);
+	scatter(b, w + DSZ_FC2, l);
+	use(b, w + DSZ_FC1, l);
+	tp_reduce(b, W_ACT_GRAD, w + DSZ_FC1, l, PRT_L_DGRAD);
+	scatter(b, w + DSZ_FC1, l);
+	tp_gather(b, W_ACT_GRAD, w + DSZ_PROJ, l, PRT_L_DOUT);
+	use(b, w + DSZ_PROJ, l);
+	scatter(b, w + DSZ_PROJ, l);
+	cp_kv(b, l, 0);
+	use(b, w + DSZ_QKV, l);
+	tp_reduce(b, W_ACT_GRAD, w + DSZ_QKV, l, PRT_L_DGRAD);
+	scatter(b, w + DSZ_QKV, l);
 }
 
 /* rt_train.c: backward() */
-static void backward(struct rbld *b, long long mb)
+static void backward(struct rbld *b)
 {
-	long long th = b->s.tokens * b->s.h;
+	int out = b->s.d.tie ? PRT_W_EMB : PRT_W_OUT;
 
 	pass_weights(b, 0);
-	pass_begin(b, PH_BWD, mb);
-	use(b, PRT_W_EMB, -1);
-	tp_sum(b, PH_BWD, W_ACT_GRAD, -1, mb, th, PRT_L_OUTPUT_DGRAD);
-	for (long long l = b->s.layers; l-- > 0 && !b->err;) {
-		use(b, PRT_W_FC2, l);
-		scatter(b, PRT_W_FC2, l, mb);
-		use(b, PRT_W_FC1, l);
-		tp_sum(b, PH_BWD, W_ACT_GRAD, l, mb, th, PRT_L_FC1_DGRAD);
-		scatter(b, PRT_W_FC1, l, mb);
-	}
-	scatter(b, PRT_W_EMB, -1, mb);
+	pass_begin(b, PH_BWD);
+	use(b, out, -1);
+	tp_reduce(b, W_ACT_GRAD, -1, -1, PRT_L_OUTPUT_DGRAD);
+	if (!b->s.d.tie)
+		scatter(b, PRT_W_OUT, -1);
+	for (long long l = b->s.d.layers; l-- > 0 && !b->err;)
+		layer_backward(b, l);
+	tp_gather(b, W_ACT_GRAD, -1, -1, PRT_L_EMBED_DOUT);
+	scatter(b, PRT_W_EMB, -1);
 }
 
-/* rt_train.c: rt_model_train_step() */
+/* rt_train.c: rt_model_train_step() and finish_grads() */
 static void train(struct rbld *b)
 {
-	rop(b, OP_ALL_REDUCE, b->k_dp_cp, PH_STEP, W_TOKENS, -1, -1, -1, 1,
-	    PROG_DT_FP64, PROG_REDOP_SUM, PRT_L_TOKENS);
+	const struct dsz_sizes *z = &b->s.z;
+
+	b->ph = PH_STEP;
+	b->mb = -1;
+	rop(b, OP_ALL_REDUCE, b->k_dp_cp, W_TOKENS, -1, -1, 1, PROG_DT_FP64,
+	    PROG_REDOP_SUM, PRT_L_TOKENS);
 	for (long long mb = 0; mb < b->s.micro_batches && !b->err; mb++) {
-		forward(b, mb);
-		backward(b, mb);
+		b->mb = mb;
+		forward(b);
+		backward(b);
 	}
-	rop(b, OP_ALL_REDUCE, b->k_dpcr, PH_GRAD, W_GRADS, -1, -1, -1,
-	    b->s.n_shard, PROG_DT_FP32, PROG_REDOP_SUM, PRT_L_GRADS);
-	rop(b, OP_ALL_REDUCE, b->k_dp_cp, PH_GRAD, W_NORM_GRADS, -1, -1, -1,
-	    b->s.n_rep, PROG_DT_FP32, PROG_REDOP_SUM, PRT_L_NORM_GRADS);
-	rop(b, OP_ALL_REDUCE, b->k_dp_cp, PH_STEP, W_LOSS, -1, -1, -1, 1,
-	    PROG_DT_FP64, PROG_REDOP_SUM, PRT_L_LOSS);
-	rop(b, OP_BARRIER, PROG_GK_WORLD, PH_STEP, W_SYNC, -1, -1, -1, 0,
-	    PROG_DT_NONE, 0, PRT_L_STEP);
+	b->ph = PH_GRAD;
+	b->mb = -1;
+	rop(b, OP_ALL_REDUCE, b->k_dpcr, W_GRADS, -1, -1, z->n_shard,
+	    PROG_DT_FP32, PROG_REDOP_SUM, PRT_L_GRADS);
+	rop(b, OP_ALL_REDUCE, b->k_dp_cp, W_NORM_GRADS, -1, -1, z->n_rep,
+	    PROG_DT_FP32, PROG_REDOP_SUM, PRT_L_REP_GRADS);
+	if (z->tp_sum > 0)
+		rop(b, OP_ALL_REDUCE, b->k_tp, W_NORM_GRADS, -1, -1,
+		    z->tp_sum, PROG_DT_FP32, PROG_REDOP_SUM, PRT_L_TP_GRADS);
+	b->ph = PH_STEP;
+	rop(b, OP_ALL_REDUCE, b->k_dp_cp, W_LOSS, -1, -1, 1, PROG_DT_FP64,
+	    PROG_REDOP_SUM, PRT_L_LOSS);
+	rop(b, OP_BARRIER, PROG_GK_WORLD, W_SYNC, -1, -1, 0, PROG_DT_NONE, 0,
+	    PRT_L_STEP);
 }
 
 int prog_rt_build(struct prog *pg, const struct plan *p,
 		  enum call_program kind, const char *rt_call)
 {
 	struct rbld b;
+	long long L;
 
 	prog_init(pg);
 	memset(&b, 0, sizeof(b));
 	b.pg = pg;
 	b.p = p;
 	prog_rt_shape(p, &b.s);
+	L = b.s.d.layers > 0 ? b.s.d.layers : 0;
 	b.k_tp = prog_kind("tp");
+	b.k_cp = prog_kind("cp");
 	b.k_gtp = prog_kind("gtp");
 	b.k_dp_cp = prog_kind("dp_cp");
 	b.k_dpcr = prog_kind("dp_cp_replicate");
 	b.prefetch = p->runtime.prefetch;
-	b.seq = calloc((size_t)(2 * (b.s.layers > 0 ? b.s.layers : 0) + 2),
-		       sizeof(*b.seq));
+	b.seq = calloc((size_t)(DSZ_PER_LAYER * L + 2), sizeof(*b.seq));
 	if (!b.seq)
 		b.err = 1;
 	pg->stage = 0;
 	pg->rt_call = rt_call;
 	pg->microbatches = b.s.micro_batches;
 	pg->first_layer = 0;
-	pg->n_layers = b.s.layers;
-	if (prog_weight(pg, "embedding") != PRT_W_EMB ||
-	    prog_weight(pg, "fc1") != PRT_W_FC1 ||
-	    prog_weight(pg, "fc2") != PRT_W_FC2)
-		b.err = 1;
+	pg->n_layers = L;
+	for (int w = 0; w < PRT_W_LAYER + DSZ_PER_LAYER; w++)
+		if (prog_weight(pg, weight_names[w]) != w)
+			b.err = 1;
 	if (kind == PROG_TRAIN) {
 		train(&b);
 	} else if (kind == PROG_FORWARD) {
 		for (long long mb = 0; mb < b.s.micro_batches && !b.err;
-		     mb++)
-			forward(&b, mb);
+		     mb++) {
+			b.mb = mb;
+			forward(&b);
+		}
 	}
 	free(b.seq);
 	if (b.err) {
@@ -343,29 +428,31 @@ char *prog_rt_what(const struct prog *pg, const struct prog_op *op,
 {
 	static const char *const fixed[PRT_L_COUNT] = {
 		[PRT_L_TOKENS] = "tokens", [PRT_L_EMBED_OUT] = "embedding.out",
-		[PRT_L_CE_MAX] = "ce.max", [PRT_L_CE_TARGET] = "ce.target",
+		[PRT_L_EMBED_DOUT] = "embedding.dout",
+		[PRT_L_OUTPUT_IN] = "output.in", [PRT_L_CE_MAX] = "ce.max",
+		[PRT_L_CE_TARGET] = "ce.target",
 		[PRT_L_CE_SUMEXP] = "ce.sumexp",
 		[PRT_L_OUTPUT_DGRAD] = "output.dgrad", [PRT_L_GRADS] = "grads",
-		[PRT_L_NORM_GRADS] = "norm_grads", [PRT_L_LOSS] = "loss",
+		[PRT_L_REP_GRADS] = "replicated_grads",
+		[PRT_L_TP_GRADS] = "tp_grads", [PRT_L_LOSS] = "loss",
 		[PRT_L_STEP] = "step",
+	};
+	static const char *const sfx[PRT_L_COUNT] = {
+		[PRT_L_WEIGHT] = "", [PRT_L_IN] = ".in", [PRT_L_OUT] = ".out",
+		[PRT_L_DOUT] = ".dout", [PRT_L_DGRAD] = ".dgrad",
+		[PRT_L_K] = ".k", [PRT_L_V] = ".v", [PRT_L_DK] = ".dk",
+		[PRT_L_DV] = ".dv",
 	};
 	const char *wn = op->weight >= 0 && (size_t)op->weight < pg->n_weights ?
 			 pg->weights[op->weight] : "?";
 
-	switch (op->label) {
-	case PRT_L_WEIGHT:
+	if (op->label < PRT_L_COUNT && sfx[op->label]) {
 		if (op->layer < 0)
-			snprintf(buf, len, "%s", wn);
+			snprintf(buf, len, "%s%s", wn, sfx[op->label]);
 		else
-			snprintf(buf, len, "layers.%d.%s", (int)op->layer, wn);
-		break;
-	case PRT_L_FC2_OUT:
-		snprintf(buf, len, "layers.%d.fc2", (int)op->layer);
-		break;
-	case PRT_L_FC1_DGRAD:
-		snprintf(buf, len, "layers.%d.fc1", (int)op->layer);
-		break;
-	default:
+			snprintf(buf, len, "layers.%d.%s%s", (int)op->layer, wn,
+				 sfx[op->label]);
+	} else {
 		snprintf(buf, len, "%s", op->label < PRT_L_COUNT &&
 			 fixed[op->label] ? fixed[op->label] : "?");
 	}

@@ -1,45 +1,29 @@
 /*
- * program_rt: the collective programs of gtplan-run's runtime model
- * (runtime/rt_model.h), so that the simulator reasons about the model the
- * runtime trains when the config names no model (docs/design.md §5).
+ * program_rt: the collective programs of gtplan-run's decoder
+ * (runtime/rt_model.h), so that the simulator plays the run it would make:
+ * for `gtplan sim --predict-record` always, and for every call when the
+ * config names no model (then the runtime's decoder is the model).
  *
  * The programs are exactly the collectives runtime/rt_train.c issues on one
  * rank for one call, in order, with its labels ("what"), element counts,
  * reductions, element types and group kinds; a collective on a group of
- * one rank is left out, as runtime/coll*.c leave it out (and does not record it).
- * The sizes come from the plan: gtplan.runtime (hidden, ffn, layers,
- * seq_len, vocab, padded to a multiple of TP) and the batch (global batch,
- * micro batch; 1 when unset, as gtplan-run takes it).
+ * one rank is left out, as runtime/coll*.c leave it out (and do not record
+ * it). The decoder's shape is the plan's runtime.model; every size comes
+ * from base/decoder_sizes.h, which the runtime uses too. The batch is
+ * the plan's (the micro batch 1 when unset, as gtplan-run takes it).
  *
- * train (one step, rt_model_train_step):
- *   tokens: all-reduce (fp64, 1, sum) over dp_cp
- *   per micro-batch, forward:
- *     embedding: all-gather over gtp (the padded GTP shard)
- *     embedding.out: all-reduce over tp (T x h)
- *     per layer l: layers.l.fc1, layers.l.fc2 all-gathers over gtp,
- *       layers.l.fc2 all-reduce over tp (T x h)
- *     embedding: all-gather over gtp (the tied output layer)
- *     ce.max (max), ce.target, ce.sumexp: all-reduces over tp (T)
- *   per micro-batch, backward:
- *     embedding: all-gather over gtp; output.dgrad: all-reduce over tp
- *     per layer, last first: layers.l.fc2 all-gather and reduce-scatter
- *       over gtp; layers.l.fc1 all-gather over gtp, all-reduce over tp,
- *       reduce-scatter over gtp
- *     embedding: reduce-scatter over gtp
- *   grads: all-reduce over dp_cp_replicate (every local shard)
- *   norm_grads: all-reduce over dp_cp ((layers + 1) x h)
- *   loss: all-reduce (fp64, 1, sum) over dp_cp
- *   step: barrier over the world
- * T = micro batch x seq_len / CP tokens. A GTP shard of a TP-local tensor
- * [d0, d1] has S x d1 elements, S = d0 padded at the tail to a multiple of
- * 16 x G (no padding when G = 1), divided by G (gtp_remat_shard_dim0).
+ * train (one step, rt_model_train_step): the order runtime/rt_model.h's top
+ * comment lists: tokens; per micro-batch the forward (embedding, per layer
+ * qkv, its keys' and values' CP all-gathers, proj, fc1, fc2 with their TP
+ * collectives, the output layer, the CE statistics) and the backward
+ * (output layer, per layer from the last fc2, fc1, proj, the keys' and
+ * values' CP reduce-scatters, qkv, the embedding); grads,
+ * replicated_grads, tp_grads (when
+ * TP sums any), loss, the step barrier. With prefetch each GTP all-gather
+ * is issued one weight ahead within its pass.
  *
- * get_logprobs (and every other forward-only call): ASSUMPTION, to be
- * aligned with the runtime's get_logprobs when it lands: the forward part
- * of train above over the same micro-batches of the lane's share (the
- * train micro batch), CE reductions included (log-probabilities need the
- * target logit and the log-sum-exp), without tokens, gradients, loss and
- * the closing barrier.
+ * get_logprobs (and every other forward-only call): the forward above per
+ * micro-batch of the lane's share.
  *
  * The programs have no compute ops, so op i of a program is gtplan-run's
  * collective i of the call (its record's seq, counted from the call's
@@ -52,62 +36,65 @@
 #include <stdio.h>
 
 #include "cfg.h"
+#include "decoder_sizes.h"
 #include "plan.h"
 #include "program.h"
 
-/* The runtime's label of an op (prog_op.label). */
+/* The runtime's label of an op (prog_op.label); the weight-relative ones
+ * are "<weight name>.<suffix>". */
 enum prog_rt_label {
 	PRT_L_NONE,
-	PRT_L_WEIGHT,       /* the weight's name: "embedding", "layers.0.fc1" */
+	PRT_L_WEIGHT,       /* the weight's name: "embedding", "layers.0.qkv" */
+	PRT_L_IN,           /* "<w>.in": SP all-gather before a column linear */
+	PRT_L_OUT,          /* "<w>.out": after a row-parallel linear */
+	PRT_L_DOUT,         /* "<w>.dout": SP all-gather of its gradient */
+	PRT_L_DGRAD,        /* "<w>.dgrad": a column linear's input gradient */
+	PRT_L_K,            /* "<qkv>.k", "<qkv>.v": the CP all-gathers of */
+	PRT_L_V,            /* keys and values */
+	PRT_L_DK,           /* "<qkv>.dk", "<qkv>.dv": their gradients' CP */
+	PRT_L_DV,           /* reduce-scatters */
 	PRT_L_TOKENS,       /* "tokens" */
 	PRT_L_EMBED_OUT,    /* "embedding.out" */
-	PRT_L_FC2_OUT,      /* "layers.<l>.fc2": the row-parallel output */
+	PRT_L_EMBED_DOUT,   /* "embedding.dout" */
+	PRT_L_OUTPUT_IN,    /* "output.in" */
 	PRT_L_CE_MAX,       /* "ce.max" */
 	PRT_L_CE_TARGET,    /* "ce.target" */
 	PRT_L_CE_SUMEXP,    /* "ce.sumexp" */
 	PRT_L_OUTPUT_DGRAD, /* "output.dgrad" */
-	PRT_L_FC1_DGRAD,    /* "layers.<l>.fc1": fc1's input gradient */
 	PRT_L_GRADS,        /* "grads" */
-	PRT_L_NORM_GRADS,   /* "norm_grads" */
+	PRT_L_REP_GRADS,    /* "replicated_grads" */
+	PRT_L_TP_GRADS,     /* "tp_grads" */
 	PRT_L_LOSS,         /* "loss" */
 	PRT_L_STEP,         /* "step" */
 	PRT_L_COUNT
 };
 
-/* The runtime model's sizes on a plan, as rt_model_shape() derives them. */
+/* The decoder's sizes on a plan, as rt_model_shape() derives them. */
 struct prog_rt_shape {
-	long long h, ffn, fl, layers;     /* fl = ffn / TP */
-	long long vocab, vp, vl;          /* V, V padded to TP, Vp / TP */
-	long long seq_len, local_seq;     /* local_seq = seq_len / CP */
+	struct dsz_dims d;
+	struct dsz_sizes z;               /* base/decoder_sizes.h */
 	long long global_batch, micro, per_lane, micro_batches;
-	long long tokens;                 /* T = micro x local_seq */
-	/* elements of one GTP shard (S x d1) of each weight */
-	long long shard_emb, shard_fc1, shard_fc2;
-	long long n_shard, n_rep;         /* the grads and norm_grads counts */
 	int bf16;                         /* dtype bf16: weights gathered as
 					     bf16 (gradients stay fp32) */
 };
 
-/* Fills s from p->runtime and the plan's sizes and batch. Never fails:
- * sizes the runtime refuses are rounded down; prog_rt_applies says
- * whether it would refuse. */
+/* Fills s from p->runtime.model and the plan's sizes and batch. Never
+ * fails: sizes the runtime refuses are rounded down; prog_rt_applies
+ * says whether it would refuse. */
 void prog_rt_shape(const struct plan *p, struct prog_rt_shape *s);
 
-/* Elements of one GTP shard of a TP-local tensor [d0, d1] on G ranks
- * (gtp_remat_shard_dim0 with the runtime's alignment of 16 x G). */
-long long prog_rt_shard(long long d0, long long d1, long long g);
-
-/* 1 when gtplan-run would run the plan's layout with its model (the
- * refusals of rt_model_shape that depend on the layout: PP 1, EP 1, ffn
- * divisible by TP, seq_len by 2 x CP when CP > 1); else 0 with the
- * reason in why (one sentence with the numbers and the fix). The batch
- * is not checked here (GT400/GT401 report it). */
+/* 1 when gtplan-run would run the plan's layout with its decoder (the
+ * refusals of rt_model_shape: PP 1, EP 1, a dense model, heads and query
+ * groups and F divisible by TP, an even head_dim, seq_len by 2 x CP, SP
+ * tokens divisible by TP); else 0 with the reason in why (one sentence with the
+ * numbers and the fix). The batch is not checked here (GT400/GT401 report
+ * it). */
 int prog_rt_applies(const struct plan *p, char *why, size_t len);
 
 /* The key by which the config names a model for the simulator to reason
  * about ("policy.model_name" when set and not null, else "gtplan.model"
- * when present), or NULL when it names none: then the runtime model is
- * the model (docs/design.md §5.1). */
+ * when present), or NULL when it names none: then the runtime's decoder
+ * (gtplan.runtime's sizes) is the model (docs/design.md §5.1). */
 const char *prog_rt_model_key(const struct cfg_node *root);
 
 /* Builds the runtime program of `kind` (PROG_TRAIN or PROG_FORWARD; any

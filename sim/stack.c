@@ -299,11 +299,12 @@ static void check_gather(const struct plan *p, const struct stack *s,
 	    (s->refit_gather == STACK_GATHER_TP_THEN_GTP && tp == 1))
 		return;
 	rows = tp * g * 4;
-	/* no model named: gtplan-run's model is the model (its fc1 is
-	 * [ffn, hidden], column-parallel), so the rows shown are the ones its
-	 * --export returns */
-	if (!m->known && p->runtime.ffn > 0 && p->runtime.ffn % (tp * g) == 0) {
-		rows = p->runtime.ffn;
+	/* no model named: gtplan-run's decoder is the model (its linear_fc1
+	 * is [2 ffn, hidden], column-parallel), so the rows shown are the
+	 * ones its --export returns before splitting gate and up */
+	if (!m->known && p->runtime.model.ffn > 0 &&
+	    2 * p->runtime.model.ffn % (tp * g) == 0) {
+		rows = 2 * p->runtime.model.ffn;
 		name = "layers.0.fc1 (gtplan-run's model)";
 	}
 	for (size_t i = 0; i < n; i++)

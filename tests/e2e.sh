@@ -170,11 +170,12 @@ for r in range(24):
     else:
         assert len(lines) == 1 and lines[0]["what"] == "tokens", (r, lines)
 EOF2
-expect_rc "predict refuses a named model" 2 "$GTPLAN" sim "$D" --predict-record "$tmp/pd"
-contains "predict: named model" "$tmp/err" "the config names a model (policy.model_name)"
-if [ -e "$tmp/pd.0" ]; then bad "predict wrote files for a named model"; else ok; fi
-expect_rc "predict refuses gtplan.model" 2 "$GTPLAN" sim $R +gtplan.model.num_layers=2 --predict-record "$tmp/pd"
-contains "predict: gtplan.model" "$tmp/err" "names a model (gtplan.model)"
+# a named model is the decoder gtplan-run trains (the plan's runtime.model)
+expect_rc "predict a named model" 0 "$GTPLAN" sim tests/runtime/decoder.yaml cluster.gpus_per_node=2 \
+	policy.megatron_cfg.tensor_model_parallel_size=2 --predict-record "$tmp/pd" --steps 1
+if [ -s "$tmp/pd.0" ]; then ok; else bad "predict wrote nothing for a named model"; fi
+expect_rc "predict refuses an MoE model" 2 "$GTPLAN" sim $R +policy.model_name=Qwen/Qwen3-30B-A3B --predict-record "$tmp/pd"
+contains "predict: MoE" "$tmp/err" "is a mixture-of-experts model; gtplan-run's decoder is dense"
 expect_rc "predict world limit" 2 "$GTPLAN" sim $R cluster.gpus_per_node=4097 --predict-record "$tmp/pd"
 contains "predict: world limit" "$tmp/err" "4097 ranks are more than the 4096 files"
 expect_rc "predict world at the limit" 0 "$GTPLAN" sim $R cluster.gpus_per_node=4096 policy.train_global_batch_size=4096 --predict-record "$tmp/pl"

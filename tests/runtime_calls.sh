@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
 # gtplan-run's calls beyond train, on CPU under `mpirun --oversubscribe`:
 #   tests/runtime_calls.sh     prints "RESULT passed failed skipped" last
-# 1. get_logprobs (--logprobs) and the refit export (--export) after two
-#    Adam steps on the default --data: TP2xG3 (6 ranks), TP1xG2xD2 (4),
-#    TP2xG2xD2 (8) and TP2xCP2xG2 (8) against the single-rank run: logprobs
-#    within 1e-5 relative, exports normwise within 1e-5, each export exactly
-#    its own run's --dump-weights, get_logprobs' records exactly train's forward
-#    (tests/runtime_calls.py) and the plan's groups (runtime_records.py);
-# 2. the wrong refit gather orders (docs/design.md §2.5) on TP2xG3's weights:
+# 1. get_logprobs (--logprobs) and the refit export (--export DIR: a Hugging
+#    Face model directory) after two Adam steps on the default --data:
+#    TP2xG3 (6 ranks), TP1xG2xD2 (4), TP2xG2xD2 (8), TP2xCP2xG2 (8) and TP2
+#    with sequence parallelism (2) against the single-rank run, and
+#    decoder.yaml's
+#    model (tied, qkv bias, QK-norm) on TP2xG3: logprobs within 1e-5
+#    relative, exports normwise within 1e-5, each export exactly its own
+#    run's --dump-weights in Hugging Face's names and row order, the
+#    export's logprobs recomputed in float64 from model.safetensors and
+#    config.json alone (tests/runtime_decoder.py; transformers too where it
+#    imports) on the logged input_ids, get_logprobs' records exactly
+#    train's forward (tests/runtime_calls.py) and the plan's groups
+#    (runtime_records.py);
+# 2. the wrong refit gather orders (docs/design.md §2.5) on TP2xG3's initial weights:
 #    tp_only (--refit-gather) gives R/G rows, tp_then_gtp (the plan's
 #    stack.refit_gather) the interleaved rows, both exactly as predicted;
-# 3. float64 (tests/runtime_reference.py's model): the single-rank logprobs
-#    of the step after the last, on the default text after one SGD step and
-#    on the synthetic text with --steps 0;
+# 3. float64 (tests/runtime_decoder.py): the single-rank logprobs of the
+#    step after the last, on the default text after one SGD step and on the
+#    synthetic text with --steps 0;
 # 4. --data: the start-up note names the text; missing, empty and too large
 #    files and bad orders are refused with exit 2.
 # Every mpirun runs under `timeout`, so a hang fails instead of blocking.
@@ -45,35 +52,52 @@ start=$(date +%s)
 
 # ---- 1. get_logprobs and the export across layouts ------------------------
 # name ranks micro-batches-per-lane overrides
+# name ranks micro-batches-per-lane reference overrides
 layouts=(
-	"ref 1 12"
-	"tp2g3 6 4 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6"
-	"tp1g2d2 4 3 $M.tensor_parallel_num_weight_shards=2"
-	"tp2g2d2 8 3 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4"
-	"tp2cp2g2 8 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4 $M.context_parallel_size=2 policy.sequence_packing.enabled=true"
+	"ref 1 12 ref"
+	"tp2g3 6 4 ref $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6"
+	"tp1g2d2 4 3 ref $M.tensor_parallel_num_weight_shards=2"
+	"tp2g2d2 8 3 ref $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4"
+	"tp2cp2g2 8 6 ref $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4 $M.context_parallel_size=2 policy.sequence_packing.enabled=true"
+	"tp2sp 2 12 ref $M.tensor_model_parallel_size=2 +$M.sequence_parallel=true"
+	"dref 1 12 dref"
+	"dtp2g3 6 4 dref $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6"
 )
 for row in "${layouts[@]}"; do
-	read -r name np mbs overrides <<<"$row"
+	read -r name np mbs base overrides <<<"$row"
+	case $name in d*) cfg=tests/runtime/decoder.yaml ;; *) cfg=$CFG ;; esac
 	# shellcheck disable=SC2086 # the overrides are words
-	plan "$name" "$np" $overrides
+	CFG=$cfg plan "$name" "$np" $overrides
 	check "run $name" mpi "$np" "$tmp/$name.json" --steps 2 --logprobs "$tmp/$name.lp" \
-		--export "$tmp/$name.st" --dump-weights "$tmp/$name.w" --record "$tmp/$name.rec"
+		--export "$tmp/$name.hf" --dump-weights "$tmp/$name.w" --record "$tmp/$name.rec"
 	[ "$name" = ref ] && grep -q "note: data: " "$tmp/out" && sed -n 's/.*note: data: /    data: /p' "$tmp/out"
-	check "export = dump $name" calls dump "$tmp/$name.st" "$tmp/$name.w"
+	check "export = dump $name" calls dump "$tmp/$name.json" "$tmp/$name.hf/model.safetensors" "$tmp/$name.w"
+	check "export's logprobs $name" calls hf "$tmp/$name.hf" "$tmp/$name.lp"
+	show "$name"
 	check "records $name" "$PY" tests/runtime_records.py "$tmp/$name.json" "$tmp/$name.rec" "$mbs"
 	check "get_logprobs records $name" calls records "$tmp/$name.json" "$tmp/$name.rec"
-	[ "$name" = ref ] && continue
+	[ "$name" = "$base" ] && continue
 	show "$name records"
-	check "logprobs $name" calls logprobs "$TOL" "$tmp/ref.lp" "$tmp/$name.lp"
+	check "logprobs $name" calls logprobs "$TOL" "$tmp/$base.lp" "$tmp/$name.lp"
 	show "$name"
-	check "export $name" calls export "$TOL" "$tmp/ref.st" "$tmp/$name.st"
+	check "export $name" calls export "$TOL" "$tmp/$base.hf/model.safetensors" "$tmp/$name.hf/model.safetensors"
 	show "$name"
 done
+check "config.json" "$PY" - "$tmp/ref.hf/config.json" "$tmp/dref.hf/config.json" <<'EOF'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert a["architectures"] == ["LlamaForCausalLM"] and not a["tie_word_embeddings"], a
+assert (a["hidden_size"], a["intermediate_size"], a["num_attention_heads"],
+        a["num_key_value_heads"], a["head_dim"], a["vocab_size"]) == (40, 96, 4, 4, 10, 255), a
+assert b["architectures"] == ["Qwen3ForCausalLM"] and b["tie_word_embeddings"], b
+assert (b["num_key_value_heads"], b["head_dim"], b["rope_theta"], b["rms_norm_eps"],
+        b["num_hidden_layers"]) == (2, 8, 500000, 1e-6, 2), b
+EOF
 
 # ---- 2. the wrong refit gather orders (docs/design.md §2.5) ---------------
-check "export ref, initial" mpi 1 "$tmp/ref.json" --steps 0 --export "$tmp/good.st"
-check "export tp_only" mpi 6 "$tmp/tp2g3.json" --steps 0 --refit-gather tp_only --export "$tmp/tponly.st"
-check "order tp_only" calls order tp_only "$tmp/tp2g3.json" "$tmp/good.st" "$tmp/tponly.st"
+check "export ref, initial" mpi 1 "$tmp/ref.json" --steps 0 --export "$tmp/good.safetensors"
+check "export tp_only" mpi 6 "$tmp/tp2g3.json" --steps 0 --refit-gather tp_only --export "$tmp/tponly.safetensors"
+check "order tp_only" calls order tp_only "$tmp/tp2g3.json" "$tmp/good.safetensors" "$tmp/tponly.safetensors"
 show "tp2g3"
 # the order from the config: gtplan.stack.refit_gather reaches gtplan-run
 # through the plan's "stack" (the plan has GT702, the same trap, and is
@@ -83,31 +107,34 @@ plan_stack() {
 		$M.tensor_parallel_num_weight_shards=6 +gtplan.stack.refit_gather=tp_then_gtp \
 		-o "$tmp/tpg.json" >"$tmp/tpg.diag" 2>&1
 	# GT702 names the rows gtplan-run's export returns (checked below)
-	[ $? -eq 1 ] && grep -q "error\[GT702\].*layers.0.fc1 (gtplan-run's model) comes back with rows 0-15, 48-63, 16-31, 64-79," "$tmp/tpg.diag" &&
+	[ $? -eq 1 ] && grep -q "error\[GT702\].*layers.0.fc1 (gtplan-run's model) comes back with rows 0-31, 96-127, 32-63, 128-159," "$tmp/tpg.diag" &&
 		grep -q '"refit_gather": "tp_then_gtp"' "$tmp/tpg.json"
 }
 check "plan with gtplan.stack.refit_gather" plan_stack
-check "export tp_then_gtp" mpi 6 "$tmp/tpg.json" --force --steps 0 --export "$tmp/tpg.st"
-check "order tp_then_gtp" calls order tp_then_gtp "$tmp/tp2g3.json" "$tmp/good.st" "$tmp/tpg.st"
+check "export tp_then_gtp" mpi 6 "$tmp/tpg.json" --force --steps 0 --export "$tmp/tpg.safetensors"
+check "order tp_then_gtp" calls order tp_then_gtp "$tmp/tp2g3.json" "$tmp/good.safetensors" "$tmp/tpg.safetensors"
 show "tp2g3"
 # the option overrides the plan's order
-check "export --refit-gather over the plan" mpi 6 "$tmp/tpg.json" --force --steps 0 --refit-gather gtp_then_tp --export "$tmp/tpg2.st"
-check "gtp_then_tp = single rank" calls export 0 "$tmp/good.st" "$tmp/tpg2.st"
+check "export --refit-gather over the plan" mpi 6 "$tmp/tpg.json" --force --steps 0 --refit-gather gtp_then_tp --export "$tmp/tpg2.safetensors"
+check "gtp_then_tp = single rank" calls export 0 "$tmp/good.safetensors" "$tmp/tpg2.safetensors"
 
 # ---- 3. float64 logprobs ---------------------------------------------------
 plan fd 1 gtplan.runtime.hidden=16 gtplan.runtime.ffn=32 gtplan.runtime.seq_len=16 \
 	gtplan.runtime.lr=10 policy.train_global_batch_size=2
 check "fd after a step" mpi 1 "$tmp/fd.json" --steps 1 --optimizer sgd --dump-weights "$tmp/fd1.w" --logprobs "$tmp/fd1.lp"
-check "float64 logprobs, $DATA" calls float64 "$tmp/fd.json" "$DATA" "$tmp/fd1.w" "$tmp/fd1.lp"
+check "float64 logprobs, $DATA" calls float64 "$tmp/fd.json" "$tmp/fd1.w" "$tmp/fd1.lp"
 show "reference"
 check "fd synthetic, logprobs alone" mpi 1 "$tmp/fd.json" --data synthetic --steps 0 --dump-weights "$tmp/fd0.w" --logprobs "$tmp/fd0.lp"
 if grep -q "note: data: the synthetic text" "$tmp/out"; then ok; else bad "--data synthetic: no note naming it"; fi
-check "float64 logprobs, synthetic" calls float64 "$tmp/fd.json" synthetic "$tmp/fd0.w" "$tmp/fd0.lp"
+check "float64 logprobs, synthetic" calls float64 "$tmp/fd.json" "$tmp/fd0.w" "$tmp/fd0.lp"
 show "reference"
 # a file of our own: the samples are its bytes
 printf 'abcdefghij' >"$tmp/ten.txt"
 check "fd on a 10-byte file" mpi 1 "$tmp/fd.json" --data "$tmp/ten.txt" --steps 0 --dump-weights "$tmp/ften.w" --logprobs "$tmp/ften.lp"
-check "float64 logprobs, 10-byte file" calls float64 "$tmp/fd.json" "$tmp/ten.txt" "$tmp/ften.w" "$tmp/ften.lp"
+check "float64 logprobs, 10-byte file" calls float64 "$tmp/fd.json" "$tmp/ften.w" "$tmp/ften.lp"
+check "input_ids of the 10-byte file" "$PY" -c 'import json, sys
+ids = json.load(open(sys.argv[1]))["input_ids"]
+assert all(set(r) <= set(b"abcdefghij") for r in ids), ids' "$tmp/ften.lp"
 
 # ---- 4. refusals -------------------------------------------------------------
 refuse "missing --data" 2 "--data: cannot read '$tmp/none.txt'" mpi 1 "$tmp/ref.json" --data "$tmp/none.txt"

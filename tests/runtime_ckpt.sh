@@ -3,16 +3,18 @@
 #   tests/runtime_ckpt.sh     prints "RESULT passed failed skipped" last
 # (a) 4 steps = 2 steps, --save, --load, 2 more under the same layout
 #     (TP2xG3, 6 ranks): every step's loss and the final weights equal;
-# (b) that TP2xG3 checkpoint resumed under TP1xG2xD2 (4 ranks), TP1xCP2
-#     (2 ranks) and on one rank: losses and final weights against the
-#     uninterrupted single-rank run within 1e-5 (tests/runtime_compare.py);
-#     --save-every;
+# (b) that TP2xG3 checkpoint resumed under TP1xG2xD2 (4 ranks), TP2 with
+#     sequence parallelism (2 ranks), TP1xCP2 (2 ranks; only cp 0 writes)
+#     and on one rank: losses and final
+#     weights against the uninterrupted single-rank run within 1e-5
+#     (tests/runtime_compare.py); --save-every; decoder.yaml's model (tied,
+#     qkv bias, QK-norm) saved under TP2xG3 and resumed under TP1xG2xD2;
 # (c) refusals: another model size, another seed, no checkpoint, a save that
 #     stopped part-way, truncated metadata, another format version, a
 #     missing, truncated or corrupt piece file, pieces that leave an
 #     element uncovered or cover one twice, --save-every without --save;
 # (d) tests/runtime_ckpt_check.py on a TP2xG3, a TP1xG2xD2 (D = 2: only
-#     replica 0 writes) and a CP2 (only cp 0 writes) checkpoint: keys,
+#     replica 0 writes), a TP2 SP and decoder.yaml's checkpoints: keys,
 #     coverage exactly once, the main replicas' pieces, checksums, values
 #     equal to --dump-weights; their metadata against schemas/ckpt.schema.json.
 # Every mpirun runs under `timeout`.
@@ -44,6 +46,7 @@ start=$(date +%s)
 plan ref 1
 plan tp2g3 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6
 plan tp1g2d2 4 $M.tensor_parallel_num_weight_shards=2
+plan tp2sp 2 $M.tensor_model_parallel_size=2 +$M.sequence_parallel=true
 plan cp2 2 $M.context_parallel_size=2 policy.sequence_packing.enabled=true
 
 # ---- (a) the same layout: exactly the uninterrupted run -------------------
@@ -75,22 +78,49 @@ cat "$tmp/a1.log" "$tmp/b1.log" >"$tmp/b1all.log"
 check "tp2g3 -> 1 rank parity" "$PY" tests/runtime_compare.py "$TOL" norm \
 	"$tmp/ref.log" "$tmp/ref.w" "$tmp/b1all.log" "$tmp/b1.w"
 sed 's/^/    tp2g3 -> 1 rank: /' "$tmp/out"
-# CP changes too: TP1xCP2 (2 ranks), whose cp-1 rank must not write
-check "cp2 load" mpi 2 "$tmp/cp2.json" --load "$tmp/ck6" --log "$tmp/cp.log" \
+# sequence parallelism: TP 2 with its norm gradients summed over TP
+check "tp2sp load" mpi 2 "$tmp/tp2sp.json" --load "$tmp/ck6" --log "$tmp/cp.log" \
 	--dump-weights "$tmp/cp.w" --save "$tmp/ckcp"
 cat "$tmp/a1.log" "$tmp/cp.log" >"$tmp/cpall.log"
-check "tp2g3 -> cp2 parity" "$PY" tests/runtime_compare.py "$TOL" norm \
+check "tp2g3 -> tp2sp parity" "$PY" tests/runtime_compare.py "$TOL" norm \
 	"$tmp/ref.log" "$tmp/ref.w" "$tmp/cpall.log" "$tmp/cp.w"
+sed 's/^/    tp2g3 -> tp2sp: /' "$tmp/out"
+# CP changes too: TP1xCP2 (2 ranks), whose cp-1 rank must not write
+check "cp2 load" mpi 2 "$tmp/cp2.json" --load "$tmp/ck6" --log "$tmp/cp2.log" \
+	--dump-weights "$tmp/cp2.w" --save "$tmp/ckcp2"
+cat "$tmp/a1.log" "$tmp/cp2.log" >"$tmp/cp2all.log"
+check "tp2g3 -> cp2 parity" "$PY" tests/runtime_compare.py "$TOL" norm \
+	"$tmp/ref.log" "$tmp/ref.w" "$tmp/cp2all.log" "$tmp/cp2.w"
 sed 's/^/    tp2g3 -> cp2: /' "$tmp/out"
+check "check ckcp2" "$PY" tests/runtime_ckpt_check.py "$tmp/ckcp2" "$tmp/cp2.json" "$tmp/cp2.w"
+sed 's/^/    cp2: /' "$tmp/out"
+# decoder.yaml: tied output, qkv bias (TP-split, GTP-replicated), QK norms;
+# SGD, element by element (Adam amplifies one near-zero gradient: see
+# tests/runtime_parity.sh)
+D=tests/runtime/decoder.yaml
+CFG=$D plan dref 1
+CFG=$D plan dtp2g3 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6
+CFG=$D plan dtp1g2d2 4 $M.tensor_parallel_num_weight_shards=2
+check "decoder 3 steps" mpi 1 "$tmp/dref.json" --optimizer sgd --lr 1 --log "$tmp/dref.log" --dump-weights "$tmp/dref.w"
+check "decoder tp2g3 1 step, save" mpi 6 "$tmp/dtp2g3.json" --optimizer sgd --lr 1 --steps 1 \
+	--save "$tmp/ckd" --log "$tmp/d1.log" --dump-weights "$tmp/d1.w"
+check "decoder tp1g2d2 load" mpi 4 "$tmp/dtp1g2d2.json" --optimizer sgd --lr 1 --load "$tmp/ckd" \
+	--log "$tmp/d2.log" --dump-weights "$tmp/d2.w"
+cat "$tmp/d1.log" "$tmp/d2.log" >"$tmp/dall.log"
+check "decoder tp2g3 -> tp1g2d2 parity" "$PY" tests/runtime_compare.py "$TOL" max \
+	"$tmp/dref.log" "$tmp/dref.w" "$tmp/dall.log" "$tmp/d2.w"
+sed 's/^/    decoder tp2g3 -> tp1g2d2: /' "$tmp/out"
+check "check ckd" "$PY" tests/runtime_ckpt_check.py "$tmp/ckd" "$tmp/dtp2g3.json" "$tmp/d1.w"
+sed 's/^/    decoder tp2g3: /' "$tmp/out"
 
 # ---- (d) the checkpoints on their own -------------------------------------
 check "check ck6" "$PY" tests/runtime_ckpt_check.py "$tmp/ck6" "$tmp/tp2g3.json" "$tmp/a1.w"
 sed 's/^/    tp2g3: /' "$tmp/out"
-check "check ckcp" "$PY" tests/runtime_ckpt_check.py "$tmp/ckcp" "$tmp/cp2.json" "$tmp/cp.w"
-sed 's/^/    cp2: /' "$tmp/out"
+check "check ckcp" "$PY" tests/runtime_ckpt_check.py "$tmp/ckcp" "$tmp/tp2sp.json" "$tmp/cp.w"
+sed 's/^/    tp2sp: /' "$tmp/out"
 check "check ck4" "$PY" tests/runtime_ckpt_check.py "$tmp/ck4" "$tmp/tp1g2d2.json" "$tmp/b4.w"
 sed 's/^/    tp1g2d2: /' "$tmp/out"
-for d in ck6 ck4 ckcp; do
+for d in ck6 ck4 ckcp ckcp2 ckd; do
 	check "schema $d" "$PY" tests/check_plan_schema.py schemas/ckpt.schema.json "$tmp/$d/metadata.json"
 done
 # the checker fails on a checkpoint that is not the plan's
@@ -140,15 +170,15 @@ damaged twice
 import json, sys
 for path, edit in zip(sys.argv[1:], ("drop", "dup")):
     m = json.load(open(path))
-    t = next(t for t in m["tensors"] if t["key"] == "decoder.layers.1.mlp.linear_fc1.weight")
+    t = next(t for t in m["tensors"] if t["key"] == "decoder.layers.1.mlp.linear_fc1.gate.weight")
     if edit == "drop":
         t["pieces"].pop()
     else:
         t["pieces"].append(dict(t["pieces"][0]))
     json.dump(m, open(path, "w"))
 EOF
-refuse "coverage gap" "of decoder.layers.1.mlp.linear_fc1.weight is saved by no rank" load1 "$tmp/gap"
-refuse "covered twice" "of decoder.layers.1.mlp.linear_fc1.weight is saved twice, by ranks 0 and 0" load1 "$tmp/twice"
+refuse "coverage gap" "of decoder.layers.1.mlp.linear_fc1.gate.weight is saved by no rank" load1 "$tmp/gap"
+refuse "covered twice" "of decoder.layers.1.mlp.linear_fc1.gate.weight is saved twice, by ranks 0 and 0" load1 "$tmp/twice"
 # a save that stops part-way (here: rank 0's piece file cannot be written)
 # leaves no checkpoint, even where an earlier one was
 damaged part

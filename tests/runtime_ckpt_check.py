@@ -5,13 +5,16 @@ usage: runtime_ckpt_check.py CKPT_DIR PLAN.json [WEIGHTS.json]
 
 PLAN.json is the plan the checkpoint was saved under. Checks, computed here
 independently of gtplan-run:
-  - the keys are the model's, Megatron-named, in model order, each float32
-    of its logical (unpadded) shape, the optimizer's m and v included;
+  - the keys are the decoder's (the plan's runtime.model), Megatron-named,
+    in model order, each float32 of its logical (unpadded) shape, the
+    optimizer's m and v included;
   - every element of every tensor lies in exactly one piece;
   - the pieces are exactly the main replicas' GTP shards: for each rank
     with dp_replicate 0 and cp 0, its TP slice's GTP rows [g S, (g+1) S)
-    clipped to the real rows (S from the tail padding to 16 x G rows); the
-    norms by the one rank whose coordinates are all 0;
+    clipped to the real rows (S from the tail padding to 16 x G rows;
+    linear_fc1's TP-local [gate_t; up_t] split into its gate and up keys);
+    the qkv bias's TP slices by the gtp 0 ranks; the norms by the one rank
+    whose coordinates are all 0;
   - the files: sizes as recorded, pieces inside them without overlap, each
     piece's FNV-1a 64 checksum;
   - with WEIGHTS.json (--dump-weights of the same run and step): the
@@ -36,25 +39,65 @@ def fnv1a64(data):
 
 
 def model_tensors(m):
-    """(key, shape, split, dump name) in model order, for the weights."""
-    h, ffn, layers, v = m["hidden"], m["ffn"], m["layers"], m["vocab"]
-    out = [("embedding.word_embeddings.weight", [v, h], "vocab", "embedding")]
-    for l in range(layers):
-        out += [(f"decoder.layers.{l}.pre_mlp_layernorm.weight", [h], None,
-                 f"layers.{l}.norm"),
-                (f"decoder.layers.{l}.mlp.linear_fc1.weight", [ffn, h],
-                 "column", f"layers.{l}.fc1"),
-                (f"decoder.layers.{l}.mlp.linear_fc2.weight", [h, ffn], "row",
-                 f"layers.{l}.fc2")]
-    out.append(("decoder.final_layernorm.weight", [h], None, "final_norm"))
+    """(key, shape, split, dump name, dump rows) in model order, for the
+    decoder of a plan's runtime.model (dump rows: a slice of the dumped
+    tensor's rows, or None for all)."""
+    h, f, L, v = m["hidden"], m["ffn"], m["layers"], m["vocab"]
+    H, G, d = m["heads"], m["kv_heads"], m["head_dim"]
+    out = [("embedding.word_embeddings.weight", [v, h], "vocab", "embedding",
+            None)]
+    for l in range(L):
+        k, n = f"decoder.layers.{l}.", f"layers.{l}."
+        out += [(k + "self_attention.linear_qkv.layer_norm_weight", [h],
+                 None, n + "input_norm", None),
+                (k + "self_attention.linear_qkv.weight", [(H + 2 * G) * d, h],
+                 "column", n + "qkv", None)]
+        if m["qkv_bias"]:
+            out.append((k + "self_attention.linear_qkv.bias",
+                        [(H + 2 * G) * d], "tpvec", n + "qkv_bias", None))
+        if m["qk_norm"]:
+            out += [(k + "self_attention.q_layernorm.weight", [d], None,
+                     n + "q_norm", None),
+                    (k + "self_attention.k_layernorm.weight", [d], None,
+                     n + "k_norm", None)]
+        out += [(k + "self_attention.linear_proj.weight", [h, H * d], "row",
+                 n + "proj", None),
+                (k + "mlp.linear_fc1.layer_norm_weight", [h], None,
+                 n + "mlp_norm", None),
+                (k + "mlp.linear_fc1.gate.weight", [f, h], "glu0", n + "fc1",
+                 (0, f)),
+                (k + "mlp.linear_fc1.up.weight", [f, h], "glu1", n + "fc1",
+                 (f, 2 * f)),
+                (k + "mlp.linear_fc2.weight", [h, f], "row", n + "fc2", None)]
+    out.append(("decoder.final_layernorm.weight", [h], None, "final_norm",
+                None))
+    if not m["tie_embeddings"]:
+        out.append(("output_layer.weight", [v, h], "vocab", "output", None))
     return out
+
+
+def gtp_rows(d0, g):
+    """S: rows of a GTP shard of a TP-local tensor of d0 rows."""
+    align = PAD * g
+    return (d0 + ((align - d0 % align) % align if g > 1 else 0)) // g
 
 
 def shard_piece(shape, split, tp, g, t, gr):
     """The logical region (r0, c0, nr, nc) rank (t, gr) holds, or None."""
+    if split == "tpvec":
+        n = shape[0] // tp
+        return (0, t * n, 1, n) if gr == 0 else None
     rows, cols = shape
+    if split in ("glu0", "glu1"):
+        # linear_fc1's TP-local [gate_t; up_t] (2 F/T rows), shard gr of
+        # it, the part in this half
+        fl = rows // tp
+        s = gtp_rows(2 * fl, g)
+        lo = fl if split == "glu1" else 0
+        a, b = max(gr * s, lo), min((gr + 1) * s, lo + fl)
+        return (t * fl + a - lo, 0, b - a, cols) if b > a else None
     if split == "vocab":
-        vl = -(-rows // tp) * tp // tp
+        vl = -(-rows // tp)
         d0, d1, row0, col0 = vl, cols, t * vl, 0
         real = max(0, min(vl, rows - t * vl))
     elif split == "column":
@@ -63,9 +106,7 @@ def shard_piece(shape, split, tp, g, t, gr):
     else:
         d0, d1, row0, col0 = rows, cols // tp, 0, t * (cols // tp)
         real = d0
-    align = PAD * g
-    pad = (align - d0 % align) % align if g > 1 else 0
-    s = (d0 + pad) // g
+    s = gtp_rows(d0, g)
     n = max(0, min(s, real - gr * s))
     return (row0 + gr * s, col0, n, d1) if n else None
 
@@ -101,8 +142,8 @@ def main(argv):
         if len(blobs[f["name"]]) != f["bytes"]:
             bad.append(f"{f['name']}: {len(blobs[f['name']])} bytes, "
                        f"metadata says {f['bytes']}")
-    weights = model_tensors(meta["model"])
-    want_keys = [p + k for p in OPT for k, _, _, _ in weights]
+    weights = model_tensors(plan["runtime"]["model"])
+    want_keys = [p + k for p in OPT for k, _, _, _, _ in weights]
     got_keys = [t["key"] for t in meta["tensors"]]
     if got_keys != want_keys:
         bad.append(f"keys {got_keys} are not the model's {want_keys}")
@@ -113,7 +154,7 @@ def main(argv):
     used = {name: [] for name in blobs}
     npieces = 0
     for prefix in OPT:
-        for key, shape, split, dname in weights:
+        for key, shape, split, dname, drows in weights:
             t = by_key.get(prefix + key)
             if t is None:
                 continue
@@ -163,8 +204,12 @@ def main(argv):
                 bad.append(f"{key}: {once} of {rows * cols} elements in "
                            f"exactly one piece")
             if dump is not None and prefix == "" and None not in full:
+                data = dump[dname]["data"]
+                if drows:
+                    dc = dump[dname]["shape"][1]
+                    data = data[drows[0] * dc:drows[1] * dc]
                 ref = [struct.unpack("<f", struct.pack("<f", x))[0]
-                       for x in dump[dname]["data"]]
+                       for x in data]
                 if ref != list(full):
                     bad.append(f"{key}: differs from the dump's {dname}")
     for name, spans in used.items():

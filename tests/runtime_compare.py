@@ -4,7 +4,7 @@
 usage: runtime_compare.py TOL norm|max REF.log REF.weights RUN.log RUN.weights
 
 The logs are gtplan-run --log files (one JSON line per step), the weights
---dump-weights files ("gtplan-weights/1"). Per step, the loss's relative
+--dump-weights files ("gtplan-weights/2"). Per step, the loss's relative
 error |run - ref| / |ref|. Per tensor, two relative errors:
   norm: ||run - ref||_2 / ||ref||_2 (normwise), and
   max:  max |run - ref| / max |ref| (the worst element against the
@@ -32,8 +32,8 @@ def load_log(path):
 def load_weights(path):
     with open(path, encoding="utf-8") as f:
         doc = json.load(f)
-    if doc.get("format") != "gtplan-weights/1":
-        raise ValueError(f"{path}: not a gtplan-weights/1 file")
+    if doc.get("format") != "gtplan-weights/2":
+        raise ValueError(f"{path}: not a gtplan-weights/2 file")
     return {t["name"]: t for t in doc["tensors"]}
 
 

@@ -1,24 +1,28 @@
 #!/usr/bin/env bash
-# gtplan-run on CPU under `mpirun --oversubscribe` (docs/design.md §5.1-5.2):
+# gtplan-run's decoder on CPU under `mpirun --oversubscribe` (docs/design.md §5.1-5.2):
 #   tests/runtime_parity.sh     prints "RESULT passed failed skipped" last
-# 1. the single-rank run against an independent float64 model
-#    (tests/runtime_reference.py: step-1 loss, finite-difference gradients),
-#    on the default --data (the GPL text where the system has it, else the
-#    synthetic text), named explicitly so that the reference reads the same;
-#    the runs below train on --data synthetic: their tolerance was set on it
-#    (on the GPL text, SGD at lr 1 diverges at step 4 and carries the fp32
-#    reduction-order differences of the layouts past 1e-5 elementwise);
-#    tests/runtime_calls.sh compares the layouts on the default text;
-# 2. parity: TP2xG3 (6 ranks), TP1xG2xD2, TP2xG2xD2, TP2xCP2xG2 (8 ranks)
-#    against the single-rank run on the same global batch, per-step loss and
-#    final gathered weights within 1e-5 relative (tests/runtime_compare.py):
-#    Adam runs normwise, SGD runs element by element;
+# 1. the single-rank run against an independent float64 decoder
+#    (tests/runtime_reference.py with tests/runtime_decoder.py: step-1 loss,
+#    finite-difference gradients of every tensor), for gtplan.runtime's
+#    decoder and for tests/runtime/decoder.yaml's (tied, qkv bias, QK-norm,
+#    RoPE theta and norm eps from gtplan.model), on the default --data (the
+#    GPL text where the system has it, else the synthetic text), named
+#    explicitly so that the reference reads the same; the runs below train
+#    on --data synthetic: their tolerance was set on it;
+# 2. parity: TP2xG3 (6 ranks), TP1xG2xD2, TP2xG2xD2, TP2xCP2xG2 (8), TP2
+#    with sequence parallelism, TP2xG2 with it (4) against the single-rank
+#    run on the same global batch, per-step loss and final gathered weights
+#    within 1e-5 relative (tests/runtime_compare.py): Adam runs normwise,
+#    SGD runs element by element; the same for decoder.yaml's model on
+#    TP2xG3, TP1xG2xD2, TP2xG2 with SP and TP2xCP2 with SP (micro-batches
+#    of 2: the CP gathers' reordering);
 # 3. each rank's --record against the plan (tests/runtime_records.py) and
 #    against the simulator's prediction (gtplan sim --predict-record,
 #    tests/runtime_predict.py): the same collectives, byte for byte;
 # 4. determinism, the --timeout path (results, and a stopped rank reported
 #    and the job ended with no rank left), and the refusals (world size,
-#    sizes a layout cannot split, plans with errors, wrong groups, no CUDA).
+#    sizes a layout cannot split, MoE, TP above the query groups, plans
+#    with errors, wrong groups, no CUDA).
 # Every mpirun runs under `timeout`, so a hang fails instead of blocking.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -39,6 +43,8 @@ plan() {
 	check "plan $name" "$GTPLAN" plan "$CFG" cluster.gpus_per_node="$np" "$@" -o "$tmp/$name.json"
 	check "plan $name schema" "$PY" tests/check_plan_schema.py schemas/plan.schema.json "$tmp/$name.json"
 }
+# dplan NAME NP OVERRIDE...: the same for tests/runtime/decoder.yaml
+dplan() { CFG=tests/runtime/decoder.yaml plan "$@"; }
 # mpi NP ARGS...: gtplan-run on NP ranks
 mpi() {
 	local np=$1; shift
@@ -75,6 +81,14 @@ check "fd init" mpi 1 "$tmp/fd.json" --data "$DATA" --steps 0 --dump-weights "$t
 check "fd step" mpi 1 "$tmp/fd.json" --data "$DATA" --steps 1 --optimizer sgd --log "$tmp/fd1.log" --dump-weights "$tmp/fd1.w"
 check "float64 reference" "$PY" tests/runtime_reference.py "$tmp/fd.json" "$tmp/fd0.w" "$tmp/fd1.w" "$tmp/fd1.log" "$DATA"
 sed 's/^/    reference: /' "$tmp/out"
+# every option of the decoder at once, smaller for the float64 model
+G=gtplan.model
+dplan dfd 1 $G.hidden_size=16 $G.num_attention_heads=4 $G.kv_channels=4 $G.ffn_hidden_size=32 \
+	gtplan.runtime.lr=10 policy.train_global_batch_size=2 policy.train_micro_batch_size=1
+check "fd init, decoder.yaml" mpi 1 "$tmp/dfd.json" --data "$DATA" --steps 0 --dump-weights "$tmp/dfd0.w"
+check "fd step, decoder.yaml" mpi 1 "$tmp/dfd.json" --data "$DATA" --steps 1 --optimizer sgd --log "$tmp/dfd1.log" --dump-weights "$tmp/dfd1.w"
+check "float64 reference, decoder.yaml" "$PY" tests/runtime_reference.py "$tmp/dfd.json" "$tmp/dfd0.w" "$tmp/dfd1.w" "$tmp/dfd1.log" "$DATA"
+sed 's/^/    reference (tied, qkv bias, QK-norm): /' "$tmp/out"
 
 # ---- 2, 3. the parity matrix and the records ------------------------------
 # name ranks micro-batches-per-lane overrides
@@ -83,6 +97,8 @@ layouts=(
 	"tp1g2d2 4 3 $M.tensor_parallel_num_weight_shards=2"
 	"tp2g2d2 8 3 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4"
 	"tp2cp2g2 8 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4 $M.context_parallel_size=2 policy.sequence_packing.enabled=true"
+	"tp2sp 2 12 $M.tensor_model_parallel_size=2 +$M.sequence_parallel=true"
+	"tp2g2sp 4 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4 +$M.sequence_parallel=true"
 )
 for row in "${layouts[@]}"; do
 	read -r name np mbs overrides <<<"$row"
@@ -99,6 +115,43 @@ for row in "${layouts[@]}"; do
 	check "prediction $name" "$PY" tests/runtime_predict.py "$tmp/$name.pred" "$tmp/$name.adam.rec"
 	tail -1 "$tmp/out" | sed "s/^/    $name: /"
 done
+# decoder.yaml: tied, qkv bias, QK-norm (its gradients summed over TP),
+# micro-batches of 2. Adam runs are compared normwise within 1e-4: one
+# element of layers.0.fc2 has a step-1 gradient of 2e-9, below Adam's eps
+# (1e-8), where the fp32 summation order of a layout decides its update's
+# sign (SGD, linear in the gradient, is element by element within 1e-5).
+dref() {
+	dplan dref 1
+	train dref 1 adam
+	train dref 1 sgd --lr 1
+}
+dref
+dlayouts=(
+	"dtp2g3 6 4 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6"
+	"dtp1g2d2 4 3 $M.tensor_parallel_num_weight_shards=2"
+	"dtp2g2sp 4 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4 $M.sequence_parallel=true"
+	"dtp2cp2sp 4 12 $M.tensor_model_parallel_size=2 $M.context_parallel_size=2 policy.sequence_packing.enabled=true $M.sequence_parallel=true"
+)
+for row in "${dlayouts[@]}"; do
+	read -r name np mbs overrides <<<"$row"
+	# shellcheck disable=SC2086 # the overrides are words
+	dplan "$name" "$np" $overrides
+	train "$name" "$np" adam
+	check "parity $name adam" "$PY" tests/runtime_compare.py 1e-4 norm \
+		"$tmp/dref.adam.log" "$tmp/dref.adam.w" "$tmp/$name.adam.log" "$tmp/$name.adam.w"
+	sed "s/^/    $name adam: /" "$tmp/out"
+	train "$name" "$np" sgd --lr 1
+	check "parity $name sgd" "$PY" tests/runtime_compare.py "$TOL" max \
+		"$tmp/dref.sgd.log" "$tmp/dref.sgd.w" "$tmp/$name.sgd.log" "$tmp/$name.sgd.w"
+	sed "s/^/    $name sgd: /" "$tmp/out"
+	check "records $name" "$PY" tests/runtime_records.py "$tmp/$name.json" "$tmp/$name.adam.rec" "$mbs"
+	# shellcheck disable=SC2086 # the overrides are words
+	check "predict $name" "$GTPLAN" sim tests/runtime/decoder.yaml cluster.gpus_per_node="$np" $overrides \
+		--predict-record "$tmp/$name.pred" --steps 3
+	check "prediction $name" "$PY" tests/runtime_predict.py "$tmp/$name.pred" "$tmp/$name.adam.rec"
+	tail -1 "$tmp/out" | sed "s/^/    $name: /"
+done
+
 # the comparison finds a difference: one count changed in one record
 sed -i '5s/"count":\([0-9]*\)/"count":9\1/' "$tmp/tp2g3.adam.rec.3"
 refuse "prediction finds a difference" "rank 3: collective #4 of the train call: differs in count" \
@@ -282,10 +335,17 @@ fi
 
 refuse "world size" "is a plan for 6 ranks, but MPI started 2" mpi 2 "$tmp/tp2g3.json"
 plan ffn97 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6 gtplan.runtime.ffn=97
-refuse "ffn by TP" "gtplan.runtime.ffn 97 is not divisible by TP 2" mpi 6 "$tmp/ffn97.json"
+refuse "ffn by TP" "the MLP size 97 of gtplan.runtime is not divisible by TP 2" mpi 6 "$tmp/ffn97.json"
 plan seq30 8 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4 \
 	$M.context_parallel_size=2 policy.sequence_packing.enabled=true gtplan.runtime.seq_len=30
 refuse "seq_len by CP" "does not split into 2 x CP = 4 chunks" mpi 8 "$tmp/seq30.json"
+# TP 4 above decoder.yaml's 2 query groups (the plan has GT602 too):
+# Megatron-LM PR #2565's sub-sharding is not implemented
+"$GTPLAN" plan tests/runtime/decoder.yaml cluster.gpus_per_node=4 $M.tensor_model_parallel_size=4 \
+	-o "$tmp/tp4.json" >/dev/null 2>&1
+refuse "TP above the query groups" "GT602: TP 4 does not divide the 2 query groups" mpi 4 "$tmp/tp4.json" --force
+"$GTPLAN" plan "$CFG" +policy.model_name=Qwen/Qwen3-30B-A3B -o "$tmp/moe.json" >/dev/null 2>&1
+refuse "MoE" "is a mixture-of-experts model" mpi 1 "$tmp/moe.json" --force
 refuse "device cuda" "has no CUDA path (make build/gpu/gtplan-run" mpi 1 "$tmp/ref.json" --device cuda
 refuse "bad option" "unknown option '--bogus'" mpi 1 "$tmp/ref.json" --bogus
 "$PY" - "$tmp/ref.json" "$tmp/err.json" <<'EOF'

@@ -94,7 +94,7 @@ run() {
 	if timeout "$LIMIT" mpirun --oversubscribe --bind-to none -np "$np" "$RUN" \
 		"$PLANS/$plan.json" --device "$dev" --log "$logs/$name.log" \
 		--dump-weights "$logs/$name.w" --logprobs "$logs/$name.lp" \
-		--export "$logs/$name.st" "$@" >"$logs/$name.out" 2>&1; then ok; else
+		--export "$logs/$name.safetensors" "$@" >"$logs/$name.out" 2>&1; then ok; else
 		bad "run $name"; tail -15 "$logs/$name.out" | sed 's/^/    /'; fi
 	echo "$name: $(grep -m1 "device " "$logs/$name.out" | sed 's/^[^:]*: //') ($(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b - a}') s wall)"
 }
@@ -152,7 +152,8 @@ for name in cuda1 cuda6 cuda6pf $nccl_runs; do
 		"$logs/$name.log" "$logs/$name.w" >"$logs/$name.cmp" 2>&1; then ok; else bad "parity $name"; fi
 	sed "s/^/    $name vs $ref: /" "$logs/$name.cmp"
 	for what in "logprobs $TOL $logs/$ref.lp $logs/$name.lp" \
-		"export $TOL $logs/$ref.st $logs/$name.st" "dump $logs/$name.st $logs/$name.w"; do
+		"export $TOL $logs/$ref.safetensors $logs/$name.safetensors" \
+		"dump $PLANS/ref.json $logs/$name.safetensors $logs/$name.w"; do
 		# shellcheck disable=SC2086 # the words are the arguments
 		if "$PY" tests/runtime_calls.py $what >"$logs/$name.cmp" 2>&1; then ok; else
 			bad "${what%% *} $name"; fi

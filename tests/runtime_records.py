@@ -9,11 +9,18 @@ RECORD is the --record path; rank r's file is RECORD.r. Checks:
     same collectives (call, step, kind, op, count, dtype, label) in the
     same order, and each names its group by its index in the plan;
   - one-rank groups issue nothing;
-  - per train step and rank: GTP all-gathers 3 + 4 layers and GTP
-    reduce-scatters 1 + 2 layers per micro-batch, TP all-reduces 5 + 2
-    layers per micro-batch, one gradient all-reduce over dp_cp_replicate,
-    three all-reduces over dp_cp (tokens, norm gradients, loss) and one
-    world barrier, each only where its group has more than one rank;
+  - per train step and rank, for the decoder of runtime.model with L
+    layers: per micro-batch GTP all-gathers 3 + 8 L (forward: embedding,
+    4 a layer, output; backward: output, 4 a layer) and GTP
+    reduce-scatters 1 + 4 L (+ 1 untied); TP all-reduces 5 + 4 L, or with
+    sequence parallelism 3 TP all-reduces (the CE statistics) and 2 + 4 L
+    TP all-gathers and reduce-scatters each; per step one gradient
+    all-reduce over dp_cp_replicate, three all-reduces over dp_cp (tokens,
+    replicated gradients, loss), one TP all-reduce when QK-norm or
+    sequence parallelism needs the TP sum, one world barrier; with CP per
+    micro-batch 2 L CP all-gathers (keys, values) and 2 L CP
+    reduce-scatters (their gradients); each only where its group has more
+    than one rank;
   - GTP shard sizes: each weight's all-gather and reduce-scatter move
     S x d1 elements, S = the TP-local dim 0 padded to a multiple of 16 x G,
     divided by G (Megatron's gtp_remat_shard_dim0), computed here;
@@ -52,7 +59,7 @@ def main(argv):
         return 2
     bad = []
     sz, rt, groups = plan["sizes"], plan["runtime"], plan["groups"]
-    tp, g, layers = sz["tp"], sz["gtp"], rt["layers"]
+    tp, g, layers = sz["tp"], sz["gtp"], rt["model"]["layers"]
 
     # my group of each kind, by rank
     where = {}
@@ -92,12 +99,17 @@ def main(argv):
                                f"other collectives than rank {members[0]}")
                     break
 
-    vl = -(-rt["vocab"] // tp)
-    want_count = {"embedding": shard(vl, rt["hidden"], g)}
+    m = rt["model"]
+    h, f, d = m["hidden"], m["ffn"], m["head_dim"]
+    vl = -(-m["vocab"] // tp)
+    want_count = {"embedding": shard(vl, h, g), "output": shard(vl, h, g)}
     for l in range(layers):
-        want_count[f"layers.{l}.fc1"] = shard(rt["ffn"] // tp, rt["hidden"], g)
-        want_count[f"layers.{l}.fc2"] = shard(rt["hidden"], rt["ffn"] // tp, g)
-    size = {"tp": tp, "gtp": g, "dp_cp": sz["dp"] * sz["cp"],
+        want_count[f"layers.{l}.qkv"] = shard(
+            (m["heads"] + 2 * m["kv_heads"]) // tp * d, h, g)
+        want_count[f"layers.{l}.proj"] = shard(h, m["heads"] // tp * d, g)
+        want_count[f"layers.{l}.fc1"] = shard(2 * f // tp, h, g)
+        want_count[f"layers.{l}.fc2"] = shard(h, f // tp, g)
+    size = {"tp": tp, "gtp": g, "cp": sz["cp"], "dp_cp": sz["dp"] * sz["cp"],
             "dp_cp_replicate": sz["dp_replicate"] * sz["cp"],
             "world": plan["world_size"]}
     for r, lines in enumerate(recs):
@@ -114,12 +126,22 @@ def main(argv):
                     bad.append(f"rank {r} step {s}: {d['coll']} of "
                                f"{d['what']} moves {d['count']}, want "
                                f"{want_count.get(d['what'])}")
-            want = {("all-gather", "gtp"): mbs * (3 + 4 * layers),
-                    ("reduce-scatter", "gtp"): mbs * (1 + 2 * layers),
-                    ("all-reduce", "tp"): mbs * (5 + 2 * layers),
+            sp = m["sequence_parallel"] and tp > 1
+            want = {("all-gather", "gtp"): mbs * (3 + 8 * layers),
+                    ("reduce-scatter", "gtp"): mbs * (
+                        1 + 4 * layers + (0 if m["tie_embeddings"] else 1)),
+                    ("all-reduce", "tp"): mbs * (3 if sp else 5 + 4 * layers)
+                    + (1 if sp or m["qk_norm"] else 0),
                     ("all-reduce", "dp_cp_replicate"): 1,
                     ("all-reduce", "dp_cp"): 3,
                     ("barrier", "world"): 1}
+            if sp:
+                want[("all-gather", "tp")] = mbs * (2 + 4 * layers)
+                want[("reduce-scatter", "tp")] = mbs * (2 + 4 * layers)
+            # CP: each layer's keys and values all-gathered, their
+            # gradients reduce-scattered
+            want[("all-gather", "cp")] = mbs * 2 * layers
+            want[("reduce-scatter", "cp")] = mbs * 2 * layers
             want = {k: v for k, v in want.items() if size[k[1]] > 1}
             if count != want:
                 bad.append(f"rank {r} step {s}: issued {sorted(count.items())}"

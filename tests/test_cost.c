@@ -228,9 +228,11 @@ START_TEST(memory_skipped_without_a_shape)
 END_TEST
 
 /* No model named: the memory is gtplan-run's own allocation (fp32),
- * here for tests/runtime/parity.yaml's model on TP 2, G 3: GTP shards of
- * 48 x 40 (embedding: 128 vocabulary rows padded to 144), 16 x 40 (fc1)
- * and 16 x 48 (fc2, 40 rows padded to 48); T = 32 tokens. */
+ * here for tests/runtime/parity.yaml's decoder (4 heads of 10, 4 query
+ * groups, untied) on TP 2, G 3: GTP shards of 48 x 40 (embedding and
+ * output: 128 vocabulary rows padded to 144), 32 x 40 (qkv: 60 rows
+ * padded to 96), 16 x 20 (proj: 40 rows padded to 48), 32 x 40 (fc1's
+ * 96 rows) and 16 x 48 (fc2); N = 32 tokens. */
 START_TEST(memory_of_the_runtime_model)
 {
 	static const char yaml[] =
@@ -249,9 +251,16 @@ START_TEST(memory_of_the_runtime_model)
 		"vocab: 255}\n";
 	struct sim_fx f;
 	const struct cost_mem_stage *m;
-	double n = 48 * 40 + 2 * (16 * 40 + 16 * 48) + 3 * 40;
-	double acts = 3 * 32 * 40 + 2 * (32 * 40 + 2 * 32 * 48 + 32) +
-		      4 * 32 * 40 + 32 * 48 + 5 * 32;
+	double n = 2 * 48 * 40 + 2 * (32 * 40 + 16 * 20 + 32 * 40 + 16 * 48) +
+		   5 * 40;
+	/* a layer: x, n1, xm, n2, two rstd; q, k, v, o; lse; fc1's output
+	 * (2 x 48) and SwiGLU's; the rest: xL, z and three gradients of
+	 * 32 x 40, rstdf, full_h, the 4 CE statistics, the attention
+	 * gradients, du and dsw */
+	double layer = 4 * 32 * 40 + 2 * 32 + 2 * 32 * (20 + 20) + 2 * 32 +
+		       3 * 32 * 48;
+	double acts = 2 * layer + 5 * 32 * 40 + 32 + 32 * 40 + 4 * 32 +
+		      2 * 32 * (20 + 20) + 3 * 32 * 48;
 
 	run(&f, yaml);
 	ck_assert_int_eq(f.sim.mem.status, MEM_FITS);
@@ -265,7 +274,8 @@ START_TEST(memory_of_the_runtime_model)
 	/* full and its gradient (144 x 40), one shard, the embedding's
 	 * gradient */
 	NEAR(m->item[MEM_GATHERED], 4.0 * (2 * 144 * 40 + 48 * 40 + 144 * 40));
-	NEAR(m->item[MEM_ACTIVATIONS], 4 * acts + 4 * 2 * 32);
+	/* and the token ids: tokens, targets, positions */
+	NEAR(m->item[MEM_ACTIVATIONS], 4 * acts + 4 * 3 * 32);
 	NEAR(m->item[MEM_LOGITS], 4.0 * 32 * 128);
 	sim_fx_release(&f);
 }

@@ -1,7 +1,8 @@
 /*
- * The runtime model's programs (sim/program_rt.c): the collectives
+ * The runtime decoder's programs (sim/program_rt.c): the collectives
  * gtplan-run issues per call, their counts, shard sizes with the GTP
- * padding, one-rank groups left out, the record lines and the labels.
+ * padding, sequence parallelism, one-rank groups left out, the record
+ * lines and the labels.
  */
 #include <check.h>
 #include <stdio.h>
@@ -14,18 +15,28 @@
 #include "harness.h"
 #include "plan_fixture.h"
 
-/* TP x CP x G x D ranks (PP 1) with the runtime model of
- * tests/runtime/parity.yaml: hidden 40, ffn 96, 2 layers, vocab 255,
- * seq_len 32. */
+/* TP x CP x G x D ranks (PP 1) with the decoder of
+ * tests/runtime/parity.yaml (hidden 40, ffn 96, 2 layers, 4 heads of
+ * head_dim 10, vocab 255, untied, seq_len 32), its 4 heads in 2 query
+ * groups here. */
 static void mkplan(struct plan *p, long long tp, long long cp, long long g,
 		   long long d, long long gbs, long long mbs)
 {
+	struct plan_rt_model *m = &p->runtime.model;
+
 	plan_by_hand(p, tp, cp, g, 1, d, gbs, mbs, "4d");
-	p->runtime.hidden = 40;
-	p->runtime.ffn = 96;
-	p->runtime.layers = 2;
-	p->runtime.vocab = 255;
 	p->runtime.seq_len = 32;
+	memset(m, 0, sizeof(*m));
+	snprintf(m->name, sizeof(m->name), "gtplan.runtime");
+	m->hidden = 40;
+	m->ffn = 96;
+	m->layers = 2;
+	m->heads = 4;
+	m->kv_heads = 2;
+	m->head_dim = 10;
+	m->vocab = 255;
+	m->rope_theta = 10000;
+	m->norm_eps = 1e-5;
 }
 
 /* Ops of `kind` on group `name` ("world": the world). */
@@ -44,9 +55,12 @@ static const char *what(const struct prog *pg, size_t i, char *buf)
 	return prog_rt_what(pg, &pg->ops[i], buf, 64);
 }
 
-/* Per micro-batch: GTP all-gathers 3 + 4 layers, GTP reduce-scatters
- * 1 + 2 layers, TP all-reduces 5 + 2 layers; per step one gradient
- * all-reduce over dp_cp_replicate, three over dp_cp, one barrier. */
+/* Per micro-batch (TP 2, untied, no SP): GTP all-gathers 2 + 4 a layer in
+ * the forward, 1 + 4 a layer in the backward; GTP reduce-scatters 2 + 4 a
+ * layer; TP all-reduces 1 + 2 a layer + 3 CE statistics in the forward,
+ * 1 + 2 a layer in the backward; per step one gradient all-reduce over
+ * dp_cp_replicate, three over dp_cp, one barrier (no TP sum without SP or
+ * QK-norm). */
 START_TEST(train_counts_per_collective)
 {
 	struct plan p;
@@ -55,13 +69,13 @@ START_TEST(train_counts_per_collective)
 	mkplan(&p, 2, 1, 3, 2, 24, 2); /* L 6: 24 / 6 / 2 = 2 micro-batches */
 	ck_assert_int_eq(prog_rt_build(&pg, &p, PROG_TRAIN, "train"), 0);
 	ck_assert_int_eq(pg.microbatches, 2);
-	ck_assert_uint_eq(count(&pg, OP_ALL_GATHER, "gtp"), 2 * (3 + 4 * 2));
-	ck_assert_uint_eq(count(&pg, OP_REDUCE_SCATTER, "gtp"), 2 * (1 + 2 * 2));
-	ck_assert_uint_eq(count(&pg, OP_ALL_REDUCE, "tp"), 2 * (5 + 2 * 2));
+	ck_assert_uint_eq(count(&pg, OP_ALL_GATHER, "gtp"), 2 * 19);
+	ck_assert_uint_eq(count(&pg, OP_REDUCE_SCATTER, "gtp"), 2 * 10);
+	ck_assert_uint_eq(count(&pg, OP_ALL_REDUCE, "tp"), 2 * 13);
 	ck_assert_uint_eq(count(&pg, OP_ALL_REDUCE, "dp_cp_replicate"), 1);
 	ck_assert_uint_eq(count(&pg, OP_ALL_REDUCE, "dp_cp"), 3);
 	ck_assert_uint_eq(count(&pg, OP_BARRIER, "world"), 1);
-	ck_assert_uint_eq(pg.n, 2 * (11 + 5 + 9) + 5);
+	ck_assert_uint_eq(pg.n, 2 * 42 + 5);
 	ck_assert_str_eq(pg.rt_call, "train");
 	prog_release(&pg);
 	plan_release(&p);
@@ -69,48 +83,50 @@ START_TEST(train_counts_per_collective)
 END_TEST
 
 /* The order of rt_train.c: tokens first; per micro-batch the forward
- * (embedding, its TP all-reduce, fc1, fc2, fc2's TP all-reduce per layer,
- * the output layer, the CE statistics), the backward (last layer first,
- * fc2 then fc1, the embedding's scatter last); then grads, norm_grads,
- * loss and the barrier. */
+ * (embedding, its TP all-reduce, per layer qkv, proj, proj's TP
+ * all-reduce, fc1, fc2, fc2's TP all-reduce, the output layer, the CE
+ * statistics), the backward (the output layer and its scatter, last layer
+ * first: fc2, fc1, proj, qkv, the embedding's scatter last); then grads,
+ * replicated_grads, loss and the barrier. */
 START_TEST(train_order_and_labels)
 {
 	static const char *const want[] = {
-		"tokens", "embedding", "embedding.out", "layers.0.fc1",
-		"layers.0.fc2", "layers.0.fc2", "embedding", "ce.max",
-		"ce.target", "ce.sumexp", "embedding", "output.dgrad",
-		"layers.0.fc2", "layers.0.fc2", "layers.0.fc1", "layers.0.fc1",
-		"layers.0.fc1", "embedding", "grads", "norm_grads", "loss",
-		"step",
+		"tokens", "embedding", "embedding.out", "layers.0.qkv",
+		"layers.0.proj", "layers.0.proj.out", "layers.0.fc1",
+		"layers.0.fc2", "layers.0.fc2.out", "output", "ce.max",
+		"ce.target", "ce.sumexp", "output", "output.dgrad", "output",
+		"layers.0.fc2", "layers.0.fc2", "layers.0.fc1",
+		"layers.0.fc1.dgrad", "layers.0.fc1", "layers.0.proj",
+		"layers.0.proj", "layers.0.qkv", "layers.0.qkv.dgrad",
+		"layers.0.qkv", "embedding", "grads", "replicated_grads",
+		"loss", "step",
 	};
+	enum { AR = OP_ALL_REDUCE, AG = OP_ALL_GATHER, RS = OP_REDUCE_SCATTER };
 	static const unsigned kinds[] = {
-		OP_ALL_REDUCE, OP_ALL_GATHER, OP_ALL_REDUCE, OP_ALL_GATHER,
-		OP_ALL_GATHER, OP_ALL_REDUCE, OP_ALL_GATHER, OP_ALL_REDUCE,
-		OP_ALL_REDUCE, OP_ALL_REDUCE, OP_ALL_GATHER, OP_ALL_REDUCE,
-		OP_ALL_GATHER, OP_REDUCE_SCATTER, OP_ALL_GATHER, OP_ALL_REDUCE,
-		OP_REDUCE_SCATTER, OP_REDUCE_SCATTER, OP_ALL_REDUCE,
-		OP_ALL_REDUCE, OP_ALL_REDUCE, OP_BARRIER,
+		AR, AG, AR, AG, AG, AR, AG, AG, AR, AG, AR, AR, AR, AG, AR, RS,
+		AG, RS, AG, AR, RS, AG, RS, AG, AR, RS, RS, AR, AR, AR,
+		OP_BARRIER,
 	};
 	struct plan p;
 	struct prog pg;
 	char buf[64];
 
 	mkplan(&p, 2, 1, 2, 2, 4, 1); /* L 4: one micro-batch */
-	p.runtime.layers = 1;
+	p.runtime.model.layers = 1;
 	ck_assert_int_eq(prog_rt_build(&pg, &p, PROG_TRAIN, "train"), 0);
 	ck_assert_uint_eq(pg.n, sizeof(want) / sizeof(*want));
 	for (size_t i = 0; i < pg.n; i++) {
 		ck_assert_str_eq(what(&pg, i, buf), want[i]);
 		ck_assert_uint_eq(pg.ops[i].kind, kinds[i]);
 	}
-	ck_assert_str_eq(prog_rt_op_name(&pg.ops[7]), "max");
-	ck_assert_str_eq(prog_rt_op_name(&pg.ops[8]), "sum");
+	ck_assert_str_eq(prog_rt_op_name(&pg.ops[10]), "max");
+	ck_assert_str_eq(prog_rt_op_name(&pg.ops[11]), "sum");
 	ck_assert_ptr_null(prog_rt_op_name(&pg.ops[1]));
 	ck_assert_str_eq(prog_rt_dtype_name(&pg.ops[0]), "fp64");
 	ck_assert_str_eq(prog_rt_dtype_name(&pg.ops[1]), "fp32");
 	ck_assert_str_eq(prog_rt_dtype_name(&pg.ops[pg.n - 1]), "none");
 	ck_assert_str_eq(prog_rt_group_name(&pg.ops[0]), "dp_cp");
-	ck_assert_str_eq(prog_rt_group_name(&pg.ops[18]), "dp_cp_replicate");
+	ck_assert_str_eq(prog_rt_group_name(&pg.ops[27]), "dp_cp_replicate");
 	ck_assert_str_eq(prog_rt_group_name(&pg.ops[pg.n - 1]), "world");
 	prog_release(&pg);
 	plan_release(&p);
@@ -118,35 +134,43 @@ START_TEST(train_order_and_labels)
 END_TEST
 
 /* TP 2, G 3: the TP-local embedding has 128 rows (vocab 255 padded to
- * 256), padded to 144 (a multiple of 16 x 3): 48 rows x 40; fc1's 48 rows
- * need no padding: 16 x 40; fc2's 40 rows pad to 48: 16 x 48. G 1 pads
- * nothing. */
+ * 256), padded to 144 (a multiple of 16 x 3): 48 rows x 40; qkv's
+ * (2 + 2 x 1) x 10 = 40 rows pad to 48: 16 x 40; proj's 40 rows of 20
+ * columns: 16 x 20; fc1's [gate_t; up_t] 96 rows need no padding: 32 x 40;
+ * fc2's 40 rows pad to 48: 16 x 48. G 1 pads nothing. */
 START_TEST(shard_sizes_with_padding)
 {
 	struct plan p;
 	struct prog_rt_shape s;
 	struct prog pg;
 
-	ck_assert_int_eq(prog_rt_shard(128, 40, 3), 48 * 40);
-	ck_assert_int_eq(prog_rt_shard(48, 40, 3), 16 * 40);
-	ck_assert_int_eq(prog_rt_shard(40, 48, 3), 16 * 48);
-	ck_assert_int_eq(prog_rt_shard(40, 48, 1), 40 * 48);
-	ck_assert_int_eq(prog_rt_shard(40, 48, 2), 64 / 2 * 48); /* 16 x 2 */
+	ck_assert_int_eq(dsz_shard(128, 40, 3), 48 * 40);
+	ck_assert_int_eq(dsz_shard(96, 40, 3), 32 * 40);
+	ck_assert_int_eq(dsz_shard(40, 48, 3), 16 * 48);
+	ck_assert_int_eq(dsz_shard(40, 48, 1), 40 * 48);
+	ck_assert_int_eq(dsz_shard(40, 48, 2), 64 / 2 * 48); /* 16 x 2 */
 	mkplan(&p, 2, 1, 3, 1, 12, 1);
 	prog_rt_shape(&p, &s);
-	ck_assert_int_eq(s.vl, 128);
-	ck_assert_int_eq(s.shard_emb, 48 * 40);
-	ck_assert_int_eq(s.shard_fc1, 16 * 40);
-	ck_assert_int_eq(s.shard_fc2, 16 * 48);
-	ck_assert_int_eq(s.n_shard, 48 * 40 + 2 * (16 * 40 + 16 * 48));
-	ck_assert_int_eq(s.n_rep, 3 * 40);
+	ck_assert_int_eq(s.z.vl, 128);
+	ck_assert_int_eq(s.z.shard_emb, 48 * 40);
+	ck_assert_int_eq(s.z.shard[DSZ_QKV], 16 * 40);
+	ck_assert_int_eq(s.z.shard[DSZ_PROJ], 16 * 20);
+	ck_assert_int_eq(s.z.shard[DSZ_FC1], 32 * 40);
+	ck_assert_int_eq(s.z.shard[DSZ_FC2], 16 * 48);
+	ck_assert_int_eq(s.z.n_shard, 2 * 48 * 40 + 2 * (640 + 320 + 1280 +
+							 768));
+	ck_assert_int_eq(s.z.n_rep, 5 * 40);
+	ck_assert_int_eq(s.z.tp_sum, 0);
 	ck_assert_int_eq(prog_rt_build(&pg, &p, PROG_TRAIN, "train"), 0);
-	/* op 1: the embedding's gather; op 3: layer 0's fc1; op 4: fc2 */
+	/* ops 1, 3, 4, 6, 7: the gathers of the embedding, layer 0's qkv,
+	 * proj, fc1, fc2 */
 	ck_assert_int_eq(prog_rt_count(&pg.ops[1]), 48 * 40);
 	ck_assert_int_eq(pg.ops[1].amount, 48 * 40 * 4);
 	ck_assert_int_eq(prog_rt_count(&pg.ops[3]), 16 * 40);
-	ck_assert_int_eq(prog_rt_count(&pg.ops[4]), 16 * 48);
-	/* the TP all-reduce of T x h: micro 1 x seq_len 32 x 40 */
+	ck_assert_int_eq(prog_rt_count(&pg.ops[4]), 16 * 20);
+	ck_assert_int_eq(prog_rt_count(&pg.ops[6]), 32 * 40);
+	ck_assert_int_eq(prog_rt_count(&pg.ops[7]), 16 * 48);
+	/* the TP all-reduce of N x h: micro 1 x seq_len 32 x 40 */
 	ck_assert_int_eq(prog_rt_count(&pg.ops[2]), 32 * 40);
 	prog_release(&pg);
 	plan_release(&p);
@@ -176,10 +200,9 @@ START_TEST(bf16_gathers)
 			ck_assert_str_eq(prog_rt_dtype_name(op), "fp32");
 		}
 	}
-	/* 4 micro-batches a lane; each gathers 3 + 4 x 2 layers and
-	 * reduce-scatters 1 + 2 x 2 */
-	ck_assert_uint_eq(gathers, 4 * 11);
-	ck_assert_uint_eq(scatters, 4 * 5);
+	/* 4 micro-batches a lane */
+	ck_assert_uint_eq(gathers, 4 * 19);
+	ck_assert_uint_eq(scatters, 4 * 10);
 	ck_assert_int_eq(pg.ops[1].amount, 48 * 40 * 2);
 	prog_release(&pg);
 	plan_release(&p);
@@ -187,8 +210,9 @@ START_TEST(bf16_gathers)
 END_TEST
 
 /* runtime.prefetch: a pass's first gather opens it, and each later gather
- * is issued when the weight before it is used: layer 0's fc1 before the
- * embedding's TP all-reduce, fc2 right after fc1's. Counts are unchanged. */
+ * is issued when the weight before it is used: layer 0's qkv before the
+ * embedding's TP all-reduce, proj right after qkv's. Counts are
+ * unchanged. */
 START_TEST(prefetch_order)
 {
 	struct plan p;
@@ -202,41 +226,97 @@ START_TEST(prefetch_order)
 	ck_assert_uint_eq(pf.n, jit.n);
 	ck_assert_uint_eq(count(&pf, OP_ALL_GATHER, "gtp"),
 			  count(&jit, OP_ALL_GATHER, "gtp"));
-	/* just in time: tokens, gather emb, TP embedding.out, gather fc1 */
+	/* just in time: tokens, gather emb, TP embedding.out, gather qkv */
 	ck_assert_int_eq(jit.ops[2].kind, OP_ALL_REDUCE);
 	ck_assert_int_eq(jit.ops[3].kind, OP_ALL_GATHER);
-	/* prefetch: tokens, gather emb, gather fc1, TP embedding.out,
-	 * gather fc2 */
+	/* prefetch: tokens, gather emb, gather qkv, TP embedding.out,
+	 * gather proj */
 	ck_assert_int_eq(pf.ops[1].kind, OP_ALL_GATHER);
 	ck_assert_int_eq(pf.ops[2].kind, OP_ALL_GATHER);
-	ck_assert_str_eq(what(&pf, 2, buf), "layers.0.fc1");
+	ck_assert_str_eq(what(&pf, 2, buf), "layers.0.qkv");
 	ck_assert_int_eq(pf.ops[3].kind, OP_ALL_REDUCE);
 	ck_assert_str_eq(what(&pf, 3, buf), "embedding.out");
-	ck_assert_str_eq(what(&pf, 4, buf), "layers.0.fc2");
+	ck_assert_str_eq(what(&pf, 4, buf), "layers.0.proj");
 	prog_release(&jit);
 	prog_release(&pf);
 	plan_release(&p);
 }
 END_TEST
 
-/* CP 2 halves the tokens of a micro-batch on each rank. */
-START_TEST(cp_halves_the_tokens)
+/* Sequence parallelism: the residual stream is N/T rows; the TP
+ * all-reduces become reduce-scatters, each column-parallel linear's input
+ * and each row-parallel linear's output gradient is all-gathered, and the
+ * norm gradients are summed over TP after the data-parallel ones. */
+START_TEST(sequence_parallel)
+{
+	struct plan p;
+	struct prog pg;
+	char buf[64];
+
+	mkplan(&p, 2, 1, 1, 1, 4, 1);
+	p.runtime.model.sequence_parallel = 1;
+	ck_assert_int_eq(prog_rt_build(&pg, &p, PROG_TRAIN, "train"), 0);
+	/* a micro-batch: RS embedding.out, 2 a layer, output.dgrad, 2 a
+	 * layer; AG 2 a layer and output.in, 2 a layer and embedding.dout;
+	 * AR the 3 CE statistics; a step: tp_grads */
+	ck_assert_uint_eq(count(&pg, OP_REDUCE_SCATTER, "tp"), 4 * 10);
+	ck_assert_uint_eq(count(&pg, OP_ALL_GATHER, "tp"), 4 * 10);
+	ck_assert_uint_eq(count(&pg, OP_ALL_REDUCE, "tp"), 4 * 3 + 1);
+	/* one lane: no tokens, grads or loss all-reduce */
+	ck_assert_str_eq(what(&pg, 0, buf), "embedding.out");
+	ck_assert_int_eq(prog_rt_count(&pg.ops[0]), 16 * 40);
+	ck_assert_str_eq(what(&pg, 1, buf), "layers.0.qkv.in");
+	ck_assert_int_eq(prog_rt_count(&pg.ops[1]), 16 * 40);
+	ck_assert_str_eq(what(&pg, pg.n - 2, buf), "tp_grads");
+	ck_assert_int_eq(prog_rt_count(&pg.ops[pg.n - 2]), 5 * 40);
+	prog_release(&pg);
+	/* QK-norm: its weights' gradients are summed over TP even without
+	 * SP (each TP rank sees other heads) */
+	p.runtime.model.sequence_parallel = 0;
+	p.runtime.model.qk_norm = 1;
+	ck_assert_int_eq(prog_rt_build(&pg, &p, PROG_TRAIN, "train"), 0);
+	ck_assert_str_eq(what(&pg, pg.n - 2, buf), "tp_grads");
+	ck_assert_int_eq(prog_rt_count(&pg.ops[pg.n - 2]), 2 * 2 * 10);
+	prog_release(&pg);
+	plan_release(&p);
+}
+END_TEST
+
+/* CP 2: a rank holds 16 of each sample's 32 tokens; per layer its keys
+ * and values are all-gathered over CP in the forward (after qkv's gather)
+ * and their gradients reduce-scattered in the backward (before it). */
+START_TEST(context_parallel)
 {
 	struct plan p;
 	struct prog_rt_shape s;
+	struct prog pg;
+	char buf[64];
+	size_t i = 0;
 
-	mkplan(&p, 2, 2, 2, 1, 12, 3);
+	mkplan(&p, 2, 2, 1, 1, 4, 1); /* 4 micro-batches of 1 */
 	prog_rt_shape(&p, &s);
-	ck_assert_int_eq(s.local_seq, 16);
-	ck_assert_int_eq(s.tokens, 3 * 16);
-	ck_assert_int_eq(s.micro_batches, 12 / 2 / 3);
+	ck_assert_int_eq(s.z.tokens, 16);
+	ck_assert_int_eq(s.z.keys, 32);
+	ck_assert_int_eq(prog_rt_build(&pg, &p, PROG_TRAIN, "train"), 0);
+	ck_assert_uint_eq(count(&pg, OP_ALL_GATHER, "cp"), 4 * 2 * 2);
+	ck_assert_uint_eq(count(&pg, OP_REDUCE_SCATTER, "cp"), 4 * 2 * 2);
+	while (i < pg.n && strcmp(what(&pg, i, buf), "layers.0.qkv.k"))
+		i++;
+	ck_assert_uint_lt(i, pg.n);
+	/* 16 rows x 1 KV head of 10 on a TP rank (2 query groups / TP 2) */
+	ck_assert_int_eq(prog_rt_count(&pg.ops[i]), 16 * 10);
+	ck_assert_str_eq(prog_rt_group_name(&pg.ops[i]), "cp");
+	ck_assert_str_eq(what(&pg, i + 1, buf), "layers.0.qkv.v");
+	/* the TP all-reduces move this rank's 16 rows */
+	ck_assert_str_eq(what(&pg, 1, buf), "embedding.out");
+	ck_assert_int_eq(prog_rt_count(&pg.ops[1]), 16 * 40);
+	prog_release(&pg);
 	plan_release(&p);
 }
 END_TEST
 
 /* Groups of one rank issue nothing: one rank runs no collective at all;
- * TP 1 has no TP ops, D 1 and CP 1 no gradient all-reduce over
- * dp_cp_replicate. */
+ * TP 1 has no TP ops, D 1 no gradient all-reduce over dp_cp_replicate. */
 START_TEST(one_rank_groups_are_skipped)
 {
 	struct plan p;
@@ -253,8 +333,8 @@ START_TEST(one_rank_groups_are_skipped)
 	ck_assert_uint_eq(count(&pg, OP_ALL_REDUCE, "tp"), 0);
 	ck_assert_uint_eq(count(&pg, OP_ALL_REDUCE, "dp_cp_replicate"), 0);
 	ck_assert_uint_eq(count(&pg, OP_ALL_REDUCE, "dp_cp"), 3);
-	ck_assert_uint_eq(count(&pg, OP_ALL_GATHER, "gtp"), 2 * 11);
-	ck_assert_uint_eq(pg.n, 2 * 16 + 3 + 1);
+	ck_assert_uint_eq(count(&pg, OP_ALL_GATHER, "gtp"), 2 * 19);
+	ck_assert_uint_eq(pg.n, 2 * 29 + 3 + 1);
 	prog_release(&pg);
 	plan_release(&p);
 }
@@ -271,7 +351,7 @@ START_TEST(forward_is_the_forward_part)
 	mkplan(&p, 2, 1, 3, 1, 12, 2); /* 2 micro-batches */
 	ck_assert_int_eq(prog_rt_build(&pg, &p, PROG_FORWARD, "get_logprobs"),
 			 0);
-	ck_assert_uint_eq(pg.n, 2 * (2 + 3 * 2 + 4));
+	ck_assert_uint_eq(pg.n, 2 * (10 + 8));
 	ck_assert_uint_eq(count(&pg, OP_REDUCE_SCATTER, "gtp"), 0);
 	ck_assert_uint_eq(count(&pg, OP_BARRIER, "world"), 0);
 	ck_assert_str_eq(what(&pg, 0, buf), "embedding");
@@ -360,10 +440,18 @@ START_TEST(applies_only_where_the_runtime_runs)
 	ck_assert_int_eq(prog_rt_applies(&p, why, sizeof(why)), 0);
 	ck_assert_ptr_nonnull(strstr(why, "2 x CP = 4 chunks"));
 	p.runtime.seq_len = 32;
-	p.runtime.ffn = 97;
+	p.runtime.model.ffn = 97;
 	ck_assert_int_eq(prog_rt_applies(&p, why, sizeof(why)), 0);
-	ck_assert_ptr_nonnull(strstr(why, "ffn 97 is not divisible by TP 2"));
-	p.runtime.ffn = 96;
+	ck_assert_ptr_nonnull(strstr(why, "MLP size 97"));
+	p.runtime.model.ffn = 96;
+	p.tp = 4; /* above the 2 query groups */
+	ck_assert_int_eq(prog_rt_applies(&p, why, sizeof(why)), 0);
+	ck_assert_ptr_nonnull(strstr(why, "2 query groups"));
+	p.tp = 2;
+	p.runtime.model.moe = 1;
+	ck_assert_int_eq(prog_rt_applies(&p, why, sizeof(why)), 0);
+	ck_assert_ptr_nonnull(strstr(why, "mixture-of-experts"));
+	p.runtime.model.moe = 0;
 	p.pp = 2;
 	ck_assert_int_eq(prog_rt_applies(&p, why, sizeof(why)), 0);
 	ck_assert_ptr_nonnull(strstr(why, "PP 2"));
@@ -381,7 +469,8 @@ int main(void)
 		{ "train_counts", train_counts_per_collective },
 		{ "train_order", train_order_and_labels },
 		{ "shards", shard_sizes_with_padding },
-		{ "cp_tokens", cp_halves_the_tokens },
+		{ "sequence_parallel", sequence_parallel },
+		{ "context_parallel", context_parallel },
 		{ "one_rank_groups", one_rank_groups_are_skipped },
 		{ "forward", forward_is_the_forward_part },
 		{ "prog_build", prog_build_switches_and_labels },

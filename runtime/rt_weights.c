@@ -1,0 +1,277 @@
+/*
+ * rt_weights: the GTP side of the model's weights (see rt_model.h): the
+ * all-gather of a weight just in time or one ahead (prefetch), the
+ * reduce-scatter of its gradient, bf16 rounding, and the gathered dump of
+ * every logical tensor (--dump-weights).
+ */
+#include "rt_model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_err.h"
+
+/* ---- GTP gather and scatter -------------------------------------------- */
+
+int rt_gather_weight_exact(struct rt_model *m, const struct rt_weight *w)
+{
+	return coll_all_gather(m->c, RT_K_GTP, w->name, m->param + w->off,
+			       m->full, w->shard * w->d1);
+}
+
+int rt_gather_weight(struct rt_model *m, const struct rt_weight *w)
+{
+	long long n = w->shard * w->d1;
+
+	if (!m->bf16)
+		return rt_gather_weight_exact(m, w);
+	KCHECK(kern_to_bf16(m->k, n, m->param + w->off, m->shard16));
+	RCHECK(coll_all_gather_bf16(m->c, RT_K_GTP, w->name, m->shard16,
+				    m->full16, n));
+	KCHECK(kern_from_bf16(m->k, n * m->s.g, m->full16, m->full));
+	return 0;
+}
+
+/* Buffer b (0 or 1) of the prefetch pair. */
+static float *full_of(struct rt_model *m, int b)
+{
+	return b ? m->full_b : m->full;
+}
+
+static int start_gather(struct rt_model *m, int i)
+{
+	const struct rt_weight *w = m->seq[i];
+	long long n = w->shard * w->d1;
+	int b = i % 2;
+
+	if (!m->bf16)
+		return coll_all_gather_start(m->c, b, RT_K_GTP, w->name,
+					     m->param + w->off, full_of(m, b),
+					     n, 4);
+	{
+		uint16_t *s16 = b ? m->shard16_b : m->shard16;
+		uint16_t *f16 = b ? m->full16_b : m->full16;
+
+		KCHECK(kern_to_bf16(m->k, n, m->param + w->off, s16));
+		return coll_all_gather_start(m->c, b, RT_K_GTP, w->name, s16,
+					     f16, n, 2);
+	}
+}
+
+int rt_weights_begin(struct rt_model *m, int forward)
+{
+	long long L = m->s.layers;
+	int n = 0;
+
+	/* at most 2 + 4 L weights: m->seq's size (rt_model_init) */
+	m->seq[n++] = forward ? m->emb : m->out;
+	for (long long i = 0; i < L; i++) {
+		const struct rt_layer *ly = &m->layer[forward ? i : L - 1 - i];
+
+		if (forward) {
+			m->seq[n++] = ly->qkv;
+			m->seq[n++] = ly->proj;
+			m->seq[n++] = ly->fc1;
+			m->seq[n++] = ly->fc2;
+		} else {
+			m->seq[n++] = ly->fc2;
+			m->seq[n++] = ly->fc1;
+			m->seq[n++] = ly->proj;
+			m->seq[n++] = ly->qkv;
+		}
+	}
+	if (forward)
+		m->seq[n++] = m->out;
+	m->seq_n = n;
+	m->seq_next = 0;
+	if (m->prefetch)
+		RCHECK(start_gather(m, 0));
+	return 0;
+}
+
+int rt_weights_next(struct rt_model *m, const float **full)
+{
+	int i = m->seq_next, b = i % 2;
+	const struct rt_weight *w;
+
+	if (i >= m->seq_n)
+		return rt_error(RT_EPLAN, "a pass asked for more weights than "
+				"it named");
+	m->seq_next++;
+	w = m->seq[i];
+	if (!m->prefetch) {
+		RCHECK(rt_gather_weight(m, w));
+		*full = m->full;
+		return 0;
+	}
+	RCHECK(coll_all_gather_wait(m->c, b));
+	if (m->bf16)
+		KCHECK(kern_from_bf16(m->k, w->shard * w->d1 * m->s.g,
+				      b ? m->full16_b : m->full16,
+				      full_of(m, b)));
+	/* the next weight's gather runs while this one is used */
+	if (i + 1 < m->seq_n)
+		RCHECK(start_gather(m, i + 1));
+	*full = full_of(m, b);
+	return 0;
+}
+
+int rt_bf16(struct rt_model *m, float *x, long long n)
+{
+	if (m->bf16)
+		KCHECK(kern_round_bf16(m->k, n, x));
+	return 0;
+}
+
+int rt_scatter_grad(struct rt_model *m, const struct rt_weight *w,
+		    float *gfull)
+{
+	KCHECK(kern_zero(m->k, gfull + w->d0 * w->d1,
+			 (size_t)(w->pad * w->d1) * sizeof(float)));
+	RCHECK(coll_reduce_scatter(m->c, RT_K_GTP, w->name, gfull, m->gshard,
+				   w->shard * w->d1));
+	KCHECK(kern_axpy(m->k, w->shard * w->d1, 1.0f, m->gshard,
+			 m->grad + w->off));
+	return 0;
+}
+
+/* ---- dump ----------------------------------------------------------------- */
+
+static void write_tensor(FILE *f, const char *name, long long rows,
+			 long long cols, const float *v, int *first)
+{
+	fprintf(f, "%s\n    {\"data\": [", *first ? "" : ",");
+	for (long long i = 0; i < rows * cols; i++)
+		fprintf(f, "%s%.9g", i ? (i % 8 ? ", " : ",\n      ") : "",
+			(double)v[i]);
+	fprintf(f, "], \"name\": \"%s\", \"shape\": [%lld, %lld]}", name, rows,
+		cols);
+	*first = 0;
+}
+
+/* The logical weight from its TP-local tensors, gathered in TP order. */
+static void assemble(const struct rt_weight *w, const struct rt_shape *s,
+		     const float *tp_parts, float *out)
+{
+	for (int t = 0; t < s->tp; t++) {
+		const float *part = tp_parts + (long long)t * w->d0 * w->d1;
+		long long real = w->split == RT_SPLIT_VOCAB ?
+				 w->rows - (long long)t * w->d0 : w->d0;
+
+		for (long long i = 0; i < w->d0 && i < real; i++) {
+			long long lr = rt_weight_row(w, t, i);
+			long long lc = w->split == RT_SPLIT_ROW ?
+				       (long long)t * w->d1 : 0;
+
+			memcpy(out + lr * w->cols + lc, part + i * w->d1,
+			       (size_t)w->d1 * sizeof(float));
+		}
+	}
+}
+
+struct dump_ctx {
+	FILE *f;
+	float *parts, *host;
+	int first, root;
+};
+
+static int dump_weight(struct rt_model *m, const struct rt_weight *w,
+		       struct dump_ctx *d)
+{
+	RCHECK(rt_gather_weight_exact(m, w));
+	RCHECK(coll_gather(m->c, RT_K_TP, w->name, m->full, m->gfull,
+			   w->d0 * w->d1, 0));
+	if (!d->root)
+		return 0;
+	KCHECK(kern_download(m->k, d->parts, m->gfull, (size_t)(m->s.tp *
+			     w->d0 * w->d1) * sizeof(float)));
+	assemble(w, &m->s, d->parts, d->host);
+	write_tensor(d->f, w->name, w->rows, w->cols, d->host, &d->first);
+	return 0;
+}
+
+/* A replicated parameter of n elements at off (rank 0 only); the qkv bias
+ * is TP-split: gathered over TP first (every rank takes part). */
+static int dump_rep(struct rt_model *m, const char *name, long long off,
+		    long long n, int tp_split, struct dump_ctx *d)
+{
+	if (tp_split) {
+		RCHECK(coll_gather(m->c, RT_K_TP, name, m->param + off,
+				   m->gfull, n, 0));
+		n *= m->s.tp;
+	}
+	if (!d->root)
+		return 0;
+	KCHECK(kern_download(m->k, d->host, tp_split ? m->gfull : m->param +
+			     off, (size_t)n * sizeof(float)));
+	write_tensor(d->f, name, 1, n, d->host, &d->first);
+	return 0;
+}
+
+static int dump_layer(struct rt_model *m, long long l, struct dump_ctx *d)
+{
+	const struct rt_layer *ly = &m->layer[l];
+	const struct rt_shape *s = &m->s;
+	char name[64];
+
+	snprintf(name, sizeof(name), "layers.%lld.input_norm", l);
+	RCHECK(dump_rep(m, name, ly->ln1, s->h, 0, d));
+	RCHECK(dump_weight(m, ly->qkv, d));
+	if (ly->bias >= 0) {
+		snprintf(name, sizeof(name), "layers.%lld.qkv_bias", l);
+		RCHECK(dump_rep(m, name, ly->bias, s->z.qkv_l, 1, d));
+	}
+	if (ly->qn >= 0) {
+		snprintf(name, sizeof(name), "layers.%lld.q_norm", l);
+		RCHECK(dump_rep(m, name, ly->qn, s->hd, 0, d));
+		snprintf(name, sizeof(name), "layers.%lld.k_norm", l);
+		RCHECK(dump_rep(m, name, ly->kn, s->hd, 0, d));
+	}
+	RCHECK(dump_weight(m, ly->proj, d));
+	snprintf(name, sizeof(name), "layers.%lld.mlp_norm", l);
+	RCHECK(dump_rep(m, name, ly->ln2, s->h, 0, d));
+	RCHECK(dump_weight(m, ly->fc1, d));
+	return dump_weight(m, ly->fc2, d);
+}
+
+int rt_model_dump(struct rt_model *m, FILE *f)
+{
+	const struct rt_shape *s = &m->s;
+	long long most = m->full_n;
+	struct dump_ctx d = { f, NULL, NULL, 1,
+			      coll_rank(m->c, RT_K_WORLD) == 0 };
+	int rc = 0;
+
+	coll_set_call(m->c, "dump", m->step);
+	/* the TP gather lands in gfull, so it must hold TP TP-local tensors
+	 * (or the TP-gathered bias) */
+	if (s->tp * m->full_n > most)
+		most = s->tp * m->full_n;
+	kern_free(m->k, m->gfull);
+	m->gfull = NULL;
+	RCHECK(rt_alloc_f(m, &m->gfull, most));
+	d.parts = malloc((size_t)most * sizeof(float));
+	d.host = malloc((size_t)most * sizeof(float));
+	if (!d.parts || !d.host) {
+		rc = rt_error(RT_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (d.root)
+		fprintf(f, "{\"format\": \"gtplan-weights/2\", \"tensors\": [");
+	rc = dump_weight(m, m->emb, &d);
+	for (long long l = 0; !rc && l < s->layers; l++)
+		rc = dump_layer(m, l, &d);
+	if (!rc)
+		rc = dump_rep(m, "final_norm", m->lnf, s->h, 0, &d);
+	if (!rc && !s->tie)
+		rc = dump_weight(m, m->out, &d);
+	if (!rc && d.root) {
+		fprintf(f, "\n]}\n");
+		if (fflush(f) || ferror(f))
+			rc = rt_error(RT_EIO, "write error in the weight dump");
+	}
+out:
+	free(d.parts);
+	free(d.host);
+	return rc;
+}
