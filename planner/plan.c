@@ -376,7 +376,7 @@ static void read_runtime_model(struct plan *p, const struct cfg_node *root)
 	diag_list_release(&scratch);
 	m->rope_theta = PLAN_RT_ROPE_THETA;
 	m->norm_eps = PLAN_RT_NORM_EPS;
-	if (cfg_bool(root, MEG "sequence_parallel", &b) == 1)
+	if (cfg_bool(root, KEY_MEG "sequence_parallel", &b) == 1)
 		m->sequence_parallel = b;
 	if (!ms.known) {
 		snprintf(m->name, sizeof(m->name), "gtplan.runtime");
