@@ -156,10 +156,12 @@ build/gpu/test_kernels_gpu: $(GPU_OBJ)
 # their tests against float64 references (tests/gpu/test_*_gpu.c) and the
 # benchmark (tests/gpu/bench_kernels_gpu.c, scripts/bench_kernels_gpu.sh).
 FAST_NVCCFLAGS ?= -O3
-FAST_OBJ := build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_gemm_lt.o
+FAST_OBJ := build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o \
+            build/gpu/kernels/kern_gemm_lt.o
 FAST_BIN := build/gpu/test_flash_gpu build/gpu/test_gemm_lt_gpu build/gpu/bench_kernels_gpu
 GPU_BASE_OBJ := $(KERN_SRC:%.c=build/gpu/%.o) build/gpu/kernels/kern_cuda.o
-build/gpu/kernels/kern_flash.o: kernels/kern_flash.cu kernels/kern_flash.h kernels/flash_mma.cuh kernels/kern.h
+build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o: build/gpu/%.o: %.cu \
+		kernels/kern_flash.h kernels/flash_common.cuh kernels/flash_mma.cuh kernels/kern.h
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  NVCC    $<")
 	$(Q)$(NVCC) $(FAST_NVCCFLAGS) $(GENCODE) -Ikernels -Xcompiler -Wall,-Wextra -c $< -o $@
