@@ -63,6 +63,55 @@ static __device__ __forceinline__ int fl_class(int qmin, int qmax, int qall,
 }
 
 
+/* The class of every tile of `tile` positions of pos[0 .. n) against the
+ * other side's range [omin, omax] (oall: none of its rows cut), one thread
+ * per tile, into cls[]; `keys`: pos are key positions and the other side is
+ * a query tile (forward), else the reverse (backward). Done once per block
+ * so that the tile loop reads its schedule from shared memory; the caller
+ * synchronises. */
+static __device__ void fl_classify(const int32_t *pos, int n, int tile,
+				   int omin, int omax, int oall, int keys,
+				   unsigned char *cls, int tid, int nt)
+{
+	for (int t = tid; t * tile < n; t += nt) {
+		int end = min(n, (t + 1) * tile), lo = t * tile, hi = end - 1;
+		int all = (t + 1) * tile <= n;
+
+		if (pos) {
+			lo = INT_MAX;
+			hi = INT_MIN;
+			for (int j = t * tile; j < end; j++) {
+				lo = min(lo, pos[j]);
+				hi = max(hi, pos[j]);
+			}
+		}
+		cls[t] = (unsigned char)(keys ? fl_class(omin, omax, oall, lo, hi, all) :
+						fl_class(lo, hi, all, omin, omax, oall));
+	}
+}
+
+/* The first entry >= it of a schedule of n items (item i has the class of
+ * tile i % period) that is not skipped; n when none is left. */
+static __device__ __forceinline__ int fl_next(const unsigned char *cls, int it,
+					      int n, int period, int *full)
+{
+	for (; it < n; it++) {
+		int c = cls[it % period];
+
+		if (c != FL_SKIP) {
+			*full = c == FL_FULL;
+			return it;
+		}
+	}
+	return n;
+}
+
+/* Bytes of a block's schedule in shared memory (16-byte multiple). */
+static inline size_t fl_cls_bytes(long long n, int tile)
+{
+	return (size_t)(((n + tile - 1) / tile + 15) / 16 * 16);
+}
+
 static inline int fl_check(const struct kern_attn *a, const char *who)
 {
 	const char *why = NULL;
@@ -74,8 +123,10 @@ static inline int fl_check(const struct kern_attn *a, const char *who)
 		why = "batch, nh, nkv must be >= 1, sq, sk >= 0, nh a multiple of nkv";
 	else if (a->hd != 64 && a->hd != 128)
 		why = "hd must be 64 or 128";
-	else if (a->batch > 65535 || a->nh > 65535 || a->sq > INT_MAX / 2 ||
-		 a->sk > INT_MAX / 2 ||
+	/* 2^22 rows: the tile schedules (one byte per tile) stay a few KiB of
+	 * shared memory */
+	else if (a->batch > 65535 || a->nh > 65535 || a->sq > (1LL << 22) ||
+		 a->sk > (1LL << 22) ||
 		 a->batch * a->sq * a->nh > LLONG_MAX / 256 ||
 		 a->batch * a->sk * a->nkv > LLONG_MAX / 256)
 		why = "shape too large";

@@ -27,30 +27,15 @@
 #include "flash_common.cuh"
 
 #define FWD_MT 2 /* row tiles of 16 per forward warp */
+#ifndef FWD_NT
 #define FWD_NT 128
+#endif
 #define FWD_BM (16 * FWD_MT * FWD_NT / 32)
+#ifndef FWD_BN
 #define FWD_BN 64
+#endif
 
 /* ---- forward ------------------------------------------------------------ */
-
-/* The first key tile >= t that some row of the query tile attends. */
-static __device__ int fwd_next(const fl_params &p, int t, int lane, int qmin,
-			       int qmax, int qall, int *full)
-{
-	int nkt = (p.sk + FWD_BN - 1) / FWD_BN;
-
-	for (; t < nkt; t++) {
-		int mn, mx, all, c;
-
-		fl_range(p.kpos, t * FWD_BN, FWD_BN, p.sk, lane, &mn, &mx, &all);
-		c = fl_class(qmin, qmax, qall, mn, mx, all);
-		if (c != FL_SKIP) {
-			*full = c == FL_FULL;
-			return t;
-		}
-	}
-	return nkt;
-}
 
 /* s = Q K^T for the warp's FWD_MT x 16 rows and the tile's 64 keys: each
  * K fragment read from shared memory serves FWD_MT row tiles. */
@@ -225,11 +210,12 @@ static __device__ __forceinline__ void fwd_load_kv(const fl_params &p,
  * most keys under a causal mask, start first. Warp w owns query rows
  * 16 (FWD_MT w + mt) + 0..15 of the tile for mt < FWD_MT. */
 template <int D>
-__global__ void __launch_bounds__(FWD_NT, 2) fl_fwd_kernel(const fl_params p)
+__global__ void __launch_bounds__(FWD_NT, 256 / FWD_NT) fl_fwd_kernel(const fl_params p)
 {
 	extern __shared__ __align__(128) unsigned char fl_sm[];
 	fl_bf16 *sQ = (fl_bf16 *)fl_sm, *sK = sQ + FWD_BM * D,
 		*sV = sK + 2 * FWD_BN * D;
+	unsigned char *cls = (unsigned char *)(sV + 2 * FWD_BN * D);
 	int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
 	int h = blockIdx.y, b = blockIdx.z, kvh = h / (p.nh / p.nkv);
 	int q0 = (gridDim.x - 1 - blockIdx.x) * FWD_BM;
@@ -256,7 +242,9 @@ __global__ void __launch_bounds__(FWD_NT, 2) fl_fwd_kernel(const fl_params p)
 				acc[mt][dt][3] = 0.0f;
 	}
 	fl_range(p.qpos, q0, FWD_BM, p.sq, lane, &qmin, &qmax, &qall);
-	t = fwd_next(p, 0, lane, qmin, qmax, qall, &full);
+	fl_classify(p.kpos, p.sk, FWD_BN, qmin, qmax, qall, 1, cls, tid, FWD_NT);
+	__syncthreads();
+	t = fl_next(cls, 0, nkt, nkt, &full);
 	if (t < nkt) {
 		fl_load_tile<FWD_BM, D, FWD_NT>(
 			sQ, p.q + ((long long)b * p.sq * p.nh + h) * D,
@@ -266,7 +254,7 @@ __global__ void __launch_bounds__(FWD_NT, 2) fl_fwd_kernel(const fl_params p)
 	}
 	for (int buf = 0; t < nkt; buf ^= 1) {
 		float s[FWD_MT][FWD_BN / 8][4];
-		int fulln, tn = fwd_next(p, t + 1, lane, qmin, qmax, qall, &fulln);
+		int fulln, tn = fl_next(cls, t + 1, nkt, nkt, &fulln);
 
 		if (tn < nkt)
 			fwd_load_kv<D>(p, sK, sV, gk, gv, tn, buf ^ 1, tid);
@@ -294,7 +282,8 @@ __global__ void __launch_bounds__(FWD_NT, 2) fl_fwd_kernel(const fl_params p)
 template <int D>
 static int fl_fwd_launch(const fl_params &p, cudaStream_t st)
 {
-	size_t smem = (size_t)(FWD_BM + 4 * FWD_BN) * D * sizeof(fl_bf16);
+	size_t smem = (size_t)(FWD_BM + 4 * FWD_BN) * D * sizeof(fl_bf16) +
+		      fl_cls_bytes(p.sk, FWD_BN);
 	dim3 grid((p.sq + FWD_BM - 1) / FWD_BM, p.nh, p.batch);
 
 	FL_CHECK(cudaFuncSetAttribute(fl_fwd_kernel<D>,

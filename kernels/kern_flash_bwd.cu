@@ -43,27 +43,6 @@ __global__ void fl_dsum_kernel(const fl_params p, long long rows)
 	}
 }
 
-/* The next work item >= it (item = head of the group * nqt + query tile)
- * whose query tile attends one of the block's keys. */
-static __device__ int bwd_next(const fl_params &p, int it, int lane, int kmin,
-			       int kmax, int kall, int *full)
-{
-	int nqt = (p.sq + BWD_BM - 1) / BWD_BM, nit = nqt * (p.nh / p.nkv);
-
-	for (; it < nit; it++) {
-		int mn, mx, all, c;
-
-		fl_range(p.qpos, (it % nqt) * BWD_BM, BWD_BM, p.sq, lane, &mn,
-			 &mx, &all);
-		c = fl_class(mn, mx, all, kmin, kmax, kall);
-		if (c != FL_SKIP) {
-			*full = c == FL_FULL;
-			return it;
-		}
-	}
-	return nit;
-}
-
 /* One query row's statistics: lse in base 2 (+inf where the row attends
  * nothing or is past sq, so that exp2(s - lse) = 0), dsum and qpos. */
 static __device__ __forceinline__ void bwd_row(const fl_params &p, int b,
@@ -89,6 +68,7 @@ struct bwd_smem {
 	fl_bf16 *k, *v, *q, *o, *s;
 	float *l2, *ds;
 	int *qp;
+	unsigned char *cls; /* the query tiles' classes */
 };
 
 /* out[16 keys x 64 queries] = X_w Y^T for the warp's 16 rows of X (K or V)
@@ -310,6 +290,7 @@ static __device__ __forceinline__ void bwd_smem_at(bwd_smem *sm,
 	sm->l2 = (float *)(sm->s + BWD_BN * BWD_BM) + buf * BWD_BM;
 	sm->ds = (float *)(sm->s + BWD_BN * BWD_BM) + (2 + buf) * BWD_BM;
 	sm->qp = (int *)(sm->s + BWD_BN * BWD_BM) + (4 + buf) * BWD_BM;
+	sm->cls = (unsigned char *)((int *)(sm->s + BWD_BN * BWD_BM) + 6 * BWD_BM);
 }
 
 /* Grid: (key tiles, nkv, batch); the first key tiles, attended by the most
@@ -330,7 +311,11 @@ __global__ void __launch_bounds__(BWD_NT, 8 / BWD_NW) fl_bwd_kernel(const fl_par
 	bwd_smem sm;
 
 	fl_range(p.kpos, k0, BWD_BN, p.sk, lane, &kmin, &kmax, &kall);
-	it = bwd_next(p, 0, lane, kmin, kmax, kall, &full);
+	bwd_smem_at(&sm, fl_sm, D, 0);
+	fl_classify(p.qpos, p.sq, BWD_BM, kmin, kmax, kall, 0, sm.cls, tid,
+		    BWD_NT);
+	__syncthreads();
+	it = fl_next(sm.cls, 0, nit, nqt, &full);
 	if (it >= nit)
 		return;
 #pragma unroll
@@ -338,7 +323,6 @@ __global__ void __launch_bounds__(BWD_NT, 8 / BWD_NW) fl_bwd_kernel(const fl_par
 		dk[dt][0] = dk[dt][1] = dk[dt][2] = dk[dt][3] = 0.0f;
 		dv[dt][0] = dv[dt][1] = dv[dt][2] = dv[dt][3] = 0.0f;
 	}
-	bwd_smem_at(&sm, fl_sm, D, 0);
 	fl_load_tile<BWD_BN, D, BWD_NT>(sm.k, p.k + koff, (long long)p.nkv * D,
 				       k0, p.sk, tid);
 	fl_load_tile<BWD_BN, D, BWD_NT>(sm.v, p.v + koff, (long long)p.nkv * D,
@@ -349,7 +333,7 @@ __global__ void __launch_bounds__(BWD_NT, 8 / BWD_NW) fl_bwd_kernel(const fl_par
 		bwd_row(p, b, g * grp + it / nqt, (it % nqt) * BWD_BM + tid,
 			&sm.l2[tid], &sm.ds[tid], &sm.qp[tid]);
 	for (int buf = 0; it < nit; buf ^= 1) {
-		int fulln, itn = bwd_next(p, it + 1, lane, kmin, kmax, kall, &fulln);
+		int fulln, itn = fl_next(sm.cls, it + 1, nit, nqt, &fulln);
 		float nl2 = 0.0f, nds = 0.0f;
 		int nqp = 0;
 		bwd_smem nx;
@@ -385,7 +369,7 @@ static int fl_bwd_launch(const fl_params &p, cudaStream_t st)
 {
 	size_t smem = (size_t)(2 * BWD_BN + 4 * BWD_BM) * D * sizeof(fl_bf16) +
 		      (size_t)BWD_BN * BWD_BM * sizeof(fl_bf16) +
-		      6 * BWD_BM * sizeof(float);
+		      6 * BWD_BM * sizeof(float) + fl_cls_bytes(p.sq, BWD_BM);
 	long long rows = (long long)p.batch * p.sq * p.nh;
 	dim3 grid((p.sk + BWD_BN - 1) / BWD_BN, p.nkv, p.batch);
 
