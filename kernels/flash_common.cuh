@@ -33,8 +33,8 @@ struct fl_params {
 	float scale, scale_log2;
 };
 
-static inline int fl_cuda_fail(cudaError_t e, const char *what, const char *file,
-			int line)
+static inline int fl_cuda_fail(cudaError_t e, const char *what,
+			       const char *file, int line)
 {
 	fprintf(stderr, "kern_flash: %s:%d: %s: %s\n", file, line, what,
 		cudaGetErrorString(e));

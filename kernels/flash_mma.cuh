@@ -83,7 +83,8 @@ static __device__ __forceinline__ void fl_ldsm(uint32_t r[4], uint32_t addr)
 
 static __device__ __forceinline__ void fl_ldsm_t(uint32_t r[4], uint32_t addr)
 {
-	asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
+		     "{%0,%1,%2,%3}, [%4];\n"
 		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
 		     : "r"(addr));
 }

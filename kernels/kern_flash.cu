@@ -40,10 +40,9 @@
 /* s = Q K^T for the warp's FWD_MT x 16 rows and the tile's 64 keys: each
  * K fragment read from shared memory serves FWD_MT row tiles. */
 template <int D>
-static __device__ __forceinline__ void fwd_scores(float s[FWD_MT][FWD_BN / 8][4],
-						  const fl_bf16 *sQ,
-						  const fl_bf16 *sK, int warp,
-						  int lane)
+static __device__ __forceinline__ void
+fwd_scores(float s[FWD_MT][FWD_BN / 8][4], const fl_bf16 *sQ,
+	   const fl_bf16 *sK, int warp, int lane)
 {
 #pragma unroll
 	for (int mt = 0; mt < FWD_MT; mt++)
@@ -134,9 +133,9 @@ static __device__ __forceinline__ void fwd_softmax(float s[FWD_BN / 8][4],
 /* acc += P V, P taken from the score registers as bf16; each V fragment
  * serves FWD_MT row tiles. */
 template <int D>
-static __device__ __forceinline__ void fwd_pv(const float s[FWD_MT][FWD_BN / 8][4],
-					      float acc[FWD_MT][D / 8][4],
-					      const fl_bf16 *sV, int lane)
+static __device__ __forceinline__ void
+fwd_pv(const float s[FWD_MT][FWD_BN / 8][4], float acc[FWD_MT][D / 8][4],
+       const fl_bf16 *sV, int lane)
 {
 #pragma unroll
 	for (int j = 0; j < FWD_BN / 16; j++) {
@@ -210,7 +209,8 @@ static __device__ __forceinline__ void fwd_load_kv(const fl_params &p,
  * most keys under a causal mask, start first. Warp w owns query rows
  * 16 (FWD_MT w + mt) + 0..15 of the tile for mt < FWD_MT. */
 template <int D>
-__global__ void __launch_bounds__(FWD_NT, 256 / FWD_NT) fl_fwd_kernel(const fl_params p)
+__global__ void __launch_bounds__(FWD_NT, 256 / FWD_NT)
+fl_fwd_kernel(const fl_params p)
 {
 	extern __shared__ __align__(128) unsigned char fl_sm[];
 	fl_bf16 *sQ = (fl_bf16 *)fl_sm, *sK = sQ + FWD_BM * D,

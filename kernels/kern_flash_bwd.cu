@@ -296,7 +296,8 @@ static __device__ __forceinline__ void bwd_smem_at(bwd_smem *sm,
 /* Grid: (key tiles, nkv, batch); the first key tiles, attended by the most
  * queries under a causal mask, start first. */
 template <int D>
-__global__ void __launch_bounds__(BWD_NT, 8 / BWD_NW) fl_bwd_kernel(const fl_params p)
+__global__ void __launch_bounds__(BWD_NT, 8 / BWD_NW)
+fl_bwd_kernel(const fl_params p)
 {
 	extern __shared__ __align__(128) unsigned char fl_sm[];
 	int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;

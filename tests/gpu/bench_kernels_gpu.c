@@ -129,7 +129,8 @@ static void bench_attn_one(const char *name, long long b, long long s,
 	x.dv = gh_dev(&G, NULL, (size_t)nk * 4);
 	tf = time_median(attn_fwd, &x, iters);
 	tb = time_median(attn_bwd, &x, iters);
-	printf("attn %-8s b%lld s%-5lld h%lld/%lld hd%-3lld fwd %8.3f ms %6.1f TFLOP/s   bwd %8.3f ms %6.1f TFLOP/s\n",
+	printf("attn %-4s b%lld s%-5lld h%lld/%lld hd%-3lld "
+	       "fwd %7.3f ms %6.1f TFLOP/s  bwd %7.3f ms %6.1f TFLOP/s\n",
 	       name, b, s, nh, nkv, hd, tf * 1e3, flop / tf * 1e-12, tb * 1e3,
 	       2.5 * flop / tb * 1e-12);
 	fflush(stdout);
@@ -194,7 +195,8 @@ static void bench_linear(struct gemm_arg *g, const char *model,
 		g->ct = i == 2 ? KERN_LT_F32 : KERN_LT_BF16;
 		g->beta = i == 2 ? 1.0f : 0.0f;
 		sec = time_median(gemm_run, g, iters);
-		printf("gemm %-3s %-5s T%-5lld %-11s %5lld x %5lld x %5lld %s %8.3f ms %6.1f TFLOP/s\n",
+		printf("gemm %-3s %-5s T%-5lld %-11s %5lld x %5lld x %5lld %s "
+		       "%7.3f ms %6.1f TFLOP/s\n",
 		       model, l->name, t, what[i], g->m, g->n, g->k,
 		       i == 2 ? "f32 " : "bf16", sec * 1e3,
 		       2.0 * g->m * g->n * g->k / sec * 1e-12);

@@ -12,7 +12,8 @@
  *    costs up to 2^-9 = 2e-3 relative; the kernels round P (forward), P and
  *    dS (backward) and o to bf16 once each, and the backward reads the
  *    forward's rounded o; a few such roundings, partly cancelling over the
- *    sums, stay well inside 1e-2 (METHOD of a bf16 kernel: 1e-3 to 1e-2).
+ *    sums, stay well inside 1e-2 (bf16 operands usually land between
+ *    1e-3 and 1e-2 normwise).
  *  - lse: max |gpu - ref| <= 1e-3: it is computed from fp32 scores of exact
  *    bf16 products (error ~hd * 2^-24 |s|) and fp32 exponentials.
  * Every output element is poisoned (NaN) before the forward and must be
@@ -204,6 +205,15 @@ struct dev {
 	int32_t *qpos, *kpos;
 };
 
+static void dev_free(struct dev *d)
+{
+	void *all[] = { d->q, d->k, d->v, d->o, d->dout, d->lse, d->dsum,
+			d->dq, d->dk, d->dv, d->qpos, d->kpos };
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		kern_free(&G, all[i]);
+}
+
 static void run_fwd(const struct fcase *c, struct dev *d, uint16_t *o,
 		    float *lse)
 {
@@ -286,14 +296,14 @@ static void run_case(struct fcase *c)
 		free(init[t]);
 		free(out[t]);
 	}
-	kern_free(&G, d.q); kern_free(&G, d.k); kern_free(&G, d.v);
-	kern_free(&G, d.o); kern_free(&G, d.dout); kern_free(&G, d.lse);
-	kern_free(&G, d.dsum); kern_free(&G, d.dq); kern_free(&G, d.dk);
-	kern_free(&G, d.dv); kern_free(&G, d.qpos); kern_free(&G, d.kpos);
-	free(c->q); free(c->k); free(c->v); free(c->dout);
-	free(c->fq); free(c->fk); free(c->fv); free(c->fdo);
-	free(ro); free(rl); free(rq); free(rk); free(rv); free(p);
-	free(o); free(lse);
+	dev_free(&d);
+	{
+		void *host[] = { c->q, c->k, c->v, c->dout, c->fq, c->fk,
+				 c->fv, c->fdo, ro, rl, rq, rk, rv, p, o, lse };
+
+		for (size_t i = 0; i < sizeof(host) / sizeof(host[0]); i++)
+			free(host[i]);
+	}
 }
 
 /* Positions: `first` + i, or two runs (a context-parallel rank's chunks
@@ -352,21 +362,32 @@ int main(void)
 {
 	gh_init(&G);
 	/* whole causal sequences: odd lengths, GQA 1, 4, 8, both head dims */
-	one("causal-77-mha-hd64", 2, 77, 77, 4, 4, 64, pos_run(77, 0), pos_run(77, 0));
-	one("causal-200-gqa4-hd128", 1, 200, 200, 8, 2, 128, pos_run(200, 0), pos_run(200, 0));
-	one("causal-257-gqa8-hd64", 2, 257, 257, 8, 1, 64, pos_run(257, 0), pos_run(257, 0));
-	one("causal-1000-mha-hd128", 1, 1000, 1000, 2, 2, 128, pos_run(1000, 0), pos_run(1000, 0));
-	one("causal-333-gqa4-hd64", 1, 333, 333, 4, 1, 64, pos_run(333, 0), pos_run(333, 0));
+	one("causal-77-mha-hd64", 2, 77, 77, 4, 4, 64,
+	    pos_run(77, 0), pos_run(77, 0));
+	one("causal-200-gqa4-hd128", 1, 200, 200, 8, 2, 128,
+	    pos_run(200, 0), pos_run(200, 0));
+	one("causal-257-gqa8-hd64", 2, 257, 257, 8, 1, 64,
+	    pos_run(257, 0), pos_run(257, 0));
+	one("causal-1000-mha-hd128", 1, 1000, 1000, 2, 2, 128,
+	    pos_run(1000, 0), pos_run(1000, 0));
+	one("causal-333-gqa4-hd64", 1, 333, 333, 4, 1, 64,
+	    pos_run(333, 0), pos_run(333, 0));
 	/* a CP rank's chunk pair (cp = 2, 512 tokens: chunks 0 and 3) */
-	one("cp-pair-256-gqa4-hd128", 1, 256, 256, 4, 1, 128, pos_two(256, 0, 384), pos_two(256, 0, 384));
+	one("cp-pair-256-gqa4-hd128", 1, 256, 256, 4, 1, 128,
+	    pos_two(256, 0, 384), pos_two(256, 0, 384));
 	/* ring blocks: queries of chunks 1, 2 against keys of chunks 0, 3 */
-	one("ring-block-hd128", 2, 256, 256, 8, 1, 128, pos_two(256, 128, 256), pos_two(256, 0, 384));
+	one("ring-block-hd128", 2, 256, 256, 8, 1, 128,
+	    pos_two(256, 128, 256), pos_two(256, 0, 384));
 	/* rows before every key: o = 0, lse = -inf */
-	one("ring-empty-rows-hd64", 1, 150, 190, 4, 4, 64, pos_run(150, 0), pos_run(190, 100));
+	one("ring-empty-rows-hd64", 1, 150, 190, 4, 4, 64,
+	    pos_run(150, 0), pos_run(190, 100));
 	/* one query row, decode-like; keys in a later block */
-	one("single-row-hd128", 3, 1, 300, 8, 8, 128, pos_run(1, 299), pos_run(300, 0));
-	one("scrambled-gqa8-hd128", 1, 180, 210, 8, 1, 128, pos_rand(180, 200), pos_rand(210, 200));
-	one("scrambled-gqa4-hd64", 2, 99, 130, 8, 2, 64, pos_rand(99, 120), pos_rand(130, 120));
+	one("single-row-hd128", 3, 1, 300, 8, 8, 128,
+	    pos_run(1, 299), pos_run(300, 0));
+	one("scrambled-gqa8-hd128", 1, 180, 210, 8, 1, 128,
+	    pos_rand(180, 200), pos_rand(210, 200));
+	one("scrambled-gqa4-hd64", 2, 99, 130, 8, 2, 64,
+	    pos_rand(99, 120), pos_rand(130, 120));
 	kern_release(&G);
 	printf("RESULT %d %d\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;

@@ -126,12 +126,15 @@ static void run_case(const struct gcase *g)
 	long long br = g->tb ? g->n : g->kd, bc = g->tb ? g->kd : g->n;
 	long long lda = ac + g->pad, ldb = bc + g->pad, ldc = g->n + g->pad;
 	double *c0d = gh_malloc((size_t)(g->m * ldc) * 8);
-	double *bd = gh_malloc((size_t)g->n * 8), *ref = gh_malloc((size_t)(g->m * ldc) * 8);
+	double *bd = gh_malloc((size_t)g->n * 8);
+	double *ref = gh_malloc((size_t)(g->m * ldc) * 8);
 	float *fa, *fb;
-	uint16_t *a = gh_rand_bf16(ar * lda, 1.0f, &fa), *b = gh_rand_bf16(br * ldb, 1.0f, &fb);
+	uint16_t *a = gh_rand_bf16(ar * lda, 1.0f, &fa);
+	uint16_t *b = gh_rand_bf16(br * ldb, 1.0f, &fb);
 	void *c0 = rand_c(g->ct, g->m * ldc, c0d), *bias = rand_c(g->ct, g->n, bd);
 	size_t esz = g->ct == KERN_LT_F32 ? 4 : 2;
-	void *da = gh_dev(&G, a, (size_t)(ar * lda) * 2), *db = gh_dev(&G, b, (size_t)(br * ldb) * 2);
+	void *da = gh_dev(&G, a, (size_t)(ar * lda) * 2);
+	void *db = gh_dev(&G, b, (size_t)(br * ldb) * 2);
 	void *dbias = g->bias ? gh_dev(&G, bias, (size_t)g->n * esz) : NULL;
 	double tol = g->ct == KERN_LT_F32 ? TOL_F32 : TOL_BF16, e[3];
 	char name[96];
@@ -155,8 +158,12 @@ static void run_case(const struct gcase *g)
 	kern_free(&G, db);
 	if (dbias)
 		kern_free(&G, dbias);
-	free(a); free(b); free(fa); free(fb); free(c0); free(bias);
-	free(c0d); free(bd); free(ref);
+	{
+		void *host[] = { a, b, fa, fb, c0, bias, c0d, bd, ref };
+
+		for (size_t i = 0; i < sizeof(host) / sizeof(host[0]); i++)
+			free(host[i]);
+	}
 }
 
 int main(void)
