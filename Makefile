@@ -11,6 +11,8 @@
 #                   nvcc, run the kernel test and, where a GPU is present, the
 #                   runtime's GPU parity (tests/runtime_parity_gpu.sh; never
 #                   part of make test)
+#   make bench-kernels-gpu  TFLOP/s of the bf16 flash attention and the
+#                   cuBLASLt GEMMs at Llama shapes (scripts/bench_kernels_gpu.sh)
 #   make bench-gpu  on 2+ GPUs: GTP all-gather/reduce-scatter bandwidth through
 #                   the runtime's NCCL path vs plain NCCL (scripts/bench_gpu.sh)
 #   make clean
@@ -222,9 +224,39 @@ build/gpu/test_kernels_gpu: $(GPU_OBJ)
 	$(Q)$(NVCC) $(GENCODE) -cudart static $^ -o $@ -L$(CUDA_HOME)/lib64 \
 		$(CUBLAS_LIBS) $(GPU_BLAS_LIBS) -lm -ldl -lrt $(LDFLAGS)
 
+# ---- GPU: bf16 flash attention and cuBLASLt GEMMs ----------------------
+# kernels/kern_flash.cu (mma.sync tensor cores) and kernels/kern_gemm_lt.cu,
+# their tests against float64 references (tests/gpu/test_*_gpu.c) and the
+# benchmark (tests/gpu/bench_kernels_gpu.c, scripts/bench_kernels_gpu.sh).
+FAST_NVCCFLAGS ?= -O3
+FAST_OBJ := build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o \
+            build/gpu/kernels/kern_gemm_lt.o
+FAST_BIN := build/gpu/test_flash_gpu build/gpu/test_gemm_lt_gpu build/gpu/bench_kernels_gpu
+GPU_BASE_OBJ := $(KERN_SRC:%.c=build/gpu/%.o) build/gpu/kernels/kern_cuda.o
+build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o: build/gpu/%.o: %.cu \
+		kernels/kern_flash.h kernels/flash_common.cuh kernels/flash_mma.cuh kernels/kern.h
+	@mkdir -p $(@D)
+	@$(if $(V),,echo "  NVCC    $<")
+	$(Q)$(NVCC) $(FAST_NVCCFLAGS) $(GENCODE) -Ikernels -Xcompiler -Wall,-Wextra -c $< -o $@
+build/gpu/kernels/kern_gemm_lt.o: kernels/kern_gemm_lt.cu kernels/kern_gemm_lt.h kernels/kern.h
+	@mkdir -p $(@D)
+	@$(if $(V),,echo "  NVCC    $<")
+	$(Q)$(NVCC) $(FAST_NVCCFLAGS) $(GENCODE) -Ikernels -Xcompiler -Wall,-Wextra -c $< -o $@
+$(FAST_BIN): build/gpu/%: build/gpu/tests/gpu/%.o $(GPU_BASE_OBJ) $(FAST_OBJ)
+	@$(if $(V),,echo "  LINK    $@")
+	$(Q)$(NVCC) $(GENCODE) -cudart static $^ -o $@ -L$(CUDA_HOME)/lib64 \
+		$(CUBLAS_LIBS) $(GPU_BLAS_LIBS) -lm -ldl -lrt $(LDFLAGS)
+
+.PHONY: bench-kernels-gpu
+# TFLOP/s of the flash attention and the cuBLASLt GEMMs at Llama shapes.
+bench-kernels-gpu: build/gpu/bench_kernels_gpu
+	@scripts/bench_kernels_gpu.sh
+
 # Exit 77 (and "no CUDA device") where there is no GPU.
-test-gpu: build/gpu/test_kernels_gpu
+test-gpu: build/gpu/test_kernels_gpu build/gpu/test_flash_gpu build/gpu/test_gemm_lt_gpu
 	./build/gpu/test_kernels_gpu
+	./build/gpu/test_flash_gpu
+	./build/gpu/test_gemm_lt_gpu
 	@if $(NVIDIA_SMI) -L >/dev/null 2>&1; then \
 		tests/runtime_parity_gpu.sh; \
 	else echo "SKIP: runtime GPU parity (no GPU)"; fi

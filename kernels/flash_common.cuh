@@ -1,0 +1,158 @@
+/*
+ * flash_common.cuh: what kern_flash.cu (forward, the public entry points)
+ * and kern_flash_bwd.cu (backward) share: the launch parameters, the mask
+ * classification of a pair of tiles, argument checks and error reporting.
+ */
+#ifndef GTPLAN_FLASH_COMMON_CUH
+#define GTPLAN_FLASH_COMMON_CUH
+
+#include <cuda_runtime.h>
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "flash_mma.cuh"
+
+extern "C" {
+#include "kern_flash.h"
+}
+
+#define FL_LOG2E 1.4426950408889634f
+#define FL_LN2 0.6931471805599453f
+
+enum { FL_SKIP, FL_PART, FL_FULL };
+
+struct fl_params {
+	const fl_bf16 *q, *k, *v, *o, *dout;
+	fl_bf16 *out;
+	const float *lse_in;
+	float *lse, *dsum, *dq, *dk, *dv;
+	const int32_t *qpos, *kpos;
+	int batch, sq, sk, nh, nkv;
+	float scale, scale_log2;
+};
+
+static inline int fl_cuda_fail(cudaError_t e, const char *what,
+			       const char *file, int line)
+{
+	fprintf(stderr, "kern_flash: %s:%d: %s: %s\n", file, line, what,
+		cudaGetErrorString(e));
+	return e == cudaErrorMemoryAllocation ? KERN_ENOMEM : KERN_EDEVICE;
+}
+
+#define FL_CHECK(cmd)                                                      \
+	do {                                                               \
+		cudaError_t e_ = (cmd);                                    \
+		if (e_ != cudaSuccess)                                     \
+			return fl_cuda_fail(e_, #cmd, __FILE__, __LINE__); \
+	} while (0)
+
+static __device__ __forceinline__ int fl_pos(const int32_t *pos, int i)
+{
+	return pos ? pos[i] : i;
+}
+
+/* q side [qmin, qmax] (qall: no row cut), key side likewise. */
+static __device__ __forceinline__ int fl_class(int qmin, int qmax, int qall,
+					       int kmin, int kmax, int kall)
+{
+	if (kmin > qmax)
+		return FL_SKIP;
+	return qall && kall && kmax <= qmin ? FL_FULL : FL_PART;
+}
+
+
+/* The class of every tile of `tile` positions of pos[0 .. n) against the
+ * other side's range [omin, omax] (oall: none of its rows cut), one thread
+ * per tile, into cls[]; `keys`: pos are key positions and the other side is
+ * a query tile (forward), else the reverse (backward). Done once per block
+ * so that the tile loop reads its schedule from shared memory; the caller
+ * synchronises. */
+static __device__ void fl_classify(const int32_t *pos, int n, int tile,
+				   int omin, int omax, int oall, int keys,
+				   unsigned char *cls, int tid, int nt)
+{
+	for (int t = tid; t * tile < n; t += nt) {
+		int end = min(n, (t + 1) * tile), lo = t * tile, hi = end - 1;
+		int all = (t + 1) * tile <= n;
+
+		if (pos) {
+			lo = INT_MAX;
+			hi = INT_MIN;
+			for (int j = t * tile; j < end; j++) {
+				lo = min(lo, pos[j]);
+				hi = max(hi, pos[j]);
+			}
+		}
+		cls[t] = (unsigned char)(keys ? fl_class(omin, omax, oall, lo, hi, all) :
+						fl_class(lo, hi, all, omin, omax, oall));
+	}
+}
+
+/* The first entry >= it of a schedule of n items (item i has the class of
+ * tile i % period) that is not skipped; n when none is left. */
+static __device__ __forceinline__ int fl_next(const unsigned char *cls, int it,
+					      int n, int period, int *full)
+{
+	for (; it < n; it++) {
+		int c = cls[it % period];
+
+		if (c != FL_SKIP) {
+			*full = c == FL_FULL;
+			return it;
+		}
+	}
+	return n;
+}
+
+/* Bytes of a block's schedule in shared memory (16-byte multiple). */
+static inline size_t fl_cls_bytes(long long n, int tile)
+{
+	return (size_t)(((n + tile - 1) / tile + 15) / 16 * 16);
+}
+
+static inline int fl_check(const struct kern_attn *a, const char *who)
+{
+	const char *why = NULL;
+
+	if (!a)
+		why = "no shape";
+	else if (a->batch < 1 || a->sq < 0 || a->sk < 0 || a->nh < 1 ||
+		 a->nkv < 1 || a->nh % a->nkv)
+		why = "batch, nh, nkv must be >= 1, sq, sk >= 0, nh a multiple of nkv";
+	else if (a->hd != 64 && a->hd != 128)
+		why = "hd must be 64 or 128";
+	/* 2^22 rows: the tile schedules (one byte per tile) stay a few KiB of
+	 * shared memory */
+	else if (a->batch > 65535 || a->nh > 65535 || a->sq > (1LL << 22) ||
+		 a->sk > (1LL << 22) ||
+		 a->batch * a->sq * a->nh > LLONG_MAX / 256 ||
+		 a->batch * a->sk * a->nkv > LLONG_MAX / 256)
+		why = "shape too large";
+	else if (!isfinite(a->scale))
+		why = "scale must be finite";
+	if (!why)
+		return 0;
+	fprintf(stderr, "kern_flash: %s: %s\n", who, why);
+	return KERN_EINVAL;
+}
+
+static inline fl_params fl_make(const struct kern_attn *a)
+{
+	fl_params p = {};
+
+	p.batch = (int)a->batch;
+	p.sq = (int)a->sq;
+	p.sk = (int)a->sk;
+	p.nh = (int)a->nh;
+	p.nkv = (int)a->nkv;
+	p.scale = a->scale;
+	p.scale_log2 = a->scale * FL_LOG2E;
+	return p;
+}
+
+/* kern_flash_bwd.cu: dsum, then the backward kernel for head dim hd. */
+int fl_bwd_run(const fl_params &p, int hd, cudaStream_t st);
+
+#endif

@@ -1,0 +1,425 @@
+/*
+ * kern_flash_bwd: the backward of kernels/kern_flash.cu (kern_flash_bwd in
+ * kernels/kern_flash.h); the scheme is described at the top of that file.
+ */
+#include "flash_common.cuh"
+
+#ifndef BWD_NW
+#define BWD_NW 8 /* backward warps, 16 keys each: 4 or 8 */
+#endif
+#define BWD_NT (32 * BWD_NW)
+#define BWD_BM 64
+#define BWD_BN (16 * BWD_NW)
+#define BWD_DW (D * 4 / BWD_NW) /* dq columns per warp */
+
+/* ---- backward ----------------------------------------------------------- */
+
+/* dsum[b, h, i] = sum_d dout * o: one warp per row of o. */
+template <int D>
+__global__ void fl_dsum_kernel(const fl_params p, long long rows)
+{
+	long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+	int lane = threadIdx.x & 31;
+	float acc = 0.0f;
+
+	if (w >= rows)
+		return;
+	for (int i = lane * 2; i < D; i += 64) {
+		float2 o = __bfloat1622float2(
+			*(const __nv_bfloat162 *)(p.o + w * D + i));
+		float2 d = __bfloat1622float2(
+			*(const __nv_bfloat162 *)(p.dout + w * D + i));
+
+		acc += o.x * d.x + o.y * d.y;
+	}
+#pragma unroll
+	for (int off = 16; off; off >>= 1)
+		acc += __shfl_xor_sync(0xffffffffu, acc, off);
+	if (lane == 0) {
+		long long bi = w / p.nh, h = w % p.nh;
+		long long b = bi / p.sq, i = bi % p.sq;
+
+		p.dsum[(b * p.nh + h) * p.sq + i] = acc;
+	}
+}
+
+/* One query row's statistics: lse in base 2 (+inf where the row attends
+ * nothing or is past sq, so that exp2(s - lse) = 0), dsum and qpos. */
+static __device__ __forceinline__ void bwd_row(const fl_params &p, int b,
+					       int h, int row, float *l2,
+					       float *ds, int *qp)
+{
+	long long i = ((long long)b * p.nh + h) * p.sq + row;
+	float lse;
+
+	if (row >= p.sq) {
+		*l2 = INFINITY;
+		*ds = 0.0f;
+		*qp = INT_MIN;
+		return;
+	}
+	lse = p.lse_in[i];
+	*l2 = lse == -INFINITY ? INFINITY : lse * FL_LOG2E;
+	*ds = p.dsum[i];
+	*qp = fl_pos(p.qpos, row);
+}
+
+struct bwd_smem {
+	fl_bf16 *k, *v, *q, *o, *s;
+	float *l2, *ds;
+	int *qp;
+	unsigned char *cls; /* the query tiles' classes */
+};
+
+/* out[16 keys x 64 queries] = X_w Y^T for the warp's 16 rows of X (K or V)
+ * and the query tile's rows of Y (Q or dO). */
+template <int D>
+static __device__ __forceinline__ void bwd_rows_t(float out[BWD_BM / 8][4],
+						  const fl_bf16 *sX,
+						  const fl_bf16 *sY, int warp,
+						  int lane)
+{
+#pragma unroll
+	for (int nt = 0; nt < BWD_BM / 8; nt++)
+		out[nt][0] = out[nt][1] = out[nt][2] = out[nt][3] = 0.0f;
+#pragma unroll
+	for (int kk = 0; kk < D; kk += 16) {
+		uint32_t a[4];
+
+		fl_frag_a<D>(a, sX, warp * 16, kk, lane);
+#pragma unroll
+		for (int np = 0; np < BWD_BM / 16; np++) {
+			uint32_t b[4];
+
+			fl_frag_b<D>(b, sY, np * 16, kk, lane);
+			fl_mma(out[2 * np], a, b[0], b[1]);
+			fl_mma(out[2 * np + 1], a, b[2], b[3]);
+		}
+	}
+}
+
+/* acc[16 keys x D] += X^T Y, X^T (16 keys x 64 queries) in registers, Y
+ * the query tile (Q or dO) in shared memory. */
+template <int D>
+static __device__ __forceinline__ void bwd_acc(float acc[D / 8][4],
+					       const float x[BWD_BM / 8][4],
+					       const fl_bf16 *sY, int lane)
+{
+#pragma unroll
+	for (int j = 0; j < BWD_BM / 16; j++) {
+		uint32_t a[4];
+
+		fl_acc_to_a(a, x[2 * j], x[2 * j + 1]);
+#pragma unroll
+		for (int dp = 0; dp < D / 16; dp++) {
+			uint32_t b[4];
+
+			fl_frag_b_t<D>(b, sY, dp * 16, j * 16, lane);
+			fl_mma(acc[2 * dp], a, b[0], b[1]);
+			fl_mma(acc[2 * dp + 1], a, b[2], b[3]);
+		}
+	}
+}
+
+/* P^T = exp2(scale_log2 s - lse2), 0 where masked; then
+ * dS^T = P^T (dP^T - dsum) into dp. */
+static __device__ __forceinline__ void bwd_softmax(const fl_params &p,
+						   float pt[BWD_BM / 8][4],
+						   float dp[BWD_BM / 8][4],
+						   const bwd_smem &sm, int full,
+						   int kp0, int kp1, int lane)
+{
+#pragma unroll
+	for (int nt = 0; nt < BWD_BM / 8; nt++) {
+#pragma unroll
+		for (int j = 0; j < 2; j++) {
+			int col = nt * 8 + (lane & 3) * 2 + j, qp = sm.qp[col];
+			float l2 = sm.l2[col], ds = sm.ds[col];
+			float p0 = fl_exp2(pt[nt][j] * p.scale_log2 - l2);
+			float p1 = fl_exp2(pt[nt][2 + j] * p.scale_log2 - l2);
+
+			if (!full && kp0 > qp)
+				p0 = 0.0f;
+			if (!full && kp1 > qp)
+				p1 = 0.0f;
+			pt[nt][j] = p0;
+			pt[nt][2 + j] = p1;
+			dp[nt][j] = p0 * (dp[nt][j] - ds);
+			dp[nt][2 + j] = p1 * (dp[nt][2 + j] - ds);
+		}
+	}
+}
+
+/* dq[rows of the tile] += scale dS K: warp w takes query rows
+ * 16 (w % 4) .. + 16 and BWD_DW columns from (w / 4) BWD_DW. */
+template <int D>
+static __device__ __forceinline__ void bwd_dq(const fl_params &p,
+					      const bwd_smem &sm, int b, int h,
+					      int q0, int warp, int lane)
+{
+	int qg = warp & 3, dh = warp >> 2;
+	float acc[BWD_DW / 8][4];
+
+#pragma unroll
+	for (int nt = 0; nt < BWD_DW / 8; nt++)
+		acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
+#pragma unroll
+	for (int kc = 0; kc < BWD_BN; kc += 16) {
+		uint32_t a[4];
+
+		fl_frag_a_t<BWD_BM>(a, sm.s, qg * 16, kc, lane);
+#pragma unroll
+		for (int dp = 0; dp < BWD_DW / 16; dp++) {
+			uint32_t bb[4];
+
+			fl_frag_b_t<D>(bb, sm.k, dh * BWD_DW + dp * 16, kc, lane);
+			fl_mma(acc[2 * dp], a, bb[0], bb[1]);
+			fl_mma(acc[2 * dp + 1], a, bb[2], bb[3]);
+		}
+	}
+#pragma unroll
+	for (int r = 0; r < 2; r++) {
+		int row = q0 + qg * 16 + (lane >> 2) + 8 * r;
+		float *g;
+
+		if (row >= p.sq)
+			continue;
+		g = p.dq + (((long long)b * p.sq + row) * p.nh + h) * D +
+		    dh * BWD_DW + (lane & 3) * 2;
+#pragma unroll
+		for (int nt = 0; nt < BWD_DW / 8; nt++)
+			atomicAdd((float2 *)(g + nt * 8),
+				  make_float2(p.scale * acc[nt][2 * r],
+					      p.scale * acc[nt][2 * r + 1]));
+	}
+}
+
+/* One query tile against the block's keys: dv, dk in registers, dq by
+ * atomics. sm.q, sm.o, sm.l2, sm.ds, sm.qp point at the current buffer. */
+template <int D>
+static __device__ __forceinline__ void bwd_item(const fl_params &p,
+						const bwd_smem &sm,
+						float dk[D / 8][4],
+						float dv[D / 8][4], int full,
+						int kp0, int kp1, int b, int h,
+						int q0, int warp, int lane)
+{
+	float pt[BWD_BM / 8][4], dp[BWD_BM / 8][4];
+
+	bwd_rows_t<D>(pt, sm.k, sm.q, warp, lane);
+	bwd_rows_t<D>(dp, sm.v, sm.o, warp, lane);
+	bwd_softmax(p, pt, dp, sm, full, kp0, kp1, lane);
+	bwd_acc<D>(dv, pt, sm.o, lane);
+	bwd_acc<D>(dk, dp, sm.q, lane);
+#pragma unroll
+	for (int nt = 0; nt < BWD_BM / 8; nt++) {
+#pragma unroll
+		for (int r = 0; r < 2; r++) {
+			int row = warp * 16 + (lane >> 2) + 8 * r;
+
+			*(uint32_t *)(sm.s + fl_off<BWD_BM>(row, nt) +
+				      (lane & 3) * 2) =
+				fl_pack(dp[nt][2 * r], dp[nt][2 * r + 1]);
+		}
+	}
+	__syncthreads();
+	bwd_dq<D>(p, sm, b, h, q0, warp, lane);
+}
+
+/* dk += scale acc_k, dv += acc_v for the warp's rows (the block owns them:
+ * no other block writes these rows in this launch). */
+template <int D>
+static __device__ __forceinline__ void bwd_store(const fl_params &p,
+						 float dk[D / 8][4],
+						 float dv[D / 8][4], int b,
+						 int g, int kr, int lane)
+{
+#pragma unroll
+	for (int r = 0; r < 2; r++) {
+		int row = kr + 8 * r;
+		long long off;
+
+		if (row >= p.sk)
+			continue;
+		off = (((long long)b * p.sk + row) * p.nkv + g) * D + (lane & 3) * 2;
+#pragma unroll
+		for (int dt = 0; dt < D / 8; dt++) {
+			float2 *xk = (float2 *)(p.dk + off + dt * 8);
+			float2 *xv = (float2 *)(p.dv + off + dt * 8);
+			float2 vk = *xk, vv = *xv;
+
+			vk.x += p.scale * dk[dt][2 * r];
+			vk.y += p.scale * dk[dt][2 * r + 1];
+			vv.x += dv[dt][2 * r];
+			vv.y += dv[dt][2 * r + 1];
+			*xk = vk;
+			*xv = vv;
+		}
+	}
+}
+
+/* Query and dout tiles of item `it` (cp.async) into buffer `buf`. */
+template <int D>
+static __device__ __forceinline__ void bwd_load(const fl_params &p,
+						fl_bf16 *sq_base,
+						fl_bf16 *so_base, int it,
+						int b, int g, int tid)
+{
+	int nqt = (p.sq + BWD_BM - 1) / BWD_BM;
+	int h = g * (p.nh / p.nkv) + it / nqt;
+	long long off = ((long long)b * p.sq * p.nh + h) * D;
+	long long ld = (long long)p.nh * D;
+
+	fl_load_tile<BWD_BM, D, BWD_NT>(sq_base, p.q + off, ld,
+				       (it % nqt) * BWD_BM, p.sq, tid);
+	fl_load_tile<BWD_BM, D, BWD_NT>(so_base, p.dout + off, ld,
+				       (it % nqt) * BWD_BM, p.sq, tid);
+}
+
+static __device__ __forceinline__ void bwd_smem_at(bwd_smem *sm,
+						   unsigned char *base, int D,
+						   int buf)
+{
+	fl_bf16 *t = (fl_bf16 *)base;
+
+	sm->k = t;
+	sm->v = t + BWD_BN * D;
+	sm->q = t + 2 * BWD_BN * D + buf * BWD_BM * D;
+	sm->o = t + 2 * BWD_BN * D + 2 * BWD_BM * D + buf * BWD_BM * D;
+	sm->s = t + 2 * BWD_BN * D + 4 * BWD_BM * D;
+	sm->l2 = (float *)(sm->s + BWD_BN * BWD_BM) + buf * BWD_BM;
+	sm->ds = (float *)(sm->s + BWD_BN * BWD_BM) + (2 + buf) * BWD_BM;
+	sm->qp = (int *)(sm->s + BWD_BN * BWD_BM) + (4 + buf) * BWD_BM;
+	sm->cls = (unsigned char *)((int *)(sm->s + BWD_BN * BWD_BM) + 6 * BWD_BM);
+}
+
+/* Grid: (key tiles, nkv, batch); the first key tiles, attended by the most
+ * queries under a causal mask, start first. */
+template <int D>
+__global__ void __launch_bounds__(BWD_NT, 8 / BWD_NW)
+fl_bwd_kernel(const fl_params p)
+{
+	extern __shared__ __align__(128) unsigned char fl_sm[];
+	int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+	int g = blockIdx.y, b = blockIdx.z, k0 = blockIdx.x * BWD_BN;
+	int nqt = (p.sq + BWD_BM - 1) / BWD_BM, grp = p.nh / p.nkv;
+	int nit = nqt * grp, kr = k0 + warp * 16 + (lane >> 2);
+	int kp0 = kr < p.sk ? fl_pos(p.kpos, kr) : INT_MAX;
+	int kp1 = kr + 8 < p.sk ? fl_pos(p.kpos, kr + 8) : INT_MAX;
+	long long koff = ((long long)b * p.sk * p.nkv + g) * D;
+	float dk[D / 8][4], dv[D / 8][4];
+	int kmin, kmax, kall, full, it;
+	bwd_smem sm;
+
+	fl_range(p.kpos, k0, BWD_BN, p.sk, lane, &kmin, &kmax, &kall);
+	bwd_smem_at(&sm, fl_sm, D, 0);
+	fl_classify(p.qpos, p.sq, BWD_BM, kmin, kmax, kall, 0, sm.cls, tid,
+		    BWD_NT);
+	__syncthreads();
+	it = fl_next(sm.cls, 0, nit, nqt, &full);
+	if (it >= nit)
+		return;
+#pragma unroll
+	for (int dt = 0; dt < D / 8; dt++) {
+		dk[dt][0] = dk[dt][1] = dk[dt][2] = dk[dt][3] = 0.0f;
+		dv[dt][0] = dv[dt][1] = dv[dt][2] = dv[dt][3] = 0.0f;
+	}
+	fl_load_tile<BWD_BN, D, BWD_NT>(sm.k, p.k + koff, (long long)p.nkv * D,
+				       k0, p.sk, tid);
+	fl_load_tile<BWD_BN, D, BWD_NT>(sm.v, p.v + koff, (long long)p.nkv * D,
+				       k0, p.sk, tid);
+	bwd_load<D>(p, sm.q, sm.o, it, b, g, tid);
+	fl_commit();
+	if (tid < BWD_BM)
+		bwd_row(p, b, g * grp + it / nqt, (it % nqt) * BWD_BM + tid,
+			&sm.l2[tid], &sm.ds[tid], &sm.qp[tid]);
+	for (int buf = 0; it < nit; buf ^= 1) {
+		int fulln, itn = fl_next(sm.cls, it + 1, nit, nqt, &fulln);
+		float nl2 = 0.0f, nds = 0.0f;
+		int nqp = 0;
+		bwd_smem nx;
+
+		bwd_smem_at(&sm, fl_sm, D, buf);
+		bwd_smem_at(&nx, fl_sm, D, buf ^ 1);
+		if (itn < nit) {
+			bwd_load<D>(p, nx.q, nx.o, itn, b, g, tid);
+			if (tid < BWD_BM)
+				bwd_row(p, b, g * grp + itn / nqt,
+					(itn % nqt) * BWD_BM + tid, &nl2, &nds,
+					&nqp);
+		}
+		fl_commit();
+		fl_wait<1>();
+		__syncthreads();
+		bwd_item<D>(p, sm, dk, dv, full, kp0, kp1, b, g * grp + it / nqt,
+			    (it % nqt) * BWD_BM, warp, lane);
+		if (itn < nit && tid < BWD_BM) {
+			nx.l2[tid] = nl2;
+			nx.ds[tid] = nds;
+			nx.qp[tid] = nqp;
+		}
+		__syncthreads();
+		it = itn;
+		full = fulln;
+	}
+	bwd_store<D>(p, dk, dv, b, g, kr, lane);
+}
+
+template <int D>
+static int fl_bwd_launch(const fl_params &p, cudaStream_t st)
+{
+	size_t smem = (size_t)(2 * BWD_BN + 4 * BWD_BM) * D * sizeof(fl_bf16) +
+		      (size_t)BWD_BN * BWD_BM * sizeof(fl_bf16) +
+		      6 * BWD_BM * sizeof(float) + fl_cls_bytes(p.sq, BWD_BM);
+	long long rows = (long long)p.batch * p.sq * p.nh;
+	dim3 grid((p.sk + BWD_BN - 1) / BWD_BN, p.nkv, p.batch);
+
+	fl_dsum_kernel<D><<<(unsigned)((rows + 7) / 8), 256, 0, st>>>(p, rows);
+	FL_CHECK(cudaGetLastError());
+	FL_CHECK(cudaFuncSetAttribute(fl_bwd_kernel<D>,
+				      cudaFuncAttributeMaxDynamicSharedMemorySize,
+				      (int)smem));
+	fl_bwd_kernel<D><<<grid, BWD_NT, smem, st>>>(p);
+	FL_CHECK(cudaGetLastError());
+	return 0;
+}
+
+int fl_bwd_run(const fl_params &p, int hd, cudaStream_t st)
+{
+	return hd == 64 ? fl_bwd_launch<64>(p, st) : fl_bwd_launch<128>(p, st);
+}
+
+extern "C" int kern_flash_bwd(void *stream, const struct kern_attn *a,
+			      const uint16_t *q, const uint16_t *k,
+			      const uint16_t *v, const uint16_t *o,
+			      const float *lse, const uint16_t *dout,
+			      const int32_t *qpos, const int32_t *kpos,
+			      float *dsum, float *dq, float *dk, float *dv)
+{
+	int rc = fl_check(a, "kern_flash_bwd");
+	fl_params p;
+
+	if (rc)
+		return rc;
+	if (!q || !k || !v || !o || !lse || !dout || !dsum || !dq || !dk ||
+	    !dv) {
+		fprintf(stderr, "kern_flash: kern_flash_bwd: NULL tensor\n");
+		return KERN_EINVAL;
+	}
+	if (a->sq == 0 || a->sk == 0)
+		return 0;
+	p = fl_make(a);
+	p.q = (const fl_bf16 *)q;
+	p.k = (const fl_bf16 *)k;
+	p.v = (const fl_bf16 *)v;
+	p.o = (const fl_bf16 *)o;
+	p.dout = (const fl_bf16 *)dout;
+	p.lse_in = lse;
+	p.dsum = dsum;
+	p.dq = dq;
+	p.dk = dk;
+	p.dv = dv;
+	p.qpos = qpos;
+	p.kpos = kpos;
+	return fl_bwd_run(p, (int)a->hd, (cudaStream_t)stream);
+}
