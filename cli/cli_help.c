@@ -105,7 +105,7 @@ static const struct {
 	  "rank issues with NCCL semantics. Each call comes out ok, hang,\n"
 	  "mismatch or error; every finding names the collective, who arrived,\n"
 	  "who is missing and why. Exit 1 when a call is not ok. The call table\n"
-	  "is calls.md's; gtplan.calls in the config adds or overrides rows.\n"
+	  "is docs/calls.md's; gtplan.calls in the config adds or overrides rows.\n"
 	  "\n"
 	  "Then it estimates each call's time (alpha-beta collectives over\n"
 	  "NVLink inside a node, the network across; compute at a fraction of\n"

@@ -481,7 +481,7 @@ static void check_optimizer(const struct side *ss, const struct side *sl,
 		d = diag_add(diags, "GT733", DIAG_NOLOC, NULL,
 			     "a layout change (TP %lld -> %lld, G %lld -> %lld, "
 			     "D %lld -> %lld, PP %lld -> %lld) needs the %s "
-			     "optimizer format (seed 004); gtplan.stack."
+			     "optimizer format (Megatron-LM PR #7162); gtplan.stack."
 			     "optimizer_ckpt_format is not set, so gtplan "
 			     "cannot tell whether the run uses it",
 			     a->tp, b->tp, a->gtp, b->gtp, a->dp_replicate,

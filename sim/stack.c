@@ -53,19 +53,19 @@ static const struct preset presets[] = {
 	  "NeMo-RL PR #4512 at its pins (NeMo-RL e3248a60, Megatron-Bridge "
 	  "ec835530, Megatron-LM b4d72b79)",
 	  { "refit_gather: tp_only  -- Bridge's export gathers TP only "
-	    "(param_mapping.py:1331): [R/G, k] instead of [R, k] (seed 000)",
+	    "(param_mapping.py:1331): [R/G, k] instead of [R, k] (NeMo-RL PR #4512 review)",
 	    "rng_state_group: dp_cp  -- get_rng_state keys the RNG state by "
-	    "dp_cp, without GTP: G peers claim one key (seed 000)",
+	    "dp_cp, without GTP: G peers claim one key (NeMo-RL PR #4512 review)",
 	    "replica_group: dp_cp  -- Bridge derives replica_id from dp_cp: "
-	    "G main replicas of norms and biases (seed 002)",
+	    "G main replicas of norms and biases (NeMo-RL PR #4512)",
 	    "inference_layout_compare: without_shards  -- "
 	    "dedicated_inference_megatron_cfg compares TP, PP, EP, ETP, CP but "
-	    "not the shard counts (seed 002)",
+	    "not the shard counts (NeMo-RL PR #4512)",
 	    "transformer_engine: 2.14.1  -- NeMo-RL pins TE v2.14.1; GTP needs "
-	    "2.19 (seed 002)",
+	    "2.19 (NeMo-RL PR #4512)",
 	    "megatron_core_gtp_fixes: false  -- Megatron-LM PR #6940 (bias "
 	    "sizing, tied embeddings, inference groups) is not in the pin "
-	    "(seed 002)",
+	    "(NeMo-RL PR #4512)",
 	    "driver_layout: 5d  -- the PR adds a fifth driver axis for GTP; "
 	    "a preset cannot change the plan's layout: set "
 	    "gtplan.driver_layout: 5d (or --layout 5d) to plan it",
