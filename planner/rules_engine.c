@@ -17,7 +17,9 @@
  *    needs async_engine; expert_parallel_size > 1 must be a multiple of TP
  *    (vLLM's EP = DP x TP).
  * The generation engine serves only the algorithms that generate (GRPO,
- * PPO, distillation); the Megatron backend's layout is rules_model.c's.
+ * PPO, distillation); a config without an algorithm section is checked
+ * when it sets policy.generation. The Megatron backend's layout is
+ * rules_model.c's.
  */
 #include "framework.h"
 
@@ -42,13 +44,17 @@ static int vllm_tp_fits(long long tp, const void *ctx)
 	       (v->mla || v->kv % tp == 0 || tp % v->kv == 0);
 }
 
+/* The algorithm generates, or the config has no algorithm section (a
+ * fragment, a recipe's policy file): policy.generation, when it is set,
+ * is checked then too. */
 static int generates(const struct fw *f)
 {
 	return !strcmp(f->algorithm, "grpo") || !strcmp(f->algorithm, "ppo") ||
-	       !strcmp(f->algorithm, "distillation");
+	       !strcmp(f->algorithm, "distillation") || !f->algorithm[0];
 }
 
-/* vLLM's TP against the model (GT610-GT612): the first rule it breaks. */
+/* vLLM's TP against the model (GT610-GT612): every rule it breaks, each
+ * with the sizes that satisfy all three. */
 static void vllm_shape(struct fw *f, long long tp)
 {
 	const char *at = VLLM "tensor_parallel_size";
@@ -58,7 +64,7 @@ static void vllm_shape(struct fw *f, long long tp)
 		VLLM_VOCAB_PADDING * VLLM_VOCAB_PADDING,
 		f->m.multi_latent_attention,
 	};
-	char valid[128];
+	char valid[128], pad[96];
 	struct diag *d;
 
 	if (!f->m.shape_known || tp < 1 || vllm_tp_fits(tp, &v))
@@ -74,7 +80,10 @@ static void vllm_shape(struct fw *f, long long tp)
 			     "parallel size)", tp, v.heads);
 		diag_note(d, f->m.loc, "%s has %lld attention heads",
 			  f->m.name, v.heads);
-	} else if (!v.mla && v.kv % tp && tp % v.kv) {
+		diag_hint(d, "use policy.generation.vllm_cfg."
+			  "tensor_parallel_size %s", valid);
+	}
+	if (!v.mla && v.kv % tp && tp % v.kv) {
 		d = diag_add(f->diags, "GT611", fw_loc(f, at), at,
 			     "vLLM tensor parallel size %lld and the %lld KV "
 			     "heads neither divide each other (vLLM's "
@@ -82,26 +91,26 @@ static void vllm_shape(struct fw *f, long long tp)
 			     "replicates them TP / KV times)", tp, v.kv);
 		diag_note(d, f->m.loc, "%s has %lld KV heads", f->m.name,
 			  v.kv);
-	} else {
-		char pad[96];
-
-		if (v.padded_vocab != f->m.vocab_size)
-			snprintf(pad, sizeof(pad), "%lld padded to a multiple "
-				 "of %d", f->m.vocab_size, VLLM_VOCAB_PADDING);
-		else
-			snprintf(pad, sizeof(pad), "already a multiple of %d",
-				 VLLM_VOCAB_PADDING);
-		d = diag_add(f->diags, "GT612", fw_loc(f, at), at,
-			     "vLLM tensor parallel size %lld must divide its "
-			     "vocabulary of %lld rows (%s): %lld / %lld = %.2f "
-			     "rows per rank (VocabParallelEmbedding)", tp,
-			     v.padded_vocab, pad, v.padded_vocab, tp,
-			     (double)v.padded_vocab / (double)tp);
-		diag_note(d, f->m.loc, "%s has a vocabulary of %lld",
-			  f->m.name, f->m.vocab_size);
+		diag_hint(d, "use policy.generation.vllm_cfg."
+			  "tensor_parallel_size %s", valid);
 	}
-	diag_hint(d, "use policy.generation.vllm_cfg.tensor_parallel_size "
-		  "%s", valid);
+	if (v.padded_vocab % tp == 0)
+		return;
+	if (v.padded_vocab != f->m.vocab_size)
+		snprintf(pad, sizeof(pad), "%lld padded to a multiple of %d",
+			 f->m.vocab_size, VLLM_VOCAB_PADDING);
+	else
+		snprintf(pad, sizeof(pad), "already a multiple of %d",
+			 VLLM_VOCAB_PADDING);
+	d = diag_add(f->diags, "GT612", fw_loc(f, at), at,
+		     "vLLM tensor parallel size %lld must divide its "
+		     "vocabulary of %lld rows (%s): %lld / %lld = %.2f rows per "
+		     "rank (VocabParallelEmbedding)", tp, v.padded_vocab, pad,
+		     v.padded_vocab, tp, (double)v.padded_vocab / (double)tp);
+	diag_note(d, f->m.loc, "%s has a vocabulary of %lld", f->m.name,
+		  f->m.vocab_size);
+	diag_hint(d, "use policy.generation.vllm_cfg.tensor_parallel_size %s",
+		  valid);
 }
 
 /* One model-parallel size m = TP x PP a world of w GPUs holds. */

@@ -449,8 +449,12 @@ void framework_check(const struct plan *p, const struct cfg_node *root,
 		f.vpp = v;
 	if (p->tp < 1 || p->pp < 1 || p->cp < 1)
 		return;  /* sizes the schema refused */
-	fw_model_rules(&f);
 	fw_engine_rules(&f);
+	/* one root cause, one error: the rules below would judge the
+	 * default that stands in for a refused size */
+	if (p->sizes_refused)
+		return;
+	fw_model_rules(&f);
 	fw_coupling_rules(&f);
 	fw_batch_rules(&f);
 	fw_state_rules(&f);
