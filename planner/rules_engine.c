@@ -67,10 +67,15 @@ static void vllm_shape(struct fw *f, long long tp)
 	char valid[128], pad[96];
 	struct diag *d;
 
-	if (!f->m.shape_known || tp < 1 || vllm_tp_fits(tp, &v))
+	/* each rule whose fields the shape gives */
+	if (v.heads < 1 || tp < 1)
 		return;
 	if (v.kv < 1)
 		v.kv = v.heads;
+	if (f->m.vocab_size < 1)
+		v.padded_vocab = tp;  /* no vocabulary rule */
+	if (vllm_tp_fits(tp, &v))
+		return;
 	fw_list(valid, sizeof(valid), tp, v.heads, 8, vllm_tp_fits, &v);
 	if (v.heads % tp) {
 		d = diag_add(f->diags, "GT610", fw_loc(f, at), at,
@@ -78,8 +83,8 @@ static void vllm_shape(struct fw *f, long long tp)
 			     "%lld attention heads (vLLM: total number of "
 			     "attention heads must be divisible by tensor "
 			     "parallel size)", tp, v.heads);
-		diag_note(d, f->m.loc, "%s has %lld attention heads",
-			  f->m.name, v.heads);
+		fw_model_note(f, d, "num_attention_heads",
+			      "has %lld attention heads", v.heads);
 		diag_hint(d, "use policy.generation.vllm_cfg."
 			  "tensor_parallel_size %s", valid);
 	}
@@ -89,12 +94,12 @@ static void vllm_shape(struct fw *f, long long tp)
 			     "heads neither divide each other (vLLM's "
 			     "QKVParallelLinear splits KV heads over TP or "
 			     "replicates them TP / KV times)", tp, v.kv);
-		diag_note(d, f->m.loc, "%s has %lld KV heads", f->m.name,
-			  v.kv);
+		fw_model_note(f, d, "num_query_groups", "has %lld KV heads",
+			      v.kv);
 		diag_hint(d, "use policy.generation.vllm_cfg."
 			  "tensor_parallel_size %s", valid);
 	}
-	if (v.padded_vocab % tp == 0)
+	if (f->m.vocab_size < 1 || v.padded_vocab % tp == 0)
 		return;
 	if (v.padded_vocab != f->m.vocab_size)
 		snprintf(pad, sizeof(pad), "%lld padded to a multiple of %d",
@@ -107,8 +112,8 @@ static void vllm_shape(struct fw *f, long long tp)
 		     "vocabulary of %lld rows (%s): %lld / %lld = %.2f rows per "
 		     "rank (VocabParallelEmbedding)", tp, v.padded_vocab, pad,
 		     v.padded_vocab, tp, (double)v.padded_vocab / (double)tp);
-	diag_note(d, f->m.loc, "%s has a vocabulary of %lld", f->m.name,
-		  f->m.vocab_size);
+	fw_model_note(f, d, "vocab_size", "has a vocabulary of %lld",
+		      f->m.vocab_size);
 	diag_hint(d, "use policy.generation.vllm_cfg.tensor_parallel_size %s",
 		  valid);
 }
