@@ -319,7 +319,7 @@ static void warn_unknown_name(const char *name,
 		     : placeholder ? "model_name '%s' is not a Hugging Face "
 				     "model id (a placeholder to fill in?), so "
 				     "gtplan cannot look the model up; " SKIPPED
-		     : "model '%s' is neither in gtplan's catalog nor in the "
+		     : "model '%s' is not in gtplan's catalog nor in the "
 		       "local Hugging Face cache; " SKIPPED, name);
 	diag_hint(d, NEEDED_HOWTO "; or point gtplan.model.hf_config (or "
 		  "--model-config) at its config.json");

@@ -123,11 +123,13 @@ static int pick_snapshot(const char *repo, char *rev, size_t len)
 	d = opendir(p);
 	if (!d)
 		return 0;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.' &&
-		    (!rev[0] || strcmp(e->d_name, rev) < 0) &&
-		    strlen(e->d_name) < len)
-			snprintf(rev, len, "%s", e->d_name);
+	while ((e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+
+		if (e->d_name[0] != '.' && n < len &&
+		    (!rev[0] || strcmp(e->d_name, rev) < 0))
+			memcpy(rev, e->d_name, n + 1);
+	}
 	closedir(d);
 	return rev[0] != '\0';
 }

@@ -152,6 +152,32 @@ static long long layers_of(const struct plan *p, const struct model_shape *m,
 	return n;
 }
 
+/* The logits path on the last stage, per TP slice of the padded
+ * vocabulary and CP chunk of the sequence, for the larger of a train and
+ * a log-prob micro-batch (they do not overlap):
+ *  - train: the output layer's bf16 logits (2 B per element), their fp32
+ *    copy (4), the softmax kept for backward (4) and its gradient (4) =
+ *    14 B (NeMo-RL nemo_rl/distributed/model_utils.py DistributedLogprob:
+ *    logits.float(), exp_, save_for_backward(softmax); backward writes
+ *    the gradient of the same shape);
+ *  - log-prob passes (the policy's get_logprobs, the reference policy's,
+ *    a teacher's top-k): bf16 logits, fp32 copy and log-softmax, 10 B,
+ *    for logprob_batch_size samples (GRPO, PPO, distillation) or the
+ *    train micro-batch (DPO's reference pass takes 2 x
+ *    train_micro_batch_size, as train does).
+ * DPO and reward models train chosen and rejected responses of a pair in
+ * one micro-batch, so `micro` is already doubled for them. */
+static double logits_bytes(const struct prog_opts *o,
+			   const struct cost_settings *s, long long micro,
+			   double tokens_per_sample, double vocab_slice)
+{
+	double lp = (double)(o->logprob_micro_batch > 0 && !s->pairs ?
+			     o->logprob_micro_batch : micro);
+	double train = 14.0 * (double)micro, fwd = 10.0 * lp;
+
+	return (train > fwd ? train : fwd) * tokens_per_sample * vocab_slice;
+}
+
 static void stage_memory(const struct plan *p, const struct model_shape *m,
 			 const struct prog_opts *o,
 			 const struct cost_settings *s, long long stage,
@@ -166,7 +192,8 @@ static void stage_memory(const struct plan *p, const struct model_shape *m,
 	long long layers = layers_of(p, m, o, stage), mtp = m->mtp_num_layers;
 	int first = stage == 0, last = stage == pp - 1;
 	int sp = o->sequence_parallel && tp > 1;
-	long long micro = p->micro_batch > 0 ? p->micro_batch : 1;
+	long long micro = (p->micro_batch > 0 ? p->micro_batch : 1) *
+			  (s->pairs ? 2 : 1);
 	long long mbs = prog_microbatches(p, micro);
 	double seq = (double)o->seq_length, cp = p->cp > 0 ? (double)p->cp : 1;
 	double tokens = (double)micro * seq / cp, th = tokens * (double)h;
@@ -214,12 +241,9 @@ static void stage_memory(const struct plan *p, const struct model_shape *m,
 	}
 	ms->item[MEM_ACTIVATIONS] = (double)(layers + mtp) *
 		(double)ms->in_flight * stored + (layers + mtp ? work : 0);
-	/* the fp32 logits of the larger of a train and a log-prob
-	 * micro-batch (logprob_batch_size) live on the last stage */
 	if (last && !s->fused_logprobs)
-		ms->item[MEM_LOGITS] = (double)(o->logprob_micro_batch > micro ?
-			o->logprob_micro_batch : micro) * seq / cp *
-			(double)(vpad / tp) * 4;
+		ms->item[MEM_LOGITS] = logits_bytes(o, s, micro, seq / cp,
+						    (double)(vpad / tp));
 	for (int i = 0; i < MEM_ITEMS; i++)
 		ms->total += ms->item[i];
 	ms->optimistic = ms->total - ms->item[MEM_ACTIVATIONS] +
@@ -273,6 +297,7 @@ int cost_memory(const struct plan *p, const struct model_shape *m,
 		struct cost_memory *out)
 {
 	struct prog_opts dflt;
+	struct model_shape approx;
 	long long pp = p->pp > 0 ? p->pp : 1;
 	int over = 0, tight = 0;
 
@@ -287,6 +312,13 @@ int cost_memory(const struct plan *p, const struct model_shape *m,
 		out->status = out->stages[0].total > out->capacity ?
 			      MEM_EXCEEDS : MEM_FITS;
 		return 0;
+	}
+	if (m && !m->known && m->shape_known && m->ffn_hidden_size > 0) {
+		/* approximate sizes: uniform layers of the given sizes */
+		approx = *m;
+		approx.known = 1;
+		m = &approx;
+		out->approximate = 1;
 	}
 	if (!m || !m->known) {
 		out->skipped = "the model's shape is unknown";
@@ -381,8 +413,9 @@ int cost_check_memory(const struct cost_memory *mem,
 			"training needs at least %.1f GiB per GPU on pipeline "
 			"stage %lld, more than the %.0f GiB a GPU has, even "
 			"with activations cut to the layer inputs: %s "
-			"(estimate)", ms->optimistic / GIB, ms->stage,
-			mem->capacity / GIB, what);
+			"(estimate%s)", ms->optimistic / GIB, ms->stage,
+			mem->capacity / GIB, what, mem->approximate ?
+			"; the model's sizes are approximate" : "");
 		if (d)
 			diag_hint(d, "shard the model over more GPUs: a larger "
 				  "tensor_parallel_num_weight_shards (GTP size "
@@ -395,8 +428,10 @@ int cost_check_memory(const struct cost_memory *mem,
 			"training may not fit in GPU memory: the estimate is "
 			"%.1f GiB per GPU on pipeline stage %lld, above the "
 			"%.0f GiB a GPU has: %s; with activation recompute it "
-			"would be %.1f GiB", ms->total / GIB, ms->stage,
-			mem->capacity / GIB, what, ms->optimistic / GIB);
+			"would be %.1f GiB%s", ms->total / GIB, ms->stage,
+			mem->capacity / GIB, what, ms->optimistic / GIB,
+			mem->approximate ? " (the model's sizes are "
+			"approximate)" : "");
 		if (d)
 			diag_hint(d, "set policy.megatron_cfg."
 				  "activation_checkpointing: true, use a "
