@@ -154,28 +154,27 @@ static long long layers_of(const struct plan *p, const struct model_shape *m,
 
 /* The logits path on the last stage, per TP slice of the padded
  * vocabulary and CP chunk of the sequence, for the larger of a train and
- * a log-prob micro-batch (they do not overlap):
- *  - train: the output layer's bf16 logits (2 B per element), their fp32
- *    copy (4), the softmax kept for backward (4) and its gradient (4) =
- *    14 B (NeMo-RL nemo_rl/distributed/model_utils.py DistributedLogprob:
- *    logits.float(), exp_, save_for_backward(softmax); backward writes
- *    the gradient of the same shape);
- *  - log-prob passes (the policy's get_logprobs, the reference policy's,
- *    a teacher's top-k): bf16 logits, fp32 copy and log-softmax, 10 B,
- *    for logprob_batch_size samples (GRPO, PPO, distillation) or the
- *    train micro-batch (DPO's reference pass takes 2 x
- *    train_micro_batch_size, as train does).
- * DPO and reward models train chosen and rejected responses of a pair in
- * one micro-batch, so `micro` is already doubled for them. */
+ * a log-prob micro-batch (they do not overlap). NeMo-RL's
+ * DistributedLogprob (nemo_rl/distributed/model_utils.py) keeps the
+ * output layer's bf16 logits (2 B per element), casts them to fp32 (4)
+ * and subtracts the row maximum into a second fp32 tensor (4) in which
+ * the softmax is computed in place; train saves that softmax for backward
+ * and turns it into the gradient in place. Peak: 10 B per element, in
+ * train and in every log-prob pass (the policy's get_logprobs, the
+ * reference policy's, a teacher's top-k), which take logprob_batch_size
+ * samples (GRPO, PPO, distillation) or the train micro-batch (DPO's
+ * reference pass takes 2 x train_micro_batch_size, as train does). DPO
+ * and reward models train chosen and rejected responses of a pair in one
+ * micro-batch, so `micro` is already doubled for them. */
 static double logits_bytes(const struct prog_opts *o,
 			   const struct cost_settings *s, long long micro,
 			   double tokens_per_sample, double vocab_slice)
 {
-	double lp = (double)(o->logprob_micro_batch > 0 && !s->pairs ?
-			     o->logprob_micro_batch : micro);
-	double train = 14.0 * (double)micro, fwd = 10.0 * lp;
+	long long lp = o->logprob_micro_batch > 0 && !s->pairs ?
+		       o->logprob_micro_batch : micro;
 
-	return (train > fwd ? train : fwd) * tokens_per_sample * vocab_slice;
+	return 10.0 * (double)(lp > micro ? lp : micro) * tokens_per_sample *
+	       vocab_slice;
 }
 
 static void stage_memory(const struct plan *p, const struct model_shape *m,
@@ -190,6 +189,7 @@ static void stage_memory(const struct plan *p, const struct model_shape *m,
 	double dshard, dslice, eshard, eslice;
 	double repl = (double)model_layer_replicated_params(m);
 	long long layers = layers_of(p, m, o, stage), mtp = m->mtp_num_layers;
+	long long first_layer = 0, moe_layers;
 	int first = stage == 0, last = stage == pp - 1;
 	int sp = o->sequence_parallel && tp > 1;
 	long long micro = (p->micro_batch > 0 ? p->micro_batch : 1) *
@@ -205,7 +205,12 @@ static void stage_memory(const struct plan *p, const struct model_shape *m,
 	if (mtp < 0 || !last)
 		mtp = 0;
 	pd = (double)layers * (dshard + repl);
-	pe = (double)(layers + mtp) * eshard;
+	/* experts only in the stage's MoE layers (moe_layer_freq, a hybrid
+	 * pattern's E layers) and its MTP layers */
+	for (long long st = 0; st < stage; st++)
+		first_layer += layers_of(p, m, o, st);
+	moe_layers = model_moe_layers(m, first_layer, layers);
+	pe = (double)(moe_layers + mtp) * eshard;
 	if (first)
 		pd += emb;
 	if (last) {
@@ -398,9 +403,12 @@ int cost_check_memory(const struct cost_memory *mem,
 	char what[160];
 	struct diag *d;
 	size_t worst = mem->worst;
+	int hard;
 
 	if (mem->status != MEM_EXCEEDS && mem->status != MEM_TIGHT)
 		return 0;
+	/* approximate sizes never make an error: at most "may not fit" */
+	hard = mem->status == MEM_EXCEEDS && !mem->approximate;
 	if (mem->status == MEM_EXCEEDS)
 		for (size_t i = 0; i < mem->n_stages; i++)
 			if (mem->stages[i].optimistic >
@@ -408,14 +416,13 @@ int cost_check_memory(const struct cost_memory *mem,
 				worst = i;
 	ms = &mem->stages[worst];
 	biggest(ms, mem->status == MEM_EXCEEDS, what, sizeof(what));
-	if (mem->status == MEM_EXCEEDS) {
+	if (hard) {
 		d = diag_add(diags, "GT530", loc_of(root, key), key,
 			"training needs at least %.1f GiB per GPU on pipeline "
 			"stage %lld, more than the %.0f GiB a GPU has, even "
 			"with activations cut to the layer inputs: %s "
-			"(estimate%s)", ms->optimistic / GIB, ms->stage,
-			mem->capacity / GIB, what, mem->approximate ?
-			"; the model's sizes are approximate" : "");
+			"(estimate)", ms->optimistic / GIB, ms->stage,
+			mem->capacity / GIB, what);
 		if (d)
 			diag_hint(d, "shard the model over more GPUs: a larger "
 				  "tensor_parallel_num_weight_shards (GTP size "
@@ -431,7 +438,8 @@ int cost_check_memory(const struct cost_memory *mem,
 			"would be %.1f GiB%s", ms->total / GIB, ms->stage,
 			mem->capacity / GIB, what, ms->optimistic / GIB,
 			mem->approximate ? " (the model's sizes are "
-			"approximate)" : "");
+			"approximate: its layers are estimated as uniform "
+			"transformer layers)" : "");
 		if (d)
 			diag_hint(d, "set policy.megatron_cfg."
 				  "activation_checkpointing: true, use a "
