@@ -437,6 +437,53 @@ static const char *algorithm_of(const struct cfg_node *root)
 	return "";
 }
 
+/* GT529: a class of checks is skipped, and why (no silent skips). */
+static void skipped_notes(struct fw *f)
+{
+	const struct plan *p = f->p;
+	struct diag *d;
+
+	if (!f->algorithm[0] && p->grid_ok) {
+		d = diag_add(f->diags, "GT529", DIAG_NOLOC, NULL,
+			     "the config has no algorithm section (grpo, ppo, "
+			     "distillation, sft, dpo or rm), so the batch "
+			     "checks each algorithm adds are skipped: log-prob "
+			     "micro-batches of the rollout, validation batches, "
+			     "and the doubled batches of DPO and reward-model "
+			     "pairs%s", cfg_path(f->root, KEY_GEN_CFG) ?
+			     "; the generation (vLLM) checks run" : "");
+		diag_hint(d, "lint the full recipe (the file with the "
+			  "algorithm's section) to get them");
+	}
+	if (f->m.shape_known && !f->m.known && !f->m.config_json[0]) {
+		d = diag_add(f->diags, "GT529", f->m.loc, KEY_MODEL_NAME,
+			     "%s's layers are not uniform transformer layers "
+			     "(%s), so its sizes are approximate: the shape "
+			     "checks run, collective sizes use gtplan's default "
+			     "shape and memory is estimated from uniform layers "
+			     "(never an error)", f->m.name,
+			     f->m.hybrid_layer_pattern[0] ? "a hybrid layer "
+			     "pattern" : f->m.multi_latent_attention ?
+			     "multi-latent attention" : "gtplan's catalog marks "
+			     "them approximate");
+		diag_hint(d, "describe the model's sizes under gtplan.model "
+			  "for exact collective sizes");
+	}
+	if (f->megatron && p->grid_ok && (p->ep > 1 || p->gtp > 1 ||
+					   p->egtp > 1) &&
+	    !fw_bool(f, "checkpointing.enabled", 0) &&
+	    cfg_path(f->root, "checkpointing.enabled")) {
+		d = diag_add(f->diags, "GT529",
+			     fw_loc(f, "checkpointing.enabled"),
+			     "checkpointing.enabled", "checkpointing is off, "
+			     "so the checkpoint checks (who writes each key, "
+			     "RNG-state and replica keys under %s) are skipped",
+			     p->ep > 1 ? "expert parallelism" : "GTP");
+		diag_hint(d, "enable checkpointing (or lint the config that "
+			  "does) to check what a save would write");
+	}
+}
+
 void framework_check(const struct plan *p, const struct cfg_node *root,
 		     struct diag_list *diags)
 {
@@ -473,4 +520,5 @@ void framework_check(const struct plan *p, const struct cfg_node *root,
 	fw_coupling_rules(&f);
 	fw_batch_rules(&f);
 	fw_state_rules(&f);
+	skipped_notes(&f);
 }

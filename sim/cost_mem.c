@@ -318,10 +318,20 @@ int cost_memory(const struct plan *p, const struct model_shape *m,
 			      MEM_EXCEEDS : MEM_FITS;
 		return 0;
 	}
-	if (m && !m->known && m->shape_known && m->ffn_hidden_size > 0) {
-		/* approximate sizes: uniform layers of the given sizes */
+	if (m && !m->known && m->shape_known &&
+	    (m->ffn_hidden_size > 0 || m->moe_ffn_hidden_size > 0)) {
+		/* approximate sizes: uniform layers of the given sizes (an
+		 * MoE model's dense MLP, when not given, as an expert's) */
 		approx = *m;
 		approx.known = 1;
+		if (!approx.ffn_hidden_size)
+			approx.ffn_hidden_size = approx.moe_ffn_hidden_size;
+		if (approx.num_moe_experts && !approx.moe_ffn_hidden_size)
+			approx.moe_ffn_hidden_size = approx.ffn_hidden_size;
+		if (approx.num_moe_experts && !approx.moe_router_topk)
+			approx.moe_router_topk = 2;
+		if (!approx.kv_channels)
+			approx.kv_channels = model_head_dim(m);
 		m = &approx;
 		out->approximate = 1;
 	}
