@@ -443,14 +443,19 @@ static void skipped_notes(struct fw *f)
 	const struct plan *p = f->p;
 	struct diag *d;
 
-	if (!f->algorithm[0] && p->grid_ok) {
-		d = diag_add(f->diags, "GT529", DIAG_NOLOC, NULL,
+	/* no algorithm section: the log-prob batch check has no rollout
+	 * size (and whether batches are DPO pairs is unknown) */
+	if (!f->algorithm[0] && p->grid_ok &&
+	    cfg_path(f->root, "policy.logprob_batch_size")) {
+		d = diag_add(f->diags, "GT529", fw_loc(f, "policy."
+			     "logprob_batch_size"), "policy.logprob_batch_size",
 			     "the config has no algorithm section (grpo, ppo, "
-			     "distillation, sft, dpo or rm), so the batch "
-			     "checks each algorithm adds are skipped: log-prob "
-			     "micro-batches of the rollout, validation batches, "
-			     "and the doubled batches of DPO and reward-model "
-			     "pairs%s", cfg_path(f->root, KEY_GEN_CFG) ?
+			     "distillation, sft, dpo or rm), so the checks "
+			     "each algorithm adds are skipped: log-prob "
+			     "micro-batches against the rollout size, "
+			     "validation batches, and the doubled batches of "
+			     "DPO and reward-model pairs%s",
+			     cfg_path(f->root, KEY_GEN_CFG) ?
 			     "; the generation (vLLM) checks run" : "");
 		diag_hint(d, "lint the full recipe (the file with the "
 			  "algorithm's section) to get them");

@@ -10,7 +10,7 @@
  *    offset (pp, tp, dp_cp rank) with replica_id 0 on every rank (without
  *    EP it is keyed (pp, tp) with the dp_cp rank as replica id);
  *    dist_checkpointing/validation.py refuses duplicate keys ("Duplicate
- *    ShardedObject keys"). Before Megatron-LM PR #6858 get_rng_state
+ *    ShardedObject keys"). Before Megatron-LM PR #6858, get_rng_state
  *    passed replica_id = dp_cp rank under EP too, so the EP ranks of a
  *    (pp, tp) slot shared one key and resumed on EP rank 0's stream. ProcessGroupCollection.use_mpu_process_groups
  *    gives dp_cp without GTP (docs/notes/megatron-semantics.md §1.6).
@@ -98,7 +98,7 @@ static void rng_rule(struct fw *f)
 		  "EP is %lld here", p->ep);
 }
 
-/* GT642: Megatron-LM before PR #6858 saves one RNG state per (pp, tp)
+/* GT642: without Megatron-LM PR #6858, one RNG state per (pp, tp) slot
  * with the dp_cp rank as replica id, GTP or not; under EP the dp_cp
  * group holds EP ranks whose expert-parallel RNG streams differ. */
 static void rng_6858_rule(struct fw *f)

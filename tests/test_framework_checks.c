@@ -210,6 +210,7 @@ START_TEST(vllm_every_rule)
 
 	lint(&f, "policy:\n  model_name: google/gemma-3-27b-it\n"
 	     "  train_global_batch_size: 60\n  train_micro_batch_size: 1\n"
+	     "  logprob_batch_size: 2\n"
 	     "  megatron_cfg:\n    enabled: true\n"
 	     "    tensor_model_parallel_size: 2\n"
 	     "    sequence_parallel: true\n"
@@ -220,8 +221,11 @@ START_TEST(vllm_every_rule)
 	ck_assert_uint_eq(count(&f, "GT610"), 1);
 	ck_assert_uint_eq(count(&f, "GT611"), 1);
 	ck_assert_uint_eq(count(&f, "GT612"), 1);
-	/* the skipped per-algorithm checks are said */
+	/* the skipped per-algorithm checks (logprob_batch_size is set) are
+	 * said */
 	ck_assert_uint_eq(count(&f, "GT529"), 1);
+	ck_assert_ptr_nonnull(strstr(find(&f, "GT529")->msg, "the generation "
+				     "(vLLM) checks run"));
 	release(&f);
 }
 END_TEST
