@@ -355,12 +355,14 @@ void model_field_value(const struct model_shape *m, size_t i, char *buf,
 	buf[0] = '\0';
 	if (i >= model_n_fields || !m->origin[i])
 		return;
+	/* a field type not listed here prints nothing rather than a
+	 * misread value */
 	if (f->type == MF_TEXT)
 		snprintf(buf, len, "%s", model_text_at(w, f));
 	else if (f->type == MF_BOOL)
 		snprintf(buf, len, "%s", *model_bool_at(w, f) ? "true" :
 			 "false");
-	else
+	else if (f->type == MF_INT)
 		snprintf(buf, len, "%lld", *model_int_at(w, f));
 }
 
