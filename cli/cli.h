@@ -43,6 +43,8 @@ struct cli_opts {
 	const char *render_color;  /* render --color lane|gtp|tp|... */
 	const char *render_groups; /* render --groups gtp,tp */
 	char layout_override[48];  /* render --layout 4d|5d, as an override */
+	/* --model-config PATH, as the override ++gtplan.model.hf_config */
+	char model_config_override[1100];
 	struct launch_opts run;    /* run's own and gtplan-run's options */
 };
 

@@ -1,14 +1,17 @@
 /*
  * cmd_explain: gtplan explain (cmd.h): a diagnostic code's long story,
- * every code, a stack preset, or one rank of a config's plan: its place,
- * coordinates, lane and groups.
+ * every code, a stack preset, a config's model shape with where each value
+ * comes from, or one rank of a config's plan: its place, coordinates, lane
+ * and groups.
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "job.h"
 #include "layout.h"
+#include "model.h"
 #include "stack.h"
 
 static int explain_code(const char *code)
@@ -102,6 +105,55 @@ out:
 	return rc;
 }
 
+/* The model's shape, field by field, with where each value comes from
+ * (gtplan.model > config.json > catalog > Megatron's default). */
+static int explain_model(const struct cli_opts *o)
+{
+	struct src_set srcs;
+	struct diag_list diags, quiet;
+	struct model_shape m;
+	struct job j;
+	int rc, lrc;
+
+	src_set_init(&srcs);
+	diag_list_init(&diags, &srcs);
+	diag_list_init(&quiet, &srcs);
+	job_init(&j, o->n_overrides, o->overrides);
+	lrc = job_run(&j, o->configs[0], JOB_UPTO_CONFIG, NULL, &srcs, &diags);
+	rc = cli_report(o, &diags, stderr);
+	if (lrc || !j.root) {
+		rc = lrc == 2 ? CLI_EXIT_USAGE : CLI_EXIT_FINDINGS;
+		goto out;
+	}
+	/* its findings are lint's; here only the values */
+	model_resolve(j.root, &m, &quiet);
+	if (!m.name[0]) {
+		printf("model: none (no policy.model_name, no gtplan.model)\n");
+		goto out;
+	}
+	printf("model %s (%s)\n", m.name, o->configs[0]);
+	printf("  shape %s%s\n", m.known ? "known" : m.shape_known ?
+	       "known, sizes approximate" : "partly known or unknown",
+	       m.config_json[0] ? ", config.json read" : "");
+	if (m.config_json[0])
+		printf("  config.json %s\n", m.config_json);
+	for (size_t i = 0; i < model_field_count(); i++) {
+		char v[MODEL_TEXT_MAX];
+
+		model_field_value(&m, i, v, sizeof(v));
+		if (!v[0])
+			continue;
+		printf("  %-38s %-12s %s\n", model_field_key(i), v,
+		       model_origin_name(m.origin[i]));
+	}
+out:
+	job_release(&j);
+	diag_list_release(&quiet);
+	diag_list_release(&diags);
+	src_set_release(&srcs);
+	return rc;
+}
+
 int cmd_explain(const struct cli_opts *o)
 {
 	if (o->summary && !o->n_configs) { /* --list */
@@ -128,8 +180,11 @@ int cmd_explain(const struct cli_opts *o)
 		return cli_usage_error("unknown stack preset '%s'",
 				       o->configs[1]);
 	}
+	if (o->n_configs == 1 && !diag_rule_find(o->configs[0]) &&
+	    access(o->configs[0], F_OK) == 0)
+		return explain_model(o);
 	if (o->n_configs != 1 || o->n_overrides)
-		return cli_usage_error("%s", "explain needs a CODE, or a "
-				       "CONFIG with --rank N");
+		return cli_usage_error("%s", "explain needs a CODE, a CONFIG "
+				       "(its model), or a CONFIG with --rank N");
 	return explain_code(o->configs[0]);
 }

@@ -177,6 +177,22 @@ static int parse_args(int argc, char **argv, struct cli_opts *o)
 					"--rank needs a rank number, not '%s'",
 					argv[i]);
 			o->have_rank = 1;
+		} else if (strcmp(a, "--model-config") == 0) {
+			int n;
+
+			if (i + 1 >= argc)
+				return cli_usage_error("%s needs a config.json "
+						       "or its folder", a);
+			n = snprintf(o->model_config_override,
+				     sizeof(o->model_config_override),
+				     "++gtplan.model.hf_config='%s'", argv[++i]);
+			if (n < 0 || (size_t)n >= sizeof(o->model_config_override)
+			    || strchr(argv[i], '\''))
+				return cli_usage_error("--model-config: '%s' is "
+						       "too long or has a quote",
+						       argv[i]);
+			o->overrides[o->n_overrides++] =
+				o->model_config_override;
 		} else if (strcmp(a, "--list") == 0 && strcmp(o->cmd, "explain") == 0) {
 			o->summary = 1; /* explain --list */
 		} else if (a[0] == '-' && a[1] == '-' && strchr(a, '=') == NULL) {

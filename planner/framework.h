@@ -68,6 +68,12 @@ int fw_int(const struct fw *f, const char *path, long long *out);
 /* A boolean at `path`, `dflt` when absent or of another type. */
 int fw_bool(const struct fw *f, const char *path, int dflt);
 
+/* A note at the model (gtplan.model or policy.model_name): "NAME " fmt
+ * with `a`, then where field `key` comes from ("(config.json PATH:
+ * num_attention_heads)"). */
+void fw_model_note(const struct fw *f, struct diag *d, const char *key,
+		   const char *fmt, long long a);
+
 /* Writes the values v in [1, max] with keep(v, ctx) true, as "1, 2, 4 or
  * 8" (at most `limit` of them, nearest to `near` first, then sorted),
  * into buf. Returns how many it wrote. */

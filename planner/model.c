@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "model.h"
+#include "levenshtein.h"
 #include "model_int.h"
 
 /* ---- gtplan.model ----------------------------------------------------- */
@@ -46,6 +47,7 @@ static char *field_path(char *buf, size_t len, const char *key)
 static int apply_field(const struct model_field *f, const struct cfg_node *n,
 		       struct model_shape *m, struct diag_list *diags)
 {
+	m->origin[f - model_fields] = MODEL_FROM_GTPLAN;
 	char path[64];
 	const char *want = f->type == MF_BOOL ? "a boolean"
 			   : f->type == MF_TEXT ? "a string or null"
@@ -53,6 +55,7 @@ static int apply_field(const struct model_field *f, const struct cfg_node *n,
 			   : f->nullable ? "an integer or null" : "an integer";
 
 	if (n->kind == CFG_NULL && f->nullable) {
+		m->origin[f - model_fields] = MODEL_FROM_NONE;
 		if (f->type == MF_TEXT)
 			model_text_at(m, f)[0] = '\0';
 		else if (f->type == MF_REAL)
@@ -261,6 +264,50 @@ static int is_relative_path(const char *name)
 	       !strstr(name, "://");
 }
 
+/* The shape checks that still run on a partial shape, for GT524. */
+static void partial_checks(const struct model_shape *m, char *buf,
+			   size_t len)
+{
+	snprintf(buf, len, "%s%s%s%s", m->num_layers > 0 ?
+		 ", layers vs PP" : "", m->num_attention_heads > 0 ?
+		 ", heads and query groups vs TP and vLLM's TP" : "",
+		 m->num_moe_experts > 0 ? ", experts vs EP" : "",
+		 m->vocab_size > 0 ? ", the vocabulary's padding" : "");
+}
+
+/* GT524's "did you mean": the nearest catalog names, or NULL. */
+static void suggest_names(struct diag *d, const char *name)
+{
+	const char *best[3] = { NULL, NULL, NULL };
+	int dist[3] = { 0, 0, 0 };
+	const char *bare = strchr(name, '/') ? strchr(name, '/') + 1 : name;
+	int limit = lev_typo_limit(strlen(bare)) + 4;
+
+	for (size_t i = 0; i < model_catalog_count(); i++) {
+		const char *c = model_catalog_at(i)->name;
+		const char *cb = strchr(c, '/') ? strchr(c, '/') + 1 : c;
+		int k = lev_key_distance(bare, cb);
+
+		if (k < 0 || k > limit)
+			continue;
+		for (int j = 0; j < 3; j++)
+			if (!best[j] || k < dist[j]) {
+				for (int t = 2; t > j; t--) {
+					best[t] = best[t - 1];
+					dist[t] = dist[t - 1];
+				}
+				best[j] = c;
+				dist[j] = k;
+				break;
+			}
+	}
+	if (best[0])
+		diag_note(d, DIAG_NOLOC, "did you mean %s%s%s%s%s?", best[0],
+			  best[1] ? (best[2] ? ", " : " or ") : "",
+			  best[1] ? best[1] : "", best[2] ? " or " : "",
+			  best[2] ? best[2] : "");
+}
+
 /* GT524 for a model name without gtplan.model: why the name gives no
  * shape (a checkpoint path, an interpolation left for launch time, a
  * placeholder, or a hub id the catalog lacks), which checks are skipped
@@ -279,42 +326,97 @@ static void warn_unknown_name(const char *name,
 		     interp ? "model_name '%s' is an interpolation resolved "
 			      "only at launch, so gtplan cannot look the model "
 			      "up; " SKIPPED
-		     : local ? "model '%s' is a local path; gtplan does not "
-			       "read checkpoints, so " SKIPPED
+		     : local ? "model '%s' is a local path without a "
+			       "config.json gtplan can read, so " SKIPPED
 		     : placeholder ? "model_name '%s' is not a Hugging Face "
 				     "model id (a placeholder to fill in?), so "
 				     "gtplan cannot look the model up; " SKIPPED
-		     : "model '%s' is not in gtplan's catalog; " SKIPPED, name);
-	diag_hint(d, NEEDED_HOWTO);
+		     : "model '%s' is not in gtplan's catalog nor in the "
+		       "local Hugging Face cache; " SKIPPED, name);
+	diag_hint(d, NEEDED_HOWTO "; or point gtplan.model.hf_config (or "
+		  "--model-config) at its config.json");
+	if (!interp && !local && !placeholder)
+		suggest_names(d, name);
 }
 
-/* GT524: the shape stays unknown. */
+/* GT524: the shape stays unknown, or partly known. */
 static void warn_unknown(const char *name, const struct cfg_node *name_node,
-			 const struct cfg_node *desc, const char *missing,
+			 const struct cfg_node *desc,
+			 const struct model_shape *m, const char *missing,
 			 int shape, struct diag_list *diags)
 {
+	char runs[160], what[320];
 	struct diag *d;
 
 	if (name && !desc) {
 		warn_unknown_name(name, name_node, diags);
 		return;
 	}
+	partial_checks(m, runs, sizeof(runs));
+	if (shape)
+		snprintf(what, sizeof(what), "%s", "collective sizes and "
+			 "memory use gtplan's default shape (the shape checks "
+			 "still run)");
+	else if (runs[0])
+		snprintf(what, sizeof(what), "the checks that need them are "
+			 "skipped (collective sizes and memory among them); "
+			 "those it allows run: %s", runs + 2);
+	else
+		snprintf(what, sizeof(what), "%s", SKIPPED);
 	if (name) {
 		d = diag_add(diags, "GT524", name_node->loc, "policy.model_name",
 			     "model '%s' is not in gtplan's catalog and "
-			     "gtplan.model lacks %s; %s", name, missing,
-			     shape ? "collective sizes and memory use gtplan's "
-			     "default shape (the shape checks still run)" :
-			     SKIPPED);
+			     "gtplan.model lacks %s; %s", name, missing, what);
 		diag_note(d, desc->loc, "gtplan.model is here");
 	} else {
 		d = diag_add(diags, "GT524", desc->loc, "gtplan.model",
-			     "gtplan.model lacks %s; %s", missing,
-			     shape ? "collective sizes and memory use gtplan's "
-			     "default shape (the shape checks still run)" :
-			     SKIPPED);
+			     "gtplan.model lacks %s; %s", missing, what);
 	}
 	diag_hint(d, "add to gtplan.model: %s", missing);
+}
+
+/* Marks every field set in *m that has no origin yet as `o`. */
+static void mark_origins(struct model_shape *m, enum model_origin o)
+{
+	for (size_t i = 0; i < model_n_fields; i++) {
+		const struct model_field *f = &model_fields[i];
+		int set = f->type == MF_TEXT ? model_text_at(m, f)[0] != '\0'
+			  : f->type == MF_BOOL ? 1 : *model_int_at(m, f) != 0;
+
+		if (set && !m->origin[i])
+			m->origin[i] = (unsigned char)o;
+	}
+}
+
+/* The catalog's entry (or an empty shape), then config.json over it.
+ * Returns the approximate flag (0/1), or -1 on GT526. */
+static int resolve_base(const struct cfg_node *root, const char *name,
+			const struct cfg_node *name_node,
+			struct model_shape *m, struct diag_list *diags)
+{
+	const struct model_shape *cat = model_catalog_find(name);
+	int approximate = cat && !cat->known, hf;
+
+	if (cat) {
+		*m = *cat;
+		memset(m->origin, 0, sizeof(m->origin));
+		mark_origins(m, MODEL_FROM_CATALOG);
+	}
+	m->approximate = 0;
+	m->config_json[0] = '\0';
+	snprintf(m->name, sizeof(m->name), "%s", name ? name : "gtplan.model");
+	hf = model_hf_apply(root, name, name_node, m, diags);
+	if (hf < 0)
+		return -1;
+	if (hf > 0)
+		approximate = hf == 2;
+	if (!cat && !m->origin[model_field_find("gated_linear_unit") -
+			       model_fields]) {
+		m->gated_linear_unit = 1;  /* as every catalogued family */
+		m->origin[model_field_find("gated_linear_unit") -
+			  model_fields] = MODEL_FROM_DEFAULT;
+	}
+	return approximate;
 }
 
 int model_resolve(const struct cfg_node *root, struct model_shape *m,
@@ -322,7 +424,6 @@ int model_resolve(const struct cfg_node *root, struct model_shape *m,
 {
 	const struct cfg_node *name_node = cfg_path(root, "policy.model_name");
 	const struct cfg_node *desc = cfg_path(root, "gtplan.model");
-	const struct model_shape *cat = NULL;
 	const char *name = NULL;
 	char missing[256];
 	int rc = 0, approximate;
@@ -337,13 +438,11 @@ int model_resolve(const struct cfg_node *root, struct model_shape *m,
 	if (!name && !desc)
 		return 0;
 
-	cat = model_catalog_find(name);
-	if (cat)
-		*m = *cat;
-	else
-		m->gated_linear_unit = 1;  /* as every catalogued family */
-	approximate = cat && !cat->known;
-	snprintf(m->name, sizeof(m->name), "%s", name ? name : "gtplan.model");
+	approximate = resolve_base(root, name, name_node, m, diags);
+	if (approximate < 0) {
+		approximate = 0;
+		rc = -1;
+	}
 	m->loc = desc ? desc->loc : name_node->loc;
 	m->known = m->shape_known = 0;
 
@@ -353,7 +452,8 @@ int model_resolve(const struct cfg_node *root, struct model_shape *m,
 		/* name everything a full description needs */
 		missing_fields(m, 0, missing, sizeof(missing));
 		if (!rc)
-			warn_unknown(name, name_node, desc, missing, 0, diags);
+			warn_unknown(name, name_node, desc, m, missing, 0,
+				     diags);
 		return rc;
 	}
 	if (rc || (desc && check_combinations(m, desc, diags)))
@@ -362,14 +462,18 @@ int model_resolve(const struct cfg_node *root, struct model_shape *m,
 	/* sizes: uniform transformer layers with every size given */
 	if (m->hybrid_layer_pattern[0] || m->multi_latent_attention)
 		approximate = 1;
+	m->approximate = approximate;
 	if (missing_fields(m, 0, missing, sizeof(missing))) {
 		if (!approximate)
-			warn_unknown(name, name_node, desc, missing, 1, diags);
+			warn_unknown(name, name_node, desc, m, missing, 1,
+				     diags);
 		if (!m->num_query_groups)
 			m->num_query_groups = m->num_attention_heads;
+		mark_origins(m, MODEL_FROM_DEFAULT);
 		return 0;
 	}
 	model_fill_defaults(m);
+	mark_origins(m, MODEL_FROM_DEFAULT);
 	m->known = !approximate;
 	return 0;
 }

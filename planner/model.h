@@ -14,6 +14,8 @@
 
 /* Longest moe_layer_freq / hybrid_layer_pattern text a shape holds. */
 #define MODEL_TEXT_MAX 192
+/* At least the number of fields gtplan.model and the catalog know. */
+#define MODEL_MAX_FIELDS 32
 
 struct model_shape {
 	char name[128];        /* policy.model_name, or "gtplan.model" */
@@ -56,6 +58,21 @@ struct model_shape {
 	double layernorm_epsilon;    /* RMSNorm eps (HF rms_norm_eps) */
 	int qk_layernorm;            /* QK-norm (Qwen3) */
 	struct diag_loc loc;         /* where it was named or described */
+	/* Where each field's value came from, by model_field_key()'s index
+	 * (enum model_origin); MODEL_FROM_NONE when unset. */
+	unsigned char origin[MODEL_MAX_FIELDS];
+	/* The Hugging Face config.json read for this shape, "" when none. */
+	char config_json[512];
+	/* The sizes are estimates: the layers are not uniform transformer
+	 * layers (hybrid, multi-latent attention, gated delta net, dense
+	 * first layers, shared experts) or the family is not mapped. */
+	int approximate;
+};
+
+/* Where a shape's value comes from, lowest precedence first. */
+enum model_origin {
+	MODEL_FROM_NONE, MODEL_FROM_CATALOG, MODEL_FROM_HF,
+	MODEL_FROM_GTPLAN, MODEL_FROM_DEFAULT,
 };
 
 /* Fills *m for the config: the catalog entry for policy.model_name (if
@@ -96,14 +113,29 @@ int model_resolve(const struct cfg_node *root, struct model_shape *m,
  * Hostile-input limit: at most MODEL_CATALOG_MAX names. */
 #define MODEL_CATALOG_MAX 256
 
-/* Catalog lookup by name (case-insensitive; an "org/" prefix is optional).
- * NULL when absent. */
+/* Catalog lookup by name (case-insensitive; an "org/" prefix is optional;
+ * Hugging Face's older "Meta-Llama-..." names find their entry). NULL
+ * when absent. */
 const struct model_shape *model_catalog_find(const char *name);
 size_t model_catalog_count(void);
 const struct model_shape *model_catalog_at(size_t i);
 /* NULL when the embedded data parsed cleanly, else "data/models.txt:LINE:
  * what" (a build with a broken data file; the tests check it). */
 const char *model_catalog_error(void);
+
+/* The shape's fields by Megatron's name, for `gtplan explain`: how many,
+ * the i-th's name, its value as text ("" when unset) and its origin's
+ * name ("catalog", "config.json", "gtplan.model", "default", "unset"). */
+size_t model_field_count(void);
+const char *model_field_key(size_t i);
+void model_field_value(const struct model_shape *m, size_t i, char *buf,
+		       size_t len);
+const char *model_origin_name(int origin);
+/* Where field `key` of *m comes from, for a diagnostic's note: "gtplan's
+ * catalog", the config.json's path, "gtplan.model", "Megatron's default"
+ * or "not given". */
+void model_origin_text(const struct model_shape *m, const char *key,
+		       char *buf, size_t len);
 
 /* Per layer, whether it is an MoE layer: from hybrid_layer_pattern ('E'),
  * else moe_layer_freq (Megatron's integer or list form), else every layer

@@ -4,6 +4,7 @@
  * Part of the model module (model.h; model_int.h is its private half).
  */
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,7 @@ const struct model_field model_fields[] = {
 
 const size_t model_n_fields = sizeof(model_fields) / sizeof(model_fields[0]);
 
-static const struct model_field *field_find(const char *key)
+const struct model_field *model_field_find(const char *key)
 {
 	for (size_t i = 0; i < model_n_fields; i++)
 		if (!strcmp(model_fields[i].key, key))
@@ -225,7 +226,7 @@ static int stanza_line(struct stanza *shapes, size_t *n, unsigned line,
 		st->approximate = rest[0] == 'a';
 		return 0;
 	}
-	f = field_find(key);
+	f = model_field_find(key);
 	if (!f)
 		return catalog_fail(line, "unknown field");
 	if (set_field(&st->s, f, rest))
@@ -302,14 +303,10 @@ int model_is_local_path(const char *name)
 	       strchr(name, '\\') != NULL;
 }
 
-const struct model_shape *model_catalog_find(const char *name)
+static const struct model_shape *find_exact(const char *name)
 {
-	int bare;
+	int bare = strchr(name, '/') == NULL;
 
-	catalog_load();
-	if (!name || !*name || model_is_local_path(name))
-		return NULL;
-	bare = strchr(name, '/') == NULL;
 	for (size_t i = 0; i < catalog_n; i++) {
 		const char *c = catalog[i].name;
 
@@ -319,6 +316,101 @@ const struct model_shape *model_catalog_find(const char *name)
 			return &catalog[i];
 	}
 	return NULL;
+}
+
+/* Hugging Face's older names of catalogued models: Meta renamed
+ * meta-llama/Meta-Llama-3.1-8B-Instruct to Llama-3.1-8B-Instruct (the hub
+ * redirects the old id), so "Meta-" before the name is dropped. */
+static const struct model_shape *find_alias(const char *name)
+{
+	const char *slash = strchr(name, '/');
+	const char *bare = slash ? slash + 1 : name;
+	char alt[256];
+	int n;
+
+	if (strncasecmp(bare, "Meta-Llama-", 11))
+		return NULL;
+	n = snprintf(alt, sizeof(alt), "%.*s%s", (int)(bare - name), name,
+		     bare + 5);
+	return n > 0 && (size_t)n < sizeof(alt) ? find_exact(alt) : NULL;
+}
+
+const struct model_shape *model_catalog_find(const char *name)
+{
+	const struct model_shape *m;
+
+	catalog_load();
+	if (!name || !*name || model_is_local_path(name))
+		return NULL;
+	m = find_exact(name);
+	return m ? m : find_alias(name);
+}
+
+/* ---- fields, for `gtplan explain` ---------------------------------------- */
+
+size_t model_field_count(void)
+{
+	return model_n_fields;
+}
+
+const char *model_field_key(size_t i)
+{
+	return i < model_n_fields ? model_fields[i].key : NULL;
+}
+
+void model_field_value(const struct model_shape *m, size_t i, char *buf,
+		       size_t len)
+{
+	const struct model_field *f = &model_fields[i];
+	struct model_shape *w = (struct model_shape *)(uintptr_t)m;
+
+	buf[0] = '\0';
+	if (i >= model_n_fields || !m->origin[i])
+		return;
+	/* a field type not listed here prints nothing rather than a
+	 * misread value */
+	if (f->type == MF_TEXT)
+		snprintf(buf, len, "%s", model_text_at(w, f));
+	else if (f->type == MF_BOOL)
+		snprintf(buf, len, "%s", *model_bool_at(w, f) ? "true" :
+			 "false");
+	else if (f->type == MF_INT)
+		snprintf(buf, len, "%lld", *model_int_at(w, f));
+}
+
+void model_origin_text(const struct model_shape *m, const char *key,
+		       char *buf, size_t len)
+{
+	const struct model_field *f = model_field_find(key);
+	int o = f ? m->origin[f - model_fields] : MODEL_FROM_NONE;
+
+	switch (o) {
+	case MODEL_FROM_CATALOG:
+		snprintf(buf, len, "%s", "gtplan's catalog");
+		break;
+	case MODEL_FROM_HF:
+		snprintf(buf, len, "%s", m->config_json);
+		break;
+	case MODEL_FROM_GTPLAN:
+		snprintf(buf, len, "%s", "gtplan.model");
+		break;
+	case MODEL_FROM_DEFAULT:
+		snprintf(buf, len, "%s", "Megatron's default");
+		break;
+	default:
+		snprintf(buf, len, "%s", "not given");
+	}
+}
+
+const char *model_origin_name(int origin)
+{
+	switch (origin) {
+	case MODEL_FROM_CATALOG: return "catalog";
+	case MODEL_FROM_HF: return "config.json";
+	case MODEL_FROM_GTPLAN: return "gtplan.model";
+	case MODEL_FROM_DEFAULT: return "default";
+	}
+	return "unset";
 }
 
 /* ---- layers ----------------------------------------------------------- */

@@ -27,6 +27,8 @@ struct model_field {
 
 extern const struct model_field model_fields[];
 extern const size_t model_n_fields;
+/* The field named `key`, or NULL. */
+const struct model_field *model_field_find(const char *key);
 
 static inline long long *model_int_at(struct model_shape *m,
 				      const struct model_field *f)
@@ -60,5 +62,38 @@ int model_is_local_path(const char *name);
 /* Megatron's --moe-layer-freq text into out[0..layers) (0/1); 0, or -1
  * when malformed or of another length. */
 int model_freq_parse(const char *s, long long layers, unsigned char *out);
+
+/* ---- config.json (model_hf.c) ---------------------------------------- */
+
+/* The config.json for the config: gtplan.model.hf_config (a file or its
+ * folder), else policy.model_name as a folder, else the Hugging Face
+ * cache's snapshot of the hub id `name`. Returns 1 and the file in path;
+ * 0 when there is none; -1 when hf_config names a file that does not
+ * exist (path: as written, *named: its node). *named is the hf_config
+ * node whenever the config sets one. */
+int model_hf_locate(const struct cfg_node *root, const char *name,
+		    char *path, size_t len, const struct cfg_node **named);
+
+struct model_hf_info {
+	char model_type[48];  /* config.json's model_type ("" when absent) */
+	int mapped;           /* a family gtplan maps (model_hf.c) */
+	int approximate;      /* its layers are not uniform transformer ones */
+	int text_config;      /* read from the "text_config" object */
+};
+
+/* Sets the fields config.json gives over *m (origin MODEL_FROM_HF).
+ * Returns 0, or -1 with err set when it cannot be read or parsed (a
+ * missing file, not JSON, over 1 MiB, not an object). */
+int model_hf_read(const char *path, struct model_shape *m,
+		  struct model_hf_info *info, char *err, size_t elen);
+
+/* Locates and reads the config's config.json over *m (model_resolve's
+ * step between the catalog and gtplan.model), reporting GT525 (read:
+ * from where, what it does not say) or GT526 (named but unreadable).
+ * Returns 0 when there is none, 1 when read, 2 when read and its sizes
+ * are approximate, -1 on GT526. */
+int model_hf_apply(const struct cfg_node *root, const char *name,
+		   const struct cfg_node *name_node, struct model_shape *m,
+		   struct diag_list *diags);
 
 #endif

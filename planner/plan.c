@@ -50,6 +50,33 @@ static long long size_at(const struct cfg_node *root, const char *path,
 	return v;
 }
 
+/* 1 when the schema refuses one of the parallel sizes (a float, a string,
+ * below 1): the sizes then hold a default in its place, and no rule may
+ * judge a layout the user did not write ("TP is 1" after TP: 4.0). */
+static int sizes_refused(const struct cfg_node *root, int megatron)
+{
+	static const char *const meg[] = {
+		KEY_TP, KEY_MEG "context_parallel_size", KEY_PP, KEY_EP,
+		KEY_ETP, KEY_SHARDS, KEY_EXPERT_SHARDS,
+	};
+	static const char *const dt[] = {
+		KEY_DTENSOR ".tensor_parallel_size",
+		KEY_DTENSOR ".context_parallel_size",
+	};
+	const char *const *keys = megatron ? meg : dt;
+	size_t n = megatron ? sizeof(meg) / sizeof(meg[0])
+			    : sizeof(dt) / sizeof(dt[0]);
+	long long v;
+
+	for (size_t i = 0; i < n; i++) {
+		int rc = cfg_int(root, keys[i], &v);
+
+		if (rc < 0 || (rc == 1 && v < 1))
+			return 1;
+	}
+	return 0;
+}
+
 /* Every key named gtp_weight_remat_size (or its expert twin), anywhere. */
 static void find_remat_keys(const struct cfg_node *n, char *path, size_t len,
 			    size_t used, struct diag_list *diags)
@@ -458,6 +485,8 @@ static int build(struct plan *p, const struct cfg_node *root,
 		p->expert_shards = p->etp;
 		p->gtp = p->egtp = 1;
 	}
+	p->sizes_refused = sizes_refused(root, megatron ||
+					 !cfg_path(root, "policy.dtensor_cfg"));
 	if (!megatron && cfg_path(root, KEY_SHARDS)) {
 		long long s;
 		const char *sp = KEY_SHARDS;

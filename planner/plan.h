@@ -97,6 +97,10 @@ struct plan {
 	 * rule failed that leaves no grid (e.g. world not divisible by M). */
 	int grid_ok;
 	int expert_grid_ok;
+	/* 1 when the schema refused a parallel size (TP 4.0, "4", 0): the
+	 * sizes above hold defaults in its place, so the framework rules that
+	 * judge the layout are skipped (the schema's error is the finding). */
+	int sizes_refused;
 
 	struct settings set; /* the config's other settings (settings.h) */
 };

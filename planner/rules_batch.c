@@ -10,19 +10,25 @@
  *    LM's argument checks assert it). Megatron-LM arguments.py: interleaved
  *    schedules need pipeline-model-parallel size > 1.
  *  - NeMo-RL models/megatron/setup.py: "Sequence Packing must be enabled to
- *    use Context Parallelism with MCore". NeMo-RL models/megatron/data.py:
- *    packed sequences are padded to 2 x CP (x TP with sequence parallel);
- *    lm_policy.py bins them with a pad multiple of 2 x CP x TP (TP without
- *    CP); unpacked batches are padded to make_sequence_length_divisible_by
- *    (dynamic batching: sequence_length_round), and Megatron splits every
- *    sequence over TP with sequence parallel and into 2 x CP chunks with
- *    context parallel.
+ *    use Context Parallelism with MCore". NeMo-RL nemo_rl/models/megatron/
+ *    data.py _get_pack_sequence_parameters_for_megatron: packed sequences
+ *    are padded to make_sequence_length_divisible_by, which must be a
+ *    multiple of minimum_pad_factor (2 x CP with CP, x TP with sequence
+ *    parallel): "make_sequence_length_divisible_by (M) is not a multiple
+ *    of minimum_pad_factor (F)". Unpacked batches are padded to
+ *    make_sequence_length_divisible_by (dynamic batching:
+ *    sequence_length_round), and Megatron splits every sequence over TP
+ *    with sequence parallel and into 2 x CP chunks with context parallel.
  *  - NeMo-RL models/megatron/data.py get_microbatch_iterator: an unpacked
  *    batch runs data.size // micro_batch_size micro-batches, so a remainder
  *    is never computed; log-prob calls use logprob_batch_size.
  *  - NeMo-RL algorithms/dpo.py (and rm.py): train(gbs = 2 x
  *    train_global_batch_size, mbs = 2 x train_micro_batch_size), chosen
- *    and rejected responses in one micro-batch.
+ *    and rejected responses in one micro-batch; validate() the same with
+ *    val_global_batch_size and val_micro_batch_size (sft.py: not doubled);
+ *    the reference log-probs with mbs = 2 x train_micro_batch_size.
+ *  - NeMo-RL distributed/batched_data_dict.py shard_by_batch_size: "Batch
+ *    size (B) is not a multiple of shards (S)".
  *  - Megatron-core pipeline_parallel/schedules.py: the interleaved schedule
  *    raises "number of microbatches (N) is not divisible by
  *    pipeline-model-parallel-size (P) when using interleaved schedule";
@@ -113,19 +119,73 @@ static long long seq_factor(const struct fw *f, char *why, size_t len)
 	return tp * cp;
 }
 
+/* Packed sequences (GT625, GT623). NeMo-RL pads each sequence to a
+ * multiple of make_sequence_length_divisible_by and asserts that it is a
+ * multiple of the minimum pad factor (`need`); the longest sequence,
+ * padded, must still fit a *_mb_tokens bin. */
+static void packed_rules(struct fw *f, long long need, const char *why)
+{
+	const char *mk = "policy.make_sequence_length_divisible_by";
+	long long m = need, len, cap;
+	int rc = fw_int(f, mk, &m);
+	struct diag *d;
+
+	if (rc < 0 || m < 1)
+		return;  /* the schema's finding */
+	/* a fragment without the key is not judged: NeMo-RL reads it */
+	if (rc == 1 && need > 1 && m % need) {
+		d = diag_add(f->diags, "GT625", fw_loc(f, mk), mk,
+			     "make_sequence_length_divisible_by (%lld) is not "
+			     "a multiple of minimum_pad_factor (%lld = %s): "
+			     "NeMo-RL's packed-sequence setup asserts it", m,
+			     need, why);
+		diag_hint(d, "set policy.make_sequence_length_divisible_by "
+			  "to %lld (a multiple of %lld)", round_up(m, need),
+			  need);
+		return;
+	}
+	if (rc == 0)
+		m = need;
+	if (fw_int(f, "policy.max_total_sequence_length", &len) != 1 ||
+	    len < 1 || m <= 1)
+		return;
+	for (int i = 0; i < 2; i++) {
+		const char *at = i ? "policy.sequence_packing.logprob_mb_tokens"
+				   : "policy.sequence_packing.train_mb_tokens";
+
+		if (fw_int(f, at, &cap) != 1 || cap < len ||
+		    round_up(len, m) <= cap)
+			continue;
+		d = diag_add(f->diags, "GT623", fw_loc(f, at), at,
+			     "a sequence of max_total_sequence_length %lld "
+			     "tokens is padded to %lld (a multiple of %s%lld), "
+			     "more than the %lld-token bins of %s", len,
+			     round_up(len, m), rc == 1 ?
+			     "make_sequence_length_divisible_by " :
+			     "the minimum pad factor ", m, cap,
+			     strrchr(at, '.') + 1);
+		diag_hint(d, "set %s to %lld, or max_total_sequence_length "
+			  "to %lld", strrchr(at, '.') + 1, round_up(len, m),
+			  len / m * m);
+	}
+}
+
 static void seq_rules(struct fw *f)
 {
 	const struct plan *p = f->p;
 	char why[96];
-	long long need = seq_factor(f, why, sizeof(why)), m, len, cap;
+	long long need = seq_factor(f, why, sizeof(why)), m;
+	const char *at = dynamic(f) ?
+		"policy.dynamic_batching.sequence_length_round" :
+		"policy.make_sequence_length_divisible_by";
 	struct diag *d;
 
 	/* only when the config says packing is off: NeMo-RL reads the key */
 	if (p->cp > 1 && cfg_bool(f->root, "policy.sequence_packing.enabled",
 				  &(int){ 0 }) == 1 && !packing(f)) {
-		const char *at = KEY_MEG "context_parallel_size";
+		const char *cp = KEY_MEG "context_parallel_size";
 
-		d = diag_add(f->diags, "GT624", fw_loc(f, at), at,
+		d = diag_add(f->diags, "GT624", fw_loc(f, cp), cp,
 			     "context parallel size %lld needs sequence packing "
 			     "(NeMo-RL: Sequence Packing must be enabled to use "
 			     "Context Parallelism with MCore)", p->cp);
@@ -135,49 +195,20 @@ static void seq_rules(struct fw *f)
 			  "sequence packing is off here");
 		return;
 	}
-	if (need == 1)
-		return;
-	if (!packing(f)) {
-		const char *at = dynamic(f) ?
-			"policy.dynamic_batching.sequence_length_round" :
-			"policy.make_sequence_length_divisible_by";
-
-		if (fw_int(f, at, &m) != 1 || m < 1 || m % need == 0)
-			return;
-		d = diag_add(f->diags, "GT623", fw_loc(f, at), at,
-			     "batches are padded to a multiple of %lld "
-			     "token%s, but Megatron splits each sequence by %s "
-			     "= %lld: a batch whose longest sequence is not a "
-			     "multiple of %lld fails in the split", m,
-			     m == 1 ? "" : "s", why, need, need);
-		diag_hint(d, "set %s to %lld (or a multiple of it)",
-			  strrchr(at, '.') + 1, round_up(m, need));
+	if (packing(f)) {
+		packed_rules(f, need, why);
 		return;
 	}
-	/* packed: NeMo-RL pads each sequence to its bin multiple itself;
-	 * the longest sequence, padded, must still fit a bin */
-	need = p->cp > 1 ? 2 * p->cp * p->tp : p->tp;
-	if (fw_int(f, "policy.max_total_sequence_length", &len) != 1 ||
-	    len < 1 || need <= 1)
+	/* unpacked: batches are padded to the multiple, Megatron splits */
+	if (need == 1 || fw_int(f, at, &m) != 1 || m < 1 || m % need == 0)
 		return;
-	for (int i = 0; i < 2; i++) {
-		const char *at = i ? "policy.sequence_packing.logprob_mb_tokens"
-				   : "policy.sequence_packing.train_mb_tokens";
-
-		if (fw_int(f, at, &cap) != 1 || cap < len ||
-		    round_up(len, need) <= cap)
-			continue;
-		d = diag_add(f->diags, "GT623", fw_loc(f, at), at,
-			     "a sequence of max_total_sequence_length %lld "
-			     "tokens is padded to %lld (a multiple of %s%lld), "
-			     "more than the %lld-token bins of %s", len,
-			     round_up(len, need), p->cp > 1 ?
-			     "2 x CP x TP = " : "TP ", need, cap,
-			     strrchr(at, '.') + 1);
-		diag_hint(d, "set %s to %lld, or max_total_sequence_length "
-			  "to %lld", strrchr(at, '.') + 1, round_up(len, need),
-			  len / need * need);
-	}
+	d = diag_add(f->diags, "GT623", fw_loc(f, at), at,
+		     "batches are padded to a multiple of %lld token%s, but "
+		     "Megatron splits each sequence by %s = %lld: a batch "
+		     "whose longest sequence is not a multiple of %lld fails "
+		     "in the split", m, m == 1 ? "" : "s", why, need, need);
+	diag_hint(d, "set %s to %lld (or a multiple of it)",
+		  strrchr(at, '.') + 1, round_up(m, need));
 }
 
 void fw_coupling_rules(struct fw *f)
@@ -191,25 +222,32 @@ void fw_coupling_rules(struct fw *f)
 
 /* ---- batch arithmetic ---------------------------------------------------- */
 
-/* GRPO's log-prob calls: the rollout batch over the lanes, in micro-batches
- * of logprob_batch_size (GT630). */
+/* The log-prob calls of the algorithms that generate (GRPO, PPO,
+ * distillation): the rollout batch over the lanes, in micro-batches of
+ * logprob_batch_size (GT630). The reference policy's log-probs take the
+ * same batch and micro-batch. */
 static void logprob_rule(struct fw *f)
 {
 	const struct plan *p = f->p;
 	const char *at = "policy.logprob_batch_size";
 	long long prompts, gens, lb, b, per;
+	char kp[64], kg[64];
 	struct diag *d;
 
-	if (strcmp(f->algorithm, "grpo") || !f->megatron || packing(f) ||
+	if (strcmp(f->algorithm, "grpo") && strcmp(f->algorithm, "ppo") &&
+	    strcmp(f->algorithm, "distillation"))
+		return;
+	snprintf(kp, sizeof(kp), "%s.num_prompts_per_step", f->algorithm);
+	snprintf(kg, sizeof(kg), "%s.num_generations_per_prompt",
+		 f->algorithm);
+	if (!f->megatron || packing(f) ||
 	    dynamic(f) || !p->grid_ok || p->lanes < 1 ||
-	    fw_int(f, "grpo.num_prompts_per_step", &prompts) != 1 ||
-	    fw_int(f, "grpo.num_generations_per_prompt", &gens) != 1 ||
+	    fw_int(f, kp, &prompts) != 1 || fw_int(f, kg, &gens) != 1 ||
 	    fw_int(f, at, &lb) != 1 || prompts < 1 || gens < 1 || lb < 1)
 		return;
 	b = prompts * gens;
 	if (b % p->lanes) {
-		d = diag_add(f->diags, "GT630", fw_loc(f, "grpo.num_prompts_per_step"),
-			     "grpo.num_prompts_per_step",
+		d = diag_add(f->diags, "GT630", fw_loc(f, kp), kp,
 			     "the rollout batch of %lld prompts x %lld "
 			     "generations = %lld samples does not split over "
 			     "the %lld data lanes of get_logprobs (NeMo-RL's "
@@ -231,6 +269,52 @@ static void logprob_rule(struct fw *f)
 	diag_hint(d, "use a logprob_batch_size that divides %lld (e.g. %lld), "
 		  "or a rollout batch that is a multiple of %lld lanes x %lld",
 		  per, per % 2 == 0 && lb > 2 ? 2LL : 1LL, p->lanes, lb);
+}
+
+/* Validation of SFT, DPO and reward models: policy.train(eval_mode)
+ * over the lanes with the validation batch and micro-batch, both doubled
+ * for preference pairs (GT631). */
+static void validation_rule(struct fw *f)
+{
+	const struct plan *p = f->p;
+	int pairs = !strcmp(f->algorithm, "dpo") || !strcmp(f->algorithm, "rm");
+	long long k = pairs ? 2 : 1, gb, mb, per;
+	char kg[64], km[64];
+	struct diag *d;
+
+	if ((!pairs && strcmp(f->algorithm, "sft")) || !p->grid_ok ||
+	    p->lanes < 1 || packing(f) || dynamic(f))
+		return;
+	snprintf(kg, sizeof(kg), "%s.val_global_batch_size", f->algorithm);
+	snprintf(km, sizeof(km), "%s.val_micro_batch_size", f->algorithm);
+	if (fw_int(f, kg, &gb) != 1 || fw_int(f, km, &mb) != 1 || gb < 1 ||
+	    mb < 1)
+		return;
+	if ((k * gb) % p->lanes) {
+		d = diag_add(f->diags, "GT631", fw_loc(f, kg), kg,
+			     "the validation batch of %s%lld sequences does not "
+			     "split over the %lld data lanes (NeMo-RL: Batch "
+			     "size (%lld) is not a multiple of shards (%lld))",
+			     pairs ? "2 x " : "", k * gb, p->lanes, k * gb,
+			     p->lanes);
+		diag_hint(d, "use a val_global_batch_size that is a multiple "
+			  "of %lld", p->lanes / (p->lanes % 2 == 0 && pairs ?
+						 2 : 1));
+		return;
+	}
+	per = k * gb / p->lanes;
+	if (per % (k * mb) == 0)
+		return;
+	d = diag_add(f->diags, "GT631", fw_loc(f, km), km,
+		     "each lane evaluates %lld validation sequences in "
+		     "micro-batches of %lld%s: NeMo-RL runs %lld // %lld = %lld "
+		     "micro-batch%s and never evaluates the last %lld", per,
+		     k * mb, pairs ? " (2 x val_micro_batch_size)" : "", per,
+		     k * mb, per / (k * mb), per / (k * mb) == 1 ? "" : "es",
+		     per % (k * mb));
+	diag_hint(d, "use a val_micro_batch_size that divides %lld, or a "
+		  "val_global_batch_size that is a multiple of %lld lanes x "
+		  "%lld", per / k, p->lanes, mb);
 }
 
 /* DPO and reward-model training double the batch (GT400/GT401 notes). */
@@ -304,6 +388,7 @@ static void pipeline_rule(struct fw *f)
 void fw_batch_rules(struct fw *f)
 {
 	logprob_rule(f);
+	validation_rule(f);
 	pairs_note(f);
 	pipeline_rule(f);
 }

@@ -17,7 +17,9 @@
  *    needs async_engine; expert_parallel_size > 1 must be a multiple of TP
  *    (vLLM's EP = DP x TP).
  * The generation engine serves only the algorithms that generate (GRPO,
- * PPO, distillation); the Megatron backend's layout is rules_model.c's.
+ * PPO, distillation); a config without an algorithm section is checked
+ * when it sets policy.generation. The Megatron backend's layout is
+ * rules_model.c's.
  */
 #include "framework.h"
 
@@ -42,13 +44,17 @@ static int vllm_tp_fits(long long tp, const void *ctx)
 	       (v->mla || v->kv % tp == 0 || tp % v->kv == 0);
 }
 
+/* The algorithm generates, or the config has no algorithm section (a
+ * fragment, a recipe's policy file): policy.generation, when it is set,
+ * is checked then too. */
 static int generates(const struct fw *f)
 {
 	return !strcmp(f->algorithm, "grpo") || !strcmp(f->algorithm, "ppo") ||
-	       !strcmp(f->algorithm, "distillation");
+	       !strcmp(f->algorithm, "distillation") || !f->algorithm[0];
 }
 
-/* vLLM's TP against the model (GT610-GT612): the first rule it breaks. */
+/* vLLM's TP against the model (GT610-GT612): every rule it breaks, each
+ * with the sizes that satisfy all three. */
 static void vllm_shape(struct fw *f, long long tp)
 {
 	const char *at = VLLM "tensor_parallel_size";
@@ -58,13 +64,18 @@ static void vllm_shape(struct fw *f, long long tp)
 		VLLM_VOCAB_PADDING * VLLM_VOCAB_PADDING,
 		f->m.multi_latent_attention,
 	};
-	char valid[128];
+	char valid[128], pad[96];
 	struct diag *d;
 
-	if (!f->m.shape_known || tp < 1 || vllm_tp_fits(tp, &v))
+	/* each rule whose fields the shape gives */
+	if (v.heads < 1 || tp < 1)
 		return;
 	if (v.kv < 1)
 		v.kv = v.heads;
+	if (f->m.vocab_size < 1)
+		v.padded_vocab = tp;  /* no vocabulary rule */
+	if (vllm_tp_fits(tp, &v))
+		return;
 	fw_list(valid, sizeof(valid), tp, v.heads, 8, vllm_tp_fits, &v);
 	if (v.heads % tp) {
 		d = diag_add(f->diags, "GT610", fw_loc(f, at), at,
@@ -72,36 +83,39 @@ static void vllm_shape(struct fw *f, long long tp)
 			     "%lld attention heads (vLLM: total number of "
 			     "attention heads must be divisible by tensor "
 			     "parallel size)", tp, v.heads);
-		diag_note(d, f->m.loc, "%s has %lld attention heads",
-			  f->m.name, v.heads);
-	} else if (!v.mla && v.kv % tp && tp % v.kv) {
+		fw_model_note(f, d, "num_attention_heads",
+			      "has %lld attention heads", v.heads);
+		diag_hint(d, "use policy.generation.vllm_cfg."
+			  "tensor_parallel_size %s", valid);
+	}
+	if (!v.mla && v.kv % tp && tp % v.kv) {
 		d = diag_add(f->diags, "GT611", fw_loc(f, at), at,
 			     "vLLM tensor parallel size %lld and the %lld KV "
 			     "heads neither divide each other (vLLM's "
 			     "QKVParallelLinear splits KV heads over TP or "
 			     "replicates them TP / KV times)", tp, v.kv);
-		diag_note(d, f->m.loc, "%s has %lld KV heads", f->m.name,
-			  v.kv);
-	} else {
-		char pad[96];
-
-		if (v.padded_vocab != f->m.vocab_size)
-			snprintf(pad, sizeof(pad), "%lld padded to a multiple "
-				 "of %d", f->m.vocab_size, VLLM_VOCAB_PADDING);
-		else
-			snprintf(pad, sizeof(pad), "already a multiple of %d",
-				 VLLM_VOCAB_PADDING);
-		d = diag_add(f->diags, "GT612", fw_loc(f, at), at,
-			     "vLLM tensor parallel size %lld must divide its "
-			     "vocabulary of %lld rows (%s): %lld / %lld = %.2f "
-			     "rows per rank (VocabParallelEmbedding)", tp,
-			     v.padded_vocab, pad, v.padded_vocab, tp,
-			     (double)v.padded_vocab / (double)tp);
-		diag_note(d, f->m.loc, "%s has a vocabulary of %lld",
-			  f->m.name, f->m.vocab_size);
+		fw_model_note(f, d, "num_query_groups", "has %lld KV heads",
+			      v.kv);
+		diag_hint(d, "use policy.generation.vllm_cfg."
+			  "tensor_parallel_size %s", valid);
 	}
-	diag_hint(d, "use policy.generation.vllm_cfg.tensor_parallel_size "
-		  "%s", valid);
+	if (f->m.vocab_size < 1 || v.padded_vocab % tp == 0)
+		return;
+	if (v.padded_vocab != f->m.vocab_size)
+		snprintf(pad, sizeof(pad), "%lld padded to a multiple of %d",
+			 f->m.vocab_size, VLLM_VOCAB_PADDING);
+	else
+		snprintf(pad, sizeof(pad), "already a multiple of %d",
+			 VLLM_VOCAB_PADDING);
+	d = diag_add(f->diags, "GT612", fw_loc(f, at), at,
+		     "vLLM tensor parallel size %lld must divide its "
+		     "vocabulary of %lld rows (%s): %lld / %lld = %.2f rows per "
+		     "rank (VocabParallelEmbedding)", tp, v.padded_vocab, pad,
+		     v.padded_vocab, tp, (double)v.padded_vocab / (double)tp);
+	fw_model_note(f, d, "vocab_size", "has a vocabulary of %lld",
+		      f->m.vocab_size);
+	diag_hint(d, "use policy.generation.vllm_cfg.tensor_parallel_size %s",
+		  valid);
 }
 
 /* One model-parallel size m = TP x PP a world of w GPUs holds. */

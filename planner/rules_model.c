@@ -100,13 +100,14 @@ long long fw_padded_vocab(long long vocab, long long divisor, long long tp)
 
 /* Where a finding about the model points when no layout value is to
  * blame: gtplan.model or policy.model_name. */
-static void model_note(const struct fw *f, struct diag *d, const char *fmt,
-		       long long a)
+void fw_model_note(const struct fw *f, struct diag *d, const char *key,
+		   const char *fmt, long long a)
 {
-	char what[160];
+	char what[160], from[600];
 
 	snprintf(what, sizeof(what), fmt, a);
-	diag_note(d, f->m.loc, "%s %s", f->m.name, what);
+	model_origin_text(&f->m, key, from, sizeof(from));
+	diag_note(d, f->m.loc, "%s %s (%s: %s)", f->m.name, what, from, key);
 }
 
 /* Hint candidates: no size above the training GPUs. */
@@ -220,7 +221,7 @@ static void layers_rule(struct fw *f, const struct fw_layout *l)
 			  l->pp, first, last);
 	else
 		diag_hint(d, "use PP %s", valid);
-	model_note(f, d, "has %lld layers", s.layers);
+	fw_model_note(f, d, "num_layers", "has %lld layers", s.layers);
 }
 
 /* ---- heads and query groups over TP (GT601, GT602) ---------------------- */
@@ -258,7 +259,8 @@ static void heads_rule(struct fw *f, const struct fw_layout *l)
 			     "tensor_model_parallel_size)", l->who, l->tp,
 			     h.heads);
 		diag_hint(d, "use TP %s", valid);
-		model_note(f, d, "has %lld attention heads", h.heads);
+		fw_model_note(f, d, "num_attention_heads",
+			      "has %lld attention heads", h.heads);
 		return;
 	}
 	d = diag_add(f->diags, "GT602", fw_loc(f, l->tp_path), l->tp_path,
@@ -267,7 +269,8 @@ static void heads_rule(struct fw *f, const struct fw_layout *l)
 		     "num_query_groups must be a multiple or divisor of "
 		     "tensor_model_parallel_size)", l->who, l->tp, h.groups);
 	diag_hint(d, "use TP %s", valid);
-	model_note(f, d, "has %lld query groups", h.groups);
+	fw_model_note(f, d, "num_query_groups", "has %lld query groups",
+		      h.groups);
 }
 
 /* ---- experts over EP (GT603, GT604) ------------------------------------- */
@@ -302,16 +305,20 @@ static void experts_rule(struct fw *f, const struct fw_layout *l)
 		     "rank)", l->who, l->ep, e, e, l->ep,
 		     (double)e / (double)l->ep);
 	diag_hint(d, "use EP %s", valid);
-	model_note(f, d, "has %lld experts per MoE layer", e);
+	fw_model_note(f, d, "num_moe_experts", "has %lld experts per MoE "
+		      "layer", e);
 }
 
+/* Each rule whose fields the shape gives (gtplan.model may give only
+ * some: a config with the heads alone gets the heads checks). */
 void fw_shape_rules(struct fw *f, const struct fw_layout *l)
 {
-	if (!f->m.shape_known)
-		return;
-	layers_rule(f, l);
-	heads_rule(f, l);
-	experts_rule(f, l);
+	if (f->m.num_layers > 0)
+		layers_rule(f, l);
+	if (f->m.num_attention_heads > 0)
+		heads_rule(f, l);
+	if (f->m.shape_known || f->m.num_moe_experts > 0)
+		experts_rule(f, l);
 }
 
 /* ---- the vocabulary Megatron pads (GT605) ------------------------------- */
@@ -342,7 +349,8 @@ static void vocab_rule(struct fw *f)
 	diag_hint(d, "nothing to change: refit and Hugging Face export drop "
 		  "the %lld padding rows; a checkpoint resumed with another "
 		  "TP is re-padded", padded - f->m.vocab_size);
-	model_note(f, d, "has a vocabulary of %lld", f->m.vocab_size);
+	fw_model_note(f, d, "vocab_size", "has a vocabulary of %lld",
+		      f->m.vocab_size);
 }
 
 /* ---- the training layout and the Megatron generation layout ------------- */
@@ -362,14 +370,15 @@ void fw_model_rules(struct fw *f)
 	};
 	const char *backend = NULL;
 
-	if (!f->megatron || !f->m.shape_known)
+	if (!f->megatron)
 		return;
 	if (fw_int(f, l.first_path, &first) == 1 && p->pp > 1)
 		l.first_stage = first;
 	if (fw_int(f, l.last_path, &last) == 1 && p->pp > 1)
 		l.last_stage = last;
 	fw_shape_rules(f, &l);
-	vocab_rule(f);
+	if (f->m.vocab_size > 0)
+		vocab_rule(f);
 
 	/* The Megatron generation backend builds a dedicated inference model
 	 * when mcore_generation_config changes the layout; NeMo-RL merges
@@ -428,6 +437,58 @@ static const char *algorithm_of(const struct cfg_node *root)
 	return "";
 }
 
+/* GT529: a class of checks is skipped, and why (no silent skips). */
+static void skipped_notes(struct fw *f)
+{
+	const struct plan *p = f->p;
+	struct diag *d;
+
+	/* no algorithm section: the log-prob batch check has no rollout
+	 * size (and whether batches are DPO pairs is unknown) */
+	if (!f->algorithm[0] && p->grid_ok &&
+	    cfg_path(f->root, "policy.logprob_batch_size")) {
+		d = diag_add(f->diags, "GT529", fw_loc(f, "policy."
+			     "logprob_batch_size"), "policy.logprob_batch_size",
+			     "the config has no algorithm section (grpo, ppo, "
+			     "distillation, sft, dpo or rm), so the checks "
+			     "each algorithm adds are skipped: log-prob "
+			     "micro-batches against the rollout size, "
+			     "validation batches, and the doubled batches of "
+			     "DPO and reward-model pairs%s",
+			     cfg_path(f->root, KEY_GEN_CFG) ?
+			     "; the generation (vLLM) checks run" : "");
+		diag_hint(d, "lint the full recipe (the file with the "
+			  "algorithm's section) to get them");
+	}
+	if (f->m.shape_known && !f->m.known && !f->m.config_json[0]) {
+		d = diag_add(f->diags, "GT529", f->m.loc, KEY_MODEL_NAME,
+			     "%s's layers are not uniform transformer layers "
+			     "(%s), so its sizes are approximate: the shape "
+			     "checks run, collective sizes use gtplan's default "
+			     "shape and memory is estimated from uniform layers "
+			     "(never an error)", f->m.name,
+			     f->m.hybrid_layer_pattern[0] ? "a hybrid layer "
+			     "pattern" : f->m.multi_latent_attention ?
+			     "multi-latent attention" : "gtplan's catalog marks "
+			     "them approximate");
+		diag_hint(d, "describe the model's sizes under gtplan.model "
+			  "for exact collective sizes");
+	}
+	if (f->megatron && p->grid_ok && (p->ep > 1 || p->gtp > 1 ||
+					   p->egtp > 1) &&
+	    !fw_bool(f, "checkpointing.enabled", 0) &&
+	    cfg_path(f->root, "checkpointing.enabled")) {
+		d = diag_add(f->diags, "GT529",
+			     fw_loc(f, "checkpointing.enabled"),
+			     "checkpointing.enabled", "checkpointing is off, "
+			     "so the checkpoint checks (who writes each key, "
+			     "RNG-state and replica keys under %s) are skipped",
+			     p->ep > 1 ? "expert parallelism" : "GTP");
+		diag_hint(d, "enable checkpointing (or lint the config that "
+			  "does) to check what a save would write");
+	}
+}
+
 void framework_check(const struct plan *p, const struct cfg_node *root,
 		     struct diag_list *diags)
 {
@@ -439,8 +500,14 @@ void framework_check(const struct plan *p, const struct cfg_node *root,
 	f.root = root;
 	f.diags = diags;
 	f.algorithm = algorithm_of(root);
-	if (model_resolve(root, &f.m, diags) < 0)
-		f.m.shape_known = f.m.known = 0;
+	if (model_resolve(root, &f.m, diags) < 0) {
+		/* refused values: no rule judges them */
+		struct model_shape keep = f.m;
+
+		memset(&f.m, 0, sizeof(f.m));
+		memcpy(f.m.name, keep.name, sizeof(f.m.name));
+		f.m.loc = keep.loc;
+	}
 	f.megatron = p->set.megatron;
 	f.sequence_parallel = f.megatron && p->set.sequence_parallel;
 	if (f.megatron &&
@@ -449,9 +516,14 @@ void framework_check(const struct plan *p, const struct cfg_node *root,
 		f.vpp = v;
 	if (p->tp < 1 || p->pp < 1 || p->cp < 1)
 		return;  /* sizes the schema refused */
-	fw_model_rules(&f);
 	fw_engine_rules(&f);
+	/* one root cause, one error: the rules below would judge the
+	 * default that stands in for a refused size */
+	if (p->sizes_refused)
+		return;
+	fw_model_rules(&f);
 	fw_coupling_rules(&f);
 	fw_batch_rules(&f);
 	fw_state_rules(&f);
+	skipped_notes(&f);
 }

@@ -1,5 +1,5 @@
 /*
- * rules_state: checkpoint keys under expert parallelism (GT640, GT641),
+ * rules_state: checkpoint keys under expert parallelism (GT640-GT642),
  * the loss domain under context parallelism (GT660), refit of a weight
  * that several pipeline stages hold (GT650), and expert-parallel groups
  * that cross nodes (GT670; sim/cost.c's GT531 covers TP and GTP).
@@ -10,7 +10,9 @@
  *    offset (pp, tp, dp_cp rank) with replica_id 0 on every rank (without
  *    EP it is keyed (pp, tp) with the dp_cp rank as replica id);
  *    dist_checkpointing/validation.py refuses duplicate keys ("Duplicate
- *    ShardedObject keys"). ProcessGroupCollection.use_mpu_process_groups
+ *    ShardedObject keys"). Before Megatron-LM PR #6858, get_rng_state
+ *    passed replica_id = dp_cp rank under EP too, so the EP ranks of a
+ *    (pp, tp) slot shared one key and resumed on EP rank 0's stream. ProcessGroupCollection.use_mpu_process_groups
  *    gives dp_cp without GTP (docs/notes/megatron-semantics.md §1.6).
  *  - GTP's make_sharded_tensors_for_checkpoint_with_gtp_remat: tensors
  *    GTP keeps whole need the GTP rank folded into their replica id, or
@@ -94,6 +96,31 @@ static void rng_rule(struct fw *f)
 		  "(tensor_parallel_num_weight_shards: null)");
 	diag_note(d, fw_loc(f, KEY_EP),
 		  "EP is %lld here", p->ep);
+}
+
+/* GT642: without Megatron-LM PR #6858, one RNG state per (pp, tp) slot
+ * with the dp_cp rank as replica id, GTP or not; under EP the dp_cp
+ * group holds EP ranks whose expert-parallel RNG streams differ. */
+static void rng_6858_rule(struct fw *f)
+{
+	const struct plan *p = f->p;
+	const char *at = KEY_STACK "megatron_lm_6858";
+	struct diag *d;
+
+	if (!f->megatron || !checkpoints(f) || p->ep < 2 ||
+	    fw_bool(f, at, 1))
+		return;
+	d = diag_add(f->diags, "GT642", fw_loc(f, at), at,
+		     "with EP %lld, Megatron-LM without PR #6858 saves the RNG "
+		     "state once per (pp, tp) slot with the dp_cp rank as "
+		     "replica id: the %lld expert-parallel ranks of a slot "
+		     "share one key although each seeds its own expert-parallel "
+		     "stream (seed + 1024 + 100 x ep_rank + etp_rank), so after "
+		     "a resume every EP rank above 0 draws EP rank 0's router "
+		     "noise and expert dropout", p->ep, p->ep);
+	diag_hint(d, "use a Megatron-LM with PR #6858 (gtplan.stack."
+		  "megatron_lm_6858: true), or resume with EP 1");
+	diag_note(d, fw_loc(f, KEY_EP), "EP is %lld here", p->ep);
 }
 
 static void expert_replica_rule(struct fw *f)
@@ -250,6 +277,7 @@ static void node_rule(struct fw *f, const char *kind, const char *what,
 void fw_state_rules(struct fw *f)
 {
 	rng_rule(f);
+	rng_6858_rule(f);
 	expert_replica_rule(f);
 	refit_rule(f);
 	loss_rule(f);

@@ -75,6 +75,13 @@ static void read_optimizer(struct settings *s, const struct cfg_node *root)
 		s->offload_fraction = n->v.f;
 }
 
+static int is_map(const struct cfg_node *root, const char *path)
+{
+	const struct cfg_node *n = cfg_path(root, path);
+
+	return n && n->kind == CFG_MAP;
+}
+
 void settings_read(struct settings *s, const struct cfg_node *root)
 {
 	static const char *const none[] = { "none", NULL };
@@ -110,5 +117,6 @@ void settings_read(struct settings *s, const struct cfg_node *root)
 	s->has_generation = cfg_path(root, KEY_GEN_CFG) != NULL;
 	s->megatron_generation = str_is(root, KEY_GEN_BACKEND, megatron);
 	s->checkpointing = bool_at(root, "checkpointing.enabled", 0);
+	s->preference_pairs = is_map(root, "dpo") || is_map(root, "rm");
 	s->segment_size = positive_at(root, KEY_CLUSTER "segment_size");
 }

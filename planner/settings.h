@@ -50,6 +50,9 @@ struct settings {
 	int megatron_generation;       /* policy.generation.backend "megatron" */
 	/* elsewhere */
 	int checkpointing;             /* checkpointing.enabled */
+	int preference_pairs;          /* a dpo or rm section: each sample is
+					  a chosen/rejected pair, trained in
+					  one micro-batch (batches double) */
 	long long segment_size;        /* cluster.segment_size; 0 unset */
 };
 

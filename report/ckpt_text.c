@@ -92,8 +92,17 @@ void reshard_print(FILE *f, const struct plan *ps, const struct plan *pl,
 			"modelled\n", ps->pp * ps->tp, pl->pp * pl->tp,
 			ps->lanes, pl->lanes);
 	}
-	fprintf(f, "%s\n", r->reshardable ? "reshardable" :
-		r->model_mismatch ? "not reshardable: different models" :
-		!r->opt_ok ? "not reshardable: optimizer state" :
-		"not reshardable");
+	if (r->reshardable && r->opt_assumed)
+		fprintf(f, "weights reshardable; optimizer state not "
+			"reshardable in Megatron's default format "
+			"(dp_reshardable, assumed: gtplan.stack."
+			"optimizer_ckpt_format unset)\n");
+	else if (r->reshardable)
+		fprintf(f, "reshardable: weights and optimizer state (%s)\n",
+			stack_opt_format_name(r->opt_format));
+	else
+		fprintf(f, "%s\n", r->model_mismatch ?
+			"not reshardable: different models" : !r->opt_ok ?
+			"not reshardable: optimizer state (the weights "
+			"reshard)" : "not reshardable: weights");
 }

@@ -88,8 +88,9 @@ static void print_memory(FILE *f, const struct cost_model *cm,
 		return;
 	}
 	fprintf(f, "memory per GPU while training (GiB; the estimate %s the "
-		"%.0f GiB of a GPU):\n", mem->status == MEM_FITS ? "fits in" :
-		"exceeds", mem->capacity / GIB);
+		"%.0f GiB of a GPU%s):\n", mem->status == MEM_FITS ? "fits in" :
+		"exceeds", mem->capacity / GIB, mem->approximate ?
+		"; the model's sizes are approximate" : "");
 	fprintf(f, "  %5s %6s %8s %9s %9s %9s %9s %9s %9s %9s %10s\n", "stage",
 		"layers", "params", "weights", "gathered", "grads", "optimizer",
 		"activation", "logits", "total", "optimistic");

@@ -115,6 +115,7 @@ void cost_settings_read(struct cost_settings *s, const struct cfg_node *root,
 			       COST_RECOMPUTE_SELECTIVE : COST_RECOMPUTE_FULL;
 	s->unfused_attention = c->unfused_attention;
 	s->fused_logprobs = c->fused_logprobs;
+	s->pairs = c->preference_pairs;
 	if (!c->grad_reduce_in_fp32)
 		s->grad_bytes = 2;
 	if (c->precision_aware_optimizer)

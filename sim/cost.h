@@ -86,6 +86,8 @@ struct cost_settings {
 	int unfused_attention;      /* attention_backend unfused / local:
 				       the attention scores are stored */
 	int fused_logprobs;         /* use_fused_linear_logprobs: no logits */
+	int pairs;                  /* DPO / reward model: micro-batches of
+				       chosen and rejected, 2 x micro */
 	int grad_bytes;             /* main grads: 4, or 2 */
 	int optim_bytes;            /* per param: 12, or 8 with bf16 moments */
 	double optim_on_gpu;        /* fraction of optimizer state on the GPU */
@@ -130,6 +132,8 @@ struct cost_memory {
 	struct cost_mem_stage *stages;
 	size_t n_stages;
 	size_t worst;            /* stage with the largest total */
+	int approximate;         /* the model's sizes are approximate
+				    (model_shape.approximate) */
 };
 
 void cost_memory_init(struct cost_memory *cm);

@@ -152,6 +152,31 @@ static long long layers_of(const struct plan *p, const struct model_shape *m,
 	return n;
 }
 
+/* The logits path on the last stage, per TP slice of the padded
+ * vocabulary and CP chunk of the sequence, for the larger of a train and
+ * a log-prob micro-batch (they do not overlap). NeMo-RL's
+ * DistributedLogprob (nemo_rl/distributed/model_utils.py) keeps the
+ * output layer's bf16 logits (2 B per element), casts them to fp32 (4)
+ * and subtracts the row maximum into a second fp32 tensor (4) in which
+ * the softmax is computed in place; train saves that softmax for backward
+ * and turns it into the gradient in place. Peak: 10 B per element, in
+ * train and in every log-prob pass (the policy's get_logprobs, the
+ * reference policy's, a teacher's top-k), which take logprob_batch_size
+ * samples (GRPO, PPO, distillation) or the train micro-batch (DPO's
+ * reference pass takes 2 x train_micro_batch_size, as train does). DPO
+ * and reward models train chosen and rejected responses of a pair in one
+ * micro-batch, so `micro` is already doubled for them. */
+static double logits_bytes(const struct prog_opts *o,
+			   const struct cost_settings *s, long long micro,
+			   double tokens_per_sample, double vocab_slice)
+{
+	long long lp = o->logprob_micro_batch > 0 && !s->pairs ?
+		       o->logprob_micro_batch : micro;
+
+	return 10.0 * (double)(lp > micro ? lp : micro) * tokens_per_sample *
+	       vocab_slice;
+}
+
 static void stage_memory(const struct plan *p, const struct model_shape *m,
 			 const struct prog_opts *o,
 			 const struct cost_settings *s, long long stage,
@@ -164,9 +189,11 @@ static void stage_memory(const struct plan *p, const struct model_shape *m,
 	double dshard, dslice, eshard, eslice;
 	double repl = (double)model_layer_replicated_params(m);
 	long long layers = layers_of(p, m, o, stage), mtp = m->mtp_num_layers;
+	long long first_layer = 0, moe_layers;
 	int first = stage == 0, last = stage == pp - 1;
 	int sp = o->sequence_parallel && tp > 1;
-	long long micro = p->micro_batch > 0 ? p->micro_batch : 1;
+	long long micro = (p->micro_batch > 0 ? p->micro_batch : 1) *
+			  (s->pairs ? 2 : 1);
 	long long mbs = prog_microbatches(p, micro);
 	double seq = (double)o->seq_length, cp = p->cp > 0 ? (double)p->cp : 1;
 	double tokens = (double)micro * seq / cp, th = tokens * (double)h;
@@ -178,7 +205,12 @@ static void stage_memory(const struct plan *p, const struct model_shape *m,
 	if (mtp < 0 || !last)
 		mtp = 0;
 	pd = (double)layers * (dshard + repl);
-	pe = (double)(layers + mtp) * eshard;
+	/* experts only in the stage's MoE layers (moe_layer_freq, a hybrid
+	 * pattern's E layers) and its MTP layers */
+	for (long long st = 0; st < stage; st++)
+		first_layer += layers_of(p, m, o, st);
+	moe_layers = model_moe_layers(m, first_layer, layers);
+	pe = (double)(moe_layers + mtp) * eshard;
 	if (first)
 		pd += emb;
 	if (last) {
@@ -214,12 +246,9 @@ static void stage_memory(const struct plan *p, const struct model_shape *m,
 	}
 	ms->item[MEM_ACTIVATIONS] = (double)(layers + mtp) *
 		(double)ms->in_flight * stored + (layers + mtp ? work : 0);
-	/* the fp32 logits of the larger of a train and a log-prob
-	 * micro-batch (logprob_batch_size) live on the last stage */
 	if (last && !s->fused_logprobs)
-		ms->item[MEM_LOGITS] = (double)(o->logprob_micro_batch > micro ?
-			o->logprob_micro_batch : micro) * seq / cp *
-			(double)(vpad / tp) * 4;
+		ms->item[MEM_LOGITS] = logits_bytes(o, s, micro, seq / cp,
+						    (double)(vpad / tp));
 	for (int i = 0; i < MEM_ITEMS; i++)
 		ms->total += ms->item[i];
 	ms->optimistic = ms->total - ms->item[MEM_ACTIVATIONS] +
@@ -287,6 +316,7 @@ int cost_memory(const struct plan *p, const struct model_shape *m,
 		struct cost_memory *out)
 {
 	struct prog_opts dflt;
+	struct model_shape approx;
 	long long pp = p->pp > 0 ? p->pp : 1;
 	int over = 0, tight = 0;
 
@@ -301,6 +331,23 @@ int cost_memory(const struct plan *p, const struct model_shape *m,
 		out->status = out->stages[0].total > out->capacity ?
 			      MEM_EXCEEDS : MEM_FITS;
 		return 0;
+	}
+	if (m && !m->known && m->shape_known &&
+	    (m->ffn_hidden_size > 0 || m->moe_ffn_hidden_size > 0)) {
+		/* approximate sizes: uniform layers of the given sizes (an
+		 * MoE model's dense MLP, when not given, as an expert's) */
+		approx = *m;
+		approx.known = 1;
+		if (!approx.ffn_hidden_size)
+			approx.ffn_hidden_size = approx.moe_ffn_hidden_size;
+		if (approx.num_moe_experts && !approx.moe_ffn_hidden_size)
+			approx.moe_ffn_hidden_size = approx.ffn_hidden_size;
+		if (approx.num_moe_experts && !approx.moe_router_topk)
+			approx.moe_router_topk = 2;
+		if (!approx.kv_channels)
+			approx.kv_channels = model_head_dim(m);
+		m = &approx;
+		out->approximate = 1;
 	}
 	if (!m || !m->known) {
 		out->skipped = "the model's shape is unknown";
@@ -380,9 +427,12 @@ int cost_check_memory(const struct cost_memory *mem,
 	char what[160];
 	struct diag *d;
 	size_t worst = mem->worst;
+	int hard;
 
 	if (mem->status != MEM_EXCEEDS && mem->status != MEM_TIGHT)
 		return 0;
+	/* approximate sizes never make an error: at most "may not fit" */
+	hard = mem->status == MEM_EXCEEDS && !mem->approximate;
 	if (mem->status == MEM_EXCEEDS)
 		for (size_t i = 0; i < mem->n_stages; i++)
 			if (mem->stages[i].optimistic >
@@ -390,7 +440,7 @@ int cost_check_memory(const struct cost_memory *mem,
 				worst = i;
 	ms = &mem->stages[worst];
 	biggest(ms, mem->status == MEM_EXCEEDS, what, sizeof(what));
-	if (mem->status == MEM_EXCEEDS) {
+	if (hard) {
 		d = diag_add(diags, "GT530", loc_of(root, key), key,
 			"training needs at least %.1f GiB per GPU on pipeline "
 			"stage %lld, more than the %.0f GiB a GPU has, even "
@@ -409,8 +459,11 @@ int cost_check_memory(const struct cost_memory *mem,
 			"training may not fit in GPU memory: the estimate is "
 			"%.1f GiB per GPU on pipeline stage %lld, above the "
 			"%.0f GiB a GPU has: %s; with activation recompute it "
-			"would be %.1f GiB", ms->total / GIB, ms->stage,
-			mem->capacity / GIB, what, ms->optimistic / GIB);
+			"would be %.1f GiB%s", ms->total / GIB, ms->stage,
+			mem->capacity / GIB, what, ms->optimistic / GIB,
+			mem->approximate ? " (the model's sizes are "
+			"approximate: its layers are estimated as uniform "
+			"transformer layers)" : "");
 		if (d)
 			diag_hint(d, "set policy.megatron_cfg."
 				  "activation_checkpointing: true, use a "

@@ -440,7 +440,37 @@ static void report_gap(const struct side *ss, const struct reshard_weight *w,
 		  k == STACK_REPLICA ? "dp_cp_gtp" : "dp_cp");
 }
 
-/* GT733-GT735: the optimizer format a layout change needs. */
+/* Every size that differs between the layouts, EP and the expert grid
+ * included: "TP 2 -> 4, D 1 -> 2, ETP 2 -> 4". */
+static void changes(const struct plan *a, const struct plan *b, char *buf,
+		    size_t len)
+{
+	const struct { const char *n; long long x, y; } v[] = {
+		{ "TP", a->tp, b->tp }, { "CP", a->cp, b->cp },
+		{ "G", a->gtp, b->gtp }, { "D", a->dp_replicate,
+		b->dp_replicate }, { "PP", a->pp, b->pp },
+		{ "EP", a->ep, b->ep }, { "ETP", a->etp, b->etp },
+		{ "EG", a->egtp, b->egtp },
+	};
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		int n;
+
+		if (v[i].x == v[i].y || at >= len)
+			continue;
+		n = snprintf(buf + at, len - at, "%s%s %lld -> %lld",
+			     at ? ", " : "", v[i].n, v[i].x, v[i].y);
+		if (n > 0)
+			at += (size_t)n;
+	}
+	if (!buf[0])
+		snprintf(buf, len, "%s", "of the layout");
+}
+
+/* GT733-GT735: the optimizer format a layout change needs. An unset
+ * format is Megatron's default, dp_reshardable. */
 static void check_optimizer(const struct side *ss, const struct side *sl,
 			    const struct model_shape *m,
 			    struct reshard_report *out,
@@ -454,7 +484,7 @@ static void check_optimizer(const struct side *ss, const struct side *sl,
 	int only_d = a->tp == b->tp && a->cp == b->cp && a->gtp == b->gtp &&
 		a->pp == b->pp && a->ep == b->ep && a->etp == b->etp &&
 		a->egtp == b->egtp;
-	char why[256] = "";
+	char why[256] = "", moved[256];
 	struct diag *d;
 
 	out->opt_format = f;
@@ -477,34 +507,31 @@ static void check_optimizer(const struct side *ss, const struct side *sl,
 	if (!out->opt_needed || f == STACK_OPT_FULLY_RESHARDABLE ||
 	    (f == STACK_OPT_DP_RESHARDABLE && out->opt_needed == 1))
 		return;
+	changes(a, b, moved, sizeof(moved));
 	if (f == STACK_OPT_UNSET) {
+		/* Megatron's default: dp_reshardable survives D alone */
+		if (out->opt_needed == 1)
+			return;
 		d = diag_add(diags, "GT733", DIAG_NOLOC, NULL,
-			     "a layout change (TP %lld -> %lld, G %lld -> %lld, "
-			     "D %lld -> %lld, PP %lld -> %lld) needs the %s "
-			     "optimizer format (Megatron-LM PR #7162); gtplan.stack."
-			     "optimizer_ckpt_format is not set, so gtplan "
-			     "cannot tell whether the run uses it",
-			     a->tp, b->tp, a->gtp, b->gtp, a->dp_replicate,
-			     b->dp_replicate, a->pp, b->pp, out->opt_needed == 1 ?
-			     "dp_reshardable or fully_reshardable" :
-			     "fully_reshardable");
+			     "the optimizer state is saved in Megatron's "
+			     "default format, dp_reshardable (gtplan.stack."
+			     "optimizer_ckpt_format is not set), which does not "
+			     "survive the change %s: only fully_reshardable "
+			     "does; the weights reshard", moved);
 		diag_hint(d, "%s", out->opt_why[0] ?
-			  "set gtplan.stack.optimizer_ckpt_format to the "
-			  "format the run saves; this stack cannot use "
+			  "keep the save-time layout: this stack cannot use "
 			  "fully_reshardable under GTP (GT735)" :
 			  "save with --dist-ckpt-optim-fully-reshardable and "
 			  "set gtplan.stack.optimizer_ckpt_format: "
-			  "fully_reshardable");
+			  "fully_reshardable, or keep the save-time layout");
+		out->opt_assumed = 1;
 		return;
 	}
 	d = diag_add(diags, "GT734", loc, "gtplan.stack.optimizer_ckpt_format",
 		     "the optimizer state was saved as %s, which pins its "
 		     "entries to the save-time layout: it does not load after "
-		     "the change TP %lld -> %lld, CP %lld -> %lld, G %lld -> "
-		     "%lld, D %lld -> %lld, PP %lld -> %lld (%s survives it)",
-		     stack_opt_format_name(f), a->tp, b->tp, a->cp, b->cp,
-		     a->gtp, b->gtp, a->dp_replicate, b->dp_replicate, a->pp,
-		     b->pp, out->opt_needed == 1 ?
+		     "the change %s (%s survives it)",
+		     stack_opt_format_name(f), moved, out->opt_needed == 1 ?
 		     "dp_reshardable or fully_reshardable" :
 		     "only fully_reshardable");
 	if (out->opt_why[0])

@@ -73,6 +73,9 @@ struct reshard_report {
 				     fully_reshardable */
 	int opt_ok;               /* the optimizer state reshards (GT734 and
 				     GT735 not reported) */
+	int opt_assumed;          /* the format is not set and Megatron's
+				     default, dp_reshardable, does not
+				     survive the change (GT733) */
 	char opt_why[256];        /* why the stack cannot use
 				     fully_reshardable, or "" */
 	int reshardable;          /* covered, same model, optimizer ok:

@@ -576,6 +576,14 @@ def framework_refusals(cfg, algo, megatron, res, lanes):
             out.append(("GT622", "interleaved schedule needs PP > 1"))
         if cp > 1 and get(cfg, "policy.sequence_packing.enabled") is False:
             out.append(("GT624", "Sequence Packing must be enabled to use Context Parallelism with MCore"))
+        # nemo_rl/models/megatron/data.py _get_pack_sequence_parameters_for_megatron:
+        # packed sequences are padded to make_sequence_length_divisible_by,
+        # asserted a multiple of minimum_pad_factor
+        msl = get(cfg, "policy.make_sequence_length_divisible_by")
+        pad_factor = (2 * cp if cp > 1 else 1) * (tp if tp > 1 and sp else 1)
+        if packing and not (cp > 1 and get(cfg, "policy.sequence_packing.enabled") is False) \
+                and is_int(msl) and msl > 0 and msl % pad_factor:
+            out.append(("GT625", f"make_sequence_length_divisible_by ({msl}) is not a multiple of minimum_pad_factor ({pad_factor})"))
         if shape:
             first = mcfg.get("num_layers_in_first_pipeline_stage") if pp > 1 else None
             last = mcfg.get("num_layers_in_last_pipeline_stage") if pp > 1 else None
@@ -590,10 +598,10 @@ def framework_refusals(cfg, algo, megatron, res, lanes):
                 gep = size(mg.get("expert_model_parallel_size"), ep)
                 if (gtp, gpp, gep) != (tp, pp, ep):
                     out += shape_refusals(shape, gtp, gpp, gep, 0, 0, 0, "megatron generation")
-        # GRPO log-probs: Megatron runs samples // logprob_batch_size micro-batches.
+        # log-probs (GRPO, PPO, distillation): Megatron runs samples // logprob_batch_size micro-batches.
         lb = get(cfg, "policy.logprob_batch_size")
-        prompts, gens = get(cfg, "grpo.num_prompts_per_step"), get(cfg, "grpo.num_generations_per_prompt")
-        if (algo == "grpo" and lanes and not packing and not dynamic and is_int(lb) and lb > 0
+        prompts, gens = get(cfg, f"{algo}.num_prompts_per_step"), get(cfg, f"{algo}.num_generations_per_prompt")
+        if (algo in ("grpo", "ppo", "distillation") and lanes and not packing and not dynamic and is_int(lb) and lb > 0
                 and is_int(prompts) and is_int(gens) and prompts > 0 and gens > 0):
             rollout = prompts * gens
             if rollout % lanes or (rollout // lanes) % lb:
@@ -603,20 +611,28 @@ def framework_refusals(cfg, algo, megatron, res, lanes):
         if (vpp and pp > 1 and lanes and not packing and not dynamic and is_int(gbs) and is_int(mbs)
                 and mbs > 0 and gbs % (lanes * mbs) == 0 and (gbs // (lanes * mbs)) % pp):
             out.append(("GT633", "microbatches not divisible by PP with the interleaved schedule"))
-    # vLLM (the algorithms that generate)
+    # validation (SFT; DPO and RM double batch and micro-batch): shard_by_batch_size
+    # asserts the lanes, get_microbatch_iterator drops a remainder
+    if algo in ("sft", "dpo", "rm") and lanes and not packing and not dynamic:
+        k = 2 if algo in ("dpo", "rm") else 1
+        vg, vm = get(cfg, f"{algo}.val_global_batch_size"), get(cfg, f"{algo}.val_micro_batch_size")
+        if is_int(vg) and is_int(vm) and vg > 0 and vm > 0 and ((k * vg) % lanes or (k * vg // lanes) % (k * vm)):
+            out.append(("GT631", f"validation batch {k} x {vg} over {lanes} lanes in micro-batches of {k} x {vm}"))
+    # vLLM (the algorithms that generate, and configs without an algorithm section)
     gen = get(cfg, "policy.generation")
-    if algo in ("grpo", "ppo", "distillation", "single_controller") and is_map(gen) and gen.get("backend", "vllm") == "vllm":
+    if algo in ("grpo", "ppo", "distillation", "single_controller", "unknown") and is_map(gen) and gen.get("backend", "vllm") == "vllm":
         vc = gen.get("vllm_cfg") if is_map(gen.get("vllm_cfg")) else {}
         vtp, vpp_, vep = (vc.get(k, 1) for k in ("tensor_parallel_size", "pipeline_parallel_size", "expert_parallel_size"))
         if all(is_int(x) and x > 0 for x in (vtp, vpp_, vep)):
             if shape:
                 heads, kv = shape["num_attention_heads"], shape["num_query_groups"]
                 padded = -(-shape["vocab_size"] // 64) * 64
+                # every rule broken, not only the first
                 if heads % vtp:
                     out.append(("GT610", f"vLLM: heads ({heads}) divisible by TP ({vtp})"))
-                elif not shape.get("multi_latent_attention") and kv % vtp and vtp % kv:
+                if not shape.get("multi_latent_attention") and kv % vtp and vtp % kv:
                     out.append(("GT611", f"vLLM: {kv} KV heads and TP {vtp}"))
-                elif padded % vtp:
+                if padded % vtp:
                     out.append(("GT612", f"vLLM: padded vocabulary {padded} over TP {vtp}"))
             if res is not None:
                 nodes, gpn = res["train"] if res["colocated"] else res["inference"]

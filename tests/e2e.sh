@@ -205,7 +205,10 @@ expect_rc "explain unknown preset" 2 "$GTPLAN" explain preset no-such-stack
 # ---- ckpt: reshard a checkpoint between two layouts ----------------------
 expect_rc "ckpt reshard" 0 "$GTPLAN" ckpt tests/configs/ckpt/saved.yaml tests/configs/ckpt/loaded.yaml
 contains "ckpt reshardable" "$tmp/out" "reshardable"
-contains "ckpt optimizer format unset" "$tmp/err" "note[GT733]"
+contains "ckpt optimizer format unset" "$tmp/err" "warning[GT733]"
+contains "ckpt GT733 lists EP/ETP changes" "$tmp/err" "ETP 2 -> 4"
+contains "ckpt verdict says what reshards" "$tmp/out" "weights reshardable; optimizer state not reshardable in Megatron's default format"
+expect_rc "ckpt default format --strict" 1 "$GTPLAN" ckpt tests/configs/ckpt/saved.yaml tests/configs/ckpt/loaded.yaml --strict
 contains "ckpt embedding covered" "$tmp/out" "embedding.word_embeddings"
 # saved TP 2, G 3, 4 layers: rank 0 holds 4 x 1574400 layer elements, two
 # vocab pieces of 5334 x 768 and the final norm (14491392) and writes all

@@ -15,6 +15,11 @@ set -u
 cd "$(dirname "$0")/.."
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# gtplan reads a hub id's config.json from the local Hugging Face cache
+# (planner/model_hf.c): the tests' findings must not depend on what this
+# machine has cached, so they see an empty one (test_model_hf.c sets its
+# own fixture cache).
+export HF_HUB_CACHE="$PWD/tests/configs/hf/no-cache"
 passed=0 failed=0 skipped=0 broken=()
 
 add() { # name rc output-file

@@ -619,12 +619,15 @@ START_TEST(ep_group_across_nodes)
 }
 END_TEST
 
-/* The log-prob call's logits (logprob_batch_size x tokens x padded
- * vocabulary / TP, fp32) join the memory estimate of the last stage. */
+/* The logits path joins the memory estimate of the last stage
+ * (sim/cost_mem.c): 10 B per element of the TP slice of the padded
+ * vocabulary (bf16 logits, fp32 copy, fp32 softmax reused as its
+ * gradient) for the larger of the train micro-batch and
+ * logprob_batch_size. DPO doubles the train micro-batch (pairs). */
 START_TEST(logprob_logits_memory)
 {
 	struct fx f;
-	double one, eight;
+	double one, eight, dpo, elems = 4096.0 * 64128;
 
 	lint(&f, cfg(LLAMA1, "  logprob_batch_size: 1\n"
 		     "  max_total_sequence_length: 4096\n",
@@ -632,16 +635,24 @@ START_TEST(logprob_logits_memory)
 		     "    sequence_parallel: true\n", 1, 8, ""));
 	ck_assert_uint_ge(f.sim.mem.n_stages, 1);
 	one = f.sim.mem.stages[0].item[MEM_LOGITS];
-	/* 4096 tokens x 128256 / 2 (no padding at TP 2) x 4 bytes */
-	ck_assert(one > 4096.0 * 64128 * 4 * 0.999 &&
-		  one < 4096.0 * 64128 * 4 * 1.001);
+	ck_assert(one > elems * 10 * 0.999 && one < elems * 10 * 1.001);
 	release(&f);
 	lint(&f, cfg(LLAMA1, "  logprob_batch_size: 8\n"
 		     "  max_total_sequence_length: 4096\n",
 		     "    tensor_model_parallel_size: 2\n"
 		     "    sequence_parallel: true\n", 1, 8, ""));
 	eight = f.sim.mem.stages[0].item[MEM_LOGITS];
-	ck_assert(eight > 7.99 * one && eight < 8.01 * one);
+	ck_assert(eight > elems * 80 * 0.999 && eight < elems * 80 * 1.001);
+	release(&f);
+	lint(&f, cfg(LLAMA1, "  logprob_batch_size: 8\n"
+		     "  max_total_sequence_length: 4096\n",
+		     "    tensor_model_parallel_size: 2\n"
+		     "    sequence_parallel: true\n", 1, 8,
+		     "dpo:\n  reference_policy_kl_penalty: 0.05\n"));
+	/* pairs: 2 x micro-batch 1 in train; the reference pass takes the
+	 * train micro-batch, not logprob_batch_size */
+	dpo = f.sim.mem.stages[0].item[MEM_LOGITS];
+	ck_assert(dpo > elems * 20 * 0.999 && dpo < elems * 20 * 1.001);
 	release(&f);
 }
 END_TEST
