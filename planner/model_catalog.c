@@ -376,6 +376,8 @@ void model_field_value(const struct model_shape *m, size_t i, char *buf,
 			 "false");
 	else if (f->type == MF_INT)
 		snprintf(buf, len, "%lld", *model_int_at(w, f));
+	else if (f->type == MF_REAL)
+		snprintf(buf, len, "%.17g", *model_real_at(w, f));
 }
 
 void model_origin_text(const struct model_shape *m, const char *key,

@@ -208,6 +208,19 @@ static void take_int(struct model_shape *m, const json_t *o, const char *k,
 	}
 }
 
+/* Sets real field `key` from the number o[k] (> 0) when o has it. */
+static void take_real(struct model_shape *m, const json_t *o, const char *k,
+		      const char *key)
+{
+	const struct model_field *f = model_field_find(key);
+	const json_t *x = json_object_get(o, k);
+
+	if (f && json_is_number(x) && json_number_value(x) > 0) {
+		*model_real_at(m, f) = json_number_value(x);
+		m->origin[f - model_fields] = MODEL_FROM_HF;
+	}
+}
+
 static void take_bool(struct model_shape *m, const char *key, int v)
 {
 	const struct model_field *f = model_field_find(key);
@@ -309,6 +322,14 @@ static void read_common(struct model_shape *m, const json_t *o)
 	take_int(m, o, "head_dim", "kv_channels");
 	take_int(m, o, "vocab_size", "vocab_size");
 	take_int(m, o, "num_nextn_predict_layers", "mtp_num_layers");
+	/* RoPE base and norm epsilon, as Megatron-Bridge maps them
+	 * (rope_theta -> rotary_base, rms_norm_eps -> layernorm_epsilon;
+	 * transformers 5 moves rope_theta into rope_parameters) */
+	take_int(m, o, "rope_theta", "rotary_base");
+	if (json_is_object(json_object_get(o, "rope_parameters")))
+		take_int(m, json_object_get(o, "rope_parameters"), "rope_theta",
+			 "rotary_base");
+	take_real(m, o, "rms_norm_eps", "layernorm_epsilon");
 	/* absent: PretrainedConfig's default, tied (transformers
 	 * configuration_utils.py) */
 	take_bool(m, "share_embeddings_and_output_weights",
@@ -391,6 +412,10 @@ int model_hf_read(const char *path, struct model_shape *m,
 			take_bool(m, "add_qkv_bias", 1);
 		if (fam->bias_linear)
 			take_bool(m, "add_bias_linear", 1);
+		/* Qwen3's q_norm / k_norm: Megatron-Bridge's qwen3 bridges
+		 * set qk_layernorm (src/megatron/bridge/models/qwen/) */
+		if (!strncmp(fam->type, "qwen3", 5))
+			take_bool(m, "qk_layernorm", 1);
 	}
 	json_decref(j);
 	return 0;

@@ -95,6 +95,12 @@ START_TEST(qwen3_moe)
 	ck_assert_int_eq(f.m.moe_router_topk, 8);
 	ck_assert(f.m.gated_linear_unit);
 	ck_assert(!f.m.share_embeddings_and_output_weights);
+	/* what gtplan-run's decoder reads: rope_theta (a JSON real),
+	 * rms_norm_eps, and Qwen3's QK-norm from the family */
+	ck_assert_int_eq(f.m.rotary_base, 1000000);
+	ck_assert(f.m.layernorm_epsilon == 1e-6);
+	ck_assert(f.m.qk_layernorm);
+	ck_assert_str_eq(origin(&f.m, "rotary_base"), "config.json");
 	ck_assert_str_eq(origin(&f.m, "num_moe_experts"), "config.json");
 	ck_assert_str_eq(f.m.config_json, HF "qwen3-30b-a3b/config.json");
 	ck_assert_uint_eq(count(&f, "GT525"), 1);
