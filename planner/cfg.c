@@ -186,6 +186,23 @@ struct cfg_node *cfg_path(const struct cfg_node *root, const char *dotted)
 	return (struct cfg_node *)n;
 }
 
+struct diag_loc cfg_loc(const struct cfg_node *root, const char *dotted)
+{
+	const struct cfg_node *n = dotted ? cfg_path(root, dotted) : NULL;
+
+	return n ? n->loc : DIAG_NOLOC;
+}
+
+const char *cfg_first_set(const struct cfg_node *root,
+			  const char *const *paths)
+{
+	size_t i;
+
+	for (i = 0; paths[i + 1] && !cfg_path(root, paths[i]); i++)
+		;
+	return paths[i];
+}
+
 int cfg_int(const struct cfg_node *root, const char *dotted, long long *out)
 {
 	const struct cfg_node *n = cfg_path(root, dotted);

@@ -24,13 +24,6 @@ void plan_release(struct plan *p)
 	plan_init(p);
 }
 
-static struct diag_loc loc_of(const struct cfg_node *root, const char *path)
-{
-	const struct cfg_node *n = cfg_path(root, path);
-
-	return n ? n->loc : DIAG_NOLOC;
-}
-
 /* A positive size at `path`, or `dflt` when absent or null. Wrong types and
  * ranges are the schema's findings; here they fall back to the default and
  * make the plan incomplete through *ok. */
@@ -123,11 +116,11 @@ static void check_shards(const struct cfg_node *root, const char *key,
 	}
 	*ok = 0;
 	nearest_multiples(s, tp, &lo, &hi);
-	d = diag_add(diags, code, loc_of(root, path), path,
+	d = diag_add(diags, code, cfg_loc(root, path), path,
 		     "%s is %lld, which is not a positive multiple of %s %lld",
 		     key, s, tp_name, tp);
 	if (cfg_path(root, tp_path))
-		diag_note(d, loc_of(root, tp_path), "%s is %lld here", tp_name,
+		diag_note(d, cfg_loc(root, tp_path), "%s is %lld here", tp_name,
 			  tp);
 	if (lo == hi || lo == s)
 		diag_hint(d, "use %lld (GTP %lld), or null to turn GTP off",
@@ -167,11 +160,11 @@ static void report_world(const struct plan *p, const struct cfg_node *root,
 			used = sizeof(prod) - 1;
 	}
 	if (p->world < m)
-		d = diag_add(diags, code, loc_of(root, at), at,
+		d = diag_add(diags, code, cfg_loc(root, at), at,
 			     "%lld training GPUs are fewer than one model "
 			     "copy needs: %s = %lld", p->world, prod, m);
 	else
-		d = diag_add(diags, code, loc_of(root, at), at,
+		d = diag_add(diags, code, cfg_loc(root, at), at,
 			     "%lld training GPUs are not divisible by %s = "
 			     "%lld (%lld / %lld = %.3f copies)", p->world,
 			     prod, m, p->world, m, (double)p->world / (double)m);
@@ -214,7 +207,7 @@ static void report_world(const struct plan *p, const struct cfg_node *root,
 			  p->world);
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct diag_loc l = f[i].path ? loc_of(root, f[i].path) :
+		struct diag_loc l = f[i].path ? cfg_loc(root, f[i].path) :
 						DIAG_NOLOC;
 
 		if (l.src >= 0 && f[i].v > 1)
@@ -249,7 +242,7 @@ static void check_batches(struct plan *p, const struct cfg_node *root,
 		long long lo, hi;
 
 		nearest_multiples(p->global_batch, p->lanes, &lo, &hi);
-		d = diag_add(diags, "GT400", loc_of(root, gpath), gpath,
+		d = diag_add(diags, "GT400", cfg_loc(root, gpath), gpath,
 			     "global batch %lld does not split over %lld data "
 			     "lanes (L = D %lld x G %lld)", p->global_batch,
 			     p->lanes, p->dp_replicate, p->gtp);
@@ -262,7 +255,7 @@ static void check_batches(struct plan *p, const struct cfg_node *root,
 		long long step = p->lanes * p->micro_batch, lo, hi;
 
 		nearest_multiples(p->global_batch, step, &lo, &hi);
-		d = diag_add(diags, "GT401", loc_of(root, gpath), gpath,
+		d = diag_add(diags, "GT401", cfg_loc(root, gpath), gpath,
 			     "each of the %lld lanes gets %lld samples, not a "
 			     "multiple of the micro batch %lld",
 			     p->lanes, p->global_batch / p->lanes,
@@ -270,7 +263,7 @@ static void check_batches(struct plan *p, const struct cfg_node *root,
 		diag_hint(d, "use a global batch of %lld or %lld (multiples of "
 			  "L %lld x micro batch %lld)", lo, hi, p->lanes,
 			  p->micro_batch);
-		diag_note(d, loc_of(root, mpath), "the micro batch is %lld here",
+		diag_note(d, cfg_loc(root, mpath), "the micro batch is %lld here",
 			  p->micro_batch);
 	}
 }
@@ -285,7 +278,7 @@ static int read_order(struct plan *p, const struct cfg_node *root,
 		order = LAY_DEFAULT_ORDER;
 	if (lay_order_parse(order, &p->order, err, sizeof(err))) {
 		struct diag *d = diag_add(diags, "GT307",
-			loc_of(root, "gtplan.rank_order"), "gtplan.rank_order",
+			cfg_loc(root, "gtplan.rank_order"), "gtplan.rank_order",
 			"rank order '%s': %s", order, err);
 		diag_hint(d, "use tp-cp-gtp-ep-dp-pp (Megatron-LM today) or "
 			  "tp-gtp-cp-ep-dp-pp (GTP as first merged)");
@@ -412,14 +405,14 @@ static int build(struct plan *p, const struct cfg_node *root,
 			cfg_int(root, KEY_TP, &mtp);
 			if (s != mtp) {
 				struct diag *d = diag_add(diags, "GT306",
-					loc_of(root, sp), sp,
+					cfg_loc(root, sp), sp,
 					"GTP is configured (%lld weight shards) "
 					"but policy.megatron_cfg.enabled is "
 					"false", s);
 				diag_hint(d, "set policy.megatron_cfg.enabled: "
 					  "true (the DTensor path has no GTP), "
 					  "or remove the shard count");
-				diag_note(d, loc_of(root, KEY_MEG_ENABLED),
+				diag_note(d, cfg_loc(root, KEY_MEG_ENABLED),
 					  "the Megatron backend is turned off "
 					  "here");
 			}
@@ -431,7 +424,7 @@ static int build(struct plan *p, const struct cfg_node *root,
 	    instances > 1) {
 		const char *ip = KEY_MEG "distributed_data_parallel_config."
 				 "num_distributed_optimizer_instances";
-		struct diag *d = diag_add(diags, "GT305", loc_of(root, ip), ip,
+		struct diag *d = diag_add(diags, "GT305", cfg_loc(root, ip), ip,
 			"GTP %lld needs one distributed-optimizer instance, "
 			"not %lld", p->gtp, instances);
 		diag_hint(d, "set num_distributed_optimizer_instances: 1, or "
@@ -442,7 +435,7 @@ static int build(struct plan *p, const struct cfg_node *root,
 		return ok ? -1 : 0;
 	if (p->world > PLAN_MAX_WORLD) {
 		struct diag *d = diag_add(diags, "GT308",
-			loc_of(root, "cluster.num_nodes"), "cluster.num_nodes",
+			cfg_loc(root, "cluster.num_nodes"), "cluster.num_nodes",
 			"%lld training GPUs exceed gtplan's limit of %lld",
 			p->world, PLAN_MAX_WORLD);
 		diag_hint(d, "check cluster.num_nodes and "

@@ -33,9 +33,7 @@
 
 struct diag_loc fw_loc(const struct fw *f, const char *path)
 {
-	const struct cfg_node *n = path ? cfg_path(f->root, path) : NULL;
-
-	return n ? n->loc : DIAG_NOLOC;
+	return cfg_loc(f->root, path);
 }
 
 int fw_int(const struct fw *f, const char *path, long long *out)

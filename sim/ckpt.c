@@ -50,12 +50,9 @@ static long long compressed_coords(const struct plan *p, long long st,
 
 struct diag_loc ckpt_stack_loc(const struct ckpt_ctx *x, int key)
 {
-	const struct cfg_node *n;
-
 	if (x->s->loc[key].src >= 0)
 		return x->s->loc[key];
-	n = cfg_path(x->root, KEY_STACK_CFG);
-	return n ? n->loc : DIAG_NOLOC;
+	return cfg_loc(x->root, KEY_STACK_CFG);
 }
 
 const char *ckpt_why(const struct ckpt_ctx *x, enum ckpt_kind k)

@@ -252,24 +252,6 @@ void cost_model_init(struct cost_model *cm, const struct plan *p,
 
 /* ---- GT531: TP and GTP groups across NVLink domains ------------------------ */
 
-static struct diag_loc loc_of(const struct cfg_node *root, const char *path)
-{
-	const struct cfg_node *n = cfg_path(root, path);
-
-	return n ? n->loc : DIAG_NOLOC;
-}
-
-/* The first of `paths` the config sets (NULL-terminated), else the last. */
-static const char *first_set(const struct cfg_node *root,
-			     const char *const *paths)
-{
-	size_t i;
-
-	for (i = 0; paths[i + 1] && !cfg_path(root, paths[i]); i++)
-		;
-	return paths[i];
-}
-
 /* "ranks 0, 4, 8 on nodes 0, 1" or "ranks 0-15 on nodes 0, 1" for group
  * `idx` of a layout kind (at most 8 ranks and 8 nodes named). */
 static void group_text(const struct plan *p, unsigned kind, long long idx,
@@ -368,7 +350,7 @@ int cost_check_spans(struct cost_model *cm, const struct cfg_node *root,
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(*kinds); k++) {
 		unsigned kind = prog_kind(kinds[k]);
 		int gtp = k >= 2;
-		const char *key = first_set(root, keys[k]);
+		const char *key = cfg_first_set(root, keys[k]);
 		int expert = k == 1 || k == 3;
 		char block[96];
 
@@ -391,7 +373,7 @@ int cost_check_spans(struct cost_model *cm, const struct cfg_node *root,
 		 * note, since prefetch is what makes GTP across nodes work */
 		if (gtp && (!train->valid ||
 			    train->gtp_exposed_us <= 0.05 * train->total_us)) {
-			d = diag_add(diags, "GT533", loc_of(root, key), key,
+			d = diag_add(diags, "GT533", cfg_loc(root, key), key,
 				"%s groups span %s: %s group %lld is %s; its "
 				"weight gathers cross the network%s", up, dom,
 				up, ex, grp, train->valid ?
@@ -412,13 +394,13 @@ int cost_check_spans(struct cost_model *cm, const struct cfg_node *root,
 			continue;
 		}
 		if (!gtp)
-			d = diag_add(diags, "GT531", loc_of(root, key), key,
+			d = diag_add(diags, "GT531", cfg_loc(root, key), key,
 				"%s groups span %s: %s group %lld is %s; its "
 				"collectives, on the critical path of every "
 				"layer, run at network speed", up, dom, up, ex,
 				grp);
 		else
-			d = diag_add(diags, "GT531", loc_of(root, key), key,
+			d = diag_add(diags, "GT531", cfg_loc(root, key), key,
 				"%s groups span %s and their weight gathers are "
 				"not hidden behind compute: %s group %lld is %s; "
 				"%.0f of %.0f ms of GTP traffic per train step "
@@ -439,7 +421,7 @@ int cost_check_spans(struct cost_model *cm, const struct cfg_node *root,
 				  "nodes whose GPU count is a multiple of %s; "
 				  "grow GTP or PP instead", up, up, cm->s.domain,
 				  block);
-		diag_note(d, loc_of(root, KEY_GPUS_PER_NODE),
+		diag_note(d, cfg_loc(root, KEY_GPUS_PER_NODE),
 			  "GPUs per node are set here");
 		fired[gtp] = 1;
 	}

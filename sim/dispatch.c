@@ -428,8 +428,7 @@ static struct diag_loc where(const struct cfg_node *root,
 	}
 	if (why == CAUSE_BATCH && c->uses_train_batch) {
 		*path = KEY_POLICY "train_global_batch_size";
-		n = cfg_path(root, *path);
-		return n ? n->loc : DIAG_NOLOC;
+		return cfg_loc(root, *path);
 	}
 	if (c->loc.src >= 0) {
 		*path = KEY_CALLS;
@@ -440,8 +439,7 @@ static struct diag_loc where(const struct cfg_node *root,
 		return DIAG_NOLOC;
 	}
 	*path = KEY_DRIVER_LAYOUT;
-	n = cfg_path(root, *path);
-	return n ? n->loc : DIAG_NOLOC;
+	return cfg_loc(root, *path);
 }
 
 /* A finding placed at a gtplan.calls entry in the 5-D layout also points

@@ -345,13 +345,6 @@ static const char *model_diff(const struct model_shape *a,
 #undef F
 }
 
-static struct diag_loc loc_of(const struct cfg_node *root, const char *path)
-{
-	const struct cfg_node *n = cfg_path(root, path);
-
-	return n ? n->loc : DIAG_NOLOC;
-}
-
 static const char *layout_name(const struct plan *p)
 {
 	return p->driver_layout ? p->driver_layout : "4d";
@@ -580,7 +573,7 @@ int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 	}
 	if (strcmp(layout_name(ps), layout_name(pl)) != 0) {
 		struct diag *d = diag_add(diags, "GT731",
-			loc_of(rl, KEY_DRIVER_LAYOUT),
+			cfg_loc(rl, KEY_DRIVER_LAYOUT),
 			"gtplan.driver_layout",
 			"saved under the %s driver layout, loaded under %s: the "
 			"driver's loader placement check ties a checkpoint to "

@@ -145,6 +145,26 @@ START_TEST(marks_are_one_based_for_keys_and_values)
 }
 END_TEST
 
+START_TEST(loc_and_first_set_point_at_the_key)
+{
+	static const char *const keys[] = { "a.x", "a.y", "a.z", NULL };
+	static const char *const none[] = { "b.x", "b.y", NULL };
+	struct fx f;
+	struct diag_loc l;
+
+	fx_init(&f);
+	ck_assert_int_eq(parse(&f, "a:\n  y: 1\n  z: 2\n"), 0);
+	l = cfg_loc(f.root, "a.z");
+	ck_assert_int_eq(l.line, 3);
+	ck_assert_int_eq(l.col, 6);
+	ck_assert_int_lt(cfg_loc(f.root, "a.x").src, 0);
+	ck_assert_int_lt(cfg_loc(f.root, NULL).src, 0);
+	ck_assert_str_eq(cfg_first_set(f.root, keys), "a.y");
+	ck_assert_str_eq(cfg_first_set(f.root, none), "b.y");
+	fx_release(&f);
+}
+END_TEST
+
 START_TEST(duplicate_keys_point_at_both)
 {
 	struct fx f;
@@ -451,6 +471,7 @@ int main(void)
 	const struct test_case cases[] = {
 		{ "scalar_types", scalar_types_follow_omegaconf },
 		{ "marks", marks_are_one_based_for_keys_and_values },
+		{ "cfg_loc", loc_and_first_set_point_at_the_key },
 		{ "duplicates", duplicate_keys_point_at_both },
 		{ "aliases", aliases_and_merge_keys },
 		{ "alias_cycle", alias_cycle_is_refused },
