@@ -96,26 +96,26 @@ static int chain_push(struct chain *c, struct cfg_node *n)
 /* The path of the last node ("a.b.0.c"); cfg_path() reads it back. */
 static char *chain_path(const struct chain *c)
 {
-	struct sbuf b = { 0 };
+	struct strbuf b = INTERP_TEXT_INIT;
 	char idx[24];
 
 	for (size_t i = 1; i < c->n; i++) {
 		const struct cfg_node *parent = c->v[i - 1];
 
 		if (i > 1)
-			sb_addc(&b, '.');
+			strbuf_addch(&b, '.');
 		if (parent->kind == CFG_MAP) {
-			sb_add(&b, c->v[i]->key);
+			strbuf_addstr(&b, c->v[i]->key);
 		} else {
 			size_t k = 0;
 
 			while (k < parent->n && parent->kids[k] != c->v[i])
 				k++;
 			snprintf(idx, sizeof(idx), "%zu", k);
-			sb_add(&b, idx);
+			strbuf_addstr(&b, idx);
 		}
 	}
-	return sb_take(&b);
+	return strbuf_detach(&b);
 }
 
 struct frame *interp_top(struct rctx *c)
@@ -126,14 +126,14 @@ struct frame *interp_top(struct rctx *c)
 /* "a -> b -> c": the paths of the frames from `from` up, then `last`. */
 static char *chain_text(struct rctx *c, size_t from, const char *last)
 {
-	struct sbuf b = { 0 };
+	struct strbuf b = INTERP_TEXT_INIT;
 
 	for (size_t i = from; i < c->depth; i++) {
-		sb_add(&b, c->stack[i].path);
-		sb_add(&b, " -> ");
+		strbuf_addstr(&b, c->stack[i].path);
+		strbuf_addstr(&b, " -> ");
 	}
-	sb_add(&b, last);
-	return sb_take(&b);
+	strbuf_addstr(&b, last);
+	return strbuf_detach(&b);
 }
 
 /* Adds a finding at `at` (in the value being resolved), with a note at each
