@@ -31,7 +31,7 @@
  * cfg_interp_pyops.c, the words shared with the override grammar in
  * cfg_interp_lex.c.
  */
-#include "cfg_interp_impl.h"
+#include "cfg_interp_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * keys are looked up (interp_lookup) and resolvers called
  * (interp_call_resolver) as they are read.
  */
-#include "cfg_interp_impl.h"
+#include "cfg_interp_int.h"
 
 #include <stdlib.h>
 #include <string.h>

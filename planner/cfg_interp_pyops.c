@@ -5,7 +5,7 @@
  * lambda (nemo_rl/utils/config.py): add, sub, mul, div and max, next to
  * OmegaConf's oc.env.
  */
-#include "cfg_interp_impl.h"
+#include "cfg_interp_int.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -28,9 +28,9 @@
  *
  * The grammar of keys and values is in cfg_override_parse.c.
  */
-#include "cfg_override_impl.h"
-#include "cfg_interp_lex.h"
-#include "cfg_interp_pyops.h"
+#include "cfg_override_int.h"
+#include "cfg_interp_lex_int.h"
+#include "cfg_interp_pyops_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,8 +3,8 @@
  * OverrideParser.g4) for one `key=value` argument: the dotted key, and the
  * value as a config node located on the command line.
  */
-#include "cfg_override_impl.h"
-#include "cfg_interp_lex.h"
+#include "cfg_override_int.h"
+#include "cfg_interp_lex_int.h"
 #include "strbuf.h"
 
 #include <stdlib.h>

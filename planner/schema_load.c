@@ -4,7 +4,7 @@
  * resolves and that every pattern compiles; after that the checker can
  * follow $refs and match patterns without checking again.
  */
-#include "schema_impl.h"
+#include "schema_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>

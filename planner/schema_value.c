@@ -3,7 +3,7 @@
  * plain words and a hint: type (GT200), minimum/maximum (GT201), enum and
  * const (GT202), multipleOf, lengths and pattern (GT205).
  */
-#include "schema_impl.h"
+#include "schema_int.h"
 
 #include <limits.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /*
- * cfg_interp_impl: internal, not part of the public API. What the three
+ * cfg_interp_int: internal, not part of the public API. What the three
  * parts of cfg_resolve() share:
  *   cfg_interp.c        resolution state, lookups, cycles, cfg_resolve()
  *   cfg_interp_parse.c  the grammar of `${...}` values
@@ -8,14 +8,14 @@
  * Names: `interp_` for the resolver's own functions; the `py_`,
  * `val_`/`vals_` and `ps_` families each work on their struct.
  */
-#ifndef GTPLAN_CFG_INTERP_IMPL_H
-#define GTPLAN_CFG_INTERP_IMPL_H
+#ifndef GTPLAN_CFG_INTERP_INT_H
+#define GTPLAN_CFG_INTERP_INT_H
 
 #include <stddef.h>
 
 #include "cfg.h"
-#include "cfg_interp_lex.h"
-#include "cfg_interp_pyops.h"
+#include "cfg_interp_lex_int.h"
+#include "cfg_interp_pyops_int.h"
 
 /* ---- resolution state (cfg_interp.c) ------------------------------------ */
 

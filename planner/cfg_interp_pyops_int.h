@@ -1,11 +1,11 @@
 /*
- * cfg_interp_pyops: internal, not part of the public API. Python's
+ * cfg_interp_pyops_int: internal, not part of the public API. Python's
  * semantics on config values: str() and repr() (into a strbuf), ==, and
  * (in cfg_interp_pyops.c) the arithmetic of NeMo-RL's resolvers.
  * cfg_override.c uses py_equal() for `~key=value`.
  */
-#ifndef GTPLAN_CFG_INTERP_PYOPS_H
-#define GTPLAN_CFG_INTERP_PYOPS_H
+#ifndef GTPLAN_CFG_INTERP_PYOPS_INT_H
+#define GTPLAN_CFG_INTERP_PYOPS_INT_H
 
 #include <stddef.h>
 
