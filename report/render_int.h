@@ -108,8 +108,6 @@ void render_label_more(const struct render_ctx *x, long long drawn,
 void render_label_title(const struct render_ctx *x, struct strbuf *b);
 void render_label_legend(const struct render_ctx *x, long long *v, size_t nv,
 			 struct strbuf *b);
-/* Sorts v and drops repeats; returns the new count. */
-size_t render_uniq(long long *v, size_t n);
 
 /* The text grid (render_text.c). Returns 0, or -1 on a write error. */
 int render_text(const struct render_ctx *x, FILE *out);

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "llsort.h"
+
 #define LEGEND_MAX 32   /* colour values listed in the legend */
 #define LEGEND_PER_COLUMN 8 /* legend entries down one column */
 #define STUCK_RED "#CC3311"
@@ -58,24 +60,6 @@ void render_label_tooltip(const struct render_ctx *x,
 
 /* ---- node summaries ------------------------------------------------------ */
 
-static int cmp_ll(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return (x > y) - (x < y);
-}
-
-size_t render_uniq(long long *v, size_t n)
-{
-	size_t k = 0;
-
-	qsort(v, n, sizeof(*v), cmp_ll);
-	for (size_t i = 0; i < n; i++)
-		if (!k || v[k - 1] != v[i])
-			v[k++] = v[i];
-	return k;
-}
-
 static void range(struct strbuf *b, long long lo, long long hi)
 {
 	if (lo == hi)
@@ -118,7 +102,7 @@ static size_t leaving(const struct render_ctx *x, size_t k, long long first,
 		    lay_group_member(g, gk->axes, idx, size - 1) > last)
 			tmp[m++] = idx;
 	}
-	return render_uniq(tmp, m);
+	return ll_sort_uniq(tmp, m);
 }
 
 long long render_label_node(const struct render_ctx *x, long long node,
@@ -147,7 +131,7 @@ long long render_label_node(const struct render_ctx *x, long long node,
 		st[rk.state]++;
 		tmp[n++] = rk.lane;
 	}
-	n = render_uniq(tmp, n);
+	n = ll_sort_uniq(tmp, n);
 	strbuf_addf(b, "<B>node %lld</B><BR/>ranks ", node);
 	range(b, first, last);
 	strbuf_addf(b, "<BR/>lane%s ", n == 1 ? "" : "s");
@@ -265,7 +249,7 @@ static void wide_row(struct strbuf *b, int cols, const char *fmt, const char *s)
 void render_label_legend(const struct render_ctx *x, long long *v, size_t nv,
 			 struct strbuf *b)
 {
-	size_t n = render_uniq(v, nv), shown = n > LEGEND_MAX ? LEGEND_MAX : n;
+	size_t n = ll_sort_uniq(v, nv), shown = n > LEGEND_MAX ? LEGEND_MAX : n;
 	size_t pairs = (shown + LEGEND_PER_COLUMN - 1) / LEGEND_PER_COLUMN;
 	size_t rows = pairs ? (shown + pairs - 1) / pairs : 0;
 	int cols = 2 * (int)(pairs ? pairs : 1);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cfg_keys.h"
+#include "llsort.h"
 #include "stack.h"
 
 /* A piece in logical coordinates: rows [r0, r1), columns [c0, c1). */
@@ -82,39 +83,6 @@ static struct rect rect_of(const struct ckpt_entry *e)
 static int meets(const struct rect *a, const struct rect *b)
 {
 	return a->r0 < b->r1 && b->r0 < a->r1 && a->c0 < b->c1 && b->c0 < a->c1;
-}
-
-static int cmp_ll(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static size_t uniq(long long *v, size_t n)
-{
-	size_t k = 0;
-
-	qsort(v, n, sizeof(*v), cmp_ll);
-	for (size_t i = 0; i < n; i++)
-		if (!k || v[k - 1] != v[i])
-			v[k++] = v[i];
-	return k;
-}
-
-static size_t find(const long long *v, size_t n, long long x)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (v[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 /* The entry of local piece j (a local expert) of the rank at c, its
@@ -226,16 +194,18 @@ static int coverage(const struct rect *sv, long long n,
 		cb[nc++] = sv[i].c0;
 		cb[nc++] = sv[i].c1;
 	}
-	nr = uniq(rb, nr);
-	nc = uniq(cb, nc);
+	nr = ll_sort_uniq(rb, nr);
+	nc = ll_sort_uniq(cb, nc);
 	cnt = calloc(nr * nc, sizeof(*cnt));
 	if (!cnt)
 		goto oom;
 	for (long long i = 0; i < n; i++) {
 		if (sv[i].r0 == sv[i].r1 || sv[i].c0 == sv[i].c1)
 			continue;
-		size_t a0 = find(rb, nr, sv[i].r0), a1 = find(rb, nr, sv[i].r1);
-		size_t b0 = find(cb, nc, sv[i].c0), b1 = find(cb, nc, sv[i].c1);
+		size_t a0 = ll_lower_bound(rb, nr, sv[i].r0);
+		size_t a1 = ll_lower_bound(rb, nr, sv[i].r1);
+		size_t b0 = ll_lower_bound(cb, nc, sv[i].c0);
+		size_t b1 = ll_lower_bound(cb, nc, sv[i].c1);
 
 		for (size_t a = a0; a < a1; a++)
 			for (size_t b = b0; b < b1; b++)
