@@ -239,15 +239,49 @@ static int check_item(struct ckpt_ctx *x, const struct ckpt_item *it,
 	return 0;
 }
 
+/* The items of the checkpoint of m (layers > 0: its tensors, ckpt.h),
+ * the model's in it (*n) and the experts' in ex (*n_ex): the experts where
+ * the expert grid exists and EP divides them (as gtplan ckpt,
+ * sim/reshard.c, plans them). Each layer's tensors and the experts have
+ * stage -1; the embedding is saved on the first stage, the output layer
+ * and the final norm on the last. */
+static void items_of(const struct plan *p, const struct model_shape *m,
+		     long long layers, struct ckpt_item *it, size_t *n,
+		     struct ckpt_item *ex, size_t *n_ex)
+{
+	struct ckpt_tensor t[CKPT_MAX_TENSORS];
+	int experts = m->num_moe_experts > 0 && p->expert_grid_ok &&
+		      p->ep > 0 && m->num_moe_experts % p->ep == 0 &&
+		      p->expert.world == p->world;
+	size_t nt = layers > 0 ? ckpt_tensors(m, experts, t) : 0;
+	long long vdiv = p->set.vocab_divisor ? p->set.vocab_divisor :
+			 m->make_vocab_size_divisible_by;
+
+	*n = *n_ex = 0;
+	memset(ex, 0, MODEL_MAX_WEIGHTS * sizeof(*ex));
+	for (size_t i = 0; i < nt; i++) {
+		int expert = t[i].part == CKPT_PART_EXPERT ||
+			     t[i].part == CKPT_PART_EXPERT_BIAS;
+		struct ckpt_item *e = expert ? &ex[(*n_ex)++] : &it[(*n)++];
+
+		e->kind = t[i].kind;
+		snprintf(e->name, sizeof(e->name), "%s", t[i].key);
+		e->rows = t[i].rows;
+		e->cols = t[i].cols;
+		e->stage = t[i].part == CKPT_PART_FIRST ? 0 :
+			   t[i].part == CKPT_PART_LAST ? p->pp - 1 : -1;
+		e->vdiv = t[i].kind == CKPT_VOCAB ? vdiv : 0;
+	}
+}
+
 int ckpt_check(const struct plan *p, const struct cfg_node *root,
 	       const struct model_shape *m, struct ckpt_summary *out,
 	       struct diag_list *diags)
 {
 	struct ckpt_item it[MODEL_MAX_WEIGHTS + 8];
-	struct model_weight w[MODEL_MAX_WEIGHTS];
 	struct stack s;
 	struct diag_list quiet;
-	size_t n = 0, nw = 0;
+	size_t n = 0;
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -267,87 +301,11 @@ int ckpt_check(const struct plan *p, const struct cfg_node *root,
 	 * summary is computed either way. */
 	on = p->set.checkpointing;
 
-	if (layers > 0)
-		nw = model_layer_weights(m, w, MODEL_MAX_WEIGHTS);
-	for (size_t i = 0; i < nw; i++) {
-		if (w[i].split == SPLIT_NONE)
-			continue;
-		it[n].kind = w[i].split == SPLIT_COLUMN ? CKPT_COLUMN : CKPT_ROW;
-		snprintf(it[n].name, sizeof(it[n].name), "%s%s.weight",
-			 strcmp(w[i].name, "linear_qkv") == 0 ||
-			 strcmp(w[i].name, "linear_proj") == 0 ?
-			 "self_attention." : "mlp.", w[i].name);
-		it[n].rows = w[i].rows;
-		it[n].cols = w[i].cols;
-		n++;
-	}
-	if (nw) {
-		static const char *const norms[] = {
-			"input_layernorm.weight", "pre_mlp_layernorm.weight"
-		};
-		for (size_t i = 0; i < 2; i++, n++) {
-			it[n].kind = CKPT_NORM;
-			snprintf(it[n].name, sizeof(it[n].name), "%s", norms[i]);
-			it[n].rows = m->hidden_size;
-			it[n].cols = 1;
-		}
-		/* once per model: the vocab-parallel embedding on the first
-		 * stage, the untied output layer and the final norm on the
-		 * last */
-		long long vdiv = p->set.vocab_divisor ?
-				 p->set.vocab_divisor :
-				 m->make_vocab_size_divisible_by;
-
-		it[n] = (struct ckpt_item){ CKPT_VOCAB,
-			"embedding.word_embeddings.weight", m->vocab_size,
-			m->hidden_size, 0, vdiv };
-		n++;
-		if (!m->share_embeddings_and_output_weights) {
-			it[n] = (struct ckpt_item){ CKPT_VOCAB,
-				"output_layer.weight", m->vocab_size,
-				m->hidden_size, p->pp - 1, vdiv };
-			n++;
-		}
-		it[n] = (struct ckpt_item){ CKPT_NORM,
-			"decoder.final_layernorm.weight", m->hidden_size, 1,
-			p->pp - 1, 0 };
-		n++;
-	}
-	size_t n_tensors = n, n_layer = 0, n_ex = 0;
+	size_t n_tensors, n_layer = 0, n_ex;
 	struct ckpt_item ex[MODEL_MAX_WEIGHTS];
 
-	/* the experts of every MoE layer, where the expert grid exists and
-	 * EP divides them (as gtplan ckpt, sim/reshard.c, plans them) */
-	memset(ex, 0, sizeof(ex));
-	if (layers > 0 && m->num_moe_experts > 0 && p->expert_grid_ok &&
-	    p->ep > 0 && m->num_moe_experts % p->ep == 0 &&
-	    p->expert.world == p->world) {
-		nw = model_expert_weights(m, w, MODEL_MAX_WEIGHTS);
-		for (size_t i = 0; i < nw; i++) {
-			if (w[i].split == SPLIT_NONE)
-				continue;
-			ex[n_ex].kind = w[i].split == SPLIT_COLUMN ?
-				CKPT_COLUMN : CKPT_ROW;
-			/* "experts.linear_fc1" -> mlp.experts.linear_fc1 */
-			snprintf(ex[n_ex].name, sizeof(ex[n_ex].name),
-				 "mlp.%s.weight", w[i].name);
-			ex[n_ex].rows = w[i].rows;
-			ex[n_ex].cols = w[i].cols;
-			ex[n_ex].stage = -1;
-			n_ex++;
-		}
-		/* the row-parallel experts' bias [E, hidden] is whole on
-		 * every ETP and expert GTP peer (a GTP-replicated tensor,
-		 * elected like the norms: gtplan.stack.replica_group); fc1's
-		 * ETP-split bias is left out, as the dense linears' biases
-		 * are */
-		if (n_ex && m->add_bias_linear) {
-			ex[n_ex] = (struct ckpt_item){ CKPT_NORM,
-				"mlp.experts.linear_fc2.bias", m->hidden_size,
-				1, -1, 0 };
-			n_ex++;
-		}
-	}
+	items_of(p, m, layers, it, &n, ex, &n_ex);
+	n_tensors = n;
 
 	for (size_t i = 0; i < n_tensors; i++)
 		n_layer += it[i].stage < 0;

@@ -337,37 +337,32 @@ static void add_weight(struct reshard_report *out, const char *name,
 	w->experts = experts;
 }
 
-/* The checkpoint's tensor kinds for model m (known shape). */
+/* The checkpoint's tensors for model m (known shape; ckpt_tensors), by
+ * their model.h names: each layer's linears, the experts' (only where both
+ * expert grids exist and EP divides them), the layer's norms, and the
+ * tensors saved once. The experts' bias is not in the report: whole on
+ * every expert peer, its pieces are those of the norms. */
 static void model_weights(const struct side *ss, const struct side *sl,
 			  const struct model_shape *m,
 			  struct reshard_report *out)
 {
-	struct model_weight mw[MODEL_MAX_WEIGHTS];
-	size_t nw = model_layer_weights(m, mw, MODEL_MAX_WEIGHTS);
-	long long h = m->hidden_size;
+	static const enum ckpt_part order[] = { CKPT_PART_LINEAR,
+		CKPT_PART_EXPERT, CKPT_PART_NORM, CKPT_PART_FIRST,
+		CKPT_PART_LAST };
+	struct ckpt_tensor t[CKPT_MAX_TENSORS];
+	int experts = ss->p->expert_grid_ok && sl->p->expert_grid_ok &&
+		      ss->p->ep > 0 && sl->p->ep > 0 &&
+		      m->num_moe_experts % ss->p->ep == 0 &&
+		      m->num_moe_experts % sl->p->ep == 0;
+	size_t n = ckpt_tensors(m, experts, t);
 
-	for (size_t i = 0; i < nw; i++)
-		if (mw[i].split != SPLIT_NONE)
-			add_weight(out, mw[i].name, mw[i].split == SPLIT_COLUMN ?
-				   CKPT_COLUMN : CKPT_ROW, mw[i].rows,
-				   mw[i].cols, 0);
-	/* experts: only where both expert grids exist and EP divides them */
-	nw = model_expert_weights(m, mw, MODEL_MAX_WEIGHTS);
-	if (ss->p->expert_grid_ok && sl->p->expert_grid_ok &&
-	    ss->p->ep > 0 && sl->p->ep > 0 &&
-	    m->num_moe_experts % ss->p->ep == 0 &&
-	    m->num_moe_experts % sl->p->ep == 0)
-		for (size_t i = 0; i < nw; i++)
-			add_weight(out, mw[i].name, mw[i].split == SPLIT_COLUMN ?
-				   CKPT_COLUMN : CKPT_ROW, mw[i].rows,
-				   mw[i].cols, m->num_moe_experts);
-	add_weight(out, "input_layernorm", CKPT_NORM, h, 1, 0);
-	add_weight(out, "pre_mlp_layernorm", CKPT_NORM, h, 1, 0);
-	add_weight(out, "embedding.word_embeddings", CKPT_VOCAB, m->vocab_size,
-		   h, 0);
-	if (!m->share_embeddings_and_output_weights)
-		add_weight(out, "output_layer", CKPT_VOCAB, m->vocab_size, h, 0);
-	add_weight(out, "decoder.final_layernorm", CKPT_NORM, h, 1, 0);
+	for (size_t k = 0; k < sizeof(order) / sizeof(*order); k++)
+		for (size_t i = 0; i < n; i++)
+			if (t[i].part == order[k])
+				add_weight(out, t[i].name, t[i].kind,
+					   t[i].rows, t[i].cols,
+					   t[i].part == CKPT_PART_EXPERT ?
+					   m->num_moe_experts : 0);
 }
 
 static long long vocab_divisor(const struct plan *p,
