@@ -5,6 +5,9 @@
  * once with its file:line, and kern_cuda_llm.cu's members of kern_cuda_ops
  * (each follows the kern.h wrapper of the same name, arguments checked by
  * kern.c). CUDA C++ only: C callers see kern.h.
+ *
+ * Ownership: as kern.h: the caller owns every device buffer; these
+ * functions keep no pointer past the call.
  */
 #ifndef GTPLAN_KERN_CUDA_H
 #define GTPLAN_KERN_CUDA_H

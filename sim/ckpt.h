@@ -20,6 +20,10 @@
  * exactly one main replica (replica id all zeros) and object keys are
  * unique: GT710 (chunk claimed twice), GT711 (chunk never written), GT712
  * (duplicate object key). Padding never enters checkpoint coordinates.
+ *
+ * Ownership: plain values; the checkpoint functions allocate only inside
+ * a call and free before they return. A struct ckpt_summary's opt_format
+ * is a static string; a struct ckpt_tensor's name is static.
  */
 #ifndef GTPLAN_CKPT_H
 #define GTPLAN_CKPT_H
