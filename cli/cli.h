@@ -3,6 +3,9 @@
  * fills it, the commands of cmd.h read it), the exit codes, and how
  * findings are printed for the options given, errors, and the files data
  * goes to. Data goes to stdout (or -o FILE), diagnostics to stderr.
+ *
+ * Ownership: see struct cli_opts; cli_open_out's stream is the caller's
+ * until cli_close_out.
  */
 #ifndef GTPLAN_CLI_H
 #define GTPLAN_CLI_H

@@ -28,6 +28,10 @@
  * and target/sum (SUM) over the TP group between the steps:
  *   kern_ce_max -> all-reduce MAX -> kern_ce_target, kern_ce_sumexp
  *   -> all-reduce SUM -> kern_ce_loss, kern_ce_bwd.
+ *
+ * Ownership: the caller owns the kern_ctx (kern_init/kern_release) and
+ * every buffer (kern_alloc/kern_free on the same context); the kernels
+ * keep no pointer past the call.
  */
 #ifndef GTPLAN_KERN_H
 #define GTPLAN_KERN_H

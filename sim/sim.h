@@ -26,6 +26,9 @@
  *   trace.c      the simulated timeline as a Chrome trace
  * This header holds the types those modules share. Each module has its own
  * header for its functions.
+ *
+ * Ownership: the types here are values; who allocates and frees them is
+ * said where they are filled (simulate.h, program.h, match.h, cost.h).
  */
 #ifndef GTPLAN_SIM_H
 #define GTPLAN_SIM_H
