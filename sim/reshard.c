@@ -476,6 +476,71 @@ static void check_optimizer(const struct side *ss, const struct side *sl,
 	out->opt_ok = 0;
 }
 
+/* The reshard of one model between two layouts with rank grids: each
+ * weight's coverage, the driver layout, the optimizer state, and both
+ * sides' checkpoint plans (bytes per rank; their findings are lint's). */
+static int reshard_sides(struct side *ss, const struct cfg_node *rs,
+			 const struct model_shape *ms, struct side *sl,
+			 const struct cfg_node *rl,
+			 const struct model_shape *ml,
+			 struct reshard_report *out, struct diag_list *diags)
+{
+	const struct plan *ps = ss->p, *pl = sl->p;
+	struct diag_list quiet;
+	int covered = 1;
+
+	if (ms->known) {
+		out->layers = ms->num_layers;
+		model_weights(ss, sl, ms, out);
+	}
+	if (!out->n) { /* a small example: odd rows, so padding shows */
+		long long l = ps->tp / gcd(ps->tp, pl->tp) * pl->tp;
+
+		out->example = 1;
+		add_weight(out, "example_column", CKPT_COLUMN, 1000, 16 * l, 0);
+		add_weight(out, "example_row", CKPT_ROW, 1000, 16 * l, 0);
+	}
+	for (size_t i = 0; i < out->n; i++) {
+		struct reshard_weight *w = &out->w[i];
+
+		if (check_weight(ss, sl, w))
+			return -1;
+		if (w->covered)
+			continue;
+		covered = 0;
+		report_gap(ss, w, diags);
+	}
+	if (strcmp(layout_name(ps), layout_name(pl)) != 0) {
+		struct diag *d = diag_add(diags, "GT731",
+			cfg_loc(rl, KEY_DRIVER_LAYOUT),
+			"gtplan.driver_layout",
+			"saved under the %s driver layout, loaded under %s: the "
+			"driver's loader placement check ties a checkpoint to "
+			"its layout axes, so a %s save does not resume under %s",
+			layout_name(ps), layout_name(pl),
+			strcmp(layout_name(ps), "5d") ? "4-D" : "5-D",
+			strcmp(layout_name(pl), "5d") ? "4-D" : "5-D");
+
+		diag_hint(d, "keep gtplan.driver_layout the same on both "
+			  "sides");
+	}
+	out->layout_change = ps->tp != pl->tp || ps->cp != pl->cp ||
+		ps->gtp != pl->gtp || ps->dp_replicate != pl->dp_replicate ||
+		ps->pp != pl->pp || ps->ep != pl->ep || ps->etp != pl->etp ||
+		ps->egtp != pl->egtp;
+	check_optimizer(ss, sl, ms, out, diags);
+	out->reshardable = covered && out->opt_ok;
+	/* bytes per rank on both sides; their findings are lint's */
+	diag_list_init(&quiet, diags->srcs);
+	if (ckpt_check(ps, rs, ms, &out->saved, &quiet) ||
+	    ckpt_check(pl, rl, ml, &out->loaded, &quiet)) {
+		diag_list_release(&quiet);
+		return -1;
+	}
+	diag_list_release(&quiet);
+	return 0;
+}
+
 int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 		  const struct plan *pl, const struct cfg_node *rl,
 		  struct reshard_report *out, struct diag_list *diags)
@@ -485,7 +550,6 @@ int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 	struct diag_list quiet;
 	const char *f;
 	long long va = 0, vb = 0;
-	int covered = 1;
 
 	memset(out, 0, sizeof(*out));
 	memset(&ms, 0, sizeof(ms));
@@ -515,54 +579,5 @@ int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 	}
 	if (!ps->grid_ok || !pl->grid_ok || ps->pp <= 0 || pl->pp <= 0)
 		return 0;
-	if (ms.known) {
-		out->layers = ms.num_layers;
-		model_weights(&ss, &sl, &ms, out);
-	}
-	if (!out->n) { /* a small example: odd rows, so padding shows */
-		long long l = ps->tp / gcd(ps->tp, pl->tp) * pl->tp;
-
-		out->example = 1;
-		add_weight(out, "example_column", CKPT_COLUMN, 1000, 16 * l, 0);
-		add_weight(out, "example_row", CKPT_ROW, 1000, 16 * l, 0);
-	}
-	for (size_t i = 0; i < out->n; i++) {
-		struct reshard_weight *w = &out->w[i];
-
-		if (check_weight(&ss, &sl, w))
-			return -1;
-		if (w->covered)
-			continue;
-		covered = 0;
-		report_gap(&ss, w, diags);
-	}
-	if (strcmp(layout_name(ps), layout_name(pl)) != 0) {
-		struct diag *d = diag_add(diags, "GT731",
-			cfg_loc(rl, KEY_DRIVER_LAYOUT),
-			"gtplan.driver_layout",
-			"saved under the %s driver layout, loaded under %s: the "
-			"driver's loader placement check ties a checkpoint to "
-			"its layout axes, so a %s save does not resume under %s",
-			layout_name(ps), layout_name(pl),
-			strcmp(layout_name(ps), "5d") ? "4-D" : "5-D",
-			strcmp(layout_name(pl), "5d") ? "4-D" : "5-D");
-
-		diag_hint(d, "keep gtplan.driver_layout the same on both "
-			  "sides");
-	}
-	out->layout_change = ps->tp != pl->tp || ps->cp != pl->cp ||
-		ps->gtp != pl->gtp || ps->dp_replicate != pl->dp_replicate ||
-		ps->pp != pl->pp || ps->ep != pl->ep || ps->etp != pl->etp ||
-		ps->egtp != pl->egtp;
-	check_optimizer(&ss, &sl, &ms, out, diags);
-	out->reshardable = covered && out->opt_ok;
-	/* bytes per rank on both sides; their findings are lint's */
-	diag_list_init(&quiet, diags->srcs);
-	if (ckpt_check(ps, rs, &ms, &out->saved, &quiet) ||
-	    ckpt_check(pl, rl, &ml, &out->loaded, &quiet)) {
-		diag_list_release(&quiet);
-		return -1;
-	}
-	diag_list_release(&quiet);
-	return 0;
+	return reshard_sides(&ss, rs, &ms, &sl, rl, &ml, out, diags);
 }
