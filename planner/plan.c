@@ -348,53 +348,48 @@ static void read_runtime(struct plan *p, const struct cfg_node *root)
 		rt->prefetch = 0;
 }
 
-static int build(struct plan *p, const struct cfg_node *root,
-		 const char *config_name, struct diag_list *diags)
+/* The parallel sizes: Megatron's (with the weight shards, GT301/GT302),
+ * or DTensor's mesh dp x cp x tp (no PP, no GTP). *ok = 0 when one is
+ * unusable. */
+static void read_sizes(struct plan *p, const struct cfg_node *root,
+		       int megatron, int *ok, struct diag_list *diags)
 {
-	char path[1024] = "";
-	int ok = 1, megatron = 0;
-	long long instances = 1;
-	long long size[LAY_NAXES];
-
-	p->config_name = strdup(config_name);
-	if (!p->config_name || read_order(p, root, diags))
-		return -1;
-	find_remat_keys(root, path, sizeof(path), 0, diags);
-	read_batches(p, root);
-	read_runtime(p, root);
-
-	if (cfg_bool(root, KEY_MEG_ENABLED, &megatron) < 0)
-		megatron = 0;
 	if (megatron || !cfg_path(root, "policy.dtensor_cfg")) {
-		p->tp = size_at(root, KEY_TP, 1, &ok);
-		p->cp = size_at(root, KEY_MEG "context_parallel_size", 1, &ok);
-		p->pp = size_at(root, KEY_PP, 1, &ok);
-		p->ep = size_at(root, KEY_EP, 1, &ok);
+		p->tp = size_at(root, KEY_TP, 1, ok);
+		p->cp = size_at(root, KEY_MEG "context_parallel_size", 1, ok);
+		p->pp = size_at(root, KEY_PP, 1, ok);
+		p->ep = size_at(root, KEY_EP, 1, ok);
 		p->etp = size_at(root, KEY_ETP, p->tp,
-				 &ok);
+				 ok);
 		check_shards(root, "tensor_parallel_num_weight_shards", p->tp,
 			     "TP", KEY_TP, "GT301",
-			     &p->shards, &p->gtp, &ok, diags);
+			     &p->shards, &p->gtp, ok, diags);
 		check_shards(root, "expert_tensor_parallel_num_weight_shards",
 			     p->etp, "ETP",
 			     cfg_path(root, KEY_ETP) &&
 			     cfg_path(root, KEY_ETP)->kind
 			     == CFG_INT ? KEY_ETP :
 			     KEY_TP, "GT302",
-			     &p->expert_shards, &p->egtp, &ok, diags);
+			     &p->expert_shards, &p->egtp, ok, diags);
 	} else {
 		/* DTensor: no PP, no GTP; the mesh is dp x cp x tp. */
 		p->tp = size_at(root, "policy.dtensor_cfg.tensor_parallel_size",
-				1, &ok);
+				1, ok);
 		p->cp = size_at(root, "policy.dtensor_cfg.context_parallel_size",
-				1, &ok);
+				1, ok);
 		p->pp = p->ep = 1;
 		p->etp = p->tp;
 		p->shards = p->tp;
 		p->expert_shards = p->etp;
 		p->gtp = p->egtp = 1;
 	}
-	if (!megatron && cfg_path(root, KEY_SHARDS)) {
+}
+
+/* GT306: weight shards set while the Megatron backend is turned off. */
+static void check_gtp_off(const struct cfg_node *root,
+			  struct diag_list *diags)
+{
+	if (cfg_path(root, KEY_SHARDS)) {
 		long long s;
 		const char *sp = KEY_SHARDS;
 
@@ -418,6 +413,15 @@ static int build(struct plan *p, const struct cfg_node *root,
 			}
 		}
 	}
+}
+
+/* GT305: GTP needs one distributed-optimizer instance. */
+static void check_optimizer_instances(const struct plan *p,
+				      const struct cfg_node *root,
+				      struct diag_list *diags)
+{
+	long long instances = 1;
+
 	if (p->gtp > 1 &&
 	    cfg_int(root, KEY_MEG "distributed_data_parallel_config."
 		    "num_distributed_optimizer_instances", &instances) == 1 &&
@@ -430,33 +434,15 @@ static int build(struct plan *p, const struct cfg_node *root,
 		diag_hint(d, "set num_distributed_optimizer_instances: 1, or "
 			  "turn GTP off");
 	}
+}
 
-	if (plan_derive_resources(p, root, diags))
-		return ok ? -1 : 0;
-	if (p->world > PLAN_MAX_WORLD) {
-		struct diag *d = diag_add(diags, "GT308",
-			cfg_loc(root, "cluster.num_nodes"), "cluster.num_nodes",
-			"%lld training GPUs exceed gtplan's limit of %lld",
-			p->world, PLAN_MAX_WORLD);
-		diag_hint(d, "check cluster.num_nodes and "
-			  "cluster.gpus_per_node; the largest world gtplan "
-			  "plans is %lld GPUs", PLAN_MAX_WORLD);
-		return 0;
-	}
-	p->model_size = p->tp * p->cp * p->gtp * p->pp;
-	if (ok && p->world % p->model_size) {
-		struct factor f[] = {
-			{ "TP", KEY_TP, p->tp, NULL },
-			{ "CP", KEY_MEG "context_parallel_size", p->cp, NULL },
-			{ "G", KEY_SHARDS, p->gtp,
-			  "(the weight shards here / TP)" },
-			{ "PP", KEY_PP, p->pp, NULL },
-		};
-		report_world(p, root, "GT303", f, 4, diags);
-		ok = 0;
-	}
-	if (!ok)
-		return 0;
+/* The dense rank grid, and the expert grid where ETP x EP x EG x PP
+ * divides the world (else GT304). */
+static void make_grids(struct plan *p, const struct cfg_node *root,
+		       struct diag_list *diags)
+{
+	long long size[LAY_NAXES];
+
 	p->dp_replicate = p->world / p->model_size;
 	p->lanes = p->dp_replicate * p->gtp;
 	size[LAY_TP] = p->tp;
@@ -491,6 +477,55 @@ static int build(struct plan *p, const struct cfg_node *root,
 		lay_grid_init(&p->expert, &eo, size);
 		p->expert_grid_ok = 1;
 	}
+}
+
+static int build(struct plan *p, const struct cfg_node *root,
+		 const char *config_name, struct diag_list *diags)
+{
+	char path[1024] = "";
+	int ok = 1, megatron = 0;
+
+	p->config_name = strdup(config_name);
+	if (!p->config_name || read_order(p, root, diags))
+		return -1;
+	find_remat_keys(root, path, sizeof(path), 0, diags);
+	read_batches(p, root);
+	read_runtime(p, root);
+
+	if (cfg_bool(root, KEY_MEG_ENABLED, &megatron) < 0)
+		megatron = 0;
+	read_sizes(p, root, megatron, &ok, diags);
+	if (!megatron)
+		check_gtp_off(root, diags);
+	check_optimizer_instances(p, root, diags);
+
+	if (plan_derive_resources(p, root, diags))
+		return ok ? -1 : 0;
+	if (p->world > PLAN_MAX_WORLD) {
+		struct diag *d = diag_add(diags, "GT308",
+			cfg_loc(root, "cluster.num_nodes"), "cluster.num_nodes",
+			"%lld training GPUs exceed gtplan's limit of %lld",
+			p->world, PLAN_MAX_WORLD);
+		diag_hint(d, "check cluster.num_nodes and "
+			  "cluster.gpus_per_node; the largest world gtplan "
+			  "plans is %lld GPUs", PLAN_MAX_WORLD);
+		return 0;
+	}
+	p->model_size = p->tp * p->cp * p->gtp * p->pp;
+	if (ok && p->world % p->model_size) {
+		struct factor f[] = {
+			{ "TP", KEY_TP, p->tp, NULL },
+			{ "CP", KEY_MEG "context_parallel_size", p->cp, NULL },
+			{ "G", KEY_SHARDS, p->gtp,
+			  "(the weight shards here / TP)" },
+			{ "PP", KEY_PP, p->pp, NULL },
+		};
+		report_world(p, root, "GT303", f, 4, diags);
+		ok = 0;
+	}
+	if (!ok)
+		return 0;
+	make_grids(p, root, diags);
 	check_batches(p, root, diags);
 	return 0;
 }
