@@ -321,6 +321,42 @@ static void report_missing(struct ps *ps, const struct chain *found,
 	free(where);
 }
 
+/* The child `part` of the last node of ch (a key of a map, an index of a
+ * list), or NULL after reporting that it does not exist. */
+static struct cfg_node *child_of(struct ps *ps, const struct chain *ch,
+				 const char *part, const char *ref,
+				 size_t ref_len)
+{
+	struct cfg_node *cur = ch->v[ch->n - 1], *next = NULL;
+
+	if (cur->kind == CFG_MAP) {
+		next = cfg_get(cur, part);
+	} else if (cur->kind == CFG_SEQ) {
+		char *end;
+		unsigned long k = strtoul(part, &end, 10);
+
+		if (is_digit(part[0]) && !*end && k < cur->n)
+			next = cur->kids[k];
+	} else {
+		char *p = chain_path(ch);
+		char *what = diag_fmt("does not exist: '%s' is a scalar (%s), "
+				      "not a map or list", p ? p : "",
+				      cfg_kind_name(cur->kind));
+
+		report_missing(ps, ch, part, ref, ref_len,
+			       what ? what : "does not exist");
+		free(what);
+		free(p);
+		return NULL;
+	}
+	if (!next)
+		report_missing(ps, ch, part, ref, ref_len,
+			       cur->kind == CFG_SEQ ?
+			       "is not an index of the list" :
+			       "does not exist");
+	return next;
+}
+
 /* Finds the node `${ndots parts}` names from the node being resolved,
  * resolving what it passes through, and the target itself. */
 int interp_lookup(struct ps *ps, size_t ndots, char **parts, size_t nparts,
@@ -344,37 +380,11 @@ int interp_lookup(struct ps *ps, size_t ndots, char **parts, size_t nparts,
 		if (chain_push(&ch, own->v[i]))
 			goto oom;
 	for (size_t i = 0; i < nparts; i++) {
-		struct cfg_node *cur = ch.v[ch.n - 1], *next = NULL;
+		struct cfg_node *cur = ch.v[ch.n - 1], *next;
 
 		if (is_pending(cur) && (st = resolve_node(c, &ch)) != R_OK)
 			goto out;
-		if (cur->kind == CFG_MAP) {
-			next = cfg_get(cur, parts[i]);
-		} else if (cur->kind == CFG_SEQ) {
-			char *end;
-			unsigned long k = strtoul(parts[i], &end, 10);
-
-			if (is_digit(parts[i][0]) && !*end && k < cur->n)
-				next = cur->kids[k];
-		} else {
-			char *p = chain_path(&ch);
-			char *what = diag_fmt("does not exist: '%s' is a "
-					      "scalar (%s), not a map or list",
-					      p ? p : "",
-					      cfg_kind_name(cur->kind));
-
-			report_missing(ps, &ch, parts[i], ref, ref_len,
-				       what ? what : "does not exist");
-			free(what);
-			free(p);
-			st = R_FAIL;
-			goto out;
-		}
-		if (!next) {
-			report_missing(ps, &ch, parts[i], ref, ref_len,
-				       cur->kind == CFG_SEQ
-				       ? "is not an index of the list"
-				       : "does not exist");
+		if (!(next = child_of(ps, &ch, parts[i], ref, ref_len))) {
 			st = R_FAIL;
 			goto out;
 		}
