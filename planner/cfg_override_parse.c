@@ -89,7 +89,8 @@ static struct cfg_node *vp_quoted(struct vp *v)
 /* An unquoted value (or dict key): words, punctuation, escapes, colons,
  * inner blanks and `${...}`. One token keeps its type; several make a
  * string, with escapes undone. Blanks before a delimiter are not part of
- * it. */
+ * it. Over 80 lines on purpose: one lexer loop whose branches are the
+ * grammar's token kinds (OverrideLexer.g4), in the grammar's order. */
 static struct cfg_node *vp_primitive(struct vp *v, int is_key)
 {
 	const char *at = v->p, *tok = NULL;
