@@ -54,6 +54,18 @@ enum kern_error {
 
 const char *kern_strerror(int code);
 
+/* Errors are reported once, by the caller: the kernels print nothing. A
+ * device implementation that fails for a reason the code alone does not
+ * say (a CUDA or cuBLAS status, with its file:line) records it with
+ * kern_set_error(), which returns rc; kern_error_text(rc) is then
+ * "<kern_strerror(rc)>: <that message>", else kern_strerror(rc). The
+ * message is kept per thread, with its code, until it is read or another
+ * is set; it is at most KERN_ERROR_MAX bytes. */
+#define KERN_ERROR_MAX 512
+int kern_set_error(int rc, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+const char *kern_error_text(int rc);
+
 enum kern_device { KERN_CPU, KERN_CUDA };
 
 struct kern_ctx;

@@ -254,7 +254,7 @@ int main(int argc, char **argv)
 			kern_up = !rc;
 			if (rc)
 				rc = rt_error(RT_EKERNEL, "%s",
-					      kern_strerror(rc));
+					      kern_error_text(rc));
 		}
 	}
 	if (!(rc = agree(rc)) && !strcmp(o.device, "cuda")) {

@@ -85,6 +85,22 @@ START_TEST(errors)
 }
 END_TEST
 
+/* A device's message travels with its code to the one caller that prints
+ * it, once; without one, the code's text. */
+START_TEST(error_text_is_read_once)
+{
+	ck_assert_str_eq(kern_error_text(KERN_EDEVICE), "device error");
+	ck_assert_int_eq(kern_set_error(KERN_EDEVICE, "f.cu:%d: %s", 7,
+					"launch failed"), KERN_EDEVICE);
+	/* another code: not this message */
+	ck_assert_str_eq(kern_error_text(KERN_ENOMEM), "out of device memory");
+	ck_assert_str_eq(kern_error_text(KERN_EDEVICE),
+			 "device error: f.cu:7: launch failed");
+	ck_assert_str_eq(kern_error_text(KERN_EDEVICE), "device error");
+	ck_assert_str_eq(kern_error_text(KERN_OK), "ok");
+}
+END_TEST
+
 /* ---- BLAS ------------------------------------------------------------- */
 
 START_TEST(gemm_all_transposes)
@@ -505,6 +521,7 @@ int main(void)
 	const struct test_case cases[] = {
 		{ "memory_ops", memory_ops },
 		{ "errors", errors },
+		{ "error_text", error_text_is_read_once },
 		{ "bf16_bits", bf16_bits },
 		{ "gemm_all_transposes", gemm_all_transposes },
 		{ "axpy_scale", axpy_scale },
