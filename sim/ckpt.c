@@ -83,30 +83,39 @@ const char *ckpt_why(const struct ckpt_ctx *x, enum ckpt_kind k)
 	}
 }
 
+void ckpt_claimant(struct strbuf *who, long long n, const struct lay_grid *g,
+		   const long long c[LAY_NAXES], int expert)
+{
+	if (n > CKPT_LIST)
+		return;
+	strbuf_addf(who, expert ? "%srank %lld (etp %lld, ep %lld, egtp %lld, "
+		    "edp %lld, pp %lld)" : "%srank %lld (tp %lld, cp %lld, "
+		    "gtp %lld, dp %lld, pp %lld)", n > 1 ? ", " : "",
+		    lay_rank(g, c), c[LAY_TP], c[expert ? LAY_EP : LAY_CP],
+		    c[LAY_GTP], c[LAY_DP], c[LAY_PP]);
+}
+
+void ckpt_claimants_end(struct strbuf *who, long long n)
+{
+	if (n > CKPT_LIST)
+		strbuf_addf(who, " and %lld more", n - CKPT_LIST);
+}
+
 /* Lists the ranks claiming chunk `want` of kind k on stage st. */
 static void claimants(const struct ckpt_ctx *x, const struct ckpt_item *it,
-		      long long st, long long want, char *buf, size_t len)
+		      long long st, long long want, struct strbuf *who)
 {
 	const struct plan *p = x->p;
 	long long per = p->world / p->pp, n = 0, c[LAY_NAXES];
 	struct ckpt_entry e;
-	size_t at = 0;
 
-	buf[0] = 0;
 	for (long long i = 0; i < per; i++) {
 		stage_coords(p, st, i, c);
 		item_entry(p, x->s, it, c, &e);
-		if (!e.main || chunk_index(&e) != want)
-			continue;
-		if (n++ < CKPT_LIST && at < len)
-			at += (size_t)snprintf(buf + at, len - at,
-				"%srank %lld (tp %lld, cp %lld, gtp %lld, dp "
-				"%lld, pp %lld)", n > 1 ? ", " : "",
-				lay_rank(&p->dense, c), c[LAY_TP], c[LAY_CP],
-				c[LAY_GTP], c[LAY_DP], c[LAY_PP]);
+		if (e.main && chunk_index(&e) == want)
+			ckpt_claimant(who, ++n, &p->dense, c, 0);
 	}
-	if (n > CKPT_LIST && at < len)
-		snprintf(buf + at, len - at, " and %lld more", n - CKPT_LIST);
+	ckpt_claimants_end(who, n);
 }
 
 void ckpt_key_of(const struct ckpt_item *it, long long layer, char *buf,
@@ -172,7 +181,8 @@ static void report_item(struct ckpt_ctx *x, const struct ckpt_item *it,
 {
 	const struct plan *p = x->p;
 	int object = it->kind == CKPT_RNG || it->kind == CKPT_LOADER;
-	char key[160], ch[64], who[512];
+	char key[160], ch[64];
+	struct strbuf who = STRBUF_INIT;
 	struct diag *d;
 	int k = it->kind == CKPT_RNG ? STACK_RNG :
 		it->kind == CKPT_NORM ? STACK_REPLICA : STACK_WRITER;
@@ -186,25 +196,28 @@ static void report_item(struct ckpt_ctx *x, const struct ckpt_item *it,
 	ckpt_key_of(it, layer, key, sizeof(key));
 	chunk_text(it, e, bad, ch, sizeof(ch));
 	if (x->cnt[bad] > 1) {
-		claimants(x, it, st, bad, who, sizeof(who));
+		claimants(x, it, st, bad, &who);
 		if (object)
 			d = diag_add(x->diags, "GT712", ckpt_stack_loc(x, k),
 				     path, "duplicate checkpoint object key "
 				     "%s/shard_%lld.%lld_%lld.%lld: %lld main "
 				     "replicas save it (%s): %s", key,
 				     bad / e->frag[1], bad % e->frag[1],
-				     e->frag[0], e->frag[1], x->cnt[bad], who,
+				     e->frag[0], e->frag[1], x->cnt[bad],
+				     strbuf_str(&who) ? strbuf_str(&who) : "",
 				     ckpt_why(x, it->kind));
 		else
 			d = diag_add(x->diags, "GT710", ckpt_stack_loc(x, k),
 				     path, "checkpoint chunk %s of %s claimed "
 				     "%lld times by main replicas (%s): %s%s",
-				     ch, key, x->cnt[bad], who,
+				     ch, key, x->cnt[bad],
+				     strbuf_str(&who) ? strbuf_str(&who) : "",
 				     ckpt_why(x, it->kind), every);
 		diag_hint(d, "elect the main replica over a group that "
 			  "includes GTP: gtplan.stack.%s: dp_cp_gtp",
 			  it->kind == CKPT_RNG ? "rng_state_group" :
 			  "replica_group");
+		strbuf_release(&who);
 		return;
 	}
 	d = diag_add(x->diags, "GT711", ckpt_stack_loc(x, k), path,
