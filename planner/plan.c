@@ -5,6 +5,7 @@
 #include "plan.h"
 #include "cfg_keys.h"
 #include "framework.h"
+#include "strbuf.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -144,8 +145,8 @@ static void report_world(const struct plan *p, const struct cfg_node *root,
 			 const char *code, const struct factor *f, size_t n,
 			 struct diag_list *diags)
 {
-	char prod[256];
-	size_t used = 0;
+	struct strbuf sb = STRBUF_INIT;
+	const char *prod;
 	long long m = 1, lo, hi;
 	struct diag *d;
 	const char *at = cfg_path(root, "cluster.num_nodes") ?
@@ -153,12 +154,10 @@ static void report_world(const struct plan *p, const struct cfg_node *root,
 
 	for (size_t i = 0; i < n; i++) {
 		m *= f[i].v;
-		used += (size_t)snprintf(prod + used, sizeof(prod) - used,
-					 "%s%s %lld", i ? " x " : "",
-					 f[i].name, f[i].v);
-		if (used >= sizeof(prod))
-			used = sizeof(prod) - 1;
+		strbuf_addf(&sb, "%s%s %lld", i ? " x " : "", f[i].name,
+			    f[i].v);
 	}
+	prod = strbuf_str(&sb) ? strbuf_str(&sb) : "";
 	if (p->world < m)
 		d = diag_add(diags, code, cfg_loc(root, at), at,
 			     "%lld training GPUs are fewer than one model "
@@ -218,6 +217,7 @@ static void report_world(const struct plan *p, const struct cfg_node *root,
 		diag_note(d, DIAG_NOLOC, "the cluster has %lld GPUs; %lld train "
 			  "(the rest serve generation, rewards or teachers)",
 			  p->cluster.nodes * p->cluster.gpus_per_node, p->world);
+	strbuf_release(&sb);
 }
 
 static void check_batches(struct plan *p, const struct cfg_node *root,

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cfg_keys.h"
+#include "strbuf.h"
 
 /* ---- the placement check ---------------------------------------------- */
 
@@ -414,8 +415,7 @@ static int report_no_data(const struct scan *s, const struct cfg_node *root,
 static int report_count(const struct scan *s, const struct cfg_node *root,
 			struct diag_list *diags)
 {
-	char axes[256];
-	size_t used = 0;
+	struct strbuf axes = STRBUF_INIT;
 	const char *path;
 	struct diag_loc at;
 	struct diag *d;
@@ -423,31 +423,28 @@ static int report_count(const struct scan *s, const struct cfg_node *root,
 
 	if (s->shards == s->lanes)
 		return 0;
-	axes[0] = '\0';
-	for (int i = 0; i < s->c->n_sharded && used < sizeof(axes); i++) {
+	for (int i = 0; i < s->c->n_sharded; i++) {
 		enum drv_axis a = s->c->sharded[i];
 
 		if (!drv_has_axis(s->dl, a))
 			continue;
 		has_gtp |= a == AX_GTP;
 		has_dp |= a == AX_DP;
-		used += (size_t)snprintf(axes + used, sizeof(axes) - used,
-					 "%s%s %lld", used ? " x " : "",
-					 drv_axis_name(a),
-					 drv_axis_size(s->dl, a));
+		strbuf_addf(&axes, "%s%s %lld", axes.len ? " x " : "",
+			    drv_axis_name(a), drv_axis_size(s->dl, a));
 	}
-	if (!used)
-		snprintf(axes, sizeof(axes), "no sharded axis");
-	else if (used < sizeof(axes) && s->shards == s->p->dp_replicate &&
-		 s->p->gtp > 1)
-		snprintf(axes + used, sizeof(axes) - used,
-			 " = D, the model copies");
+	if (!axes.len)
+		strbuf_addstr(&axes, "no sharded axis");
+	else if (s->shards == s->p->dp_replicate && s->p->gtp > 1)
+		strbuf_addstr(&axes, " = D, the model copies");
 	at = where(root, s->c, CAUSE_CALL, &path);
 	d = diag_add(diags, "GT513", at, path,
 		     "%s: the driver splits the batch into %lld shard%s (%s) "
 		     "but Megatron has %lld lanes (D %lld x G %lld)",
-		     s->c->name, s->shards, s->shards == 1 ? "" : "s", axes,
-		     s->lanes, s->p->dp_replicate, s->p->gtp);
+		     s->c->name, s->shards, s->shards == 1 ? "" : "s",
+		     axes.bad ? "" : strbuf_str(&axes), s->lanes,
+		     s->p->dp_replicate, s->p->gtp);
+	strbuf_release(&axes);
 	if (s->dl->five_d && has_dp && !has_gtp)
 		diag_hint(d, "use gtplan.driver_layout: 4d, whose data_parallel "
 			  "axis has L = %lld entries, or shard gtp_weight_remat "
