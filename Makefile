@@ -181,6 +181,18 @@ build/asan/kernels/%.o: ASAN_CFLAGS += -Ikernels $(BLAS_CFLAGS)
 KERN_TESTS := $(patsubst tests/%.c,build/asan/tests/%,$(wildcard tests/test_kernels*.c))
 $(KERN_TESTS:%=%.o): ASAN_CFLAGS += -Ikernels
 
+# The runtime's Check suite (tests/test_rt.c: plan reading, options, data;
+# no MPI_Init) links the runtime's objects but gtplan-run's main, built
+# with the sanitizers, and so MPI's, OpenBLAS's and Jansson's libraries.
+RT_TESTS := build/asan/tests/test_rt
+RT_ASAN_OBJ := $(patsubst %.c,build/asan/%.o,$(filter-out runtime/rt_main.c,$(RT_SRC)) $(KERN_SRC))
+build/asan/runtime/%.o: ASAN_CFLAGS += -Iruntime -Ikernels $(MPI_CFLAGS)
+$(RT_TESTS:%=%.o): ASAN_CFLAGS += -Iruntime -Ikernels
+$(RT_TESTS): build/asan/tests/%: build/asan/tests/%.o $(RT_ASAN_OBJ)
+	@$(if $(V),,echo "  LINK    $@")
+	$(Q)$(CC) $(ASAN_CFLAGS) $^ -o $@ $$(pkg-config --libs check) $(MPI_LIBS) \
+		$(BLAS_LIBS) $(JANSSON_LIBS) -lm $(LDFLAGS)
+
 build/gtplan-run: $(RT_OBJ)
 	@$(if $(V),,echo "  LINK    $@")
 	$(Q)$(CC) $(REL_CFLAGS) $^ -o $@ $(MPI_LIBS) $(BLAS_LIBS) $(JANSSON_LIBS) -lm $(LDFLAGS)

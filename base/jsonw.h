@@ -18,6 +18,11 @@
  * Errors are sticky: after a write error or a misuse (unsorted key, value
  * without key, unbalanced end, nesting past JW_MAX_DEPTH) every call does
  * nothing, and jw_finish() returns -1.
+ *
+ * Ownership: a struct jw is the caller's (and large: ~64 KiB) with no
+ * heap inside; it writes to the caller's stream, which jw_finish flushes
+ * but does not close. Values are copied out as they are written; a key is
+ * borrowed until the next key of its object (see above).
  */
 #ifndef GTPLAN_JSONW_H
 #define GTPLAN_JSONW_H

@@ -7,6 +7,9 @@
  * insertions (a: a character added to s1) and deletions (d: a character of
  * s1 dropped). git's help.c uses w=0, s=2, a=1, d=3 for unknown commands:
  * forgetting a letter is the most common typo, typing an extra one less so.
+ *
+ * Ownership: the words are the caller's and only read; nothing is kept or
+ * handed out (lev_suggest returns an index into cands).
  */
 #ifndef GTPLAN_LEVENSHTEIN_H
 #define GTPLAN_LEVENSHTEIN_H

@@ -2,6 +2,8 @@
  * cli_help: gtplan's help texts: the top-level usage and one page per
  * command (run's is launch.h's launch_help). Keep them true when a
  * command's behaviour changes.
+ *
+ * Ownership: static texts, printed to the caller's stream.
  */
 #ifndef GTPLAN_CLI_HELP_H
 #define GTPLAN_CLI_HELP_H

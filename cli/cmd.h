@@ -12,6 +12,9 @@
  *   cmd_render.c   render
  *   cmd_ckpt.c     ckpt
  *   cmd_run.c      run
+ *
+ * Ownership: each command reads the options (cli.h: main owns them) and
+ * frees all it allocates before it returns the exit code.
  */
 #ifndef GTPLAN_CMD_H
 #define GTPLAN_CMD_H

@@ -33,12 +33,11 @@ int cmd_ckpt(const struct cli_opts *o)
 	rc = cli_report(o, &diags, stderr);
 	if (ls == 2 || ll == 2 || err) {
 		if (err)
-			fprintf(stderr, "gtplan: out of memory\n");
+			cli_error(0, "out of memory");
 		rc = CLI_EXIT_USAGE;
 	} else if (ls || ll || !js.plan.grid_ok || !jl.plan.grid_ok) {
-		fprintf(stderr, "gtplan: no rank grid for '%s'\n",
-			o->configs[ls || !js.plan.grid_ok ? 0 : 1]);
-		rc = CLI_EXIT_FINDINGS;
+		rc = cli_error(CLI_EXIT_FINDINGS, "no rank grid for '%s'",
+			       o->configs[ls || !js.plan.grid_ok ? 0 : 1]);
 	} else {
 		reshard_print(stdout, &js.plan, &jl.plan, &r);
 		if (!r.reshardable)

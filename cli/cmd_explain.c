@@ -19,9 +19,9 @@ static int explain_code(const char *code)
 	const struct diag_rule *r = diag_rule_find(code);
 
 	if (!r) {
-		fprintf(stderr, "gtplan: no diagnostic code '%s'\n"
-			"hint: `gtplan explain --list` lists every code\n", code);
-		return CLI_EXIT_USAGE;
+		return cli_error(CLI_EXIT_USAGE, "no diagnostic code '%s'\n"
+				 "hint: `gtplan explain --list` lists every "
+				 "code", code);
 	}
 	printf("%s %s (%s)\n\n%s\n\n%s\n", r->code, r->name,
 	       r->severity == DIAG_ERROR ? "error" :
@@ -62,14 +62,14 @@ static int explain_rank(const struct cli_opts *o)
 	lrc = job_run(&j, o->configs[0], JOB_UPTO_PLAN, NULL, &srcs, &diags);
 	rc = cli_report(o, &diags, stderr);
 	if (lrc || !pp->grid_ok) {
-		fprintf(stderr, "gtplan: no rank grid for '%s'\n", o->configs[0]);
-		rc = lrc == 2 ? CLI_EXIT_USAGE : CLI_EXIT_FINDINGS;
+		rc = cli_error(lrc == 2 ? CLI_EXIT_USAGE : CLI_EXIT_FINDINGS,
+			       "no rank grid for '%s'", o->configs[0]);
 		goto out;
 	}
 	if (o->rank >= pp->world) {
-		fprintf(stderr, "gtplan: rank %lld does not exist: the world has "
-			"%lld ranks (0-%lld)\n", o->rank, pp->world, pp->world - 1);
-		rc = CLI_EXIT_USAGE;
+		rc = cli_error(CLI_EXIT_USAGE, "rank %lld does not exist: the "
+			       "world has %lld ranks (0-%lld)", o->rank,
+			       pp->world, pp->world - 1);
 		goto out;
 	}
 	long long c[LAY_NAXES], node, local, idx, lane;

@@ -60,28 +60,18 @@ int cmd_plan(const struct cli_opts *o)
 		goto out;
 	}
 	diag_sort(&diags);
-	if (o->out && strcmp(o->out, "-") != 0) {
-		out = fopen(o->out, "w");
-		if (!out) {
-			fprintf(stderr, "gtplan: cannot write '%s': %s\n", o->out,
-				strerror(errno));
-			rc = CLI_EXIT_USAGE;
-			goto out;
-		}
+	if (!(out = cli_open_out(o->out))) {
+		rc = CLI_EXIT_USAGE;
+		goto out;
 	}
 	rc = cli_report(o, &diags, stderr);
 	if (lrc == 0 && o->summary)
 		plan_print_summary(out, p);
-	else if (lrc == 0 && plan_write_json(out, p, &j.sim, &diags)) {
-		fprintf(stderr, "gtplan: error writing the plan: %s\n",
-			strerror(errno));
+	else if (lrc == 0 && plan_write_json(out, p, &j.sim, &diags))
+		rc = cli_error(CLI_EXIT_USAGE, "error writing the plan: %s",
+			       strerror(errno));
+	if (cli_close_out(out, o->out))
 		rc = CLI_EXIT_USAGE;
-	}
-	if (out != stdout && fclose(out)) {
-		fprintf(stderr, "gtplan: error writing '%s': %s\n", o->out,
-			strerror(errno));
-		rc = CLI_EXIT_USAGE;
-	}
 	if (lrc == 1)
 		rc = CLI_EXIT_FINDINGS;
 out:

@@ -47,9 +47,8 @@ int cmd_render(const struct cli_opts *o)
 		goto out;
 	}
 	if (lrc || !j.plan.grid_ok) {
-		fprintf(stderr, "gtplan: no rank grid for '%s': nothing to "
-			"draw\n", o->configs[0]);
-		rc = CLI_EXIT_FINDINGS;
+		rc = cli_error(CLI_EXIT_FINDINGS, "no rank grid for '%s': "
+			       "nothing to draw", o->configs[0]);
 		goto out;
 	}
 	/* the simulator's program settings and NVLink domain (cost.h:
@@ -57,21 +56,14 @@ int cmd_render(const struct cli_opts *o)
 	 * GPUs; one node unless set) */
 	ro.prog = &j.sim.cost.o;
 	ro.segment_size = j.sim.cost.s.domain;
-	if (path && !(out = fopen(path, "wb"))) {
-		fprintf(stderr, "gtplan: cannot write '%s': %s\n", path,
-			strerror(errno));
+	if (!(out = cli_open_out(path))) {
 		rc = CLI_EXIT_USAGE;
 		goto out;
 	}
-	if (render_run(&ro, &j.plan, &j.sim, out, err, sizeof(err))) {
-		fprintf(stderr, "gtplan: %s\n", err);
+	if (render_run(&ro, &j.plan, &j.sim, out, err, sizeof(err)))
+		rc = cli_error(CLI_EXIT_USAGE, "%s", err);
+	if (cli_close_out(out, path))
 		rc = CLI_EXIT_USAGE;
-	}
-	if (path && fclose(out)) {
-		fprintf(stderr, "gtplan: error writing '%s': %s\n", path,
-			strerror(errno));
-		rc = CLI_EXIT_USAGE;
-	}
 	if (path && rc == CLI_EXIT_USAGE)
 		remove(path); /* no half-written picture */
 out:

@@ -49,17 +49,16 @@ int cmd_run(const struct cli_opts *o)
 	if (lrc == 2) {
 		rc = CLI_EXIT_USAGE;
 	} else if (lrc || !j.plan.grid_ok) {
-		fprintf(stderr, "gtplan: no rank grid for '%s': nothing to "
-			"run\n", o->configs[0]);
-		rc = CLI_EXIT_FINDINGS;
+		rc = cli_error(CLI_EXIT_FINDINGS, "no rank grid for '%s': "
+			       "nothing to run", o->configs[0]);
 	} else if (rc && !lo.force) {
-		fprintf(stderr, "gtplan: not running '%s': the plan has %zu "
-			"error%s%s; fix the config, or pass --force to run it "
-			"anyway\n", o->configs[0], n_err, n_err == 1 ? "" : "s",
-			n_err ? "" : " and warnings count (--strict)");
+		cli_error(0, "not running '%s': the plan has %zu error%s%s; "
+			  "fix the config, or pass --force to run it anyway",
+			  o->configs[0], n_err, n_err == 1 ? "" : "s",
+			  n_err ? "" : " and warnings count (--strict)");
 	} else if ((rc = launch_plan(&lo, j.plan.world, write_run_plan, &rp,
 				     stdout, err, sizeof(err)))) {
-		fprintf(stderr, "gtplan: %s\n", err);
+		cli_error(0, "%s", err);
 	}
 	job_release(&j);
 	diag_list_release(&diags);

@@ -18,21 +18,16 @@
 /* sim --trace FILE ('-': stdout). Returns 0, or -1 after saying why. */
 static int write_trace(const char *path, struct job *j)
 {
-	FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+	FILE *f = cli_open_out(path);
 	int rc;
 
-	if (!f) {
-		fprintf(stderr, "gtplan: cannot write '%s': %s\n", path,
-			strerror(errno));
+	if (!f)
 		return -1;
-	}
 	rc = trace_write(f, &j->plan, &j->sim, NULL);
-	if (f != stdout && fclose(f))
-		rc = -1;
 	if (rc)
-		fprintf(stderr, "gtplan: error writing the trace '%s'%s%s\n",
-			path, errno ? ": " : "", errno ? strerror(errno) : "");
-	return rc;
+		cli_error(0, "error writing the trace '%s'%s%s", path,
+			  errno ? ": " : "", errno ? strerror(errno) : "");
+	return cli_close_out(f, path) ? -1 : rc;
 }
 
 int cmd_sim(const struct cli_opts *o)
@@ -75,7 +70,7 @@ int cmd_sim(const struct cli_opts *o)
 					     err, sizeof(err));
 
 		if (prc) {
-			fprintf(stderr, "gtplan: --predict-record: %s\n", err);
+			cli_error(0, "--predict-record: %s", err);
 			if (prc == -2)
 				fprintf(stderr, "Try 'gtplan help sim'.\n");
 			rc = CLI_EXIT_USAGE;

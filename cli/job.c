@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "job.h"
 #include "schema.h"
 
@@ -55,13 +56,11 @@ int job_run(struct job *j, const char *path, enum job_stage upto,
 	case 0:
 		break;
 	case -2:
-		fprintf(stderr, "gtplan: no call '%s' in the call table\n"
-			"hint: `gtplan sim CONFIG --list-calls` lists them\n",
-			only);
-		return 2;
+		return cli_error(2, "no call '%s' in the call table\n"
+				 "hint: `gtplan sim CONFIG --list-calls` lists "
+				 "them", only);
 	default:
-		fprintf(stderr, "gtplan: out of memory while simulating\n");
-		return 2;
+		return cli_error(2, "out of memory while simulating");
 	}
 	return 0;
 }

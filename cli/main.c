@@ -79,7 +79,9 @@ static int render_option(int argc, char **argv, int *i, struct cli_opts *o)
 }
 
 /* Fills o from argv[2..]: options, overrides (is_override) and configs.
- * Returns 0, or CLI_EXIT_USAGE after saying why on stderr. */
+ * Returns 0, or CLI_EXIT_USAGE after saying why on stderr. Over 80 lines
+ * on purpose: one flat branch per option, in the order of the help text,
+ * read as a table. */
 static int parse_args(int argc, char **argv, struct cli_opts *o)
 {
 	o->configs = calloc((size_t)argc, sizeof(*o->configs));

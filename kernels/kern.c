@@ -5,7 +5,36 @@
  */
 #include "kern.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
+
+/* The last recorded error of this thread: its code and text (kern.h). */
+static _Thread_local int last_rc;
+static _Thread_local char last_text[KERN_ERROR_MAX];
+
+int kern_set_error(int rc, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(last_text, sizeof(last_text), "%s: ",
+			 kern_strerror(rc));
+
+	va_start(ap, fmt);
+	if (n > 0 && (size_t)n < sizeof(last_text))
+		vsnprintf(last_text + n, sizeof(last_text) - (size_t)n, fmt,
+			  ap);
+	va_end(ap);
+	last_rc = rc;
+	return rc;
+}
+
+const char *kern_error_text(int rc)
+{
+	if (rc == KERN_OK || rc != last_rc)
+		return kern_strerror(rc);
+	last_rc = KERN_OK; /* read once */
+	return last_text;
+}
 
 const char *kern_strerror(int code)
 {

@@ -28,6 +28,10 @@
  * and target/sum (SUM) over the TP group between the steps:
  *   kern_ce_max -> all-reduce MAX -> kern_ce_target, kern_ce_sumexp
  *   -> all-reduce SUM -> kern_ce_loss, kern_ce_bwd.
+ *
+ * Ownership: the caller owns the kern_ctx (kern_init/kern_release) and
+ * every buffer (kern_alloc/kern_free on the same context); the kernels
+ * keep no pointer past the call.
  */
 #ifndef GTPLAN_KERN_H
 #define GTPLAN_KERN_H
@@ -49,6 +53,18 @@ enum kern_error {
 };
 
 const char *kern_strerror(int code);
+
+/* Errors are reported once, by the caller: the kernels print nothing. A
+ * device implementation that fails for a reason the code alone does not
+ * say (a CUDA or cuBLAS status, with its file:line) records it with
+ * kern_set_error(), which returns rc; kern_error_text(rc) is then
+ * "<kern_strerror(rc)>: <that message>", else kern_strerror(rc). The
+ * message is kept per thread, with its code, until it is read or another
+ * is set; it is at most KERN_ERROR_MAX bytes. */
+#define KERN_ERROR_MAX 512
+int kern_set_error(int rc, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+const char *kern_error_text(int rc);
 
 enum kern_device { KERN_CPU, KERN_CUDA };
 

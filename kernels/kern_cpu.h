@@ -2,6 +2,9 @@
  * kern_cpu: the CPU twin's members that live outside kern_cpu.c (which
  * binds them into kern_cpu_ops); each follows the kern.h wrapper of the
  * same name, arguments already checked by kern.c.
+ *
+ * Ownership: as kern.h: the caller owns every buffer; these functions
+ * keep no pointer past the call.
  */
 #ifndef GTPLAN_KERN_CPU_H
 #define GTPLAN_KERN_CPU_H

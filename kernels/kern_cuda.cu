@@ -18,7 +18,6 @@
 
 #include <float.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "kern_cuda.h"
@@ -34,9 +33,9 @@ struct cuda_impl {
 static int cublas_fail(cublasStatus_t s, const char *what, const char *file,
 		       int line)
 {
-	fprintf(stderr, "kern_cuda: %s:%d: %s: %s\n", file, line, what,
-		cublasGetStatusString(s));
-	return s == CUBLAS_STATUS_ALLOC_FAILED ? KERN_ENOMEM : KERN_EDEVICE;
+	return kern_set_error(s == CUBLAS_STATUS_ALLOC_FAILED ? KERN_ENOMEM :
+			      KERN_EDEVICE, "%s:%d: %s: %s", file, line, what,
+			      cublasGetStatusString(s));
 }
 
 #define CUBLASCHECK(cmd)                                                  \
@@ -80,8 +79,8 @@ static int cuda_setup(struct cuda_impl *c)
 	return 0;
 }
 
-/* KERN_ENODEV, with the driver's reason on stderr, when no GPU is usable;
- * a failure half-way releases what was made. */
+/* KERN_ENODEV, with the driver's reason kept (kern_error_text), when no
+ * GPU is usable; a failure half-way releases what was made. */
 static int cuda_init(struct kern_ctx *k, int threads)
 {
 	struct cuda_impl *c;
@@ -91,11 +90,10 @@ static int cuda_init(struct kern_ctx *k, int threads)
 	(void)threads;
 	e = cudaGetDeviceCount(&count);
 	if (e != cudaSuccess || count == 0) {
-		fprintf(stderr, "kern_cuda: no CUDA device: %s\n",
-			e != cudaSuccess ? cudaGetErrorString(e) :
-			"no device found");
 		(void)cudaGetLastError();
-		return KERN_ENODEV;
+		return kern_set_error(KERN_ENODEV, "no CUDA device: %s",
+				      e != cudaSuccess ? cudaGetErrorString(e) :
+				      "no device found");
 	}
 	c = (struct cuda_impl *)calloc(1, sizeof(*c));
 	if (!c)

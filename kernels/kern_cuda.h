@@ -1,10 +1,13 @@
 /*
  * kern_cuda: what the CUDA twin's sources (kernels/kern_cuda.cu,
  * kernels/kern_cuda_llm.cu) share: launch shapes, block reductions, the
- * CUDACHECK boundary that turns a CUDA error into a KERN_E* value printed
- * once with its file:line, and kern_cuda_llm.cu's members of kern_cuda_ops
+ * CUDACHECK boundary that turns a CUDA error into a KERN_E* value whose
+ * message, with its file:line, the caller prints once (kern_error_text), and kern_cuda_llm.cu's members of kern_cuda_ops
  * (each follows the kern.h wrapper of the same name, arguments checked by
  * kern.c). CUDA C++ only: C callers see kern.h.
+ *
+ * Ownership: as kern.h: the caller owns every device buffer; these
+ * functions keep no pointer past the call.
  */
 #ifndef GTPLAN_KERN_CUDA_H
 #define GTPLAN_KERN_CUDA_H
@@ -12,7 +15,6 @@
 #include <cuda_runtime.h>
 
 #include <float.h>
-#include <stdio.h>
 
 extern "C" {
 #include "kern.h"
@@ -22,12 +24,14 @@ extern "C" {
 /* Grid cap for grid-stride loops: enough blocks to fill any current GPU. */
 #define KERN_CUDA_MAX_BLOCKS 65535LL
 
+/* The KERN_E* value of a CUDA error, its message kept for the caller to
+ * print (kern_error_text). */
 static inline int cuda_fail(cudaError_t e, const char *what, const char *file,
 			    int line)
 {
-	fprintf(stderr, "kern_cuda: %s:%d: %s: %s (%s)\n", file, line, what,
-		cudaGetErrorString(e), cudaGetErrorName(e));
-	return e == cudaErrorMemoryAllocation ? KERN_ENOMEM : KERN_EDEVICE;
+	return kern_set_error(e == cudaErrorMemoryAllocation ? KERN_ENOMEM :
+			      KERN_EDEVICE, "%s:%d: %s: %s (%s)", file, line,
+			      what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
 #define CUDACHECK(cmd)                                                  \

@@ -21,7 +21,6 @@
 #include <cuda_runtime.h>
 
 #include <math.h>
-#include <stdio.h>
 
 #include "kern_cuda.h"
 
@@ -274,13 +273,14 @@ __device__ __forceinline__ static void lane_add(float *row, const float *r,
 	}
 }
 
+/* 0, or KERN_EINVAL (its message kept) when the head dim is too large. */
 static int attn_fits(const struct kern_attn *a)
 {
 	if (a->hd <= KERN_CUDA_ATTN_MAX_HD)
-		return 1;
-	fprintf(stderr, "kern_cuda: attention head dim %lld is over the %d "
-		"the reference kernels hold\n", a->hd, KERN_CUDA_ATTN_MAX_HD);
-	return 0;
+		return 0;
+	return kern_set_error(KERN_EINVAL, "attention head dim %lld is over "
+			      "the %d the reference kernels hold", a->hd,
+			      KERN_CUDA_ATTN_MAX_HD);
 }
 
 /* ---- attention: forward and merge --------------------------------------- */
@@ -338,7 +338,7 @@ int kern_cuda_attn_fwd(struct kern_ctx *k, const struct kern_attn *a,
 		       const int32_t *qpos, const int32_t *kpos, float *o,
 		       float *lse)
 {
-	if (!attn_fits(a))
+	if (attn_fits(a))
 		return KERN_EINVAL;
 	attn_fwd_k<<<warps_grid(a->batch * a->nh * a->sq), 32 * ATTN_WARPS, 0,
 		     stream_of(k)>>>(*a, q, kk, v, qpos, kpos, o, lse);
@@ -461,7 +461,7 @@ int kern_cuda_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
 		       const int32_t *qpos, const int32_t *kpos, float *dq,
 		       float *dk, float *dv)
 {
-	if (!attn_fits(a))
+	if (attn_fits(a))
 		return KERN_EINVAL;
 	attn_dq_k<<<warps_grid(a->batch * a->nh * a->sq), 32 * ATTN_WARPS, 0,
 		    stream_of(k)>>>(*a, q, kk, v, o, lse, dout, qpos, kpos, dq);

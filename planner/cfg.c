@@ -186,6 +186,60 @@ struct cfg_node *cfg_path(const struct cfg_node *root, const char *dotted)
 	return (struct cfg_node *)n;
 }
 
+struct diag_loc cfg_loc(const struct cfg_node *root, const char *dotted)
+{
+	const struct cfg_node *n = dotted ? cfg_path(root, dotted) : NULL;
+
+	return n ? n->loc : DIAG_NOLOC;
+}
+
+struct diag_loc cfg_loc_near(const struct cfg_node *root, const char *dotted)
+{
+	char buf[256];
+	size_t len = strlen(dotted);
+
+	if (len >= sizeof(buf))
+		return DIAG_NOLOC;
+	memcpy(buf, dotted, len + 1);
+	for (int up = 0;; up = 1) {
+		const struct cfg_node *n = cfg_path(root, buf);
+		char *dot;
+
+		if (n)
+			return up ? n->key_loc : n->loc;
+		dot = strrchr(buf, '.');
+		if (!dot)
+			return DIAG_NOLOC;
+		*dot = '\0';
+	}
+}
+
+int cfg_truthy(const struct cfg_node *n, int dflt)
+{
+	if (!n)
+		return dflt;
+	switch (n->kind) {
+	case CFG_NULL: return 0;
+	case CFG_BOOL: return n->v.b != 0;
+	case CFG_INT: return n->v.i != 0;
+	case CFG_FLOAT: return n->v.f != 0;
+	case CFG_STR: return n->text && n->text[0];
+	case CFG_MAP:
+	case CFG_SEQ: return n->n > 0;
+	}
+	return dflt;
+}
+
+const char *cfg_first_set(const struct cfg_node *root,
+			  const char *const *paths)
+{
+	size_t i;
+
+	for (i = 0; paths[i + 1] && !cfg_path(root, paths[i]); i++)
+		;
+	return paths[i];
+}
+
 int cfg_int(const struct cfg_node *root, const char *dotted, long long *out)
 {
 	const struct cfg_node *n = cfg_path(root, dotted);

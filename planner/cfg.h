@@ -93,6 +93,20 @@ struct cfg_node *cfg_get(const struct cfg_node *map, const char *key);
 /* Dotted lookup from the root: "policy.megatron_cfg.tensor_model_parallel_size".
  * Sequence items may be addressed by index ("a.b.0.c"). NULL when absent. */
 struct cfg_node *cfg_path(const struct cfg_node *root, const char *dotted);
+/* Where `dotted` is set in the config, for a diagnostic: the node's
+ * position, or DIAG_NOLOC when absent (or when dotted is NULL). */
+struct diag_loc cfg_loc(const struct cfg_node *root, const char *dotted);
+/* Where `dotted` is set; when it is absent, the key of its nearest set
+ * ancestor ("a.b" for a missing "a.b.c"), so that a finding about a
+ * missing value points where it belongs. DIAG_NOLOC when none is set. */
+struct diag_loc cfg_loc_near(const struct cfg_node *root, const char *dotted);
+/* Python's truthiness of a value (None, False, 0, "" and empty containers
+ * are false); `dflt` when n is NULL (absent). */
+int cfg_truthy(const struct cfg_node *n, int dflt);
+/* The first of `paths` (NULL-terminated, at least one) that the config
+ * sets, else the last: the key a finding about them points at. */
+const char *cfg_first_set(const struct cfg_node *root,
+			  const char *const *paths);
 
 /* Typed reads. Each returns 1 and sets *out when the node exists and has
  * that type (an integral float does not count as an int), 0 when it is absent

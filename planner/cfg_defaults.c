@@ -34,21 +34,15 @@ static int marker_truthy(const struct cfg_node *m, struct diag_list *diags)
 	case CFG_NULL: return 0;
 	default: break;
 	}
+	int truth = cfg_truthy(m, 0);
 	struct diag *d = diag_add(diags, "GT108", m->loc, NULL,
 		"'_override_' is %s %s%s%s, which NeMo-RL reads as %s",
 		cfg_kind_name(m->kind), m->text ? "'" : "",
 		m->text ? m->text : "", m->text ? "'" : "",
-		(m->kind == CFG_INT && m->v.i == 0) ||
-		(m->kind == CFG_FLOAT && m->v.f == 0) ||
-		(m->kind == CFG_STR && !*m->text) ||
-		((m->kind == CFG_MAP || m->kind == CFG_SEQ) && !m->n) ?
-		"false" : "true");
+		truth ? "true" : "false");
 	diag_hint(d, "write '_override_: true' to replace the inherited "
 		  "section, or remove the marker");
-	return !((m->kind == CFG_INT && m->v.i == 0) ||
-		 (m->kind == CFG_FLOAT && m->v.f == 0) ||
-		 (m->kind == CFG_STR && !*m->text) ||
-		 ((m->kind == CFG_MAP || m->kind == CFG_SEQ) && !m->n));
+	return truth;
 }
 
 /* NeMo-RL honours `_override_` only on the top-level sections of a file;

@@ -31,7 +31,7 @@
  * cfg_interp_pyops.c, the words shared with the override grammar in
  * cfg_interp_lex.c.
  */
-#include "cfg_interp_impl.h"
+#include "cfg_interp_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -96,26 +96,26 @@ static int chain_push(struct chain *c, struct cfg_node *n)
 /* The path of the last node ("a.b.0.c"); cfg_path() reads it back. */
 static char *chain_path(const struct chain *c)
 {
-	struct sbuf b = { 0 };
+	struct strbuf b = INTERP_TEXT_INIT;
 	char idx[24];
 
 	for (size_t i = 1; i < c->n; i++) {
 		const struct cfg_node *parent = c->v[i - 1];
 
 		if (i > 1)
-			sb_addc(&b, '.');
+			strbuf_addch(&b, '.');
 		if (parent->kind == CFG_MAP) {
-			sb_add(&b, c->v[i]->key);
+			strbuf_addstr(&b, c->v[i]->key);
 		} else {
 			size_t k = 0;
 
 			while (k < parent->n && parent->kids[k] != c->v[i])
 				k++;
 			snprintf(idx, sizeof(idx), "%zu", k);
-			sb_add(&b, idx);
+			strbuf_addstr(&b, idx);
 		}
 	}
-	return sb_take(&b);
+	return strbuf_detach(&b);
 }
 
 struct frame *interp_top(struct rctx *c)
@@ -126,14 +126,14 @@ struct frame *interp_top(struct rctx *c)
 /* "a -> b -> c": the paths of the frames from `from` up, then `last`. */
 static char *chain_text(struct rctx *c, size_t from, const char *last)
 {
-	struct sbuf b = { 0 };
+	struct strbuf b = INTERP_TEXT_INIT;
 
 	for (size_t i = from; i < c->depth; i++) {
-		sb_add(&b, c->stack[i].path);
-		sb_add(&b, " -> ");
+		strbuf_addstr(&b, c->stack[i].path);
+		strbuf_addstr(&b, " -> ");
 	}
-	sb_add(&b, last);
-	return sb_take(&b);
+	strbuf_addstr(&b, last);
+	return strbuf_detach(&b);
 }
 
 /* Adds a finding at `at` (in the value being resolved), with a note at each
@@ -321,6 +321,42 @@ static void report_missing(struct ps *ps, const struct chain *found,
 	free(where);
 }
 
+/* The child `part` of the last node of ch (a key of a map, an index of a
+ * list), or NULL after reporting that it does not exist. */
+static struct cfg_node *child_of(struct ps *ps, const struct chain *ch,
+				 const char *part, const char *ref,
+				 size_t ref_len)
+{
+	struct cfg_node *cur = ch->v[ch->n - 1], *next = NULL;
+
+	if (cur->kind == CFG_MAP) {
+		next = cfg_get(cur, part);
+	} else if (cur->kind == CFG_SEQ) {
+		char *end;
+		unsigned long k = strtoul(part, &end, 10);
+
+		if (is_digit(part[0]) && !*end && k < cur->n)
+			next = cur->kids[k];
+	} else {
+		char *p = chain_path(ch);
+		char *what = diag_fmt("does not exist: '%s' is a scalar (%s), "
+				      "not a map or list", p ? p : "",
+				      cfg_kind_name(cur->kind));
+
+		report_missing(ps, ch, part, ref, ref_len,
+			       what ? what : "does not exist");
+		free(what);
+		free(p);
+		return NULL;
+	}
+	if (!next)
+		report_missing(ps, ch, part, ref, ref_len,
+			       cur->kind == CFG_SEQ ?
+			       "is not an index of the list" :
+			       "does not exist");
+	return next;
+}
+
 /* Finds the node `${ndots parts}` names from the node being resolved,
  * resolving what it passes through, and the target itself. */
 int interp_lookup(struct ps *ps, size_t ndots, char **parts, size_t nparts,
@@ -344,37 +380,11 @@ int interp_lookup(struct ps *ps, size_t ndots, char **parts, size_t nparts,
 		if (chain_push(&ch, own->v[i]))
 			goto oom;
 	for (size_t i = 0; i < nparts; i++) {
-		struct cfg_node *cur = ch.v[ch.n - 1], *next = NULL;
+		struct cfg_node *cur = ch.v[ch.n - 1], *next;
 
 		if (is_pending(cur) && (st = resolve_node(c, &ch)) != R_OK)
 			goto out;
-		if (cur->kind == CFG_MAP) {
-			next = cfg_get(cur, parts[i]);
-		} else if (cur->kind == CFG_SEQ) {
-			char *end;
-			unsigned long k = strtoul(parts[i], &end, 10);
-
-			if (is_digit(parts[i][0]) && !*end && k < cur->n)
-				next = cur->kids[k];
-		} else {
-			char *p = chain_path(&ch);
-			char *what = diag_fmt("does not exist: '%s' is a "
-					      "scalar (%s), not a map or list",
-					      p ? p : "",
-					      cfg_kind_name(cur->kind));
-
-			report_missing(ps, &ch, parts[i], ref, ref_len,
-				       what ? what : "does not exist");
-			free(what);
-			free(p);
-			st = R_FAIL;
-			goto out;
-		}
-		if (!next) {
-			report_missing(ps, &ch, parts[i], ref, ref_len,
-				       cur->kind == CFG_SEQ
-				       ? "is not an index of the list"
-				       : "does not exist");
+		if (!(next = child_of(ps, &ch, parts[i], ref, ref_len))) {
 			st = R_FAIL;
 			goto out;
 		}

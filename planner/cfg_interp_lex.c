@@ -5,7 +5,7 @@
  * you mean" pick among a map's keys that both report with.
  */
 #include "cfg.h"
-#include "cfg_interp_lex.h"
+#include "cfg_interp_lex_int.h"
 #include "levenshtein.h"
 
 #include <errno.h>

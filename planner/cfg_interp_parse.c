@@ -5,7 +5,7 @@
  * keys are looked up (interp_lookup) and resolvers called
  * (interp_call_resolver) as they are read.
  */
-#include "cfg_interp_impl.h"
+#include "cfg_interp_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,23 +58,23 @@ struct cfg_node *ps_site_node(struct ps *ps, enum cfg_kind k)
 	return n;
 }
 
-int ps_own_str(struct ps *ps, struct sbuf *b, struct val *out)
+int ps_own_str(struct ps *ps, struct strbuf *b, struct val *out)
 {
 	struct cfg_node *n;
 
-	if (b->bad == 2) {
-		sb_release(b);
+	if (b->bad == STRBUF_TOOLONG) {
+		strbuf_release(b);
 		interp_report(ps->c, "GT103", "interpolation builds a string "
 			      "longer than %u bytes", CFG_MAX_INTERP_TEXT);
 		return ps_fail(ps, R_FAIL);
 	}
 	if (!ps->eval) {
-		sb_release(b);
+		strbuf_release(b);
 		return 0;
 	}
 	n = ps_site_node(ps, CFG_STR);
-	if (!n || b->bad || !(n->text = sb_take(b))) {
-		sb_release(b);
+	if (!n || b->bad || !(n->text = strbuf_detach(b))) {
+		strbuf_release(b);
 		cfg_free(n);
 		ps->c->oom = 1;
 		return ps_fail(ps, R_FAIL);
@@ -88,7 +88,7 @@ static int parse_interp(struct ps *ps, struct val *out);
 static int parse_element(struct ps *ps, struct val *out);
 
 /* Appends str() of an evaluated piece. */
-static void sb_val(struct sbuf *b, const struct val *v)
+static void sb_val(struct strbuf *b, const struct val *v)
 {
 	if (v->n)
 		py_str(b, v->n, 0);
@@ -97,7 +97,7 @@ static void sb_val(struct sbuf *b, const struct val *v)
 /* A run of backslashes. Before `${` (or, inside quotes, before the quote)
  * 2k+1 of them escape it and leave k; 2k leave k and keep its meaning, and
  * ps->p is left on it. Elsewhere they are literal. */
-static void backslashes(struct ps *ps, struct sbuf *b, char quote)
+static void backslashes(struct ps *ps, struct strbuf *b, char quote)
 {
 	size_t n = 0;
 	const char *after;
@@ -109,18 +109,18 @@ static void backslashes(struct ps *ps, struct sbuf *b, char quote)
 	    (quote && after[0] == quote)) {
 		size_t esc = n % 2 ? (after[0] == '$' ? 2 : 1) : 0;
 
-		sb_repeat(b, '\\', n / 2);
-		sb_addn(b, after, esc);
+		strbuf_addchars(b, '\\', n / 2);
+		strbuf_add(b, after, esc);
 		ps->p = after + esc;
 		return;
 	}
-	sb_addn(b, ps->p, n);
+	strbuf_add(b, ps->p, n);
 	ps->p = after;
 }
 
 /* One piece of a string (quoted or the whole value) into b: a run of
  * backslashes, str() of a `${...}`, or one character. */
-static int string_piece(struct ps *ps, struct sbuf *b, char quote)
+static int string_piece(struct ps *ps, struct strbuf *b, char quote)
 {
 	struct val v = { 0 };
 
@@ -132,7 +132,7 @@ static int string_piece(struct ps *ps, struct sbuf *b, char quote)
 		sb_val(b, &v);
 		val_drop(&v);
 	} else {
-		sb_addc(b, *ps->p++);
+		strbuf_addch(b, *ps->p++);
 	}
 	return 0;
 }
@@ -141,11 +141,11 @@ static int string_piece(struct ps *ps, struct sbuf *b, char quote)
 static int parse_quoted(struct ps *ps, struct val *out)
 {
 	char q = *ps->p++;
-	struct sbuf b = { 0 };
+	struct strbuf b = INTERP_TEXT_INIT;
 
 	for (;;) {
 		if (!*ps->p) {
-			sb_release(&b);
+			strbuf_release(&b);
 			return ps_syntax(ps, "unterminated quoted string");
 		}
 		if (*ps->p == q) {
@@ -153,7 +153,7 @@ static int parse_quoted(struct ps *ps, struct val *out)
 			break;
 		}
 		if (string_piece(ps, &b, q)) {
-			sb_release(&b);
+			strbuf_release(&b);
 			return -1;
 		}
 	}
@@ -171,16 +171,16 @@ struct token {
 };
 
 /* Appends the token as it reads inside a longer string; drops its value. */
-static void token_text(struct sbuf *b, struct token *t)
+static void token_text(struct strbuf *b, struct token *t)
 {
 	if (t->kind == T_INTERP) {
 		sb_val(b, &t->v);
 		val_drop(&t->v);
 	} else if (t->kind == T_ESC) {
 		for (size_t i = 1; i < t->len; i += 2)
-			sb_addc(b, t->s[i]);
+			strbuf_addch(b, t->s[i]);
 	} else {
-		sb_addn(b, t->s, t->len);
+		strbuf_add(b, t->s, t->len);
 	}
 }
 
@@ -230,7 +230,7 @@ static int next_token(struct ps *ps, struct token *t, int is_key)
  * several make a string. */
 static int parse_primitive(struct ps *ps, struct val *out, int is_key)
 {
-	struct sbuf b = { 0 };
+	struct strbuf b = INTERP_TEXT_INIT;
 	struct token first = { 0 }, t;
 	size_t ntok = 0;
 	int r;
@@ -248,7 +248,7 @@ static int parse_primitive(struct ps *ps, struct val *out, int is_key)
 	if (r < 0 || ntok == 0) {
 		if (ntok == 1)
 			val_drop(&first.v);
-		sb_release(&b);
+		strbuf_release(&b);
 		return r < 0 ? -1 : ps_syntax(ps, is_key ? "expected a key"
 					      : "expected a value");
 	}
@@ -295,7 +295,7 @@ static int parse_seq(struct ps *ps, char close, struct vals *out)
 		if (*q == ',') {
 			ps->p = past_ws(q + 1);
 			if (prev_comma && ps->eval) {
-				struct sbuf e = { 0 };
+				struct strbuf e = INTERP_TEXT_INIT;
 
 				if (ps_own_str(ps, &e, &v) || vals_push(out, v))
 					return ps_fail(ps, R_FAIL);
@@ -314,7 +314,7 @@ static int parse_seq(struct ps *ps, char close, struct vals *out)
 		any = 1;
 	}
 	if (any && prev_comma && ps->eval) {
-		struct sbuf e = { 0 };
+		struct strbuf e = INTERP_TEXT_INIT;
 		struct val v = { 0 };
 
 		if (ps_own_str(ps, &e, &v) || vals_push(out, v))
@@ -373,7 +373,7 @@ static int parse_dict(struct ps *ps, struct val *out)
 {
 	struct cfg_node *map = NULL;
 	struct val k = { 0 }, v = { 0 };
-	struct sbuf key = { 0 };
+	struct strbuf key = INTERP_TEXT_INIT;
 
 	ps->p = past_ws(ps->p + 1);
 	if (ps_enter(ps))
@@ -396,9 +396,9 @@ static int parse_dict(struct ps *ps, struct val *out)
 				goto fail;
 			if (ps->eval) {
 				sb_val(&key, &k);
-				if (key.bad || adopt(ps, map, &v, key.s ? key.s : ""))
+				if (key.bad || adopt(ps, map, &v, key.buf ? key.buf : ""))
 					goto fail;
-				sb_release(&key);
+				strbuf_release(&key);
 			}
 			val_drop(&k);
 			skip_ws(ps);
@@ -420,7 +420,7 @@ static int parse_dict(struct ps *ps, struct val *out)
 fail:
 	if (ps->st == R_OK)
 		ps->st = R_FAIL;
-	sb_release(&key);
+	strbuf_release(&key);
 	val_drop(&k);
 	val_drop(&v);
 	cfg_free(map);
@@ -528,7 +528,7 @@ static int parse_interp(struct ps *ps, struct val *out)
 	const char *start = ps->p;
 	struct parts ks = { NULL, 0, 0, 1 };
 	struct vals args = { 0 };
-	struct sbuf name = { 0 };
+	struct strbuf name = INTERP_TEXT_INIT;
 	size_t ndots = 0;
 	int brackets = 0, rc = -1;
 
@@ -575,8 +575,8 @@ static int parse_interp(struct ps *ps, struct val *out)
 	}
 	for (size_t i = 0; i < ks.n; i++) {
 		if (i)
-			sb_addc(&name, '.');
-		sb_add(&name, ks.v[i]);
+			strbuf_addch(&name, '.');
+		strbuf_addstr(&name, ks.v[i]);
 	}
 	ps->p = past_ws(ps->p + 1);
 	if (parse_seq(ps, '}', &args))
@@ -584,7 +584,7 @@ static int parse_interp(struct ps *ps, struct val *out)
 	ps->nest--;
 	rc = 0;
 	if (ps->eval && !name.bad)
-		rc = interp_call_resolver(ps, name.s ? name.s : "", &args,
+		rc = interp_call_resolver(ps, name.buf ? name.buf : "", &args,
 					  start, (size_t)(ps->p - start), out);
 out:
 	if (name.bad && ps->st == R_OK) {
@@ -592,7 +592,7 @@ out:
 		ps->st = R_FAIL;
 		rc = -1;
 	}
-	sb_release(&name);
+	strbuf_release(&name);
 	vals_release(&args);
 	parts_release(&ks);
 	return rc;
@@ -601,7 +601,7 @@ out:
 /* The whole value: one `${...}` keeps the value's type; else a string. */
 static int parse_top(struct ps *ps, struct val *out)
 {
-	struct sbuf b = { 0 };
+	struct strbuf b = INTERP_TEXT_INIT;
 	struct val v = { 0 };
 
 	if (ps->p[0] == '$' && ps->p[1] == '{') {
@@ -616,7 +616,7 @@ static int parse_top(struct ps *ps, struct val *out)
 	}
 	while (*ps->p) {
 		if (string_piece(ps, &b, 0)) {
-			sb_release(&b);
+			strbuf_release(&b);
 			return -1;
 		}
 	}

@@ -5,90 +5,27 @@
  * lambda (nemo_rl/utils/config.py): add, sub, mul, div and max, next to
  * OmegaConf's oc.env.
  */
-#include "cfg_interp_impl.h"
+#include "cfg_interp_int.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- strings ------------------------------------------------------------ */
-
-void sb_addn(struct sbuf *b, const char *s, size_t n)
-{
-	if (b->bad)
-		return;
-	if (b->n + n > CFG_MAX_INTERP_TEXT) {
-		b->bad = 2;
-		return;
-	}
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 32;
-		char *p;
-
-		while (cap < b->n + n + 1)
-			cap *= 2;
-		p = realloc(b->s, cap);
-		if (!p) {
-			b->bad = 1;
-			return;
-		}
-		b->s = p;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->n, s, n);
-	b->n += n;
-	b->s[b->n] = '\0';
-}
-
-void sb_add(struct sbuf *b, const char *s)
-{
-	sb_addn(b, s, strlen(s));
-}
-
-void sb_addc(struct sbuf *b, char c)
-{
-	sb_addn(b, &c, 1);
-}
-
-void sb_repeat(struct sbuf *b, char c, size_t n)
-{
-	while (n--)
-		sb_addc(b, c);
-}
-
-char *sb_take(struct sbuf *b)
-{
-	char *s = b->s;
-
-	if (!s && !b->bad)
-		s = calloc(1, 1);
-	b->s = NULL;
-	b->n = b->cap = 0;
-	return s;
-}
-
-void sb_release(struct sbuf *b)
-{
-	free(b->s);
-	b->s = NULL;
-	b->n = b->cap = 0;
-}
-
 /* Python's repr() of a float: the shortest text that reads back the same,
  * in exponent form when the decimal point is outside (-4, 16]. */
-static void py_float(struct sbuf *b, double v)
+static void py_float(struct strbuf *b, double v)
 {
 	char e[40], digits[24];
 	int prec, exp, nd = 0, point;
 	const char *p;
 
 	if (isnan(v)) {
-		sb_add(b, "nan");
+		strbuf_addstr(b, "nan");
 		return;
 	}
 	if (isinf(v)) {
-		sb_add(b, v < 0 ? "-inf" : "inf");
+		strbuf_addstr(b, v < 0 ? "-inf" : "inf");
 		return;
 	}
 	for (prec = 0; prec < 17; prec++) {
@@ -98,7 +35,7 @@ static void py_float(struct sbuf *b, double v)
 	}
 	p = e;
 	if (*p == '-')
-		sb_addc(b, *p++);
+		strbuf_addch(b, *p++);
 	for (; *p && *p != 'e'; p++)
 		if (*p != '.')
 			digits[nd++] = *p;
@@ -109,89 +46,89 @@ static void py_float(struct sbuf *b, double v)
 	point = exp + 1;
 	if (point > -4 && point <= 16) {
 		if (point <= 0) {
-			sb_add(b, "0.");
-			sb_repeat(b, '0', (size_t)-point);
-			sb_add(b, digits);
+			strbuf_addstr(b, "0.");
+			strbuf_addchars(b, '0', (size_t)-point);
+			strbuf_addstr(b, digits);
 		} else if (point >= nd) {
-			sb_add(b, digits);
-			sb_repeat(b, '0', (size_t)(point - nd));
-			sb_add(b, ".0");
+			strbuf_addstr(b, digits);
+			strbuf_addchars(b, '0', (size_t)(point - nd));
+			strbuf_addstr(b, ".0");
 		} else {
-			sb_addn(b, digits, (size_t)point);
-			sb_addc(b, '.');
-			sb_add(b, digits + point);
+			strbuf_add(b, digits, (size_t)point);
+			strbuf_addch(b, '.');
+			strbuf_addstr(b, digits + point);
 		}
 	} else {
 		snprintf(e, sizeof(e), "e%c%02d", exp < 0 ? '-' : '+',
 			 exp < 0 ? -exp : exp);
-		sb_addc(b, digits[0]);
+		strbuf_addch(b, digits[0]);
 		if (nd > 1) {
-			sb_addc(b, '.');
-			sb_add(b, digits + 1);
+			strbuf_addch(b, '.');
+			strbuf_addstr(b, digits + 1);
 		}
-		sb_add(b, e);
+		strbuf_addstr(b, e);
 	}
 }
 
 /* Python's repr() of a str: single quotes unless the text has one and no
  * double quote. */
-static void py_repr_str(struct sbuf *b, const char *s)
+static void py_repr_str(struct strbuf *b, const char *s)
 {
 	char q = strchr(s, '\'') && !strchr(s, '"') ? '"' : '\'';
 	char esc[8];
 
-	sb_addc(b, q);
+	strbuf_addch(b, q);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p == '\\' || *p == (unsigned char)q) {
-			sb_addc(b, '\\');
-			sb_addc(b, (char)*p);
+			strbuf_addch(b, '\\');
+			strbuf_addch(b, (char)*p);
 		} else if (*p == '\n') {
-			sb_add(b, "\\n");
+			strbuf_addstr(b, "\\n");
 		} else if (*p == '\r') {
-			sb_add(b, "\\r");
+			strbuf_addstr(b, "\\r");
 		} else if (*p == '\t') {
-			sb_add(b, "\\t");
+			strbuf_addstr(b, "\\t");
 		} else if (*p < 0x20 || *p == 0x7f) {
 			snprintf(esc, sizeof(esc), "\\x%02x", *p);
-			sb_add(b, esc);
+			strbuf_addstr(b, esc);
 		} else {
-			sb_addc(b, (char)*p);
+			strbuf_addch(b, (char)*p);
 		}
 	}
-	sb_addc(b, q);
+	strbuf_addch(b, q);
 }
 
-void py_str(struct sbuf *b, const struct cfg_node *n, int repr)
+void py_str(struct strbuf *b, const struct cfg_node *n, int repr)
 {
 	char num[32];
 
 	switch (n->kind) {
-	case CFG_NULL: sb_add(b, "None"); break;
-	case CFG_BOOL: sb_add(b, n->v.b ? "True" : "False"); break;
+	case CFG_NULL: strbuf_addstr(b, "None"); break;
+	case CFG_BOOL: strbuf_addstr(b, n->v.b ? "True" : "False"); break;
 	case CFG_INT:
 		snprintf(num, sizeof(num), "%lld", n->v.i);
-		sb_add(b, num);
+		strbuf_addstr(b, num);
 		break;
 	case CFG_FLOAT: py_float(b, n->v.f); break;
 	case CFG_STR:
 		if (repr)
 			py_repr_str(b, n->text ? n->text : "");
 		else
-			sb_add(b, n->text ? n->text : "");
+			strbuf_addstr(b, n->text ? n->text : "");
 		break;
 	case CFG_MAP:
 	case CFG_SEQ:
-		sb_addc(b, n->kind == CFG_MAP ? '{' : '[');
+		strbuf_addch(b, n->kind == CFG_MAP ? '{' : '[');
 		for (size_t i = 0; i < n->n && !b->bad; i++) {
 			if (i)
-				sb_add(b, ", ");
+				strbuf_addstr(b, ", ");
 			if (n->kind == CFG_MAP) {
 				py_repr_str(b, n->kids[i]->key);
-				sb_add(b, ": ");
+				strbuf_addstr(b, ": ");
 			}
 			py_str(b, n->kids[i], 1);
 		}
-		sb_addc(b, n->kind == CFG_MAP ? '}' : ']');
+		strbuf_addch(b, n->kind == CFG_MAP ? '}' : ']');
 		break;
 	}
 }
@@ -234,7 +171,7 @@ static struct cfg_node *new_number(struct ps *ps, int is_float, long long i,
 				   double f)
 {
 	struct cfg_node *n = ps_site_node(ps, is_float ? CFG_FLOAT : CFG_INT);
-	struct sbuf b = { 0 };
+	struct strbuf b = INTERP_TEXT_INIT;
 
 	if (!n)
 		return NULL;
@@ -243,7 +180,7 @@ static struct cfg_node *new_number(struct ps *ps, int is_float, long long i,
 	else
 		n->v.i = i;
 	py_str(&b, n, 0);
-	if (!(n->text = sb_take(&b))) {
+	if (!(n->text = strbuf_detach(&b))) {
 		cfg_free(n);
 		ps->c->oom = 1;
 		return NULL;
@@ -276,13 +213,13 @@ static struct cfg_node *repeat(struct ps *ps, const struct cfg_node *s,
 	if (k < 0)
 		k = 0;
 	if (s->kind == CFG_STR) {
-		struct sbuf b = { 0 };
+		struct strbuf b = INTERP_TEXT_INIT;
 		size_t len = strlen(s->text);
 
 		if (len && (unsigned long long)k > CFG_MAX_INTERP_TEXT / len)
-			b.bad = 2;
+			b.bad = STRBUF_TOOLONG;
 		for (long long i = 0; i < k && !b.bad; i++)
-			sb_addn(&b, s->text, len);
+			strbuf_add(&b, s->text, len);
 		{
 			struct val v = { 0 };
 
@@ -346,11 +283,11 @@ static struct cfg_node *arith(struct ps *ps, char op, const struct cfg_node *a,
 		struct cfg_node *n;
 
 		if (a->kind == CFG_STR) {
-			struct sbuf s = { 0 };
+			struct strbuf s = INTERP_TEXT_INIT;
 			struct val v = { 0 };
 
-			sb_add(&s, a->text);
-			sb_add(&s, b->text);
+			strbuf_addstr(&s, a->text);
+			strbuf_addstr(&s, b->text);
 			return ps_own_str(ps, &s, &v) ? NULL : v.n;
 		}
 		if (!(n = ps_site_node(ps, CFG_SEQ)) ||
@@ -459,10 +396,10 @@ static int call_env(struct ps *ps, struct vals *args, const char *ref,
 	}
 	if (value || args->n == 2) {
 		/* oc.env gives strings: the value, or str(default) */
-		struct sbuf b = { 0 };
+		struct strbuf b = INTERP_TEXT_INIT;
 
 		if (value)
-			sb_add(&b, value);
+			strbuf_addstr(&b, value);
 		else
 			py_str(&b, args->v[1].n, 0);
 		return ps_own_str(ps, &b, out);

@@ -6,6 +6,8 @@
  * recipe grpo_math_1B_megatron.yaml); gtplan's own keys live under
  * KEY_GTPLAN, which NeMo-RL ignores (schemas/config.schema.json lists them
  * all).
+ *
+ * Ownership: string literals only; nothing to free.
  */
 #ifndef GTPLAN_CFG_KEYS_H
 #define GTPLAN_CFG_KEYS_H

@@ -28,9 +28,9 @@
  *
  * The grammar of keys and values is in cfg_override_parse.c.
  */
-#include "cfg_override_impl.h"
-#include "cfg_interp_lex.h"
-#include "cfg_interp_pyops.h"
+#include "cfg_override_int.h"
+#include "cfg_interp_lex_int.h"
+#include "cfg_interp_pyops_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -208,19 +208,21 @@ static void missing(struct octx *o, const struct key *k, size_t i,
 	free(sec);
 }
 
-static void apply(struct octx *o, struct cfg_node *root, enum op op,
-		  const struct key *k, struct cfg_node *val)
+/* Walks to the parent of k's last part, creating sections for + and ++
+ * (replacing a scalar). Returns 0 with *parent set, 1 after reporting,
+ * -1 when out of memory. */
+static int walk(struct octx *o, struct cfg_node *root, enum op op,
+		const struct key *k, const char *path,
+		struct cfg_node **parent)
 {
-	struct cfg_node *parent = root, *old;
-	char *path = override_key_path(k, k->n);
 	size_t idx = 0, last = k->n - 1;
-	struct diag *d;
 
+	*parent = root;
 	for (size_t i = 0; i < last; i++) {
-		struct cfg_node *next = child(parent, k->part[i], &idx);
+		struct cfg_node *next = child(*parent, k->part[i], &idx);
 
 		if (is_container(next)) {
-			parent = next;
+			*parent = next;
 			continue;
 		}
 		if (next && (op == OP_CHANGE || op == OP_DEL)) {
@@ -234,22 +236,76 @@ static void apply(struct octx *o, struct cfg_node *root, enum op op,
 				       next->kind == CFG_INT ? "an" : "a",
 				       cfg_kind_name(next->kind));
 			free(sec);
-			goto out;
+			return 1;
 		}
-		if (op == OP_CHANGE || op == OP_DEL || parent->kind != CFG_MAP) {
-			missing(o, k, next ? i + 1 : i, next ? next : parent,
+		if (op == OP_CHANGE || op == OP_DEL ||
+		    (*parent)->kind != CFG_MAP) {
+			missing(o, k, next ? i + 1 : i, next ? next : *parent,
 				op == OP_DEL ? "GT123" : "GT121",
 				op == OP_DEL ? "override '%s' deletes '%s', which "
 					       "does not exist"
 					     : "override '%s' changes '%s', which "
 					       "is not in the config");
-			goto out;
+			return 1;
 		}
 		/* + and ++ create the section (replacing a scalar) */
 		next = cfg_new(CFG_MAP, override_loc(o, k->at[i]));
-		if (!next || cfg_map_set(parent, k->part[i], next))
-			goto oom;
-		parent = next;
+		if (!next || cfg_map_set(*parent, k->part[i], next))
+			return -1;
+		*parent = next;
+	}
+	return 0;
+}
+
+/* ~key (or ~key=value) on an existing `old`: Hydra deletes a key that is
+ * not null (and equals value when one is given), never a list item. */
+static void delete_key(struct octx *o, struct cfg_node *parent,
+		       const char *name, const struct cfg_node *old,
+		       const struct cfg_node *val, const char *path)
+{
+	struct diag *d;
+
+	if (old->kind == CFG_NULL) {
+		d = override_error(o, "GT123", o->key, path, "override "
+				   "'%s' deletes '%s', which is null "
+				   "(Hydra treats it as missing)",
+				   o->arg, path);
+		diag_hint(d, "drop the override: a null key is as good "
+			  "as absent");
+	} else if (val && val->kind != CFG_NULL && !old->interp &&
+		   !py_equal(val, old)) {
+		d = override_error(o, "GT123", o->val, path, "override "
+				   "'%s' deletes '%s' only if it is "
+				   "'%s', but it is %s", o->arg, path,
+				   strchr(o->arg, '=') + 1,
+				   old->text ? old->text
+				   : cfg_kind_name(old->kind));
+		diag_hint(d, "write ~%s without a value to delete it "
+			  "whatever it is", path);
+	} else if (parent->kind == CFG_SEQ) {
+		d = override_error(o, "GT123", o->key, path, "override "
+				   "'%s' deletes a list item; Hydra "
+				   "can only delete keys", o->arg);
+		diag_hint(d, "set the whole list instead: %.*s=[...]",
+			  (int)(strrchr(path, '.') ? strrchr(path, '.') -
+				path : (long)strlen(path)), path);
+	} else {
+		cfg_map_del(parent, name);
+	}
+}
+
+static void apply(struct octx *o, struct cfg_node *root, enum op op,
+		  const struct key *k, struct cfg_node *val)
+{
+	struct cfg_node *parent = root, *old;
+	char *path = override_key_path(k, k->n);
+	size_t idx = 0, last = k->n - 1;
+	struct diag *d;
+
+	switch (walk(o, root, op, k, path, &parent)) {
+	case 0: break;
+	case 1: goto out;
+	default: goto oom;
 	}
 	old = child(parent, k->part[last], &idx);
 	if (!old && (op == OP_CHANGE || op == OP_DEL || parent->kind == CFG_SEQ)) {
@@ -265,33 +321,7 @@ static void apply(struct octx *o, struct cfg_node *root, enum op op,
 	}
 	switch (op) {
 	case OP_DEL:
-		if (old->kind == CFG_NULL) {
-			d = override_error(o, "GT123", o->key, path, "override "
-					   "'%s' deletes '%s', which is null "
-					   "(Hydra treats it as missing)",
-					   o->arg, path);
-			diag_hint(d, "drop the override: a null key is as good "
-				  "as absent");
-		} else if (val && val->kind != CFG_NULL && !old->interp &&
-			   !py_equal(val, old)) {
-			d = override_error(o, "GT123", o->val, path, "override "
-					   "'%s' deletes '%s' only if it is "
-					   "'%s', but it is %s", o->arg, path,
-					   strchr(o->arg, '=') + 1,
-					   old->text ? old->text
-					   : cfg_kind_name(old->kind));
-			diag_hint(d, "write ~%s without a value to delete it "
-				  "whatever it is", path);
-		} else if (parent->kind == CFG_SEQ) {
-			d = override_error(o, "GT123", o->key, path, "override "
-					   "'%s' deletes a list item; Hydra "
-					   "can only delete keys", o->arg);
-			diag_hint(d, "set the whole list instead: %.*s=[...]",
-				  (int)(strrchr(path, '.') ? strrchr(path, '.') -
-					path : (long)strlen(path)), path);
-		} else {
-			cfg_map_del(parent, k->part[last]);
-		}
+		delete_key(o, parent, k->part[last], old, val, path);
 		goto out;
 	case OP_ADD:
 		if (old && old->kind != CFG_NULL && !is_container(val)) {

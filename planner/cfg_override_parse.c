@@ -3,10 +3,10 @@
  * OverrideParser.g4) for one `key=value` argument: the dotted key, and the
  * value as a config node located on the command line.
  */
-#include "cfg_override_impl.h"
-#include "cfg_interp_lex.h"
+#include "cfg_override_int.h"
+#include "cfg_interp_lex_int.h"
+#include "strbuf.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,18 +49,14 @@ static struct cfg_node *str_node(struct vp *v, const char *at, char *text)
 static struct cfg_node *vp_quoted(struct vp *v)
 {
 	const char *at = v->p;
-	char q = *v->p++, *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	char q = *v->p++;
+	struct strbuf sb = STRBUF_INIT;
 
-	if (!f)
-		return NULL;
 	for (;;) {
 		size_t n = 0;
 
 		if (!*v->p) {
-			fclose(f);
-			free(buf);
+			strbuf_release(&sb);
 			vp_error(v, "an unterminated quoted string");
 			return NULL;
 		}
@@ -72,42 +68,38 @@ static struct cfg_node *vp_quoted(struct vp *v)
 			n++;
 		if (n && v->p[n] == q) {
 			for (size_t i = 0; i < n / 2; i++)
-				fputc('\\', f);
+				strbuf_addch(&sb, '\\');
 			v->p += n;
 			if (n % 2) {
-				fputc(q, f);
+				strbuf_addch(&sb, q);
 				v->p++;
 			}
 			continue;
 		}
 		if (n) {
-			fwrite(v->p, 1, n, f);
+			strbuf_add(&sb, v->p, n);
 			v->p += n;
 			continue;
 		}
-		fputc(*v->p++, f);
+		strbuf_addch(&sb, *v->p++);
 	}
-	fclose(f);
-	return str_node(v, at, buf);
+	return str_node(v, at, strbuf_detach(&sb));
 }
 
 /* An unquoted value (or dict key): words, punctuation, escapes, colons,
  * inner blanks and `${...}`. One token keeps its type; several make a
  * string, with escapes undone. Blanks before a delimiter are not part of
- * it. */
+ * it. Over 80 lines on purpose: one lexer loop whose branches are the
+ * grammar's token kinds (OverrideLexer.g4), in the grammar's order. */
 static struct cfg_node *vp_primitive(struct vp *v, int is_key)
 {
 	const char *at = v->p, *tok = NULL;
 	enum cfg_word w = CFG_WORD_NONE;
 	size_t ntok = 0, tlen = 0;
 	int esc = 0;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	struct strbuf sb = STRBUF_INIT;
 	struct cfg_node *n;
 
-	if (!f)
-		return NULL;
 	for (;;) {
 		const char *p = v->p, *q;
 		size_t k = 0;
@@ -154,9 +146,9 @@ static struct cfg_node *vp_primitive(struct vp *v, int is_key)
 		}
 		if (this_esc)
 			for (size_t i = 1; i < k; i += 2)
-				fputc(p[i], f);
+				strbuf_addch(&sb, p[i]);
 		else
-			fwrite(p, 1, k, f);
+			strbuf_add(&sb, p, k);
 		if (ntok++ == 0) {
 			tok = p;
 			tlen = k;
@@ -165,15 +157,14 @@ static struct cfg_node *vp_primitive(struct vp *v, int is_key)
 		}
 		v->p = p + k;
 	}
-	fclose(f);
 	if (ntok == 0) {
-		free(buf);
+		strbuf_release(&sb);
 		vp_error(v, is_key ? "an empty key" : "an empty value");
 		return NULL;
 	}
 	if (ntok > 1 || esc || w == CFG_WORD_NONE)
-		return str_node(v, at, buf);
-	free(buf);
+		return str_node(v, at, strbuf_detach(&sb));
+	strbuf_release(&sb);
 	if (!(n = cfg_new(CFG_STR, override_loc(v->o, at))))
 		return NULL;
 	if (cfg_word_value(n, w, tok, tlen)) {
@@ -187,8 +178,7 @@ function:
 	vp_error(v, "a function call (choice(), range(), int(), ...): "
 		 "Hydra's sweeps and casts are not used by NeMo-RL");
 fail:
-	fclose(f);
-	free(buf);
+	strbuf_release(&sb);
 	return NULL;
 }
 
@@ -430,14 +420,12 @@ int override_parse_key(struct octx *o, const char *s, size_t len,
 
 char *override_key_path(const struct key *k, size_t n)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	struct strbuf sb = STRBUF_INIT;
 
-	if (!f)
-		return NULL;
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%s%s", i ? "." : "", k->part[i]);
-	fclose(f);
-	return buf;
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			strbuf_addch(&sb, '.');
+		strbuf_addstr(&sb, k->part[i]);
+	}
+	return strbuf_detach(&sb);
 }

@@ -18,6 +18,10 @@
  *
  * Nothing here allocates per rank: ranks and groups are computed on demand,
  * so a 1M-rank world costs O(1) memory.
+ *
+ * Ownership: a struct lay_grid and struct lay_order are the caller's
+ * values (no heap inside, no release); the group kinds and names returned
+ * are static tables; lay_order_str writes into the caller's buffer.
  */
 #ifndef GTPLAN_LAYOUT_H
 #define GTPLAN_LAYOUT_H

@@ -6,6 +6,7 @@
 #include "cfg_keys.h"
 #include "framework.h"
 #include "model.h"
+#include "strbuf.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -23,13 +24,6 @@ void plan_release(struct plan *p)
 	free(p->config_name);
 	free(p->driver_layout);
 	plan_init(p);
-}
-
-static struct diag_loc loc_of(const struct cfg_node *root, const char *path)
-{
-	const struct cfg_node *n = cfg_path(root, path);
-
-	return n ? n->loc : DIAG_NOLOC;
 }
 
 /* A positive size at `path`, or `dflt` when absent or null. Wrong types and
@@ -151,11 +145,11 @@ static void check_shards(const struct cfg_node *root, const char *key,
 	}
 	*ok = 0;
 	nearest_multiples(s, tp, &lo, &hi);
-	d = diag_add(diags, code, loc_of(root, path), path,
+	d = diag_add(diags, code, cfg_loc(root, path), path,
 		     "%s is %lld, which is not a positive multiple of %s %lld",
 		     key, s, tp_name, tp);
 	if (cfg_path(root, tp_path))
-		diag_note(d, loc_of(root, tp_path), "%s is %lld here", tp_name,
+		diag_note(d, cfg_loc(root, tp_path), "%s is %lld here", tp_name,
 			  tp);
 	if (lo == hi || lo == s)
 		diag_hint(d, "use %lld (GTP %lld), or null to turn GTP off",
@@ -179,8 +173,8 @@ static void report_world(const struct plan *p, const struct cfg_node *root,
 			 const char *code, const struct factor *f, size_t n,
 			 struct diag_list *diags)
 {
-	char prod[256];
-	size_t used = 0;
+	struct strbuf sb = STRBUF_INIT;
+	const char *prod;
 	long long m = 1, lo, hi;
 	struct diag *d;
 	const char *at = cfg_path(root, "cluster.num_nodes") ?
@@ -188,18 +182,16 @@ static void report_world(const struct plan *p, const struct cfg_node *root,
 
 	for (size_t i = 0; i < n; i++) {
 		m *= f[i].v;
-		used += (size_t)snprintf(prod + used, sizeof(prod) - used,
-					 "%s%s %lld", i ? " x " : "",
-					 f[i].name, f[i].v);
-		if (used >= sizeof(prod))
-			used = sizeof(prod) - 1;
+		strbuf_addf(&sb, "%s%s %lld", i ? " x " : "", f[i].name,
+			    f[i].v);
 	}
+	prod = strbuf_str(&sb) ? strbuf_str(&sb) : "";
 	if (p->world < m)
-		d = diag_add(diags, code, loc_of(root, at), at,
+		d = diag_add(diags, code, cfg_loc(root, at), at,
 			     "%lld training GPUs are fewer than one model "
 			     "copy needs: %s = %lld", p->world, prod, m);
 	else
-		d = diag_add(diags, code, loc_of(root, at), at,
+		d = diag_add(diags, code, cfg_loc(root, at), at,
 			     "%lld training GPUs are not divisible by %s = "
 			     "%lld (%lld / %lld = %.3f copies)", p->world,
 			     prod, m, p->world, m, (double)p->world / (double)m);
@@ -242,7 +234,7 @@ static void report_world(const struct plan *p, const struct cfg_node *root,
 			  p->world);
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct diag_loc l = f[i].path ? loc_of(root, f[i].path) :
+		struct diag_loc l = f[i].path ? cfg_loc(root, f[i].path) :
 						DIAG_NOLOC;
 
 		if (l.src >= 0 && f[i].v > 1)
@@ -253,6 +245,7 @@ static void report_world(const struct plan *p, const struct cfg_node *root,
 		diag_note(d, DIAG_NOLOC, "the cluster has %lld GPUs; %lld train "
 			  "(the rest serve generation, rewards or teachers)",
 			  p->cluster.nodes * p->cluster.gpus_per_node, p->world);
+	strbuf_release(&sb);
 }
 
 static void check_batches(struct plan *p, const struct cfg_node *root,
@@ -277,7 +270,7 @@ static void check_batches(struct plan *p, const struct cfg_node *root,
 		long long lo, hi;
 
 		nearest_multiples(p->global_batch, p->lanes, &lo, &hi);
-		d = diag_add(diags, "GT400", loc_of(root, gpath), gpath,
+		d = diag_add(diags, "GT400", cfg_loc(root, gpath), gpath,
 			     "global batch %lld does not split over %lld data "
 			     "lanes (L = D %lld x G %lld)", p->global_batch,
 			     p->lanes, p->dp_replicate, p->gtp);
@@ -290,7 +283,7 @@ static void check_batches(struct plan *p, const struct cfg_node *root,
 		long long step = p->lanes * p->micro_batch, lo, hi;
 
 		nearest_multiples(p->global_batch, step, &lo, &hi);
-		d = diag_add(diags, "GT401", loc_of(root, gpath), gpath,
+		d = diag_add(diags, "GT401", cfg_loc(root, gpath), gpath,
 			     "each of the %lld lanes gets %lld samples, not a "
 			     "multiple of the micro batch %lld",
 			     p->lanes, p->global_batch / p->lanes,
@@ -298,7 +291,7 @@ static void check_batches(struct plan *p, const struct cfg_node *root,
 		diag_hint(d, "use a global batch of %lld or %lld (multiples of "
 			  "L %lld x micro batch %lld)", lo, hi, p->lanes,
 			  p->micro_batch);
-		diag_note(d, loc_of(root, mpath), "the micro batch is %lld here",
+		diag_note(d, cfg_loc(root, mpath), "the micro batch is %lld here",
 			  p->micro_batch);
 	}
 }
@@ -313,7 +306,7 @@ static int read_order(struct plan *p, const struct cfg_node *root,
 		order = LAY_DEFAULT_ORDER;
 	if (lay_order_parse(order, &p->order, err, sizeof(err))) {
 		struct diag *d = diag_add(diags, "GT307",
-			loc_of(root, "gtplan.rank_order"), "gtplan.rank_order",
+			cfg_loc(root, "gtplan.rank_order"), "gtplan.rank_order",
 			"rank order '%s': %s", order, err);
 		diag_hint(d, "use tp-cp-gtp-ep-dp-pp (Megatron-LM today) or "
 			  "tp-gtp-cp-ep-dp-pp (GTP as first merged)");
@@ -383,6 +376,137 @@ static void read_runtime(struct plan *p, const struct cfg_node *root)
 		rt->prefetch = 0;
 }
 
+/* The parallel sizes: Megatron's (with the weight shards, GT301/GT302),
+ * or DTensor's mesh dp x cp x tp (no PP, no GTP). *ok = 0 when one is
+ * unusable. */
+static void read_sizes(struct plan *p, const struct cfg_node *root,
+		       int megatron, int *ok, struct diag_list *diags)
+{
+	if (megatron || !cfg_path(root, "policy.dtensor_cfg")) {
+		p->tp = size_at(root, KEY_TP, 1, ok);
+		p->cp = size_at(root, KEY_MEG "context_parallel_size", 1, ok);
+		p->pp = size_at(root, KEY_PP, 1, ok);
+		p->ep = size_at(root, KEY_EP, 1, ok);
+		p->etp = size_at(root, KEY_ETP, p->tp,
+				 ok);
+		check_shards(root, "tensor_parallel_num_weight_shards", p->tp,
+			     "TP", KEY_TP, "GT301",
+			     &p->shards, &p->gtp, ok, diags);
+		check_shards(root, "expert_tensor_parallel_num_weight_shards",
+			     p->etp, "ETP",
+			     cfg_path(root, KEY_ETP) &&
+			     cfg_path(root, KEY_ETP)->kind
+			     == CFG_INT ? KEY_ETP :
+			     KEY_TP, "GT302",
+			     &p->expert_shards, &p->egtp, ok, diags);
+	} else {
+		/* DTensor: no PP, no GTP; the mesh is dp x cp x tp. */
+		p->tp = size_at(root, "policy.dtensor_cfg.tensor_parallel_size",
+				1, ok);
+		p->cp = size_at(root, "policy.dtensor_cfg.context_parallel_size",
+				1, ok);
+		p->pp = p->ep = 1;
+		p->etp = p->tp;
+		p->shards = p->tp;
+		p->expert_shards = p->etp;
+		p->gtp = p->egtp = 1;
+	}
+}
+
+/* GT306: weight shards set while the Megatron backend is turned off. */
+static void check_gtp_off(const struct cfg_node *root,
+			  struct diag_list *diags)
+{
+	if (cfg_path(root, KEY_SHARDS)) {
+		long long s;
+		const char *sp = KEY_SHARDS;
+
+		if (cfg_int(root, sp, &s) == 1 &&
+		    cfg_path(root, KEY_MEG_ENABLED)) {
+			long long mtp = 1;
+
+			cfg_int(root, KEY_TP, &mtp);
+			if (s != mtp) {
+				struct diag *d = diag_add(diags, "GT306",
+					cfg_loc(root, sp), sp,
+					"GTP is configured (%lld weight shards) "
+					"but policy.megatron_cfg.enabled is "
+					"false", s);
+				diag_hint(d, "set policy.megatron_cfg.enabled: "
+					  "true (the DTensor path has no GTP), "
+					  "or remove the shard count");
+				diag_note(d, cfg_loc(root, KEY_MEG_ENABLED),
+					  "the Megatron backend is turned off "
+					  "here");
+			}
+		}
+	}
+}
+
+/* GT305: GTP needs one distributed-optimizer instance. */
+static void check_optimizer_instances(const struct plan *p,
+				      const struct cfg_node *root,
+				      struct diag_list *diags)
+{
+	long long instances = 1;
+
+	if (p->gtp > 1 &&
+	    cfg_int(root, KEY_MEG "distributed_data_parallel_config."
+		    "num_distributed_optimizer_instances", &instances) == 1 &&
+	    instances > 1) {
+		const char *ip = KEY_MEG "distributed_data_parallel_config."
+				 "num_distributed_optimizer_instances";
+		struct diag *d = diag_add(diags, "GT305", cfg_loc(root, ip), ip,
+			"GTP %lld needs one distributed-optimizer instance, "
+			"not %lld", p->gtp, instances);
+		diag_hint(d, "set num_distributed_optimizer_instances: 1, or "
+			  "turn GTP off");
+	}
+}
+
+/* The dense rank grid, and the expert grid where ETP x EP x EG x PP
+ * divides the world (else GT304). */
+static void make_grids(struct plan *p, const struct cfg_node *root,
+		       struct diag_list *diags)
+{
+	long long size[LAY_NAXES];
+
+	p->dp_replicate = p->world / p->model_size;
+	p->lanes = p->dp_replicate * p->gtp;
+	size[LAY_TP] = p->tp;
+	size[LAY_CP] = p->cp;
+	size[LAY_GTP] = p->gtp;
+	size[LAY_EP] = 1;
+	size[LAY_DP] = p->dp_replicate;
+	size[LAY_PP] = p->pp;
+	lay_grid_init(&p->dense, &p->order, size);
+	p->grid_ok = 1;
+
+	long long em = p->etp * p->ep * p->egtp * p->pp;
+	if (p->world % em) {
+		struct factor f[] = {
+			{ "ETP", KEY_ETP, p->etp, NULL },
+			{ "EP", KEY_EP, p->ep, NULL },
+			{ "EG", KEY_EXPERT_SHARDS,
+			  p->egtp, "(the expert weight shards here / ETP)" },
+			{ "PP", KEY_PP, p->pp, NULL },
+		};
+		report_world(p, root, "GT304", f, 4, diags);
+	} else {
+		struct lay_order eo;
+
+		p->edp = p->world / em;
+		lay_order_expert(&p->order, &eo);
+		size[LAY_TP] = p->etp;
+		size[LAY_CP] = 1;
+		size[LAY_GTP] = p->egtp;
+		size[LAY_EP] = p->ep;
+		size[LAY_DP] = p->edp;
+		lay_grid_init(&p->expert, &eo, size);
+		p->expert_grid_ok = 1;
+	}
+}
+
 /* The decoder gtplan-run trains (struct plan_rt_model): the named model's
  * shape when it is known, gtplan.runtime's otherwise. Its findings are
  * the framework rules' to report (rules_model.c), so they are dropped
@@ -443,8 +567,6 @@ static int build(struct plan *p, const struct cfg_node *root,
 {
 	char path[1024] = "";
 	int ok = 1, megatron = 0;
-	long long instances = 1;
-	long long size[LAY_NAXES];
 
 	p->config_name = strdup(config_name);
 	if (!p->config_name || read_order(p, root, diags))
@@ -456,79 +578,18 @@ static int build(struct plan *p, const struct cfg_node *root,
 
 	if (cfg_bool(root, KEY_MEG_ENABLED, &megatron) < 0)
 		megatron = 0;
-	if (megatron || !cfg_path(root, "policy.dtensor_cfg")) {
-		p->tp = size_at(root, KEY_TP, 1, &ok);
-		p->cp = size_at(root, KEY_MEG "context_parallel_size", 1, &ok);
-		p->pp = size_at(root, KEY_PP, 1, &ok);
-		p->ep = size_at(root, KEY_EP, 1, &ok);
-		p->etp = size_at(root, KEY_ETP, p->tp,
-				 &ok);
-		check_shards(root, "tensor_parallel_num_weight_shards", p->tp,
-			     "TP", KEY_TP, "GT301",
-			     &p->shards, &p->gtp, &ok, diags);
-		check_shards(root, "expert_tensor_parallel_num_weight_shards",
-			     p->etp, "ETP",
-			     cfg_path(root, KEY_ETP) &&
-			     cfg_path(root, KEY_ETP)->kind
-			     == CFG_INT ? KEY_ETP :
-			     KEY_TP, "GT302",
-			     &p->expert_shards, &p->egtp, &ok, diags);
-	} else {
-		/* DTensor: no PP, no GTP; the mesh is dp x cp x tp. */
-		p->tp = size_at(root, "policy.dtensor_cfg.tensor_parallel_size",
-				1, &ok);
-		p->cp = size_at(root, "policy.dtensor_cfg.context_parallel_size",
-				1, &ok);
-		p->pp = p->ep = 1;
-		p->etp = p->tp;
-		p->shards = p->tp;
-		p->expert_shards = p->etp;
-		p->gtp = p->egtp = 1;
-	}
+	read_sizes(p, root, megatron, &ok, diags);
 	p->sizes_refused = sizes_refused(root, megatron ||
 					 !cfg_path(root, "policy.dtensor_cfg"));
-	if (!megatron && cfg_path(root, KEY_SHARDS)) {
-		long long s;
-		const char *sp = KEY_SHARDS;
-
-		if (cfg_int(root, sp, &s) == 1 &&
-		    cfg_path(root, KEY_MEG_ENABLED)) {
-			long long mtp = 1;
-
-			cfg_int(root, KEY_TP, &mtp);
-			if (s != mtp) {
-				struct diag *d = diag_add(diags, "GT306",
-					loc_of(root, sp), sp,
-					"GTP is configured (%lld weight shards) "
-					"but policy.megatron_cfg.enabled is "
-					"false", s);
-				diag_hint(d, "set policy.megatron_cfg.enabled: "
-					  "true (the DTensor path has no GTP), "
-					  "or remove the shard count");
-				diag_note(d, loc_of(root, KEY_MEG_ENABLED),
-					  "the Megatron backend is turned off "
-					  "here");
-			}
-		}
-	}
-	if (p->gtp > 1 &&
-	    cfg_int(root, KEY_MEG "distributed_data_parallel_config."
-		    "num_distributed_optimizer_instances", &instances) == 1 &&
-	    instances > 1) {
-		const char *ip = KEY_MEG "distributed_data_parallel_config."
-				 "num_distributed_optimizer_instances";
-		struct diag *d = diag_add(diags, "GT305", loc_of(root, ip), ip,
-			"GTP %lld needs one distributed-optimizer instance, "
-			"not %lld", p->gtp, instances);
-		diag_hint(d, "set num_distributed_optimizer_instances: 1, or "
-			  "turn GTP off");
-	}
+	if (!megatron)
+		check_gtp_off(root, diags);
+	check_optimizer_instances(p, root, diags);
 
 	if (plan_derive_resources(p, root, diags))
 		return ok ? -1 : 0;
 	if (p->world > PLAN_MAX_WORLD) {
 		struct diag *d = diag_add(diags, "GT308",
-			loc_of(root, "cluster.num_nodes"), "cluster.num_nodes",
+			cfg_loc(root, "cluster.num_nodes"), "cluster.num_nodes",
 			"%lld training GPUs exceed gtplan's limit of %lld",
 			p->world, PLAN_MAX_WORLD);
 		diag_hint(d, "check cluster.num_nodes and "
@@ -550,40 +611,7 @@ static int build(struct plan *p, const struct cfg_node *root,
 	}
 	if (!ok)
 		return 0;
-	p->dp_replicate = p->world / p->model_size;
-	p->lanes = p->dp_replicate * p->gtp;
-	size[LAY_TP] = p->tp;
-	size[LAY_CP] = p->cp;
-	size[LAY_GTP] = p->gtp;
-	size[LAY_EP] = 1;
-	size[LAY_DP] = p->dp_replicate;
-	size[LAY_PP] = p->pp;
-	lay_grid_init(&p->dense, &p->order, size);
-	p->grid_ok = 1;
-
-	long long em = p->etp * p->ep * p->egtp * p->pp;
-	if (p->world % em) {
-		struct factor f[] = {
-			{ "ETP", KEY_ETP, p->etp, NULL },
-			{ "EP", KEY_EP, p->ep, NULL },
-			{ "EG", KEY_EXPERT_SHARDS,
-			  p->egtp, "(the expert weight shards here / ETP)" },
-			{ "PP", KEY_PP, p->pp, NULL },
-		};
-		report_world(p, root, "GT304", f, 4, diags);
-	} else {
-		struct lay_order eo;
-
-		p->edp = p->world / em;
-		lay_order_expert(&p->order, &eo);
-		size[LAY_TP] = p->etp;
-		size[LAY_CP] = 1;
-		size[LAY_GTP] = p->egtp;
-		size[LAY_EP] = p->ep;
-		size[LAY_DP] = p->edp;
-		lay_grid_init(&p->expert, &eo, size);
-		p->expert_grid_ok = 1;
-	}
+	make_grids(p, root, diags);
 	check_batches(p, root, diags);
 	return 0;
 }

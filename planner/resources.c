@@ -63,6 +63,7 @@
 
 #include "cfg_keys.h"
 #include "plan.h"
+#include "resources_int.h"
 
 enum algo {
 	ALGO_WHOLE,   /* sft, dpo, rm, off-policy distillation */
@@ -73,57 +74,10 @@ enum algo {
 };
 
 #define RES KEY_GEN "colocated.resources."
-#define OPD "on_policy_distillation."
-#define NCT OPD "non_colocated_teachers."
 
 static int is_map(const struct cfg_node *n)
 {
 	return n && n->kind == CFG_MAP;
-}
-
-/* Python truthiness of a value; `dflt` when it is absent. */
-static int truthy(const struct cfg_node *n, int dflt)
-{
-	if (!n)
-		return dflt;
-	switch (n->kind) {
-	case CFG_NULL: return 0;
-	case CFG_BOOL: return n->v.b != 0;
-	case CFG_INT: return n->v.i != 0;
-	case CFG_FLOAT: return n->v.f != 0;
-	case CFG_STR: return n->text && n->text[0];
-	case CFG_MAP:
-	case CFG_SEQ: return n->n > 0;
-	}
-	return dflt;
-}
-
-/* Where the value at `path` is written; when it is absent, the key of its
- * nearest written ancestor. */
-static struct diag_loc loc_near(const struct cfg_node *root, const char *path)
-{
-	char buf[256];
-	size_t len = strlen(path);
-
-	if (len >= sizeof(buf))
-		return DIAG_NOLOC;
-	memcpy(buf, path, len + 1);
-	for (int up = 0;; up = 1) {
-		const struct cfg_node *n = cfg_path(root, buf);
-		char *dot;
-
-		if (n)
-			return up ? n->key_loc : n->loc;
-		dot = strrchr(buf, '.');
-		if (!dot)
-			return DIAG_NOLOC;
-		*dot = '\0';
-	}
-}
-
-static size_t map_size(const struct cfg_node *n)
-{
-	return is_map(n) ? n->n : 0;
 }
 
 static enum algo detect(const struct cfg_node *root)
@@ -185,7 +139,7 @@ static int need_int(const struct cfg_node *root, const char *path,
 
 	if (rc >= 0)
 		return rc;
-	d = diag_add(diags, "GT310", loc_near(root, path), path,
+	d = diag_add(diags, "GT310", cfg_loc_near(root, path), path,
 		     "%s must be an integer; NeMo-RL computes the resource "
 		     "split with it", path);
 	diag_hint(d, "write a whole number without quotes");
@@ -206,140 +160,16 @@ static int gen_int(const struct cfg_node *root, const char *key,
 	return rc == 1 && *out < 1 ? -1 : rc;
 }
 
-/* ---- on-policy-distillation teachers ------------------------------- */
-
-struct teachers {
-	long long nodes;      /* whole nodes the teachers reserve */
-	size_t count;         /* teacher groups (distinct checkpoints) */
-};
-
-/* A teacher field: teacher_overrides.<alias> over default_teacher_cfg
- * (algorithms/opd.py _opd_cfg dumps overrides with exclude_unset). NULL
- * means TeacherResourceConfig's built-in default. */
-static const struct cfg_node *teacher_field(const struct cfg_node *dflt,
-					    const struct cfg_node *ov,
-					    const char *key)
+/* Generation's resources.gpus_per_node (*ig, read as *rg) and num_nodes
+ * (*in, *rn), as gen_int reads them (0 when unset). -1 when either is
+ * reported. */
+static int gen_res(const struct cfg_node *root, long long *ig, int *rg,
+		   long long *in, int *rn)
 {
-	const struct cfg_node *v = cfg_get(ov, key);
-
-	return v ? v : cfg_get(dflt, key);
-}
-
-/* Checkpoints compare as Python values: by type, then text. */
-static int model_cmp(const struct cfg_node *a, const struct cfg_node *b)
-{
-	if (a->kind != b->kind)
-		return a->kind < b->kind ? -1 : 1;
-	return strcmp(a->text ? a->text : "", b->text ? b->text : "");
-}
-
-static const struct cfg_node *sort_map; /* for by_model; qsort has no ctx */
-
-static int by_model(const void *x, const void *y)
-{
-	size_t a = *(const size_t *)x, b = *(const size_t *)y;
-	int c = model_cmp(sort_map->kids[a], sort_map->kids[b]);
-
-	return c ? c : (a > b) - (a < b);
-}
-
-/* first[i] = 1 when alias i is the first (in document order) to name its
- * checkpoint. Sorting keeps this O(n log n) on hostile maps. */
-static int find_firsts(const struct cfg_node *map, unsigned char *first)
-{
-	size_t n = map->n, *order = malloc(n * sizeof(*order));
-
-	if (!order)
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		order[i] = i;
-	sort_map = map;
-	qsort(order, n, sizeof(*order), by_model);
-	for (size_t i = 0; i < n; i++)
-		first[order[i]] = !i || model_cmp(map->kids[order[i - 1]],
-						  map->kids[order[i]]) != 0;
-	free(order);
-	return 0;
-}
-
-/* One teacher group: its nodes, checked against the cluster's GPUs per
- * node. Returns 0 or -1 (reported). */
-static int add_teacher(const struct cfg_node *root, const struct cfg_node *alias,
-		       const struct cfg_node *dflt, const struct cfg_node *ov,
-		       long long gpus_per_node, struct teachers *t,
-		       struct diag_list *diags)
-{
-	const struct cfg_node *nn = teacher_field(dflt, ov, "num_nodes");
-	const struct cfg_node *gn = teacher_field(dflt, ov, "gpus_per_node");
-	long long nodes = 1, gpus = 8;
-	struct diag *d;
-
-	if ((nn && nn->kind != CFG_INT) || (gn && gn->kind != CFG_INT)) {
-		const struct cfg_node *bad = nn && nn->kind != CFG_INT ? nn : gn;
-
-		d = diag_add(diags, "GT310", bad->loc, NCT "default_teacher_cfg",
-			     "teacher '%s': num_nodes and gpus_per_node must be "
-			     "integers", alias->key);
-		diag_hint(d, "write whole numbers without quotes");
-		return -1;
-	}
-	if (nn)
-		nodes = nn->v.i;
-	if (gn)
-		gpus = gn->v.i;
-	if (gpus > gpus_per_node) {
-		d = diag_add(diags, "GT310",
-			     gn ? gn->loc : loc_near(root, NCT "default_teacher_cfg"),
-			     NCT "default_teacher_cfg.gpus_per_node",
-			     "teacher '%s' asks for %lld GPUs per node, but "
-			     "cluster nodes have %lld", alias->key, gpus,
-			     gpus_per_node);
-		diag_hint(d, "each teacher's placement group must fit on one "
-			  "node: use gpus_per_node <= %lld (and more num_nodes)",
-			  gpus_per_node);
-		diag_note(d, loc_near(root, "cluster.gpus_per_node"),
-			  "cluster.gpus_per_node is %lld here", gpus_per_node);
-		return -1;
-	}
-	t->nodes += nodes;
-	t->count++;
-	return 0;
-}
-
-/* Reads the non-colocated OPD teachers and checks them as NeMo-RL does, in
- * document order: with deduplication (the default) the first alias of a
- * checkpoint makes the group and later aliases of it are skipped, overrides
- * and all. Returns 0, -1 after reporting, -2 when out of memory. */
-static int read_teachers(const struct cfg_node *root, long long gpus_per_node,
-			 struct teachers *t, struct diag_list *diags)
-{
-	const struct cfg_node *map = cfg_path(root, OPD "teacher_model_by_agent_name");
-	const struct cfg_node *dflt = cfg_path(root, NCT "default_teacher_cfg");
-	const struct cfg_node *ovs = cfg_path(root, NCT "teacher_overrides");
-	int dedup = truthy(cfg_path(root, OPD "deduplicate_shared_teacher_checkpoints"), 1);
-	size_t n = map_size(map);
-	unsigned char *first;
-	int rc = 0;
-
-	memset(t, 0, sizeof(*t));
-	if (!truthy(cfg_path(root, OPD "enabled"), 0) ||
-	    !truthy(cfg_path(root, NCT "enabled"), 0) || !n)
-		return 0;
-	first = malloc(n);
-	if (!first || find_firsts(map, first)) {
-		free(first);
-		return -2;
-	}
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		const struct cfg_node *alias = map->kids[i];
-
-		if (dedup && !first[i])
-			continue;
-		rc = add_teacher(root, alias, dflt, cfg_get(ovs, alias->key),
-				 gpus_per_node, t, diags);
-	}
-	free(first);
-	return rc;
+	*ig = *in = 0;
+	*rg = gen_int(root, "gpus_per_node", ig);
+	*rn = gen_int(root, "num_nodes", in);
+	return *rg < 0 || *rn < 0 ? -1 : 0;
 }
 
 /* ---- the split ----------------------------------------------------- */
@@ -367,10 +197,10 @@ static struct diag *no_training(const struct cfg_node *root, const char *path,
 	va_start(ap, fmt);
 	msg = diag_vfmt(fmt, ap);
 	va_end(ap);
-	d = diag_add(diags, "GT309", loc_near(root, path), path, "%s",
+	d = diag_add(diags, "GT309", cfg_loc_near(root, path), path, "%s",
 		     msg ? msg : "no GPUs are left for training");
 	free(msg);
-	diag_note(d, loc_near(root, cluster_key), "%s is %lld here",
+	diag_note(d, cfg_loc_near(root, cluster_key), "%s is %lld here",
 		  cluster_key, cluster_v);
 	return d;
 }
@@ -380,15 +210,14 @@ static struct diag *no_training(const struct cfg_node *root, const char *path,
 static int split_one_node(struct plan *p, const struct cfg_node *root,
 			  long long rm_gpus, struct diag_list *diags)
 {
-	long long ig = 0, in = 0, g = p->cluster.gpus_per_node, left;
-	int rg = gen_int(root, "gpus_per_node", &ig);
-	int rn = gen_int(root, "num_nodes", &in);
+	long long ig, in, g = p->cluster.gpus_per_node, left;
+	int rg, rn;
 	struct diag *d;
 
-	if (rg < 0 || rn < 0)
+	if (gen_res(root, &ig, &rg, &in, &rn))
 		return -1;
 	if (rg == 0) {
-		d = diag_add(diags, "GT310", loc_near(root, RES "gpus_per_node"),
+		d = diag_add(diags, "GT310", cfg_loc_near(root, RES "gpus_per_node"),
 			     RES "gpus_per_node", "non-colocated generation on a "
 			     "single policy node needs " RES "gpus_per_node set");
 		diag_hint(d, "set it to the GPUs of the node that serve "
@@ -397,7 +226,7 @@ static int split_one_node(struct plan *p, const struct cfg_node *root,
 		return -1;
 	}
 	if (rn == 1 && in != 1) {
-		d = diag_add(diags, "GT310", loc_near(root, RES "num_nodes"),
+		d = diag_add(diags, "GT310", cfg_loc_near(root, RES "num_nodes"),
 			     RES "num_nodes", "non-colocated generation on a "
 			     "single policy node must use that node, but "
 			     "num_nodes is %lld", in);
@@ -435,17 +264,16 @@ static int split_nodes(struct plan *p, const struct cfg_node *root,
 		       long long policy_nodes, int strict,
 		       struct diag_list *diags)
 {
-	long long ig = 0, in = 0, g = p->cluster.gpus_per_node;
-	int rg = gen_int(root, "gpus_per_node", &ig);
-	int rn = gen_int(root, "num_nodes", &in);
+	long long ig, in, g = p->cluster.gpus_per_node;
+	int rg, rn;
 	struct diag *d;
 
-	if (rg < 0 || rn < 0)
+	if (gen_res(root, &ig, &rg, &in, &rn))
 		return -1;
 	if (!strict && rn == 0)
 		in = 1;
 	if (strict && rn == 0) {
-		d = diag_add(diags, "GT310", loc_near(root, RES "num_nodes"),
+		d = diag_add(diags, "GT310", cfg_loc_near(root, RES "num_nodes"),
 			     RES "num_nodes", "non-colocated generation on a "
 			     "%lld-node cluster takes whole nodes, but num_nodes "
 			     "is not set", p->cluster.nodes);
@@ -454,18 +282,18 @@ static int split_nodes(struct plan *p, const struct cfg_node *root,
 		return -1;
 	}
 	if (strict && (rg == 0 || ig != g)) {
-		d = diag_add(diags, "GT310", loc_near(root, RES "gpus_per_node"),
+		d = diag_add(diags, "GT310", cfg_loc_near(root, RES "gpus_per_node"),
 			     RES "gpus_per_node", "non-colocated generation on "
 			     "several nodes uses whole nodes, so gpus_per_node "
 			     "must equal cluster.gpus_per_node %lld%s", g,
 			     rg == 0 ? " (it is not set)" : "");
 		diag_hint(d, "set " RES "gpus_per_node: %lld", g);
-		diag_note(d, loc_near(root, "cluster.gpus_per_node"),
+		diag_note(d, cfg_loc_near(root, "cluster.gpus_per_node"),
 			  "cluster.gpus_per_node is %lld here", g);
 		return -1;
 	}
 	if (!strict && rg == 0) {
-		d = diag_add(diags, "GT310", loc_near(root, RES "gpus_per_node"),
+		d = diag_add(diags, "GT310", cfg_loc_near(root, RES "gpus_per_node"),
 			     RES "gpus_per_node", "non-colocated generation "
 			     "needs %s set", RES "gpus_per_node");
 		diag_hint(d, "set it to the GPUs per node that serve "
@@ -498,7 +326,7 @@ static int split_sc_one_node(struct plan *p, const struct cfg_node *root,
 	if (rg < 0 || rn < 0)
 		return -1;
 	if (rg == 0) {
-		d = diag_add(diags, "GT310", loc_near(root, RES "gpus_per_node"),
+		d = diag_add(diags, "GT310", cfg_loc_near(root, RES "gpus_per_node"),
 			     RES "gpus_per_node", "non-colocated generation "
 			     "needs %s set", RES "gpus_per_node");
 		diag_hint(d, "set it to the GPUs of the node that serve "
@@ -537,7 +365,7 @@ static int read_rm(const struct cfg_node *root, long long *nodes,
 		return -1;
 	if (a == 0 || b == 0) {
 		struct diag *d = diag_add(diags, "GT310",
-			loc_near(root, "env.reward_model.resources"),
+			cfg_loc_near(root, "env.reward_model.resources"),
 			"env.reward_model.resources", "the reward_model "
 			"environment is used, but env.reward_model.resources "
 			"does not set %s", a == 0 ? "num_nodes" : "gpus_per_node");
@@ -567,7 +395,7 @@ static int split_grpo(struct plan *p, const struct cfg_node *root,
 		if (cfg_str(root, KEY_GEN_BACKEND, &backend) == 1 &&
 		    strcmp(backend, "vllm")) {
 			d = diag_add(diags, "GT310",
-				     loc_near(root, KEY_GEN_BACKEND),
+				     cfg_loc_near(root, KEY_GEN_BACKEND),
 				     KEY_GEN_BACKEND, "non-colocated PPO "
 				     "generation supports only the vllm "
 				     "backend, not '%s'",
@@ -592,7 +420,7 @@ static int split_grpo(struct plan *p, const struct cfg_node *root,
 		}
 	}
 	if (algo == ALGO_GRPO) {
-		rc = read_teachers(root, g, &t, diags);
+		rc = res_read_teachers(root, g, &t, diags);
 		if (rc)
 			return rc == -2 ? -2 : -1;
 		if (t.count) {
@@ -635,7 +463,7 @@ static int split_sc(struct plan *p, const struct cfg_node *root,
 {
 	long long n = p->cluster.nodes, policy_nodes;
 	struct teachers t;
-	int rc = read_teachers(root, p->cluster.gpus_per_node, &t, diags);
+	int rc = res_read_teachers(root, p->cluster.gpus_per_node, &t, diags);
 
 	if (rc)
 		return rc == -2 ? -2 : -1;
@@ -672,7 +500,7 @@ static int split_distill(struct plan *p, const struct cfg_node *root,
 	if (cfg_str(root, KEY_GEN_BACKEND, &backend) == 1 &&
 	    strcmp(backend, "megatron") == 0) {
 		struct diag *d = diag_add(diags, "GT310",
-			loc_near(root, KEY_GEN_BACKEND), KEY_GEN_BACKEND,
+			cfg_loc_near(root, KEY_GEN_BACKEND), KEY_GEN_BACKEND,
 			"distillation cannot run Megatron generation on "
 			"separate GPUs");
 		diag_hint(d, "use the vllm backend for non-colocated "
@@ -704,7 +532,7 @@ int plan_derive_resources(struct plan *p, const struct cfg_node *root,
 	set_gpus(&p->cluster, n, g);
 	if (algo != ALGO_WHOLE)
 		p->colocated =
-			truthy(cfg_path(root, KEY_GEN "colocated.enabled"), 1);
+			cfg_truthy(cfg_path(root, KEY_GEN "colocated.enabled"), 1);
 
 	switch (algo) {
 	case ALGO_GRPO:

@@ -27,15 +27,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "llsort.h"
 #include "model.h"
 
 /* ---- helpers shared by the rule files ----------------------------------- */
 
 struct diag_loc fw_loc(const struct fw *f, const char *path)
 {
-	const struct cfg_node *n = path ? cfg_path(f->root, path) : NULL;
-
-	return n ? n->loc : DIAG_NOLOC;
+	return cfg_loc(f->root, path);
 }
 
 int fw_int(const struct fw *f, const char *path, long long *out)
@@ -57,13 +56,6 @@ int fw_divides(long long v, const void *ctx)
 	return v > 0 && n % v == 0;
 }
 
-static int cmp_ll(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return (x > y) - (x < y);
-}
-
 size_t fw_list(char *buf, size_t len, long long near, long long max,
 	       size_t limit, int (*keep)(long long v, const void *ctx),
 	       const void *ctx)
@@ -83,7 +75,7 @@ size_t fw_list(char *buf, size_t len, long long near, long long max,
 		    keep(near + d, ctx))
 			pick[n++] = near + d;
 	}
-	qsort(pick, n, sizeof(pick[0]), cmp_ll);
+	qsort(pick, n, sizeof(pick[0]), ll_cmp);
 	for (size_t i = 0; i < n && used < len; i++)
 		used += (size_t)snprintf(buf + used, len - used, "%s%lld",
 					 i == 0 ? "" : i + 1 == n ? " or " : ", ",

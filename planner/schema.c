@@ -12,7 +12,7 @@
  * in schema_value.c, the words of the messages in schema_words.c, loading
  * the schema in schema_load.c.
  */
-#include "schema_impl.h"
+#include "schema_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>

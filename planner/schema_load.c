@@ -4,7 +4,7 @@
  * resolves and that every pattern compiles; after that the checker can
  * follow $refs and match patterns without checking again.
  */
-#include "schema_impl.h"
+#include "schema_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -197,6 +197,10 @@ static int lint_children(struct lint *l, const char *kw, const json_t *v,
 	return 0;
 }
 
+/* Checks keyword k (value v) of a schema: refuses what gtplan's checker
+ * does not support and values of the wrong form, and descends into
+ * subschemas. Over 80 lines on purpose: one check per keyword family, read
+ * as a table of JSON Schema's keywords. */
 static int lint_keyword(struct lint *l, const char *k, const json_t *v,
 			int depth)
 {

@@ -3,7 +3,7 @@
  * plain words and a hint: type (GT200), minimum/maximum (GT201), enum and
  * const (GT202), multipleOf, lengths and pattern (GT205).
  */
-#include "schema_impl.h"
+#include "schema_int.h"
 
 #include <limits.h>
 #include <math.h>
@@ -173,6 +173,41 @@ static int num_cmp(const struct cfg_node *n, const json_t *j)
 	return (a > b) - (a < b);
 }
 
+/* GT205: n is not a multiple of m (multipleOf); got is n as shown.
+ * Returns 1 when reported. */
+static int check_multiple(struct ctx *c, const struct cfg_node *n,
+			  const json_t *m, const char *got)
+{
+	double q = (n->kind == CFG_INT ? (double)n->v.i : n->v.f) /
+		   json_number_value(m);
+	int ints = n->kind == CFG_INT && json_is_integer(m);
+	char lim[64];
+	struct diag *d;
+
+	if (ints ? n->v.i % json_integer_value(m) == 0 :
+		   isfinite(q) && q == floor(q))
+		return 0;
+	sch_show_json(lim, sizeof(lim), m);
+	d = sch_report(c, "GT205", n->loc, n, "must be a multiple of %s, got %s",
+		       lim, got);
+	if (ints) {
+		long long k = json_integer_value(m);
+		long long lo = n->v.i / k * k;
+
+		if (n->v.i < 0)
+			lo -= k;
+		if (lo <= LLONG_MAX - k)
+			diag_hint(d, "use a multiple of %s such as %lld or %lld",
+				  lim, lo, lo + k);
+		else
+			diag_hint(d, "use a multiple of %s such as %lld", lim,
+				  lo);
+	} else {
+		diag_hint(d, "use a multiple of %s", lim);
+	}
+	return 1;
+}
+
 int sch_check_number(struct ctx *c, const json_t *sch,
 		     const struct cfg_node *n)
 {
@@ -218,42 +253,7 @@ int sch_check_number(struct ctx *c, const json_t *sch,
 			diag_hint(d, "use %s", w);
 		return 1;
 	}
-	if (m) {
-		double q = (n->kind == CFG_INT ? (double)n->v.i : n->v.f) /
-			   json_number_value(m);
-		int bad;
-
-		if (n->kind == CFG_INT && json_is_integer(m))
-			bad = n->v.i % json_integer_value(m) != 0;
-		else
-			bad = !isfinite(q) || q != floor(q);
-		if (bad) {
-			struct diag *d;
-
-			sch_show_json(lim, sizeof(lim), m);
-			d = sch_report(c, "GT205", n->loc, n,
-				       "must be a multiple of %s, got %s", lim,
-				       got);
-			if (n->kind == CFG_INT && json_is_integer(m)) {
-				long long k = json_integer_value(m);
-				long long lo = n->v.i / k * k;
-
-				if (n->v.i < 0)
-					lo -= k;
-				if (lo <= LLONG_MAX - k)
-					diag_hint(d, "use a multiple of %s such "
-						  "as %lld or %lld", lim, lo,
-						  lo + k);
-				else
-					diag_hint(d, "use a multiple of %s such "
-						  "as %lld", lim, lo);
-			} else {
-				diag_hint(d, "use a multiple of %s", lim);
-			}
-			return 1;
-		}
-	}
-	return 0;
+	return m ? check_multiple(c, n, m, got) : 0;
 }
 
 static size_t utf8_count(const char *s)

@@ -3,7 +3,7 @@
  * hints: a value as it is written ("four" quoted, 48.0), what a schema
  * wants ("a positive integer or null"), an example from the schema.
  */
-#include "schema_impl.h"
+#include "schema_int.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -9,6 +9,9 @@
  * the tree (cfg_keys.h) to point at it.
  *
  * A value of the wrong type counts as unset: the schema check reports it.
+ *
+ * Ownership: a struct settings is the caller's value: numbers and flags
+ * only, nothing to release; the config tree is only read.
  */
 #ifndef GTPLAN_SETTINGS_H
 #define GTPLAN_SETTINGS_H

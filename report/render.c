@@ -314,7 +314,7 @@ static Agraph_t *outer_cluster(const struct render_ctx *x, struct place *pl,
 }
 
 static Agnode_t *detail_box(const struct render_ctx *x, struct place *pl,
-			    long long rank, struct rbuf *b)
+			    long long rank, struct strbuf *b)
 {
 	struct render_rank rk;
 	Agraph_t *where;
@@ -348,13 +348,13 @@ static Agnode_t *detail_box(const struct render_ctx *x, struct place *pl,
 	snprintf(name, sizeof(name), "r%lld", rank);
 	n = agnode(where, name, 1);
 	place_row(pl, where, n);
-	b->n = 0;
+	strbuf_reset(b);
 	render_label_gpu(x, &rk, b);
-	set_html(n, "label", render_buf_str(b));
-	b->n = 0;
+	set_html(n, "label", strbuf_str(b));
+	strbuf_reset(b);
 	render_label_tooltip(x, &rk, b);
-	set(n, "tooltip", render_buf_str(b));
-	b->n = 0;
+	set(n, "tooltip", strbuf_str(b));
+	strbuf_reset(b);
 	paint(x, n, render_value(x, &rk));
 	if (x->call)
 		outline(n, rk.state);
@@ -389,7 +389,7 @@ static Agedge_t *link(const struct render_ctx *x, Agraph_t *g, long long t,
 
 /* Links between the members of each group of the chosen kinds. */
 static void group_links(const struct render_ctx *x, Agraph_t *g,
-			struct rbuf *b)
+			struct strbuf *b)
 {
 	for (size_t k = 0; k < lay_group_kind_count(); k++) {
 		const struct lay_group_kind *gk = lay_group_kind_at(k);
@@ -402,13 +402,13 @@ static void group_links(const struct render_ctx *x, Agraph_t *g,
 		n = lay_group_count(grid, gk->axes);
 		size = lay_group_size(grid, gk->axes);
 		for (long long i = 0; i < n && size > 1; i++) {
-			b->n = 0;
-			render_buf_printf(b, "%s group %lld:", gk->name, i);
+			strbuf_reset(b);
+			strbuf_addf(b, "%s group %lld:", gk->name, i);
 			for (long long j = 0; j < size && j < 32; j++)
-				render_buf_printf(b, " %lld", lay_group_member(
+				strbuf_addf(b, " %lld", lay_group_member(
 						  grid, gk->axes, i, j));
 			if (size > 32)
-				render_buf_printf(b, " ... (%lld ranks)", size);
+				strbuf_addf(b, " ... (%lld ranks)", size);
 			for (long long j = 0; j + 1 < size; j++) {
 				long long t = lay_group_member(grid, gk->axes, i, j);
 				long long h = lay_group_member(grid, gk->axes, i,
@@ -419,7 +419,7 @@ static void group_links(const struct render_ctx *x, Agraph_t *g,
 				set(e, "color", render_group_color(k));
 				set(e, "style", render_group_style(k));
 				set(e, "penwidth", "2");
-				set(e, "tooltip", render_buf_str(b));
+				set(e, "tooltip", strbuf_str(b));
 			}
 		}
 	}
@@ -428,7 +428,7 @@ static void group_links(const struct render_ctx *x, Agraph_t *g,
 /* ---- one box per node (large worlds) ------------------------------------ */
 
 static int summary_boxes(const struct render_ctx *x, struct place *pl,
-			 long long *values, size_t *nv, struct rbuf *b)
+			 long long *values, size_t *nv, struct strbuf *b)
 {
 	long long drawn = x->nodes > RENDER_MAX_NODES ? RENDER_MAX_NODES - 1 :
 			  x->nodes;
@@ -447,9 +447,9 @@ static int summary_boxes(const struct render_ctx *x, struct place *pl,
 		snprintf(name, sizeof(name), "n%lld", node);
 		n = agnode(where, name, 1);
 		place_row(pl, where, n);
-		b->n = 0;
+		strbuf_reset(b);
 		v = render_label_node(x, node, tmp, b, &worst);
-		set_html(n, "label", render_buf_str(b));
+		set_html(n, "label", strbuf_str(b));
 		paint(x, n, v);
 		if (x->call)
 			outline(n, worst);
@@ -460,9 +460,9 @@ static int summary_boxes(const struct render_ctx *x, struct place *pl,
 		Agnode_t *n = agnode(where, "more", 1);
 
 		place_row(pl, where, n);
-		b->n = 0;
+		strbuf_reset(b);
 		render_label_more(x, drawn, b);
-		set_html(n, "label", render_buf_str(b));
+		set_html(n, "label", strbuf_str(b));
 		set(n, "style", "rounded,dashed");
 	}
 	return 0;
@@ -471,18 +471,18 @@ static int summary_boxes(const struct render_ctx *x, struct place *pl,
 /* ---- title and legend -------------------------------------------------- */
 
 static void legend(const struct render_ctx *x, struct place *pl,
-		   long long *v, size_t nv, struct rbuf *b)
+		   long long *v, size_t nv, struct strbuf *b)
 {
 	Agnode_t *node;
 	Agedge_t *e;
 
-	b->n = 0;
+	strbuf_reset(b);
 	render_label_legend(x, v, nv, b);
 	node = agnode(pl->g, "legend", 1);
 	set(node, "shape", "plain");
 	set(node, "style", "");
 	set(node, "peripheries", "0");
-	set_html(node, "label", render_buf_str(b));
+	set_html(node, "label", strbuf_str(b));
 	e = edge(pl->g, pl->head, node);
 	set(e, "style", "invis");
 	set(e, "weight", "10");
@@ -506,7 +506,7 @@ static int gv_error(char *s)
 	return 0;
 }
 
-static int build(const struct render_ctx *x, Agraph_t *g, struct rbuf *b)
+static int build(const struct render_ctx *x, Agraph_t *g, struct strbuf *b)
 {
 	struct place pl = { .g = g, .outer_id = -1, .mid_id = -1,
 			    .inner_id = -1 };
@@ -517,9 +517,9 @@ static int build(const struct render_ctx *x, Agraph_t *g, struct rbuf *b)
 	if (!values)
 		return -1;
 	defaults(g);
-	b->n = 0;
+	strbuf_reset(b);
 	render_label_title(x, b);
-	set_html(g, "label", render_buf_str(b));
+	set_html(g, "label", strbuf_str(b));
 	pl.row_max = x->summary ? SUMMARY_ROW : DETAIL_ROW;
 	if (x->summary) {
 		if (summary_boxes(x, &pl, values, &nv, b)) {
@@ -538,7 +538,7 @@ static int build(const struct render_ctx *x, Agraph_t *g, struct rbuf *b)
 	}
 	legend(x, &pl, values, nv, b);
 	free(values);
-	return b->oom ? -1 : 0;
+	return b->bad ? -1 : 0;
 }
 
 static int draw(Agraph_t *g, enum render_format f, FILE *out, char *err,
@@ -580,7 +580,7 @@ static int render_graph(const struct render_ctx *x, FILE *out, char *err,
 			size_t errlen)
 {
 	struct gvid ids;
-	struct rbuf b = { 0 };
+	struct strbuf b = STRBUF_INIT;
 	agusererrf old;
 	Agraph_t *g;
 	int rc = -1;
@@ -602,7 +602,7 @@ static int render_graph(const struct render_ctx *x, FILE *out, char *err,
 	if (g)
 		agclose(g);
 	gvid_release(&ids);
-	render_buf_release(&b);
+	strbuf_release(&b);
 	agseterrf(old);
 	return rc;
 }

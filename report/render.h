@@ -18,6 +18,10 @@
  * metrics of the machine).
  *
  * Graphviz types never leave render.c.
+ *
+ * Ownership: a struct render_opts is the caller's value with no release;
+ * render_run writes to the caller's stream (not closed) and frees its
+ * Graphviz graph before it returns; err is the caller's buffer.
  */
 #ifndef GTPLAN_RENDER_H
 #define GTPLAN_RENDER_H

@@ -4,75 +4,24 @@
  */
 #include "render_int.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "calls.h"
 
-/* ---- a growing string ---------------------------------------------- */
+/* ---- text ------------------------------------------------------------ */
 
-void render_buf_printf(struct rbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int w;
-
-	if (b->oom)
-		return;
-	for (;;) {
-		size_t room = b->cap - b->n;
-
-		va_start(ap, fmt);
-		w = vsnprintf(b->s ? b->s + b->n : NULL, room, fmt, ap);
-		va_end(ap);
-		if (w < 0) {
-			b->oom = 1;
-			return;
-		}
-		if ((size_t)w < room) {
-			b->n += (size_t)w;
-			return;
-		}
-		size_t cap = b->cap ? b->cap * 2 : 256;
-		while (cap < b->n + (size_t)w + 1)
-			cap *= 2;
-		char *s = realloc(b->s, cap);
-		if (!s) {
-			b->oom = 1;
-			return;
-		}
-		b->s = s;
-		b->cap = cap;
-	}
-}
-
-void render_buf_html(struct rbuf *b, const char *t)
+void render_add_html(struct strbuf *b, const char *t)
 {
 	for (; *t; t++) {
 		switch (*t) {
-		case '&': render_buf_printf(b, "&amp;"); break;
-		case '<': render_buf_printf(b, "&lt;"); break;
-		case '>': render_buf_printf(b, "&gt;"); break;
-		case '"': render_buf_printf(b, "&quot;"); break;
-		default: render_buf_printf(b, "%c", *t); break;
+		case '&': strbuf_addstr(b, "&amp;"); break;
+		case '<': strbuf_addstr(b, "&lt;"); break;
+		case '>': strbuf_addstr(b, "&gt;"); break;
+		case '"': strbuf_addstr(b, "&quot;"); break;
+		default: strbuf_addch(b, *t); break;
 		}
 	}
-}
-
-const char *render_buf_str(struct rbuf *b)
-{
-	if (!b->s && !b->oom)
-		render_buf_printf(b, "%s", "");
-	if (b->oom)
-		return NULL;
-	b->s[b->n] = 0; /* after a reset (n = 0) too */
-	return b->s;
-}
-
-void render_buf_release(struct rbuf *b)
-{
-	free(b->s);
-	memset(b, 0, sizeof(*b));
 }
 
 /* ---- options ----------------------------------------------------------- */
@@ -166,14 +115,14 @@ int render_groups_parse(const char *s, uint64_t *mask, char *err,
 	if (*mask)
 		return 0;
 bad: {
-		struct rbuf b = { 0 };
+		struct strbuf b = STRBUF_INIT;
 
 		for (size_t i = 0; i < lay_group_kind_count(); i++)
-			render_buf_printf(&b, "%s%s", i ? ", " : "",
+			strbuf_addf(&b, "%s%s", i ? ", " : "",
 					  lay_group_kind_at(i)->name);
 		snprintf(err, errlen, "bad group list '%s' (kinds, comma-"
-			 "separated: %s)", s, b.oom ? "?" : b.s);
-		render_buf_release(&b);
+			 "separated: %s)", s, b.bad ? "?" : b.buf);
+		strbuf_release(&b);
 	}
 	return -1;
 }
@@ -336,17 +285,17 @@ static const char *const state_text[RS_COUNT] = {
 };
 
 void render_value_text(const struct render_ctx *x, long long v,
-		       struct rbuf *b)
+		       struct strbuf *b)
 {
 	static const char *const what[RENDER_BY_COUNT] = {
 		"lane", "lane", "gtp", "tp", "cp", "copy", "stage", "node", "",
 	};
 
 	if (x->color == RENDER_BY_CALL && v >= 0 && v < RS_COUNT)
-		render_buf_printf(b, "%s", v == RS_CALLED && !x->have_where ?
+		strbuf_addf(b, "%s", v == RS_CALLED && !x->have_where ?
 				  "called" : state_text[v]);
 	else
-		render_buf_printf(b, "%s %lld", what[x->color], v);
+		strbuf_addf(b, "%s %lld", what[x->color], v);
 }
 
 /* Paul Tol's "light" scheme (colour-blind safe, made for labelled
@@ -394,13 +343,13 @@ const char *render_group_style(size_t kind)
 	return s[kind % 4];
 }
 
-void render_groups_text(const struct render_ctx *x, struct rbuf *b)
+void render_groups_text(const struct render_ctx *x, struct strbuf *b)
 {
 	int first = 1;
 
 	for (size_t i = 0; i < lay_group_kind_count(); i++)
 		if (x->o->groups >> i & 1) {
-			render_buf_printf(b, "%s%s", first ? "" : ", ",
+			strbuf_addf(b, "%s%s", first ? "" : ", ",
 					  lay_group_kind_at(i)->name);
 			first = 0;
 		}
@@ -434,7 +383,7 @@ size_t render_title_count(const struct render_ctx *x)
 	       (x->call ? 1 + x->n_stuck + (x->n_stuck_more > 0) : 0);
 }
 
-static void sim_summary(const struct render_ctx *x, struct rbuf *b)
+static void sim_summary(const struct render_ctx *x, struct strbuf *b)
 {
 	size_t bad = 0, shown = 0;
 
@@ -442,11 +391,11 @@ static void sim_summary(const struct render_ctx *x, struct rbuf *b)
 		return;
 	bad = sim_not_ok(x->r);
 	if (!bad) {
-		render_buf_printf(b, " · sim: all %zu calls complete",
+		strbuf_addf(b, " · sim: all %zu calls complete",
 				  x->r->n_res);
 		return;
 	}
-	render_buf_printf(b, " · sim: %zu of %zu calls fail (", bad,
+	strbuf_addf(b, " · sim: %zu of %zu calls fail (", bad,
 			  x->r->n_res);
 	for (size_t i = 0; i < x->r->n_res; i++) {
 		const struct sim_call_result *c = &x->r->res[i];
@@ -454,102 +403,102 @@ static void sim_summary(const struct render_ctx *x, struct rbuf *b)
 		if (c->status == SIM_OK)
 			continue;
 		if (shown++ == 2) {
-			render_buf_printf(b, ", ...");
+			strbuf_addstr(b, ", ...");
 			break;
 		}
-		render_buf_printf(b, "%s%s %s", shown > 1 ? ", " : "",
+		strbuf_addf(b, "%s%s %s", shown > 1 ? ", " : "",
 				  c->call->name, sim_status_name(c->status));
 	}
-	render_buf_printf(b, "); --call NAME shows one");
+	strbuf_addstr(b, "); --call NAME shows one");
 }
 
-static void call_line(const struct render_ctx *x, struct rbuf *b)
+static void call_line(const struct render_ctx *x, struct strbuf *b)
 {
 	const struct call_def *c = x->call->call;
 
-	render_buf_printf(b, "call %s (%s", c->name,
+	strbuf_addf(b, "call %s (%s", c->name,
 			  calls_dispatch_name(c->dispatch));
 	for (int i = 0; i < c->n_sharded; i++)
-		render_buf_printf(b, "%s%s", i ? " x " : " over ",
+		strbuf_addf(b, "%s%s", i ? " x " : " over ",
 				  drv_axis_name(c->sharded[i]));
-	render_buf_printf(b, "): %s · %lld of %lld ranks called",
+	strbuf_addf(b, "): %s · %lld of %lld ranks called",
 			  sim_status_name(x->call->status),
 			  x->n_state[RS_CALLED] + x->n_state[RS_DUMMY] +
 			  x->n_state[RS_STUCK], x->p->world);
 	if (x->call->shards > 1)
-		render_buf_printf(b, ", %lld shards", x->call->shards);
+		strbuf_addf(b, ", %lld shards", x->call->shards);
 	if (x->n_state[RS_DUMMY])
-		render_buf_printf(b, ", %lld without data",
+		strbuf_addf(b, ", %lld without data",
 				  x->n_state[RS_DUMMY]);
 	if (x->n_state[RS_NEVER])
-		render_buf_printf(b, ", %lld never called", x->n_state[RS_NEVER]);
+		strbuf_addf(b, ", %lld never called", x->n_state[RS_NEVER]);
 	if (x->n_state[RS_STUCK])
-		render_buf_printf(b, ", %lld stuck", x->n_state[RS_STUCK]);
+		strbuf_addf(b, ", %lld stuck", x->n_state[RS_STUCK]);
 	if (!x->have_where)
-		render_buf_printf(b, " (collectives not played)");
+		strbuf_addstr(b, " (collectives not played)");
 	if (x->call->status == SIM_ERROR)
-		render_buf_printf(b, " (the findings say why)");
+		strbuf_addstr(b, " (the findings say why)");
 }
 
-void render_title_line(const struct render_ctx *x, size_t i, struct rbuf *b)
+void render_title_line(const struct render_ctx *x, size_t i, struct strbuf *b)
 {
 	const struct plan *p = x->p;
 	char ord[64];
 
 	switch (title_kind(x, i)) {
 	case T_WORLD:
-		render_buf_printf(b, "%s: %lld GPUs, %lld node%s x %lld",
+		strbuf_addf(b, "%s: %lld GPUs, %lld node%s x %lld",
 				  base_name(p->config_name), p->world, x->nodes,
 				  x->nodes == 1 ? "" : "s", x->gpn);
 		if (p->world != p->cluster.nodes * p->cluster.gpus_per_node)
-			render_buf_printf(b, " (training part of a %lld-GPU "
+			strbuf_addf(b, " (training part of a %lld-GPU "
 					  "cluster)", p->cluster.nodes *
 					  p->cluster.gpus_per_node);
 		if (x->seg > x->gpn)
-			render_buf_printf(b, ", NVLink segments of %lld nodes",
+			strbuf_addf(b, ", NVLink segments of %lld nodes",
 					  x->seg / x->gpn);
 		else if (x->seg && x->seg < x->gpn)
-			render_buf_printf(b, ", NVLink domains of %lld GPUs",
+			strbuf_addf(b, ", NVLink domains of %lld GPUs",
 					  x->seg);
 		if (x->seg_skipped)
-			render_buf_printf(b, " (NVLink domains of %lld GPUs not "
+			strbuf_addf(b, " (NVLink domains of %lld GPUs not "
 					  "drawn: they do not nest with the "
 					  "nodes)", x->seg_skipped);
 		break;
 	case T_SIZES:
-		render_buf_printf(b, "TP %lld · CP %lld · GTP %lld (%lld weight "
+		strbuf_addf(b, "TP %lld · CP %lld · GTP %lld (%lld weight "
 				  "shards) · PP %lld · D %lld model cop%s · L "
 				  "%lld lane%s", p->tp, p->cp, p->gtp, p->shards,
 				  p->pp, p->dp_replicate,
 				  p->dp_replicate == 1 ? "y" : "ies", p->lanes,
 				  p->lanes == 1 ? "" : "s");
 		if (p->ep > 1 || p->egtp > 1 || p->etp != p->tp)
-			render_buf_printf(b, " · ETP %lld · EP %lld · EGTP %lld",
+			strbuf_addf(b, " · ETP %lld · EP %lld · EGTP %lld",
 					  p->etp, p->ep, p->egtp);
 		break;
 	case T_ORDER:
-		render_buf_printf(b, "rank order %s · driver layout %s",
+		strbuf_addf(b, "rank order %s · driver layout %s",
 				  lay_order_str(&p->order, ord, sizeof(ord)),
 				  p->driver_layout ? p->driver_layout : "4d");
 		sim_summary(x, b);
 		break;
 	case T_KEY:
-		render_buf_printf(b, "colour: %s", x->color == RENDER_BY_CALL ?
+		strbuf_addf(b, "colour: %s", x->color == RENDER_BY_CALL ?
 				  "the call's view" :
 				  render_color_name(x->color));
 		if (x->o->groups) {
-			render_buf_printf(b, " · lines: ");
+			strbuf_addstr(b, " · lines: ");
 			render_groups_text(x, b);
-			render_buf_printf(b, " groups, members in rank order");
+			strbuf_addstr(b, " groups, members in rank order");
 		}
 		break;
 	case T_SUMMARY:
-		render_buf_printf(b, "%lld ranks: one box per node (details "
+		strbuf_addf(b, "%lld ranks: one box per node (details "
 				  "above %lld ranks would not be legible)",
 				  p->world, x->o->max_ranks > 0 ?
 				  x->o->max_ranks : (long long)RENDER_MAX_RANKS);
 		if (x->nodes > RENDER_MAX_NODES)
-			render_buf_printf(b, "; the first %d of %lld nodes are "
+			strbuf_addf(b, "; the first %d of %lld nodes are "
 					  "drawn", RENDER_MAX_NODES - 1,
 					  x->nodes);
 		break;
@@ -560,11 +509,11 @@ void render_title_line(const struct render_ctx *x, size_t i, struct rbuf *b)
 		size_t k = i - (T_SUMMARY + (size_t)x->summary + 1);
 
 		if (k >= x->n_stuck) {
-			render_buf_printf(b, "and %zu ranks stuck elsewhere",
+			strbuf_addf(b, "and %zu ranks stuck elsewhere",
 					  x->n_stuck_more);
 			break;
 		}
-		render_buf_printf(b, "%lld stuck at op #%lld: %s",
+		strbuf_addf(b, "%lld stuck at op #%lld: %s",
 				  x->stuck[k].ranks, x->stuck[k].mc->op,
 				  x->stuck[k].mc->label);
 	}

@@ -12,21 +12,10 @@
 
 #include "match.h"
 #include "render.h"
+#include "strbuf.h"
 
-/* A growing string; oom is sticky and every call after it does nothing. */
-struct rbuf {
-	char *s;
-	size_t n, cap;
-	int oom;
-};
-
-void render_buf_printf(struct rbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
 /* Appends text escaped for Graphviz HTML-like labels (& < > "). */
-void render_buf_html(struct rbuf *b, const char *text);
-/* The text so far ("" when empty; never NULL unless oom). */
-const char *render_buf_str(struct rbuf *b);
-void render_buf_release(struct rbuf *b);
+void render_add_html(struct strbuf *b, const char *text);
 
 /* Where a rank is in the overlaid call. */
 enum render_state {
@@ -85,7 +74,7 @@ long long render_value(const struct render_ctx *x,
 		       const struct render_rank *rk);
 /* "lane 3", "node 1", "never called": a value as the legend names it. */
 void render_value_text(const struct render_ctx *x, long long v,
-		       struct rbuf *b);
+		       struct strbuf *b);
 
 /* A fill colour for a value: the palette by value, or the state colours.
  * *pattern is the palette cycle (0 plain, 1 fading, 2 double border, 3
@@ -99,28 +88,26 @@ const char *render_group_style(size_t kind);
 /* The title, one line per call, in plain UTF-8 text (escape it for HTML).
  * Returns the number of lines; line i (0 ..) goes to b. */
 size_t render_title_count(const struct render_ctx *x);
-void render_title_line(const struct render_ctx *x, size_t i, struct rbuf *b);
+void render_title_line(const struct render_ctx *x, size_t i, struct strbuf *b);
 /* "tp, gtp" for the chosen groups ("" none). */
-void render_groups_text(const struct render_ctx *x, struct rbuf *b);
+void render_groups_text(const struct render_ctx *x, struct strbuf *b);
 
 /* Labels (render_label.c): Graphviz HTML-like label text, appended to b.
  * render_label_node() returns the value the node's box is coloured by and
  * the worst state of its ranks (stuck, never called, dummy, called; with
  * a call); tmp holds gpn entries. render_label_legend() sorts v. */
 void render_label_gpu(const struct render_ctx *x, const struct render_rank *rk,
-		      struct rbuf *b);
+		      struct strbuf *b);
 void render_label_tooltip(const struct render_ctx *x,
-			  const struct render_rank *rk, struct rbuf *b);
+			  const struct render_rank *rk, struct strbuf *b);
 long long render_label_node(const struct render_ctx *x, long long node,
-			    long long *tmp, struct rbuf *b,
+			    long long *tmp, struct strbuf *b,
 			    enum render_state *worst);
 void render_label_more(const struct render_ctx *x, long long drawn,
-		       struct rbuf *b);
-void render_label_title(const struct render_ctx *x, struct rbuf *b);
+		       struct strbuf *b);
+void render_label_title(const struct render_ctx *x, struct strbuf *b);
 void render_label_legend(const struct render_ctx *x, long long *v, size_t nv,
-			 struct rbuf *b);
-/* Sorts v and drops repeats; returns the new count. */
-size_t render_uniq(long long *v, size_t n);
+			 struct strbuf *b);
 
 /* The text grid (render_text.c). Returns 0, or -1 on a write error. */
 int render_text(const struct render_ctx *x, FILE *out);

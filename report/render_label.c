@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "llsort.h"
+
 #define LEGEND_MAX 32   /* colour values listed in the legend */
 #define LEGEND_PER_COLUMN 8 /* legend entries down one column */
 #define STUCK_RED "#CC3311"
@@ -16,72 +18,54 @@
 /* ---- GPU boxes ----------------------------------------------------------- */
 
 void render_label_gpu(const struct render_ctx *x, const struct render_rank *rk,
-		      struct rbuf *b)
+		      struct strbuf *b)
 {
-	render_buf_printf(b, "<B>%lld</B><BR/><FONT POINT-SIZE=\"9\">node %lld "
+	strbuf_addf(b, "<B>%lld</B><BR/><FONT POINT-SIZE=\"9\">node %lld "
 			  "· GPU %lld</FONT><BR/>t%lld c%lld g%lld d%lld p%lld"
 			  "<BR/>lane %lld", rk->rank, rk->node, rk->local,
 			  rk->c[LAY_TP], rk->c[LAY_CP], rk->c[LAY_GTP],
 			  rk->c[LAY_DP], rk->c[LAY_PP], rk->lane);
 	if (!x->call)
 		return;
-	render_buf_printf(b, "<BR/>");
+	strbuf_addstr(b, "<BR/>");
 	if (rk->state == RS_NEVER) {
-		render_buf_printf(b, "<I>never called</I>");
+		strbuf_addstr(b, "<I>never called</I>");
 		return;
 	}
 	if (rk->dr.dummy)
-		render_buf_printf(b, "<I>dummy call</I>");
+		strbuf_addstr(b, "<I>dummy call</I>");
 	else if (rk->dr.shard >= 0)
-		render_buf_printf(b, "<B>shard %lld</B>", rk->dr.shard);
+		strbuf_addf(b, "<B>shard %lld</B>", rk->dr.shard);
 	else
-		render_buf_printf(b, "called");
+		strbuf_addstr(b, "called");
 	if (rk->state == RS_STUCK)
-		render_buf_printf(b, "<BR/><B>stuck</B> at op %lld:<BR/><B>%s %s"
+		strbuf_addf(b, "<BR/><B>stuck</B> at op %lld:<BR/><B>%s %s"
 				  "</B>", rk->mc->op, rk->mc->group,
 				  rk->mc->kind);
 }
 
 void render_label_tooltip(const struct render_ctx *x,
-			  const struct render_rank *rk, struct rbuf *b)
+			  const struct render_rank *rk, struct strbuf *b)
 {
 	(void)x;
-	render_buf_printf(b, "rank %lld: node %lld, local GPU %lld, (t, c, g, "
+	strbuf_addf(b, "rank %lld: node %lld, local GPU %lld, (t, c, g, "
 			  "d, p) = (%lld, %lld, %lld, %lld, %lld), lane %lld",
 			  rk->rank, rk->node, rk->local, rk->c[LAY_TP],
 			  rk->c[LAY_CP], rk->c[LAY_GTP], rk->c[LAY_DP],
 			  rk->c[LAY_PP], rk->lane);
 	if (rk->state == RS_STUCK)
-		render_buf_printf(b, "; stuck at op #%lld, %s", rk->mc->op,
+		strbuf_addf(b, "; stuck at op #%lld, %s", rk->mc->op,
 				  rk->mc->label);
 }
 
 /* ---- node summaries ------------------------------------------------------ */
 
-static int cmp_ll(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return (x > y) - (x < y);
-}
-
-size_t render_uniq(long long *v, size_t n)
-{
-	size_t k = 0;
-
-	qsort(v, n, sizeof(*v), cmp_ll);
-	for (size_t i = 0; i < n; i++)
-		if (!k || v[k - 1] != v[i])
-			v[k++] = v[i];
-	return k;
-}
-
-static void range(struct rbuf *b, long long lo, long long hi)
+static void range(struct strbuf *b, long long lo, long long hi)
 {
 	if (lo == hi)
-		render_buf_printf(b, "%lld", lo);
+		strbuf_addf(b, "%lld", lo);
 	else
-		render_buf_printf(b, "%lld-%lld", lo, hi);
+		strbuf_addf(b, "%lld-%lld", lo, hi);
 }
 
 /* The kinds whose node-crossing groups a summary box counts: the chosen
@@ -118,11 +102,11 @@ static size_t leaving(const struct render_ctx *x, size_t k, long long first,
 		    lay_group_member(g, gk->axes, idx, size - 1) > last)
 			tmp[m++] = idx;
 	}
-	return render_uniq(tmp, m);
+	return ll_sort_uniq(tmp, m);
 }
 
 long long render_label_node(const struct render_ctx *x, long long node,
-			    long long *tmp, struct rbuf *b,
+			    long long *tmp, struct strbuf *b,
 			    enum render_state *worst)
 {
 	long long first = node * x->gpn, last = first + x->gpn - 1;
@@ -147,70 +131,70 @@ long long render_label_node(const struct render_ctx *x, long long node,
 		st[rk.state]++;
 		tmp[n++] = rk.lane;
 	}
-	n = render_uniq(tmp, n);
-	render_buf_printf(b, "<B>node %lld</B><BR/>ranks ", node);
+	n = ll_sort_uniq(tmp, n);
+	strbuf_addf(b, "<B>node %lld</B><BR/>ranks ", node);
 	range(b, first, last);
-	render_buf_printf(b, "<BR/>lane%s ", n == 1 ? "" : "s");
+	strbuf_addf(b, "<BR/>lane%s ", n == 1 ? "" : "s");
 	range(b, tmp[0], tmp[n - 1]);
 	if (n > 1)
-		render_buf_printf(b, " (%zu)", n);
-	render_buf_printf(b, "<BR/>t ");
+		strbuf_addf(b, " (%zu)", n);
+	strbuf_addstr(b, "<BR/>t ");
 	range(b, lo[LAY_TP], hi[LAY_TP]);
-	render_buf_printf(b, " · c ");
+	strbuf_addstr(b, " · c ");
 	range(b, lo[LAY_CP], hi[LAY_CP]);
-	render_buf_printf(b, " · g ");
+	strbuf_addstr(b, " · g ");
 	range(b, lo[LAY_GTP], hi[LAY_GTP]);
-	render_buf_printf(b, "<BR/>d ");
+	strbuf_addstr(b, "<BR/>d ");
 	range(b, lo[LAY_DP], hi[LAY_DP]);
-	render_buf_printf(b, " · p ");
+	strbuf_addstr(b, " · p ");
 	range(b, lo[LAY_PP], hi[LAY_PP]);
 	if (x->seg && x->seg < x->gpn)
-		render_buf_printf(b, "<BR/>%lld NVLink segments of %lld",
+		strbuf_addf(b, "<BR/>%lld NVLink segments of %lld",
 				  x->gpn / x->seg, x->seg);
-	render_buf_printf(b, "<BR/><FONT POINT-SIZE=\"9\">groups leaving the "
+	strbuf_addf(b, "<BR/><FONT POINT-SIZE=\"9\">groups leaving the "
 			  "node:<BR/>");
 	for (size_t k = 0, shown = 0; k < lay_group_kind_count(); k++)
 		if (kinds >> k & 1)
-			render_buf_printf(b, "%s%s %zu", shown++ ? " · " : "",
+			strbuf_addf(b, "%s%s %zu", shown++ ? " · " : "",
 					  lay_group_kind_at(k)->name,
 					  leaving(x, k, first, last, tmp));
-	render_buf_printf(b, "</FONT>");
+	strbuf_addstr(b, "</FONT>");
 	*worst = st[RS_STUCK] ? RS_STUCK : st[RS_NEVER] ? RS_NEVER :
 		 st[RS_DUMMY] ? RS_DUMMY : RS_CALLED;
 	if (!x->call)
 		return value;
 	called = st[RS_CALLED] + st[RS_DUMMY] + st[RS_STUCK];
-	render_buf_printf(b, "<BR/>");
+	strbuf_addstr(b, "<BR/>");
 	if (called)
-		render_buf_printf(b, "called %lld", called);
+		strbuf_addf(b, "called %lld", called);
 	if (st[RS_NEVER])
-		render_buf_printf(b, "%s<I>never called %lld</I>",
+		strbuf_addf(b, "%s<I>never called %lld</I>",
 				  called ? " · " : "", st[RS_NEVER]);
 	if (st[RS_STUCK])
-		render_buf_printf(b, "<BR/><B>stuck %lld</B>", st[RS_STUCK]);
+		strbuf_addf(b, "<BR/><B>stuck %lld</B>", st[RS_STUCK]);
 	return x->color == RENDER_BY_CALL ? *worst : value;
 }
 
 void render_label_more(const struct render_ctx *x, long long drawn,
-		       struct rbuf *b)
+		       struct strbuf *b)
 {
-	render_buf_printf(b, "%lld more nodes<BR/>(ranks %lld-%lld)<BR/>not "
+	strbuf_addf(b, "%lld more nodes<BR/>(ranks %lld-%lld)<BR/>not "
 			  "drawn", x->nodes - drawn, drawn * x->gpn,
 			  x->p->world - 1);
 }
 
 /* ---- title and legend ----------------------------------------------------- */
 
-void render_label_title(const struct render_ctx *x, struct rbuf *b)
+void render_label_title(const struct render_ctx *x, struct strbuf *b)
 {
-	struct rbuf line = { 0 };
+	struct strbuf line = STRBUF_INIT;
 	size_t n = render_title_count(x);
 	size_t stuck = x->call ? x->n_stuck + (x->n_stuck_more > 0) : 0;
 
 	for (size_t i = 0; i < n; i++) {
 		const char *open = "", *close = "";
 
-		line.n = 0;
+		strbuf_reset(&line);
 		render_title_line(x, i, &line);
 		if (i == 0) {
 			open = "<FONT POINT-SIZE=\"15\"><B>";
@@ -222,24 +206,24 @@ void render_label_title(const struct render_ctx *x, struct rbuf *b)
 			open = "<B>";
 			close = "</B>";
 		}
-		render_buf_printf(b, "%s", open);
-		render_buf_html(b, render_buf_str(&line) ? line.s : "");
-		render_buf_printf(b, "%s<BR ALIGN=\"LEFT\"/>", close);
+		strbuf_addf(b, "%s", open);
+		render_add_html(b, line.bad ? "" : strbuf_str(&line));
+		strbuf_addf(b, "%s<BR ALIGN=\"LEFT\"/>", close);
 	}
-	if (line.oom)
-		b->oom = 1;
-	render_buf_release(&line);
+	if (line.bad)
+		b->bad = line.bad;
+	strbuf_release(&line);
 }
 
 /* One legend entry: a swatch and its name, two cells. */
-static void swatch(const struct render_ctx *x, long long v, struct rbuf *b)
+static void swatch(const struct render_ctx *x, long long v, struct strbuf *b)
 {
 	int pattern;
 	const char *fill = render_fill(x, v, &pattern);
 	int stuck = x->color == RENDER_BY_CALL && v == RS_STUCK;
 	int never = x->color == RENDER_BY_CALL && v == RS_NEVER;
 
-	render_buf_printf(b, "<TD BORDER=\"%d\" COLOR=\"%s\" BGCOLOR=\"%s%s\" "
+	strbuf_addf(b, "<TD BORDER=\"%d\" COLOR=\"%s\" BGCOLOR=\"%s%s\" "
 			  "WIDTH=\"16\" HEIGHT=\"14\" FIXEDSIZE=\"TRUE\"%s%s></TD>"
 			  "<TD ALIGN=\"LEFT\">",
 			  pattern & 2 || stuck ? 3 : 1, stuck ? STUCK_RED :
@@ -248,30 +232,30 @@ static void swatch(const struct render_ctx *x, long long v, struct rbuf *b)
 			  pattern & 1 ? " GRADIENTANGLE=\"270\"" : "",
 			  never ? " STYLE=\"dashed\"" : "");
 	render_value_text(x, v, b);
-	render_buf_printf(b, "</TD>");
+	strbuf_addstr(b, "</TD>");
 }
 
 /* A text row over the legend's full width. */
-static void wide_row(struct rbuf *b, int cols, const char *fmt, const char *s)
+static void wide_row(struct strbuf *b, int cols, const char *fmt, const char *s)
 {
-	render_buf_printf(b, "<TR><TD COLSPAN=\"%d\" ALIGN=\"LEFT\">", cols);
-	render_buf_printf(b, fmt, s);
-	render_buf_printf(b, "</TD></TR>");
+	strbuf_addf(b, "<TR><TD COLSPAN=\"%d\" ALIGN=\"LEFT\">", cols);
+	strbuf_addf(b, fmt, s);
+	strbuf_addstr(b, "</TD></TR>");
 }
 
 /* The legend is one table of swatch and name cells, LEGEND_PER_COLUMN
  * entries down each pair of columns: every row has the same cells, so no
  * column is stretched by a wide one. */
 void render_label_legend(const struct render_ctx *x, long long *v, size_t nv,
-			 struct rbuf *b)
+			 struct strbuf *b)
 {
-	size_t n = render_uniq(v, nv), shown = n > LEGEND_MAX ? LEGEND_MAX : n;
+	size_t n = ll_sort_uniq(v, nv), shown = n > LEGEND_MAX ? LEGEND_MAX : n;
 	size_t pairs = (shown + LEGEND_PER_COLUMN - 1) / LEGEND_PER_COLUMN;
 	size_t rows = pairs ? (shown + pairs - 1) / pairs : 0;
 	int cols = 2 * (int)(pairs ? pairs : 1);
 	char what[96];
 
-	render_buf_printf(b, "<TABLE BORDER=\"1\" COLOR=\"#999999\" STYLE="
+	strbuf_addf(b, "<TABLE BORDER=\"1\" COLOR=\"#999999\" STYLE="
 			  "\"ROUNDED\" CELLBORDER=\"0\" CELLSPACING=\"3\" "
 			  "CELLPADDING=\"2\">");
 	if (x->color == RENDER_BY_CALL)
@@ -282,14 +266,14 @@ void render_label_legend(const struct render_ctx *x, long long *v, size_t nv,
 			 x->summary ? " of each node's first GPU" : "");
 	wide_row(b, cols, "<B>colour: %s</B>", what);
 	for (size_t r = 0; r < rows; r++) {
-		render_buf_printf(b, "<TR>");
+		strbuf_addstr(b, "<TR>");
 		for (size_t c = 0; c < pairs; c++) {
 			if (c * rows + r < shown)
 				swatch(x, v[c * rows + r], b);
 			else
-				render_buf_printf(b, "<TD></TD><TD></TD>");
+				strbuf_addstr(b, "<TD></TD><TD></TD>");
 		}
-		render_buf_printf(b, "</TR>");
+		strbuf_addstr(b, "</TR>");
 	}
 	if (shown < n) {
 		snprintf(what, sizeof(what), "%zu", n - shown);
@@ -303,7 +287,7 @@ void render_label_legend(const struct render_ctx *x, long long *v, size_t nv,
 	for (size_t k = 0; !x->summary && k < lay_group_kind_count(); k++) {
 		if (!(x->o->groups >> k & 1))
 			continue;
-		render_buf_printf(b, "<TR><TD BGCOLOR=\"%s\" WIDTH=\"16\" HEIGHT="
+		strbuf_addf(b, "<TR><TD BGCOLOR=\"%s\" WIDTH=\"16\" HEIGHT="
 				  "\"3\" CELLPADDING=\"0\" FIXEDSIZE=\"TRUE\"></TD>"
 				  "<TD ALIGN=\"LEFT\" COLSPAN=\"%d\">%s groups (%s "
 				  "line): members linked in rank order</TD></TR>",
@@ -311,5 +295,5 @@ void render_label_legend(const struct render_ctx *x, long long *v, size_t nv,
 				  lay_group_kind_at(k)->name,
 				  render_group_style(k));
 	}
-	render_buf_printf(b, "</TABLE>");
+	strbuf_addstr(b, "</TABLE>");
 }

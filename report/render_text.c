@@ -137,7 +137,7 @@ static void row(const struct render_ctx *x, FILE *f, long long node, int w,
 
 int render_text(const struct render_ctx *x, FILE *f)
 {
-	struct rbuf b = { 0 };
+	struct strbuf b = STRBUF_INIT;
 	long long rows = x->nodes > RENDER_MAX_NODES ? RENDER_MAX_NODES - 1 :
 			 x->nodes;
 	long long last = rows * x->gpn - 1;
@@ -150,13 +150,13 @@ int render_text(const struct render_ctx *x, FILE *f)
 			key(x, f);
 			continue;
 		}
-		b.n = 0;
+		strbuf_reset(&b);
 		render_title_line(x, i, &b);
 		fprintf(f, "%s%s\n", x->call && i > 3 && x->n_state[RS_STUCK] &&
 			i + x->n_stuck + (x->n_stuck_more > 0) >= n ? "! " : "",
-			render_buf_str(&b) ? b.s : "");
+			b.bad ? "" : strbuf_str(&b));
 	}
-	render_buf_release(&b);
+	strbuf_release(&b);
 	groups(x, f);
 	if (last >= x->p->world)
 		last = x->p->world - 1;

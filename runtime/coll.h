@@ -28,6 +28,10 @@
  * its group is (coll_watch.c: arrived, waiting elsewhere, computing, never
  * called, finished, or silent) and returns RT_ETIMEOUT; the caller then
  * aborts the job (coll_mpi_abort).
+ *
+ * Ownership: coll_new hands over a struct coll that coll_free frees
+ * (communicators, record file and staging buffers); the plan and the
+ * buffers passed to collectives stay the caller's.
  */
 #ifndef GTPLAN_COLL_H
 #define GTPLAN_COLL_H

@@ -35,6 +35,19 @@ static MPI_Op mpi_op(enum coll_op op)
 	return op == COLL_MAX ? MPI_MAX : MPI_SUM;
 }
 
+/* A group of one: send is copied to recv and 1 returned (nothing to
+ * communicate). Else the collective begins: 0, or its error. */
+static int begin_or_copy(struct coll *c, const struct call_desc *d,
+			 const void *send, void *recv)
+{
+	if (c->size[d->k] == 1) {
+		if (recv != send)
+			memmove(recv, send, (size_t)d->count * (size_t)d->elem);
+		return 1;
+	}
+	return coll_begin(c, d);
+}
+
 /* elem 4: fp32, elem 2: bf16 (moved as 16-bit words: no arithmetic) */
 int coll_host_all_gather(struct coll *c, enum rt_kind k, const char *what,
 			 const void *send, void *recv, long long count,
@@ -46,13 +59,8 @@ int coll_host_all_gather(struct coll *c, enum rt_kind k, const char *what,
 	MPI_Request req;
 	int rc, n = (int)count;
 
-	if (c->size[k] == 1) {
-		if (recv != send)
-			memmove(recv, send, (size_t)count * (size_t)elem);
-		return 0;
-	}
-	if ((rc = coll_begin(c, &d)))
-		return rc;
+	if ((rc = begin_or_copy(c, &d, send, recv)))
+		return rc > 0 ? 0 : rc;
 	if (c->timeout_s <= 0) {
 		MPICHECK(MPI_Allgather(send, n, t, recv, n, t, c->comm[k]));
 		return 0;
@@ -70,13 +78,8 @@ int coll_host_reduce_scatter(struct coll *c, enum rt_kind k,
 	MPI_Request req;
 	int rc, n = (int)count;
 
-	if (c->size[k] == 1) {
-		if (recv != send)
-			memmove(recv, send, (size_t)count * sizeof(float));
-		return 0;
-	}
-	if ((rc = coll_begin(c, &d)))
-		return rc;
+	if ((rc = begin_or_copy(c, &d, send, recv)))
+		return rc > 0 ? 0 : rc;
 	if (c->timeout_s <= 0) {
 		MPICHECK(MPI_Reduce_scatter_block(send, recv, n, MPI_FLOAT,
 						  MPI_SUM, c->comm[k]));
@@ -132,13 +135,8 @@ int coll_host_gather(struct coll *c, enum rt_kind k, const char *what,
 	MPI_Request req;
 	int rc, n = (int)count;
 
-	if (c->size[k] == 1) {
-		if (recv != send)
-			memmove(recv, send, (size_t)count * sizeof(float));
-		return 0;
-	}
-	if ((rc = coll_begin(c, &d)))
-		return rc;
+	if ((rc = begin_or_copy(c, &d, send, recv)))
+		return rc > 0 ? 0 : rc;
 	if (c->timeout_s <= 0) {
 		MPICHECK(MPI_Gather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT,
 				    root, c->comm[k]));
@@ -158,13 +156,8 @@ int coll_gather_i64(struct coll *c, enum rt_kind k, const char *what,
 	MPI_Request req;
 	int rc, n = (int)count;
 
-	if (c->size[k] == 1) {
-		if (recv != send)
-			memmove(recv, send, (size_t)count * sizeof(*send));
-		return 0;
-	}
-	if ((rc = coll_begin(c, &d)))
-		return rc;
+	if ((rc = begin_or_copy(c, &d, send, recv)))
+		return rc > 0 ? 0 : rc;
 	if (c->timeout_s <= 0) {
 		MPICHECK(MPI_Gather(send, n, MPI_LONG_LONG, recv, n,
 				    MPI_LONG_LONG, root, c->comm[k]));

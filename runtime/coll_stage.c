@@ -91,7 +91,7 @@ static int host_room(struct coll *c, size_t n)
 static int kern_fail(int krc, const char *what)
 {
 	return rt_error(RT_EKERNEL, "host staging of %s: %s", what,
-			kern_strerror(krc));
+			kern_error_text(krc));
 }
 
 #define SKCHECK(cmd, what)                        \

@@ -1,6 +1,9 @@
 /*
  * rt_bench: gtplan-run --bench-comm, the GTP collectives of the model's
  * own weights timed on the NCCL path (docs/design.md §5.3).
+ *
+ * Ownership: borrows the model and the log stream; frees its own buffers
+ * before it returns.
  */
 #ifndef GTPLAN_RT_BENCH_H
 #define GTPLAN_RT_BENCH_H

@@ -6,6 +6,9 @@
  * never on which rank asks or in which order, so every layout sees the
  * same dataset and the same initial logical weights, and a single-rank run
  * is the reference for every layout.
+ *
+ * Ownership: pure functions; rt_data_sample writes into the caller's
+ * arrays.
  */
 #ifndef GTPLAN_RT_DATA_H
 #define GTPLAN_RT_DATA_H

@@ -2,6 +2,9 @@
  * rt_device: where gtplan-run's math and collectives run: the checks
  * before any work, the GPU of each rank (--device cuda) and the choice of
  * its collectives (--comm).
+ *
+ * Ownership: a struct rt_device is the caller's value with no release;
+ * the options and the plan are only read.
  */
 #ifndef GTPLAN_RT_DEVICE_H
 #define GTPLAN_RT_DEVICE_H

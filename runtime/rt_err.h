@@ -7,6 +7,9 @@
  * pass the code up unchanged; only main() decides how the process ends.
  * Foreign errors (MPI, Jansson, kernels) are turned into these codes by the
  * module that wraps the library.
+ *
+ * Ownership: the messages are printed, not kept; rt_strerror's strings
+ * are static.
  */
 #ifndef GTPLAN_RT_ERR_H
 #define GTPLAN_RT_ERR_H

@@ -9,6 +9,9 @@
  * tp (max, target logit, sum of exp). log p(target) = -(log(sum) + max -
  * target) per token. No backward, no token, loss or gradient all-reduce, no
  * barrier: the collective sequence is written out in rt_model.h.
+ *
+ * Ownership: borrows the model, the plan and the stream f (written, not
+ * closed); frees its own buffers before it returns.
  */
 #ifndef GTPLAN_RT_INFER_H
 #define GTPLAN_RT_INFER_H

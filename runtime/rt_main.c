@@ -223,6 +223,10 @@ static int exit_code(int rc)
 	return rc == RT_EUSAGE || rc == RT_EIO ? EXIT_USAGE : EXIT_RUN;
 }
 
+/* Over 80 lines on purpose: the run's phases in order (options, MPI, plan,
+ * data, communicators, kernels, model, checkpoint, outputs, then the
+ * work), each followed by the agreement every rank must reach before the
+ * next. */
 int main(int argc, char **argv)
 {
 	struct rt_opts o;
@@ -281,7 +285,7 @@ int main(int argc, char **argv)
 			kern_up = !rc;
 			if (rc)
 				rc = rt_error(RT_EKERNEL, "%s",
-					      kern_strerror(rc));
+					      kern_error_text(rc));
 		}
 	}
 	if (!(rc = agree(rc)) && !strcmp(o.device, "cuda")) {

@@ -17,7 +17,7 @@
 int rt_kcheck(int kern_rc, const char *call, const char *file, int line)
 {
 	return rt_error(RT_EKERNEL, "%s:%d: %s: %s", file, line, call,
-			kern_strerror(kern_rc));
+			kern_error_text(kern_rc));
 }
 
 int rt_alloc_f(struct rt_model *m, float **p, long long n)

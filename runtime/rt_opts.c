@@ -107,6 +107,8 @@ static int valued(const char *a)
 	return 0;
 }
 
+/* Over 80 lines on purpose: one flat branch per option, then one check per
+ * rule of rt_opts.h, read as a table in the order of the help text. */
 int rt_opts_parse(struct rt_opts *o, int argc, char **argv)
 {
 	memset(o, 0, sizeof(*o));

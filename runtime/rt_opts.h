@@ -1,6 +1,9 @@
 /*
  * rt_opts: gtplan-run's command line: the options, their defaults and
  * their checks, and the --help text.
+ *
+ * Ownership: a struct rt_opts is the caller's value; its strings point
+ * into argv (no release).
  */
 #ifndef GTPLAN_RT_OPTS_H
 #define GTPLAN_RT_OPTS_H

@@ -237,6 +237,34 @@ static int read_bool(struct entry *x, const char *key, int *out, int *given)
 	return 0;
 }
 
+/* `code` (GT521: an error; else a warning NeMo-RL ignores) for item `it`
+ * of a list of axes, which names no axis of the layout (a: the axis it names
+ * in the other layout, or AX_N). */
+static void unknown_axis(struct entry *x, const struct cfg_node *it,
+			 enum drv_axis a, const char *path, const char *code,
+			 const char *what, const char *const *names)
+{
+	int error = strcmp(code, "GT521") == 0;
+	char dym[96], all[160];
+	struct diag *d;
+
+	d = diag_add(x->diags, code, it->loc, path, "call '%s': %s axis '%s' "
+		     "is not an axis of the %s driver layout%s", x->name, what,
+		     it->text, x->five_d ? "5-D" : "4-D", error ? "" :
+		     "; NeMo-RL does not check these names and ignores it");
+	if (a == AX_GTP)
+		diag_hint(d, "gtp_weight_remat exists only in the GTP PR's "
+			  "5-D layout (gtplan.driver_layout: 5d); the axes "
+			  "here are %s", axis_list(0, all, sizeof(all)));
+	else
+		diag_hint(d, "%sthe axes are %s%s", did_you_mean(it->text,
+			  names, AX_N, dym, sizeof(dym)),
+			  axis_list(x->five_d, all, sizeof(all)), error ?
+			  " (NeMo-RL raises \"Axis not found in sharding "
+			  "annotations\")" : "");
+	x->errors += error;
+}
+
 /* An axis list. Unknown names are reported with `code` (GT521 for the
  * axes NeMo-RL checks, the GT523 warning for those it ignores); they are
  * left out of the result, as NeMo-RL ignores them. A null list is empty,
@@ -246,7 +274,7 @@ static void read_axes(struct entry *x, const char *key, const char *code,
 {
 	const struct cfg_node *v = cfg_get(x->e, key);
 	const char *names[AX_N];
-	char path[96], dym[96], all[160];
+	char path[96], all[160];
 
 	memset(out, 0, sizeof(*out));
 	if (!v)
@@ -281,29 +309,7 @@ static void read_axes(struct entry *x, const char *key, const char *code,
 		}
 		a = drv_axis_parse(it->text);
 		if (a == AX_N || (a == AX_GTP && !x->five_d)) {
-			int error = strcmp(code, "GT521") == 0;
-
-			d = diag_add(x->diags, code, it->loc, path,
-				     "call '%s': %s axis '%s' is not an axis of "
-				     "the %s driver layout%s", x->name, what,
-				     it->text, x->five_d ? "5-D" : "4-D",
-				     error ? "" : "; NeMo-RL does not check "
-				     "these names and ignores it");
-			if (a == AX_GTP)
-				diag_hint(d, "gtp_weight_remat exists only in "
-					  "the GTP PR's 5-D layout "
-					  "(gtplan.driver_layout: 5d); the "
-					  "axes here are %s",
-					  axis_list(0, all, sizeof(all)));
-			else
-				diag_hint(d, "%sthe axes are %s%s",
-					  did_you_mean(it->text, names, AX_N,
-						       dym, sizeof(dym)),
-					  axis_list(x->five_d, all, sizeof(all)),
-					  error ? " (NeMo-RL raises \"Axis not "
-					  "found in sharding annotations\")" :
-					  "");
-			x->errors += error;
+			unknown_axis(x, it, a, path, code, what, names);
 			continue;
 		}
 		if (out->mask & AX_BIT(a)) {

@@ -1,6 +1,10 @@
 /*
  * calls: the driver's call table as data (docs/calls.md §2), plus the rows
  * a config adds or overrides under `gtplan.calls`.
+ *
+ * Ownership: the built-in rows and the names returned are static;
+ * calls_table's *out is the caller's to free() (one block; its strings
+ * are static or point into the config, which must outlive it).
  */
 #ifndef GTPLAN_CALLS_H
 #define GTPLAN_CALLS_H

@@ -50,12 +50,9 @@ static long long compressed_coords(const struct plan *p, long long st,
 
 struct diag_loc ckpt_stack_loc(const struct ckpt_ctx *x, int key)
 {
-	const struct cfg_node *n;
-
 	if (x->s->loc[key].src >= 0)
 		return x->s->loc[key];
-	n = cfg_path(x->root, KEY_STACK_CFG);
-	return n ? n->loc : DIAG_NOLOC;
+	return cfg_loc(x->root, KEY_STACK_CFG);
 }
 
 const char *ckpt_why(const struct ckpt_ctx *x, enum ckpt_kind k)
@@ -86,30 +83,39 @@ const char *ckpt_why(const struct ckpt_ctx *x, enum ckpt_kind k)
 	}
 }
 
+void ckpt_claimant(struct strbuf *who, long long n, const struct lay_grid *g,
+		   const long long c[LAY_NAXES], int expert)
+{
+	if (n > CKPT_LIST)
+		return;
+	strbuf_addf(who, expert ? "%srank %lld (etp %lld, ep %lld, egtp %lld, "
+		    "edp %lld, pp %lld)" : "%srank %lld (tp %lld, cp %lld, "
+		    "gtp %lld, dp %lld, pp %lld)", n > 1 ? ", " : "",
+		    lay_rank(g, c), c[LAY_TP], c[expert ? LAY_EP : LAY_CP],
+		    c[LAY_GTP], c[LAY_DP], c[LAY_PP]);
+}
+
+void ckpt_claimants_end(struct strbuf *who, long long n)
+{
+	if (n > CKPT_LIST)
+		strbuf_addf(who, " and %lld more", n - CKPT_LIST);
+}
+
 /* Lists the ranks claiming chunk `want` of kind k on stage st. */
 static void claimants(const struct ckpt_ctx *x, const struct ckpt_item *it,
-		      long long st, long long want, char *buf, size_t len)
+		      long long st, long long want, struct strbuf *who)
 {
 	const struct plan *p = x->p;
 	long long per = p->world / p->pp, n = 0, c[LAY_NAXES];
 	struct ckpt_entry e;
-	size_t at = 0;
 
-	buf[0] = 0;
 	for (long long i = 0; i < per; i++) {
 		stage_coords(p, st, i, c);
 		item_entry(p, x->s, it, c, &e);
-		if (!e.main || chunk_index(&e) != want)
-			continue;
-		if (n++ < CKPT_LIST && at < len)
-			at += (size_t)snprintf(buf + at, len - at,
-				"%srank %lld (tp %lld, cp %lld, gtp %lld, dp "
-				"%lld, pp %lld)", n > 1 ? ", " : "",
-				lay_rank(&p->dense, c), c[LAY_TP], c[LAY_CP],
-				c[LAY_GTP], c[LAY_DP], c[LAY_PP]);
+		if (e.main && chunk_index(&e) == want)
+			ckpt_claimant(who, ++n, &p->dense, c, 0);
 	}
-	if (n > CKPT_LIST && at < len)
-		snprintf(buf + at, len - at, " and %lld more", n - CKPT_LIST);
+	ckpt_claimants_end(who, n);
 }
 
 void ckpt_key_of(const struct ckpt_item *it, long long layer, char *buf,
@@ -133,49 +139,114 @@ static void chunk_text(const struct ckpt_item *it, const struct ckpt_entry *e,
 		snprintf(buf, len, "(%lld) of (%lld)", c0, e->frag[0]);
 }
 
-/* Checks one item on stage st (first layer `layer`, `nl` layers alike):
- * counts main replicas per chunk and reports the first bad chunk. Adds
- * this stage's main entries to *shards; reports only when `report`. Returns -1 when out of memory. */
-static int check_item(struct ckpt_ctx *x, const struct ckpt_item *it,
-		      long long st, long long layer, long long nl, int report,
-		      long long *shards)
+/* Counts the main replicas that save each chunk of item `it` on stage st
+ * into x->cnt; *e is left with the last entry visited (its chunk grid is
+ * every rank's). Returns the number of chunks, or -1 when out of memory. */
+static long long count_claims(struct ckpt_ctx *x, const struct ckpt_item *it,
+			      long long st, struct ckpt_entry *e)
 {
 	const struct plan *p = x->p;
-	long long per = p->world / p->pp, c[LAY_NAXES], n, bad = -1;
-	long long twice = 0, never = 0;
-	struct ckpt_entry e;
+	long long per = p->world / p->pp, c[LAY_NAXES], n;
 
 	stage_coords(p, st, 0, c);
-	item_entry(p, x->s, it, c, &e);
-	n = e.frag[0] * e.frag[1];
-	if (n > x->n_cnt) {
-		long long *v = realloc(x->cnt, (size_t)n * sizeof(*v));
-
-		if (!v)
-			return -1;
-		x->cnt = v;
-		x->n_cnt = n;
-	}
-	memset(x->cnt, 0, (size_t)n * sizeof(*x->cnt));
+	item_entry(p, x->s, it, c, e);
+	n = e->frag[0] * e->frag[1];
+	if (ckpt_counters(x, n))
+		return -1;
 	if (it->kind == CKPT_LOADER) {
 		for (long long i = 0; i < per; i++) {
 			stage_coords(p, st, i, c);
-			item_entry(p, x->s, it, c, &e);
-			if (e.main)
-				x->cnt[chunk_index(&e)]++;
+			item_entry(p, x->s, it, c, e);
+			if (e->main)
+				x->cnt[chunk_index(e)]++;
 		}
 	} else {
 		for (long long i = 0, v = compressed_visits(p); i < v; i++) {
 			long long w = compressed_coords(p, st, i, c);
 
-			item_entry(p, x->s, it, c, &e);
-			if (e.main)
-				x->cnt[chunk_index(&e)] += w;
+			item_entry(p, x->s, it, c, e);
+			if (e->main)
+				x->cnt[chunk_index(e)] += w;
 		}
 	}
-	int object = it->kind == CKPT_RNG || it->kind == CKPT_LOADER;
-	long long lo = 0, hi = n;
+	return n;
+}
 
+/* GT710/GT712 (chunk `bad` claimed twice) or GT711 (never written, `never`
+ * of the hi - lo chunks) for item `it` of stage st. */
+static void report_item(struct ckpt_ctx *x, const struct ckpt_item *it,
+			long long st, long long layer, long long nl,
+			const struct ckpt_entry *e, long long bad,
+			long long never, long long chunks)
+{
+	const struct plan *p = x->p;
+	int object = it->kind == CKPT_RNG || it->kind == CKPT_LOADER;
+	char key[160], ch[64];
+	struct strbuf who = STRBUF_INIT;
+	struct diag *d;
+	int k = it->kind == CKPT_RNG ? STACK_RNG :
+		it->kind == CKPT_NORM ? STACK_REPLICA : STACK_WRITER;
+	const char *path = it->kind == CKPT_RNG ?
+		"gtplan.stack.rng_state_group" : it->kind == CKPT_NORM ?
+		"gtplan.stack.replica_group" :
+		"gtplan.stack.sharded_replica_group";
+	const char *every = it->stage < 0 && (nl > 1 || p->pp > 1) ?
+			    "; the same for every layer" : "";
+
+	ckpt_key_of(it, layer, key, sizeof(key));
+	chunk_text(it, e, bad, ch, sizeof(ch));
+	if (x->cnt[bad] > 1) {
+		claimants(x, it, st, bad, &who);
+		if (object)
+			d = diag_add(x->diags, "GT712", ckpt_stack_loc(x, k),
+				     path, "duplicate checkpoint object key "
+				     "%s/shard_%lld.%lld_%lld.%lld: %lld main "
+				     "replicas save it (%s): %s", key,
+				     bad / e->frag[1], bad % e->frag[1],
+				     e->frag[0], e->frag[1], x->cnt[bad],
+				     strbuf_str(&who) ? strbuf_str(&who) : "",
+				     ckpt_why(x, it->kind));
+		else
+			d = diag_add(x->diags, "GT710", ckpt_stack_loc(x, k),
+				     path, "checkpoint chunk %s of %s claimed "
+				     "%lld times by main replicas (%s): %s%s",
+				     ch, key, x->cnt[bad],
+				     strbuf_str(&who) ? strbuf_str(&who) : "",
+				     ckpt_why(x, it->kind), every);
+		diag_hint(d, "elect the main replica over a group that "
+			  "includes GTP: gtplan.stack.%s: dp_cp_gtp",
+			  it->kind == CKPT_RNG ? "rng_state_group" :
+			  "replica_group");
+		strbuf_release(&who);
+		return;
+	}
+	d = diag_add(x->diags, "GT711", ckpt_stack_loc(x, k), path,
+		     "checkpoint %s %s of %s is never written: no main "
+		     "replica (replica id all zeros) saves it (%lld of the "
+		     "%lld chunks have none): %s%s", object ? "object" : "chunk",
+		     ch, key, never, chunks, ckpt_why(x, it->kind), every);
+	diag_hint(d, "elect the writers of GTP-sharded pieces over the "
+		  "GTP-excluded dp_cp group (gtplan.stack."
+		  "sharded_replica_group: dp_cp) and fold the GTP rank "
+		  "into the replica id of GTP-replicated tensors");
+}
+
+/* Checks one item on stage st (first layer `layer`, `nl` layers alike):
+ * counts main replicas per chunk and reports the first bad chunk. Adds
+ * this stage's main entries to *shards; reports only when `report`.
+ * Returns -1 when out of memory. */
+static int check_item(struct ckpt_ctx *x, const struct ckpt_item *it,
+		      long long st, long long layer, long long nl, int report,
+		      long long *shards)
+{
+	const struct plan *p = x->p;
+	int object = it->kind == CKPT_RNG || it->kind == CKPT_LOADER;
+	long long n, bad = -1, twice = 0, never = 0, lo = 0, hi;
+	struct ckpt_entry e;
+
+	if ((n = count_claims(x, it, st, &e)) < 0)
+		return -1;
+	hi = n;
 	if (it->kind == CKPT_RNG) { /* this stage's row of the (pp, tp) grid */
 		lo = st * p->tp;
 		hi = lo + p->tp;
@@ -189,259 +260,187 @@ static int check_item(struct ckpt_ctx *x, const struct ckpt_item *it,
 		if (x->cnt[i] == 0 && !never++ && bad < 0)
 			bad = i;
 	}
-	if (bad < 0 || !report)
-		return 0;
-
-	char key[160], ch[64], who[512];
-	struct diag *d;
-	int k = it->kind == CKPT_RNG ? STACK_RNG :
-		it->kind == CKPT_NORM ? STACK_REPLICA : STACK_WRITER;
-	const char *path = it->kind == CKPT_RNG ?
-		"gtplan.stack.rng_state_group" : it->kind == CKPT_NORM ?
-		"gtplan.stack.replica_group" :
-		"gtplan.stack.sharded_replica_group";
-
-	ckpt_key_of(it, layer, key, sizeof(key));
-	chunk_text(it, &e, bad, ch, sizeof(ch));
-	if (x->cnt[bad] > 1) {
-		claimants(x, it, st, bad, who, sizeof(who));
-		if (object)
-			d = diag_add(x->diags, "GT712", ckpt_stack_loc(x, k),
-				     path, "duplicate checkpoint object key "
-				     "%s/shard_%lld.%lld_%lld.%lld: %lld main "
-				     "replicas save it (%s): %s", key,
-				     bad / e.frag[1], bad % e.frag[1],
-				     e.frag[0], e.frag[1], x->cnt[bad], who,
-				     ckpt_why(x, it->kind));
-		else
-			d = diag_add(x->diags, "GT710", ckpt_stack_loc(x, k),
-				     path, "checkpoint chunk %s of %s claimed "
-				     "%lld times by main replicas (%s): %s%s",
-				     ch, key, x->cnt[bad], who,
-				     ckpt_why(x, it->kind),
-				     it->stage < 0 && (nl > 1 || p->pp > 1) ?
-				     "; the same for every layer" : "");
-		diag_hint(d, "elect the main replica over a group that "
-			  "includes GTP: gtplan.stack.%s: dp_cp_gtp",
-			  it->kind == CKPT_RNG ? "rng_state_group" :
-			  "replica_group");
-	} else {
-		d = diag_add(x->diags, "GT711", ckpt_stack_loc(x, k), path,
-			     "checkpoint %s %s of %s is never written: no "
-			     "main replica (replica id all zeros) saves it "
-			     "(%lld of the %lld chunks have none): %s%s",
-			     object ? "object" : "chunk", ch, key, never,
-			     hi - lo, ckpt_why(x, it->kind),
-			     it->stage < 0 && (nl > 1 || p->pp > 1) ?
-			     "; the same for every layer" : "");
-		diag_hint(d, "elect the writers of GTP-sharded pieces over the "
-			  "GTP-excluded dp_cp group (gtplan.stack."
-			  "sharded_replica_group: dp_cp) and fold the GTP rank "
-			  "into the replica id of GTP-replicated tensors");
-	}
+	if (bad >= 0 && report)
+		report_item(x, it, st, layer, nl, &e, bad, never, hi - lo);
 	return 0;
+}
+
+/* The items of one checkpoint: the model's tensors (it[0..n_tensors), of
+ * which n_layer per layer) then its objects (to n), and the experts'. */
+struct items {
+	struct ckpt_item it[MODEL_MAX_WEIGHTS + 8];
+	size_t n, n_tensors, n_layer;
+	struct ckpt_item ex[MODEL_MAX_WEIGHTS];
+	size_t n_ex;
+};
+
+/* The items of the checkpoint of m (layers > 0: its tensors, ckpt.h): the
+ * experts where the expert grid exists and EP divides them (as gtplan
+ * ckpt, sim/reshard.c, plans them). Each layer's tensors, the objects and
+ * the experts have stage -1; the embedding is saved on the first stage,
+ * the output layer and the final norm on the last. */
+static void items_of(const struct plan *p, const struct model_shape *m,
+		     long long layers, struct items *v)
+{
+	struct ckpt_tensor t[CKPT_MAX_TENSORS];
+	int experts = m->num_moe_experts > 0 && p->expert_grid_ok &&
+		      p->ep > 0 && m->num_moe_experts % p->ep == 0 &&
+		      p->expert.world == p->world;
+	size_t nt = layers > 0 ? ckpt_tensors(m, experts, t) : 0;
+	long long vdiv = p->set.vocab_divisor ? p->set.vocab_divisor :
+			 m->make_vocab_size_divisible_by;
+	static const struct { enum ckpt_kind kind; const char *name; } obj[] = {
+		{ CKPT_RNG, "rng_state" }, { CKPT_LOADER, "dataloader_state" },
+	};
+
+	memset(v, 0, sizeof(*v));
+	for (size_t i = 0; i < nt; i++) {
+		int expert = t[i].part == CKPT_PART_EXPERT ||
+			     t[i].part == CKPT_PART_EXPERT_BIAS;
+		struct ckpt_item *e = expert ? &v->ex[v->n_ex++] :
+				      &v->it[v->n++];
+
+		e->kind = t[i].kind;
+		snprintf(e->name, sizeof(e->name), "%s", t[i].key);
+		e->rows = t[i].rows;
+		e->cols = t[i].cols;
+		e->stage = t[i].part == CKPT_PART_FIRST ? 0 :
+			   t[i].part == CKPT_PART_LAST ? p->pp - 1 : -1;
+		e->vdiv = t[i].kind == CKPT_VOCAB ? vdiv : 0;
+		v->n_layer += !expert && e->stage < 0;
+	}
+	v->n_tensors = v->n;
+	for (size_t i = 0; i < 2; i++, v->n++) {
+		v->it[v->n].kind = obj[i].kind;
+		snprintf(v->it[v->n].name, sizeof(v->it[v->n].name), "%s",
+			 obj[i].name);
+		v->it[v->n].stage = -1;
+	}
+}
+
+/* The optimizer's layout: Megatron's default dp_reshardable when not
+ * said; without the distributed optimizer every rank keeps the whole state
+ * of its pieces, saved in model space under the model's replica ids, as
+ * fully_reshardable is. Returns whether the optimizer is distributed. */
+static int opt_layout(const struct plan *p, const struct stack *s,
+		      struct ckpt_ctx *x, struct ckpt_summary *out)
+{
+	int dist = p->set.distributed_optimizer;
+
+	if (x->opt == STACK_OPT_UNSET)
+		x->opt = STACK_OPT_DP_RESHARDABLE;
+	if (!dist)
+		x->opt = STACK_OPT_FULLY_RESHARDABLE;
+	out->opt_format = dist ? stack_opt_format_name(x->opt) :
+		"not_distributed";
+	out->opt_format_set = s->opt_format != STACK_OPT_UNSET;
+	return dist;
+}
+
+/* GT735: the save itself aborts when the stack cannot write the format. */
+static void check_opt_format(const struct plan *p, const struct stack *s,
+			     const struct model_shape *m,
+			     struct diag_list *diags)
+{
+	char why_not[256];
+	struct diag *d;
+
+	if (s->opt_format != STACK_OPT_FULLY_RESHARDABLE ||
+	    ckpt_fully_reshardable_ok(p, s, m, why_not, sizeof(why_not)))
+		return;
+	d = diag_add(diags, "GT735", s->loc[STACK_OPT_FORMAT],
+		     "gtplan.stack.optimizer_ckpt_format",
+		     "the optimizer state cannot be saved as "
+		     "fully_reshardable: %s", why_not);
+	diag_hint(d, "save dp_reshardable (gtplan.stack."
+		  "optimizer_ckpt_format: dp_reshardable), or use a "
+		  "Megatron-LM with PR #7162 and no fused projections "
+		  "or native-FP8 weights under GTP");
+}
+
+/* One pipeline stage st (nl layers from `first`): its model items, the
+ * optimizer's, the experts' (*xrep: report them, on their first stage),
+ * then writers and bytes per rank. Findings only with `on`. */
+static int check_stage(struct ckpt_ctx *x, const struct model_shape *m,
+		       const struct items *v, struct ckpt_bytes_memo *memo,
+		       long long st, long long first, long long nl, int on,
+		       int dist, int *xrep, struct ckpt_summary *out)
+{
+	const struct plan *p = x->p;
+	long long nmoe = v->n_ex ? model_moe_layers(m, first, nl) : 0;
+	long long xl = nmoe ? ckpt_first_moe(m, first, nl) : first;
+	int rc = 0;
+
+	for (size_t i = 0; i < v->n && rc == 0; i++) {
+		const struct ckpt_item *it = &v->it[i];
+
+		if (i < v->n_tensors && !mult(it, st, nl))
+			continue;
+		/* each item is reported once: on stage 0. With EP > 1
+		 * Megatron keys the RNG state (pp, tp, dp_cp rank), replica
+		 * id 0: the framework rule GT640 reports that form of the
+		 * collision. */
+		int report = on && (st == 0 || it->stage >= 0) &&
+			!(it->kind == CKPT_RNG && p->ep > 1);
+
+		rc = check_item(x, it, st, first, i < v->n_tensors ?
+				mult(it, st, nl) : nl, report, &out->shards);
+	}
+	if (rc == 0)
+		rc = ckpt_check_opt(x, v->it, v->n_tensors, st, first, nl, on,
+				    out);
+	for (size_t i = 0; i < v->n_ex && nmoe && rc == 0; i++)
+		rc = ckpt_check_expert(x, &v->ex[i], st, xl, nmoe, *xrep,
+				       &out->shards);
+	if (rc == 0)
+		rc = ckpt_check_expert_opt(x, v->ex, v->n_ex, st, xl, nmoe,
+					   *xrep, out);
+	if (nmoe)
+		*xrep = 0;
+	if (rc == 0)
+		ckpt_stage_bytes(x, memo, v->it, v->n, v->n_tensors, v->ex,
+				 v->n_ex, st, nl, nmoe, dist, out);
+	return rc;
 }
 
 int ckpt_check(const struct plan *p, const struct cfg_node *root,
 	       const struct model_shape *m, struct ckpt_summary *out,
 	       struct diag_list *diags)
 {
-	struct ckpt_item it[MODEL_MAX_WEIGHTS + 8];
-	struct model_weight w[MODEL_MAX_WEIGHTS];
+	struct items v;
 	struct stack s;
 	struct diag_list quiet;
-	size_t n = 0, nw = 0;
-	int rc = 0;
+	struct ckpt_bytes_memo *memo;
+	long long layers = m->known ? m->num_layers : 0, first = 0;
+	/* Findings only when the run saves checkpoints (as GT640 does); the
+	 * summary is computed either way. */
+	int on = p->set.checkpointing, dist, xrep = on, rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	memset(it, 0, sizeof(it));
-	for (size_t i = 0; i < sizeof(it) / sizeof(*it); i++)
-		it[i].stage = -1;
 	if (!p->grid_ok || p->world <= 0 || p->pp <= 0)
 		return 0;
 	diag_list_init(&quiet, diags->srcs);
 	stack_read(root, &s, &quiet);
 	diag_list_release(&quiet);
-
-	long long layers = m->known ? m->num_layers : 0;
-	int on = 0;
-
-	/* Findings only when the run saves checkpoints (as GT640 does); the
-	 * summary is computed either way. */
-	on = p->set.checkpointing;
-
-	if (layers > 0)
-		nw = model_layer_weights(m, w, MODEL_MAX_WEIGHTS);
-	for (size_t i = 0; i < nw; i++) {
-		if (w[i].split == SPLIT_NONE)
-			continue;
-		it[n].kind = w[i].split == SPLIT_COLUMN ? CKPT_COLUMN : CKPT_ROW;
-		snprintf(it[n].name, sizeof(it[n].name), "%s%s.weight",
-			 strcmp(w[i].name, "linear_qkv") == 0 ||
-			 strcmp(w[i].name, "linear_proj") == 0 ?
-			 "self_attention." : "mlp.", w[i].name);
-		it[n].rows = w[i].rows;
-		it[n].cols = w[i].cols;
-		n++;
-	}
-	if (nw) {
-		static const char *const norms[] = {
-			"input_layernorm.weight", "pre_mlp_layernorm.weight"
-		};
-		for (size_t i = 0; i < 2; i++, n++) {
-			it[n].kind = CKPT_NORM;
-			snprintf(it[n].name, sizeof(it[n].name), "%s", norms[i]);
-			it[n].rows = m->hidden_size;
-			it[n].cols = 1;
-		}
-		/* once per model: the vocab-parallel embedding on the first
-		 * stage, the untied output layer and the final norm on the
-		 * last */
-		long long vdiv = p->set.vocab_divisor ?
-				 p->set.vocab_divisor :
-				 m->make_vocab_size_divisible_by;
-
-		it[n] = (struct ckpt_item){ CKPT_VOCAB,
-			"embedding.word_embeddings.weight", m->vocab_size,
-			m->hidden_size, 0, vdiv };
-		n++;
-		if (!m->share_embeddings_and_output_weights) {
-			it[n] = (struct ckpt_item){ CKPT_VOCAB,
-				"output_layer.weight", m->vocab_size,
-				m->hidden_size, p->pp - 1, vdiv };
-			n++;
-		}
-		it[n] = (struct ckpt_item){ CKPT_NORM,
-			"decoder.final_layernorm.weight", m->hidden_size, 1,
-			p->pp - 1, 0 };
-		n++;
-	}
-	size_t n_tensors = n, n_layer = 0, n_ex = 0;
-	struct ckpt_item ex[MODEL_MAX_WEIGHTS];
-
-	/* the experts of every MoE layer, where the expert grid exists and
-	 * EP divides them (as gtplan ckpt, sim/reshard.c, plans them) */
-	memset(ex, 0, sizeof(ex));
-	if (layers > 0 && m->num_moe_experts > 0 && p->expert_grid_ok &&
-	    p->ep > 0 && m->num_moe_experts % p->ep == 0 &&
-	    p->expert.world == p->world) {
-		nw = model_expert_weights(m, w, MODEL_MAX_WEIGHTS);
-		for (size_t i = 0; i < nw; i++) {
-			if (w[i].split == SPLIT_NONE)
-				continue;
-			ex[n_ex].kind = w[i].split == SPLIT_COLUMN ?
-				CKPT_COLUMN : CKPT_ROW;
-			/* "experts.linear_fc1" -> mlp.experts.linear_fc1 */
-			snprintf(ex[n_ex].name, sizeof(ex[n_ex].name),
-				 "mlp.%s.weight", w[i].name);
-			ex[n_ex].rows = w[i].rows;
-			ex[n_ex].cols = w[i].cols;
-			ex[n_ex].stage = -1;
-			n_ex++;
-		}
-		/* the row-parallel experts' bias [E, hidden] is whole on
-		 * every ETP and expert GTP peer (a GTP-replicated tensor,
-		 * elected like the norms: gtplan.stack.replica_group); fc1's
-		 * ETP-split bias is left out, as the dense linears' biases
-		 * are */
-		if (n_ex && m->add_bias_linear) {
-			ex[n_ex] = (struct ckpt_item){ CKPT_NORM,
-				"mlp.experts.linear_fc2.bias", m->hidden_size,
-				1, -1, 0 };
-			n_ex++;
-		}
-	}
-
-	for (size_t i = 0; i < n_tensors; i++)
-		n_layer += it[i].stage < 0;
-
-	it[n].kind = CKPT_RNG;
-	snprintf(it[n].name, sizeof(it[n].name), "rng_state");
-	it[n].rows = it[n].cols = 0;
-	n++;
-	it[n].kind = CKPT_LOADER;
-	snprintf(it[n].name, sizeof(it[n].name), "dataloader_state");
-	it[n].rows = it[n].cols = 0;
-	n++;
+	items_of(p, m, layers, &v);
 
 	struct ckpt_ctx x = { p, root, &s, diags, NULL, 0, s.opt_format, 0 };
-	long long first = 0;
-	int dist = 1;
 
-	/* the optimizer's layout: Megatron's default dp_reshardable when
-	 * not said; without the distributed optimizer every rank keeps the
-	 * whole state of its pieces, saved in model space under the model's
-	 * replica ids, as fully_reshardable is */
-	if (x.opt == STACK_OPT_UNSET)
-		x.opt = STACK_OPT_DP_RESHARDABLE;
-	x.experts = n_ex ? m->num_moe_experts : 0;
-	dist = p->set.distributed_optimizer;
-	if (!dist)
-		x.opt = STACK_OPT_FULLY_RESHARDABLE;
-	out->opt_format = dist ? stack_opt_format_name(x.opt) :
-		"not_distributed";
-	out->opt_format_set = s.opt_format != STACK_OPT_UNSET;
-	struct ckpt_bytes_memo *memo = ckpt_memo_new(p, x.opt);
-
-	if (!memo)
+	x.experts = v.n_ex ? m->num_moe_experts : 0;
+	dist = opt_layout(p, &s, &x, out);
+	if (!(memo = ckpt_memo_new(p, x.opt)))
 		return -1;
-	/* the save itself aborts when the stack cannot write the format */
-	char why_not[256];
-
-	if (on && dist && s.opt_format == STACK_OPT_FULLY_RESHARDABLE &&
-	    !ckpt_fully_reshardable_ok(p, &s, m, why_not,
-				       sizeof(why_not))) {
-		struct diag *d = diag_add(diags, "GT735",
-			s.loc[STACK_OPT_FORMAT],
-			"gtplan.stack.optimizer_ckpt_format",
-			"the optimizer state cannot be saved as "
-			"fully_reshardable: %s", why_not);
-
-		diag_hint(d, "save dp_reshardable (gtplan.stack."
-			  "optimizer_ckpt_format: dp_reshardable), or use a "
-			  "Megatron-LM with PR #7162 and no fused projections "
-			  "or native-FP8 weights under GTP");
-	}
-	out->keys = layers * (long long)n_layer + (long long)(n_tensors -
-		n_layer) + 1 + p->lanes;
-	if (n_ex)
-		out->keys += (long long)n_ex * model_moe_layers(m, 0, layers);
-	int xrep = on; /* experts are reported on their first stage */
+	if (on && dist)
+		check_opt_format(p, &s, m, diags);
+	out->keys = layers * (long long)v.n_layer +
+		    (long long)(v.n_tensors - v.n_layer) + 1 + p->lanes;
+	if (v.n_ex)
+		out->keys += (long long)v.n_ex * model_moe_layers(m, 0, layers);
 	for (long long st = 0; st < p->pp && rc == 0; st++) {
 		long long nl = layers / p->pp + (st < layers % p->pp);
 
-		for (size_t i = 0; i < n && rc == 0; i++) {
-			if (i < n_tensors && !mult(&it[i], st, nl))
-				continue;
-			/* each item is reported once: on stage 0. With
-			 * EP > 1 Megatron keys the RNG state (pp, tp, dp_cp
-			 * rank), replica id 0: the framework rule GT640
-			 * reports that form of the collision. */
-			int report = on && (st == 0 || it[i].stage >= 0) &&
-				!(it[i].kind == CKPT_RNG && p->ep > 1);
-
-			rc = check_item(&x, &it[i], st, first, i < n_tensors ?
-					mult(&it[i], st, nl) : nl, report,
-					&out->shards);
-		}
-		if (rc == 0)
-			rc = ckpt_check_opt(&x, it, n_tensors, st, first, nl,
-					    on, out);
-		long long nmoe = n_ex ? model_moe_layers(m, first, nl) : 0;
-		long long xl = nmoe ? ckpt_first_moe(m, first, nl) : first;
-
-		for (size_t i = 0; i < n_ex && nmoe && rc == 0; i++)
-			rc = ckpt_check_expert(&x, &ex[i], st, xl, nmoe,
-					       xrep, &out->shards);
-		if (rc == 0)
-			rc = ckpt_check_expert_opt(&x, ex, n_ex, st, xl, nmoe,
-						   xrep, out);
-		if (nmoe)
-			xrep = 0;
-		/* writers and bytes per rank */
-		if (rc == 0)
-			ckpt_stage_bytes(&x, memo, it, n, n_tensors, ex, n_ex,
-					 st, nl, nmoe, dist, out);
+		rc = check_stage(&x, m, &v, memo, st, first, nl, on, dist,
+				 &xrep, out);
 		ckpt_memo_clear(memo);
 		first += nl;
 	}

@@ -20,6 +20,10 @@
  * exactly one main replica (replica id all zeros) and object keys are
  * unique: GT710 (chunk claimed twice), GT711 (chunk never written), GT712
  * (duplicate object key). Padding never enters checkpoint coordinates.
+ *
+ * Ownership: plain values; the checkpoint functions allocate only inside
+ * a call and free before they return. A struct ckpt_summary's opt_format
+ * is a static string; a struct ckpt_tensor's name is static.
  */
 #ifndef GTPLAN_CKPT_H
 #define GTPLAN_CKPT_H
@@ -94,6 +98,43 @@ void ckpt_vocab_entry_of(const struct plan *p, const struct stack *s,
 int ckpt_fully_reshardable_ok(const struct plan *p, const struct stack *s,
 			      const struct model_shape *m, char *why,
 			      size_t len);
+
+/* Where a tensor of the checkpoint lives. */
+enum ckpt_part {
+	CKPT_PART_LINEAR,      /* a split linear of every layer */
+	CKPT_PART_NORM,        /* a norm of every layer */
+	CKPT_PART_EXPERT,      /* a split linear of every MoE layer's experts
+				  (one expert's shape) */
+	CKPT_PART_EXPERT_BIAS, /* the experts' linear_fc2 bias [E, hidden] */
+	CKPT_PART_FIRST,       /* once per model, on the first stage */
+	CKPT_PART_LAST,        /* once per model, on the last stage */
+};
+
+/* One tensor of a Megatron checkpoint: the list both the checkpoint check
+ * (ckpt_check) and resharding (reshard.h) walk. */
+struct ckpt_tensor {
+	enum ckpt_part part;
+	enum ckpt_kind kind;   /* COLUMN, ROW, NORM or VOCAB */
+	const char *name;      /* model.h's name: "linear_qkv",
+				  "experts.linear_fc1", "input_layernorm",
+				  "embedding.word_embeddings", ... (static) */
+	char key[48];          /* the key in the layer or the model:
+				  "self_attention.linear_qkv.weight" */
+	long long rows, cols;
+};
+
+/* The most tensors ckpt_tensors() lists: a layer's linears and 2 norms,
+ * the experts' linears and bias, embedding, output layer, final norm. */
+#define CKPT_MAX_TENSORS (2 * MODEL_MAX_WEIGHTS + 6)
+
+/* Fills v (room for CKPT_MAX_TENSORS) with model m's tensors, in this
+ * order: each layer's split linears and its two norms, then (experts != 0)
+ * the experts' linears and, when m adds linear biases, linear_fc2's bias
+ * (fc1's ETP-split bias is left out, as the dense linears' biases are),
+ * then the vocab-parallel embedding, the untied output layer and the final
+ * norm. Returns the count: 0 for an unknown shape. */
+size_t ckpt_tensors(const struct model_shape *m, int experts,
+		    struct ckpt_tensor *v);
 
 /* The `checkpoint` summary of the plan JSON. */
 struct ckpt_summary {

@@ -15,7 +15,9 @@ static long long round_up(long long x, long long m)
 /* The entry on `grid` (the dense grid, or the expert grid whose TP, GTP
  * and DP axes are ETP, EG and EDP). `slice`: the rows of one TP slice of
  * a column-parallel weight (0: rows / TP rounded up; the vocabulary's
- * padded / TP). */
+ * padded / TP). Over 80 lines on purpose: one case per entry kind, each
+ * that kind's sharded layout, kept in one switch so the kinds read side by
+ * side. */
 static void entry_on(const struct plan *p, const struct lay_grid *grid,
 		     const struct stack *s, enum ckpt_kind k, long long rows,
 		     long long cols, long long pad, long long slice,

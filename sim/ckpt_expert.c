@@ -120,29 +120,21 @@ static void expert_chunk_text(const struct ckpt_ctx *x,
 static long long expert_claimants(const struct ckpt_ctx *x,
 				  const struct ckpt_item *it, long long st,
 				  long long want, long long nch, int main_only,
-				  char *buf, size_t len)
+				  struct strbuf *who)
 {
 	const struct plan *p = x->p;
 	long long per = p->expert.world / p->pp, n = 0, c[LAY_NAXES];
 	struct ckpt_entry e;
-	size_t at = 0;
 
-	buf[0] = 0;
 	for (long long i = 0; i < per; i++) {
 		grid_stage_coords(&p->expert, st, i, c);
 		expert_entry(x, it, c, &e);
 		if ((main_only && !e.main) ||
 		    c[LAY_EP] * nch + chunk_index(&e) != want)
 			continue;
-		if (n++ < CKPT_LIST && at < len)
-			at += (size_t)snprintf(buf + at, len - at,
-				"%srank %lld (etp %lld, ep %lld, egtp %lld, edp "
-				"%lld, pp %lld)", n > 1 ? ", " : "",
-				lay_rank(&p->expert, c), c[LAY_TP], c[LAY_EP],
-				c[LAY_GTP], c[LAY_DP], c[LAY_PP]);
+		ckpt_claimant(who, ++n, &p->expert, c, 1);
 	}
-	if (n > CKPT_LIST && at < len)
-		snprintf(buf + at, len - at, " and %lld more", n - CKPT_LIST);
+	ckpt_claimants_end(who, n);
 	return n;
 }
 
@@ -180,7 +172,8 @@ int ckpt_check_expert(struct ckpt_ctx *x, const struct ckpt_item *it,
 	if (bad < 0 || !report)
 		return 0;
 
-	char key[160], ch[192], who[512];
+	char key[160], ch[192];
+	struct strbuf who = STRBUF_INIT;
 	const char *every = nmoe > 1 || p->pp > 1 ?
 		"; the same for every MoE layer" : "";
 	struct diag *d;
@@ -188,7 +181,8 @@ int ckpt_check_expert(struct ckpt_ctx *x, const struct ckpt_item *it,
 	ckpt_key_of(it, layer, key, sizeof(key));
 	expert_chunk_text(x, it, &e, bad, ch, sizeof(ch));
 	long long held = expert_claimants(x, it, st, bad, nch,
-					  x->cnt[bad] > 1, who, sizeof(who));
+					  x->cnt[bad] > 1, &who);
+	const char *whos = strbuf_str(&who) ? strbuf_str(&who) : "";
 	int norm = it->kind == CKPT_NORM;
 	int sk = norm ? STACK_REPLICA : STACK_WRITER;
 	const char *path = norm ? "gtplan.stack.replica_group" :
@@ -198,7 +192,7 @@ int ckpt_check_expert(struct ckpt_ctx *x, const struct ckpt_item *it,
 		d = diag_add(x->diags, "GT710", ckpt_stack_loc(x, sk), path,
 			     "checkpoint chunk %s of %s claimed %lld times by "
 			     "main replicas (%s): %s%s", ch, key, x->cnt[bad],
-			     who, why_expert(x, it->kind), every);
+			     whos, why_expert(x, it->kind), every);
 		if (norm)
 			diag_hint(d, "fold the expert GTP rank into the replica "
 				  "id: gtplan.stack.replica_group: dp_cp_gtp");
@@ -213,12 +207,13 @@ int ckpt_check_expert(struct ckpt_ctx *x, const struct ckpt_item *it,
 			     "main replica (replica id all zeros) saves it, "
 			     "though %s hold%s it (%lld of the %lld (EP "
 			     "rank, piece) pairs have none): %s%s", ch, key,
-			     who, held == 1 ? "s" : "", never, n,
+			     whos, held == 1 ? "s" : "", never, n,
 			     why_expert(x, it->kind), every);
 		diag_hint(d, "elect the writers of expert pieces over the "
 			  "GTP-excluded expert data-parallel group (gtplan."
 			  "stack.sharded_replica_group: dp_cp)");
 	}
+	strbuf_release(&who);
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "ckpt.h"
+#include "strbuf.h"
 
 #define B(a) (1u << (a))
 #define CKPT_LIST 4 /* claimants named in a finding */
@@ -130,6 +131,14 @@ static inline void stage_coords(const struct plan *p, long long st,
 /* ---- ckpt.c: findings ---------------------------------------------------- */
 
 /* Where a finding about gtplan.stack key `key` points. */
+/* Names claimant number n (1-based, counting every one) of a chunk in
+ * *who: the first CKPT_LIST by rank and coordinates on grid g (the expert
+ * grid's names when expert), then " and N more" from ckpt_claimants_end
+ * with the total. */
+void ckpt_claimant(struct strbuf *who, long long n, const struct lay_grid *g,
+		   const long long c[LAY_NAXES], int expert);
+void ckpt_claimants_end(struct strbuf *who, long long n);
+
 struct diag_loc ckpt_stack_loc(const struct ckpt_ctx *x, int key);
 /* Why the stack elects the main replicas of kind k as it does. */
 const char *ckpt_why(const struct ckpt_ctx *x, enum ckpt_kind k);

@@ -253,24 +253,6 @@ void cost_model_init(struct cost_model *cm, const struct plan *p,
 
 /* ---- GT531: TP and GTP groups across NVLink domains ------------------------ */
 
-static struct diag_loc loc_of(const struct cfg_node *root, const char *path)
-{
-	const struct cfg_node *n = cfg_path(root, path);
-
-	return n ? n->loc : DIAG_NOLOC;
-}
-
-/* The first of `paths` the config sets (NULL-terminated), else the last. */
-static const char *first_set(const struct cfg_node *root,
-			     const char *const *paths)
-{
-	size_t i;
-
-	for (i = 0; paths[i + 1] && !cfg_path(root, paths[i]); i++)
-		;
-	return paths[i];
-}
-
 /* "ranks 0, 4, 8 on nodes 0, 1" or "ranks 0-15 on nodes 0, 1" for group
  * `idx` of a layout kind (at most 8 ranks and 8 nodes named). */
 static void group_text(const struct plan *p, unsigned kind, long long idx,
@@ -345,6 +327,78 @@ static long long block_text(const struct lay_grid *g, enum lay_axis axis,
 }
 
 
+/* The words of one spanning-group finding. */
+struct span {
+	const char *key;   /* where it points */
+	const char *up;    /* the kind, upper case: "TP", "GTP", ... */
+	const char *dom;   /* "nodes of 8 GPUs" or "NVLink domains of ..." */
+	const char *grp;   /* the group's ranks and nodes */
+	const char *block; /* what a group spans in this rank order */
+	long long ex;      /* the group's index */
+};
+
+/* GT533: GTP groups span domains, their gathers hidden by prefetch (or no
+ * estimate to tell): a note, since prefetch is what makes GTP across nodes
+ * work. */
+static int note_hidden(const struct cfg_node *root, const struct span *sp,
+		       const struct cost_call *train, struct diag_list *diags)
+{
+	struct diag *d = diag_add(diags, "GT533", cfg_loc(root, sp->key),
+		sp->key, "%s groups span %s: %s group %lld is %s; its weight "
+		"gathers cross the network%s", sp->up, sp->dom, sp->up, sp->ex,
+		sp->grp, train->valid ? ", hidden behind compute by prefetch "
+		"(estimate)" : "");
+
+	if (!d)
+		return -1;
+	if (train->valid)
+		diag_note(d, DIAG_NOLOC, "%.0f ms of GTP traffic per train "
+			  "step, %.0f ms exposed", train->gtp_us / 1e3,
+			  train->gtp_exposed_us / 1e3);
+	diag_hint(d, "nothing to change while compute hides them; with "
+		  "smaller micro-batches or faster GPUs, use nodes whose GPU "
+		  "count is a multiple of %s", sp->block);
+	return 0;
+}
+
+/* GT531: TP-like groups (gtp: GTP-like ones whose gathers are exposed)
+ * span domains. */
+static int report_span(const struct cfg_node *root, const struct span *sp,
+		       int gtp, const struct cost_call *train,
+		       long long domain, struct diag_list *diags)
+{
+	struct diag *d;
+
+	if (!gtp)
+		d = diag_add(diags, "GT531", cfg_loc(root, sp->key), sp->key,
+			"%s groups span %s: %s group %lld is %s; its "
+			"collectives, on the critical path of every layer, run "
+			"at network speed", sp->up, sp->dom, sp->up, sp->ex,
+			sp->grp);
+	else
+		d = diag_add(diags, "GT531", cfg_loc(root, sp->key), sp->key,
+			"%s groups span %s and their weight gathers are not "
+			"hidden behind compute: %s group %lld is %s; %.0f of "
+			"%.0f ms of GTP traffic per train step is exposed "
+			"(estimate)", sp->up, sp->dom, sp->up, sp->ex, sp->grp,
+			train->gtp_exposed_us / 1e3, train->gtp_us / 1e3);
+	if (!d)
+		return -1;
+	if (gtp)
+		diag_hint(d, "use nodes whose GPU count is a multiple of %s "
+			  "(what a group spans in this rank order), a smaller "
+			  "weight-shard count, or larger micro-batches so that "
+			  "compute hides the gathers", sp->block);
+	else
+		diag_hint(d, "keep %s within a node: %s <= %lld, tp (then "
+			  "gtp) fastest in gtplan.rank_order, and nodes whose "
+			  "GPU count is a multiple of %s; grow GTP or PP "
+			  "instead", sp->up, sp->up, domain, sp->block);
+	diag_note(d, cfg_loc(root, KEY_GPUS_PER_NODE),
+		  "GPUs per node are set here");
+	return 0;
+}
+
 int cost_check_spans(struct cost_model *cm, const struct cfg_node *root,
 		     const struct cost_call *train, struct diag_list *diags)
 {
@@ -359,7 +413,8 @@ int cost_check_spans(struct cost_model *cm, const struct cfg_node *root,
 	const struct plan *p = cm->p;
 	struct cost_call own;
 	int fired[2] = { 0, 0 };
-	char grp[256], dom[64], up[16];
+	char grp[256], dom[64], up[16], block[96];
+	struct span sp = { NULL, up, dom, grp, block, 0 };
 
 	if (cm->s.domain == p->train.gpus_per_node)
 		snprintf(dom, sizeof(dom), "nodes of %lld GPUs", cm->s.domain);
@@ -368,80 +423,29 @@ int cost_check_spans(struct cost_model *cm, const struct cfg_node *root,
 			 cm->s.domain);
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(*kinds); k++) {
 		unsigned kind = prog_kind(kinds[k]);
-		int gtp = k >= 2;
-		const char *key = first_set(root, keys[k]);
-		int expert = k == 1 || k == 3;
-		char block[96];
+		int gtp = k >= 2, expert = k == 1 || k == 3, rc;
 
+		sp.key = cfg_first_set(root, keys[k]);
 		block_text(cls_grid(p, kind), gtp ? LAY_GTP : LAY_TP, expert,
 			   block, sizeof(block));
-		long long ex;
-		struct diag *d;
-
 		if (kind == PROG_GK_NONE || fired[gtp] ||
-		    !cost_group_spans(cm, kind, &ex))
+		    !cost_group_spans(cm, kind, &sp.ex))
 			continue;
 		if (gtp && !train) {
 			if (cost_call_time(cm, PROG_TRAIN, &own, NULL, NULL))
 				own.valid = 0;
 			train = &own;
 		}
-		group_text(p, kind, ex, grp, sizeof(grp));
+		group_text(p, kind, sp.ex, grp, sizeof(grp));
 		cost_group_label(kind, up, sizeof(up));
-		/* hidden behind compute, or no estimate to tell: say so, as a
-		 * note, since prefetch is what makes GTP across nodes work */
 		if (gtp && (!train->valid ||
-			    train->gtp_exposed_us <= 0.05 * train->total_us)) {
-			d = diag_add(diags, "GT533", loc_of(root, key), key,
-				"%s groups span %s: %s group %lld is %s; its "
-				"weight gathers cross the network%s", up, dom,
-				up, ex, grp, train->valid ?
-				", hidden behind compute by prefetch "
-				"(estimate)" : "");
-			if (!d)
-				return -1;
-			if (train->valid)
-				diag_note(d, DIAG_NOLOC, "%.0f ms of GTP traffic "
-					  "per train step, %.0f ms exposed",
-					  train->gtp_us / 1e3,
-					  train->gtp_exposed_us / 1e3);
-			diag_hint(d, "nothing to change while compute hides "
-				  "them; with smaller micro-batches or faster "
-				  "GPUs, use nodes whose GPU count is a multiple "
-				  "of %s", block);
-			fired[gtp] = 1;
-			continue;
-		}
-		if (!gtp)
-			d = diag_add(diags, "GT531", loc_of(root, key), key,
-				"%s groups span %s: %s group %lld is %s; its "
-				"collectives, on the critical path of every "
-				"layer, run at network speed", up, dom, up, ex,
-				grp);
+			    train->gtp_exposed_us <= 0.05 * train->total_us))
+			rc = note_hidden(root, &sp, train, diags);
 		else
-			d = diag_add(diags, "GT531", loc_of(root, key), key,
-				"%s groups span %s and their weight gathers are "
-				"not hidden behind compute: %s group %lld is %s; "
-				"%.0f of %.0f ms of GTP traffic per train step "
-				"is exposed (estimate)", up, dom, up, ex, grp,
-				train->gtp_exposed_us / 1e3,
-				train->gtp_us / 1e3);
-		if (!d)
+			rc = report_span(root, &sp, gtp, train, cm->s.domain,
+					 diags);
+		if (rc)
 			return -1;
-		if (gtp)
-			diag_hint(d, "use nodes whose GPU count is a multiple "
-				  "of %s (what a group spans in this rank "
-				  "order), a smaller weight-shard count, or "
-				  "larger micro-batches so that compute hides "
-				  "the gathers", block);
-		else
-			diag_hint(d, "keep %s within a node: %s <= %lld, tp "
-				  "(then gtp) fastest in gtplan.rank_order, and "
-				  "nodes whose GPU count is a multiple of %s; "
-				  "grow GTP or PP instead", up, up, cm->s.domain,
-				  block);
-		diag_note(d, loc_of(root, KEY_GPUS_PER_NODE),
-			  "GPUs per node are set here");
 		fired[gtp] = 1;
 	}
 	return 0;

@@ -11,6 +11,9 @@
  * Worker i is training rank i; its driver coordinates come from the
  * row-major reshape, not from Megatron's rank order (that mismatch is what
  * the placement check finds). Everything here is O(1) per rank.
+ *
+ * Ownership: a struct drv_layout is the caller's value (no release); the
+ * functions read the plan and allocate nothing that outlives a call.
  */
 #ifndef GTPLAN_DISPATCH_H
 #define GTPLAN_DISPATCH_H

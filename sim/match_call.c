@@ -30,14 +30,18 @@ static int call_rank_prog(void *ctx, long long rank, struct disp_rank *dr)
 }
 
 /* The programs of call c, one per pipeline stage when they differ by
- * stage (x->per_stage), else one. *progs is heap-allocated; release each
- * of the *n built and free it, also on error. Returns 0, or -1. */
+ * stage (x->per_stage), else one, handed to the play s. *progs is
+ * heap-allocated; release each of the *n built and free it, also on
+ * error. Returns 0, or -1 (also without a rank grid). */
 static int call_progs(const struct plan *p, const struct model_shape *m,
 		      const struct call_def *c, const struct prog_opts *o,
-		      struct call_ctx *x, struct prog **progs, size_t *n)
+		      struct call_ctx *x, struct match_setup *s,
+		      struct prog **progs, size_t *n)
 {
 	size_t want;
 
+	if (!p->grid_ok)
+		return -1;
 	/* only these programs differ by pipeline stage */
 	x->per_stage = c->program == PROG_TRAIN || c->program == PROG_FORWARD ||
 		       c->program == PROG_REFIT_IPC ||
@@ -52,6 +56,8 @@ static int call_progs(const struct plan *p, const struct model_shape *m,
 		if (prog_build(&(*progs)[*n], p, m, c->program, (long long)*n,
 			       o))
 			return -1;
+	s->progs = *progs;
+	s->n_progs = *n;
 	return 0;
 }
 
@@ -81,12 +87,8 @@ int match_call(const struct plan *p, const struct model_shape *m,
 	res->first_diag = diags->n;
 	res->n_diags = 0;
 	res->shards = p->grid_ok ? disp_shard_count(dl, c) : 0;
-	if (!p->grid_ok)
-		return -1;
-	if (call_progs(p, m, c, o, &x, &progs, &n))
+	if (call_progs(p, m, c, o, &x, &s, &progs, &n))
 		goto out;
-	s.progs = progs;
-	s.n_progs = n;
 	if (x.per_stage)
 		stages_check(p, progs, n, c->name, o, diags);
 	rc = match_run(&s, res, diags);
@@ -121,12 +123,8 @@ int match_call_where(const struct plan *p, const struct model_shape *m,
 
 	memset(w, 0, sizeof(*w));
 	memset(&res, 0, sizeof(res));
-	if (!p->grid_ok)
-		return -1;
-	if (call_progs(p, m, c, o, &x, &progs, &n))
+	if (call_progs(p, m, c, o, &x, &s, &progs, &n))
 		goto out;
-	s.progs = progs;
-	s.n_progs = n;
 	played = 1;
 	if (match_play_setup(&pl, &s, &res))
 		goto out;

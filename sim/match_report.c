@@ -9,30 +9,14 @@
 #include <string.h>
 
 #include "match_int.h"
+#include "strbuf.h"
 
 /* ---- findings ---------------------------------------------------------- */
 
-struct sbuf {
-	char b[4096];
-	size_t n;
-};
-
-static void sb(struct sbuf *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void sb(struct sbuf *s, const char *fmt, ...)
+/* A finding's text: what was written, or what fits when memory ran out. */
+static const char *text(const struct strbuf *s)
 {
-	va_list ap;
-	int w;
-
-	if (s->n + 1 >= sizeof(s->b))
-		return;
-	va_start(ap, fmt);
-	w = vsnprintf(s->b + s->n, sizeof(s->b) - s->n, fmt, ap);
-	va_end(ap);
-	if (w > 0)
-		s->n += (size_t)w < sizeof(s->b) - s->n ? (size_t)w :
-			sizeof(s->b) - s->n - 1;
+	return s->buf ? s->buf : "";
 }
 
 /* "1 was" / "2 were": the verb for a count. */
@@ -41,53 +25,53 @@ static const char *pl_s(long long n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
-static void rank_desc(const struct match_play *pl, long long r, struct sbuf *s)
+static void rank_desc(const struct match_play *pl, long long r, struct strbuf *s)
 {
 	long long c[LAY_NAXES];
 
 	lay_coords(&pl->p->dense, r, c);
-	sb(s, "rank %lld (t%lld c%lld g%lld d%lld p%lld)", r, c[LAY_TP],
+	strbuf_addf(s, "rank %lld (t%lld c%lld g%lld d%lld p%lld)", r, c[LAY_TP],
 	   c[LAY_CP], c[LAY_GTP], c[LAY_DP], c[LAY_PP]);
 }
 
-static void bytes_desc(long long b, struct sbuf *s)
+static void bytes_desc(long long b, struct strbuf *s)
 {
 	if (b < 1024)
-		sb(s, "%lld bytes", b);
+		strbuf_addf(s, "%lld bytes", b);
 	else if (b < 1024 * 1024)
-		sb(s, "%.1f KiB", (double)b / 1024);
+		strbuf_addf(s, "%.1f KiB", (double)b / 1024);
 	else if (b < 1024LL * 1024 * 1024)
-		sb(s, "%.2f MiB", (double)b / (1024 * 1024));
+		strbuf_addf(s, "%.2f MiB", (double)b / (1024 * 1024));
 	else
-		sb(s, "%.2f GiB", (double)b / (1024.0 * 1024 * 1024));
+		strbuf_addf(s, "%.2f GiB", (double)b / (1024.0 * 1024 * 1024));
 }
 
 static void group_desc(const struct match_play *pl, unsigned group, long long r,
-		       struct sbuf *s)
+		       struct strbuf *s)
 {
 	const struct lay_group_kind *gk = lay_group_kind_at(group);
 	long long idx, size;
 
 	if (!gk) {
-		sb(s, "%s (all %lld training ranks%s)", prog_group_name(group),
+		strbuf_addf(s, "%s (all %lld training ranks%s)", prog_group_name(group),
 		   pl->p->world, group == PROG_GK_TRAIN_INFER ?
 		   " and the inference engine" : "");
 		return;
 	}
 	size = lay_group_size(cls_grid(pl->p, group), gk->axes);
 	lay_group_of(cls_grid(pl->p, group), gk->axes, r, &idx, NULL);
-	sb(s, "%s groups such as [", gk->name);
+	strbuf_addf(s, "%s groups such as [", gk->name);
 	for (long long i = 0; i < size; i++) {
 		if (size > 8 && i == 4) {
-			sb(s, ", ...");
+			strbuf_addf(s, ", ...");
 			i = size - 1;
 		}
-		sb(s, "%s%lld", i ? ", " : "",
+		strbuf_addf(s, "%s%lld", i ? ", " : "",
 		   lay_group_member(cls_grid(pl->p, group), gk->axes, idx, i));
 	}
-	sb(s, "]");
+	strbuf_addf(s, "]");
 	if (size > 8)
-		sb(s, " (%lld ranks)", size);
+		strbuf_addf(s, " (%lld ranks)", size);
 }
 
 /* Up to `max` ranks of r's group of `group` whose class is wanted. */
@@ -113,34 +97,34 @@ static size_t pick(const struct match_play *pl, unsigned group, long long r,
 }
 
 static void examples(const struct match_play *pl, unsigned group, long long r,
-		     const uint8_t *want, struct sbuf *s, long long *first)
+		     const uint8_t *want, struct strbuf *s, long long *first)
 {
 	long long ex[4];
 	size_t n = pick(pl, group, r, want, ex, 4);
 
 	for (size_t i = 0; i < n && i < 3; i++) {
-		sb(s, "%s", i ? ", " : "");
+		strbuf_addf(s, "%s", i ? ", " : "");
 		rank_desc(pl, ex[i], s);
 	}
 	if (n > 3)
-		sb(s, ", ...");
+		strbuf_addf(s, ", ...");
 	if (first)
 		*first = n ? ex[0] : -1;
 }
 
-static void op_desc(const struct match_play *pl, uint32_t c, struct sbuf *s)
+static void op_desc(const struct match_play *pl, uint32_t c, struct strbuf *s)
 {
 	char lab[256];
 	const struct prog_op *op = match_cur(pl, c);
 
-	sb(s, "op #%zu, %s", pl->pc[c],
+	strbuf_addf(s, "op #%zu, %s", pl->pc[c],
 	   prog_op_label(pl->prog[c], op, lab, sizeof(lab)));
 }
 
 /* Why the driver left rank m out (appended to s), and the hint that goes
  * with it (into h). */
-static void never_why(const struct match_play *pl, long long m, struct sbuf *s,
-		      struct sbuf *h)
+static void never_why(const struct match_play *pl, long long m, struct strbuf *s,
+		      struct strbuf *h)
 {
 	struct disp_rank dr = { .left_out_by = AX_N, .shard = -1 };
 	long long co[AX_N];
@@ -148,26 +132,26 @@ static void never_why(const struct match_play *pl, long long m, struct sbuf *s,
 
 	pl->s->rank_prog(pl->s->ctx, m, &dr);
 	if (dr.left_out_by == AX_N || !pl->s->dl) {
-		sb(s, "the driver does not call them");
-		sb(h, "every member of a group must run the call");
+		strbuf_addf(s, "the driver does not call them");
+		strbuf_addf(h, "every member of a group must run the call");
 		return;
 	}
 	ax = drv_axis_name(dr.left_out_by);
 	drv_coords(pl->s->dl, m, co);
 	if (pl->s->def && pl->s->def->dispatch != CALL_SHARDED)
-		sb(s, "the driver calls %s only at index 0 of '%s', one of its "
+		strbuf_addf(s, "the driver calls %s only at index 0 of '%s', one of its "
 		   "run_rank_0_only_axes, and rank %lld is at index %lld there",
 		   pl->s->call, ax, m, co[dr.left_out_by]);
 	else
-		sb(s, "the driver calls %s only at index 0 of '%s', which the "
+		strbuf_addf(s, "the driver calls %s only at index 0 of '%s', which the "
 		   "call neither shards nor replicates, and rank %lld is at "
 		   "index %lld there", pl->s->call, ax, m, co[dr.left_out_by]);
 	if (dr.left_out_by == AX_GTP)
-		sb(h, "keep the 4-D driver layout (gtplan.driver_layout: 4d): "
+		strbuf_addf(h, "keep the 4-D driver layout (gtplan.driver_layout: 4d): "
 		   "its data_parallel axis already counts every lane as d x G "
 		   "+ g, so a call that shards data_parallel reaches every GPU");
 	else
-		sb(h, "shard or replicate '%s' in %s (or make dummy calls to "
+		strbuf_addf(h, "shard or replicate '%s' in %s (or make dummy calls to "
 		   "free axes) so that every member of the group runs it", ax,
 		   pl->s->call);
 }
@@ -185,7 +169,7 @@ static void gtp_note(struct match_play *pl, uint32_t a, struct diag *d)
 	for (size_t i = save + 1; i < g->n; i++) {
 		const struct match_comp *k;
 		long long called = 0, all = 0;
-		struct sbuf s = { .n = 0 };
+		struct strbuf s = STRBUF_INIT;
 
 		if (g->ops[i].group != gtp || g->ops[i].kind != OP_ALL_GATHER)
 			continue;
@@ -199,11 +183,12 @@ static void gtp_note(struct match_play *pl, uint32_t a, struct diag *d)
 		pl->pc[a] = i;
 		op_desc(pl, a, &s);
 		pl->pc[a] = save;
-		sb(&s, ", would wait for never-called ranks too: ");
+		strbuf_addf(&s, ", would wait for never-called ranks too: ");
 		group_desc(pl, gtp, pl->cp.rep[a], &s);
 		diag_note(d, DIAG_NOLOC, "past it, %s; %lld of the %lld members "
-			  "of each such group %s called", s.b, called, all,
-			  called == 1 ? "is" : "are");
+			  "of each such group %s called", text(&s), called,
+			  all, called == 1 ? "is" : "are");
+		strbuf_release(&s);
 		return;
 	}
 }
@@ -253,7 +238,7 @@ static void report_collective(struct match_play *pl, uint32_t a,
 	const struct prog_op *op = match_cur(pl, a);
 	const struct match_comp *k = match_comp_of(pl, a, op->group);
 	enum match_why w = (enum match_why)pl->why[a];
-	struct sbuf s = { .n = 0 }, h = { .n = 0 };
+	struct strbuf s = STRBUF_INIT, h = STRBUF_INIT;
 	struct tally t;
 	struct diag *d;
 	long long miss = -1, r = pl->cp.rep[a];
@@ -261,44 +246,44 @@ static void report_collective(struct match_play *pl, uint32_t a,
 	memset(wa, 0, pl->n);
 	memset(ww, 0, pl->n);
 	tally(pl, a, k, wa, ww, w, &t);
-	sb(&s, "%s %s at ", pl->s->call, w == WHY_MISMATCH ?
+	strbuf_addf(&s, "%s %s at ", pl->s->call, w == WHY_MISMATCH ?
 	   "issues mismatched collectives" : "hangs");
 	op_desc(pl, a, &s);
-	sb(&s, ", ");
+	strbuf_addf(&s, ", ");
 	bytes_desc(op->amount, &s);
-	sb(&s, " per rank, over ");
+	strbuf_addf(&s, " per rank, over ");
 	group_desc(pl, op->group, r, &s);
-	sb(&s, ": %lld of their %lld ranks arrived (", t.arrived, t.all);
+	strbuf_addf(&s, ": %lld of their %lld ranks arrived (", t.arrived, t.all);
 	examples(pl, op->group, r, wa, &s, NULL);
 	if (w == WHY_NEVER) {
-		sb(&s, "); %lld %s never called (", t.by[WHY_NEVER],
+		strbuf_addf(&s, "); %lld %s never called (", t.by[WHY_NEVER],
 		   pl_s(t.by[WHY_NEVER], "was", "were"));
 		examples(pl, op->group, r, ww, &s, &miss);
-		sb(&s, "): ");
+		strbuf_addf(&s, "): ");
 	} else if (w == WHY_DONE) {
-		sb(&s, "); %lld had already finished the call (",
+		strbuf_addf(&s, "); %lld had already finished the call (",
 		   t.by[WHY_DONE]);
 		examples(pl, op->group, r, ww, &s, &miss);
-		sb(&s, ") after %zu op%s", pl->prog[pl->leaf[a]]->n,
+		strbuf_addf(&s, ") after %zu op%s", pl->prog[pl->leaf[a]]->n,
 		   pl_s((long long)pl->prog[pl->leaf[a]]->n, "", "s"));
 	} else {
 		uint32_t b = pl->leaf[a];
 
-		sb(&s, "); %lld %s a different op there instead (",
+		strbuf_addf(&s, "); %lld %s a different op there instead (",
 		   t.by[WHY_MISMATCH], pl_s(t.by[WHY_MISMATCH], "issues",
 					    "issue"));
 		examples(pl, op->group, r, ww, &s, &miss);
-		sb(&s, "): ");
+		strbuf_addf(&s, "): ");
 		op_desc(pl, b, &s);
-		sb(&s, ", ");
+		strbuf_addf(&s, ", ");
 		bytes_desc(match_cur(pl, b)->amount, &s);
-		sb(&s, " per rank");
+		strbuf_addf(&s, " per rank");
 	}
 	if (w == WHY_NEVER && miss >= 0)
 		never_why(pl, miss, &s, &h);
-	d = diag_add(diags, root_code[w], pl->s->loc, NULL, "%s", s.b);
-	if (h.n)
-		diag_hint(d, "%s", h.b);
+	d = diag_add(diags, root_code[w], pl->s->loc, NULL, "%s", text(&s));
+	if (h.len)
+		diag_hint(d, "%s", text(&h));
 	else if (w == WHY_DONE)
 		diag_hint(d, "the members' programs differ in length (micro-"
 			  "batches or layers per stage); every member of a "
@@ -311,6 +296,8 @@ static void report_collective(struct match_play *pl, uint32_t a,
 		  t.arrived_group == 1 ? "s" : "");
 	if (w == WHY_NEVER)
 		gtp_note(pl, a, d);
+	strbuf_release(&s);
+	strbuf_release(&h);
 }
 
 static void report_p2p(struct match_play *pl, uint32_t a,
@@ -319,37 +306,37 @@ static void report_p2p(struct match_play *pl, uint32_t a,
 	const struct prog_op *op = match_cur(pl, a);
 	uint32_t b = match_peer(pl, a, op);
 	long long ra = pl->cp.rep[a];
-	struct sbuf s = { .n = 0 }, h = { .n = 0 };
+	struct strbuf s = STRBUF_INIT, h = STRBUF_INIT;
 	enum match_why w = (enum match_why)pl->why[a];
 	struct diag *d;
 
-	sb(&s, "%s %s: ", pl->s->call, w == WHY_MISMATCH ?
+	strbuf_addf(&s, "%s %s: ", pl->s->call, w == WHY_MISMATCH ?
 	   "issues p2p exchanges that do not pair" : "hangs");
 	rank_desc(pl, ra, &s);
-	sb(&s, " (stage %lld) is at ", match_stage_of(pl, ra));
+	strbuf_addf(&s, " (stage %lld) is at ", match_stage_of(pl, ra));
 	op_desc(pl, a, &s);
 	if (b == MATCH_NO_CLS) {
-		sb(&s, ", but there is no such stage");
+		strbuf_addf(&s, ", but there is no such stage");
 	} else if (w == WHY_NEVER) {
-		sb(&s, ", and its peer ");
+		strbuf_addf(&s, ", and its peer ");
 		rank_desc(pl, pl->cp.rep[b], &s);
-		sb(&s, " was never called: ");
+		strbuf_addf(&s, " was never called: ");
 	} else if (w == WHY_DONE) {
-		sb(&s, ", but its peer ");
+		strbuf_addf(&s, ", but its peer ");
 		rank_desc(pl, pl->cp.rep[b], &s);
-		sb(&s, " had already finished the call after %zu op%s",
+		strbuf_addf(&s, " had already finished the call after %zu op%s",
 		   pl->prog[b]->n, pl_s((long long)pl->prog[b]->n, "", "s"));
 	} else {
-		sb(&s, ", while its peer ");
+		strbuf_addf(&s, ", while its peer ");
 		rank_desc(pl, pl->cp.rep[b], &s);
-		sb(&s, " is at ");
+		strbuf_addf(&s, " is at ");
 		op_desc(pl, b, &s);
 	}
 	if (w == WHY_NEVER)
 		never_why(pl, pl->cp.rep[b], &s, &h);
-	d = diag_add(diags, root_code[w], pl->s->loc, NULL, "%s", s.b);
-	if (h.n)
-		diag_hint(d, "%s", h.b);
+	d = diag_add(diags, root_code[w], pl->s->loc, NULL, "%s", text(&s));
+	if (h.len)
+		diag_hint(d, "%s", text(&h));
 	else if (w == WHY_DONE)
 		diag_hint(d, "the stages' programs differ in length (micro-"
 			  "batches or layers); both stages must run the same "
@@ -358,30 +345,33 @@ static void report_p2p(struct match_play *pl, uint32_t a,
 		diag_hint(d, "each exchange must meet its complement on the "
 			  "neighbouring stage (a send forward meets a receive "
 			  "forward), in the same order on both stages");
+	strbuf_release(&s);
+	strbuf_release(&h);
 }
 
 static void report_cycle(struct match_play *pl, uint32_t a,
 			 struct diag_list *diags)
 {
-	struct sbuf s = { .n = 0 };
+	struct strbuf s = STRBUF_INIT;
 	struct diag *d;
 	uint32_t x = a;
 	int links = 0;
 
-	sb(&s, "%s deadlocks in a wait-for cycle: ", pl->s->call);
+	strbuf_addf(&s, "%s deadlocks in a wait-for cycle: ", pl->s->call);
 	do {
-		sb(&s, "%s", links ? ", which waits for " : "");
+		strbuf_addf(&s, "%s", links ? ", which waits for " : "");
 		rank_desc(pl, pl->cp.rep[x], &s);
-		sb(&s, " at ");
+		strbuf_addf(&s, " at ");
 		op_desc(pl, x, &s);
 		x = pl->next[x];
 	} while (x != a && x != MATCH_NO_CLS && ++links < 4);
-	sb(&s, ", which waits for ");
+	strbuf_addf(&s, ", which waits for ");
 	rank_desc(pl, pl->cp.rep[x], &s);
-	d = diag_add(diags, "GT503", pl->s->loc, NULL, "%s", s.b);
+	d = diag_add(diags, "GT503", pl->s->loc, NULL, "%s", text(&s));
 	diag_hint(d, "order the exchanges so that every send meets a receive "
 		  "that is posted in the same order (Megatron batches "
 		  "send_forward_recv_backward into one grouped call)");
+	strbuf_release(&s);
 }
 
 static void report_derived(struct match_play *pl, uint32_t a,
@@ -389,45 +379,46 @@ static void report_derived(struct match_play *pl, uint32_t a,
 {
 	const struct prog_op *op = match_cur(pl, a);
 	uint32_t b = pl->next[a], r = pl->root[a];
-	struct sbuf s = { .n = 0 };
+	struct strbuf s = STRBUF_INIT;
 	struct tally t = { .by = { 0 } };
 	struct diag *d;
 	long long ra = pl->cp.rep[a];
 
 	memset(wa, 0, pl->n);
 	memset(ww, 0, pl->n);
-	sb(&s, "%s hangs at ", pl->s->call);
+	strbuf_addf(&s, "%s hangs at ", pl->s->call);
 	op_desc(pl, a, &s);
 	if (op->kind == OP_P2P) {
-		sb(&s, " on ");
+		strbuf_addf(&s, " on ");
 		rank_desc(pl, ra, &s);
-		sb(&s, ": its peer ");
+		strbuf_addf(&s, ": its peer ");
 	} else {
 		tally(pl, a, match_comp_of(pl, a, op->group), wa, ww, WHY_STUCK,
 		      &t);
-		sb(&s, ", over ");
+		strbuf_addf(&s, ", over ");
 		group_desc(pl, op->group, ra, &s);
-		sb(&s, ": %lld of their %lld ranks arrived (", t.arrived, t.all);
+		strbuf_addf(&s, ": %lld of their %lld ranks arrived (", t.arrived, t.all);
 		examples(pl, op->group, ra, wa, &s, NULL);
-		sb(&s, "); %lld %s stuck at an earlier op, e.g. ",
+		strbuf_addf(&s, "); %lld %s stuck at an earlier op, e.g. ",
 		   t.by[WHY_STUCK], pl_s(t.by[WHY_STUCK], "is", "are"));
 	}
 	rank_desc(pl, pl->cp.rep[b], &s);
-	sb(&s, " at ");
+	strbuf_addf(&s, " at ");
 	op_desc(pl, b, &s);
 	if (r != MATCH_NO_CLS && pl->cyc[r]) {
-		sb(&s, "; the chain ends in a wait-for cycle (GT503)");
+		strbuf_addf(&s, "; the chain ends in a wait-for cycle (GT503)");
 	} else if (r == b) {
-		sb(&s, ", which cannot complete (%s)", root_code[pl->why[r]]);
+		strbuf_addf(&s, ", which cannot complete (%s)", root_code[pl->why[r]]);
 	} else if (r != MATCH_NO_CLS) {
-		sb(&s, "; the chain ends at ");
+		strbuf_addf(&s, "; the chain ends at ");
 		rank_desc(pl, pl->cp.rep[r], &s);
-		sb(&s, " at ");
+		strbuf_addf(&s, " at ");
 		op_desc(pl, r, &s);
-		sb(&s, " (%s)", root_code[pl->why[r]]);
+		strbuf_addf(&s, " (%s)", root_code[pl->why[r]]);
 	}
-	d = diag_add(diags, "GT501", pl->s->loc, NULL, "%s", s.b);
+	d = diag_add(diags, "GT501", pl->s->loc, NULL, "%s", text(&s));
 	diag_hint(d, "fix the op the chain ends at; this one then completes");
+	strbuf_release(&s);
 }
 
 /* Emits the findings; returns the call's status. */

@@ -18,6 +18,9 @@
  * left blocked (the run never gets past that step). The run is the plan's:
  * gtplan-run started without --global-batch or --micro-batch, which would
  * change the micro-batches and so the collectives.
+ *
+ * Ownership: reads the plan, config and report it is given and keeps
+ * nothing; the files it writes are closed before it returns.
  */
 #ifndef GTPLAN_PREDICT_H
 #define GTPLAN_PREDICT_H

@@ -101,11 +101,20 @@ static void tp_coll(struct prog_bld *b, int in, int bwd, long long layer,
 	}
 }
 
-static void moe_fwd(struct prog_bld *b, long long layer, long long mb)
+/* Bytes one rank sends in each all-to-all of an MoE layer: its tokens,
+ * each routed to top-k experts, of the hidden size (its TP part under
+ * sequence parallelism). */
+static long long a2a_bytes(const struct prog_bld *b)
 {
 	long long topk = b->m.moe_router_topk > 0 ? b->m.moe_router_topk : 1;
-	long long a2a = b->tokens * topk * b->m.hidden_size * b->o.act_bytes /
-		(b->o.sequence_parallel ? b->p->tp : 1);
+
+	return b->tokens * topk * b->m.hidden_size * b->o.act_bytes /
+	       (b->o.sequence_parallel ? b->p->tp : 1);
+}
+
+static void moe_fwd(struct prog_bld *b, long long layer, long long mb)
+{
+	long long a2a = a2a_bytes(b);
 
 	prog_emit(b, OP_ALL_TO_ALL, b->k_ep, PH_FWD, W_DISPATCH, -1, layer, mb,
 		  a2a, PROG_AT_MLP);
@@ -117,9 +126,7 @@ static void moe_fwd(struct prog_bld *b, long long layer, long long mb)
 
 static void moe_bwd(struct prog_bld *b, long long layer, long long mb)
 {
-	long long topk = b->m.moe_router_topk > 0 ? b->m.moe_router_topk : 1;
-	long long a2a = b->tokens * topk * b->m.hidden_size * b->o.act_bytes /
-		(b->o.sequence_parallel ? b->p->tp : 1);
+	long long a2a = a2a_bytes(b);
 
 	prog_emit(b, OP_ALL_TO_ALL, b->k_ep, PH_BWD, W_COMBINE, -1, layer, mb,
 		  a2a, PROG_AT_MLP);

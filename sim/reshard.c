@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cfg_keys.h"
+#include "llsort.h"
 #include "stack.h"
 
 /* A piece in logical coordinates: rows [r0, r1), columns [c0, c1). */
@@ -82,39 +83,6 @@ static struct rect rect_of(const struct ckpt_entry *e)
 static int meets(const struct rect *a, const struct rect *b)
 {
 	return a->r0 < b->r1 && b->r0 < a->r1 && a->c0 < b->c1 && b->c0 < a->c1;
-}
-
-static int cmp_ll(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static size_t uniq(long long *v, size_t n)
-{
-	size_t k = 0;
-
-	qsort(v, n, sizeof(*v), cmp_ll);
-	for (size_t i = 0; i < n; i++)
-		if (!k || v[k - 1] != v[i])
-			v[k++] = v[i];
-	return k;
-}
-
-static size_t find(const long long *v, size_t n, long long x)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (v[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 /* The entry of local piece j (a local expert) of the rank at c, its
@@ -226,16 +194,18 @@ static int coverage(const struct rect *sv, long long n,
 		cb[nc++] = sv[i].c0;
 		cb[nc++] = sv[i].c1;
 	}
-	nr = uniq(rb, nr);
-	nc = uniq(cb, nc);
+	nr = ll_sort_uniq(rb, nr);
+	nc = ll_sort_uniq(cb, nc);
 	cnt = calloc(nr * nc, sizeof(*cnt));
 	if (!cnt)
 		goto oom;
 	for (long long i = 0; i < n; i++) {
 		if (sv[i].r0 == sv[i].r1 || sv[i].c0 == sv[i].c1)
 			continue;
-		size_t a0 = find(rb, nr, sv[i].r0), a1 = find(rb, nr, sv[i].r1);
-		size_t b0 = find(cb, nc, sv[i].c0), b1 = find(cb, nc, sv[i].c1);
+		size_t a0 = ll_lower_bound(rb, nr, sv[i].r0);
+		size_t a1 = ll_lower_bound(rb, nr, sv[i].r1);
+		size_t b0 = ll_lower_bound(cb, nc, sv[i].c0);
+		size_t b1 = ll_lower_bound(cb, nc, sv[i].c1);
 
 		for (size_t a = a0; a < a1; a++)
 			for (size_t b = b0; b < b1; b++)
@@ -345,13 +315,6 @@ static const char *model_diff(const struct model_shape *a,
 #undef F
 }
 
-static struct diag_loc loc_of(const struct cfg_node *root, const char *path)
-{
-	const struct cfg_node *n = cfg_path(root, path);
-
-	return n ? n->loc : DIAG_NOLOC;
-}
-
 static const char *layout_name(const struct plan *p)
 {
 	return p->driver_layout ? p->driver_layout : "4d";
@@ -374,37 +337,32 @@ static void add_weight(struct reshard_report *out, const char *name,
 	w->experts = experts;
 }
 
-/* The checkpoint's tensor kinds for model m (known shape). */
+/* The checkpoint's tensors for model m (known shape; ckpt_tensors), by
+ * their model.h names: each layer's linears, the experts' (only where both
+ * expert grids exist and EP divides them), the layer's norms, and the
+ * tensors saved once. The experts' bias is not in the report: whole on
+ * every expert peer, its pieces are those of the norms. */
 static void model_weights(const struct side *ss, const struct side *sl,
 			  const struct model_shape *m,
 			  struct reshard_report *out)
 {
-	struct model_weight mw[MODEL_MAX_WEIGHTS];
-	size_t nw = model_layer_weights(m, mw, MODEL_MAX_WEIGHTS);
-	long long h = m->hidden_size;
+	static const enum ckpt_part order[] = { CKPT_PART_LINEAR,
+		CKPT_PART_EXPERT, CKPT_PART_NORM, CKPT_PART_FIRST,
+		CKPT_PART_LAST };
+	struct ckpt_tensor t[CKPT_MAX_TENSORS];
+	int experts = ss->p->expert_grid_ok && sl->p->expert_grid_ok &&
+		      ss->p->ep > 0 && sl->p->ep > 0 &&
+		      m->num_moe_experts % ss->p->ep == 0 &&
+		      m->num_moe_experts % sl->p->ep == 0;
+	size_t n = ckpt_tensors(m, experts, t);
 
-	for (size_t i = 0; i < nw; i++)
-		if (mw[i].split != SPLIT_NONE)
-			add_weight(out, mw[i].name, mw[i].split == SPLIT_COLUMN ?
-				   CKPT_COLUMN : CKPT_ROW, mw[i].rows,
-				   mw[i].cols, 0);
-	/* experts: only where both expert grids exist and EP divides them */
-	nw = model_expert_weights(m, mw, MODEL_MAX_WEIGHTS);
-	if (ss->p->expert_grid_ok && sl->p->expert_grid_ok &&
-	    ss->p->ep > 0 && sl->p->ep > 0 &&
-	    m->num_moe_experts % ss->p->ep == 0 &&
-	    m->num_moe_experts % sl->p->ep == 0)
-		for (size_t i = 0; i < nw; i++)
-			add_weight(out, mw[i].name, mw[i].split == SPLIT_COLUMN ?
-				   CKPT_COLUMN : CKPT_ROW, mw[i].rows,
-				   mw[i].cols, m->num_moe_experts);
-	add_weight(out, "input_layernorm", CKPT_NORM, h, 1, 0);
-	add_weight(out, "pre_mlp_layernorm", CKPT_NORM, h, 1, 0);
-	add_weight(out, "embedding.word_embeddings", CKPT_VOCAB, m->vocab_size,
-		   h, 0);
-	if (!m->share_embeddings_and_output_weights)
-		add_weight(out, "output_layer", CKPT_VOCAB, m->vocab_size, h, 0);
-	add_weight(out, "decoder.final_layernorm", CKPT_NORM, h, 1, 0);
+	for (size_t k = 0; k < sizeof(order) / sizeof(*order); k++)
+		for (size_t i = 0; i < n; i++)
+			if (t[i].part == order[k])
+				add_weight(out, t[i].name, t[i].kind,
+					   t[i].rows, t[i].cols,
+					   t[i].part == CKPT_PART_EXPERT ?
+					   m->num_moe_experts : 0);
 }
 
 static long long vocab_divisor(const struct plan *p,
@@ -545,6 +503,71 @@ static void check_optimizer(const struct side *ss, const struct side *sl,
 	out->opt_ok = 0;
 }
 
+/* The reshard of one model between two layouts with rank grids: each
+ * weight's coverage, the driver layout, the optimizer state, and both
+ * sides' checkpoint plans (bytes per rank; their findings are lint's). */
+static int reshard_sides(struct side *ss, const struct cfg_node *rs,
+			 const struct model_shape *ms, struct side *sl,
+			 const struct cfg_node *rl,
+			 const struct model_shape *ml,
+			 struct reshard_report *out, struct diag_list *diags)
+{
+	const struct plan *ps = ss->p, *pl = sl->p;
+	struct diag_list quiet;
+	int covered = 1;
+
+	if (ms->known) {
+		out->layers = ms->num_layers;
+		model_weights(ss, sl, ms, out);
+	}
+	if (!out->n) { /* a small example: odd rows, so padding shows */
+		long long l = ps->tp / gcd(ps->tp, pl->tp) * pl->tp;
+
+		out->example = 1;
+		add_weight(out, "example_column", CKPT_COLUMN, 1000, 16 * l, 0);
+		add_weight(out, "example_row", CKPT_ROW, 1000, 16 * l, 0);
+	}
+	for (size_t i = 0; i < out->n; i++) {
+		struct reshard_weight *w = &out->w[i];
+
+		if (check_weight(ss, sl, w))
+			return -1;
+		if (w->covered)
+			continue;
+		covered = 0;
+		report_gap(ss, w, diags);
+	}
+	if (strcmp(layout_name(ps), layout_name(pl)) != 0) {
+		struct diag *d = diag_add(diags, "GT731",
+			cfg_loc(rl, KEY_DRIVER_LAYOUT),
+			"gtplan.driver_layout",
+			"saved under the %s driver layout, loaded under %s: the "
+			"driver's loader placement check ties a checkpoint to "
+			"its layout axes, so a %s save does not resume under %s",
+			layout_name(ps), layout_name(pl),
+			strcmp(layout_name(ps), "5d") ? "4-D" : "5-D",
+			strcmp(layout_name(pl), "5d") ? "4-D" : "5-D");
+
+		diag_hint(d, "keep gtplan.driver_layout the same on both "
+			  "sides");
+	}
+	out->layout_change = ps->tp != pl->tp || ps->cp != pl->cp ||
+		ps->gtp != pl->gtp || ps->dp_replicate != pl->dp_replicate ||
+		ps->pp != pl->pp || ps->ep != pl->ep || ps->etp != pl->etp ||
+		ps->egtp != pl->egtp;
+	check_optimizer(ss, sl, ms, out, diags);
+	out->reshardable = covered && out->opt_ok;
+	/* bytes per rank on both sides; their findings are lint's */
+	diag_list_init(&quiet, diags->srcs);
+	if (ckpt_check(ps, rs, ms, &out->saved, &quiet) ||
+	    ckpt_check(pl, rl, ml, &out->loaded, &quiet)) {
+		diag_list_release(&quiet);
+		return -1;
+	}
+	diag_list_release(&quiet);
+	return 0;
+}
+
 int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 		  const struct plan *pl, const struct cfg_node *rl,
 		  struct reshard_report *out, struct diag_list *diags)
@@ -554,7 +577,6 @@ int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 	struct diag_list quiet;
 	const char *f;
 	long long va = 0, vb = 0;
-	int covered = 1;
 
 	memset(out, 0, sizeof(*out));
 	memset(&ms, 0, sizeof(ms));
@@ -584,54 +606,5 @@ int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 	}
 	if (!ps->grid_ok || !pl->grid_ok || ps->pp <= 0 || pl->pp <= 0)
 		return 0;
-	if (ms.known) {
-		out->layers = ms.num_layers;
-		model_weights(&ss, &sl, &ms, out);
-	}
-	if (!out->n) { /* a small example: odd rows, so padding shows */
-		long long l = ps->tp / gcd(ps->tp, pl->tp) * pl->tp;
-
-		out->example = 1;
-		add_weight(out, "example_column", CKPT_COLUMN, 1000, 16 * l, 0);
-		add_weight(out, "example_row", CKPT_ROW, 1000, 16 * l, 0);
-	}
-	for (size_t i = 0; i < out->n; i++) {
-		struct reshard_weight *w = &out->w[i];
-
-		if (check_weight(&ss, &sl, w))
-			return -1;
-		if (w->covered)
-			continue;
-		covered = 0;
-		report_gap(&ss, w, diags);
-	}
-	if (strcmp(layout_name(ps), layout_name(pl)) != 0) {
-		struct diag *d = diag_add(diags, "GT731",
-			loc_of(rl, KEY_DRIVER_LAYOUT),
-			"gtplan.driver_layout",
-			"saved under the %s driver layout, loaded under %s: the "
-			"driver's loader placement check ties a checkpoint to "
-			"its layout axes, so a %s save does not resume under %s",
-			layout_name(ps), layout_name(pl),
-			strcmp(layout_name(ps), "5d") ? "4-D" : "5-D",
-			strcmp(layout_name(pl), "5d") ? "4-D" : "5-D");
-
-		diag_hint(d, "keep gtplan.driver_layout the same on both "
-			  "sides");
-	}
-	out->layout_change = ps->tp != pl->tp || ps->cp != pl->cp ||
-		ps->gtp != pl->gtp || ps->dp_replicate != pl->dp_replicate ||
-		ps->pp != pl->pp || ps->ep != pl->ep || ps->etp != pl->etp ||
-		ps->egtp != pl->egtp;
-	check_optimizer(&ss, &sl, &ms, out, diags);
-	out->reshardable = covered && out->opt_ok;
-	/* bytes per rank on both sides; their findings are lint's */
-	diag_list_init(&quiet, diags->srcs);
-	if (ckpt_check(ps, rs, &ms, &out->saved, &quiet) ||
-	    ckpt_check(pl, rl, &ml, &out->loaded, &quiet)) {
-		diag_list_release(&quiet);
-		return -1;
-	}
-	diag_list_release(&quiet);
-	return 0;
+	return reshard_sides(&ss, rs, &ms, &sl, rl, &ml, out, diags);
 }

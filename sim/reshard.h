@@ -24,6 +24,10 @@
  * fully_reshardable format the stack cannot write or read under GTP is
  * GT735. Keys are per global layer, so a PP change moves whole keys
  * between stages.
+ *
+ * Ownership: a struct reshard_report is the caller's value with no heap
+ * inside (no release); reshard_check reads both plans and configs and
+ * keeps nothing.
  */
 #ifndef GTPLAN_RESHARD_H
 #define GTPLAN_RESHARD_H

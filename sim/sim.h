@@ -6,7 +6,7 @@
  *   calls.c      the call table (data) and `gtplan.calls` rows from a config
  *   dispatch.c   the driver's named grid (4-D or the GTP PR's 5-D), who is
  *                called, which data shard each gets, whose result is kept,
- *                and the data-placement check
+ *                and the data-placement check (dispatch_check.c)
  *   program.c    the collective program each called rank runs for a call
  *                (program_build.c and program_layer.c build it)
  *   program_rt.c the same for gtplan-run's own model (no model named)
@@ -18,14 +18,17 @@
  *                mismatches (match_report.c: the findings; match_call.c: a
  *                driver call, for pictures)
  *   simulate.c   runs every call and collects the results
- *   ckpt.c       the checkpoint plan and its validation (ckpt_entry.c,
- *                ckpt_bytes.c, ckpt_opt.c, ckpt_expert.c)
+ *   ckpt.c       the checkpoint plan and its validation (ckpt_tensor.c,
+ *                ckpt_entry.c, ckpt_bytes.c, ckpt_opt.c, ckpt_expert.c)
  *   reshard.c    whether a checkpoint resumes under another layout
  *   stack.c      gtplan.stack and the refit checks
  *   cost.c       memory and time estimates (cost_mem.c, cost_time.c)
  *   trace.c      the simulated timeline as a Chrome trace
  * This header holds the types those modules share. Each module has its own
  * header for its functions.
+ *
+ * Ownership: the types here are values; who allocates and frees them is
+ * said where they are filled (simulate.h, program.h, match.h, cost.h).
  */
 #ifndef GTPLAN_SIM_H
 #define GTPLAN_SIM_H

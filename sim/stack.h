@@ -3,6 +3,10 @@
  * for (docs/design.md §2.9), with the correct behaviour as the
  * default; a preset sets known stacks at once and single keys override it.
  * Also the refit checks (GT701-GT705) the simulator runs on a plan.
+ *
+ * Ownership: a struct stack is the caller's value with no release; its
+ * strings (preset, transformer_engine) point into the config tree read,
+ * which must outlive it; names returned are static.
  */
 #ifndef GTPLAN_STACK_H
 #define GTPLAN_STACK_H

@@ -11,6 +11,8 @@
  * sequence of collectives each member stage issues and reports the first
  * one some stages never issue (or issue with another size), naming the
  * stages on each side. The matcher then shows where the ranks hang.
+ *
+ * Ownership: reads the programs it is given; keeps nothing.
  */
 #ifndef GTPLAN_STAGES_H
 #define GTPLAN_STAGES_H

@@ -115,6 +115,20 @@ static void real(struct jw *w, const char *key, double v)
 	jw_raw(w, num, (size_t)n);
 }
 
+/* The keys between "dur" and "ts" of a complete ("X") event. */
+static void span_keys(struct jw *w, const char *name, long long pid,
+		      long long tid)
+{
+	jw_key(w, "name");
+	jw_str(w, name);
+	jw_key(w, "ph");
+	jw_str(w, "X");
+	jw_key(w, "pid");
+	jw_int(w, pid);
+	jw_key(w, "tid");
+	jw_int(w, tid);
+}
+
 static const char *phase_short(unsigned ph)
 {
 	static const char *const names[PH_COUNT] = {
@@ -189,14 +203,7 @@ static void write_event(struct jw *w, long long pid, long long tid,
 	jw_key(w, "cat");
 	jw_str(w, compute ? "compute" : op->kind == OP_P2P ? "p2p" : "comm");
 	real(w, "dur", e->dur);
-	jw_key(w, "name");
-	jw_str(w, name);
-	jw_key(w, "ph");
-	jw_str(w, "X");
-	jw_key(w, "pid");
-	jw_int(w, pid);
-	jw_key(w, "tid");
-	jw_int(w, tid);
+	span_keys(w, name, pid, tid);
 	real(w, "ts", e->ts);
 	jw_obj_end(w);
 }
@@ -252,14 +259,7 @@ static void write_track(struct jw *w, long long pid, long long tid,
 		jw_key(w, "cat");
 		jw_str(w, "truncated");
 		real(w, "dur", t->end > from ? t->end - from : 0);
-		jw_key(w, "name");
-		jw_str(w, name);
-		jw_key(w, "ph");
-		jw_str(w, "X");
-		jw_key(w, "pid");
-		jw_int(w, pid);
-		jw_key(w, "tid");
-		jw_int(w, tid);
+		span_keys(w, name, pid, tid);
 		real(w, "ts", from);
 		jw_obj_end(w);
 	}

@@ -15,6 +15,10 @@
  * TRACE_MAX_EVENTS events, then one "... N more events" event spans the
  * rest of its timeline. Keys are sorted and reals have fixed precision:
  * the same input gives the same bytes.
+ *
+ * Ownership: writes to the caller's stream (it neither closes nor keeps
+ * it); r's caches fill in and stay the report's (sim_report_release frees
+ * them).
  */
 #ifndef GTPLAN_TRACE_H
 #define GTPLAN_TRACE_H

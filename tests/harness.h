@@ -17,11 +17,13 @@ struct test_case {
 };
 
 /* Runs the cases as suite `suite_name`; timeout_s <= 0 keeps Check's
- * default (4 s, or CK_DEFAULT_TIMEOUT). Returns EXIT_SUCCESS when every
- * test passed. */
-static inline int run_cases(const char *suite_name,
-			    const struct test_case *cases, size_t n,
-			    double timeout_s)
+ * default (4 s, or CK_DEFAULT_TIMEOUT). setup and teardown (NULL: none)
+ * run around each test, inside its fork (Check's checked fixture).
+ * Returns EXIT_SUCCESS when every test passed. */
+static inline int run_cases_fixture(const char *suite_name,
+				    const struct test_case *cases, size_t n,
+				    double timeout_s, SFun setup,
+				    SFun teardown)
 {
 	Suite *s = suite_create(suite_name);
 	SRunner *sr;
@@ -30,6 +32,8 @@ static inline int run_cases(const char *suite_name,
 	for (size_t i = 0; i < n; i++) {
 		TCase *tc = tcase_create(cases[i].name);
 
+		if (setup || teardown)
+			tcase_add_checked_fixture(tc, setup, teardown);
 		if (timeout_s > 0)
 			tcase_set_timeout(tc, timeout_s);
 		tcase_add_test(tc, cases[i].test);
@@ -42,7 +46,18 @@ static inline int run_cases(const char *suite_name,
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
+static inline int run_cases(const char *suite_name,
+			    const struct test_case *cases, size_t n,
+			    double timeout_s)
+{
+	return run_cases_fixture(suite_name, cases, n, timeout_s, NULL, NULL);
+}
+
+#define N_CASES(cases) (sizeof(cases) / sizeof(*(cases)))
 #define RUN_CASES(name, cases, timeout_s) \
-	run_cases((name), (cases), sizeof(cases) / sizeof(*(cases)), (timeout_s))
+	run_cases((name), (cases), N_CASES(cases), (timeout_s))
+#define RUN_CASES_FIXTURE(name, cases, timeout_s, setup, teardown) \
+	run_cases_fixture((name), (cases), N_CASES(cases), (timeout_s), \
+			  (setup), (teardown))
 
 #endif

@@ -145,6 +145,55 @@ START_TEST(marks_are_one_based_for_keys_and_values)
 }
 END_TEST
 
+START_TEST(loc_and_first_set_point_at_the_key)
+{
+	static const char *const keys[] = { "a.x", "a.y", "a.z", NULL };
+	static const char *const none[] = { "b.x", "b.y", NULL };
+	struct fx f;
+	struct diag_loc l;
+
+	fx_init(&f);
+	ck_assert_int_eq(parse(&f, "a:\n  y: 1\n  z: 2\n"), 0);
+	l = cfg_loc(f.root, "a.z");
+	ck_assert_int_eq(l.line, 3);
+	ck_assert_int_eq(l.col, 6);
+	ck_assert_int_lt(cfg_loc(f.root, "a.x").src, 0);
+	ck_assert_int_lt(cfg_loc(f.root, NULL).src, 0);
+	ck_assert_str_eq(cfg_first_set(f.root, keys), "a.y");
+	ck_assert_str_eq(cfg_first_set(f.root, none), "b.y");
+	l = cfg_loc_near(f.root, "a.y"); /* set: its value */
+	ck_assert_int_eq(l.line, 2);
+	ck_assert_int_eq(l.col, 6);
+	l = cfg_loc_near(f.root, "a.q.r"); /* absent: the key of "a" */
+	ck_assert_int_eq(l.line, 1);
+	ck_assert_int_eq(l.col, 1);
+	ck_assert_int_lt(cfg_loc_near(f.root, "b.x").src, 0);
+	fx_release(&f);
+}
+END_TEST
+
+START_TEST(truthiness_is_pythons)
+{
+	static const char *const yes[] = { "t", "i", "f", "s", "m", "l" };
+	static const char *const no[] = { "T", "I", "F", "S", "M", "L", "n" };
+	struct fx f;
+
+	fx_init(&f);
+	ck_assert_int_eq(parse(&f, "t: true\ni: -1\nf: 0.5\ns: x\n"
+			       "m: {a: 1}\nl: [0]\nT: false\nI: 0\n"
+			       "F: 0.0\nS: ''\nM: {}\nL: []\nn: null\n"), 0);
+	for (size_t i = 0; i < sizeof(yes) / sizeof(*yes); i++)
+		ck_assert_msg(cfg_truthy(cfg_get(f.root, yes[i]), 0), "%s",
+			      yes[i]);
+	for (size_t i = 0; i < sizeof(no) / sizeof(*no); i++)
+		ck_assert_msg(!cfg_truthy(cfg_get(f.root, no[i]), 1), "%s",
+			      no[i]);
+	ck_assert_int_eq(cfg_truthy(NULL, 1), 1); /* absent: the default */
+	ck_assert_int_eq(cfg_truthy(NULL, 0), 0);
+	fx_release(&f);
+}
+END_TEST
+
 START_TEST(duplicate_keys_point_at_both)
 {
 	struct fx f;
@@ -451,6 +500,8 @@ int main(void)
 	const struct test_case cases[] = {
 		{ "scalar_types", scalar_types_follow_omegaconf },
 		{ "marks", marks_are_one_based_for_keys_and_values },
+		{ "cfg_loc", loc_and_first_set_point_at_the_key },
+		{ "truthy", truthiness_is_pythons },
 		{ "duplicates", duplicate_keys_point_at_both },
 		{ "aliases", aliases_and_merge_keys },
 		{ "alias_cycle", alias_cycle_is_refused },

@@ -21,6 +21,7 @@
 #include "simulate.h"
 #include "sim_fixture.h"
 #include "stack.h"
+#include "harness.h"
 
 static char buf[4096];
 
@@ -703,13 +704,9 @@ START_TEST(optimizer_formats)
 }
 END_TEST
 
-static Suite *suite(void)
+int main(void)
 {
-	Suite *s = suite_create("ckpt");
-	struct {
-		const char *name;
-		const TTest *t;
-	} cases[] = {
+	const struct test_case cases[] = {
 		{ "seed_000", seed_000_column_chunks },
 		{ "padding", padding_outside_logical_rows },
 		{ "random", default_stack_clean_on_random_layouts },
@@ -722,23 +719,5 @@ static Suite *suite(void)
 		{ "GT710_experts", GT710_expert_bias },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		TCase *tc = tcase_create(cases[i].name);
-
-		tcase_set_timeout(tc, 120);
-		tcase_add_test(tc, cases[i].t);
-		suite_add_tcase(s, tc);
-	}
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES("ckpt", cases, 120);
 }

@@ -11,6 +11,7 @@
 
 #include "diag.h"
 #include "version.h"
+#include "harness.h"
 
 static char *xstrdup(const char *s)
 {
@@ -577,13 +578,9 @@ START_TEST(test_rule_table)
 }
 END_TEST
 
-static Suite *diag_suite(void)
+int main(void)
 {
-	Suite *s = suite_create("diag");
-	struct {
-		const char *name;
-		const TTest *test;
-	} cases[] = {
+	const struct test_case cases[] = {
 		{ "src_lines", test_src_lines },
 		{ "src_many_lines", test_src_many_lines },
 		{ "add_hint_note", test_add_hint_note },
@@ -597,22 +594,5 @@ static Suite *diag_suite(void)
 		{ "rule_table", test_rule_table },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		TCase *tc = tcase_create(cases[i].name);
-
-		tcase_add_test(tc, cases[i].test);
-		suite_add_tcase(s, tc);
-	}
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(diag_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES("diag", cases, 0);
 }

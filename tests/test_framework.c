@@ -14,6 +14,7 @@
 #include "plan.h"
 #include "cost.h"
 #include "simulate.h"
+#include "harness.h"
 
 struct fx {
 	struct src_set srcs;
@@ -771,12 +772,9 @@ START_TEST(unknown_model_says_what_is_skipped)
 }
 END_TEST
 
-static Suite *suite(void)
+int main(void)
 {
-	const struct {
-		const char *name;
-		const TTest *t;
-	} cases[] = {
+	const struct test_case cases[] = {
 		{ "layers_over_pp", layers_over_pp },
 		{ "heads_over_tp", heads_over_tp },
 		{ "query_groups", query_groups_replicated_and_mla },
@@ -800,25 +798,6 @@ static Suite *suite(void)
 		{ "catalog_corpus", catalog_corpus_names },
 		{ "unknown_model", unknown_model_says_what_is_skipped },
 	};
-	Suite *s = suite_create("framework");
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		TCase *tc = tcase_create(cases[i].name);
-
-		tcase_set_timeout(tc, 60);
-		tcase_add_test(tc, cases[i].t);
-		suite_add_tcase(s, tc);
-	}
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES("framework", cases, 60);
 }

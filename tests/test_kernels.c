@@ -13,6 +13,7 @@
 
 #include "kern.h"
 #include "kern_fixture.h"
+#include "harness.h"
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -81,6 +82,22 @@ START_TEST(errors)
 	ck_assert_int_eq(kern_gemm(&K, 0, 0, 0, 3, 3, 1, NULL, 3, NULL, 3, 0,
 				   NULL, 3), 0);
 	ck_assert_int_eq(kern_axpy(&K, 0, 1, NULL, NULL), 0);
+}
+END_TEST
+
+/* A device's message travels with its code to the one caller that prints
+ * it, once; without one, the code's text. */
+START_TEST(error_text_is_read_once)
+{
+	ck_assert_str_eq(kern_error_text(KERN_EDEVICE), "device error");
+	ck_assert_int_eq(kern_set_error(KERN_EDEVICE, "f.cu:%d: %s", 7,
+					"launch failed"), KERN_EDEVICE);
+	/* another code: not this message */
+	ck_assert_str_eq(kern_error_text(KERN_ENOMEM), "out of device memory");
+	ck_assert_str_eq(kern_error_text(KERN_EDEVICE),
+			 "device error: f.cu:7: launch failed");
+	ck_assert_str_eq(kern_error_text(KERN_EDEVICE), "device error");
+	ck_assert_str_eq(kern_error_text(KERN_OK), "ok");
 }
 END_TEST
 
@@ -499,38 +516,24 @@ END_TEST
 
 /* ---- suite -------------------------------------------------------------- */
 
-static void add(Suite *s, const char *name, const TTest *t)
-{
-	TCase *tc = tcase_create(name);
-
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, t);
-	suite_add_tcase(s, tc);
-}
-
 int main(void)
 {
-	Suite *s = suite_create("kernels");
-	SRunner *sr;
-	int failed;
+	const struct test_case cases[] = {
+		{ "memory_ops", memory_ops },
+		{ "errors", errors },
+		{ "error_text", error_text_is_read_once },
+		{ "bf16_bits", bf16_bits },
+		{ "gemm_all_transposes", gemm_all_transposes },
+		{ "axpy_scale", axpy_scale },
+		{ "rmsnorm_forward", rmsnorm_forward },
+		{ "rmsnorm_backward", rmsnorm_backward },
+		{ "gelu_both", gelu_both },
+		{ "ce_single_rank", ce_single_rank },
+		{ "ce_vocab_parallel", ce_vocab_parallel },
+		{ "embedding_both", embedding_both },
+		{ "adam_three_steps", adam_three_steps },
+		{ "sgd_step", sgd_step },
+	};
 
-	add(s, "memory_ops", memory_ops);
-	add(s, "errors", errors);
-	add(s, "bf16_bits", bf16_bits);
-	add(s, "gemm_all_transposes", gemm_all_transposes);
-	add(s, "axpy_scale", axpy_scale);
-	add(s, "rmsnorm_forward", rmsnorm_forward);
-	add(s, "rmsnorm_backward", rmsnorm_backward);
-	add(s, "gelu_both", gelu_both);
-	add(s, "ce_single_rank", ce_single_rank);
-	add(s, "ce_vocab_parallel", ce_vocab_parallel);
-	add(s, "embedding_both", embedding_both);
-	add(s, "adam_three_steps", adam_three_steps);
-	add(s, "sgd_step", sgd_step);
-
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES_FIXTURE("kernels", cases, 0, setup, teardown);
 }

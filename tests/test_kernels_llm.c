@@ -21,6 +21,7 @@
 
 #include "kern.h"
 #include "kern_fixture.h"
+#include "harness.h"
 
 static struct kern_ctx K;
 
@@ -658,34 +659,18 @@ END_TEST
 
 /* ---- suite -------------------------------------------------------------- */
 
-static void add(Suite *s, const char *name, const TTest *t)
-{
-	TCase *tc = tcase_create(name);
-
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, t);
-	suite_add_tcase(s, tc);
-}
-
 int main(void)
 {
-	Suite *s = suite_create("kernels_llm");
-	SRunner *sr;
-	int failed;
+	const struct test_case cases[] = {
+		{ "bias_both", bias_both },
+		{ "swiglu_both", swiglu_both },
+		{ "rope_by_hand", rope_by_hand },
+		{ "rope_formula_inverse", rope_formula_inverse },
+		{ "attn_forward_shapes", attn_forward_shapes },
+		{ "attn_backward_fd", attn_backward_fd },
+		{ "attn_key_blocks", attn_key_blocks },
+		{ "attn_errors", attn_errors },
+	};
 
-	add(s, "bias_both", bias_both);
-	add(s, "swiglu_both", swiglu_both);
-	add(s, "rope_by_hand", rope_by_hand);
-	add(s, "rope_formula_inverse", rope_formula_inverse);
-	add(s, "attn_forward_shapes", attn_forward_shapes);
-	add(s, "attn_backward_fd", attn_backward_fd);
-	add(s, "attn_key_blocks", attn_key_blocks);
-	add(s, "attn_errors", attn_errors);
-
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES_FIXTURE("kernels_llm", cases, 60, setup, teardown);
 }

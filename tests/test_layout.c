@@ -17,6 +17,7 @@
 #include "layout.h"
 #include "plan.h"
 #include "report.h"
+#include "harness.h"
 
 #define SEED LAY_DEFAULT_ORDER     /* Megatron-LM PR #6868's order */
 #define SNAP "tp-gtp-cp-ep-dp-pp"  /* Megatron-LM d98e8a64 */
@@ -1058,45 +1059,31 @@ END_TEST
 
 /* ---- suite ------------------------------------------------------------ */
 
-static void add(Suite *s, const char *name, const TTest *t)
-{
-	TCase *tc = tcase_create(name);
-
-	tcase_add_test(tc, t);
-	suite_add_tcase(s, tc);
-}
-
 int main(void)
 {
-	Suite *s = suite_create("layout");
-	SRunner *sr;
-	int failed;
+	const struct test_case cases[] = {
+		{ "order_valid", order_valid },
+		{ "order_aliases", order_aliases },
+		{ "order_appends_missing", order_appends_missing },
+		{ "order_errors", order_errors },
+		{ "order_expert", order_expert },
+		{ "coords_round_trip", coords_round_trip },
+		{ "coords_formula", coords_formula },
+		{ "vector_6_1", vector_6_1 },
+		{ "vector_6_2a", vector_6_2a },
+		{ "vector_6_2b", vector_6_2b },
+		{ "vector_6_3", vector_6_3 },
+		{ "vector_expert_1_7", vector_expert_1_7 },
+		{ "group_kinds_table", group_kinds_table },
+		{ "group_of_consistency", group_of_consistency },
+		{ "jsonw_format", jsonw_format },
+		{ "jsonw_misuse", jsonw_misuse },
+		{ "plan_json_write", plan_json_write },
+		{ "plan_json_no_grid", plan_json_no_grid },
+		{ "plan_json_batch_not_whole", plan_json_batch_not_whole },
+		{ "plan_json_write_error", plan_json_write_error },
+		{ "plan_rank_place_nodes", plan_rank_place_nodes },
+	};
 
-	add(s, "order_valid", order_valid);
-	add(s, "order_aliases", order_aliases);
-	add(s, "order_appends_missing", order_appends_missing);
-	add(s, "order_errors", order_errors);
-	add(s, "order_expert", order_expert);
-	add(s, "coords_round_trip", coords_round_trip);
-	add(s, "coords_formula", coords_formula);
-	add(s, "vector_6_1", vector_6_1);
-	add(s, "vector_6_2a", vector_6_2a);
-	add(s, "vector_6_2b", vector_6_2b);
-	add(s, "vector_6_3", vector_6_3);
-	add(s, "vector_expert_1_7", vector_expert_1_7);
-	add(s, "group_kinds_table", group_kinds_table);
-	add(s, "group_of_consistency", group_of_consistency);
-	add(s, "jsonw_format", jsonw_format);
-	add(s, "jsonw_misuse", jsonw_misuse);
-	add(s, "plan_json_write", plan_json_write);
-	add(s, "plan_json_no_grid", plan_json_no_grid);
-	add(s, "plan_json_batch_not_whole", plan_json_batch_not_whole);
-	add(s, "plan_json_write_error", plan_json_write_error);
-	add(s, "plan_rank_place_nodes", plan_rank_place_nodes);
-
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES("layout", cases, 0);
 }

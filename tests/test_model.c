@@ -13,6 +13,7 @@
 #include "cfg.h"
 #include "diag.h"
 #include "model.h"
+#include "harness.h"
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -886,46 +887,32 @@ END_TEST
 
 /* ---- suite ------------------------------------------------------------ */
 
-static void add(Suite *s, const char *name, const TTest *t)
-{
-	TCase *tc = tcase_create(name);
-
-	tcase_add_test(tc, t);
-	suite_add_tcase(s, tc);
-}
-
 int main(void)
 {
-	Suite *s = suite_create("model");
-	SRunner *sr;
-	int failed;
+	const struct test_case cases[] = {
+		{ "lookup_case", lookup_case },
+		{ "lookup_prefix", lookup_prefix },
+		{ "lookup_paths_and_unknown", lookup_paths_and_unknown },
+		{ "catalog_sane", catalog_sane },
+		{ "catalog_families", catalog_families },
+		{ "catalog_new_entries", catalog_new_entries },
+		{ "param_totals", param_totals },
+		{ "param_embedding_and_mtp", param_embedding_and_mtp },
+		{ "param_parts", param_parts },
+		{ "layer_weights_dense", layer_weights_dense },
+		{ "layer_weights_moe", layer_weights_moe },
+		{ "resolve_catalog", resolve_catalog },
+		{ "resolve_overrides", resolve_overrides },
+		{ "resolve_null_restores_default", resolve_null_restores_default },
+		{ "resolve_moe_defaults", resolve_moe_defaults },
+		{ "resolve_unknown_warns", resolve_unknown_warns },
+		{ "resolve_unknown_kinds", resolve_unknown_kinds },
+		{ "resolve_incomplete_desc", resolve_incomplete_desc },
+		{ "resolve_complete_desc", resolve_complete_desc },
+		{ "resolve_nothing", resolve_nothing },
+		{ "resolve_bad_values", resolve_bad_values },
+		{ "resolve_desc_not_a_map", resolve_desc_not_a_map },
+	};
 
-	add(s, "lookup_case", lookup_case);
-	add(s, "lookup_prefix", lookup_prefix);
-	add(s, "lookup_paths_and_unknown", lookup_paths_and_unknown);
-	add(s, "catalog_sane", catalog_sane);
-	add(s, "catalog_families", catalog_families);
-	add(s, "catalog_new_entries", catalog_new_entries);
-	add(s, "param_totals", param_totals);
-	add(s, "param_embedding_and_mtp", param_embedding_and_mtp);
-	add(s, "param_parts", param_parts);
-	add(s, "layer_weights_dense", layer_weights_dense);
-	add(s, "layer_weights_moe", layer_weights_moe);
-	add(s, "resolve_catalog", resolve_catalog);
-	add(s, "resolve_overrides", resolve_overrides);
-	add(s, "resolve_null_restores_default", resolve_null_restores_default);
-	add(s, "resolve_moe_defaults", resolve_moe_defaults);
-	add(s, "resolve_unknown_warns", resolve_unknown_warns);
-	add(s, "resolve_unknown_kinds", resolve_unknown_kinds);
-	add(s, "resolve_incomplete_desc", resolve_incomplete_desc);
-	add(s, "resolve_complete_desc", resolve_complete_desc);
-	add(s, "resolve_nothing", resolve_nothing);
-	add(s, "resolve_bad_values", resolve_bad_values);
-	add(s, "resolve_desc_not_a_map", resolve_desc_not_a_map);
-
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES("model", cases, 0);
 }

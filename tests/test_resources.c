@@ -12,6 +12,7 @@
 #include "cfg.h"
 #include "diag.h"
 #include "plan.h"
+#include "harness.h"
 
 struct fx {
 	struct src_set srcs;
@@ -547,78 +548,57 @@ START_TEST(single_controller_generation_leaves_nodes)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-	Suite *s = suite_create("resources");
-	struct {
-		const char *name;
-		const TTest *tests[24];
-	} cases[] = {
-		{ "whole_cluster", { sft_trains_on_the_whole_cluster,
-			dpo_ignores_a_generation_section,
-			off_policy_distillation_shares_the_cluster,
-			missing_cluster_keys_report_nothing,
-			bad_cluster_values_report_nothing } },
-		{ "grpo_split", { colocated_trains_on_every_gpu,
-			single_node_gives_generation_gpus,
-			multi_node_gives_generation_nodes, ppo_uses_grpo_rules,
-			generation_without_algorithm_is_grpo } },
-		{ "reward_model", { reward_model_shares_a_single_node,
-			reward_model_and_generation_on_one_node,
-			reward_model_takes_nodes,
-			reward_model_node_leaves_one_policy_node,
-			reward_model_found_in_a_dataset_list,
-			unused_reward_model_takes_nothing } },
-		{ "teachers", { teachers_take_whole_nodes_per_checkpoint,
-			teachers_without_deduplication,
-			teacher_overrides_and_defaults,
-			disabled_teachers_take_nothing, ppo_has_no_teachers,
-			teacher_gpus_must_fit_a_node,
-			teachers_leave_no_policy_nodes,
-			later_aliases_of_a_checkpoint_are_ignored,
-			teacher_values_must_be_integers } },
-		{ "distillation_and_single_controller", {
-			distillation_single_node, distillation_multi_node,
-			distillation_refuses_megatron_generation,
-			single_controller_reads_null_nodes_as_one,
-			single_controller_lets_generation_use_part_nodes,
-			single_controller_ignores_the_reward_model } },
-		{ "checks", { single_node_needs_generation_gpus,
-			schema_typed_values_are_left_to_the_schema,
-			single_node_generation_uses_that_node,
-			single_node_generation_leaves_gpus,
-			single_node_reward_model_and_generation_leave_gpus,
-			multi_node_needs_generation_nodes,
-			multi_node_generation_uses_whole_nodes,
-			multi_node_generation_leaves_nodes,
-			reward_model_leaves_policy_nodes,
-			reward_model_leaves_policy_gpus,
-			reward_model_needs_resources,
-			schema_typed_strings_are_left_to_the_schema,
-			reward_model_values_must_be_integers,
-			non_colocated_ppo_needs_vllm,
-			single_controller_needs_generation_gpus,
-			single_controller_generation_leaves_nodes } },
-	};
-
-	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		TCase *tc = tcase_create(cases[i].name);
-
-		tcase_add_checked_fixture(tc, setup, teardown);
-		for (size_t j = 0; j < 24 && cases[i].tests[j]; j++)
-			tcase_add_test(tc, cases[i].tests[j]);
-		suite_add_tcase(s, tc);
-	}
-	return s;
-}
-
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int failed;
+	const struct test_case cases[] = {
+		{ "whole_cluster", sft_trains_on_the_whole_cluster },
+		{ "whole_cluster", dpo_ignores_a_generation_section },
+		{ "whole_cluster", off_policy_distillation_shares_the_cluster },
+		{ "whole_cluster", missing_cluster_keys_report_nothing },
+		{ "whole_cluster", bad_cluster_values_report_nothing },
+		{ "grpo_split", colocated_trains_on_every_gpu },
+		{ "grpo_split", single_node_gives_generation_gpus },
+		{ "grpo_split", multi_node_gives_generation_nodes },
+		{ "grpo_split", ppo_uses_grpo_rules },
+		{ "grpo_split", generation_without_algorithm_is_grpo },
+		{ "reward_model", reward_model_shares_a_single_node },
+		{ "reward_model", reward_model_and_generation_on_one_node },
+		{ "reward_model", reward_model_takes_nodes },
+		{ "reward_model", reward_model_node_leaves_one_policy_node },
+		{ "reward_model", reward_model_found_in_a_dataset_list },
+		{ "reward_model", unused_reward_model_takes_nothing },
+		{ "teachers", teachers_take_whole_nodes_per_checkpoint },
+		{ "teachers", teachers_without_deduplication },
+		{ "teachers", teacher_overrides_and_defaults },
+		{ "teachers", disabled_teachers_take_nothing },
+		{ "teachers", ppo_has_no_teachers },
+		{ "teachers", teacher_gpus_must_fit_a_node },
+		{ "teachers", teachers_leave_no_policy_nodes },
+		{ "teachers", later_aliases_of_a_checkpoint_are_ignored },
+		{ "teachers", teacher_values_must_be_integers },
+		{ "distillation_and_single_controller", distillation_single_node },
+		{ "distillation_and_single_controller", distillation_multi_node },
+		{ "distillation_and_single_controller", distillation_refuses_megatron_generation },
+		{ "distillation_and_single_controller", single_controller_reads_null_nodes_as_one },
+		{ "distillation_and_single_controller", single_controller_lets_generation_use_part_nodes },
+		{ "distillation_and_single_controller", single_controller_ignores_the_reward_model },
+		{ "checks", single_node_needs_generation_gpus },
+		{ "checks", schema_typed_values_are_left_to_the_schema },
+		{ "checks", single_node_generation_uses_that_node },
+		{ "checks", single_node_generation_leaves_gpus },
+		{ "checks", single_node_reward_model_and_generation_leave_gpus },
+		{ "checks", multi_node_needs_generation_nodes },
+		{ "checks", multi_node_generation_uses_whole_nodes },
+		{ "checks", multi_node_generation_leaves_nodes },
+		{ "checks", reward_model_leaves_policy_nodes },
+		{ "checks", reward_model_leaves_policy_gpus },
+		{ "checks", reward_model_needs_resources },
+		{ "checks", schema_typed_strings_are_left_to_the_schema },
+		{ "checks", reward_model_values_must_be_integers },
+		{ "checks", non_colocated_ppo_needs_vllm },
+		{ "checks", single_controller_needs_generation_gpus },
+		{ "checks", single_controller_generation_leaves_nodes },
+	};
 
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES_FIXTURE("resources", cases, 0, setup, teardown);
 }

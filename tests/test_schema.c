@@ -17,6 +17,7 @@
 #include "diag.h"
 #include "levenshtein.h"
 #include "schema.h"
+#include "harness.h"
 
 struct fx {
 	struct src_set srcs;
@@ -934,13 +935,9 @@ START_TEST(config_schema_describes_keys)
 }
 END_TEST
 
-static Suite *suite(void)
+int main(void)
 {
-	Suite *s = suite_create("schema");
-	const struct {
-		const char *name;
-		const TTest *t;
-	} cases[] = {
+	const struct test_case cases[] = {
 		{ "lev_weights", lev_uses_gits_weights },
 		{ "lev_suggest", lev_suggests_a_unique_close_candidate },
 		{ "types", types_follow_yaml_kinds },
@@ -962,23 +959,5 @@ static Suite *suite(void)
 		{ "config_describe", config_schema_describes_keys },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		TCase *tc = tcase_create(cases[i].name);
-
-		tcase_set_timeout(tc, 30);
-		tcase_add_test(tc, cases[i].t);
-		suite_add_tcase(s, tc);
-	}
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES("schema", cases, 30);
 }

@@ -442,7 +442,7 @@ int main(void)
 	}
 	if (rc) {
 		fprintf(stderr, "test_kernels_gpu: cuda init: %s\n",
-			kern_strerror(rc));
+			kern_error_text(rc));
 		return 1;
 	}
 	rc = kern_init(&C, KERN_CPU, 1);

@@ -1,11 +1,11 @@
 /*
- * cfg_interp_lex: internal, not part of the public API. The character
+ * cfg_interp_lex_int: internal, not part of the public API. The character
  * classes of OmegaConf's interpolation grammar, which Hydra's override
  * grammar (cfg_override_parse.c) shares; the word rules themselves are
  * cfg_lex_word() and cfg_word_value() in cfg.h.
  */
-#ifndef GTPLAN_CFG_INTERP_LEX_H
-#define GTPLAN_CFG_INTERP_LEX_H
+#ifndef GTPLAN_CFG_INTERP_LEX_INT_H
+#define GTPLAN_CFG_INTERP_LEX_INT_H
 
 #include <string.h>
 

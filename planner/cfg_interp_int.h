@@ -1,21 +1,21 @@
 /*
- * cfg_interp_impl: internal, not part of the public API. What the three
+ * cfg_interp_int: internal, not part of the public API. What the three
  * parts of cfg_resolve() share:
  *   cfg_interp.c        resolution state, lookups, cycles, cfg_resolve()
  *   cfg_interp_parse.c  the grammar of `${...}` values
  *   cfg_interp_pyops.c  Python's str()/repr() and NeMo-RL's resolvers
  * (cfg_interp_lex.c holds the words shared with the override grammar).
- * Names: `interp_` for the resolver's own functions; the `sb_`, `py_`,
+ * Names: `interp_` for the resolver's own functions; the `py_`,
  * `val_`/`vals_` and `ps_` families each work on their struct.
  */
-#ifndef GTPLAN_CFG_INTERP_IMPL_H
-#define GTPLAN_CFG_INTERP_IMPL_H
+#ifndef GTPLAN_CFG_INTERP_INT_H
+#define GTPLAN_CFG_INTERP_INT_H
 
 #include <stddef.h>
 
 #include "cfg.h"
-#include "cfg_interp_lex.h"
-#include "cfg_interp_pyops.h"
+#include "cfg_interp_lex_int.h"
+#include "cfg_interp_pyops_int.h"
 
 /* ---- resolution state (cfg_interp.c) ------------------------------------ */
 
@@ -107,7 +107,7 @@ int ps_fail(struct ps *ps, int st);
 struct cfg_node *ps_site_node(struct ps *ps, enum cfg_kind k);
 /* Makes the text of b (which it releases) a fresh string value in *out;
  * while only the syntax is checked, nothing. Returns 0 or ps_fail(). */
-int ps_own_str(struct ps *ps, struct sbuf *b, struct val *out);
+int ps_own_str(struct ps *ps, struct strbuf *b, struct val *out);
 
 /* Parses the text of n, a string with `${...}`: only its syntax (eval 0)
  * or for its value (eval 1), into *out. Returns an outcome (R_OK, ...). */

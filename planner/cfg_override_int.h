@@ -1,11 +1,11 @@
 /*
- * cfg_override_impl: internal, not part of the public API. What the two
+ * cfg_override_int: internal, not part of the public API. What the two
  * parts of cfg_override() share:
  *   cfg_override_parse.c  Hydra's override grammar: keys and values
  *   cfg_override.c        applying each override to the config
  */
-#ifndef GTPLAN_CFG_OVERRIDE_IMPL_H
-#define GTPLAN_CFG_OVERRIDE_IMPL_H
+#ifndef GTPLAN_CFG_OVERRIDE_INT_H
+#define GTPLAN_CFG_OVERRIDE_INT_H
 
 #include <stddef.h>
 

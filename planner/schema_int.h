@@ -1,5 +1,5 @@
 /*
- * schema_impl: internal, not part of the public API. What the parts of the
+ * schema_int: internal, not part of the public API. What the parts of the
  * schema checker share:
  *   schema_load.c   loading the schema and its own check; $refs,
  *                   patterns and descriptions
@@ -9,8 +9,8 @@
  *   schema.c        validation: maps, lists, combinators, the entry points
  * Every name here starts with `sch_`.
  */
-#ifndef GTPLAN_SCHEMA_IMPL_H
-#define GTPLAN_SCHEMA_IMPL_H
+#ifndef GTPLAN_SCHEMA_INT_H
+#define GTPLAN_SCHEMA_INT_H
 
 #include <jansson.h>
 #include <regex.h>
