@@ -27,6 +27,11 @@ enum rt_kind {
 	RT_K_DP,              /* gtp + dp: the lane group */
 	RT_K_DP_CP,           /* gtp + dp + cp */
 	RT_K_DP_CP_REPLICATE, /* dp + cp */
+	RT_K_PP,              /* the pipeline: point-to-point between stages */
+	RT_K_EMB,             /* Megatron's embedding group: the first and the
+				 last rank of the pipeline (one rank when PP
+				 is 1; a middle stage's is itself alone); not
+				 in the plan, derived from pp */
 	RT_K_WORLD,
 	RT_NKINDS
 };

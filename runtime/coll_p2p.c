@@ -1,0 +1,155 @@
+/*
+ * coll_p2p: point-to-point between two members of a group (coll.h's
+ * coll_sendrecv): the pipeline's activations and their gradients, a
+ * ring's hops. Both directions of a call are in flight together, as
+ * Megatron's batch_isend_irecv puts them
+ * (megatron/core/pipeline_parallel/p2p_communication.py), so two members
+ * that send to each other at once do not deadlock. On host buffers: MPI
+ * Isend/Irecv on the kind's communicator; on device buffers: NCCL's
+ * ncclSend/ncclRecv in one group (coll_nccl.c), or host staging around
+ * MPI. Every direction is one --record line (coll "send" or "recv", with
+ * the peer's place) and counts toward the watchdog's per-peer tally
+ * (coll_p2p_count), which tells a peer that never posted the matching
+ * receive or send from one that did.
+ */
+#include "coll.h"
+#include "coll_int.h"
+
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kern.h"
+#include "rt_err.h"
+
+/* Every pipeline message travels under one tag: MPI keeps the order of
+ * messages between two ranks on one communicator, and peers issue in the
+ * same order (coll.h). */
+#define P2P_TAG 7201
+
+long long coll_p2p_count(const struct coll *c, enum rt_kind k, int peer)
+{
+	if ((unsigned)k >= RT_NKINDS || !c->p2p_n[k] || peer < 0 ||
+	    peer >= c->size[k])
+		return 0;
+	return c->p2p_n[k][peer];
+}
+
+/* Records one direction and counts it with its peer (place `peer`). */
+static int begin_dir(struct coll *c, const struct call_desc *d, int peer)
+{
+	enum rt_kind k = d->k;
+
+	if (!c->p2p_n[k]) {
+		c->p2p_n[k] = calloc((size_t)c->size[k], sizeof(long long));
+		if (!c->p2p_n[k])
+			return rt_error(RT_ENOMEM, "out of memory");
+	}
+	c->p2p_n[k][peer]++;
+	c->peer = peer;
+	return coll_begin(c, d);
+}
+
+struct p2p_reqs {
+	MPI_Request r[2];
+	int n;
+};
+
+/* coll_watch_wait's poll of the call's requests. */
+static int poll_reqs(struct coll *c, const struct call_desc *d, void *arg,
+		     int *done)
+{
+	struct p2p_reqs *q = arg;
+
+	(void)c;
+	(void)d;
+	MPICHECK(MPI_Testall(q->n, q->r, done, MPI_STATUSES_IGNORE));
+	return 0;
+}
+
+/* MPI on host buffers; d is the direction the wait names. */
+static int host_sendrecv(struct coll *c, const struct call_desc *d, int to,
+			 const float *send, long long send_count, int from,
+			 float *recv, long long recv_count)
+{
+	struct p2p_reqs q = { .n = 0 };
+	MPI_Comm comm = c->comm[d->k];
+	int rc;
+
+	if (to >= 0)
+		MPICHECK(MPI_Isend(send, (int)send_count, MPI_FLOAT, to,
+				   P2P_TAG, comm, &q.r[q.n++]));
+	if (from >= 0)
+		MPICHECK(MPI_Irecv(recv, (int)recv_count, MPI_FLOAT, from,
+				   P2P_TAG, comm, &q.r[q.n++]));
+	if (c->timeout_s > 0)
+		return coll_watch_wait(c, d, poll_reqs, &q);
+	c->state = COLL_WAITING;
+	c->cur = d;
+	c->cur_since = coll_now();
+	rc = MPI_Waitall(q.n, q.r, MPI_STATUSES_IGNORE);
+	c->state = COLL_RUNNING;
+	c->cur = NULL;
+	MPICHECK(rc);
+	return 0;
+}
+
+/* Device buffers without NCCL: through host copies. */
+static int staged_sendrecv(struct coll *c, const struct call_desc *d, int to,
+			   const float *send, long long send_count, int from,
+			   float *recv, long long recv_count)
+{
+	size_t ns = to >= 0 ? (size_t)send_count : 0;
+	size_t nr = from >= 0 ? (size_t)recv_count : 0;
+	float *h = malloc((ns + nr + 1) * sizeof(float));
+	int rc = 0, krc = 0;
+
+	if (!h)
+		return rt_error(RT_ENOMEM, "out of memory for host staging");
+	if (ns)
+		krc = kern_download(c->dev, h, send, ns * sizeof(float));
+	if (!krc)
+		rc = host_sendrecv(c, d, to, h, send_count, from, h + ns,
+				   recv_count);
+	if (!krc && !rc && nr)
+		krc = kern_upload(c->dev, recv, h + ns, nr * sizeof(float));
+	free(h);
+	if (krc)
+		return rt_error(RT_EKERNEL, "host staging of %s: %s", d->what,
+				kern_strerror(krc));
+	return rc;
+}
+
+int coll_sendrecv(struct coll *c, enum rt_kind k, const char *what, int to,
+		  const float *send, long long send_count, int from,
+		  float *recv, long long recv_count)
+{
+	struct call_desc ds = { "send", what, "fp32", k, send_count, 4, 0,
+				COLL_SUM };
+	struct call_desc dr = { "recv", what, "fp32", k, recv_count, 4, 0,
+				COLL_SUM };
+	const struct call_desc *wait_on = from >= 0 ? &dr : &ds;
+	int rc;
+
+	if ((unsigned)k >= RT_NKINDS || to >= c->size[k] ||
+	    from >= c->size[k] || to == c->rank[k] || from == c->rank[k])
+		return rt_error(RT_EUSAGE, "point-to-point %s over %s: peers "
+				"%d and %d are not other members of a group of "
+				"%d", what, rt_kind_name(k), to, from,
+				(unsigned)k < RT_NKINDS ? c->size[k] : 0);
+	if (to < 0 && from < 0)
+		return 0;
+	if (to >= 0 && (rc = begin_dir(c, &ds, to)))
+		return rc;
+	if (from >= 0 && (rc = begin_dir(c, &dr, from)))
+		return rc;
+	c->peer = from >= 0 ? from : to; /* the one the wait names */
+	if (c->nccl)
+		return coll_nccl_sendrecv(c, wait_on, to, send, send_count,
+					  from, recv, recv_count);
+	if (c->dev)
+		return staged_sendrecv(c, wait_on, to, send, send_count, from,
+				       recv, recv_count);
+	return host_sendrecv(c, wait_on, to, send, send_count, from, recv,
+			     recv_count);
+}
