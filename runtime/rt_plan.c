@@ -390,6 +390,20 @@ static int read_model(struct rt_settings *s, const json_t *o)
 	    (rc = get_bool(o, "moe", &s->moe)) ||
 	    (rc = get_bool(o, "sequence_parallel", &s->sp)))
 		return rc;
+	/* the pipeline split: null (or absent, an older plan) is unset */
+	for (int i = 0; i < 3; i++) {
+		static const char *const key[3] = {
+			"pp_first_layers", "pp_last_layers",
+			"pp_virtual_stages",
+		};
+		long long *dst[3] = { &s->pp_first, &s->pp_last, &s->vpp };
+
+		*dst[i] = 0;
+		if (json_object_get(o, key[i]) &&
+		    (rc = get_int(o, "runtime.model", key[i], 1,
+				  RT_MAX_LAYERS, 1, dst[i])))
+			return rc;
+	}
 	if (!json_is_number(th) || !(json_number_value(th) > 0) ||
 	    !json_is_number(eps) || !(json_number_value(eps) > 0))
 		return rt_error_once(RT_EPLAN, "plan: runtime.model.rope_theta "

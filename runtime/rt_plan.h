@@ -63,6 +63,9 @@ struct rt_settings {
 	long long heads, kv_heads, head_dim;
 	int tie, qkv_bias, qk_norm, moe, sp;
 	double rope_theta, norm_eps;
+	/* the pipeline split: layers of the first and last stage, virtual
+	 * stages (0: unset; Megatron's even split, no interleaving) */
+	long long pp_first, pp_last, vpp;
 	char model_name[128];
 	double lr;
 	int bf16;
