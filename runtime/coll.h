@@ -125,7 +125,11 @@ int coll_barrier(struct coll *c, enum rt_kind k, const char *what);
  * Returns when both have completed. Recorded as one line per direction,
  * the send first (coll "send" or "recv", peer = to or from). Messages
  * between two members match in the order they are issued, so peers must
- * issue theirs in the same order. A group of one has no peer. Device
+ * issue theirs in the same order. When both directions face one peer (or
+ * there is one direction), the two calls must mirror each other (what one
+ * sends the other receives, as many elements): the pair checks that
+ * first, with two small unrecorded messages, and a call that does not
+ * pair returns RT_EPLAN naming both sides, moving nothing. A group of one has no peer. Device
  * pointers as the other float collectives (staging, NCCL). */
 int coll_sendrecv(struct coll *c, enum rt_kind k, const char *what, int to,
 		  const float *send, long long send_count, int from,

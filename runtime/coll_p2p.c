@@ -10,7 +10,8 @@
  * MPI. Every direction is one --record line (coll "send" or "recv", with
  * the peer's place) and counts toward the watchdog's per-peer tally
  * (coll_p2p_count), which tells a peer that never posted the matching
- * receive or send from one that did.
+ * receive or send from one that did. Where both directions face one peer
+ * the pair first checks that their calls mirror each other (pair_check).
  */
 #include "coll.h"
 #include "coll_int.h"
@@ -24,8 +25,9 @@
 
 /* Every pipeline message travels under one tag: MPI keeps the order of
  * messages between two ranks on one communicator, and peers issue in the
- * same order (coll.h). */
+ * same order (coll.h). The pair check's messages have their own. */
 #define P2P_TAG 7201
+#define P2P_CHECK_TAG 7202
 
 long long coll_p2p_count(const struct coll *c, enum rt_kind k, int peer)
 {
@@ -94,6 +96,47 @@ static int host_sendrecv(struct coll *c, const struct call_desc *d, int to,
 	return 0;
 }
 
+/* Both directions face one peer: the two first swap what each sends and
+ * receives (counts, -1 for none) and each checks that the other mirrors
+ * it, so that exchanges that do not pair (a pipeline schedule the stages
+ * disagree on) stop here, named, instead of moving data of the same size
+ * into the wrong place. Its two messages are not recorded. */
+static int pair_check(struct coll *c, const struct call_desc *d, int peer,
+		      long long sent, long long received)
+{
+	long long mine[2] = { sent, received }, theirs[2] = { -2, -2 };
+	struct p2p_reqs q = { .n = 2 };
+	MPI_Comm comm = c->comm[d->k];
+	int rc = 0;
+
+	MPICHECK(MPI_Isend(mine, 2, MPI_LONG_LONG, peer, P2P_CHECK_TAG, comm,
+			   &q.r[0]));
+	MPICHECK(MPI_Irecv(theirs, 2, MPI_LONG_LONG, peer, P2P_CHECK_TAG,
+			   comm, &q.r[1]));
+	if (c->timeout_s > 0) {
+		rc = coll_watch_wait(c, d, poll_reqs, &q);
+	} else {
+		c->state = COLL_WAITING;
+		c->cur = d;
+		c->cur_since = coll_now();
+		rc = MPI_Waitall(2, q.r, MPI_STATUSES_IGNORE);
+		c->state = COLL_RUNNING;
+		c->cur = NULL;
+		MPICHECK(rc);
+	}
+	if (rc || (theirs[0] == received && theirs[1] == sent))
+		return rc;
+	return rt_error(RT_EPLAN, "point-to-point #%lld of call '%s' (step "
+			"%lld), %s over %s group %lld: its peer (place %d, "
+			"rank %d) does not mirror it: this rank sends %lld and "
+			"receives %lld elements, the peer sends %lld and "
+			"receives %lld (-1: nothing); the members' exchanges do "
+			"not pair", c->seq - 1, c->call, c->step, d->what,
+			rt_kind_name(d->k), c->index[d->k], peer,
+			c->members[d->k][peer], sent, received, theirs[0],
+			theirs[1]);
+}
+
 /* Device buffers without NCCL: through host copies. */
 static int staged_sendrecv(struct coll *c, const struct call_desc *d, int to,
 			   const float *send, long long send_count, int from,
@@ -144,6 +187,10 @@ int coll_sendrecv(struct coll *c, enum rt_kind k, const char *what, int to,
 	if (from >= 0 && (rc = begin_dir(c, &dr, from)))
 		return rc;
 	c->peer = from >= 0 ? from : to; /* the one the wait names */
+	if ((to < 0 || from < 0 || to == from) &&
+	    (rc = pair_check(c, wait_on, c->peer, to >= 0 ? send_count : -1,
+			     from >= 0 ? recv_count : -1)))
+		return rc;
 	if (c->nccl)
 		return coll_nccl_sendrecv(c, wait_on, to, send, send_count,
 					  from, recv, recv_count);

@@ -259,6 +259,7 @@ int main(int argc, char **argv)
 	}
 	if (!rc)
 		rc = rt_plan_load(&plan, o.plan, rank, size);
+	plan.forced = o.force;
 	if (!(rc = agree(rc)))
 		rc = rt_device_preflight(&o, &plan);
 	if (!(rc = agree(rc)))

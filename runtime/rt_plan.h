@@ -92,6 +92,9 @@ struct rt_plan {
 	char refit_gather[16];      /* stack.refit_gather when the plan has
 				       it (gtplan.stack), else "" */
 	int n_errors;               /* error diagnostics in the plan */
+	int forced;                 /* --force (set by the caller): run what
+				       the plan's errors forbid where the
+				       runtime can (GT633's schedule) */
 	char first_error[256];      /* the first one's "CODE: message" */
 };
 

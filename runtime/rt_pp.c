@@ -60,7 +60,9 @@ int rt_pp_shape(struct rt_shape *s, const struct rt_plan *p)
 				     rt->pp_first : 0, s->pp > 1 ?
 				     rt->pp_last : 0, q) < 0)
 			return split_refusal(s, p);
-	if (s->vpp > 1 && s->micro_batches % s->pp)
+	/* forced, Megatron's formulas run as they are: the stages' exchanges
+	 * do not pair and the watchdog finds where they part */
+	if (s->vpp > 1 && s->micro_batches % s->pp && !p->forced)
 		return rt_error_once(RT_EPLAN, "GT633: the interleaved schedule "
 				     "needs the %lld micro-batches per step to "
 				     "be a multiple of PP %d (Megatron-core: "
@@ -70,6 +72,12 @@ int rt_pp_shape(struct rt_shape *s, const struct rt_plan *p)
 				     "batch of a multiple of %lld",
 				     s->micro_batches, s->pp,
 				     (long long)s->lanes * s->micro * s->pp);
+	if (s->vpp > 1 && s->micro_batches % s->pp)
+		rt_error_once(RT_EPLAN, "GT633 (forced): %lld micro-batches "
+			      "per step under the interleaved schedule of PP "
+			      "%d: the stages' exchanges do not pair; the "
+			      "run stops where they part", s->micro_batches,
+			      s->pp);
 	n = pps_stage_layers(L, s->pp, s->vpp, s->pp > 1 ? rt->pp_first : 0,
 			     s->pp > 1 ? rt->pp_last : 0, s->p);
 	s->layers = n;

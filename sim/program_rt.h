@@ -99,9 +99,8 @@ void prog_rt_shape_stage(const struct plan *p, long long stage,
 			 struct prog_rt_shape *s);
 
 /* 1 when gtplan-run would run the plan's layout with its decoder (the
- * refusals of rt_model_shape: a pipeline split Megatron makes (GT600)
- * and, interleaved, micro-batches a multiple of PP (GT633), EP 1, a dense
- * model, heads and query
+ * refusals of rt_model_shape: a pipeline split Megatron makes (GT600),
+ * EP 1, a dense model, heads and query
  * groups and F divisible by TP, an even head_dim, seq_len by 2 x CP, SP
  * tokens divisible by TP); else 0 with the reason in why (one sentence with the
  * numbers and the fix). The batch is not checked here (GT400/GT401 report
@@ -159,8 +158,8 @@ int prog_rt_write_record(FILE *f, const struct plan *p,
 void prog_rt_pp_shape(const struct plan *p, long long stage,
 		      struct prog_rt_shape *s);
 /* 0 with the reason when gtplan-run refuses the plan's pipeline (GT600:
- * the layers do not split; GT633: interleaved and micro-batches not a
- * multiple of PP); else 1. */
+ * the layers do not split; GT622: virtual stages without PP); else 1 (a
+ * GT633 plan, which gtplan-run runs under --force, included). */
 int prog_rt_pp_applies(const struct plan *p, char *why, size_t len);
 /* An exchange op's parts back as base/pp_schedule.h's op. */
 void prog_rt_pp_decode(const struct prog_op *op, struct pps_op *o);

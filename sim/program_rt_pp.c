@@ -67,9 +67,7 @@ void prog_rt_pp_shape(const struct plan *p, long long stage,
 int prog_rt_pp_applies(const struct plan *p, char *why, size_t len)
 {
 	const struct plan_rt_model *m = &p->runtime.model;
-	long long lanes = p->lanes > 0 ? p->lanes : 1;
-	long long micro = p->micro_batch > 0 ? p->micro_batch : 1;
-	long long mbs = p->global_batch / lanes / micro, f, l;
+	long long f, l;
 	int v;
 
 	split_of(p, &f, &l, &v);
@@ -89,12 +87,9 @@ int prog_rt_pp_applies(const struct plan *p, char *why, size_t len)
 			 " in whole virtual stages" : "");
 		return 0;
 	}
-	if (v > 1 && mbs % p->pp) {
-		snprintf(why, len, "GT633: the interleaved schedule needs the "
-			 "%lld micro-batches per step to be a multiple of PP "
-			 "%lld", mbs, p->pp);
-		return 0;
-	}
+	/* V > 1 with micro-batches not a multiple of PP (GT633, an error of
+	 * the plan) is played as a forced run plays it: the stages'
+	 * exchanges do not pair */
 	return 1;
 }
 
