@@ -69,21 +69,30 @@ static int poll_reqs(struct coll *c, const struct call_desc *d, void *arg,
 	return 0;
 }
 
+/* What one call moves: per direction (0 send, 1 receive) the peer's
+ * place (-1: none), the count and the channel. */
+struct p2p_call {
+	int peer[2], ch[2];
+	long long n[2];
+};
+
 /* MPI on host buffers; d is the direction the wait names. */
-static int host_sendrecv(struct coll *c, const struct call_desc *d, int to,
-			 const float *send, long long send_count, int from,
-			 float *recv, long long recv_count)
+static int host_sendrecv(struct coll *c, const struct call_desc *d,
+			 const struct p2p_call *pc, const float *send,
+			 float *recv)
 {
+	int to = pc->peer[0], from = pc->peer[1];
+	long long send_count = pc->n[0], recv_count = pc->n[1];
 	struct p2p_reqs q = { .n = 0 };
 	MPI_Comm comm = c->comm[d->k];
 	int rc;
 
 	if (to >= 0)
 		MPICHECK(MPI_Isend(send, (int)send_count, MPI_FLOAT, to,
-				   P2P_TAG, comm, &q.r[q.n++]));
+				   P2P_TAG + pc->ch[0], comm, &q.r[q.n++]));
 	if (from >= 0)
 		MPICHECK(MPI_Irecv(recv, (int)recv_count, MPI_FLOAT, from,
-				   P2P_TAG, comm, &q.r[q.n++]));
+				   P2P_TAG + pc->ch[1], comm, &q.r[q.n++]));
 	if (c->timeout_s > 0)
 		return coll_watch_wait(c, d, poll_reqs, &q);
 	c->state = COLL_WAITING;
@@ -102,16 +111,19 @@ static int host_sendrecv(struct coll *c, const struct call_desc *d, int to,
  * disagree on) stop here, named, instead of moving data of the same size
  * into the wrong place. Its two messages are not recorded. */
 static int pair_check(struct coll *c, const struct call_desc *d, int peer,
-		      long long sent, long long received)
+		      const struct p2p_call *pc)
 {
-	long long mine[2] = { sent, received }, theirs[2] = { -2, -2 };
+	long long sent = pc->peer[0] >= 0 ? pc->n[0] : -1;
+	long long received = pc->peer[1] >= 0 ? pc->n[1] : -1;
+	long long mine[4] = { sent, pc->ch[0], received, pc->ch[1] };
+	long long theirs[4] = { -2, -2, -2, -2 };
 	struct p2p_reqs q = { .n = 2 };
 	MPI_Comm comm = c->comm[d->k];
 	int rc = 0;
 
-	MPICHECK(MPI_Isend(mine, 2, MPI_LONG_LONG, peer, P2P_CHECK_TAG, comm,
+	MPICHECK(MPI_Isend(mine, 4, MPI_LONG_LONG, peer, P2P_CHECK_TAG, comm,
 			   &q.r[0]));
-	MPICHECK(MPI_Irecv(theirs, 2, MPI_LONG_LONG, peer, P2P_CHECK_TAG,
+	MPICHECK(MPI_Irecv(theirs, 4, MPI_LONG_LONG, peer, P2P_CHECK_TAG,
 			   comm, &q.r[1]));
 	if (c->timeout_s > 0) {
 		rc = coll_watch_wait(c, d, poll_reqs, &q);
@@ -124,26 +136,30 @@ static int pair_check(struct coll *c, const struct call_desc *d, int peer,
 		c->cur = NULL;
 		MPICHECK(rc);
 	}
-	if (rc || (theirs[0] == received && theirs[1] == sent))
+	/* a direction that is absent has no channel */
+	if (rc || (theirs[0] == received && theirs[2] == sent &&
+		   (received < 0 || theirs[1] == pc->ch[1]) &&
+		   (sent < 0 || theirs[3] == pc->ch[0])))
 		return rc;
 	return rt_error(RT_EPLAN, "point-to-point #%lld of call '%s' (step "
 			"%lld), %s over %s group %lld: its peer (place %d, "
-			"rank %d) does not mirror it: this rank sends %lld and "
-			"receives %lld elements, the peer sends %lld and "
-			"receives %lld (-1: nothing); the members' exchanges do "
-			"not pair", c->seq - 1, c->call, c->step, d->what,
+			"rank %d) does not mirror it: this rank sends %lld "
+			"elements on channel %d and receives %lld on %d, the "
+			"peer sends %lld on %lld and receives %lld on %lld (-1: "
+			"nothing); the members' exchanges do not pair",
+			c->seq - 1, c->call, c->step, d->what,
 			rt_kind_name(d->k), c->index[d->k], peer,
-			c->members[d->k][peer], sent, received, theirs[0],
-			theirs[1]);
+			c->members[d->k][peer], sent, pc->ch[0], received,
+			pc->ch[1], theirs[0], theirs[1], theirs[2], theirs[3]);
 }
 
 /* Device buffers without NCCL: through host copies. */
-static int staged_sendrecv(struct coll *c, const struct call_desc *d, int to,
-			   const float *send, long long send_count, int from,
-			   float *recv, long long recv_count)
+static int staged_sendrecv(struct coll *c, const struct call_desc *d,
+			   const struct p2p_call *pc, const float *send,
+			   float *recv)
 {
-	size_t ns = to >= 0 ? (size_t)send_count : 0;
-	size_t nr = from >= 0 ? (size_t)recv_count : 0;
+	size_t ns = pc->peer[0] >= 0 ? (size_t)pc->n[0] : 0;
+	size_t nr = pc->peer[1] >= 0 ? (size_t)pc->n[1] : 0;
 	float *h = malloc((ns + nr + 1) * sizeof(float));
 	int rc = 0, krc = 0;
 
@@ -152,8 +168,7 @@ static int staged_sendrecv(struct coll *c, const struct call_desc *d, int to,
 	if (ns)
 		krc = kern_download(c->dev, h, send, ns * sizeof(float));
 	if (!krc)
-		rc = host_sendrecv(c, d, to, h, send_count, from, h + ns,
-				   recv_count);
+		rc = host_sendrecv(c, d, pc, h, h + ns);
 	if (!krc && !rc && nr)
 		krc = kern_upload(c->dev, recv, h + ns, nr * sizeof(float));
 	free(h);
@@ -167,6 +182,17 @@ int coll_sendrecv(struct coll *c, enum rt_kind k, const char *what, int to,
 		  const float *send, long long send_count, int from,
 		  float *recv, long long recv_count)
 {
+	return coll_sendrecv_ch(c, k, what, to, send, send_count, 0, from,
+				recv, recv_count, 0);
+}
+
+int coll_sendrecv_ch(struct coll *c, enum rt_kind k, const char *what,
+		     int to, const float *send, long long send_count,
+		     int send_ch, int from, float *recv, long long recv_count,
+		     int recv_ch)
+{
+	struct p2p_call pc = { { to, from }, { send_ch, recv_ch },
+			       { send_count, recv_count } };
 	struct call_desc ds = { "send", what, "fp32", k, send_count, 4, 0,
 				COLL_SUM };
 	struct call_desc dr = { "recv", what, "fp32", k, recv_count, 4, 0,
@@ -175,7 +201,9 @@ int coll_sendrecv(struct coll *c, enum rt_kind k, const char *what, int to,
 	int rc;
 
 	if ((unsigned)k >= RT_NKINDS || to >= c->size[k] ||
-	    from >= c->size[k] || to == c->rank[k] || from == c->rank[k])
+	    from >= c->size[k] || to == c->rank[k] || from == c->rank[k] ||
+	    send_ch < 0 || recv_ch < 0 || send_ch > COLL_P2P_CHANNELS ||
+	    recv_ch > COLL_P2P_CHANNELS)
 		return rt_error(RT_EUSAGE, "point-to-point %s over %s: peers "
 				"%d and %d are not other members of a group of "
 				"%d", what, rt_kind_name(k), to, from,
@@ -188,15 +216,12 @@ int coll_sendrecv(struct coll *c, enum rt_kind k, const char *what, int to,
 		return rc;
 	c->peer = from >= 0 ? from : to; /* the one the wait names */
 	if ((to < 0 || from < 0 || to == from) &&
-	    (rc = pair_check(c, wait_on, c->peer, to >= 0 ? send_count : -1,
-			     from >= 0 ? recv_count : -1)))
+	    (rc = pair_check(c, wait_on, c->peer, &pc)))
 		return rc;
 	if (c->nccl)
 		return coll_nccl_sendrecv(c, wait_on, to, send, send_count,
 					  from, recv, recv_count);
 	if (c->dev)
-		return staged_sendrecv(c, wait_on, to, send, send_count, from,
-				       recv, recv_count);
-	return host_sendrecv(c, wait_on, to, send, send_count, from, recv,
-			     recv_count);
+		return staged_sendrecv(c, wait_on, &pc, send, recv);
+	return host_sendrecv(c, wait_on, &pc, send, recv);
 }

@@ -255,9 +255,13 @@ static int xchg(struct rt_model *m, const struct pps_op *o)
 	else if (o->recv)
 		rbuf = m->pp_grad[slot_of(m, o->recv_mb) * s->vpp +
 				  o->recv_chunk];
+	/* activations on channel 0, gradients on 1: a next-facing exchange
+	 * sends activations and receives gradients, a previous-facing one
+	 * the other way round */
 	pps_label(o, s->vpp, what, sizeof(what));
-	return coll_sendrecv(m->c, RT_K_PP, what, o->send ? peer : -1, sbuf,
-			     n, o->recv ? peer : -1, rbuf, n);
+	return coll_sendrecv_ch(m->c, RT_K_PP, what, o->send ? peer : -1,
+				sbuf, n, o->peer == PPS_PREV, o->recv ? peer :
+				-1, rbuf, n, o->peer == PPS_NEXT);
 }
 
 int rt_pp_micro_batches(struct rt_model *m, long long step, float scale,
