@@ -23,11 +23,12 @@
 #include "kern.h"
 #include "rt_err.h"
 
-/* Every pipeline message travels under one tag: MPI keeps the order of
+/* The messages of a channel travel under one tag: MPI keeps the order of
  * messages between two ranks on one communicator, and peers issue in the
- * same order (coll.h). The pair check's messages have their own. */
-#define P2P_TAG 7201
-#define P2P_CHECK_TAG 7202
+ * same order (coll.h). The pair check's messages have a tag of their
+ * own. */
+#define P2P_TAG 7201 /* + the channel, 0 .. COLL_P2P_CHANNELS */
+#define P2P_CHECK_TAG 7300
 
 long long coll_p2p_count(const struct coll *c, enum rt_kind k, int peer)
 {
