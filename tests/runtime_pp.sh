@@ -12,6 +12,7 @@
 #    tests/runtime_parity.sh judges them);
 # 2. each rank's --record against the simulator's prediction (gtplan sim
 #    --predict-record, tests/runtime_predict.py), send/recv lines included;
+#    get_logprobs through PP2 with virtual stages against one rank;
 # 3. checkpoints across PP: saved under PP2, resumed on one rank; saved on
 #    one rank, resumed under PP2 with virtual stages; the tied model saved
 #    under PP2 and resumed on one rank;
@@ -116,6 +117,19 @@ for prefix, kinds in ((sys.argv[1], {"send", "recv"}), (sys.argv[2], {"send", "r
         assert {x["coll"] for x in p2p} == kinds
 tied = [json.loads(l) for l in open(sys.argv[2] + ".0") if '"embedding_grads"' in l]
 assert len(tied) == 3 and all(x["group"] == "embedding" for x in tied), tied
+EOF
+
+# get_logprobs through the pipeline: the last stage's values, gathered
+check "logprobs 1 rank" mpi 1 "$tmp/ref4.json" --data synthetic --steps 1 --logprobs "$tmp/lp1.json"
+check "logprobs pp2v2" mpi 2 "$tmp/pp2v2.json" --data synthetic --steps 1 --logprobs "$tmp/lp2.json"
+check "logprobs pp2v2 = 1 rank" "$PY" - "$tmp/lp1.json" "$tmp/lp2.json" <<'EOF'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+assert a["input_ids"] == b["input_ids"]
+x = [v for r in a["logprobs"] for v in r]
+y = [v for r in b["logprobs"] for v in r]
+# fp32 sums in another order on another stage: 1e-5 of the value
+assert len(x) == len(y) == 12 * 32 and all(abs(p - q) <= 1e-5 * abs(p) for p, q in zip(x, y))
 EOF
 
 # ---- 3. checkpoints across PP ----------------------------------------------
