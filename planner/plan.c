@@ -507,6 +507,25 @@ static void make_grids(struct plan *p, const struct cfg_node *root,
 	}
 }
 
+/* The pipeline split gtplan-run follows (0: unset, as Megatron's null). */
+static void read_pipeline_split(struct plan_rt_model *m,
+				const struct cfg_node *root)
+{
+	static const char *const keys[3] = {
+		KEY_MEG "num_layers_in_first_pipeline_stage",
+		KEY_MEG "num_layers_in_last_pipeline_stage",
+		KEY_MEG "virtual_pipeline_model_parallel_size",
+	};
+	long long *dst[3] = { &m->first_stage_layers, &m->last_stage_layers,
+			      &m->virtual_stages };
+
+	for (int i = 0; i < 3; i++) {
+		long long v = 0;
+
+		*dst[i] = cfg_int(root, keys[i], &v) == 1 && v > 0 ? v : 0;
+	}
+}
+
 /* The decoder gtplan-run trains (struct plan_rt_model): the named model's
  * shape when it is known, gtplan.runtime's otherwise. Its findings are
  * the framework rules' to report (rules_model.c), so they are dropped
@@ -529,6 +548,7 @@ static void read_runtime_model(struct plan *p, const struct cfg_node *root)
 	m->norm_eps = PLAN_RT_NORM_EPS;
 	if (cfg_bool(root, KEY_MEG "sequence_parallel", &b) == 1)
 		m->sequence_parallel = b;
+	read_pipeline_split(m, root);
 	if (!ms.known) {
 		snprintf(m->name, sizeof(m->name), "gtplan.runtime");
 		m->hidden = rt->hidden;

@@ -91,11 +91,15 @@ static int build_comm(struct coll *c, const struct rt_plan *p, enum rt_kind k)
 	const struct rt_group *g = &p->group[k];
 	MPI_Group world_grp, grp;
 	int n, r, *ranks, *world_ranks, rc = 0;
+	/* a middle stage's embedding group is itself alone: a colour of its
+	 * own, past every pipeline's */
+	int color = k == RT_K_EMB && g->n == 1 ? p->world + p->me :
+		    (int)g->index;
 
 	if (k == RT_K_WORLD)
 		MPICHECK(MPI_Comm_dup(MPI_COMM_WORLD, &c->comm[k]));
 	else
-		MPICHECK(MPI_Comm_split(MPI_COMM_WORLD, (int)g->index, g->pos,
+		MPICHECK(MPI_Comm_split(MPI_COMM_WORLD, color, g->pos,
 					&c->comm[k]));
 	MPICHECK(MPI_Comm_size(c->comm[k], &n));
 	MPICHECK(MPI_Comm_rank(c->comm[k], &r));
@@ -193,6 +197,8 @@ void coll_free(struct coll *c)
 	if (c->rec)
 		fclose(c->rec);
 	free(c->hbuf);
+	for (int k = 0; k < RT_NKINDS; k++)
+		free(c->p2p_n[k]);
 	for (int i = 0; i < COLL_SLOTS; i++)
 		free(c->pend[i].hbuf);
 	free(c);
@@ -264,11 +270,15 @@ static int record(struct coll *c, const struct call_desc *d)
 		return 0;
 	fprintf(c->rec, "{\"bytes\":%lld,\"call\":\"%s\",\"coll\":\"%s\","
 		"\"count\":%lld,\"dtype\":\"%s\",\"group\":\"%s\","
-		"\"group_index\":%lld,\"op\":%s%s%s,\"rank\":%d,\"seq\":%lld,"
-		"\"step\":%lld,\"what\":\"%s\"}\n", d->count * d->elem, c->call,
+		"\"group_index\":%lld,\"op\":%s%s%s,", d->count * d->elem, c->call,
 		d->coll, d->count, d->dtype, rt_kind_name(d->k), c->index[d->k],
 		d->has_op ? "\"" : "", d->has_op ? op_name(d->op) : "null",
-		d->has_op ? "\"" : "", c->me, c->seq, c->step, d->what);
+		d->has_op ? "\"" : "");
+	/* point-to-point lines name the other member (its place) */
+	if (coll_is_p2p(d))
+		fprintf(c->rec, "\"peer\":%d,", c->peer);
+	fprintf(c->rec, "\"rank\":%d,\"seq\":%lld,\"step\":%lld,\"what\":"
+		"\"%s\"}\n", c->me, c->seq, c->step, d->what);
 	/* with --timeout a run may be stopped (MPI_Abort) while this rank
 	 * waits: the record must then already hold the collective it waits
 	 * in, so each line goes out before the collective is issued */

@@ -17,15 +17,18 @@
  *
  * Record (--record): one JSON line per collective issued, keys sorted:
  * bytes, call, coll ("all-gather", "reduce-scatter", "all-reduce", "gather",
- * "barrier"), count, dtype, group (the kind), group_index, op ("sum",
- * "max" or null), rank, seq (per rank, from 0), step, what (a label).
+ * "barrier", and "send", "recv" for point-to-point), count, dtype, group
+ * (the kind), group_index, op ("sum", "max" or null), peer (point-to-point
+ * only: the other member's place in the group), rank, seq (per rank, from
+ * 0), step, what (a label).
  * With --timeout each line is flushed before its collective is issued, so
  * the record of a stopped run ends with the collective each rank waits in.
  *
  * Timeout (--timeout S > 0): each collective is issued non-blocking and
  * polled; one that has not completed after S seconds is reported (rank,
  * call, step, collective number, kind, group) with where each member of
- * its group is (coll_watch.c: arrived, waiting elsewhere, computing, never
+ * its group is (for a send or receive: its peer, which has arrived when
+ * it has issued as many point-to-point lines with this rank) (coll_watch.c: arrived, waiting elsewhere, computing, never
  * called, finished, or silent) and returns RT_ETIMEOUT; the caller then
  * aborts the job (coll_mpi_abort).
  *
@@ -118,6 +121,33 @@ int coll_gather_i64(struct coll *c, enum rt_kind k, const char *what,
 		    const long long *send, long long *recv, long long count,
 		    int root);
 int coll_barrier(struct coll *c, enum rt_kind k, const char *what);
+/* Point-to-point over this rank's group of kind k, both directions in
+ * flight together (Megatron's batch_isend_irecv; on NCCL ncclSend and
+ * ncclRecv in one group call): sends send_count floats of send to the
+ * member at place `to` and receives recv_count floats into recv from the
+ * member at place `from`; -1 for to or from leaves that direction out.
+ * Returns when both have completed. Recorded as one line per direction,
+ * the send first (coll "send" or "recv", peer = to or from). Messages
+ * between two members match in the order they are issued, so peers must
+ * issue theirs in the same order. When both directions face one peer (or
+ * there is one direction), the two calls must mirror each other (what one
+ * sends the other receives, as many elements): the pair checks that
+ * first, with two small unrecorded messages, and a call that does not
+ * pair returns RT_EPLAN naming both sides, moving nothing. A group of one has no peer. Device
+ * pointers as the other float collectives (staging, NCCL). */
+int coll_sendrecv(struct coll *c, enum rt_kind k, const char *what, int to,
+		  const float *send, long long send_count, int from,
+		  float *recv, long long recv_count);
+/* The same with a channel per direction (0 .. COLL_P2P_CHANNELS; plain
+ * coll_sendrecv is channel 0 both ways): a message matches only a receive
+ * of its own channel, and the pair check wants what one side sends on a
+ * channel to be what the other receives on it (the pipeline: activations
+ * on one channel, gradients on another, rt_pp.c). */
+#define COLL_P2P_CHANNELS 7
+int coll_sendrecv_ch(struct coll *c, enum rt_kind k, const char *what,
+		     int to, const float *send, long long send_count,
+		     int send_ch, int from, float *recv, long long recv_count,
+		     int recv_ch);
 
 /* --device cuda with MPI host staging: after this, the float collectives
  * above take device pointers of dev (kern_download to a host buffer, the

@@ -36,6 +36,14 @@ struct call_desc {
 	enum coll_op op;
 };
 
+/* Point-to-point (coll_p2p.c): coll "send" or "recv"; the peer's place is
+ * c->peer while it is recorded and waited for. */
+static inline int coll_is_p2p(const struct call_desc *d)
+{
+	return d->coll[0] == 's' ? d->coll[1] == 'e' : d->coll[0] == 'r' &&
+	       d->coll[1] == 'e' && d->coll[2] == 'c';
+}
+
 /* Where a rank is, as the watchdog tells its peers. */
 enum coll_state {
 	COLL_RUNNING, /* computing between collectives */
@@ -85,6 +93,10 @@ struct coll {
 	double cur_since;
 	char idle_why[200];
 	struct coll_pending pend[COLL_SLOTS];
+	/* point-to-point lines issued per kind with each member (by place;
+	 * allocated at the kind's first), as the watchdog compares them */
+	long long *p2p_n[RT_NKINDS];
+	int peer;  /* the point-to-point line's peer (coll_is_p2p) */
 };
 
 double coll_now(void);
@@ -110,6 +122,11 @@ int coll_host_gather(struct coll *c, enum rt_kind k, const char *what,
 /* Waits for req under the watchdog (--timeout > 0 only). */
 int coll_host_wait(struct coll *c, const struct call_desc *d,
 		   MPI_Request *req);
+
+/* ---- coll_p2p.c ---- */
+/* How many point-to-point lines this rank issued on kind k with the
+ * member at place `peer` (0 before the first). */
+long long coll_p2p_count(const struct coll *c, enum rt_kind k, int peer);
 
 /* ---- coll_watch.c ---- */
 int coll_watch_init(struct coll *c);
@@ -149,6 +166,10 @@ int coll_nccl_gather(struct coll *c, const struct call_desc *d,
 		     const float *send, float *recv, int root);
 /* iters plain NCCL collectives on group kind k; sync_each: synchronise
  * after each, else once at the end. *secs: the wall time of all. */
+/* to/from: places, -1 leaves that direction out; d names the wait. */
+int coll_nccl_sendrecv(struct coll *c, const struct call_desc *d, int to,
+		       const float *send, long long send_count, int from,
+		       float *recv, long long recv_count);
 int coll_nccl_plain(struct coll *c, enum rt_kind k, int reduce_scatter,
 		    long long count, const float *send, float *recv,
 		    int iters, int sync_each, double *secs);

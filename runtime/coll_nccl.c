@@ -136,6 +136,18 @@ int coll_nccl_new(struct coll *c, struct kern_ctx *dev)
 	for (int k = 0; k < RT_NKINDS && !rc; k++) {
 		/* every group of a kind has the same size: all ranks split,
 		 * or none does */
+		if (k == RT_K_EMB && c->size[RT_K_PP] > 1) {
+			/* the pipeline's ends split, its middle stages
+			 * (groups of one) take no part */
+			NCCLCHECK(ncclCommSplit(x->world, c->size[k] > 1 ?
+						(int)c->index[k] :
+						NCCL_SPLIT_NOCOLOR,
+						c->rank[k], &x->comm[k], NULL));
+			if (c->size[k] > 1)
+				rc = check_comm(c, x->comm[k],
+						(enum rt_kind)k);
+			continue;
+		}
 		if (c->size[k] == 1)
 			continue;
 		if (k == RT_K_WORLD) {
@@ -327,6 +339,25 @@ int coll_nccl_gather(struct coll *c, const struct call_desc *d,
 	return wait_stream(c, d);
 }
 
+/* Both directions in one NCCL group on the kernels' stream (ncclSend
+ * and ncclRecv, as Megatron's batch_isend_irecv issues them). */
+int coll_nccl_sendrecv(struct coll *c, const struct call_desc *d, int to,
+		       const float *send, long long send_count, int from,
+		       float *recv, long long recv_count)
+{
+	struct coll_nccl *x = c->nccl;
+
+	NCCLCHECK(ncclGroupStart());
+	if (to >= 0)
+		NCCLCHECK(ncclSend(send, (size_t)send_count, ncclFloat, to,
+				   x->comm[d->k], x->stream));
+	if (from >= 0)
+		NCCLCHECK(ncclRecv(recv, (size_t)recv_count, ncclFloat, from,
+				   x->comm[d->k], x->stream));
+	NCCLCHECK(ncclGroupEnd());
+	return wait_stream(c, d);
+}
+
 int coll_nccl_plain(struct coll *c, enum rt_kind k, int reduce_scatter,
 		    long long count, const float *send, float *recv,
 		    int iters, int sync_each, double *secs)
@@ -430,6 +461,15 @@ int coll_nccl_all_gather_start(struct coll *c, const struct call_desc *d,
 int coll_nccl_wait(struct coll *c, const struct call_desc *d, int slot)
 {
 	(void)c, (void)d, (void)slot;
+	return no_nccl();
+}
+
+int coll_nccl_sendrecv(struct coll *c, const struct call_desc *d, int to,
+		       const float *send, long long send_count, int from,
+		       float *recv, long long recv_count)
+{
+	(void)c, (void)d, (void)to, (void)send, (void)send_count;
+	(void)from, (void)recv, (void)recv_count;
 	return no_nccl();
 }
 #endif

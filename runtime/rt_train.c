@@ -2,8 +2,9 @@
  * rt_train: the decoder itself, top to bottom: a micro-batch's load, the
  * forward of the embedding, each layer's attention and MLP blocks and the
  * head (final norm, output layer, vocab-parallel cross-entropy), their
- * backwards in reverse, and the train step around them (see rt_model.h
- * for the model, its shapes and its collectives, in this file's order).
+ * backwards in reverse, whole or one pipeline chunk at a time (the train
+ * step around them is rt_step.c's; see rt_model.h for the model, its
+ * shapes and its collectives, in this file's order).
  *
  * Row layouts: a micro-batch's N = micro x local_seq token rows on this
  * rank, sample-major (local_seq = seq_len / CP: with CP, chunks c and
@@ -378,7 +379,7 @@ static int mlp_block_fwd(struct rt_model *m, long long l, float *out)
 static int embed_fwd(struct rt_model *m)
 {
 	const struct rt_shape *s = &m->s;
-	float *x0 = s->layers ? m->la[0].x : m->a.xL, *r;
+	float *x0 = s->chunk_layers ? m->la[0].x : m->a.xL, *r;
 	const float *W;
 
 	RCHECK(rt_weights_next(m, &W));
@@ -426,18 +427,26 @@ static int head_fwd(struct rt_model *m, double *loss_sum)
 	return 0;
 }
 
+int rt_forward_chunk(struct rt_model *m, int v, double *loss_sum)
+{
+	const struct rt_shape *s = &m->s;
+	long long l0 = v * s->chunk_layers, l1 = l0 + s->chunk_layers;
+	int head = s->post && v == s->vpp - 1;
+	float *out = head ? m->a.xL : m->pp_out;
+
+	RCHECK(rt_weights_begin(m, 1, v));
+	if (s->pre && v == 0)
+		RCHECK(embed_fwd(m));
+	for (long long l = l0; l < l1; l++) {
+		RCHECK(attn_block_fwd(m, l));
+		RCHECK(mlp_block_fwd(m, l, l + 1 < l1 ? m->la[l + 1].x : out));
+	}
+	return head ? head_fwd(m, loss_sum) : 0;
+}
+
 int rt_forward(struct rt_model *m, double *loss_sum)
 {
-	long long L = m->s.layers;
-
-	RCHECK(rt_weights_begin(m, 1));
-	RCHECK(embed_fwd(m));
-	for (long long l = 0; l < L; l++) {
-		RCHECK(attn_block_fwd(m, l));
-		RCHECK(mlp_block_fwd(m, l, l + 1 < L ? m->la[l + 1].x :
-				     m->a.xL));
-	}
-	return head_fwd(m, loss_sum);
+	return rt_forward_chunk(m, 0, loss_sum);
 }
 
 /* ---- backward ------------------------------------------------------------- */
@@ -466,6 +475,8 @@ static int head_bwd(struct rt_model *m, float scale)
 	RCHECK(tp_reduce(m, "output.dgrad", a->full_h, a->dn, &r));
 	if (!s->tie)
 		RCHECK(rt_scatter_grad(m, m->out, m->gfull));
+	else if (!s->pre) /* the last stage's copy of the embedding */
+		RCHECK(rt_scatter_grad(m, m->out, m->gemb));
 	KCHECK(kern_rmsnorm_bwd(k, s->local, h, a->xL, P(m, m->lnf), a->rstdf,
 				r, a->dx, G(m, m->lnf)));
 	return 0;
@@ -595,7 +606,7 @@ static int embed_bwd(struct rt_model *m)
 	struct rt_weight *e = m->emb;
 	const float *dfull = m->a.dx;
 
-	if (!s->tie)
+	if (!s->tie || !s->post)
 		KCHECK(kern_zero(m->k, m->gemb, (size_t)((e->d0 + e->pad) *
 				 e->d1) * sizeof(float)));
 	/* the backward of embedding.out's reduce-scatter (no GEMM reads it:
@@ -610,71 +621,19 @@ static int embed_bwd(struct rt_model *m)
 	return rt_scatter_grad(m, e, m->gemb);
 }
 
-/* Backward of one micro-batch; the loss is the token sum x `scale`. */
-static int backward(struct rt_model *m, float scale)
+/* Backward of one micro-batch's chunk v; the loss is the token sum x
+ * `scale`. */
+int rt_backward_chunk(struct rt_model *m, int v, float scale)
 {
-	RCHECK(rt_weights_begin(m, 0));
-	RCHECK(head_bwd(m, scale));
-	for (long long l = m->s.layers; l-- > 0;) {
+	const struct rt_shape *s = &m->s;
+	long long l0 = v * s->chunk_layers, l1 = l0 + s->chunk_layers;
+
+	RCHECK(rt_weights_begin(m, 0, v));
+	if (s->post && v == s->vpp - 1)
+		RCHECK(head_bwd(m, scale));
+	for (long long l = l1; l-- > l0;) {
 		RCHECK(mlp_block_bwd(m, l));
 		RCHECK(attn_block_bwd(m, l));
 	}
-	return embed_bwd(m);
-}
-
-/* ---- the step ------------------------------------------------------------- */
-
-/* After the micro-batches: the data-parallel reductions, then the TP sum
- * of the replicated gradients that differ over TP (finalize_model_grads's
- * order), then the optimizer. */
-static int finish_grads(struct rt_model *m, long long step)
-{
-	long long n = m->n_shard + m->n_rep;
-
-	RCHECK(coll_all_reduce(m->c, RT_K_DP_CP_REPLICATE, "grads", m->grad,
-			       m->n_shard, COLL_SUM));
-	RCHECK(coll_all_reduce(m->c, RT_K_DP_CP, "replicated_grads",
-			       m->grad + m->n_shard, m->n_rep, COLL_SUM));
-	if (m->tp_sum > 0)
-		RCHECK(coll_all_reduce(m->c, RT_K_TP, "tp_grads",
-				       m->grad + m->n_shard, m->tp_sum,
-				       COLL_SUM));
-	if (m->sgd)
-		KCHECK(kern_sgd(m->k, n, (float)m->lr, m->param, m->grad));
-	else
-		KCHECK(kern_adam(m->k, n, (float)m->lr, RT_ADAM_BETA1,
-				 RT_ADAM_BETA2, RT_ADAM_EPS, step, m->param,
-				 m->grad, m->adam_m, m->adam_v));
-	return 0;
-}
-
-int rt_model_train_step(struct rt_model *m, long long step, double *loss,
-			long long *tokens)
-{
-	const struct rt_shape *s = &m->s;
-	long long n = m->n_shard + m->n_rep;
-	double count[1], sum[1] = { 0 };
-
-	coll_set_call(m->c, "train", step);
-	KCHECK(kern_zero(m->k, m->grad, (size_t)n * sizeof(float)));
-	/* the loss's token count over the lanes */
-	count[0] = (double)(s->micro_batches * s->tokens);
-	RCHECK(coll_all_reduce_d(m->c, RT_K_DP_CP, "tokens", count, 1,
-				 COLL_SUM));
-	if (count[0] != (double)(s->global_batch * s->seq_len))
-		return rt_error(RT_EPLAN, "the lanes hold %.0f tokens, the "
-				"global batch has %lld", count[0],
-				s->global_batch * s->seq_len);
-	for (long long mb = 0; mb < s->micro_batches; mb++) {
-		RCHECK(rt_load_micro_batch(m, step, mb));
-		RCHECK(rt_forward(m, sum));
-		RCHECK(backward(m, (float)(1.0 / count[0])));
-	}
-	RCHECK(finish_grads(m, step));
-	m->step = step;
-	RCHECK(coll_all_reduce_d(m->c, RT_K_DP_CP, "loss", sum, 1, COLL_SUM));
-	RCHECK(coll_barrier(m->c, RT_K_WORLD, "step"));
-	*loss = sum[0] / count[0];
-	*tokens = (long long)count[0];
-	return 0;
+	return s->pre && v == 0 ? embed_bwd(m) : 0;
 }
