@@ -193,6 +193,7 @@ void coll_free(struct coll *c)
 	if (c->rec)
 		fclose(c->rec);
 	free(c->hbuf);
+	free(c->p2p.hbuf);
 	for (int i = 0; i < COLL_SLOTS; i++)
 		free(c->pend[i].hbuf);
 	free(c);
@@ -258,17 +259,38 @@ static const char *op_name(enum coll_op op)
 	return op == COLL_MAX ? "max" : "sum";
 }
 
+/* A send-recv's keys between rank and seq (sorted): recv_count, recv_from,
+ * send_to; nothing for the collectives. */
+static void p2p_keys(char *buf, size_t len, const struct call_desc *d)
+{
+	const struct p2p_desc *p = (const struct p2p_desc *)d;
+	char from[24] = "null", to[24] = "null";
+
+	buf[0] = '\0';
+	if (strcmp(d->coll, COLL_SENDRECV))
+		return;
+	if (p->recv_from >= 0)
+		snprintf(from, sizeof(from), "%d", p->recv_from);
+	if (p->send_to >= 0)
+		snprintf(to, sizeof(to), "%d", p->send_to);
+	snprintf(buf, len, ",\"recv_count\":%lld,\"recv_from\":%s,"
+		 "\"send_to\":%s", p->recv_count, from, to);
+}
+
 static int record(struct coll *c, const struct call_desc *d)
 {
+	char p2p[96];
+
 	if (!c->rec)
 		return 0;
+	p2p_keys(p2p, sizeof(p2p), d);
 	fprintf(c->rec, "{\"bytes\":%lld,\"call\":\"%s\",\"coll\":\"%s\","
 		"\"count\":%lld,\"dtype\":\"%s\",\"group\":\"%s\","
-		"\"group_index\":%lld,\"op\":%s%s%s,\"rank\":%d,\"seq\":%lld,"
+		"\"group_index\":%lld,\"op\":%s%s%s,\"rank\":%d%s,\"seq\":%lld,"
 		"\"step\":%lld,\"what\":\"%s\"}\n", d->count * d->elem, c->call,
 		d->coll, d->count, d->dtype, rt_kind_name(d->k), c->index[d->k],
 		d->has_op ? "\"" : "", d->has_op ? op_name(d->op) : "null",
-		d->has_op ? "\"" : "", c->me, c->seq, c->step, d->what);
+		d->has_op ? "\"" : "", c->me, p2p, c->seq, c->step, d->what);
 	/* with --timeout a run may be stopped (MPI_Abort) while this rank
 	 * waits: the record must then already hold the collective it waits
 	 * in, so each line goes out before the collective is issued */

@@ -17,8 +17,9 @@
  *
  * Record (--record): one JSON line per collective issued, keys sorted:
  * bytes, call, coll ("all-gather", "reduce-scatter", "all-reduce", "gather",
- * "barrier"), count, dtype, group (the kind), group_index, op ("sum",
- * "max" or null), rank, seq (per rank, from 0), step, what (a label).
+ * "barrier", "send-recv"), count, dtype, group (the kind), group_index, op
+ * ("sum", "max" or null), rank, seq (per rank, from 0), step, what (a
+ * label); a send-recv adds recv_count, recv_from and send_to.
  * With --timeout each line is flushed before its collective is issued, so
  * the record of a stopped run ends with the collective each rank waits in.
  *
@@ -114,6 +115,31 @@ int coll_gather_i64(struct coll *c, enum rt_kind k, const char *what,
 		    const long long *send, long long *recv, long long count,
 		    int root);
 int coll_barrier(struct coll *c, enum rt_kind k, const char *what);
+
+/* Point-to-point within this rank's group of kind k (TE's context-parallel
+ * ring, Megatron's batch_isend_irecv between pipeline stages): sends
+ * send_count floats of send to the member at place send_to and receives
+ * recv_count floats from the member at place recv_from into recv, both
+ * posted together so that no order of the peers can deadlock; a place of
+ * -1 leaves that direction out. The peers must post the matching receive
+ * and send on the same group. Recorded as one line, coll "send-recv", with
+ * three more keys (sorted in): recv_count, recv_from and send_to (the
+ * places, or null); count and bytes are what is sent. A group of one
+ * copies send to recv (places 0). Device pointers as the collectives
+ * above take them (staging, NCCL: one ncclGroupStart/End of ncclSend and
+ * ncclRecv). */
+int coll_sendrecv(struct coll *c, enum rt_kind k, const char *what,
+		  int send_to, const float *send, long long send_count,
+		  int recv_from, float *recv, long long recv_count);
+/* The same started: returns once both are posted (on the NCCL path
+ * enqueued on a stream of their own, so that they travel while the
+ * kernels compute); coll_sendrecv_wait() finishes them, and only then may
+ * recv be read or send be changed. One exchange in flight at a time; it
+ * is recorded when it starts and watched (--timeout) when waited for. */
+int coll_sendrecv_start(struct coll *c, enum rt_kind k, const char *what,
+			int send_to, const float *send, long long send_count,
+			int recv_from, float *recv, long long recv_count);
+int coll_sendrecv_wait(struct coll *c);
 
 /* --device cuda with MPI host staging: after this, the float collectives
  * above take device pointers of dev (kern_download to a host buffer, the

@@ -2,8 +2,8 @@
  * coll_int: what the files of the coll module share (coll.c: MPI start-up,
  * communicators, numbering and recording; coll_host.c: the collectives on
  * host buffers; coll_stage.c: those on device buffers and the prefetch
- * slots; coll_watch.c: the watchdog; coll_nccl.c: the NCCL path). Not for
- * use outside runtime/coll*.c.
+ * slots; coll_p2p.c: send-recv; coll_watch.c: the watchdog; coll_nccl.c:
+ * the NCCL path). Not for use outside runtime/coll*.c.
  */
 #ifndef GTPLAN_COLL_INT_H
 #define GTPLAN_COLL_INT_H
@@ -36,6 +36,16 @@ struct call_desc {
 	enum coll_op op;
 };
 
+/* A send-recv (coll "send-recv", COLL_SENDRECV): the description and the
+ * peers' places (-1: none) and what is received (d.count is what is
+ * sent). record() finds the rest through d. */
+#define COLL_SENDRECV "send-recv"
+struct p2p_desc {
+	struct call_desc d;
+	int send_to, recv_from;
+	long long recv_count;
+};
+
 /* Where a rank is, as the watchdog tells its peers. */
 enum coll_state {
 	COLL_RUNNING, /* computing between collectives */
@@ -57,6 +67,17 @@ struct coll_pending {
 	void *recv;       /* staged: the device buffer to upload to */
 	char *hbuf;       /* staged: send then recv, on the host */
 	size_t hcap;
+};
+
+/* The send-recv started and not yet waited for (coll_p2p.c). */
+struct coll_p2p_pending {
+	int active, nccl;
+	struct p2p_desc p;
+	MPI_Request req[2]; /* send, receive (MPI_REQUEST_NULL: none) */
+	float *recv;        /* staged: the device buffer to upload to */
+	float *hbuf;        /* staged: send then recv, on the host */
+	size_t hcap;        /* floats */
+	char what[64];      /* d.what's copy: the caller's may not last */
 };
 
 struct coll {
@@ -85,6 +106,7 @@ struct coll {
 	double cur_since;
 	char idle_why[200];
 	struct coll_pending pend[COLL_SLOTS];
+	struct coll_p2p_pending p2p;
 };
 
 double coll_now(void);
@@ -147,6 +169,12 @@ int coll_nccl_all_reduce(struct coll *c, const struct call_desc *d,
 			 float *buf);
 int coll_nccl_gather(struct coll *c, const struct call_desc *d,
 		     const float *send, float *recv, int root);
+/* A send-recv: _start enqueues ncclSend and ncclRecv in one
+ * group on the point-to-point stream, _wait polls its end and makes the
+ * kernels' stream wait for it. */
+int coll_nccl_sendrecv_start(struct coll *c, const struct p2p_desc *p,
+			     const float *send, float *recv);
+int coll_nccl_sendrecv_wait(struct coll *c, const struct call_desc *d);
 /* iters plain NCCL collectives on group kind k; sync_each: synchronise
  * after each, else once at the end. *secs: the wall time of all. */
 int coll_nccl_plain(struct coll *c, enum rt_kind k, int reduce_scatter,
