@@ -37,6 +37,9 @@ struct plan_rt_model {
 	long long hidden, ffn, layers, heads, kv_heads, head_dim, vocab;
 	int tie_embeddings, qkv_bias, qk_norm, moe, sequence_parallel;
 	double rope_theta, norm_eps;
+	/* policy.megatron_cfg.cp_comm_type as written ("p2p", Megatron's
+	 * default, when unset); gtplan-run runs "p2p" and "all_gather" */
+	char cp_comm_type[16];
 };
 
 #define PLAN_RT_HEADS      4

@@ -53,6 +53,13 @@ static int refuse_layout(const struct rt_plan *p, const struct rt_shape *s)
 				     "2 x CP = %d chunks (the load-balanced CP "
 				     "split); use a multiple of %d", s->seq_len,
 				     2 * s->cp, 2 * s->cp);
+	if (s->cp > 1 && strcmp(rt->cp_comm, "p2p") &&
+	    strcmp(rt->cp_comm, "all_gather"))
+		return rt_error_once(RT_EPLAN, "cp_comm_type '%s' is not run "
+				     "by gtplan-run (it runs Megatron's 'p2p' "
+				     "ring and 'all_gather'); set policy."
+				     "megatron_cfg.cp_comm_type to one of them",
+				     rt->cp_comm);
 	if (s->heads % s->kv_heads)
 		return rt_error_once(RT_EPLAN, "%s: %lld heads are not a "
 				     "multiple of %lld query groups",
@@ -142,6 +149,7 @@ int rt_model_shape(struct rt_shape *s, const struct rt_plan *p,
 	s->qkv_bias = rt->qkv_bias;
 	s->qk_norm = rt->qk_norm;
 	s->sp = rt->sp && s->tp > 1;
+	s->cp_p2p = !strcmp(rt->cp_comm, "p2p");
 	s->theta = rt->rope_theta;
 	s->norm_eps = rt->norm_eps;
 	s->eps = (float)rt->norm_eps;
@@ -342,6 +350,8 @@ enum act_size {
 	A_NKL,   /* N x G/T */
 	A_LSE,   /* micro x H/T x local_seq */
 	A_KKV,   /* micro x seq_len x kv: every CP rank's keys */
+	A_KV2,   /* 2 N x kv: keys and values */
+	A_KV4,   /* 4 N x kv: keys, values and their gradients */
 	A_NFC1,  /* N x 2 F/T */
 	A_NFL,   /* N x F/T */
 	A_NV,    /* N x Vp/T */
@@ -351,7 +361,7 @@ enum act_size {
 };
 
 /* When an entry is allocated; else it aliases `alias` (or stays NULL). */
-enum act_when { W_ALL, W_SP, W_QKN, W_BIAS, W_CP, W_CPMB };
+enum act_when { W_ALL, W_SP, W_QKN, W_BIAS, W_AG, W_AGMB, W_P2P };
 
 struct act_entry {
 	const char *name;
@@ -376,8 +386,9 @@ static const struct act_entry layer_table[] = {
 	LA(q, A_NQ, W_ALL, NONE),
 	LA(k, A_NKV, W_ALL, NONE),
 	LA(v, A_NKV, W_ALL, NONE),
-	LA(kg, A_KKV, W_CP, offsetof(struct rt_layer_acts, k)),
-	LA(vg, A_KKV, W_CP, offsetof(struct rt_layer_acts, v)),
+	LA(kg, A_KKV, W_AG, offsetof(struct rt_layer_acts, k)),
+	LA(vg, A_KKV, W_AG, offsetof(struct rt_layer_acts, v)),
+	LA(kvlast, A_KV2, W_P2P, NONE),
 	LA(o, A_NQ, W_ALL, NONE),
 	LA(lse, A_LSE, W_ALL, NONE),
 	LA(xm, A_LH, W_ALL, NONE),
@@ -405,9 +416,14 @@ static const struct act_entry global_table[] = {
 	GA(dq, A_NQ, W_ALL, NONE),
 	GA(dk, A_NKV, W_ALL, NONE),
 	GA(dv, A_NKV, W_ALL, NONE),
-	GA(dkg, A_KKV, W_CP, offsetof(struct rt_acts, dk)),
-	GA(dvg, A_KKV, W_CP, offsetof(struct rt_acts, dv)),
-	GA(kvtmp, A_KKV, W_CPMB, NONE),
+	GA(dkg, A_KKV, W_AG, offsetof(struct rt_acts, dk)),
+	GA(dvg, A_KKV, W_AG, offsetof(struct rt_acts, dv)),
+	GA(kvtmp, A_KKV, W_AGMB, NONE),
+	GA(ring0, A_KV4, W_P2P, NONE),
+	GA(ring1, A_KV4, W_P2P, NONE),
+	GA(rdkv, A_KV2, W_P2P, NONE),
+	GA(o2, A_NQ, W_P2P, NONE),
+	GA(lse2, A_LSE, W_P2P, NONE),
 	GA(dqraw, A_NQ, W_QKN, NONE),
 	GA(dkraw, A_NKV, W_QKN, NONE),
 	GA(dout, A_NQ, W_ALL, NONE),
@@ -436,6 +452,8 @@ static long long act_elems(const struct rt_shape *s, enum act_size sz)
 	case A_NKL: return N * z->kl;
 	case A_LSE: return s->micro * z->hl * s->local_seq;
 	case A_KKV: return z->keys * z->kv_l;
+	case A_KV2: return 2 * N * z->kv_l;
+	case A_KV4: return 4 * N * z->kv_l;
 	case A_NFC1: return N * 2 * z->fl;
 	case A_NFL: return N * z->fl;
 	case A_NV: return N * z->vl;
@@ -450,8 +468,9 @@ static int act_on(const struct rt_shape *s, enum act_when w)
 {
 	return w == W_ALL || (w == W_SP && s->sp) ||
 	       (w == W_QKN && s->qk_norm) || (w == W_BIAS && s->qkv_bias) ||
-	       (w == W_CP && s->cp > 1) ||
-	       (w == W_CPMB && s->cp > 1 && s->micro > 1);
+	       (w == W_AG && s->cp > 1 && !s->cp_p2p) ||
+	       (w == W_AGMB && s->cp > 1 && !s->cp_p2p && s->micro > 1) ||
+	       (w == W_P2P && s->cp > 1 && s->cp_p2p);
 }
 
 #define SLOT(base, off) ((float **)(void *)((char *)(base) + (off)))

@@ -138,6 +138,9 @@ struct rt_shape {
 	long long local;               /* residual rows: N / TP with SP */
 	long long global_batch, per_lane, micro_batches;
 	int tie, qkv_bias, qk_norm, sp;
+	int cp_p2p;                    /* CP's keys and values go round a
+					  ring (cp_comm_type p2p), else
+					  they are all-gathered */
 	double theta, norm_eps;        /* RoPE theta, RMSNorm eps (plan) */
 	float eps;                     /* norm_eps as the kernels take it */
 	int tp, cp, g, lanes;
@@ -163,7 +166,9 @@ struct rt_layer_acts {
 	float *qrstd, *krstd;/* [N H/T], [N G/T] (qk_norm) */
 	float *q, *k, *v;    /* [N, q], [N, kv], [N, kv] as attention reads */
 	float *kg, *vg;      /* [micro x seq_len, kv]: k, v of every CP rank
-				(CP), else k, v */
+				(CP all_gather), else k, v */
+	float *kvlast;       /* [2 N, kv] (CP p2p): k then v of the ring's
+				last block, the backward's first */
 	float *o;            /* [N, q] attention output */
 	float *lse;          /* [micro, H/T, local_seq] */
 	float *xm;           /* [Nl, h] x + attention block */
@@ -192,7 +197,13 @@ struct rt_acts {
 	float *dkg, *dvg;    /* [micro x seq_len, kv] the gathered keys' and
 				values' gradients (CP), else dk, dv */
 	float *kvtmp;        /* [micro x seq_len, kv] CP-rank-major staging
-				of a gather or scatter (CP, micro > 1) */
+				of a gather or scatter (CP all_gather,
+				micro > 1) */
+	float *ring0, *ring1;/* [4 N, kv] (CP p2p): a block's k, v, dk, dv:
+				the one at hand and the one travelling */
+	float *rdkv;         /* [2 N, kv] (CP p2p): this rank's part of a
+				block's dk then dv */
+	float *o2, *lse2;    /* as o, lse (CP p2p): one block's attention */
 	float *dqraw, *dkraw;/* the same before QK-norm (qk_norm) */
 	float *dout;         /* [N, q] attention output gradient */
 	float *du;           /* [N, 2 F/T] */
@@ -322,6 +333,13 @@ int rt_bf16(struct rt_model *m, float *x, long long n);
  * rows first (the caller wrote rows [0, d0)). */
 int rt_scatter_grad(struct rt_model *m, const struct rt_weight *w,
 		    float *gfull);
+/* Context parallelism's attention of layer l (rt_cp.c; CP > 1 only), the
+ * cp_comm_type's collectives included. Forward: la->o, la->lse from
+ * la->q and the keys and values of every CP rank. Backward: accumulates
+ * into a->dq (zeroed by the caller) and sets a->dk, a->dv to the gradient
+ * of this rank's keys and values summed over the CP ranks. */
+int rt_cp_attn_fwd(struct rt_model *m, long long l);
+int rt_cp_attn_bwd(struct rt_model *m, long long l);
 /* A kernel status as a runtime code, reported with the call's place. */
 int rt_kcheck(int kern_rc, const char *call, const char *file, int line);
 /* Device memory of n floats (at least one), zeroed. */

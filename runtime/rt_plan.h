@@ -58,6 +58,7 @@ struct rt_settings {
 	long long heads, kv_heads, head_dim;
 	int tie, qkv_bias, qk_norm, moe, sp;
 	double rope_theta, norm_eps;
+	char cp_comm[16];  /* runtime.model.cp_comm_type */
 	char model_name[128];
 	double lr;
 	int bf16;
