@@ -154,6 +154,7 @@ const char *prog_op_kind_name(enum prog_op_kind k)
 	static const char *const names[OP_KIND_COUNT] = {
 		"all-gather", "reduce-scatter", "all-reduce", "broadcast",
 		"all-to-all", "barrier", "p2p exchange", "compute",
+		"ring send-recv",
 	};
 
 	return (unsigned)k < OP_KIND_COUNT ? names[k] : "?";

@@ -37,6 +37,7 @@ void prog_rt_shape(const struct plan *p, struct prog_rt_shape *s)
 	};
 	s->d.sp = m->sequence_parallel && s->d.tp > 1;
 	s->bf16 = p->runtime.dtype && !strcmp(p->runtime.dtype, "bf16");
+	s->cp_p2p = !strcmp(m->cp_comm_type, "p2p");
 	/* gtplan-run: the plan's batch, the micro batch 1 when unset */
 	s->global_batch = p->global_batch;
 	s->micro = p->micro_batch > 0 ? p->micro_batch : 1;
@@ -66,6 +67,12 @@ int prog_rt_applies(const struct plan *p, char *why, size_t len)
 		snprintf(why, len, "the decoder has no experts, so EP %lld has "
 			 "nothing to split; plan with "
 			 "expert_model_parallel_size 1", p->ep);
+	else if (cp > 1 && strcmp(m->cp_comm_type, "p2p") &&
+		 strcmp(m->cp_comm_type, "all_gather"))
+		snprintf(why, len, "cp_comm_type '%s' is not run by gtplan-run "
+			 "(it runs Megatron's 'p2p' ring and 'all_gather'); set "
+			 "policy.megatron_cfg.cp_comm_type to one of them",
+			 m->cp_comm_type);
 	else if (cp > 1 && p->runtime.seq_len % (2 * cp))
 		snprintf(why, len, "gtplan.runtime.seq_len %lld does not split "
 			 "into 2 x CP = %lld chunks (the load-balanced CP "
@@ -253,13 +260,48 @@ static void tp_reduce(struct rbld *b, enum prog_what what, int w,
 		    b->s.z.tokens * h, PROG_DT_FP32, PROG_REDOP_SUM, label);
 }
 
-/* rt_train.c's cp_gather_kv (fwd) and cp_scatter_dkv: keys, then values
- * (N x G/T x d each), over CP. */
+/* One step of rt_cp.c's ring: `count` floats each way, forward (to the
+ * next CP rank) or reversed. */
+static void ring_step(struct rbld *b, long long layer, int fwd,
+		      long long count)
+{
+	struct prog_op *op;
+	size_t n = b->pg->n;
+
+	rop(b, OP_SEND_RECV, b->k_cp, fwd ? W_KV : W_KV_GRAD,
+	    PRT_W_LAYER + DSZ_QKV, layer, count, PROG_DT_FP32, 0,
+	    fwd ? PRT_L_KV : PRT_L_DKV);
+	if (b->pg->n == n)
+		return;
+	op = &b->pg->ops[n];
+	op->flags = fwd ? PROG_SEND_FWD | PROG_RECV_FWD :
+		    PROG_SEND_BWD | PROG_RECV_BWD;
+}
+
+/* rt_cp.c's ring_fwd and ring_bwd: C - 1 forward steps of keys and values
+ * (2 N kv); C backward steps, the first of keys and values, the middle
+ * ones of them and a gradient (4 N kv), the last of a gradient. */
+static void cp_ring(struct rbld *b, long long layer, int fwd)
+{
+	long long n = b->s.z.tokens * b->s.z.kv_l, C = b->s.d.cp;
+
+	for (long long i = 0; i < (fwd ? C - 1 : C); i++)
+		ring_step(b, layer, fwd, fwd || i == 0 || i + 1 == C ? 2 * n :
+			  4 * n);
+}
+
+/* rt_cp.c: the CP exchange of layer `layer`'s keys and values: the ring
+ * (p2p), or (all_gather) cp_gather_kv's all-gathers of keys, then values
+ * (N x G/T x d each), and cp_scatter_dkv's reduce-scatters. */
 static void cp_kv(struct rbld *b, long long layer, int fwd)
 {
 	long long n = b->s.z.tokens * b->s.z.kv_l;
 	int w = PRT_W_LAYER + DSZ_QKV;
 
+	if (b->s.cp_p2p) {
+		cp_ring(b, layer, fwd);
+		return;
+	}
 	if (fwd) {
 		rop(b, OP_ALL_GATHER, b->k_cp, W_KV, w, layer, n, PROG_DT_FP32,
 		    0, PRT_L_K);
@@ -441,7 +483,7 @@ char *prog_rt_what(const struct prog *pg, const struct prog_op *op,
 		[PRT_L_WEIGHT] = "", [PRT_L_IN] = ".in", [PRT_L_OUT] = ".out",
 		[PRT_L_DOUT] = ".dout", [PRT_L_DGRAD] = ".dgrad",
 		[PRT_L_K] = ".k", [PRT_L_V] = ".v", [PRT_L_DK] = ".dk",
-		[PRT_L_DV] = ".dv",
+		[PRT_L_DV] = ".dv", [PRT_L_KV] = ".kv", [PRT_L_DKV] = ".dkv",
 	};
 	const char *wn = op->weight >= 0 && (size_t)op->weight < pg->n_weights ?
 			 pg->weights[op->weight] : "?";
@@ -466,6 +508,7 @@ const char *prog_rt_coll_name(const struct prog_op *op)
 	case OP_REDUCE_SCATTER: return "reduce-scatter";
 	case OP_ALL_REDUCE: return "all-reduce";
 	case OP_BARRIER: return "barrier";
+	case OP_SEND_RECV: return "send-recv";
 	default: return "?";
 	}
 }
@@ -498,6 +541,20 @@ long long prog_rt_count(const struct prog_op *op)
 	return elem ? (long long)op->amount / elem : 0;
 }
 
+/* A ring step's keys as coll.c's record writes them for a send-recv:
+ * recv_count (the count: a ring step moves as much each way), recv_from
+ * and send_to, the neighbours of place `at` in a group of n. */
+static void ring_keys(char *buf, size_t len, const struct prog_op *op,
+		      long long at, long long n)
+{
+	long long next = (at + 1) % n, prev = (at + n - 1) % n;
+	int fwd = (op->flags & PROG_SEND_FWD) != 0;
+
+	snprintf(buf, len, ",\"recv_count\":%lld,\"recv_from\":%lld,"
+		 "\"send_to\":%lld", prog_rt_count(op), fwd ? prev : next,
+		 fwd ? next : prev);
+}
+
 int prog_rt_write_record(FILE *f, const struct plan *p,
 			 const struct prog *pg, size_t n, long long rank,
 			 const char *call, long long step, long long *seq)
@@ -508,21 +565,25 @@ int prog_rt_write_record(FILE *f, const struct plan *p,
 		const struct prog_op *op = &pg->ops[i];
 		const struct lay_group_kind *gk = lay_group_kind_at(op->group);
 		const char *rop_name = prog_rt_op_name(op);
-		long long idx = 0;
+		long long idx = 0, at = 0;
+		char p2p[128] = "";
 
 		if (op->group != PROG_GK_WORLD && gk)
-			lay_group_of(&p->dense, gk->axes, rank, &idx, NULL);
+			lay_group_of(&p->dense, gk->axes, rank, &idx, &at);
+		if (op->kind == OP_SEND_RECV)
+			ring_keys(p2p, sizeof(p2p), op, at, gk ?
+				  lay_group_size(&p->dense, gk->axes) : 1);
 		/* coll.c's record(), byte for byte */
 		fprintf(f, "{\"bytes\":%lld,\"call\":\"%s\",\"coll\":\"%s\","
 			"\"count\":%lld,\"dtype\":\"%s\",\"group\":\"%s\","
-			"\"group_index\":%lld,\"op\":%s%s%s,\"rank\":%lld,"
+			"\"group_index\":%lld,\"op\":%s%s%s,\"rank\":%lld%s,"
 			"\"seq\":%lld,\"step\":%lld,\"what\":\"%s\"}\n",
 			(long long)op->amount, call, prog_rt_coll_name(op),
 			prog_rt_count(op), prog_rt_dtype_name(op),
 			prog_rt_group_name(op), idx, rop_name ? "\"" : "",
 			rop_name ? rop_name : "null", rop_name ? "\"" : "",
-			rank, (*seq)++, step, prog_rt_what(pg, op, what,
-							  sizeof(what)));
+			rank, p2p, (*seq)++, step, prog_rt_what(pg, op, what,
+							       sizeof(what)));
 	}
 	return ferror(f) ? -1 : 0;
 }

@@ -14,16 +14,23 @@
  *
  * train (one step, rt_model_train_step): the order runtime/rt_model.h's top
  * comment lists: tokens; per micro-batch the forward (embedding, per layer
- * qkv, its keys' and values' CP all-gathers, proj, fc1, fc2 with their TP
+ * qkv, its keys' and values' CP exchange, proj, fc1, fc2 with their TP
  * collectives, the output layer, the CE statistics) and the backward
- * (output layer, per layer from the last fc2, fc1, proj, the keys' and
- * values' CP reduce-scatters, qkv, the embedding); grads,
+ * (output layer, per layer from the last fc2, fc1, proj, the CP exchange
+ * of the keys' and values' gradients, qkv, the embedding); grads,
  * replicated_grads, tp_grads (when
  * TP sums any), loss, the step barrier. With prefetch each GTP all-gather
  * is issued one weight ahead within its pass.
  *
  * get_logprobs (and every other forward-only call): the forward above per
  * micro-batch of the lane's share.
+ *
+ * The CP exchange is runtime/rt_cp.c's: with cp_comm_type all_gather the
+ * keys' and values' all-gathers and their gradients' reduce-scatters; with
+ * p2p the ring's send-recv steps (OP_SEND_RECV), C - 1 forward ("<qkv>.kv",
+ * keys and values to the next CP rank) and C backward ("<qkv>.dkv", the
+ * reversed ring: keys and values, then with them the gradient of the block
+ * before, the last step the gradient only).
  *
  * The programs have no compute ops, so op i of a program is gtplan-run's
  * collective i of the call (its record's seq, counted from the call's
@@ -53,6 +60,8 @@ enum prog_rt_label {
 	PRT_L_V,            /* keys and values */
 	PRT_L_DK,           /* "<qkv>.dk", "<qkv>.dv": their gradients' CP */
 	PRT_L_DV,           /* reduce-scatters */
+	PRT_L_KV,           /* "<qkv>.kv": a forward step of the CP ring */
+	PRT_L_DKV,          /* "<qkv>.dkv": a backward step of it */
 	PRT_L_TOKENS,       /* "tokens" */
 	PRT_L_EMBED_OUT,    /* "embedding.out" */
 	PRT_L_EMBED_DOUT,   /* "embedding.dout" */
@@ -76,6 +85,7 @@ struct prog_rt_shape {
 	long long global_batch, micro, per_lane, micro_batches;
 	int bf16;                         /* dtype bf16: weights gathered as
 					     bf16 (gradients stay fp32) */
+	int cp_p2p;                       /* cp_comm_type p2p: the CP ring */
 };
 
 /* Fills s from p->runtime.model and the plan's sizes and batch. Never
