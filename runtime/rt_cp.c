@@ -1,11 +1,12 @@
 /*
  * rt_cp: context parallelism's attention (CP > 1), both of Megatron's
- * cp_comm_type variants that gtplan-run runs (docs/notes/megatron-
- * transformer.md §4). Each CP rank c holds chunks c and 2C-1-c of every
- * sample (rt_train.c loads them, m->pos gives their positions, m->kpos
- * lists every CP rank's positions in rank order), so its queries need the
- * keys and values of every CP rank; the mask is kern_attn's position test
- * (key position <= query position), whichever rank the keys come from.
+ * cp_comm_type variants that gtplan-run runs
+ * (docs/notes/megatron-transformer.md §4). Each CP rank c holds chunks c
+ * and 2C-1-c of every sample (rt_train.c loads them, m->pos gives their
+ * positions, m->kpos lists every CP rank's positions in rank order), so
+ * its queries need the keys and values of every CP rank; the mask is
+ * kern_attn's position test (key position <= query position), whichever
+ * rank the keys come from.
  *
  * all_gather: the keys and values of every CP rank all-gathered ("<qkv>.k",
  * "<qkv>.v"), one attention over the whole sequence; the backward

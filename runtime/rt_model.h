@@ -33,17 +33,20 @@
  * parallelism, policy.megatron_cfg.sequence_parallel; "CP" context
  * parallelism: each rank holds seq_len / C tokens of every sample,
  * Megatron's load-balanced chunks c and 2C-1-c, and attention reads the
- * keys and values of every CP rank, all-gathered, as Megatron's
- * all_gather CP variant does; N is this rank's micro x seq_len / C rows;
- * groups of one rank issue nothing). Forward:
+ * keys and values of every CP rank (rt_cp.c), by cp_comm_type: p2p, a
+ * ring of C - 1 send-recv steps forward and C backward, or all_gather;
+ * N is this rank's micro x seq_len / C rows; groups of one rank issue
+ * nothing). Forward:
  *   gtp all-gather embedding; tp embedding.out: all-reduce (N x h), with
  *   SP reduce-scatter (N/T x h received)
  *   per layer l: SP: tp all-gather layers.l.qkv.in (N/T x h sent); gtp
- *     all-gather layers.l.qkv; CP: cp all-gather layers.l.qkv.k and
- *     layers.l.qkv.v (N x G/T x d sent); gtp all-gather layers.l.proj; tp
- *     layers.l.proj.out all-reduce / SP reduce-scatter; SP: tp all-gather
- *     layers.l.fc1.in; gtp all-gather layers.l.fc1; gtp all-gather
- *     layers.l.fc2; tp layers.l.fc2.out all-reduce / SP reduce-scatter
+ *     all-gather layers.l.qkv; CP p2p: cp send-recv layers.l.qkv.kv
+ *     C - 1 times (2 N x G/T x d each way), CP all_gather: cp all-gather
+ *     layers.l.qkv.k and layers.l.qkv.v (N x G/T x d sent); gtp
+ *     all-gather layers.l.proj; tp layers.l.proj.out all-reduce / SP
+ *     reduce-scatter; SP: tp all-gather layers.l.fc1.in; gtp all-gather
+ *     layers.l.fc1; gtp all-gather layers.l.fc2; tp layers.l.fc2.out
+ *     all-reduce / SP reduce-scatter
  *   SP: tp all-gather output.in; gtp all-gather output (embedding when
  *   tied); tp all-reduce ce.max (max), ce.target, ce.sumexp (N each)
  * Backward:
@@ -54,9 +57,11 @@
  *     all-gather layers.l.fc1; tp layers.l.fc1.dgrad all-reduce / SP
  *     reduce-scatter; gtp reduce-scatter layers.l.fc1; SP: tp all-gather
  *     layers.l.proj.dout; gtp all-gather layers.l.proj, gtp reduce-scatter
- *     layers.l.proj; CP: cp reduce-scatter layers.l.qkv.dk and
- *     layers.l.qkv.dv; gtp all-gather layers.l.qkv; tp layers.l.qkv.dgrad
- *     all-reduce / SP reduce-scatter; gtp reduce-scatter layers.l.qkv
+ *     layers.l.proj; CP p2p: cp send-recv layers.l.qkv.dkv C times (2 N,
+ *     4 N, ..., 4 N, 2 N x G/T x d), CP all_gather: cp reduce-scatter
+ *     layers.l.qkv.dk and layers.l.qkv.dv; gtp all-gather layers.l.qkv;
+ *     tp layers.l.qkv.dgrad all-reduce / SP reduce-scatter; gtp
+ *     reduce-scatter layers.l.qkv
  *   SP: tp all-gather embedding.dout; gtp reduce-scatter embedding
  * A train step: tokens (fp64 sum over dp_cp); per micro-batch forward and
  * backward; grads (every shard, sum over dp_cp_replicate); replicated_grads

@@ -18,9 +18,14 @@ RECORD is the --record path; rank r's file is RECORD.r. Checks:
     all-reduce over dp_cp_replicate, three all-reduces over dp_cp (tokens,
     replicated gradients, loss), one TP all-reduce when QK-norm or
     sequence parallelism needs the TP sum, one world barrier; with CP per
-    micro-batch 2 L CP all-gathers (keys, values) and 2 L CP
-    reduce-scatters (their gradients); each only where its group has more
-    than one rank;
+    micro-batch, by runtime.model.cp_comm_type: all_gather 2 L CP
+    all-gathers (keys, values) and 2 L CP reduce-scatters (their
+    gradients), p2p L (2 CP - 1) CP send-recvs (the ring: CP - 1 steps
+    forward, CP backward); each only where its group has more than one
+    rank;
+  - send-recv lines carry recv_count, recv_from and send_to (after rank)
+    and pair up: a member's n-th send-recv on a group sends to the member
+    whose n-th receives from it, as much as that one expects;
   - GTP shard sizes: each weight's all-gather and reduce-scatter move
     S x d1 elements, S = the TP-local dim 0 padded to a multiple of 16 x G,
     divided by G (Megatron's gtp_remat_shard_dim0), computed here;
@@ -33,6 +38,8 @@ import sys
 
 KEYS = ["bytes", "call", "coll", "count", "dtype", "group", "group_index",
         "op", "rank", "seq", "step", "what"]
+P2P_KEYS = KEYS[:9] + ["recv_count", "recv_from", "send_to"] + KEYS[9:]
+PEERS = ("rank", "seq", "recv_from", "send_to")
 GTP_PAD = 16
 
 
@@ -70,7 +77,8 @@ def main(argv):
 
     for r, lines in enumerate(recs):
         for n, (d, raw) in enumerate(lines):
-            if list(d) != KEYS or d["rank"] != r or d["seq"] != n:
+            keys = P2P_KEYS if d.get("coll") == "send-recv" else KEYS
+            if list(d) != keys or d["rank"] != r or d["seq"] != n:
                 bad.append(f"rank {r} line {n}: keys, rank or seq wrong: "
                            f"{raw.strip()}")
                 break
@@ -86,8 +94,25 @@ def main(argv):
                            f"{kind} group")
 
     def projected(r, kind):
-        return [tuple(d[k] for k in KEYS if k not in ("rank", "seq"))
+        return [tuple(d[k] for k in d if k not in PEERS)
                 for d, _ in recs[r] if d["group"] == kind]
+
+    def pairs(kind, members):
+        lines = [[d for d, _ in recs[r] if d["group"] == kind
+                  and d["coll"] == "send-recv"] for r in members]
+        for p, mine in enumerate(lines):
+            for n, d in enumerate(mine):
+                q = d["send_to"]
+                if q is None:
+                    continue
+                o = lines[q][n] if q < len(lines) and n < len(lines[q]) \
+                    else None
+                if not o or o["recv_from"] != p or \
+                        o["recv_count"] != d["count"]:
+                    return (f"{kind} group {members}: send-recv #{n} of "
+                            f"place {p} sends {d['count']} to place {q}, "
+                            f"which does not receive them from it")
+        return None
 
     for kind, lists in list(groups.items()) + [("world", [list(range(
             plan["world_size"]))])]:
@@ -98,6 +123,9 @@ def main(argv):
                     bad.append(f"{kind} group {members}: rank {r} issued "
                                f"other collectives than rank {members[0]}")
                     break
+            unpaired = pairs(kind, members)
+            if unpaired:
+                bad.append(unpaired)
 
     m = rt["model"]
     h, f, d = m["hidden"], m["ffn"], m["head_dim"]
@@ -139,9 +167,12 @@ def main(argv):
                 want[("all-gather", "tp")] = mbs * (2 + 4 * layers)
                 want[("reduce-scatter", "tp")] = mbs * (2 + 4 * layers)
             # CP: each layer's keys and values all-gathered, their
-            # gradients reduce-scattered
-            want[("all-gather", "cp")] = mbs * 2 * layers
-            want[("reduce-scatter", "cp")] = mbs * 2 * layers
+            # gradients reduce-scattered, or the ring's steps
+            if m["cp_comm_type"] == "p2p":
+                want[("send-recv", "cp")] = mbs * layers * (2 * sz["cp"] - 1)
+            else:
+                want[("all-gather", "cp")] = mbs * 2 * layers
+                want[("reduce-scatter", "cp")] = mbs * 2 * layers
             want = {k: v for k, v in want.items() if size[k[1]] > 1}
             if count != want:
                 bad.append(f"rank {r} step {s}: issued {sorted(count.items())}"
