@@ -22,7 +22,8 @@
  * The replicated parameters (kept whole by GTP) follow the shards in the
  * parameter array, in this order: the QK-norm weights (per layer q then
  * k, d each, when qk_norm), the RMSNorm weights (per layer input then
- * pre-MLP, h each, then the final norm), the linear_qkv biases (per layer
+ * pre-MLP, h each, then the final norm on the last pipeline stage), the
+ * linear_qkv biases (per layer
  * its TP slice, when qkv_bias). The first `tp_sum` of them are the ones
  * whose gradients are summed over TP after the data-parallel reduction
  * (megatron/core/distributed/finalize_model_grads.py): the QK norms
@@ -52,6 +53,12 @@ struct dsz_dims {
 	int tie, qkv_bias, qk_norm, sp;
 	long long seq_len, micro;
 	int tp, g, cp;
+	/* a pipeline stage (base/pp_schedule.h) holds `layers` of the
+	 * model's layers and: no embedding (skip_pre: not the first stage),
+	 * no final norm and output layer (skip_post: not the last); with a
+	 * tied output layer the last stage of a pipeline keeps its own copy
+	 * of the embedding (Megatron's shared embedding) */
+	int skip_pre, skip_post;
 };
 
 struct dsz_sizes {
@@ -120,11 +127,13 @@ static inline void dsz_fill(struct dsz_sizes *s, const struct dsz_dims *d)
 	s->emb_d0 = s->vl;
 	s->emb_d1 = d->h;
 	s->shard_emb = dsz_shard(s->vl, d->h, g);
-	s->n_shard = s->shard_emb * (d->tie ? 1 : 2);
+	s->n_shard = s->shard_emb * (!d->skip_pre && !d->skip_post ?
+				     (d->tie ? 1 : 2) :
+				     !d->skip_pre + !d->skip_post);
 	for (int w = 0; w < DSZ_PER_LAYER; w++)
 		s->n_shard += L * s->shard[w];
 	s->n_qk = d->qk_norm ? 2 * L * d->head_dim : 0;
-	s->n_norm = (2 * L + 1) * d->h;
+	s->n_norm = (2 * L + !d->skip_post) * d->h;
 	s->n_bias = d->qkv_bias ? L * s->qkv_l : 0;
 	s->n_rep = s->n_qk + s->n_norm + s->n_bias;
 	s->tp_sum = tp > 1 ? s->n_qk + (d->sp ? s->n_norm : 0) : 0;

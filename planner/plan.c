@@ -356,6 +356,25 @@ static void read_runtime(struct plan *p, const struct cfg_node *root)
 		rt->prefetch = 0;
 }
 
+/* The pipeline split gtplan-run follows (0: unset, as Megatron's null). */
+static void read_pipeline_split(struct plan_rt_model *m,
+				const struct cfg_node *root)
+{
+	static const char *const keys[3] = {
+		KEY_MEG "num_layers_in_first_pipeline_stage",
+		KEY_MEG "num_layers_in_last_pipeline_stage",
+		KEY_MEG "virtual_pipeline_model_parallel_size",
+	};
+	long long *dst[3] = { &m->first_stage_layers, &m->last_stage_layers,
+			      &m->virtual_stages };
+
+	for (int i = 0; i < 3; i++) {
+		long long v = 0;
+
+		*dst[i] = cfg_int(root, keys[i], &v) == 1 && v > 0 ? v : 0;
+	}
+}
+
 /* The decoder gtplan-run trains (struct plan_rt_model): the named model's
  * shape when it is known, gtplan.runtime's otherwise. Its findings are
  * the framework rules' to report (rules_model.c), so they are dropped
@@ -386,6 +405,7 @@ static void read_runtime_model(struct plan *p, const struct cfg_node *root)
 	else if (b < 0) /* Megatron's per-layer list (hierarchical CP) */
 		cp_comm = "per-layer";
 	snprintf(m->cp_comm_type, sizeof(m->cp_comm_type), "%s", cp_comm);
+	read_pipeline_split(m, root);
 	if (!ms.known) {
 		snprintf(m->name, sizeof(m->name), "gtplan.runtime");
 		m->hidden = rt->hidden;

@@ -112,6 +112,9 @@ static void write_runtime_model(struct jw *w, const struct plan_rt_model *m)
 	jw_key(w, "name");
 	jw_str(w, m->name);
 	write_double(w, "norm_eps", m->norm_eps);
+	size_or_null(w, "pp_first_layers", m->first_stage_layers);
+	size_or_null(w, "pp_last_layers", m->last_stage_layers);
+	size_or_null(w, "pp_virtual_stages", m->virtual_stages);
 	jw_key(w, "qk_norm");
 	jw_bool(w, m->qk_norm);
 	jw_key(w, "qkv_bias");

@@ -91,11 +91,15 @@ static int build_comm(struct coll *c, const struct rt_plan *p, enum rt_kind k)
 	const struct rt_group *g = &p->group[k];
 	MPI_Group world_grp, grp;
 	int n, r, *ranks, *world_ranks, rc = 0;
+	/* a middle stage's embedding group is itself alone: a colour of its
+	 * own, past every pipeline's */
+	int color = k == RT_K_EMB && g->n == 1 ? p->world + p->me :
+		    (int)g->index;
 
 	if (k == RT_K_WORLD)
 		MPICHECK(MPI_Comm_dup(MPI_COMM_WORLD, &c->comm[k]));
 	else
-		MPICHECK(MPI_Comm_split(MPI_COMM_WORLD, (int)g->index, g->pos,
+		MPICHECK(MPI_Comm_split(MPI_COMM_WORLD, color, g->pos,
 					&c->comm[k]));
 	MPICHECK(MPI_Comm_size(c->comm[k], &n));
 	MPICHECK(MPI_Comm_rank(c->comm[k], &r));
@@ -194,6 +198,8 @@ void coll_free(struct coll *c)
 		fclose(c->rec);
 	free(c->hbuf);
 	free(c->p2p.hbuf);
+	for (int k = 0; k < RT_NKINDS; k++)
+		free(c->p2p_n[k]);
 	for (int i = 0; i < COLL_SLOTS; i++)
 		free(c->pend[i].hbuf);
 	free(c);
@@ -259,38 +265,21 @@ static const char *op_name(enum coll_op op)
 	return op == COLL_MAX ? "max" : "sum";
 }
 
-/* A send-recv's keys between rank and seq (sorted): recv_count, recv_from,
- * send_to; nothing for the collectives. */
-static void p2p_keys(char *buf, size_t len, const struct call_desc *d)
-{
-	const struct p2p_desc *p = (const struct p2p_desc *)d;
-	char from[24] = "null", to[24] = "null";
-
-	buf[0] = '\0';
-	if (strcmp(d->coll, COLL_SENDRECV))
-		return;
-	if (p->recv_from >= 0)
-		snprintf(from, sizeof(from), "%d", p->recv_from);
-	if (p->send_to >= 0)
-		snprintf(to, sizeof(to), "%d", p->send_to);
-	snprintf(buf, len, ",\"recv_count\":%lld,\"recv_from\":%s,"
-		 "\"send_to\":%s", p->recv_count, from, to);
-}
-
 static int record(struct coll *c, const struct call_desc *d)
 {
-	char p2p[96];
-
 	if (!c->rec)
 		return 0;
-	p2p_keys(p2p, sizeof(p2p), d);
 	fprintf(c->rec, "{\"bytes\":%lld,\"call\":\"%s\",\"coll\":\"%s\","
 		"\"count\":%lld,\"dtype\":\"%s\",\"group\":\"%s\","
-		"\"group_index\":%lld,\"op\":%s%s%s,\"rank\":%d%s,\"seq\":%lld,"
-		"\"step\":%lld,\"what\":\"%s\"}\n", d->count * d->elem, c->call,
+		"\"group_index\":%lld,\"op\":%s%s%s,", d->count * d->elem, c->call,
 		d->coll, d->count, d->dtype, rt_kind_name(d->k), c->index[d->k],
 		d->has_op ? "\"" : "", d->has_op ? op_name(d->op) : "null",
-		d->has_op ? "\"" : "", c->me, p2p, c->seq, c->step, d->what);
+		d->has_op ? "\"" : "");
+	/* point-to-point lines name the other member (its place) */
+	if (coll_is_p2p(d))
+		fprintf(c->rec, "\"peer\":%d,", c->peer);
+	fprintf(c->rec, "\"rank\":%d,\"seq\":%lld,\"step\":%lld,\"what\":"
+		"\"%s\"}\n", c->me, c->seq, c->step, d->what);
 	/* with --timeout a run may be stopped (MPI_Abort) while this rank
 	 * waits: the record must then already hold the collective it waits
 	 * in, so each line goes out before the collective is issued */

@@ -17,16 +17,18 @@
  *
  * Record (--record): one JSON line per collective issued, keys sorted:
  * bytes, call, coll ("all-gather", "reduce-scatter", "all-reduce", "gather",
- * "barrier", "send-recv"), count, dtype, group (the kind), group_index, op
- * ("sum", "max" or null), rank, seq (per rank, from 0), step, what (a
- * label); a send-recv adds recv_count, recv_from and send_to.
+ * "barrier", and "send", "recv" for point-to-point), count, dtype, group
+ * (the kind), group_index, op ("sum", "max" or null), peer (point-to-point
+ * only: the other member's place in the group), rank, seq (per rank, from
+ * 0), step, what (a label).
  * With --timeout each line is flushed before its collective is issued, so
  * the record of a stopped run ends with the collective each rank waits in.
  *
  * Timeout (--timeout S > 0): each collective is issued non-blocking and
  * polled; one that has not completed after S seconds is reported (rank,
  * call, step, collective number, kind, group) with where each member of
- * its group is (coll_watch.c: arrived, waiting elsewhere, computing, never
+ * its group is (for a send or receive: its peer, which has arrived when
+ * it has issued as many point-to-point lines with this rank) (coll_watch.c: arrived, waiting elsewhere, computing, never
  * called, finished, or silent) and returns RT_ETIMEOUT; the caller then
  * aborts the job (coll_mpi_abort).
  */
@@ -115,30 +117,33 @@ int coll_gather_i64(struct coll *c, enum rt_kind k, const char *what,
 		    const long long *send, long long *recv, long long count,
 		    int root);
 int coll_barrier(struct coll *c, enum rt_kind k, const char *what);
-
-/* Point-to-point within this rank's group of kind k (TE's context-parallel
- * ring, Megatron's batch_isend_irecv between pipeline stages): sends
- * send_count floats of send to the member at place send_to and receives
- * recv_count floats from the member at place recv_from into recv, both
- * posted together so that no order of the peers can deadlock; a place of
- * -1 leaves that direction out. The peers must post the matching receive
- * and send on the same group. Recorded as one line, coll "send-recv", with
- * three more keys (sorted in): recv_count, recv_from and send_to (the
- * places, or null); count and bytes are what is sent. A group of one
- * copies send to recv (places 0). Device pointers as the collectives
- * above take them (staging, NCCL: one ncclGroupStart/End of ncclSend and
- * ncclRecv). */
-int coll_sendrecv(struct coll *c, enum rt_kind k, const char *what,
-		  int send_to, const float *send, long long send_count,
-		  int recv_from, float *recv, long long recv_count);
-/* The same started: returns once both are posted (on the NCCL path
- * enqueued on a stream of their own, so that they travel while the
- * kernels compute); coll_sendrecv_wait() finishes them, and only then may
- * recv be read or send be changed. One exchange in flight at a time; it
- * is recorded when it starts and watched (--timeout) when waited for. */
+/* Point-to-point over this rank's group of kind k, both directions in
+ * flight together (Megatron's batch_isend_irecv; on NCCL ncclSend and
+ * ncclRecv in one group call): sends send_count floats of send to the
+ * member at place `to` and receives recv_count floats into recv from the
+ * member at place `from`; -1 for to or from leaves that direction out.
+ * Returns when both have completed. Recorded as one line per direction,
+ * the send first (coll "send" or "recv", peer = to or from). Messages
+ * between two members match in the order they are issued, so peers must
+ * issue theirs in the same order. When both directions face one peer (or
+ * there is one direction), the two calls must mirror each other (what one
+ * sends the other receives, as many elements): the pair checks that
+ * first, with two small unrecorded messages, and a call that does not
+ * pair returns RT_EPLAN naming both sides, moving nothing. A group of one has no peer. Device
+ * pointers as the other float collectives (staging, NCCL). */
+int coll_sendrecv(struct coll *c, enum rt_kind k, const char *what, int to,
+		  const float *send, long long send_count, int from,
+		  float *recv, long long recv_count);
+/* The same started: returns once both directions are posted (recorded,
+ * and paired where coll_sendrecv pairs them), on the NCCL path enqueued
+ * on a stream of their own, so that they travel while the kernels compute
+ * (a context-parallel ring computes one block while the next one
+ * travels); coll_sendrecv_wait() finishes them, and only then may recv be
+ * read or send be changed. One started exchange at a time; its wait
+ * answers the watchdog like coll_sendrecv's. */
 int coll_sendrecv_start(struct coll *c, enum rt_kind k, const char *what,
-			int send_to, const float *send, long long send_count,
-			int recv_from, float *recv, long long recv_count);
+			int to, const float *send, long long send_count,
+			int from, float *recv, long long recv_count);
 int coll_sendrecv_wait(struct coll *c);
 
 /* --device cuda with MPI host staging: after this, the float collectives

@@ -2,8 +2,8 @@
  * coll_int: what the files of the coll module share (coll.c: MPI start-up,
  * communicators, numbering and recording; coll_host.c: the collectives on
  * host buffers; coll_stage.c: those on device buffers and the prefetch
- * slots; coll_p2p.c: send-recv; coll_watch.c: the watchdog; coll_nccl.c:
- * the NCCL path). Not for use outside runtime/coll*.c.
+ * slots; coll_watch.c: the watchdog; coll_nccl.c: the NCCL path). Not for
+ * use outside runtime/coll*.c.
  */
 #ifndef GTPLAN_COLL_INT_H
 #define GTPLAN_COLL_INT_H
@@ -36,15 +36,13 @@ struct call_desc {
 	enum coll_op op;
 };
 
-/* A send-recv (coll "send-recv", COLL_SENDRECV): the description and the
- * peers' places (-1: none) and what is received (d.count is what is
- * sent). record() finds the rest through d. */
-#define COLL_SENDRECV "send-recv"
-struct p2p_desc {
-	struct call_desc d;
-	int send_to, recv_from;
-	long long recv_count;
-};
+/* Point-to-point (coll_p2p.c): coll "send" or "recv"; the peer's place is
+ * c->peer while it is recorded and waited for. */
+static inline int coll_is_p2p(const struct call_desc *d)
+{
+	return d->coll[0] == 's' ? d->coll[1] == 'e' : d->coll[0] == 'r' &&
+	       d->coll[1] == 'e' && d->coll[2] == 'c';
+}
 
 /* Where a rank is, as the watchdog tells its peers. */
 enum coll_state {
@@ -67,17 +65,6 @@ struct coll_pending {
 	void *recv;       /* staged: the device buffer to upload to */
 	char *hbuf;       /* staged: send then recv, on the host */
 	size_t hcap;
-};
-
-/* The send-recv started and not yet waited for (coll_p2p.c). */
-struct coll_p2p_pending {
-	int active, nccl;
-	struct p2p_desc p;
-	MPI_Request req[2]; /* send, receive (MPI_REQUEST_NULL: none) */
-	float *recv;        /* staged: the device buffer to upload to */
-	float *hbuf;        /* staged: send then recv, on the host */
-	size_t hcap;        /* floats */
-	char what[64];      /* d.what's copy: the caller's may not last */
 };
 
 struct coll {
@@ -106,7 +93,21 @@ struct coll {
 	double cur_since;
 	char idle_why[200];
 	struct coll_pending pend[COLL_SLOTS];
-	struct coll_p2p_pending p2p;
+	/* point-to-point lines issued per kind with each member (by place;
+	 * allocated at the kind's first), as the watchdog compares them */
+	long long *p2p_n[RT_NKINDS];
+	int peer;  /* the point-to-point line's peer (coll_is_p2p) */
+	/* the exchange coll_sendrecv_start started, until its wait */
+	struct coll_p2p_pending {
+		int active, nccl, peer, n;
+		struct call_desc d;   /* the direction the wait names */
+		char what[64];        /* d.what's copy */
+		MPI_Request r[2];
+		float *recv;          /* staged: the device buffer */
+		float *hbuf;          /* staged: send then recv, host */
+		size_t hcap;          /* floats */
+		long long nsend, nrecv;
+	} p2p;
 };
 
 double coll_now(void);
@@ -132,6 +133,11 @@ int coll_host_gather(struct coll *c, enum rt_kind k, const char *what,
 /* Waits for req under the watchdog (--timeout > 0 only). */
 int coll_host_wait(struct coll *c, const struct call_desc *d,
 		   MPI_Request *req);
+
+/* ---- coll_p2p.c ---- */
+/* How many point-to-point lines this rank issued on kind k with the
+ * member at place `peer` (0 before the first). */
+long long coll_p2p_count(const struct coll *c, enum rt_kind k, int peer);
 
 /* ---- coll_watch.c ---- */
 int coll_watch_init(struct coll *c);
@@ -169,14 +175,18 @@ int coll_nccl_all_reduce(struct coll *c, const struct call_desc *d,
 			 float *buf);
 int coll_nccl_gather(struct coll *c, const struct call_desc *d,
 		     const float *send, float *recv, int root);
-/* A send-recv: _start enqueues ncclSend and ncclRecv in one
- * group on the point-to-point stream, _wait polls its end and makes the
- * kernels' stream wait for it. */
-int coll_nccl_sendrecv_start(struct coll *c, const struct p2p_desc *p,
-			     const float *send, float *recv);
-int coll_nccl_sendrecv_wait(struct coll *c, const struct call_desc *d);
 /* iters plain NCCL collectives on group kind k; sync_each: synchronise
  * after each, else once at the end. *secs: the wall time of all. */
+/* to/from: places, -1 leaves that direction out; d names the wait. */
+int coll_nccl_sendrecv(struct coll *c, const struct call_desc *d, int to,
+		       const float *send, long long send_count, int from,
+		       float *recv, long long recv_count);
+/* The same started on the point-to-point stream (coll_sendrecv_start);
+ * _wait polls its end and makes the kernels' stream wait for it. */
+int coll_nccl_sendrecv_start(struct coll *c, const struct call_desc *d,
+			     int to, const float *send, long long send_count,
+			     int from, float *recv, long long recv_count);
+int coll_nccl_sendrecv_wait(struct coll *c, const struct call_desc *d);
 int coll_nccl_plain(struct coll *c, enum rt_kind k, int reduce_scatter,
 		    long long count, const float *send, float *recv,
 		    int iters, int sync_each, double *secs);

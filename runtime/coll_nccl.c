@@ -41,8 +41,8 @@ struct coll_nccl {
 	cudaEvent_t done[COLL_SLOTS + 1]; /* a GTP collective's end: one per
 					     prefetch slot, the last for the
 					     synchronous ones */
-	cudaStream_t p2p;           /* send-recv's (coll_p2p.c) */
-	cudaEvent_t p2p_done;       /* the last send-recv's end */
+	cudaStream_t p2p;           /* coll_sendrecv_start's */
+	cudaEvent_t p2p_done;       /* the started exchange's end */
 };
 
 #define RCHECK_NCCL(cmd)                  \
@@ -143,6 +143,18 @@ int coll_nccl_new(struct coll *c, struct kern_ctx *dev)
 	for (int k = 0; k < RT_NKINDS && !rc; k++) {
 		/* every group of a kind has the same size: all ranks split,
 		 * or none does */
+		if (k == RT_K_EMB && c->size[RT_K_PP] > 1) {
+			/* the pipeline's ends split, its middle stages
+			 * (groups of one) take no part */
+			NCCLCHECK(ncclCommSplit(x->world, c->size[k] > 1 ?
+						(int)c->index[k] :
+						NCCL_SPLIT_NOCOLOR,
+						c->rank[k], &x->comm[k], NULL));
+			if (c->size[k] > 1)
+				rc = check_comm(c, x->comm[k],
+						(enum rt_kind)k);
+			continue;
+		}
 		if (c->size[k] == 1)
 			continue;
 		if (k == RT_K_WORLD) {
@@ -338,33 +350,51 @@ int coll_nccl_gather(struct coll *c, const struct call_desc *d,
 	return wait_stream(c, d);
 }
 
-/* Send-recv runs on a stream of its own, entered after the kernels' work
- * so far (the buffers it reads) and left through p2p_done, which the
- * kernels' stream waits for only when the exchange is waited for: the
- * attention of the block at hand computes while the next one travels
- * (TE's AttnFuncWithCPAndKVP2P overlaps them the same way). A group of
- * one never gets here (coll_p2p.c copies). */
-int coll_nccl_sendrecv_start(struct coll *c, const struct p2p_desc *p,
-			     const float *send, float *recv)
+/* Both directions in one NCCL group on the kernels' stream (ncclSend
+ * and ncclRecv, as Megatron's batch_isend_irecv issues them). */
+int coll_nccl_sendrecv(struct coll *c, const struct call_desc *d, int to,
+		       const float *send, long long send_count, int from,
+		       float *recv, long long recv_count)
 {
 	struct coll_nccl *x = c->nccl;
-	ncclComm_t comm = x->comm[p->d.k];
+
+	NCCLCHECK(ncclGroupStart());
+	if (to >= 0)
+		NCCLCHECK(ncclSend(send, (size_t)send_count, ncclFloat, to,
+				   x->comm[d->k], x->stream));
+	if (from >= 0)
+		NCCLCHECK(ncclRecv(recv, (size_t)recv_count, ncclFloat, from,
+				   x->comm[d->k], x->stream));
+	NCCLCHECK(ncclGroupEnd());
+	return wait_stream(c, d);
+}
+
+/* coll_sendrecv_start: the exchange on a stream of its own, entered after
+ * the kernels' work so far (the buffers it reads) and left through
+ * p2p_done, which the kernels' stream waits for only when the exchange is
+ * waited for: the attention of the block at hand computes while the next
+ * one travels (TE's AttnFuncWithCPAndKVP2P overlaps them the same way). */
+int coll_nccl_sendrecv_start(struct coll *c, const struct call_desc *d,
+			     int to, const float *send, long long send_count,
+			     int from, float *recv, long long recv_count)
+{
+	struct coll_nccl *x = c->nccl;
 
 	CUDACHECK_RT(cudaEventRecord(x->ready, x->stream), "send-recv");
 	CUDACHECK_RT(cudaStreamWaitEvent(x->p2p, x->ready, 0), "send-recv");
 	NCCLCHECK(ncclGroupStart());
-	if (p->send_to >= 0)
-		NCCLCHECK(ncclSend(send, (size_t)p->d.count, ncclFloat,
-				   p->send_to, comm, x->p2p));
-	if (p->recv_from >= 0)
-		NCCLCHECK(ncclRecv(recv, (size_t)p->recv_count, ncclFloat,
-				   p->recv_from, comm, x->p2p));
+	if (to >= 0)
+		NCCLCHECK(ncclSend(send, (size_t)send_count, ncclFloat, to,
+				   x->comm[d->k], x->p2p));
+	if (from >= 0)
+		NCCLCHECK(ncclRecv(recv, (size_t)recv_count, ncclFloat, from,
+				   x->comm[d->k], x->p2p));
 	NCCLCHECK(ncclGroupEnd());
 	CUDACHECK_RT(cudaEventRecord(x->p2p_done, x->p2p), "send-recv");
 	return 0;
 }
 
-/* coll_watch_wait's poll of the send-recv's end event. */
+/* coll_watch_wait's poll of the started exchange's end event. */
 static int poll_p2p(struct coll *c, const struct call_desc *d, void *arg,
 		    int *done)
 {
@@ -378,8 +408,8 @@ static int poll_p2p(struct coll *c, const struct call_desc *d, void *arg,
 		return 0;
 	}
 	if (e != cudaErrorNotReady)
-		return rt_error(RT_EDEVICE, "waiting for the send-recv of %s "
-				"over %s: %s", d->what, rt_kind_name(d->k),
+		return rt_error(RT_EDEVICE, "waiting for the %s of %s over %s: "
+				"%s", d->coll, d->what, rt_kind_name(d->k),
 				cudaGetErrorString(e));
 	if (ncclCommGetAsyncError(x->comm[d->k], &async) == ncclSuccess &&
 	    async != ncclSuccess && async != ncclInProgress)
@@ -504,10 +534,21 @@ int coll_nccl_wait(struct coll *c, const struct call_desc *d, int slot)
 	return no_nccl();
 }
 
-int coll_nccl_sendrecv_start(struct coll *c, const struct p2p_desc *p,
-			     const float *send, float *recv)
+int coll_nccl_sendrecv(struct coll *c, const struct call_desc *d, int to,
+		       const float *send, long long send_count, int from,
+		       float *recv, long long recv_count)
 {
-	(void)c, (void)p, (void)send, (void)recv;
+	(void)c, (void)d, (void)to, (void)send, (void)send_count;
+	(void)from, (void)recv, (void)recv_count;
+	return no_nccl();
+}
+
+int coll_nccl_sendrecv_start(struct coll *c, const struct call_desc *d,
+			     int to, const float *send, long long send_count,
+			     int from, float *recv, long long recv_count)
+{
+	(void)c, (void)d, (void)to, (void)send, (void)send_count;
+	(void)from, (void)recv, (void)recv_count;
 	return no_nccl();
 }
 

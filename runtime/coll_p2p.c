@@ -1,17 +1,23 @@
 /*
- * coll_p2p: send-recv, the point-to-point exchange of coll.h
- * (coll_sendrecv, coll_sendrecv_start/_wait): on host buffers MPI_Irecv and
- * MPI_Isend on the group's communicator, waited for together; on device
- * buffers staged through host buffers of its own, or over NCCL
- * (coll_nccl.c). One exchange is in flight at a time; it is numbered and
- * recorded when it starts, and its wait answers the watchdog (with
- * --timeout, a peer that never posts its side is reported like a
- * collective that does not complete).
+ * coll_p2p: point-to-point between two members of a group (coll.h's
+ * coll_sendrecv): the pipeline's activations and their gradients, a
+ * ring's hops. Both directions of a call are in flight together, as
+ * Megatron's batch_isend_irecv puts them
+ * (megatron/core/pipeline_parallel/p2p_communication.py), so two members
+ * that send to each other at once do not deadlock. On host buffers: MPI
+ * Isend/Irecv on the kind's communicator; on device buffers: NCCL's
+ * ncclSend/ncclRecv in one group (coll_nccl.c), or host staging around
+ * MPI. Every direction is one --record line (coll "send" or "recv", with
+ * the peer's place) and counts toward the watchdog's per-peer tally
+ * (coll_p2p_count), which tells a peer that never posted the matching
+ * receive or send from one that did. Where both directions face one peer
+ * the pair first checks that their calls mirror each other (pair_check).
+ * coll_sendrecv_start posts a call's directions and returns (one started
+ * call at a time, c->p2p), coll_sendrecv_wait finishes it.
  */
 #include "coll.h"
 #include "coll_int.h"
 
-#include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,134 +26,267 @@
 #include "kern.h"
 #include "rt_err.h"
 
-/* One tag for every exchange: an exchange is waited for before the next
- * starts, and MPI keeps the order of messages between two ranks. */
+/* Every pipeline message travels under one tag: MPI keeps the order of
+ * messages between two ranks on one communicator, and peers issue in the
+ * same order (coll.h). The pair check's messages have their own. */
 #define P2P_TAG 7201
+#define P2P_CHECK_TAG 7202
 
-/* coll_watch_wait's poll of the two requests (arg: MPI_Request[2]). */
-static int poll_pair(struct coll *c, const struct call_desc *d, void *arg,
+long long coll_p2p_count(const struct coll *c, enum rt_kind k, int peer)
+{
+	if ((unsigned)k >= RT_NKINDS || !c->p2p_n[k] || peer < 0 ||
+	    peer >= c->size[k])
+		return 0;
+	return c->p2p_n[k][peer];
+}
+
+/* Records one direction and counts it with its peer (place `peer`). */
+static int begin_dir(struct coll *c, const struct call_desc *d, int peer)
+{
+	enum rt_kind k = d->k;
+
+	if (!c->p2p_n[k]) {
+		c->p2p_n[k] = calloc((size_t)c->size[k], sizeof(long long));
+		if (!c->p2p_n[k])
+			return rt_error(RT_ENOMEM, "out of memory");
+	}
+	c->p2p_n[k][peer]++;
+	c->peer = peer;
+	return coll_begin(c, d);
+}
+
+struct p2p_reqs {
+	MPI_Request r[2];
+	int n;
+};
+
+/* coll_watch_wait's poll of the call's requests. */
+static int poll_reqs(struct coll *c, const struct call_desc *d, void *arg,
 		     int *done)
 {
+	struct p2p_reqs *q = arg;
+
 	(void)c;
 	(void)d;
-	MPICHECK(MPI_Testall(2, (MPI_Request *)arg, done,
-			     MPI_STATUSES_IGNORE));
+	MPICHECK(MPI_Testall(q->n, q->r, done, MPI_STATUSES_IGNORE));
 	return 0;
 }
 
-static int check_args(const struct coll *c, enum rt_kind k, const char *what,
-		      int send_to, long long send_count, int recv_from,
-		      long long recv_count)
+/* MPI on host buffers; d is the direction the wait names. */
+static int host_sendrecv(struct coll *c, const struct call_desc *d, int to,
+			 const float *send, long long send_count, int from,
+			 float *recv, long long recv_count)
 {
-	int n = c->size[k];
+	struct p2p_reqs q = { .n = 0 };
+	MPI_Comm comm = c->comm[d->k];
+	int rc;
 
-	if (c->p2p.active)
-		return rt_error(RT_EUSAGE, "send-recv of %s: the one of %s is "
-				"still in flight", what, c->p2p.p.d.what);
-	if (send_to < -1 || send_to >= n || recv_from < -1 || recv_from >= n)
-		return rt_error(RT_EUSAGE, "send-recv of %s: places %d and %d "
-				"outside the %s group of %d", what, send_to,
-				recv_from, rt_kind_name(k), n);
-	if (send_count < 0 || recv_count < 0 || send_count > INT_MAX ||
-	    recv_count > INT_MAX)
-		return rt_error(RT_EUSAGE, "send-recv of %s: count %lld or %lld "
-				"out of MPI's range", what, send_count,
-				recv_count);
-	if (n == 1 && send_to == 0 && recv_from == 0 &&
-	    send_count != recv_count)
-		return rt_error(RT_EUSAGE, "send-recv of %s to itself: sends "
-				"%lld, receives %lld", what, send_count,
-				recv_count);
+	if (to >= 0)
+		MPICHECK(MPI_Isend(send, (int)send_count, MPI_FLOAT, to,
+				   P2P_TAG, comm, &q.r[q.n++]));
+	if (from >= 0)
+		MPICHECK(MPI_Irecv(recv, (int)recv_count, MPI_FLOAT, from,
+				   P2P_TAG, comm, &q.r[q.n++]));
+	if (c->timeout_s > 0)
+		return coll_watch_wait(c, d, poll_reqs, &q);
+	c->state = COLL_WAITING;
+	c->cur = d;
+	c->cur_since = coll_now();
+	rc = MPI_Waitall(q.n, q.r, MPI_STATUSES_IGNORE);
+	c->state = COLL_RUNNING;
+	c->cur = NULL;
+	MPICHECK(rc);
 	return 0;
 }
 
-/* A group of one: this rank is its own peer. */
-static int self_copy(struct coll *c, const char *what, const float *send,
-		     float *recv, long long count)
+/* Both directions face one peer: the two first swap what each sends and
+ * receives (counts, -1 for none) and each checks that the other mirrors
+ * it, so that exchanges that do not pair (a pipeline schedule the stages
+ * disagree on) stop here, named, instead of moving data of the same size
+ * into the wrong place. Its two messages are not recorded. */
+static int pair_check(struct coll *c, const struct call_desc *d, int peer,
+		      long long sent, long long received)
 {
-	int krc;
+	long long mine[2] = { sent, received }, theirs[2] = { -2, -2 };
+	struct p2p_reqs q = { .n = 2 };
+	MPI_Comm comm = c->comm[d->k];
+	int rc = 0;
 
-	if (recv == send || count == 0)
-		return 0;
-	if (!c->dev) {
-		memmove(recv, send, (size_t)count * sizeof(float));
-		return 0;
+	MPICHECK(MPI_Isend(mine, 2, MPI_LONG_LONG, peer, P2P_CHECK_TAG, comm,
+			   &q.r[0]));
+	MPICHECK(MPI_Irecv(theirs, 2, MPI_LONG_LONG, peer, P2P_CHECK_TAG,
+			   comm, &q.r[1]));
+	if (c->timeout_s > 0) {
+		rc = coll_watch_wait(c, d, poll_reqs, &q);
+	} else {
+		c->state = COLL_WAITING;
+		c->cur = d;
+		c->cur_since = coll_now();
+		rc = MPI_Waitall(2, q.r, MPI_STATUSES_IGNORE);
+		c->state = COLL_RUNNING;
+		c->cur = NULL;
+		MPICHECK(rc);
 	}
-	krc = kern_copy(c->dev, recv, send, (size_t)count * sizeof(float));
-	return krc ? rt_error(RT_EKERNEL, "send-recv of %s: %s", what,
-			      kern_strerror(krc)) : 0;
+	if (rc || (theirs[0] == received && theirs[1] == sent))
+		return rc;
+	return rt_error(RT_EPLAN, "point-to-point #%lld of call '%s' (step "
+			"%lld), %s over %s group %lld: its peer (place %d, "
+			"rank %d) does not mirror it: this rank sends %lld and "
+			"receives %lld elements, the peer sends %lld and "
+			"receives %lld (-1: nothing); the members' exchanges do "
+			"not pair", c->seq - 1, c->call, c->step, d->what,
+			rt_kind_name(d->k), c->index[d->k], peer,
+			c->members[d->k][peer], sent, received, theirs[0],
+			theirs[1]);
 }
 
-/* Staging: q->hbuf = [send | recv] on the host, send downloaded. */
-static int stage_send(struct coll *c, struct coll_p2p_pending *q,
-		      const float *send, float *recv)
+/* Device buffers without NCCL: through host copies. */
+static int staged_sendrecv(struct coll *c, const struct call_desc *d, int to,
+			   const float *send, long long send_count, int from,
+			   float *recv, long long recv_count)
 {
-	size_t n = (size_t)(q->p.d.count + q->p.recv_count);
-	int krc;
+	size_t ns = to >= 0 ? (size_t)send_count : 0;
+	size_t nr = from >= 0 ? (size_t)recv_count : 0;
+	float *h = malloc((ns + nr + 1) * sizeof(float));
+	int rc = 0, krc = 0;
 
-	if (n > q->hcap) {
-		float *p = realloc(q->hbuf, n * sizeof(float));
+	if (!h)
+		return rt_error(RT_ENOMEM, "out of memory for host staging");
+	if (ns)
+		krc = kern_download(c->dev, h, send, ns * sizeof(float));
+	if (!krc)
+		rc = host_sendrecv(c, d, to, h, send_count, from, h + ns,
+				   recv_count);
+	if (!krc && !rc && nr)
+		krc = kern_upload(c->dev, recv, h + ns, nr * sizeof(float));
+	free(h);
+	if (krc)
+		return rt_error(RT_EKERNEL, "host staging of %s: %s", d->what,
+				kern_strerror(krc));
+	return rc;
+}
+
+/* What every call does before moving data: checks the places, records
+ * each direction (the send first) and, where both face one peer or one is
+ * left out, pairs it (pair_check). *d becomes the direction a wait names
+ * (the receive when there is one), c->peer its peer. Returns 1 when there
+ * is nothing to move. */
+static int open_call(struct coll *c, enum rt_kind k, const char *what,
+		     int to, long long send_count, int from,
+		     long long recv_count, struct call_desc *d)
+{
+	struct call_desc ds = { "send", what, "fp32", k, send_count, 4, 0,
+				COLL_SUM };
+	struct call_desc dr = { "recv", what, "fp32", k, recv_count, 4, 0,
+				COLL_SUM };
+	int rc;
+
+	if ((unsigned)k >= RT_NKINDS || to >= c->size[k] ||
+	    from >= c->size[k] || to == c->rank[k] || from == c->rank[k])
+		return rt_error(RT_EUSAGE, "point-to-point %s over %s: peers "
+				"%d and %d are not other members of a group of "
+				"%d", what, rt_kind_name(k), to, from,
+				(unsigned)k < RT_NKINDS ? c->size[k] : 0);
+	if (to < 0 && from < 0)
+		return 1;
+	if (to >= 0 && (rc = begin_dir(c, &ds, to)))
+		return rc;
+	if (from >= 0 && (rc = begin_dir(c, &dr, from)))
+		return rc;
+	*d = from >= 0 ? dr : ds;
+	c->peer = from >= 0 ? from : to; /* the one the wait names */
+	if (to < 0 || from < 0 || to == from)
+		return pair_check(c, d, c->peer, to >= 0 ? send_count : -1,
+				  from >= 0 ? recv_count : -1);
+	return 0;
+}
+
+int coll_sendrecv(struct coll *c, enum rt_kind k, const char *what, int to,
+		  const float *send, long long send_count, int from,
+		  float *recv, long long recv_count)
+{
+	struct call_desc d;
+	int rc = open_call(c, k, what, to, send_count, from, recv_count, &d);
+
+	if (rc)
+		return rc > 0 ? 0 : rc;
+	if (c->nccl)
+		return coll_nccl_sendrecv(c, &d, to, send, send_count, from,
+					  recv, recv_count);
+	if (c->dev)
+		return staged_sendrecv(c, &d, to, send, send_count, from,
+				       recv, recv_count);
+	return host_sendrecv(c, &d, to, send, send_count, from, recv,
+			     recv_count);
+}
+
+/* ---- started exchanges (coll_sendrecv_start / _wait) --------------------- */
+
+/* Staging of a started exchange: q->hbuf = [send | recv] on the host,
+ * send downloaded; *sb, *rb point into it. */
+static int stage_start(struct coll *c, struct coll_p2p_pending *q,
+		       const float *send, float **sb, float **rb)
+{
+	size_t n = (size_t)(q->nsend + q->nrecv);
+	int krc = 0;
+
+	if (n + 1 > q->hcap) {
+		float *p = realloc(q->hbuf, (n + 1) * sizeof(float));
 
 		if (!p)
 			return rt_error(RT_ENOMEM, "out of memory for host "
 					"staging (%zu floats)", n);
 		q->hbuf = p;
-		q->hcap = n;
+		q->hcap = n + 1;
 	}
-	if (q->p.d.count > 0) {
+	if (q->nsend > 0)
 		krc = kern_download(c->dev, q->hbuf, send,
-				    (size_t)q->p.d.count * sizeof(float));
-		if (krc)
-			return rt_error(RT_EKERNEL, "host staging of %s: %s",
-					q->p.d.what, kern_strerror(krc));
-	}
-	q->recv = recv;
+				    (size_t)q->nsend * sizeof(float));
+	if (krc)
+		return rt_error(RT_EKERNEL, "host staging of %s: %s", q->what,
+				kern_strerror(krc));
+	*sb = q->hbuf;
+	*rb = q->hbuf + q->nsend;
 	return 0;
 }
 
 int coll_sendrecv_start(struct coll *c, enum rt_kind k, const char *what,
-			int send_to, const float *send, long long send_count,
-			int recv_from, float *recv, long long recv_count)
+			int to, const float *send, long long send_count,
+			int from, float *recv, long long recv_count)
 {
 	struct coll_p2p_pending *q = &c->p2p;
-	const float *sb = send;
-	float *rb = recv;
-	int rc = check_args(c, k, what, send_to, send_count, recv_from,
-			    recv_count);
+	float *sb = (float *)send, *rb = recv;
+	int rc;
 
-	if (rc)
-		return rc;
+	if (q->active)
+		return rt_error(RT_EUSAGE, "point-to-point %s started while %s "
+				"is in flight", what, q->what);
 	snprintf(q->what, sizeof(q->what), "%s", what);
-	q->p = (struct p2p_desc){
-		.d = { .coll = COLL_SENDRECV, .what = q->what, .dtype = "fp32",
-		       .k = k, .count = send_to >= 0 ? send_count : 0,
-		       .elem = 4 },
-		.send_to = send_to, .recv_from = recv_from,
-		.recv_count = recv_from >= 0 ? recv_count : 0,
-	};
-	q->req[0] = q->req[1] = MPI_REQUEST_NULL;
+	rc = open_call(c, k, q->what, to, send_count, from, recv_count,
+		       &q->d);
+	if (rc)
+		return rc > 0 ? 0 : rc;
+	q->peer = c->peer;
+	q->nsend = to >= 0 ? send_count : 0;
+	q->nrecv = from >= 0 ? recv_count : 0;
 	q->recv = NULL;
-	if (c->size[k] == 1)
-		return send_to == 0 && recv_from == 0 ?
-		       self_copy(c, what, send, recv, send_count) : 0;
-	if ((rc = coll_begin(c, &q->p.d)))
-		return rc;
+	q->n = 0;
 	if (c->nccl) {
 		q->active = q->nccl = 1;
-		return coll_nccl_sendrecv_start(c, &q->p, send, recv);
+		return coll_nccl_sendrecv_start(c, &q->d, to, send, send_count,
+						from, recv, recv_count);
 	}
 	if (c->dev) {
-		if ((rc = stage_send(c, q, send, recv)))
+		if ((rc = stage_start(c, q, send, &sb, &rb)))
 			return rc;
-		sb = q->hbuf;
-		rb = q->hbuf + q->p.d.count;
+		q->recv = recv;
 	}
-	if (recv_from >= 0)
-		MPICHECK(MPI_Irecv(rb, (int)q->p.recv_count, MPI_FLOAT,
-				   recv_from, P2P_TAG, c->comm[k], &q->req[1]));
-	if (send_to >= 0)
-		MPICHECK(MPI_Isend(sb, (int)q->p.d.count, MPI_FLOAT, send_to,
-				   P2P_TAG, c->comm[k], &q->req[0]));
+	if (to >= 0)
+		MPICHECK(MPI_Isend(sb, (int)send_count, MPI_FLOAT, to, P2P_TAG,
+				   c->comm[k], &q->r[q->n++]));
+	if (from >= 0)
+		MPICHECK(MPI_Irecv(rb, (int)recv_count, MPI_FLOAT, from,
+				   P2P_TAG, c->comm[k], &q->r[q->n++]));
 	q->active = 1;
 	q->nccl = 0;
 	return 0;
@@ -156,39 +295,33 @@ int coll_sendrecv_start(struct coll *c, enum rt_kind k, const char *what,
 int coll_sendrecv_wait(struct coll *c)
 {
 	struct coll_p2p_pending *q = &c->p2p;
-	int krc;
+	struct p2p_reqs reqs;
+	int rc, krc;
 
 	if (!q->active)
 		return 0;
 	q->active = 0;
+	c->peer = q->peer;
 	if (q->nccl)
-		return coll_nccl_sendrecv_wait(c, &q->p.d);
+		return coll_nccl_sendrecv_wait(c, &q->d);
+	reqs.n = q->n;
+	memcpy(reqs.r, q->r, sizeof(reqs.r));
 	if (c->timeout_s > 0) {
-		int rc = coll_watch_wait(c, &q->p.d, poll_pair, q->req);
-
-		if (rc)
+		if ((rc = coll_watch_wait(c, &q->d, poll_reqs, &reqs)))
 			return rc;
 	} else {
 		c->state = COLL_WAITING;
-		c->cur = &q->p.d;
-		MPICHECK(MPI_Waitall(2, q->req, MPI_STATUSES_IGNORE));
+		c->cur = &q->d;
+		c->cur_since = coll_now();
+		rc = MPI_Waitall(reqs.n, reqs.r, MPI_STATUSES_IGNORE);
 		c->state = COLL_RUNNING;
 		c->cur = NULL;
+		MPICHECK(rc);
 	}
-	if (!q->recv || q->p.recv_count == 0)
+	if (!q->recv || q->nrecv == 0)
 		return 0;
-	krc = kern_upload(c->dev, q->recv, q->hbuf + q->p.d.count,
-			  (size_t)q->p.recv_count * sizeof(float));
-	return krc ? rt_error(RT_EKERNEL, "host staging of %s: %s", q->p.d.what,
+	krc = kern_upload(c->dev, q->recv, q->hbuf + q->nsend,
+			  (size_t)q->nrecv * sizeof(float));
+	return krc ? rt_error(RT_EKERNEL, "host staging of %s: %s", q->what,
 			      kern_strerror(krc)) : 0;
-}
-
-int coll_sendrecv(struct coll *c, enum rt_kind k, const char *what,
-		  int send_to, const float *send, long long send_count,
-		  int recv_from, float *recv, long long recv_count)
-{
-	int rc = coll_sendrecv_start(c, k, what, send_to, send, send_count,
-				     recv_from, recv, recv_count);
-
-	return rc ? rc : coll_sendrecv_wait(c);
 }

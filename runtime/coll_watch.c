@@ -31,6 +31,9 @@ enum { TAG_QUERY = 7101, TAG_ANSWER = 7102 };
 struct wd_query {
 	int kind;
 	long long kseq; /* the reporter's count on the group */
+	int p2p;        /* 1: kseq counts the reporter's point-to-point
+			   lines with the asked member, who answers with
+			   its count with the reporter */
 };
 
 struct wd_answer {
@@ -104,6 +107,15 @@ int coll_watch_wait(struct coll *c, const struct call_desc *d,
 	return rc;
 }
 
+/* World rank r's place in my group of kind k (-1: not a member). */
+static int place_of(const struct coll *c, int k, int r)
+{
+	for (int i = 0; i < c->size[k]; i++)
+		if (c->members[k][i] == r)
+			return i;
+	return -1;
+}
+
 void coll_watch_serve(struct coll *c)
 {
 	for (;;) {
@@ -122,6 +134,10 @@ void coll_watch_serve(struct coll *c)
 		a.rank = c->me;
 		a.state = (int)c->state;
 		a.kseq = (unsigned)q.kind < RT_NKINDS ? c->kseq[q.kind] : -1;
+		if (q.p2p && a.kseq >= 0)
+			a.kseq = coll_p2p_count(c, (enum rt_kind)q.kind,
+						place_of(c, q.kind,
+							 st.MPI_SOURCE));
 		describe(c, a.where, sizeof(a.where));
 		/* small enough to go eagerly; the asker is receiving */
 		MPI_Send(&a, (int)sizeof(a), MPI_BYTE, st.MPI_SOURCE,
@@ -130,10 +146,9 @@ void coll_watch_serve(struct coll *c)
 }
 
 /* One member's line of the report. */
-static void member_line(const struct coll *c, const struct call_desc *d,
-			int member, const struct wd_answer *a, int *arrived)
+static void member_line(const struct coll *c, long long mine, int member,
+			const struct wd_answer *a, int *arrived)
 {
-	long long mine = c->kseq[d->k];
 
 	if (!a) {
 		fprintf(stderr, "gtplan-run: rank %d:   rank %d: no answer "
@@ -148,27 +163,34 @@ static void member_line(const struct coll *c, const struct call_desc *d,
 		return;
 	}
 	fprintf(stderr, "gtplan-run: rank %d:   rank %d: NOT ARRIVED: it has "
-		"issued %lld collective%s on this group, and this one is the "
-		"group's #%lld; it is %s\n", c->me, member, a->kseq,
-		a->kseq == 1 ? "" : "s", mine - 1, a->where);
+		"issued %lld %s, and this one is the %s #%lld; it is %s\n",
+		c->me, member, a->kseq, c->cur && coll_is_p2p(c->cur) ?
+		"point-to-point lines with this rank" :
+		"collectives on this group", c->cur && coll_is_p2p(c->cur) ?
+		"pair's" : "group's", mine - 1, a->where);
 }
 
 int coll_watch_report(struct coll *c, const struct call_desc *d)
 {
-	int n = c->size[d->k], got = 0, arrived = 1, asked = 0;
-	const int *mem = c->members[d->k];
+	/* a send or receive asks its peer only */
+	int p2p = coll_is_p2p(d);
+	int n = p2p ? 1 : c->size[d->k], got = 0, arrived = 1, asked = 0;
+	const int *mem = c->members[d->k] + (p2p ? c->peer : 0);
 	struct wd_answer *ans = calloc((size_t)n, sizeof(*ans));
 	char *have = calloc((size_t)n, 1);
-	struct wd_query q = { (int)d->k, c->kseq[d->k] };
+	long long mine = p2p ? coll_p2p_count(c, d->k, c->peer) :
+			 c->kseq[d->k];
+	struct wd_query q = { (int)d->k, mine, p2p };
 	double deadline;
 
 	rt_error(RT_ETIMEOUT, "collective #%lld of call '%s' (step %lld), the "
 		 "%s of %lld elements of %s over %s group %lld, did not "
-		 "complete within %g s (the group's #%lld); asking its %d "
-		 "members where they are", c->seq - 1,
-		 c->call, c->step, d->coll, d->count, d->what,
-		 rt_kind_name(d->k), c->index[d->k], c->timeout_s,
-		 c->kseq[d->k] - 1, n);
+		 "complete within %g s (the %s #%lld); asking %s %d where "
+		 "%s", c->seq - 1, c->call, c->step, d->coll, d->count,
+		 d->what, rt_kind_name(d->k), c->index[d->k], c->timeout_s,
+		 p2p ? "pair's" : "group's", mine - 1,
+		 p2p ? "its peer, rank" : "its members,",
+		 p2p ? *mem : n, p2p ? "it is" : "they are");
 	if (!ans || !have) {
 		free(ans);
 		free(have);
@@ -208,17 +230,18 @@ int coll_watch_report(struct coll *c, const struct call_desc *d)
 			continue;
 		/* every member that did not arrive is named; arrivals are
 		 * summarised past the first few */
-		if (have[i] && ans[i].kseq >= c->kseq[d->k] &&
+		if (have[i] && ans[i].kseq >= mine &&
 		    shown >= COLL_REPORT_MEMBERS) {
 			arrived++;
 			continue;
 		}
-		member_line(c, d, mem[i], have[i] ? &ans[i] : NULL, &arrived);
+		member_line(c, mine, mem[i], have[i] ? &ans[i] : NULL,
+			    &arrived);
 		shown++;
 	}
 	fprintf(stderr, "gtplan-run: rank %d: watchdog: %d of %d members of "
 		"%s group %lld arrived (this rank included); %d did not "
-		"answer\n", c->me, arrived, n, rt_kind_name(d->k),
+		"answer\n", c->me, arrived, n + p2p, rt_kind_name(d->k),
 		c->index[d->k], asked - got);
 	free(ans);
 	free(have);

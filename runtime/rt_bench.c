@@ -59,10 +59,14 @@ static int bench_one(struct rt_model *m, const struct rt_weight *w, int rs,
 
 int rt_bench_comm(struct rt_model *m, int iters, FILE *log)
 {
-	const struct rt_weight *ws[3] = { m->emb, m->layer[0].fc1,
-					  m->layer[0].fc2 };
+	const struct rt_weight *ws[3] = { m->emb ? m->emb : m->out,
+					  m->layer[0].fc1, m->layer[0].fc2 };
 	int root = coll_rank(m->c, RT_K_WORLD) == 0;
 
+	if (m->s.pp > 1)
+		return rt_error_once(RT_EUSAGE, "--bench-comm times one "
+				     "stage's GTP collectives: plan it with PP "
+				     "1");
 	if (m->s.g < 2)
 		return rt_error_once(RT_EUSAGE, "--bench-comm times the GTP "
 				     "collectives: the plan has GTP 1 (set "

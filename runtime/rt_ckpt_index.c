@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "rt_err.h"
+#include "rt_pp.h"
 
 /* The key prefix of each group. */
 static const char *const group_prefix[RT_CKPT_NGROUPS] = {
@@ -137,10 +138,12 @@ static struct rt_ckpt_tensor *add(struct adder *a, int kind,
 
 #define LAYER "decoder.layers.%lld."
 
-static void add_layer(struct adder *a, const struct rt_model *m, long long l)
+/* Model layer l, held here as local layer li (PP: rt_pp.c). */
+static void add_layer(struct adder *a, const struct rt_model *m,
+		      long long li, long long l)
 {
 	const struct rt_shape *s = &m->s;
-	const struct rt_layer *ly = &m->layer[l];
+	const struct rt_layer *ly = &m->layer[li];
 
 	vec(add(a, WR_REP, LAYER "self_attention.linear_qkv.layer_norm_weight",
 		l), s->h, ly->ln1, 0, s->tp, s->t);
@@ -171,13 +174,45 @@ static void add_layer(struct adder *a, const struct rt_model *m, long long l)
  * proj, fc1 norm, gate, up, fc2). */
 #define PER_LAYER 10
 
+/* Entries [from, a->i) are another pipeline stage's: listed with their
+ * keys and shapes (every rank's index has the model's tensors in one
+ * order), holding no region here. */
+static void elsewhere(struct adder *a, long long from)
+{
+	for (long long j = from; j < a->i; j++) {
+		a->t[j].nr = a->t[j].nc = 0;
+		a->t[j].off = 0;
+		a->t[j].writer = 0;
+	}
+}
+
+/* The embedding: stage 0's, or the last stage's copy of a tied one
+ * (loaded, never written: stage 0 writes it), or elsewhere. */
+static void add_embedding(struct adder *a, const struct rt_model *m)
+{
+	const struct rt_shape *s = &m->s;
+	struct rt_ckpt_tensor *t = add(a, WR_SHARD,
+				       "embedding.word_embeddings.weight", 0);
+
+	if (m->emb || (s->tie && m->out)) {
+		sharded(t, m->emb ? m->emb : m->out, s->gr);
+		if (!m->emb)
+			t->writer = 0;
+		return;
+	}
+	t->ndim = 2;
+	t->rows = s->vocab;
+	t->cols = s->h;
+	elsewhere(a, a->i - 1);
+}
+
 int rt_ckpt_index_init(struct rt_ckpt_index *x, const struct rt_model *m,
 		       const struct rt_plan *p)
 {
 	const struct rt_shape *s = &m->s;
 	const int *c = p->ranks[p->me].c;
-	int shard_w = !c[RT_DP] && !c[RT_CP] && !c[RT_PP];
-	long long per = PER_LAYER * s->layers + 3;
+	int shard_w = !c[RT_DP] && !c[RT_CP];
+	long long per = PER_LAYER * s->layers_all + 3;
 	struct adder a = {
 		calloc((size_t)(RT_CKPT_NGROUPS * per), sizeof(*a.t)), 0, "",
 		{ shard_w, shard_w && !c[RT_TP] && !c[RT_GTP],
@@ -190,15 +225,27 @@ int rt_ckpt_index_init(struct rt_ckpt_index *x, const struct rt_model *m,
 		long long first = a.i;
 
 		a.pre = group_prefix[g];
-		sharded(add(&a, WR_SHARD, "embedding.word_embeddings.weight",
-			    0), m->emb, s->gr);
-		for (long long l = 0; l < s->layers; l++)
-			add_layer(&a, m, l);
+		add_embedding(&a, m);
+		for (long long l = 0; l < s->layers_all; l++) {
+			long long li = rt_pp_local(s, l), at = a.i;
+
+			/* another stage's layer: local layer 0's shapes */
+			add_layer(&a, m, li >= 0 ? li : 0, l);
+			if (li < 0)
+				elsewhere(&a, at);
+		}
 		vec(add(&a, WR_REP, "decoder.final_layernorm.weight", 0), s->h,
 		    m->lnf, 0, s->tp, s->t);
-		if (!s->tie)
+		if (!s->post)
+			elsewhere(&a, a.i - 1);
+		if (!s->tie) {
 			sharded(add(&a, WR_SHARD, "output_layer.weight", 0),
-				m->out, s->gr);
+				m->out ? m->out : m->layer[0].qkv, s->gr);
+			a.t[a.i - 1].rows = s->vocab;
+			a.t[a.i - 1].cols = s->h;
+			if (!s->post)
+				elsewhere(&a, a.i - 1);
+		}
 		for (long long j = first; j < a.i; j++)
 			a.t[j].group = g;
 	}
@@ -310,7 +357,8 @@ static json_t *meta_json(const struct rt_model *m, const struct rt_plan *p,
 		"seed", (json_int_t)m->seed,
 		"byte_order", rt_ckpt_index_byte_order(),
 		"model", "hidden", (json_int_t)s->h, "ffn", (json_int_t)s->ffn,
-		"layers", (json_int_t)s->layers, "vocab", (json_int_t)s->vocab,
+		"layers", (json_int_t)s->layers_all, "vocab",
+		(json_int_t)s->vocab,
 		"data", "seq_len", (json_int_t)s->seq_len, "global_batch",
 		(json_int_t)s->global_batch,
 		"layout", "world", p->world, "tp", s->tp, "cp", s->cp, "gtp",
@@ -606,7 +654,7 @@ static int check_header(const struct rt_model *m, const json_t *root,
 				     "endian: load it on a host like the one "
 				     "that saved it", dir, order ? order : "?",
 				     rt_ckpt_index_byte_order());
-	if (v[0] != s->h || v[1] != s->ffn || v[2] != s->layers ||
+	if (v[0] != s->h || v[1] != s->ffn || v[2] != s->layers_all ||
 	    v[3] != s->vocab)
 		return rt_error_once(RT_ECKPT, "--load %s: the checkpoint's "
 				     "model is hidden %lld, ffn %lld, %lld "
@@ -614,7 +662,7 @@ static int check_header(const struct rt_model *m, const json_t *root,
 				     "%lld, ffn %lld, %lld layers, vocab %lld: "
 				     "load it with a plan of the checkpoint's "
 				     "gtplan.runtime sizes", dir, v[0], v[1],
-				     v[2], v[3], s->h, s->ffn, s->layers,
+				     v[2], v[3], s->h, s->ffn, s->layers_all,
 				     s->vocab);
 	if (v[11] != (long long)m->seed || v[4] != s->seq_len ||
 	    v[5] != s->global_batch)

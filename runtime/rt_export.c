@@ -503,6 +503,14 @@ int rt_export_write(struct rt_model *m, enum rt_gather how, FILE *f,
 	struct scratch sc = { NULL, NULL, NULL, s->tp * m->full_n };
 	struct tensor dummy = { "", 0, { 0, 0 }, NULL };
 
+	if (s->pp > 1) {
+		free(tl.t);
+		return rt_error_once(RT_EUSAGE, "--export gathers the model on "
+				     "one pipeline: PP %d splits it over "
+				     "stages, which the export does not "
+				     "collect; export from a PP 1 run (--load "
+				     "reshards a PP checkpoint to it)", s->pp);
+	}
 	coll_set_call(m->c, "export_hf_weights", m->step);
 	sc.host = malloc((size_t)sc.n * sizeof(float));
 	if (!tl.t || !sc.host) {

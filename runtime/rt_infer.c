@@ -7,10 +7,11 @@
 #include <string.h>
 
 #include "rt_err.h"
+#include "rt_pp.h"
 #include "rt_text.h"
 
-/* Rank 0 places each rank's values: ranks with TP coordinate 0 hold their
- * lane's samples at their CP chunks' positions (TP peers hold copies).
+/* Rank 0 places each rank's values: ranks with TP coordinate 0 (on the
+ * last pipeline stage) hold their lane's samples at their CP chunks' positions (TP peers hold copies).
  * Every (sample, position) must be written exactly once. */
 static int place(const struct rt_model *m, const struct rt_plan *p,
 		 const float *all, long long per_rank, float *out,
@@ -25,7 +26,8 @@ static int place(const struct rt_model *m, const struct rt_plan *p,
 		const float *v = all + (long long)r * per_rank;
 		int c = rk->c[RT_CP];
 
-		if (rk->c[RT_TP])
+		/* the loss is the last pipeline stage's */
+		if (rk->c[RT_TP] || rk->c[RT_PP] != p->size[RT_PP] - 1)
 			continue;
 		for (long long i = 0; i < per_rank; i++) {
 			long long mb = i / T, j = i % T / ls, q = i % ls;
@@ -103,9 +105,13 @@ int rt_infer_logprobs(struct rt_model *m, const struct rt_plan *p,
 	}
 	coll_set_call(m->c, "get_logprobs", step);
 	for (long long mb = 0; !rc && mb < s->micro_batches; mb++) {
-		rc = rt_load_micro_batch(m, step, mb);
-		if (!rc)
-			rc = rt_forward(m, &unused);
+		if (s->pp > 1) {
+			rc = rt_pp_forward_only(m, step, mb);
+		} else {
+			rc = rt_load_micro_batch(m, step, mb);
+			if (!rc)
+				rc = rt_forward(m, &unused);
+		}
 		for (long long i = 0; !rc && i < s->tokens; i++)
 			mine[mb * s->tokens + i] = -m->h_loss[i];
 	}

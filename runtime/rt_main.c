@@ -73,10 +73,15 @@ static void describe(const struct rt_plan *p, const struct rt_model *m,
 		"%lld query groups, head_dim %lld, vocab %lld (padded %lld), "
 		"%s%s%s%sseq_len %lld; batch %lld = %d lanes x %lld "
 		"micro-batches of %lld", p->rt.model_name, s->h, s->ffn,
-		s->layers, s->heads, s->kv_heads, s->hd, s->vocab, s->vp,
+		s->layers_all, s->heads, s->kv_heads, s->hd, s->vocab, s->vp,
 		s->tie ? "tied, " : "", s->qkv_bias ? "qkv bias, " : "",
 		s->qk_norm ? "qk norm, " : "", s->sp ? "SP, " : "", s->seq_len,
 		s->global_batch, s->lanes, s->micro_batches, s->micro);
+	if (s->pp > 1)
+		rt_note("pipeline: PP %d%s, stage %d of world rank %d holds "
+			"layers %lld of %lld in %d chunk%s", s->pp, s->vpp > 1 ?
+			" interleaved" : " 1F1B", s->p, p->me, s->layers,
+			s->layers_all, s->vpp, s->vpp > 1 ? "s" : "");
 	if (steps >= 0)
 		rt_note("%lld steps of %s, lr %g, seed %lld", steps,
 			m->sgd ? "SGD" : "Adam", m->lr, p->rt.seed);
@@ -254,6 +259,7 @@ int main(int argc, char **argv)
 	}
 	if (!rc)
 		rc = rt_plan_load(&plan, o.plan, rank, size);
+	plan.forced = o.force;
 	if (!(rc = agree(rc)))
 		rc = rt_device_preflight(&o, &plan);
 	if (!(rc = agree(rc)))

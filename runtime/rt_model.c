@@ -13,6 +13,7 @@
 
 #include "rt_data.h"
 #include "rt_err.h"
+#include "rt_pp.h"
 
 int rt_kcheck(int kern_rc, const char *call, const char *file, int line)
 {
@@ -34,11 +35,6 @@ static int refuse_layout(const struct rt_plan *p, const struct rt_shape *s)
 {
 	const struct rt_settings *rt = &p->rt;
 
-	if (p->size[RT_PP] > 1)
-		return rt_error_once(RT_EPLAN, "pipeline parallelism (PP %d) is "
-				     "not run by gtplan-run yet; plan with "
-				     "pipeline_model_parallel_size 1",
-				     p->size[RT_PP]);
 	if (rt->moe)
 		return rt_error_once(RT_EPLAN, "%s is a mixture-of-experts "
 				     "model; gtplan-run's decoder is dense "
@@ -155,12 +151,14 @@ int rt_model_shape(struct rt_shape *s, const struct rt_plan *p,
 	s->eps = (float)rt->norm_eps;
 	RCHECK(refuse_layout(p, s));
 	RCHECK(shape_batch(s, p, global_batch, micro_batch));
+	RCHECK(rt_pp_shape(s, p));
 	d = (struct dsz_dims){
 		.h = s->h, .ffn = s->ffn, .layers = s->layers,
 		.heads = s->heads, .kv_heads = s->kv_heads, .head_dim = s->hd,
 		.vocab = s->vocab, .tie = s->tie, .qkv_bias = s->qkv_bias,
 		.qk_norm = s->qk_norm, .sp = s->sp, .seq_len = s->seq_len,
 		.micro = s->micro, .tp = s->tp, .g = s->g, .cp = s->cp,
+		.skip_pre = !s->pre, .skip_post = !s->post,
 	};
 	dsz_fill(&s->z, &d);
 	s->fl = s->z.fl;
@@ -233,21 +231,28 @@ static void set_weight(struct rt_weight *w, const struct rt_shape *s,
 }
 
 /* Init streams: the embedding 1, the output layer 2, layer l's weights
- * 3 + 4 l .. 6 + 4 l in forward order. */
+ * 3 + 4 l .. 6 + 4 l in forward order (l the model's index). Under PP the
+ * last stage's copy of a tied embedding is "embedding" from stream 1: it
+ * starts equal to stage 0's (Megatron zeroes it and all-reduces the pair,
+ * megatron/core/models/common/language_module/language_module.py
+ * setup_embeddings_and_output_layer: the same values). */
 static void layout_weights(struct rt_model *m)
 {
 	const struct rt_shape *s = &m->s;
-	double std2 = RT_INIT_STD / sqrt(2.0 * (double)s->layers);
+	double std2 = RT_INIT_STD / sqrt(2.0 * (double)s->layers_all);
 	long long off = 0, H = s->heads, G = s->kv_heads, d = s->hd;
 	struct rt_weight *w = m->w;
 	char name[48];
 
-	set_weight(w++, s, "embedding", RT_SPLIT_VOCAB, s->vocab, s->h, 1,
-		   RT_INIT_STD, &off);
-	if (!s->tie)
-		set_weight(w++, s, "output", RT_SPLIT_VOCAB, s->vocab, s->h, 2,
+	if (s->pre)
+		set_weight(w++, s, "embedding", RT_SPLIT_VOCAB, s->vocab, s->h,
+			   1, RT_INIT_STD, &off);
+	if (s->post && !(s->tie && s->pre))
+		set_weight(w++, s, s->tie ? "embedding" : "output",
+			   RT_SPLIT_VOCAB, s->vocab, s->h, s->tie ? 1 : 2,
 			   RT_INIT_STD, &off);
-	for (long long l = 0; l < s->layers; l++) {
+	for (long long li = 0; li < s->layers; li++) {
+		long long l = rt_pp_layer(s, li);
 		uint64_t st = (uint64_t)(3 + 4 * l);
 
 		snprintf(name, sizeof(name), "layers.%lld.qkv", l);
@@ -276,10 +281,11 @@ static void layout_layers(struct rt_model *m)
 	const struct dsz_sizes *z = &s->z;
 	long long qk = m->n_shard, norm = qk + z->n_qk;
 	long long bias = norm + z->n_norm;
-	int first = s->tie ? 1 : 2;
+	int first = s->pre && s->post && s->tie ? 1 : s->pre + s->post;
 
-	m->emb = &m->w[0];
-	m->out = s->tie ? &m->w[0] : &m->w[1];
+	m->emb = s->pre ? &m->w[0] : NULL;
+	m->out = !s->post ? NULL : s->tie && s->pre ? &m->w[0] :
+		 &m->w[s->pre];
 	for (long long l = 0; l < s->layers; l++) {
 		struct rt_layer *ly = &m->layer[l];
 
@@ -293,7 +299,7 @@ static void layout_layers(struct rt_model *m)
 		ly->ln2 = ly->ln1 + s->h;
 		ly->bias = s->qkv_bias ? bias + l * z->qkv_l : -1;
 	}
-	m->lnf = norm + 2 * s->layers * s->h;
+	m->lnf = s->post ? norm + 2 * s->layers * s->h : -1;
 	m->n_rep = z->n_rep;
 	m->tp_sum = z->tp_sum;
 }
@@ -437,6 +443,18 @@ static const struct act_entry global_table[] = {
 	GA(dbv, A_KV, W_BIAS, NONE),
 };
 
+/* The part of global_table a micro-batch keeps from its forward to its
+ * backward (the head's), one copy per PP slot. */
+static const struct act_entry head_table[] = {
+	GA(xL, A_LH, W_ALL, NONE),
+	GA(rstdf, A_L, W_ALL, NONE),
+	GA(z, A_LH, W_ALL, NONE),
+	GA(zg, A_NH, W_SP, offsetof(struct rt_acts, z)),
+	GA(logits, A_NV, W_ALL, NONE),
+	GA(cmax, A_N, W_ALL, NONE),
+	GA(csum, A_N, W_ALL, NONE),
+};
+
 static long long act_elems(const struct rt_shape *s, enum act_size sz)
 {
 	long long N = s->tokens, Nl = s->local;
@@ -537,18 +555,55 @@ static int upload_positions(struct rt_model *m)
 	return 0;
 }
 
+void rt_model_use_slot(struct rt_model *m, int slot)
+{
+	const struct rt_acts *h = &m->head[slot];
+
+	m->la = m->la_all + (long long)slot * m->s.layers;
+	for (size_t i = 0; i < NTAB(head_table); i++)
+		*SLOT(&m->a, head_table[i].off) =
+			*SLOT((void *)h, head_table[i].off);
+	m->tokens = m->slot_tokens[slot];
+	m->targets = m->slot_targets[slot];
+}
+
+/* Slots 1 .. slots - 1 (slot 0 is the model's own buffers). */
+static int alloc_slots(struct rt_model *m)
+{
+	const struct rt_shape *s = &m->s;
+	size_t n = (size_t)s->tokens * sizeof(int32_t);
+
+	m->head[0] = m->a;
+	m->slot_tokens[0] = m->tokens;
+	m->slot_targets[0] = m->targets;
+	for (int i = 1; i < s->slots; i++) {
+		for (long long l = 0; l < s->layers; l++)
+			RCHECK(acts_alloc(m, layer_table, NTAB(layer_table),
+					  &m->la_all[i * s->layers + l]));
+		RCHECK(acts_alloc(m, head_table, NTAB(head_table),
+				  &m->head[i]));
+		KCHECK(kern_alloc(m->k, n, (void **)&m->slot_tokens[i]));
+		KCHECK(kern_alloc(m->k, n, (void **)&m->slot_targets[i]));
+	}
+	return 0;
+}
+
 static int alloc_activations(struct rt_model *m)
 {
 	const struct rt_shape *s = &m->s;
 	long long N = s->tokens;
 
-	m->la = calloc((size_t)s->layers, sizeof(*m->la));
+	m->la_all = calloc((size_t)(s->layers * s->slots), sizeof(*m->la));
+	m->head = calloc((size_t)s->slots, sizeof(*m->head));
+	m->slot_tokens = calloc((size_t)s->slots, sizeof(int32_t *));
+	m->slot_targets = calloc((size_t)s->slots, sizeof(int32_t *));
+	m->la = m->la_all;
 	m->sample = malloc((size_t)(s->seq_len + 1) * sizeof(int32_t));
 	m->h_tokens = malloc((size_t)N * sizeof(int32_t));
 	m->h_targets = malloc((size_t)N * sizeof(int32_t));
 	m->h_loss = malloc((size_t)N * sizeof(float));
-	if (!m->la || !m->sample || !m->h_tokens || !m->h_targets ||
-	    !m->h_loss)
+	if (!m->la || !m->head || !m->slot_tokens || !m->slot_targets ||
+	    !m->sample || !m->h_tokens || !m->h_targets || !m->h_loss)
 		return rt_error(RT_ENOMEM, "out of memory");
 	for (long long l = 0; l < s->layers; l++)
 		RCHECK(acts_alloc(m, layer_table, NTAB(layer_table),
@@ -563,6 +618,7 @@ static int alloc_activations(struct rt_model *m)
 			  (void **)&m->qpos));
 	KCHECK(kern_alloc(m->k, (size_t)s->seq_len * sizeof(int32_t),
 			  (void **)&m->kpos));
+	RCHECK(alloc_slots(m));
 	return upload_positions(m);
 }
 
@@ -570,7 +626,7 @@ static int alloc_activations(struct rt_model *m)
 static int alloc_scratch(struct rt_model *m, const struct rt_plan *p)
 {
 	long long full = 0, shard = 0;
-	const struct rt_weight *e = m->emb;
+	const struct rt_weight *e = m->emb ? m->emb : m->out;
 
 	for (int i = 0; i < m->n_w; i++) {
 		const struct rt_weight *w = &m->w[i];
@@ -584,7 +640,7 @@ static int alloc_scratch(struct rt_model *m, const struct rt_plan *p)
 	RCHECK(rt_alloc_f(m, &m->full, full));
 	RCHECK(rt_alloc_f(m, &m->gfull, full));
 	RCHECK(rt_alloc_f(m, &m->gshard, shard));
-	RCHECK(rt_alloc_f(m, &m->gemb, (e->d0 + e->pad) * e->d1));
+	RCHECK(rt_alloc_f(m, &m->gemb, e ? (e->d0 + e->pad) * e->d1 : 1));
 	m->bf16 = p->rt.bf16;
 	m->prefetch = p->rt.prefetch;
 	if (m->prefetch)
@@ -626,10 +682,19 @@ int rt_model_init(struct rt_model *m, const struct rt_plan *p,
 	RCHECK(rt_alloc_f(m, &m->adam_v, n));
 	RCHECK(alloc_scratch(m, p));
 	RCHECK(alloc_activations(m));
+	RCHECK(rt_pp_alloc(m));
 	return init_values(m);
 }
 
-void rt_model_release(struct rt_model *m)
+/* Back to slot 0, whose buffers are the model's own (freed below). */
+static struct rt_model *slot0(struct rt_model *m)
+{
+	if (m->slot_tokens && m->slot_tokens[0])
+		rt_model_use_slot(m, 0);
+	return m;
+}
+
+static void release_bufs(struct rt_model *m)
 {
 	float *bufs[] = {
 		m->param, m->grad, m->adam_m, m->adam_v, m->full, m->gfull,
@@ -640,16 +705,32 @@ void rt_model_release(struct rt_model *m)
 		m->full16, m->shard16_b, m->full16_b,
 	};
 
-	if (!m->k)
-		return;
 	for (size_t i = 0; i < NTAB(bufs); i++)
 		kern_free(m->k, bufs[i]);
 	for (size_t i = 0; i < NTAB(other); i++)
 		kern_free(m->k, other[i]);
-	for (long long l = 0; m->la && l < m->s.layers; l++)
-		acts_free(m, layer_table, NTAB(layer_table), &m->la[l]);
+}
+
+void rt_model_release(struct rt_model *m)
+{
+	if (!m->k)
+		return;
+	release_bufs(slot0(m));
+	for (int i = 1; m->head && i < m->s.slots; i++) {
+		acts_free(m, head_table, NTAB(head_table), &m->head[i]);
+		if (m->slot_tokens[i])
+			kern_free(m->k, m->slot_tokens[i]);
+		if (m->slot_targets[i])
+			kern_free(m->k, m->slot_targets[i]);
+	}
+	for (long long l = 0; m->la_all && l < m->s.layers * m->s.slots; l++)
+		acts_free(m, layer_table, NTAB(layer_table), &m->la_all[l]);
 	acts_free(m, global_table, NTAB(global_table), &m->a);
-	free(m->la);
+	rt_pp_release(m);
+	free(m->la_all);
+	free(m->head);
+	free(m->slot_tokens);
+	free(m->slot_targets);
 	free(m->w);
 	free(m->layer);
 	free(m->seq);

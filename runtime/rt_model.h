@@ -34,14 +34,15 @@
  * parallelism: each rank holds seq_len / C tokens of every sample,
  * Megatron's load-balanced chunks c and 2C-1-c, and attention reads the
  * keys and values of every CP rank (rt_cp.c), by cp_comm_type: p2p, a
- * ring of C - 1 send-recv steps forward and C backward, or all_gather;
+ * ring of C - 1 coll_sendrecv steps forward and C backward, or
+ * all_gather;
  * N is this rank's micro x seq_len / C rows; groups of one rank issue
  * nothing). Forward:
  *   gtp all-gather embedding; tp embedding.out: all-reduce (N x h), with
  *   SP reduce-scatter (N/T x h received)
  *   per layer l: SP: tp all-gather layers.l.qkv.in (N/T x h sent); gtp
- *     all-gather layers.l.qkv; CP p2p: cp send-recv layers.l.qkv.kv
- *     C - 1 times (2 N x G/T x d each way), CP all_gather: cp all-gather
+ *     all-gather layers.l.qkv; CP p2p: cp send and recv layers.l.qkv.kv
+ *     C - 1 times (2 N x G/T x d each), CP all_gather: cp all-gather
  *     layers.l.qkv.k and layers.l.qkv.v (N x G/T x d sent); gtp
  *     all-gather layers.l.proj; tp layers.l.proj.out all-reduce / SP
  *     reduce-scatter; SP: tp all-gather layers.l.fc1.in; gtp all-gather
@@ -57,8 +58,8 @@
  *     all-gather layers.l.fc1; tp layers.l.fc1.dgrad all-reduce / SP
  *     reduce-scatter; gtp reduce-scatter layers.l.fc1; SP: tp all-gather
  *     layers.l.proj.dout; gtp all-gather layers.l.proj, gtp reduce-scatter
- *     layers.l.proj; CP p2p: cp send-recv layers.l.qkv.dkv C times (2 N,
- *     4 N, ..., 4 N, 2 N x G/T x d), CP all_gather: cp reduce-scatter
+ *     layers.l.proj; CP p2p: cp send and recv layers.l.qkv.dkv C times
+ *     (2 N, 4 N, ..., 4 N, 2 N x G/T x d), CP all_gather: cp reduce-scatter
  *     layers.l.qkv.dk and layers.l.qkv.dv; gtp all-gather layers.l.qkv;
  *     tp layers.l.qkv.dgrad all-reduce / SP reduce-scatter; gtp
  *     reduce-scatter layers.l.qkv
@@ -83,7 +84,17 @@
  * sqrt(2 L)) for proj and fc2 (Megatron's scaled_init_method_normal), norms
  * 1, biases 0.
  *
- * Not run (refused before any collective, one message with the fix): PP,
+ * Pipeline parallelism (rt_pp.c): each stage holds its layers (Megatron's
+ * split, base/pp_schedule.h), stage 0 the embedding, the last stage the
+ * final norm, the output layer and the loss (tied: its own copy of the
+ * embedding, initialised from the same stream, so equal, its gradient
+ * summed with stage 0's over the embedding group, "embedding_grads",
+ * after the TP sums). Micro-batches run in Megatron's 1F1B or
+ * interleaved order; activations go forward and their gradients back by
+ * send/recv over pp (Nl x h each, labelled act/grad.mbN, coll.h); the
+ * loss reaches every stage by a pp all-reduce ("loss.pp").
+ *
+ * Not run (refused before any collective, one message with the fix):
  * MoE models, TP above the query groups (Megatron-LM PR #2565's
  * sub-sharding), heads or F not divisible by TP, seq_len not divisible by
  * 2 x CP, SP with tokens not divisible by TP.
@@ -97,6 +108,7 @@
 #include "coll.h"
 #include "decoder_sizes.h"
 #include "kern.h"
+#include "pp_schedule.h"
 #include "rt_plan.h"
 
 struct rt_text;
@@ -150,6 +162,17 @@ struct rt_shape {
 	float eps;                     /* norm_eps as the kernels take it */
 	int tp, cp, g, lanes;
 	int t, c, gr, lane;            /* this rank's coordinates */
+	/* the pipeline (rt_pp.c, base/pp_schedule.h): P stages, this rank's
+	 * stage p, V virtual stages (1: none). `layers` above is this
+	 * stage's, layers_all the model's; chunk v holds the stage's local
+	 * layers [v cl, (v+1) cl), cl = chunk_layers, model layers from
+	 * chunk_first[v]. pre: the stage holds the embedding (stage 0),
+	 * post: the final norm, output layer and loss (stage P - 1). slots:
+	 * the micro-batches whose activations the stage keeps at once. */
+	int pp, p, vpp, pre, post, slots;
+	long long layers_all, chunk_layers;
+	long long split_first, split_last; /* the plan's pp_first/last */
+	long long chunk_first[PPS_MAX_V];
 };
 
 /* One layer's weights and the places of its replicated parameters in
@@ -267,6 +290,15 @@ struct rt_model {
 	int32_t *sample;             /* host: one sample's tokens */
 	int32_t *h_tokens, *h_targets;
 	float *h_loss;
+
+	/* PP (rt_pp.c): per slot (rt_model_use_slot) the layers' saved
+	 * activations, the head's (struct rt_acts' per-micro-batch part) and
+	 * the micro-batch's tokens and targets; a chunk's output to send
+	 * and, per slot and chunk, a received output gradient */
+	struct rt_layer_acts *la_all;
+	struct rt_acts *head;
+	int32_t **slot_tokens, **slot_targets;
+	float *pp_out, **pp_grad;
 };
 
 /* Checks that the plan's layout can split the model and sets s; every
@@ -306,6 +338,21 @@ int rt_load_micro_batch(struct rt_model *m, long long step, long long mb);
  * m->tokens' order) and adds their sum to *loss_sum. Collective. */
 int rt_forward(struct rt_model *m, double *loss_sum);
 
+/* Pipeline chunks (rt_pp.c runs them in schedule order). The forward of
+ * chunk v of the loaded micro-batch: the embedding first on stage 0's
+ * chunk 0, else the input is already in m->la[v cl].x; its output goes to
+ * m->a.xL then the head (loss added to *loss_sum) on the last stage's
+ * last chunk, else to m->pp_out. The backward: the head's on the last
+ * chunk of the last stage, else the output gradient is in m->a.dx; the
+ * input gradient is left in m->a.dx (the embedding's backward on stage
+ * 0's chunk 0). With PP 1, chunk 0 is the whole model (rt_forward).
+ * Collective. */
+int rt_forward_chunk(struct rt_model *m, int v, double *loss_sum);
+int rt_backward_chunk(struct rt_model *m, int v, float scale);
+/* Points m->la, the head's activations, m->tokens and m->targets at
+ * micro-batch slot `slot` (0 .. s.slots - 1). */
+void rt_model_use_slot(struct rt_model *m, int slot);
+
 /* m->full = w's TP-local tensor [d0 + pad, d1] (all-gather over gtp), as
  * the math uses it: in bf16 runs the shard is rounded to bf16 and gathered
  * as bf16 (half the bytes), the fp32 master shard staying as it is. */
@@ -315,14 +362,16 @@ int rt_gather_weight_exact(struct rt_model *m, const struct rt_weight *w);
 /* A pass uses its weights in a fixed order (the top of this file): a
  * forward (forward = 1) the embedding, each layer's qkv, proj, fc1, fc2,
  * the output layer; a backward the output layer, then each layer's fc2,
- * fc1, proj, qkv from the last layer down. It gets each with
+ * fc1, proj, qkv from the last layer down. Under PP a pass is one chunk's
+ * (rt_forward_chunk): the embedding on stage 0's chunk 0 only, the output
+ * layer on the last stage's last chunk only. It gets each with
  * rt_weights_next(), which returns the TP-local tensor as the math uses it
  * (rt_gather_weight). Just in time (prefetch off), each is gathered when
  * it is asked for; with prefetch rt_weights_begin starts the first, and
  * each rt_weights_next, once its weight has arrived, starts the gather of
  * the one after, into the other buffer, so that it runs while this one is
  * used. */
-int rt_weights_begin(struct rt_model *m, int forward);
+int rt_weights_begin(struct rt_model *m, int forward, int chunk);
 int rt_weights_next(struct rt_model *m, const float **full);
 
 /* Mixed precision as Megatron's bf16 runs have it, with fp32 storage: in a

@@ -21,6 +21,8 @@ static const struct {
 	[RT_K_DP] = { "dp", BIT(RT_GTP) | BIT(RT_DP) },
 	[RT_K_DP_CP] = { "dp_cp", BIT(RT_GTP) | BIT(RT_DP) | BIT(RT_CP) },
 	[RT_K_DP_CP_REPLICATE] = { "dp_cp_replicate", BIT(RT_DP) | BIT(RT_CP) },
+	[RT_K_PP] = { "pp", BIT(RT_PP) },
+	[RT_K_EMB] = { "embedding", BIT(RT_PP) },
 	[RT_K_WORLD] = { "world", 0 },
 };
 
@@ -295,6 +297,26 @@ static int read_kind(struct rt_plan *p, const json_t *groups, enum rt_kind k,
 	return 0;
 }
 
+/* Megatron's embedding group (megatron/core/parallel_state.py): the first
+ * and the last rank of my pipeline, numbered as the pipeline; a middle
+ * stage (and every rank when PP is 1) is alone in its own. */
+static int embedding_group(struct rt_plan *p)
+{
+	const struct rt_group *pp = &p->group[RT_K_PP];
+	struct rt_group *e = &p->group[RT_K_EMB];
+	int end = pp->pos == 0 || pp->pos == pp->n - 1;
+
+	e->index = pp->index;
+	e->n = pp->n > 1 && end ? 2 : 1;
+	e->pos = e->n == 2 && pp->pos ? 1 : 0;
+	e->members = malloc(2 * sizeof(int));
+	if (!e->members)
+		return rt_error(RT_ENOMEM, "out of memory");
+	e->members[0] = e->n == 2 ? pp->members[0] : p->me;
+	e->members[1] = pp->members[pp->n - 1];
+	return 0;
+}
+
 static int read_groups(struct rt_plan *p, const json_t *root)
 {
 	const json_t *groups = json_object_get(root, "groups");
@@ -306,10 +328,10 @@ static int read_groups(struct rt_plan *p, const json_t *root)
 	seen = malloc((size_t)p->world);
 	if (!seen)
 		return rt_error(RT_ENOMEM, "out of memory");
-	for (int k = 0; k < RT_K_WORLD && !rc; k++)
+	for (int k = 0; k < RT_K_EMB && !rc; k++)
 		rc = read_kind(p, groups, (enum rt_kind)k, seen);
 	free(seen);
-	if (rc)
+	if (rc || (rc = embedding_group(p)))
 		return rc;
 	p->group[RT_K_WORLD].n = p->world;
 	p->group[RT_K_WORLD].pos = p->me;
@@ -370,6 +392,20 @@ static int read_model(struct rt_settings *s, const json_t *o)
 	    (rc = get_bool(o, "moe", &s->moe)) ||
 	    (rc = get_bool(o, "sequence_parallel", &s->sp)))
 		return rc;
+	/* the pipeline split: null (or absent, an older plan) is unset */
+	for (int i = 0; i < 3; i++) {
+		static const char *const key[3] = {
+			"pp_first_layers", "pp_last_layers",
+			"pp_virtual_stages",
+		};
+		long long *dst[3] = { &s->pp_first, &s->pp_last, &s->vpp };
+
+		*dst[i] = 0;
+		if (json_object_get(o, key[i]) &&
+		    (rc = get_int(o, "runtime.model", key[i], 1,
+				  RT_MAX_LAYERS, 1, dst[i])))
+			return rc;
+	}
 	if (!json_is_number(th) || !(json_number_value(th) > 0) ||
 	    !json_is_number(eps) || !(json_number_value(eps) > 0))
 		return rt_error_once(RT_EPLAN, "plan: runtime.model.rope_theta "

@@ -27,6 +27,11 @@ enum rt_kind {
 	RT_K_DP,              /* gtp + dp: the lane group */
 	RT_K_DP_CP,           /* gtp + dp + cp */
 	RT_K_DP_CP_REPLICATE, /* dp + cp */
+	RT_K_PP,              /* the pipeline: point-to-point between stages */
+	RT_K_EMB,             /* Megatron's embedding group: the first and the
+				 last rank of the pipeline (one rank when PP
+				 is 1; a middle stage's is itself alone); not
+				 in the plan, derived from pp */
 	RT_K_WORLD,
 	RT_NKINDS
 };
@@ -59,6 +64,9 @@ struct rt_settings {
 	int tie, qkv_bias, qk_norm, moe, sp;
 	double rope_theta, norm_eps;
 	char cp_comm[16];  /* runtime.model.cp_comm_type */
+	/* the pipeline split: layers of the first and last stage, virtual
+	 * stages (0: unset; Megatron's even split, no interleaving) */
+	long long pp_first, pp_last, vpp;
 	char model_name[128];
 	double lr;
 	int bf16;
@@ -85,6 +93,9 @@ struct rt_plan {
 	char refit_gather[16];      /* stack.refit_gather when the plan has
 				       it (gtplan.stack), else "" */
 	int n_errors;               /* error diagnostics in the plan */
+	int forced;                 /* --force (set by the caller): run what
+				       the plan's errors forbid where the
+				       runtime can (GT633's schedule) */
 	char first_error[256];      /* the first one's "CODE: message" */
 };
 

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "rt_err.h"
+#include "rt_pp.h"
 #include "rt_text.h"
 
 /* Parameters and gradients by their place (rt_layer). */
@@ -311,7 +312,7 @@ static int mlp_block_fwd(struct rt_model *m, long long l, float *out)
 static int embed_fwd(struct rt_model *m)
 {
 	const struct rt_shape *s = &m->s;
-	float *x0 = s->layers ? m->la[0].x : m->a.xL, *r;
+	float *x0 = s->chunk_layers ? m->la[0].x : m->a.xL, *r;
 	const float *W;
 
 	RCHECK(rt_weights_next(m, &W));
@@ -359,18 +360,26 @@ static int head_fwd(struct rt_model *m, double *loss_sum)
 	return 0;
 }
 
+int rt_forward_chunk(struct rt_model *m, int v, double *loss_sum)
+{
+	const struct rt_shape *s = &m->s;
+	long long l0 = v * s->chunk_layers, l1 = l0 + s->chunk_layers;
+	int head = s->post && v == s->vpp - 1;
+	float *out = head ? m->a.xL : m->pp_out;
+
+	RCHECK(rt_weights_begin(m, 1, v));
+	if (s->pre && v == 0)
+		RCHECK(embed_fwd(m));
+	for (long long l = l0; l < l1; l++) {
+		RCHECK(attn_block_fwd(m, l));
+		RCHECK(mlp_block_fwd(m, l, l + 1 < l1 ? m->la[l + 1].x : out));
+	}
+	return head ? head_fwd(m, loss_sum) : 0;
+}
+
 int rt_forward(struct rt_model *m, double *loss_sum)
 {
-	long long L = m->s.layers;
-
-	RCHECK(rt_weights_begin(m, 1));
-	RCHECK(embed_fwd(m));
-	for (long long l = 0; l < L; l++) {
-		RCHECK(attn_block_fwd(m, l));
-		RCHECK(mlp_block_fwd(m, l, l + 1 < L ? m->la[l + 1].x :
-				     m->a.xL));
-	}
-	return head_fwd(m, loss_sum);
+	return rt_forward_chunk(m, 0, loss_sum);
 }
 
 /* ---- backward ------------------------------------------------------------- */
@@ -399,6 +408,8 @@ static int head_bwd(struct rt_model *m, float scale)
 	RCHECK(tp_reduce(m, "output.dgrad", a->full_h, a->dn, &r));
 	if (!s->tie)
 		RCHECK(rt_scatter_grad(m, m->out, m->gfull));
+	else if (!s->pre) /* the last stage's copy of the embedding */
+		RCHECK(rt_scatter_grad(m, m->out, m->gemb));
 	KCHECK(kern_rmsnorm_bwd(k, s->local, h, a->xL, P(m, m->lnf), a->rstdf,
 				r, a->dx, G(m, m->lnf)));
 	return 0;
@@ -528,7 +539,7 @@ static int embed_bwd(struct rt_model *m)
 	struct rt_weight *e = m->emb;
 	const float *dfull = m->a.dx;
 
-	if (!s->tie)
+	if (!s->tie || !s->post)
 		KCHECK(kern_zero(m->k, m->gemb, (size_t)((e->d0 + e->pad) *
 				 e->d1) * sizeof(float)));
 	/* the backward of embedding.out's reduce-scatter (no GEMM reads it:
@@ -543,16 +554,21 @@ static int embed_bwd(struct rt_model *m)
 	return rt_scatter_grad(m, e, m->gemb);
 }
 
-/* Backward of one micro-batch; the loss is the token sum x `scale`. */
-static int backward(struct rt_model *m, float scale)
+/* Backward of one micro-batch's chunk v; the loss is the token sum x
+ * `scale`. */
+int rt_backward_chunk(struct rt_model *m, int v, float scale)
 {
-	RCHECK(rt_weights_begin(m, 0));
-	RCHECK(head_bwd(m, scale));
-	for (long long l = m->s.layers; l-- > 0;) {
+	const struct rt_shape *s = &m->s;
+	long long l0 = v * s->chunk_layers, l1 = l0 + s->chunk_layers;
+
+	RCHECK(rt_weights_begin(m, 0, v));
+	if (s->post && v == s->vpp - 1)
+		RCHECK(head_bwd(m, scale));
+	for (long long l = l1; l-- > l0;) {
 		RCHECK(mlp_block_bwd(m, l));
 		RCHECK(attn_block_bwd(m, l));
 	}
-	return embed_bwd(m);
+	return s->pre && v == 0 ? embed_bwd(m) : 0;
 }
 
 /* ---- the step ------------------------------------------------------------- */
@@ -572,6 +588,16 @@ static int finish_grads(struct rt_model *m, long long step)
 		RCHECK(coll_all_reduce(m->c, RT_K_TP, "tp_grads",
 				       m->grad + m->n_shard, m->tp_sum,
 				       COLL_SUM));
+	/* the two copies of a tied embedding (first and last stage) sum
+	 * their gradients (finalize_model_grads, _allreduce_word_embedding_
+	 * grads); a group of one issues nothing */
+	if (m->s.tie && (m->s.pre || m->s.post)) {
+		const struct rt_weight *e = m->s.pre ? m->emb : m->out;
+
+		RCHECK(coll_all_reduce(m->c, RT_K_EMB, "embedding_grads",
+				       m->grad + e->off, e->shard * e->d1,
+				       COLL_SUM));
+	}
 	if (m->sgd)
 		KCHECK(kern_sgd(m->k, n, (float)m->lr, m->param, m->grad));
 	else
@@ -598,14 +624,20 @@ int rt_model_train_step(struct rt_model *m, long long step, double *loss,
 		return rt_error(RT_EPLAN, "the lanes hold %.0f tokens, the "
 				"global batch has %lld", count[0],
 				s->global_batch * s->seq_len);
-	for (long long mb = 0; mb < s->micro_batches; mb++) {
+	if (s->pp > 1)
+		RCHECK(rt_pp_micro_batches(m, step, (float)(1.0 / count[0]),
+					   sum));
+	for (long long mb = 0; s->pp == 1 && mb < s->micro_batches; mb++) {
 		RCHECK(rt_load_micro_batch(m, step, mb));
 		RCHECK(rt_forward(m, sum));
-		RCHECK(backward(m, (float)(1.0 / count[0])));
+		RCHECK(rt_backward_chunk(m, 0, (float)(1.0 / count[0])));
 	}
 	RCHECK(finish_grads(m, step));
 	m->step = step;
 	RCHECK(coll_all_reduce_d(m->c, RT_K_DP_CP, "loss", sum, 1, COLL_SUM));
+	/* the loss is the last stage's: every stage gets it (the others add
+	 * 0) */
+	RCHECK(coll_all_reduce_d(m->c, RT_K_PP, "loss.pp", sum, 1, COLL_SUM));
 	RCHECK(coll_barrier(m->c, RT_K_WORLD, "step"));
 	*loss = sum[0] / count[0];
 	*tokens = (long long)count[0];

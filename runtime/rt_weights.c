@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "rt_err.h"
+#include "rt_pp.h"
 
 /* ---- GTP gather and scatter -------------------------------------------- */
 
@@ -58,15 +59,18 @@ static int start_gather(struct rt_model *m, int i)
 	}
 }
 
-int rt_weights_begin(struct rt_model *m, int forward)
+int rt_weights_begin(struct rt_model *m, int forward, int chunk)
 {
-	long long L = m->s.layers;
-	int n = 0;
+	const struct rt_shape *s = &m->s;
+	long long L = s->chunk_layers, l0 = chunk * L;
+	int head = s->post && chunk == s->vpp - 1, n = 0;
 
 	/* at most 2 + 4 L weights: m->seq's size (rt_model_init) */
-	m->seq[n++] = forward ? m->emb : m->out;
+	if (forward ? s->pre && chunk == 0 : head)
+		m->seq[n++] = forward ? m->emb : m->out;
 	for (long long i = 0; i < L; i++) {
-		const struct rt_layer *ly = &m->layer[forward ? i : L - 1 - i];
+		const struct rt_layer *ly = &m->layer[l0 + (forward ? i :
+						      L - 1 - i)];
 
 		if (forward) {
 			m->seq[n++] = ly->qkv;
@@ -80,11 +84,11 @@ int rt_weights_begin(struct rt_model *m, int forward)
 			m->seq[n++] = ly->qkv;
 		}
 	}
-	if (forward)
+	if (forward && head)
 		m->seq[n++] = m->out;
 	m->seq_n = n;
 	m->seq_next = 0;
-	if (m->prefetch)
+	if (m->prefetch && n > 0)
 		RCHECK(start_gather(m, 0));
 	return 0;
 }
@@ -173,25 +177,50 @@ struct dump_ctx {
 	FILE *f;
 	float *parts, *host;
 	int first, root;
+	int line; /* the rank that assembles its stage's tensors: tp, cp,
+		     gtp and dp coordinates 0 (world rank 0 on stage 0) */
 };
 
+/* The tensor the owner stage's line rank assembled in d->host is written
+ * by world rank 0, which receives it first when another stage holds it
+ * (point-to-point over pp). */
+static int emit(struct rt_model *m, struct dump_ctx *d, const char *name,
+		long long rows, long long cols, int owner)
+{
+	const struct rt_shape *s = &m->s;
+	size_t bytes = (size_t)(rows * cols) * sizeof(float);
+
+	if (s->pp > 1 && owner != 0 && d->line && s->p == owner) {
+		KCHECK(kern_upload(m->k, m->gfull, d->host, bytes));
+		RCHECK(coll_sendrecv(m->c, RT_K_PP, name, 0, m->gfull,
+				     rows * cols, -1, NULL, 0));
+	} else if (s->pp > 1 && owner != 0 && d->line && s->p == 0) {
+		RCHECK(coll_sendrecv(m->c, RT_K_PP, name, -1, NULL, 0, owner,
+				     m->gfull, rows * cols));
+		KCHECK(kern_download(m->k, d->host, m->gfull, bytes));
+	}
+	if (d->root)
+		write_tensor(d->f, name, rows, cols, d->host, &d->first);
+	return 0;
+}
+
+/* w's logical tensor, assembled by the line rank of its stage. */
 static int dump_weight(struct rt_model *m, const struct rt_weight *w,
 		       struct dump_ctx *d)
 {
 	RCHECK(rt_gather_weight_exact(m, w));
 	RCHECK(coll_gather(m->c, RT_K_TP, w->name, m->full, m->gfull,
 			   w->d0 * w->d1, 0));
-	if (!d->root)
+	if (!d->line)
 		return 0;
 	KCHECK(kern_download(m->k, d->parts, m->gfull, (size_t)(m->s.tp *
 			     w->d0 * w->d1) * sizeof(float)));
 	assemble(w, &m->s, d->parts, d->host);
-	write_tensor(d->f, w->name, w->rows, w->cols, d->host, &d->first);
 	return 0;
 }
 
-/* A replicated parameter of n elements at off (rank 0 only); the qkv bias
- * is TP-split: gathered over TP first (every rank takes part). */
+/* A replicated parameter of n elements at off (the line rank); the qkv
+ * bias is TP-split: gathered over TP first (every rank takes part). */
 static int dump_rep(struct rt_model *m, const char *name, long long off,
 		    long long n, int tp_split, struct dump_ctx *d)
 {
@@ -200,38 +229,66 @@ static int dump_rep(struct rt_model *m, const char *name, long long off,
 				   m->gfull, n, 0));
 		n *= m->s.tp;
 	}
-	if (!d->root)
+	if (!d->line)
 		return 0;
 	KCHECK(kern_download(m->k, d->host, tp_split ? m->gfull : m->param +
 			     off, (size_t)n * sizeof(float)));
-	write_tensor(d->f, name, 1, n, d->host, &d->first);
 	return 0;
 }
 
+/* One tensor of the dump, in model order: a weight (w, or NULL where
+ * another stage holds it) or a replicated vector (off). */
+struct dump_item {
+	char name[64];
+	const struct rt_weight *w;
+	long long rows, cols, off, n;
+	int tp_split, owner;
+};
+
+static int dump_item(struct rt_model *m, const struct dump_item *it,
+		     struct dump_ctx *d)
+{
+	if (it->owner == m->s.p && it->w)
+		RCHECK(dump_weight(m, it->w, d));
+	else if (it->owner == m->s.p)
+		RCHECK(dump_rep(m, it->name, it->off, it->n, it->tp_split, d));
+	return emit(m, d, it->name, it->rows, it->cols, it->owner);
+}
+
+/* Model layer l's tensors (dump order), held here when li >= 0. */
 static int dump_layer(struct rt_model *m, long long l, struct dump_ctx *d)
 {
-	const struct rt_layer *ly = &m->layer[l];
 	const struct rt_shape *s = &m->s;
-	char name[64];
+	long long li = rt_pp_local(s, l), H = s->heads, G = s->kv_heads;
+	const struct rt_layer *ly = li >= 0 ? &m->layer[li] : NULL;
+	int q = rt_pp_owner(s, l);
+	struct dump_item it[] = {
+		{ "input_norm", NULL, 1, s->h, ly ? ly->ln1 : 0, s->h, 0, q },
+		{ "qkv", ly ? ly->qkv : NULL, (H + 2 * G) * s->hd, s->h, 0, 0,
+		  0, q },
+		{ "qkv_bias", NULL, 1, s->z.qkv_l * s->tp, ly ? ly->bias : 0,
+		  s->z.qkv_l, 1, s->qkv_bias ? q : -1 },
+		{ "q_norm", NULL, 1, s->hd, ly ? ly->qn : 0, s->hd, 0,
+		  s->qk_norm ? q : -1 },
+		{ "k_norm", NULL, 1, s->hd, ly ? ly->kn : 0, s->hd, 0,
+		  s->qk_norm ? q : -1 },
+		{ "proj", ly ? ly->proj : NULL, s->h, H * s->hd, 0, 0, 0, q },
+		{ "mlp_norm", NULL, 1, s->h, ly ? ly->ln2 : 0, s->h, 0, q },
+		{ "fc1", ly ? ly->fc1 : NULL, 2 * s->ffn, s->h, 0, 0, 0, q },
+		{ "fc2", ly ? ly->fc2 : NULL, s->h, s->ffn, 0, 0, 0, q },
+	};
 
-	snprintf(name, sizeof(name), "layers.%lld.input_norm", l);
-	RCHECK(dump_rep(m, name, ly->ln1, s->h, 0, d));
-	RCHECK(dump_weight(m, ly->qkv, d));
-	if (ly->bias >= 0) {
-		snprintf(name, sizeof(name), "layers.%lld.qkv_bias", l);
-		RCHECK(dump_rep(m, name, ly->bias, s->z.qkv_l, 1, d));
+	for (size_t i = 0; i < sizeof(it) / sizeof(it[0]); i++) {
+		char full[64];
+
+		if (it[i].owner < 0)
+			continue;
+		snprintf(full, sizeof(full), "layers.%lld.%.24s", l,
+			 it[i].name);
+		memcpy(it[i].name, full, sizeof(full));
+		RCHECK(dump_item(m, &it[i], d));
 	}
-	if (ly->qn >= 0) {
-		snprintf(name, sizeof(name), "layers.%lld.q_norm", l);
-		RCHECK(dump_rep(m, name, ly->qn, s->hd, 0, d));
-		snprintf(name, sizeof(name), "layers.%lld.k_norm", l);
-		RCHECK(dump_rep(m, name, ly->kn, s->hd, 0, d));
-	}
-	RCHECK(dump_weight(m, ly->proj, d));
-	snprintf(name, sizeof(name), "layers.%lld.mlp_norm", l);
-	RCHECK(dump_rep(m, name, ly->ln2, s->h, 0, d));
-	RCHECK(dump_weight(m, ly->fc1, d));
-	return dump_weight(m, ly->fc2, d);
+	return 0;
 }
 
 int rt_model_dump(struct rt_model *m, FILE *f)
@@ -239,7 +296,14 @@ int rt_model_dump(struct rt_model *m, FILE *f)
 	const struct rt_shape *s = &m->s;
 	long long most = m->full_n;
 	struct dump_ctx d = { f, NULL, NULL, 1,
-			      coll_rank(m->c, RT_K_WORLD) == 0 };
+			      coll_rank(m->c, RT_K_WORLD) == 0,
+			      !s->t && !s->c && !s->lane };
+	struct dump_item emb = { "embedding", m->emb, s->vocab, s->h, 0, 0, 0,
+				 0 };
+	struct dump_item lnf = { "final_norm", NULL, 1, s->h, m->lnf, s->h, 0,
+				 s->pp - 1 };
+	struct dump_item out = { "output", m->out, s->vocab, s->h, 0, 0, 0,
+				 s->pp - 1 };
 	int rc = 0;
 
 	coll_set_call(m->c, "dump", m->step);
@@ -258,13 +322,13 @@ int rt_model_dump(struct rt_model *m, FILE *f)
 	}
 	if (d.root)
 		fprintf(f, "{\"format\": \"gtplan-weights/2\", \"tensors\": [");
-	rc = dump_weight(m, m->emb, &d);
-	for (long long l = 0; !rc && l < s->layers; l++)
+	rc = dump_item(m, &emb, &d);
+	for (long long l = 0; !rc && l < s->layers_all; l++)
 		rc = dump_layer(m, l, &d);
 	if (!rc)
-		rc = dump_rep(m, "final_norm", m->lnf, s->h, 0, &d);
+		rc = dump_item(m, &lnf, &d);
 	if (!rc && !s->tie)
-		rc = dump_weight(m, m->out, &d);
+		rc = dump_item(m, &out, &d);
 	if (!rc && d.root) {
 		fprintf(f, "\n]}\n");
 		if (fflush(f) || ferror(f))

@@ -80,16 +80,21 @@ static inline long long match_stage_of(const struct match_play *pl,
 	return c[LAY_PP];
 }
 
-/* The class of the stage an exchange faces; MATCH_NO_CLS past either end. */
+/* The class of the stage an exchange faces; MATCH_NO_CLS past either end,
+ * except in gtplan-run's programs (rt_call set), whose interleaved
+ * schedule is a ring (the last stage's next is stage 0). */
 static inline uint32_t match_peer(const struct match_play *pl, uint32_t c,
 				  const struct prog_op *op)
 {
 	long long r = pl->cp.rep[c], s = match_stage_of(pl, r);
+	long long pp = pl->p->pp, to;
 	int fwd = (op->flags & PROG_TO_NEXT) != 0;
+	int ring = pl->prog[c] && pl->prog[c]->rt_call && pp > 1;
 
-	if ((fwd && s + 1 >= pl->p->pp) || (!fwd && s == 0))
+	if (!ring && ((fwd && s + 1 >= pp) || (!fwd && s == 0)))
 		return MATCH_NO_CLS;
-	r += (fwd ? 1 : -1) * pl->p->dense.stride[LAY_PP];
+	to = ((fwd ? s + 1 : s - 1) % pp + pp) % pp;
+	r += (to - s) * pl->p->dense.stride[LAY_PP];
 	return pl->cp.colour[r];
 }
 

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "calls.h"
@@ -88,6 +89,13 @@ static int write_rank(const struct plan *p, const struct prog *pg,
 	return 0;
 }
 
+static void release_stages(struct prog *pg, long long n)
+{
+	for (long long i = 0; pg && i < n; i++)
+		prog_release(&pg[i]);
+	free(pg);
+}
+
 int pred_write_records(const struct plan *p, const struct cfg_node *root,
 		       const struct sim_report *r, const char *prefix,
 		       long long steps, char *err, size_t len)
@@ -95,7 +103,8 @@ int pred_write_records(const struct plan *p, const struct cfg_node *root,
 	const struct call_def *train;
 	struct prog_opts o = r->cost.o;
 	struct match_where w;
-	struct prog pg;
+	struct prog *pg;
+	long long pp = p->pp > 0 ? p->pp : 1, built = 0;
 	int rc = 0, hangs = 0;
 
 	/* the decoder's shape is the plan's (runtime.model), whether the
@@ -105,14 +114,20 @@ int pred_write_records(const struct plan *p, const struct cfg_node *root,
 		return -2;
 	train = calls_find(r->calls, r->n_calls, "train");
 	o.runtime_model = 1;
-	if (prog_rt_build(&pg, p, PROG_TRAIN, "train")) {
+	/* one program per pipeline stage */
+	pg = calloc((size_t)pp, sizeof(*pg));
+	while (pg && built < pp &&
+	       !prog_rt_build_stage(&pg[built], p, PROG_TRAIN, "train", built))
+		built++;
+	if (built < pp) {
+		release_stages(pg, built);
 		snprintf(err, len, "out of memory (or the program is longer "
 			 "than %ld ops)", (long)PROG_MAX_OPS);
 		return -1;
 	}
 	/* the play decides who runs and where each rank stops */
 	if (match_call_where(p, &r->model, &r->dl, train, &o, &w)) {
-		prog_release(&pg);
+		release_stages(pg, pp);
 		snprintf(err, len, "out of memory while playing train");
 		return -1;
 	}
@@ -123,17 +138,21 @@ int pred_write_records(const struct plan *p, const struct cfg_node *root,
 		steps = 1;
 	for (long long rank = 0; rank < p->world && !rc; rank++) {
 		const struct match_class *mc = &w.c[w.cls[rank]];
+		long long c[LAY_NAXES];
+		const struct prog *mine;
 
+		lay_coords(&p->dense, rank, c);
+		mine = &pg[c[LAY_PP] < pp ? c[LAY_PP] : 0];
 		if (!mc->called)
-			rc = write_rank(p, &pg, prefix, rank, 0, 0, err, len);
+			rc = write_rank(p, mine, prefix, rank, 0, 0, err, len);
 		else if (mc->blocked)
-			rc = write_rank(p, &pg, prefix, rank,
+			rc = write_rank(p, mine, prefix, rank,
 					(size_t)mc->op + 1, 1, err, len);
 		else
-			rc = write_rank(p, &pg, prefix, rank, pg.n, steps, err,
-					len);
+			rc = write_rank(p, mine, prefix, rank, mine->n, steps,
+					err, len);
 	}
 	match_where_release(&w);
-	prog_release(&pg);
+	release_stages(pg, pp);
 	return rc;
 }

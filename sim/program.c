@@ -306,7 +306,8 @@ char *prog_op_label(const struct prog *pg, const struct prog_op *op,
 			 "collective #%ld of %s)",
 			 group_shown(op->group, gbuf, sizeof(gbuf)),
 			 prog_op_kind_name((enum prog_op_kind)op->kind), what,
-			 when, (long)(op - pg->ops), pg->rt_call);
+			 when, (long)prog_rt_line(pg, (size_t)(op - pg->ops)),
+			 pg->rt_call);
 		return buf;
 	}
 	what_text(pg, op, what, sizeof(what));

@@ -181,8 +181,8 @@ int prog_build(struct prog *pg, const struct plan *p,
 
 	if (o && o->runtime_model &&
 	    (kind == PROG_TRAIN || kind == PROG_FORWARD))
-		return prog_rt_build(pg, p, kind, kind == PROG_TRAIN ? "train" :
-				     "get_logprobs");
+		return prog_rt_build_stage(pg, p, kind, kind == PROG_TRAIN ?
+					   "train" : "get_logprobs", stage);
 	prog_init(pg);
 	setup(&b, pg, p, m, o);
 	if (stage < 0 || stage >= pp)

@@ -21,6 +21,12 @@ static const char *const weight_names[PRT_W_LAYER + DSZ_PER_LAYER] = {
 
 void prog_rt_shape(const struct plan *p, struct prog_rt_shape *s)
 {
+	prog_rt_shape_stage(p, 0, s);
+}
+
+void prog_rt_shape_stage(const struct plan *p, long long stage,
+			 struct prog_rt_shape *s)
+{
 	const struct plan_rt_model *m = &p->runtime.model;
 	long long lanes = p->lanes > 0 ? p->lanes : 1;
 
@@ -46,6 +52,7 @@ void prog_rt_shape(const struct plan *p, struct prog_rt_shape *s)
 	s->micro_batches = s->per_lane / s->micro;
 	if (s->micro_batches < 1)
 		s->micro_batches = 1;
+	prog_rt_pp_shape(p, stage, s);
 	dsz_fill(&s->z, &s->d);
 }
 
@@ -56,11 +63,9 @@ int prog_rt_applies(const struct plan *p, char *why, size_t len)
 	long long tp = p->tp > 0 ? p->tp : 1, cp = p->cp > 0 ? p->cp : 1;
 	long long micro = p->micro_batch > 0 ? p->micro_batch : 1;
 
-	if (p->pp > 1)
-		snprintf(why, len, "gtplan-run does not run pipeline "
-			 "parallelism (PP %lld) yet; plan with "
-			 "pipeline_model_parallel_size 1", p->pp);
-	else if (m->moe)
+	if (!prog_rt_pp_applies(p, why, len))
+		return 0;
+	if (m->moe)
 		snprintf(why, len, "%s is a mixture-of-experts model; "
 			 "gtplan-run's decoder is dense", m->name);
 	else if (p->ep > 1)
@@ -123,7 +128,7 @@ struct rbld {
 	struct prog *pg;
 	const struct plan *p;
 	struct prog_rt_shape s;
-	unsigned k_tp, k_cp, k_gtp, k_dp_cp, k_dpcr;
+	unsigned k_tp, k_cp, k_gtp, k_dp_cp, k_dpcr, k_pp;
 	int err;
 	/* the pass being built: its weights in order of use, the next one,
 	 * and whether gathers run one ahead (runtime.prefetch) */
@@ -140,6 +145,9 @@ static long long group_size(const struct rbld *b, unsigned group)
 
 	if (group == PROG_GK_WORLD)
 		return b->p->world;
+	if (group == PROG_GK_EMBEDDING) /* first and last stage */
+		return b->s.pp > 1 && (!b->s.d.skip_pre ||
+				       !b->s.d.skip_post) ? 2 : 1;
 	return gk ? lay_group_size(&b->p->dense, gk->axes) : 1;
 }
 
@@ -209,21 +217,24 @@ static void use(struct rbld *b, int w, long long layer)
 
 /* The weights of a forward (fwd 1) or a backward, as runtime/rt_weights.c
  * orders them (rt_weights_begin). */
-static void pass_weights(struct rbld *b, int fwd)
+static void pass_weights(struct rbld *b, int fwd, int v)
 {
 	static const int bwd_order[DSZ_PER_LAYER] = {
 		DSZ_FC2, DSZ_FC1, DSZ_PROJ, DSZ_QKV,
 	};
 	int out = b->s.d.tie ? PRT_W_EMB : PRT_W_OUT;
-	long long n = 0, L = b->s.d.layers;
+	long long n = 0, L = b->s.chunk_layers, l0 = b->s.chunk_first[v];
+	int pre = !b->s.d.skip_pre && v == 0;
+	int head = !b->s.d.skip_post && v == b->s.vpp - 1;
 
-	b->seq[n++] = (struct use){ fwd ? PRT_W_EMB : out, -1 };
+	if (fwd ? pre : head)
+		b->seq[n++] = (struct use){ fwd ? PRT_W_EMB : out, -1 };
 	for (long long i = 0; i < L; i++)
 		for (int j = 0; j < DSZ_PER_LAYER; j++)
 			b->seq[n++] = (struct use){
 				PRT_W_LAYER + (fwd ? j : bwd_order[j]),
-				fwd ? i : L - 1 - i };
-	if (fwd)
+				l0 + (fwd ? i : L - 1 - i) };
+	if (fwd && head)
 		b->seq[n++] = (struct use){ out, -1 };
 	b->n = n;
 }
@@ -321,16 +332,19 @@ static void tp_stat(struct rbld *b, unsigned redop, enum prog_rt_label l)
 	    PROG_DT_FP32, redop, l);
 }
 
-/* rt_train.c: rt_forward() */
-static void forward(struct rbld *b)
+/* rt_train.c: rt_forward_chunk() of chunk v (the whole model with PP 1) */
+static void forward(struct rbld *b, int v)
 {
 	int out = b->s.d.tie ? PRT_W_EMB : PRT_W_OUT;
+	long long l0 = b->s.chunk_first[v], l1 = l0 + b->s.chunk_layers;
 
-	pass_weights(b, 1);
+	pass_weights(b, 1, v);
 	pass_begin(b, PH_FWD);
-	use(b, PRT_W_EMB, -1);
-	tp_reduce(b, W_ACT, -1, -1, PRT_L_EMBED_OUT);
-	for (long long l = 0; l < b->s.d.layers && !b->err; l++) {
+	if (!b->s.d.skip_pre && v == 0) {
+		use(b, PRT_W_EMB, -1);
+		tp_reduce(b, W_ACT, -1, -1, PRT_L_EMBED_OUT);
+	}
+	for (long long l = l0; l < l1 && !b->err; l++) {
 		int w = PRT_W_LAYER;
 
 		tp_gather(b, W_ACT, w + DSZ_QKV, l, PRT_L_IN);
@@ -343,6 +357,8 @@ static void forward(struct rbld *b)
 		use(b, w + DSZ_FC2, l);
 		tp_reduce(b, W_ACT, w + DSZ_FC2, l, PRT_L_OUT);
 	}
+	if (b->s.d.skip_post || v != b->s.vpp - 1)
+		return;
 	tp_gather(b, W_ACT, -1, -1, PRT_L_OUTPUT_IN);
 	use(b, out, -1);
 	tp_stat(b, PROG_REDOP_MAX, PRT_L_CE_MAX);
@@ -370,21 +386,75 @@ static void layer_backward(struct rbld *b, long long l)
 	scatter(b, w + DSZ_QKV, l);
 }
 
-/* rt_train.c: backward() */
-static void backward(struct rbld *b)
+/* rt_train.c: rt_backward_chunk() of chunk v; the last stage's copy of
+ * a tied embedding scatters its gradient after output.dgrad */
+static void backward(struct rbld *b, int v)
 {
 	int out = b->s.d.tie ? PRT_W_EMB : PRT_W_OUT;
+	long long l0 = b->s.chunk_first[v], l1 = l0 + b->s.chunk_layers;
 
-	pass_weights(b, 0);
+	pass_weights(b, 0, v);
 	pass_begin(b, PH_BWD);
-	use(b, out, -1);
-	tp_reduce(b, W_ACT_GRAD, -1, -1, PRT_L_OUTPUT_DGRAD);
-	if (!b->s.d.tie)
-		scatter(b, PRT_W_OUT, -1);
-	for (long long l = b->s.d.layers; l-- > 0 && !b->err;)
+	if (!b->s.d.skip_post && v == b->s.vpp - 1) {
+		use(b, out, -1);
+		tp_reduce(b, W_ACT_GRAD, -1, -1, PRT_L_OUTPUT_DGRAD);
+		if (!b->s.d.tie)
+			scatter(b, PRT_W_OUT, -1);
+		else if (b->s.d.skip_pre)
+			scatter(b, PRT_W_EMB, -1);
+	}
+	for (long long l = l1; l-- > l0 && !b->err;)
 		layer_backward(b, l);
+	if (b->s.d.skip_pre || v != 0)
+		return;
 	tp_gather(b, W_ACT_GRAD, -1, -1, PRT_L_EMBED_DOUT);
 	scatter(b, PRT_W_EMB, -1);
+}
+
+/* One exchange of the schedule (rt_pp.c's xchg): the op carries its
+ * parts in flags and their chunks and micro-batches in weight / mb (sent)
+ * and root / layer (received), for its label. */
+static void exchange(struct rbld *b, const struct pps_op *o)
+{
+	int next = o->peer == PPS_NEXT;
+	unsigned flags = (o->send ? (next ? PROG_SEND_FWD : PROG_SEND_BWD) :
+			  0) | (o->recv ? (next ? PROG_RECV_BWD :
+					   PROG_RECV_FWD) : 0);
+	struct prog_op op = {
+		.kind = OP_P2P, .group = (uint8_t)b->k_pp,
+		.phase = (uint8_t)b->ph, .flags = (uint8_t)flags,
+		.weight = (int16_t)o->send_chunk, .what = W_ACT,
+		.layer = (int32_t)o->recv_mb, .mb = (int32_t)o->send_mb,
+		.root = o->recv_chunk, .dtype = PROG_DT_FP32,
+		.label = PRT_L_P2P, .redop = (uint8_t)(b->s.vpp > 1),
+		.amount = b->s.z.local * b->s.d.h * 4,
+	};
+
+	if (!b->err && prog_push(b->pg, &op))
+		b->err = 1;
+}
+
+/* rt_pp.c: the train step's micro-batches in schedule order. */
+static void pipeline(struct rbld *b)
+{
+	const struct prog_rt_shape *s = &b->s;
+	struct pps_op *ops = malloc((size_t)pps_max_ops(s->vpp,
+				    s->micro_batches) * sizeof(*ops));
+	long long n = ops ? pps_build(s->pp, s->stage, s->vpp,
+				      s->micro_batches, ops) : -1;
+
+	for (long long i = 0; i < n && !b->err; i++) {
+		b->mb = ops[i].kind == PPS_XCHG ? -1 : ops[i].mb;
+		if (ops[i].kind == PPS_FWD)
+			forward(b, ops[i].chunk);
+		else if (ops[i].kind == PPS_BWD)
+			backward(b, ops[i].chunk);
+		else
+			exchange(b, &ops[i]);
+	}
+	if (n < 0)
+		b->err = 1;
+	free(ops);
 }
 
 /* rt_train.c: rt_model_train_step() and finish_grads() */
@@ -396,10 +466,13 @@ static void train(struct rbld *b)
 	b->mb = -1;
 	rop(b, OP_ALL_REDUCE, b->k_dp_cp, W_TOKENS, -1, -1, 1, PROG_DT_FP64,
 	    PROG_REDOP_SUM, PRT_L_TOKENS);
-	for (long long mb = 0; mb < b->s.micro_batches && !b->err; mb++) {
+	if (b->s.pp > 1)
+		pipeline(b);
+	for (long long mb = 0; b->s.pp == 1 && mb < b->s.micro_batches &&
+	     !b->err; mb++) {
 		b->mb = mb;
-		forward(b);
-		backward(b);
+		forward(b, 0);
+		backward(b, 0);
 	}
 	b->ph = PH_GRAD;
 	b->mb = -1;
@@ -410,15 +483,51 @@ static void train(struct rbld *b)
 	if (z->tp_sum > 0)
 		rop(b, OP_ALL_REDUCE, b->k_tp, W_NORM_GRADS, -1, -1,
 		    z->tp_sum, PROG_DT_FP32, PROG_REDOP_SUM, PRT_L_TP_GRADS);
+	if (b->s.d.tie && b->s.pp > 1 &&
+	    (!b->s.d.skip_pre || !b->s.d.skip_post))
+		rop(b, OP_ALL_REDUCE, PROG_GK_EMBEDDING, W_EMBED_GRADS, -1, -1,
+		    z->shard_emb, PROG_DT_FP32, PROG_REDOP_SUM,
+		    PRT_L_EMB_GRADS);
 	b->ph = PH_STEP;
 	rop(b, OP_ALL_REDUCE, b->k_dp_cp, W_LOSS, -1, -1, 1, PROG_DT_FP64,
 	    PROG_REDOP_SUM, PRT_L_LOSS);
+	rop(b, OP_ALL_REDUCE, b->k_pp, W_LOSS, -1, -1, 1, PROG_DT_FP64,
+	    PROG_REDOP_SUM, PRT_L_LOSS_PP);
 	rop(b, OP_BARRIER, PROG_GK_WORLD, W_SYNC, -1, -1, 0, PROG_DT_NONE, 0,
 	    PRT_L_STEP);
 }
 
 int prog_rt_build(struct prog *pg, const struct plan *p,
 		  enum call_program kind, const char *rt_call)
+{
+	return prog_rt_build_stage(pg, p, kind, rt_call, 0);
+}
+
+/* A forward-only call's micro-batch mb (rt_pp_forward_only). */
+static void forward_only(struct rbld *b, long long mb)
+{
+	const struct prog_rt_shape *s = &b->s;
+
+	b->mb = mb;
+	for (int v = 0; v < s->vpp && !b->err; v++) {
+		struct pps_op o = { .kind = PPS_XCHG, .peer = PPS_PREV,
+				    .recv = 1, .recv_chunk = v,
+				    .recv_mb = mb };
+
+		if (s->pp > 1 && (s->d.skip_pre || v > 0))
+			exchange(b, &o);
+		forward(b, v);
+		o = (struct pps_op){ .kind = PPS_XCHG, .peer = PPS_NEXT,
+				     .send = 1, .send_chunk = v,
+				     .send_mb = mb };
+		if (s->pp > 1 && (s->d.skip_post || v < s->vpp - 1))
+			exchange(b, &o);
+	}
+}
+
+int prog_rt_build_stage(struct prog *pg, const struct plan *p,
+			enum call_program kind, const char *rt_call,
+			long long stage)
 {
 	struct rbld b;
 	long long L;
@@ -427,21 +536,22 @@ int prog_rt_build(struct prog *pg, const struct plan *p,
 	memset(&b, 0, sizeof(b));
 	b.pg = pg;
 	b.p = p;
-	prog_rt_shape(p, &b.s);
+	prog_rt_shape_stage(p, stage, &b.s);
 	L = b.s.d.layers > 0 ? b.s.d.layers : 0;
 	b.k_tp = prog_kind("tp");
 	b.k_cp = prog_kind("cp");
 	b.k_gtp = prog_kind("gtp");
 	b.k_dp_cp = prog_kind("dp_cp");
 	b.k_dpcr = prog_kind("dp_cp_replicate");
+	b.k_pp = prog_kind("pp");
 	b.prefetch = p->runtime.prefetch;
 	b.seq = calloc((size_t)(DSZ_PER_LAYER * L + 2), sizeof(*b.seq));
 	if (!b.seq)
 		b.err = 1;
-	pg->stage = 0;
+	pg->stage = stage;
 	pg->rt_call = rt_call;
 	pg->microbatches = b.s.micro_batches;
-	pg->first_layer = 0;
+	pg->first_layer = b.s.chunk_first[0];
 	pg->n_layers = L;
 	for (int w = 0; w < PRT_W_LAYER + DSZ_PER_LAYER; w++)
 		if (prog_weight(pg, weight_names[w]) != w)
@@ -450,10 +560,8 @@ int prog_rt_build(struct prog *pg, const struct plan *p,
 		train(&b);
 	} else if (kind == PROG_FORWARD) {
 		for (long long mb = 0; mb < b.s.micro_batches && !b.err;
-		     mb++) {
-			b.mb = mb;
-			forward(&b);
-		}
+		     mb++)
+			forward_only(&b, mb);
 	}
 	free(b.seq);
 	if (b.err) {
@@ -477,7 +585,8 @@ char *prog_rt_what(const struct prog *pg, const struct prog_op *op,
 		[PRT_L_OUTPUT_DGRAD] = "output.dgrad", [PRT_L_GRADS] = "grads",
 		[PRT_L_REP_GRADS] = "replicated_grads",
 		[PRT_L_TP_GRADS] = "tp_grads", [PRT_L_LOSS] = "loss",
-		[PRT_L_STEP] = "step",
+		[PRT_L_STEP] = "step", [PRT_L_EMB_GRADS] = "embedding_grads",
+		[PRT_L_LOSS_PP] = "loss.pp",
 	};
 	static const char *const sfx[PRT_L_COUNT] = {
 		[PRT_L_WEIGHT] = "", [PRT_L_IN] = ".in", [PRT_L_OUT] = ".out",
@@ -488,7 +597,12 @@ char *prog_rt_what(const struct prog *pg, const struct prog_op *op,
 	const char *wn = op->weight >= 0 && (size_t)op->weight < pg->n_weights ?
 			 pg->weights[op->weight] : "?";
 
-	if (op->label < PRT_L_COUNT && sfx[op->label]) {
+	if (op->label == PRT_L_P2P) {
+		struct pps_op o;
+
+		prog_rt_pp_decode(op, &o);
+		pps_label(&o, op->redop ? 2 : 1, buf, len);
+	} else if (op->label < PRT_L_COUNT && sfx[op->label]) {
 		if (op->layer < 0)
 			snprintf(buf, len, "%s%s", wn, sfx[op->label]);
 		else
@@ -541,18 +655,49 @@ long long prog_rt_count(const struct prog_op *op)
 	return elem ? (long long)op->amount / elem : 0;
 }
 
-/* A ring step's keys as coll.c's record writes them for a send-recv:
- * recv_count (the count: a ring step moves as much each way), recv_from
- * and send_to, the neighbours of place `at` in a group of n. */
-static void ring_keys(char *buf, size_t len, const struct prog_op *op,
-		      long long at, long long n)
+long long prog_rt_line(const struct prog *pg, size_t i)
+{
+	long long line = 0;
+
+	for (size_t j = 0; j < i && j < pg->n; j++) {
+		unsigned f = pg->ops[j].flags;
+
+		if (pg->ops[j].kind == OP_SEND_RECV)
+			line += 2;
+		else if (pg->ops[j].kind == OP_P2P)
+			line += !!(f & (PROG_SEND_FWD | PROG_SEND_BWD)) +
+				!!(f & (PROG_RECV_FWD | PROG_RECV_BWD));
+		else
+			line++;
+	}
+	return line;
+}
+
+/* A ring step as runtime/coll_p2p.c records a send-recv: a "send" line
+ * to one neighbour of place `at` in a group of n, then a "recv" line from
+ * the other, each with the peer's place and the step's count (a ring step
+ * moves as much each way). */
+static int write_ring_step(FILE *f, const struct prog *pg,
+			   const struct prog_op *op, long long idx,
+			   long long at, long long n, long long rank,
+			   const char *call, long long step, long long *seq)
 {
 	long long next = (at + 1) % n, prev = (at + n - 1) % n;
 	int fwd = (op->flags & PROG_SEND_FWD) != 0;
+	char what[64];
 
-	snprintf(buf, len, ",\"recv_count\":%lld,\"recv_from\":%lld,"
-		 "\"send_to\":%lld", prog_rt_count(op), fwd ? prev : next,
-		 fwd ? next : prev);
+	prog_rt_what(pg, op, what, sizeof(what));
+	for (int dir = 0; dir < 2; dir++)
+		fprintf(f, "{\"bytes\":%lld,\"call\":\"%s\",\"coll\":\"%s\","
+			"\"count\":%lld,\"dtype\":\"fp32\",\"group\":\"%s\","
+			"\"group_index\":%lld,\"op\":null,\"peer\":%lld,"
+			"\"rank\":%lld,\"seq\":%lld,\"step\":%lld,\"what\":"
+			"\"%s\"}\n", (long long)op->amount, call,
+			dir ? "recv" : "send", prog_rt_count(op),
+			prog_rt_group_name(op), idx,
+			(dir == 0) == fwd ? next : prev, rank, (*seq)++, step,
+			what);
+	return ferror(f) ? -1 : 0;
 }
 
 int prog_rt_write_record(FILE *f, const struct plan *p,
@@ -566,24 +711,37 @@ int prog_rt_write_record(FILE *f, const struct plan *p,
 		const struct lay_group_kind *gk = lay_group_kind_at(op->group);
 		const char *rop_name = prog_rt_op_name(op);
 		long long idx = 0, at = 0;
-		char p2p[128] = "";
 
+		if (op->kind == OP_P2P) {
+			if (prog_rt_pp_write_p2p(f, p, op, rank, call, step,
+						 seq))
+				return -1;
+			continue;
+		}
+		/* the embedding group is numbered as its pipeline */
+		if (op->group == PROG_GK_EMBEDDING)
+			gk = lay_group_kind_at(prog_kind("pp"));
 		if (op->group != PROG_GK_WORLD && gk)
 			lay_group_of(&p->dense, gk->axes, rank, &idx, &at);
-		if (op->kind == OP_SEND_RECV)
-			ring_keys(p2p, sizeof(p2p), op, at, gk ?
-				  lay_group_size(&p->dense, gk->axes) : 1);
+		if (op->kind == OP_SEND_RECV) {
+			if (write_ring_step(f, pg, op, idx, at, gk ?
+					    lay_group_size(&p->dense,
+							   gk->axes) : 1,
+					    rank, call, step, seq))
+				return -1;
+			continue;
+		}
 		/* coll.c's record(), byte for byte */
 		fprintf(f, "{\"bytes\":%lld,\"call\":\"%s\",\"coll\":\"%s\","
 			"\"count\":%lld,\"dtype\":\"%s\",\"group\":\"%s\","
-			"\"group_index\":%lld,\"op\":%s%s%s,\"rank\":%lld%s,"
+			"\"group_index\":%lld,\"op\":%s%s%s,\"rank\":%lld,"
 			"\"seq\":%lld,\"step\":%lld,\"what\":\"%s\"}\n",
 			(long long)op->amount, call, prog_rt_coll_name(op),
 			prog_rt_count(op), prog_rt_dtype_name(op),
 			prog_rt_group_name(op), idx, rop_name ? "\"" : "",
 			rop_name ? rop_name : "null", rop_name ? "\"" : "",
-			rank, p2p, (*seq)++, step, prog_rt_what(pg, op, what,
-							       sizeof(what)));
+			rank, (*seq)++, step, prog_rt_what(pg, op, what,
+							  sizeof(what)));
 	}
 	return ferror(f) ? -1 : 0;
 }

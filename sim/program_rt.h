@@ -32,9 +32,10 @@
  * reversed ring: keys and values, then with them the gradient of the block
  * before, the last step the gradient only).
  *
- * The programs have no compute ops, so op i of a program is gtplan-run's
- * collective i of the call (its record's seq, counted from the call's
- * first collective).
+ * The programs have no compute ops; each op is one of gtplan-run's record
+ * lines of the call, except point-to-point ops (OP_P2P, OP_SEND_RECV):
+ * one line per direction, the send first (prog_rt_line gives an op's
+ * first line, the record's seq counted from the call's first).
  */
 #ifndef GTPLAN_PROGRAM_RT_H
 #define GTPLAN_PROGRAM_RT_H
@@ -44,6 +45,7 @@
 
 #include "cfg.h"
 #include "decoder_sizes.h"
+#include "pp_schedule.h"
 #include "plan.h"
 #include "program.h"
 
@@ -75,6 +77,11 @@ enum prog_rt_label {
 	PRT_L_TP_GRADS,     /* "tp_grads" */
 	PRT_L_LOSS,         /* "loss" */
 	PRT_L_STEP,         /* "step" */
+	PRT_L_EMB_GRADS,    /* "embedding_grads": a tied embedding's two
+			       pipeline copies */
+	PRT_L_LOSS_PP,      /* "loss.pp": the last stage's loss to all */
+	PRT_L_P2P,          /* an exchange between stages: "act.mb0", ...
+			       (base/pp_schedule.h's pps_label) */
 	PRT_L_COUNT
 };
 
@@ -86,15 +93,25 @@ struct prog_rt_shape {
 	int bf16;                         /* dtype bf16: weights gathered as
 					     bf16 (gradients stay fp32) */
 	int cp_p2p;                       /* cp_comm_type p2p: the CP ring */
+	/* the pipeline stage (base/pp_schedule.h; d.layers is the stage's
+	 * layers, d.skip_pre / skip_post its ends): P, the stage, V, its
+	 * layers per chunk and each chunk's first model layer */
+	int pp, stage, vpp;
+	long long layers_all, chunk_layers;
+	long long chunk_first[PPS_MAX_V];
 };
 
 /* Fills s from p->runtime.model and the plan's sizes and batch. Never
  * fails: sizes the runtime refuses are rounded down; prog_rt_applies
  * says whether it would refuse. */
 void prog_rt_shape(const struct plan *p, struct prog_rt_shape *s);
+/* The same for pipeline stage `stage` (prog_rt_shape is stage 0's). */
+void prog_rt_shape_stage(const struct plan *p, long long stage,
+			 struct prog_rt_shape *s);
 
 /* 1 when gtplan-run would run the plan's layout with its decoder (the
- * refusals of rt_model_shape: PP 1, EP 1, a dense model, heads and query
+ * refusals of rt_model_shape: a pipeline split Megatron makes (GT600),
+ * EP 1, a dense model, heads and query
  * groups and F divisible by TP, an even head_dim, seq_len by 2 x CP, SP
  * tokens divisible by TP); else 0 with the reason in why (one sentence with the
  * numbers and the fix). The batch is not checked here (GT400/GT401 report
@@ -113,6 +130,14 @@ const char *prog_rt_model_key(const struct cfg_node *root);
  * PROG_MAX_OPS (pg is then released). */
 int prog_rt_build(struct prog *pg, const struct plan *p,
 		  enum call_program kind, const char *rt_call);
+/* The same for the ranks of pipeline stage `stage` (prog_rt_build is
+ * stage 0's): with PP the train call plays base/pp_schedule.h's schedule
+ * (chunk forwards and backwards, P2P exchanges in its order), the tied
+ * embedding's "embedding_grads" and "loss.pp"; forward-only calls run
+ * each micro-batch's chunks in order with an exchange around each. */
+int prog_rt_build_stage(struct prog *pg, const struct plan *p,
+			enum call_program kind, const char *rt_call,
+			long long stage);
 
 /* gtplan-run's "what" of an op of a runtime program ("layers.1.fc2",
  * "ce.max"). Returns buf. */
@@ -128,6 +153,8 @@ const char *prog_rt_group_name(const struct prog_op *op);
 /* Elements of the op as runtime/coll*.c count them (all-gather: sent per rank,
  * reduce-scatter: received per rank, all-reduce: the buffer). */
 long long prog_rt_count(const struct prog_op *op);
+/* The record line (from 0 at the call's first) of op i of pg. */
+long long prog_rt_line(const struct prog *pg, size_t i);
 
 /* Writes ops [0, n) of pg as rank `rank` of p would record them (coll.h's
  * Record: one JSON line each, keys sorted, the same bytes gtplan-run
@@ -135,6 +162,24 @@ long long prog_rt_count(const struct prog_op *op);
  * (*seq advances). Returns 0, or -1 on a write error. */
 int prog_rt_write_record(FILE *f, const struct plan *p,
 			 const struct prog *pg, size_t n, long long rank,
+			 const char *call, long long step, long long *seq);
+
+/* ---- program_rt_pp.c: the pipeline's part ---- */
+/* s's pipeline fields and d.layers / skip_pre / skip_post for stage
+ * `stage` (rt_pp_shape's split; an invalid split falls back to the even
+ * one, prog_rt_pp_applies says so). */
+void prog_rt_pp_shape(const struct plan *p, long long stage,
+		      struct prog_rt_shape *s);
+/* 0 with the reason when gtplan-run refuses the plan's pipeline (GT600:
+ * the layers do not split; GT622: virtual stages without PP); else 1 (a
+ * GT633 plan, which gtplan-run runs under --force, included). */
+int prog_rt_pp_applies(const struct plan *p, char *why, size_t len);
+/* An exchange op's parts back as base/pp_schedule.h's op. */
+void prog_rt_pp_decode(const struct prog_op *op, struct pps_op *o);
+/* Its record lines (coll_sendrecv: "send" then "recv", each with the
+ * peer's place in the pp group). Returns 0, or -1 on a write error. */
+int prog_rt_pp_write_p2p(FILE *f, const struct plan *p,
+			 const struct prog_op *op, long long rank,
 			 const char *call, long long step, long long *seq);
 
 #endif

@@ -5,9 +5,10 @@
 # 2. tests/layers.sh: the layers' order (scripts/check_layers.sh) and its
 #    guards, then tests/e2e.sh: the CLI end-to-end tests (build/asan/gtplan);
 # 3. tests/corpus.sh: every NeMo-RL corpus config against OmegaConf;
-# 4. tests/runtime_parity.sh, tests/runtime_calls.sh, tests/runtime_ckpt.sh:
-#    gtplan-run under mpirun (parity of layouts; get_logprobs and refit
-#    export; sharded checkpoints);
+# 4. tests/runtime_parity.sh, tests/runtime_calls.sh, tests/runtime_ckpt.sh,
+#    tests/runtime_pp.sh: gtplan-run under mpirun (parity of layouts;
+#    get_logprobs and refit export; sharded checkpoints; pipeline
+#    parallelism);
 # 5. tests/citations.py: every document, section and repo file the comments
 #    and docs name exists (with a self-check that breaks each kind).
 # Each part prints "RESULT <passed> <failed> <skipped>" as its last line.
@@ -47,7 +48,7 @@ for bin in "$@"; do
 	add "$name" "$rc" "$tmp/$name.out"
 done
 for script in tests/layers.sh tests/e2e.sh tests/render_e2e.sh tests/corpus.sh tests/runtime_parity.sh \
-	tests/runtime_calls.sh tests/runtime_ckpt.sh tests/citations.py; do
+	tests/runtime_calls.sh tests/runtime_ckpt.sh tests/runtime_pp.sh tests/citations.py; do
 	[ -x "$script" ] || continue
 	"$script" 2>&1 | tee "$tmp/part.out"; rc=${PIPESTATUS[0]}
 	add "$script" "$rc" "$tmp/part.out"

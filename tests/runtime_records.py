@@ -20,12 +20,12 @@ RECORD is the --record path; rank r's file is RECORD.r. Checks:
     sequence parallelism needs the TP sum, one world barrier; with CP per
     micro-batch, by runtime.model.cp_comm_type: all_gather 2 L CP
     all-gathers (keys, values) and 2 L CP reduce-scatters (their
-    gradients), p2p L (2 CP - 1) CP send-recvs (the ring: CP - 1 steps
-    forward, CP backward); each only where its group has more than one
-    rank;
-  - send-recv lines carry recv_count, recv_from and send_to (after rank)
-    and pair up: a member's n-th send-recv on a group sends to the member
-    whose n-th receives from it, as much as that one expects;
+    gradients), p2p L (2 CP - 1) CP sends and as many receives (the ring:
+    CP - 1 steps forward, CP backward); each only where its group has more
+    than one rank;
+  - point-to-point lines (coll "send", "recv") carry the peer's place
+    (after op) and pair up: the n-th send from a member to another carries
+    as many elements as the other's n-th receive from it;
   - GTP shard sizes: each weight's all-gather and reduce-scatter move
     S x d1 elements, S = the TP-local dim 0 padded to a multiple of 16 x G,
     divided by G (Megatron's gtp_remat_shard_dim0), computed here;
@@ -38,8 +38,8 @@ import sys
 
 KEYS = ["bytes", "call", "coll", "count", "dtype", "group", "group_index",
         "op", "rank", "seq", "step", "what"]
-P2P_KEYS = KEYS[:9] + ["recv_count", "recv_from", "send_to"] + KEYS[9:]
-PEERS = ("rank", "seq", "recv_from", "send_to")
+P2P_KEYS = KEYS[:8] + ["peer"] + KEYS[8:]
+PEERS = ("rank", "seq", "peer")
 GTP_PAD = 16
 
 
@@ -77,7 +77,7 @@ def main(argv):
 
     for r, lines in enumerate(recs):
         for n, (d, raw) in enumerate(lines):
-            keys = P2P_KEYS if d.get("coll") == "send-recv" else KEYS
+            keys = P2P_KEYS if d.get("coll") in ("send", "recv") else KEYS
             if list(d) != keys or d["rank"] != r or d["seq"] != n:
                 bad.append(f"rank {r} line {n}: keys, rank or seq wrong: "
                            f"{raw.strip()}")
@@ -98,20 +98,19 @@ def main(argv):
                 for d, _ in recs[r] if d["group"] == kind]
 
     def pairs(kind, members):
-        lines = [[d for d, _ in recs[r] if d["group"] == kind
-                  and d["coll"] == "send-recv"] for r in members]
-        for p, mine in enumerate(lines):
-            for n, d in enumerate(mine):
-                q = d["send_to"]
-                if q is None:
-                    continue
-                o = lines[q][n] if q < len(lines) and n < len(lines[q]) \
-                    else None
-                if not o or o["recv_from"] != p or \
-                        o["recv_count"] != d["count"]:
-                    return (f"{kind} group {members}: send-recv #{n} of "
-                            f"place {p} sends {d['count']} to place {q}, "
-                            f"which does not receive them from it")
+        flow = {}  # (from, to) -> [counts sent], [counts received]
+        for p, r in enumerate(members):
+            for d, _ in recs[r]:
+                if d["group"] == kind and d["coll"] in ("send", "recv"):
+                    send = d["coll"] == "send"
+                    key = (p, d["peer"]) if send else (d["peer"], p)
+                    flow.setdefault(key, ([], []))[0 if send else 1] \
+                        .append(d["count"])
+        for (p, q), (sent, got) in sorted(flow.items()):
+            if sent != got:
+                return (f"{kind} group {members}: place {p} sends {sent[:4]}"
+                        f"... to place {q}, which receives {got[:4]}... "
+                        f"from it: they do not pair")
         return None
 
     for kind, lists in list(groups.items()) + [("world", [list(range(
@@ -169,7 +168,8 @@ def main(argv):
             # CP: each layer's keys and values all-gathered, their
             # gradients reduce-scattered, or the ring's steps
             if m["cp_comm_type"] == "p2p":
-                want[("send-recv", "cp")] = mbs * layers * (2 * sz["cp"] - 1)
+                for coll in ("send", "recv"):
+                    want[(coll, "cp")] = mbs * layers * (2 * sz["cp"] - 1)
             else:
                 want[("all-gather", "cp")] = mbs * 2 * layers
                 want[("reduce-scatter", "cp")] = mbs * 2 * layers
