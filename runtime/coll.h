@@ -134,6 +134,16 @@ int coll_barrier(struct coll *c, enum rt_kind k, const char *what);
 int coll_sendrecv(struct coll *c, enum rt_kind k, const char *what, int to,
 		  const float *send, long long send_count, int from,
 		  float *recv, long long recv_count);
+/* The same with a channel per direction (0 .. COLL_P2P_CHANNELS; plain
+ * coll_sendrecv is channel 0 both ways): a message matches only a receive
+ * of its own channel, and the pair check wants what one side sends on a
+ * channel to be what the other receives on it (the pipeline: activations
+ * on one channel, gradients on another, rt_pp.c). */
+#define COLL_P2P_CHANNELS 7
+int coll_sendrecv_ch(struct coll *c, enum rt_kind k, const char *what,
+		     int to, const float *send, long long send_count,
+		     int send_ch, int from, float *recv, long long recv_count,
+		     int recv_ch);
 /* The same started: returns once both directions are posted (recorded,
  * and paired where coll_sendrecv pairs them), on the NCCL path enqueued
  * on a stream of their own, so that they travel while the kernels compute

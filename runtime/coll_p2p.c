@@ -13,7 +13,7 @@
  * receive or send from one that did. Where both directions face one peer
  * the pair first checks that their calls mirror each other (pair_check).
  * coll_sendrecv_start posts a call's directions and returns (one started
- * call at a time, c->p2p), coll_sendrecv_wait finishes it.
+ * call at a time, c->p2p, on channel 0), coll_sendrecv_wait finishes it.
  */
 #include "coll.h"
 #include "coll_int.h"
@@ -26,11 +26,12 @@
 #include "kern.h"
 #include "rt_err.h"
 
-/* Every pipeline message travels under one tag: MPI keeps the order of
+/* The messages of a channel travel under one tag: MPI keeps the order of
  * messages between two ranks on one communicator, and peers issue in the
- * same order (coll.h). The pair check's messages have their own. */
-#define P2P_TAG 7201
-#define P2P_CHECK_TAG 7202
+ * same order (coll.h). The pair check's messages have a tag of their
+ * own. */
+#define P2P_TAG 7201 /* + the channel, 0 .. COLL_P2P_CHANNELS */
+#define P2P_CHECK_TAG 7300
 
 long long coll_p2p_count(const struct coll *c, enum rt_kind k, int peer)
 {
@@ -72,21 +73,30 @@ static int poll_reqs(struct coll *c, const struct call_desc *d, void *arg,
 	return 0;
 }
 
+/* What one call moves: per direction (0 send, 1 receive) the peer's
+ * place (-1: none), the count and the channel. */
+struct p2p_call {
+	int peer[2], ch[2];
+	long long n[2];
+};
+
 /* MPI on host buffers; d is the direction the wait names. */
-static int host_sendrecv(struct coll *c, const struct call_desc *d, int to,
-			 const float *send, long long send_count, int from,
-			 float *recv, long long recv_count)
+static int host_sendrecv(struct coll *c, const struct call_desc *d,
+			 const struct p2p_call *pc, const float *send,
+			 float *recv)
 {
+	int to = pc->peer[0], from = pc->peer[1];
+	long long send_count = pc->n[0], recv_count = pc->n[1];
 	struct p2p_reqs q = { .n = 0 };
 	MPI_Comm comm = c->comm[d->k];
 	int rc;
 
 	if (to >= 0)
 		MPICHECK(MPI_Isend(send, (int)send_count, MPI_FLOAT, to,
-				   P2P_TAG, comm, &q.r[q.n++]));
+				   P2P_TAG + pc->ch[0], comm, &q.r[q.n++]));
 	if (from >= 0)
 		MPICHECK(MPI_Irecv(recv, (int)recv_count, MPI_FLOAT, from,
-				   P2P_TAG, comm, &q.r[q.n++]));
+				   P2P_TAG + pc->ch[1], comm, &q.r[q.n++]));
 	if (c->timeout_s > 0)
 		return coll_watch_wait(c, d, poll_reqs, &q);
 	c->state = COLL_WAITING;
@@ -105,16 +115,19 @@ static int host_sendrecv(struct coll *c, const struct call_desc *d, int to,
  * disagree on) stop here, named, instead of moving data of the same size
  * into the wrong place. Its two messages are not recorded. */
 static int pair_check(struct coll *c, const struct call_desc *d, int peer,
-		      long long sent, long long received)
+		      const struct p2p_call *pc)
 {
-	long long mine[2] = { sent, received }, theirs[2] = { -2, -2 };
+	long long sent = pc->peer[0] >= 0 ? pc->n[0] : -1;
+	long long received = pc->peer[1] >= 0 ? pc->n[1] : -1;
+	long long mine[4] = { sent, pc->ch[0], received, pc->ch[1] };
+	long long theirs[4] = { -2, -2, -2, -2 };
 	struct p2p_reqs q = { .n = 2 };
 	MPI_Comm comm = c->comm[d->k];
 	int rc = 0;
 
-	MPICHECK(MPI_Isend(mine, 2, MPI_LONG_LONG, peer, P2P_CHECK_TAG, comm,
+	MPICHECK(MPI_Isend(mine, 4, MPI_LONG_LONG, peer, P2P_CHECK_TAG, comm,
 			   &q.r[0]));
-	MPICHECK(MPI_Irecv(theirs, 2, MPI_LONG_LONG, peer, P2P_CHECK_TAG,
+	MPICHECK(MPI_Irecv(theirs, 4, MPI_LONG_LONG, peer, P2P_CHECK_TAG,
 			   comm, &q.r[1]));
 	if (c->timeout_s > 0) {
 		rc = coll_watch_wait(c, d, poll_reqs, &q);
@@ -127,26 +140,30 @@ static int pair_check(struct coll *c, const struct call_desc *d, int peer,
 		c->cur = NULL;
 		MPICHECK(rc);
 	}
-	if (rc || (theirs[0] == received && theirs[1] == sent))
+	/* a direction that is absent has no channel */
+	if (rc || (theirs[0] == received && theirs[2] == sent &&
+		   (received < 0 || theirs[1] == pc->ch[1]) &&
+		   (sent < 0 || theirs[3] == pc->ch[0])))
 		return rc;
 	return rt_error(RT_EPLAN, "point-to-point #%lld of call '%s' (step "
 			"%lld), %s over %s group %lld: its peer (place %d, "
-			"rank %d) does not mirror it: this rank sends %lld and "
-			"receives %lld elements, the peer sends %lld and "
-			"receives %lld (-1: nothing); the members' exchanges do "
-			"not pair", c->seq - 1, c->call, c->step, d->what,
+			"rank %d) does not mirror it: this rank sends %lld "
+			"elements on channel %d and receives %lld on %d, the "
+			"peer sends %lld on %lld and receives %lld on %lld (-1: "
+			"nothing); the members' exchanges do not pair",
+			c->seq - 1, c->call, c->step, d->what,
 			rt_kind_name(d->k), c->index[d->k], peer,
-			c->members[d->k][peer], sent, received, theirs[0],
-			theirs[1]);
+			c->members[d->k][peer], sent, pc->ch[0], received,
+			pc->ch[1], theirs[0], theirs[1], theirs[2], theirs[3]);
 }
 
 /* Device buffers without NCCL: through host copies. */
-static int staged_sendrecv(struct coll *c, const struct call_desc *d, int to,
-			   const float *send, long long send_count, int from,
-			   float *recv, long long recv_count)
+static int staged_sendrecv(struct coll *c, const struct call_desc *d,
+			   const struct p2p_call *pc, const float *send,
+			   float *recv)
 {
-	size_t ns = to >= 0 ? (size_t)send_count : 0;
-	size_t nr = from >= 0 ? (size_t)recv_count : 0;
+	size_t ns = pc->peer[0] >= 0 ? (size_t)pc->n[0] : 0;
+	size_t nr = pc->peer[1] >= 0 ? (size_t)pc->n[1] : 0;
 	float *h = malloc((ns + nr + 1) * sizeof(float));
 	int rc = 0, krc = 0;
 
@@ -155,8 +172,7 @@ static int staged_sendrecv(struct coll *c, const struct call_desc *d, int to,
 	if (ns)
 		krc = kern_download(c->dev, h, send, ns * sizeof(float));
 	if (!krc)
-		rc = host_sendrecv(c, d, to, h, send_count, from, h + ns,
-				   recv_count);
+		rc = host_sendrecv(c, d, pc, h, h + ns);
 	if (!krc && !rc && nr)
 		krc = kern_upload(c->dev, recv, h + ns, nr * sizeof(float));
 	free(h);
@@ -166,26 +182,73 @@ static int staged_sendrecv(struct coll *c, const struct call_desc *d, int to,
 	return rc;
 }
 
-/* What every call does before moving data: checks the places, records
- * each direction (the send first) and, where both face one peer or one is
- * left out, pairs it (pair_check). *d becomes the direction a wait names
- * (the receive when there is one), c->peer its peer. Returns 1 when there
- * is nothing to move. */
-static int open_call(struct coll *c, enum rt_kind k, const char *what,
-		     int to, long long send_count, int from,
-		     long long recv_count, struct call_desc *d)
+int coll_sendrecv(struct coll *c, enum rt_kind k, const char *what, int to,
+		  const float *send, long long send_count, int from,
+		  float *recv, long long recv_count)
 {
+	return coll_sendrecv_ch(c, k, what, to, send, send_count, 0, from,
+				recv, recv_count, 0);
+}
+
+int coll_sendrecv_ch(struct coll *c, enum rt_kind k, const char *what,
+		     int to, const float *send, long long send_count,
+		     int send_ch, int from, float *recv, long long recv_count,
+		     int recv_ch)
+{
+	struct p2p_call pc = { { to, from }, { send_ch, recv_ch },
+			       { send_count, recv_count } };
 	struct call_desc ds = { "send", what, "fp32", k, send_count, 4, 0,
 				COLL_SUM };
 	struct call_desc dr = { "recv", what, "fp32", k, recv_count, 4, 0,
 				COLL_SUM };
+	const struct call_desc *wait_on = from >= 0 ? &dr : &ds;
 	int rc;
+
+	if ((unsigned)k >= RT_NKINDS || to >= c->size[k] ||
+	    from >= c->size[k] || to == c->rank[k] || from == c->rank[k] ||
+	    send_ch < 0 || recv_ch < 0 || send_ch > COLL_P2P_CHANNELS ||
+	    recv_ch > COLL_P2P_CHANNELS)
+		return rt_error(RT_EUSAGE, "point-to-point %s over %s: peers "
+				"%d and %d are not other members of a group of "
+				"%d", what, rt_kind_name(k), to, from,
+				(unsigned)k < RT_NKINDS ? c->size[k] : 0);
+	if (to < 0 && from < 0)
+		return 0;
+	if (to >= 0 && (rc = begin_dir(c, &ds, to)))
+		return rc;
+	if (from >= 0 && (rc = begin_dir(c, &dr, from)))
+		return rc;
+	c->peer = from >= 0 ? from : to; /* the one the wait names */
+	if ((to < 0 || from < 0 || to == from) &&
+	    (rc = pair_check(c, wait_on, c->peer, &pc)))
+		return rc;
+	if (c->nccl)
+		return coll_nccl_sendrecv(c, wait_on, to, send, send_count,
+					  from, recv, recv_count);
+	if (c->dev)
+		return staged_sendrecv(c, wait_on, &pc, send, recv);
+	return host_sendrecv(c, wait_on, &pc, send, recv);
+}
+
+/* ---- started exchanges (coll_sendrecv_start / _wait) --------------------- */
+
+/* coll_sendrecv_start up to the data: checks, records each direction
+ * (the send first), pairs where coll_sendrecv_ch pairs; q->d becomes the
+ * direction the wait names. Returns 1 when there is nothing to move. */
+static int open_started(struct coll *c, struct coll_p2p_pending *q,
+			enum rt_kind k, const struct p2p_call *pc)
+{
+	struct call_desc ds = { "send", q->what, "fp32", k, pc->n[0], 4, 0,
+				COLL_SUM };
+	struct call_desc dr = { "recv", q->what, "fp32", k, pc->n[1], 4, 0,
+				COLL_SUM };
+	int to = pc->peer[0], from = pc->peer[1], rc;
 
 	if ((unsigned)k >= RT_NKINDS || to >= c->size[k] ||
 	    from >= c->size[k] || to == c->rank[k] || from == c->rank[k])
 		return rt_error(RT_EUSAGE, "point-to-point %s over %s: peers "
 				"%d and %d are not other members of a group of "
-				"%d", what, rt_kind_name(k), to, from,
+				"%d", q->what, rt_kind_name(k), to, from,
 				(unsigned)k < RT_NKINDS ? c->size[k] : 0);
 	if (to < 0 && from < 0)
 		return 1;
@@ -193,34 +256,12 @@ static int open_call(struct coll *c, enum rt_kind k, const char *what,
 		return rc;
 	if (from >= 0 && (rc = begin_dir(c, &dr, from)))
 		return rc;
-	*d = from >= 0 ? dr : ds;
-	c->peer = from >= 0 ? from : to; /* the one the wait names */
+	q->d = from >= 0 ? dr : ds;
+	q->peer = c->peer = from >= 0 ? from : to;
 	if (to < 0 || from < 0 || to == from)
-		return pair_check(c, d, c->peer, to >= 0 ? send_count : -1,
-				  from >= 0 ? recv_count : -1);
+		return pair_check(c, &q->d, q->peer, pc);
 	return 0;
 }
-
-int coll_sendrecv(struct coll *c, enum rt_kind k, const char *what, int to,
-		  const float *send, long long send_count, int from,
-		  float *recv, long long recv_count)
-{
-	struct call_desc d;
-	int rc = open_call(c, k, what, to, send_count, from, recv_count, &d);
-
-	if (rc)
-		return rc > 0 ? 0 : rc;
-	if (c->nccl)
-		return coll_nccl_sendrecv(c, &d, to, send, send_count, from,
-					  recv, recv_count);
-	if (c->dev)
-		return staged_sendrecv(c, &d, to, send, send_count, from,
-				       recv, recv_count);
-	return host_sendrecv(c, &d, to, send, send_count, from, recv,
-			     recv_count);
-}
-
-/* ---- started exchanges (coll_sendrecv_start / _wait) --------------------- */
 
 /* Staging of a started exchange: q->hbuf = [send | recv] on the host,
  * send downloaded; *sb, *rb point into it. */
@@ -255,6 +296,8 @@ int coll_sendrecv_start(struct coll *c, enum rt_kind k, const char *what,
 			int from, float *recv, long long recv_count)
 {
 	struct coll_p2p_pending *q = &c->p2p;
+	struct p2p_call pc = { { to, from }, { 0, 0 },
+			       { send_count, recv_count } };
 	float *sb = (float *)send, *rb = recv;
 	int rc;
 
@@ -262,11 +305,8 @@ int coll_sendrecv_start(struct coll *c, enum rt_kind k, const char *what,
 		return rt_error(RT_EUSAGE, "point-to-point %s started while %s "
 				"is in flight", what, q->what);
 	snprintf(q->what, sizeof(q->what), "%s", what);
-	rc = open_call(c, k, q->what, to, send_count, from, recv_count,
-		       &q->d);
-	if (rc)
+	if ((rc = open_started(c, q, k, &pc)))
 		return rc > 0 ? 0 : rc;
-	q->peer = c->peer;
 	q->nsend = to >= 0 ? send_count : 0;
 	q->nrecv = from >= 0 ? recv_count : 0;
 	q->recv = NULL;

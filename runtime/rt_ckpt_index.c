@@ -174,35 +174,30 @@ static void add_layer(struct adder *a, const struct rt_model *m,
  * proj, fc1 norm, gate, up, fc2). */
 #define PER_LAYER 10
 
-/* Entries [from, a->i) are another pipeline stage's: listed with their
- * keys and shapes (every rank's index has the model's tensors in one
- * order), holding no region here. */
+/* Entries [from, a->i) are another stage's tensors: keys, shapes only. */
 static void elsewhere(struct adder *a, long long from)
 {
 	for (long long j = from; j < a->i; j++) {
-		a->t[j].nr = a->t[j].nc = 0;
-		a->t[j].off = 0;
+		a->t[j].nr = a->t[j].nc = a->t[j].off = 0;
 		a->t[j].writer = 0;
 	}
 }
 
-/* The embedding: stage 0's, or the last stage's copy of a tied one
- * (loaded, never written: stage 0 writes it), or elsewhere. */
-static void add_embedding(struct adder *a, const struct rt_model *m)
+/* A [V, h] tensor: w's region, or (w NULL) another stage's; the last
+ * stage's tied copy is loaded, never written (stage 0 writes it). */
+static void vocab_tensor(struct adder *a, const struct rt_model *m,
+			 const char *key, const struct rt_weight *w)
 {
-	const struct rt_shape *s = &m->s;
-	struct rt_ckpt_tensor *t = add(a, WR_SHARD,
-				       "embedding.word_embeddings.weight", 0);
+	struct rt_ckpt_tensor *t = add(a, WR_SHARD, key, 0);
 
-	if (m->emb || (s->tie && m->out)) {
-		sharded(t, m->emb ? m->emb : m->out, s->gr);
-		if (!m->emb)
-			t->writer = 0;
+	if (w) {
+		sharded(t, w, m->s.gr);
+		t->writer = w == m->emb || !m->s.tie ? t->writer : 0;
 		return;
 	}
 	t->ndim = 2;
-	t->rows = s->vocab;
-	t->cols = s->h;
+	t->rows = m->s.vocab;
+	t->cols = m->s.h;
 	elsewhere(a, a->i - 1);
 }
 
@@ -225,27 +220,21 @@ int rt_ckpt_index_init(struct rt_ckpt_index *x, const struct rt_model *m,
 		long long first = a.i;
 
 		a.pre = group_prefix[g];
-		add_embedding(&a, m);
-		for (long long l = 0; l < s->layers_all; l++) {
-			long long li = rt_pp_local(s, l), at = a.i;
-
-			/* another stage's layer: local layer 0's shapes */
-			add_layer(&a, m, li >= 0 ? li : 0, l);
-			if (li < 0)
+		vocab_tensor(&a, m, "embedding.word_embeddings.weight",
+			     m->emb ? m->emb : s->tie ? m->out : NULL);
+		for (long long l = 0, at = 0; l < s->layers_all; l++) {
+			at = a.i; /* another stage's: local layer 0's shapes */
+			add_layer(&a, m, rt_pp_local(s, l) >= 0 ?
+				  rt_pp_local(s, l) : 0, l);
+			if (rt_pp_local(s, l) < 0)
 				elsewhere(&a, at);
 		}
 		vec(add(&a, WR_REP, "decoder.final_layernorm.weight", 0), s->h,
 		    m->lnf, 0, s->tp, s->t);
 		if (!s->post)
 			elsewhere(&a, a.i - 1);
-		if (!s->tie) {
-			sharded(add(&a, WR_SHARD, "output_layer.weight", 0),
-				m->out ? m->out : m->layer[0].qkv, s->gr);
-			a.t[a.i - 1].rows = s->vocab;
-			a.t[a.i - 1].cols = s->h;
-			if (!s->post)
-				elsewhere(&a, a.i - 1);
-		}
+		if (!s->tie)
+			vocab_tensor(&a, m, "output_layer.weight", m->out);
 		for (long long j = first; j < a.i; j++)
 			a.t[j].group = g;
 	}

@@ -50,25 +50,30 @@ static void describe(const struct rt_plan *p, const struct rt_model *m,
 {
 	int gpu_count = dev->gpu_count, host_ranks = dev->host_ranks;
 	const struct rt_shape *s = &m->s;
+	char pp[24] = "";
+
+	if (s->pp > 1)
+		snprintf(pp, sizeof(pp), " x PP %d", s->pp);
 
 	if (k->device == KERN_CUDA && nccl)
 		rt_note("device cuda: one GPU per rank (%d on this host): "
 			"%s, one communicator per group kind split from the "
 			"world (ncclCommSplit); %d ranks = TP %d x CP %d x GTP "
-			"%d x DP %d, %d lanes", gpu_count, coll_nccl_library(),
-			p->world, s->tp, s->cp, s->g, p->size[RT_DP], s->lanes);
+			"%d x DP %d%s, %d lanes", gpu_count, coll_nccl_library(),
+			p->world, s->tp, s->cp, s->g, p->size[RT_DP], pp,
+			s->lanes);
 	else if (k->device == KERN_CUDA)
 		rt_note("device cuda: %d ranks share %d GPU%s on this host: "
 			"MPI collectives with host staging (%s); %d ranks = "
-			"TP %d x CP %d x GTP %d x DP %d, %d lanes", host_ranks,
+			"TP %d x CP %d x GTP %d x DP %d%s, %d lanes", host_ranks,
 			gpu_count, gpu_count == 1 ? "" : "s",
 			coll_mpi_version(), p->world, s->tp, s->cp, s->g,
-			p->size[RT_DP], s->lanes);
+			p->size[RT_DP], pp, s->lanes);
 	else
 		rt_note("device %s: OpenBLAS and MPI collectives (%s); %d ranks "
-			"= TP %d x CP %d x GTP %d x DP %d, %d lanes",
+			"= TP %d x CP %d x GTP %d x DP %d%s, %d lanes",
 			kern_device_name(k), coll_mpi_version(), p->world, s->tp,
-			s->cp, s->g, p->size[RT_DP], s->lanes);
+			s->cp, s->g, p->size[RT_DP], pp, s->lanes);
 	rt_note("model %s: hidden %lld, ffn %lld, %lld layers, %lld heads, "
 		"%lld query groups, head_dim %lld, vocab %lld (padded %lld), "
 		"%s%s%s%sseq_len %lld; batch %lld = %d lanes x %lld "
@@ -78,10 +83,10 @@ static void describe(const struct rt_plan *p, const struct rt_model *m,
 		s->qk_norm ? "qk norm, " : "", s->sp ? "SP, " : "", s->seq_len,
 		s->global_batch, s->lanes, s->micro_batches, s->micro);
 	if (s->pp > 1)
-		rt_note("pipeline: PP %d%s, stage %d of world rank %d holds "
-			"layers %lld of %lld in %d chunk%s", s->pp, s->vpp > 1 ?
-			" interleaved" : " 1F1B", s->p, p->me, s->layers,
-			s->layers_all, s->vpp, s->vpp > 1 ? "s" : "");
+		rt_note("pipeline: %s schedule; stage %d (this rank) holds %lld "
+			"of the %lld layers in %d chunk%s", s->vpp > 1 ?
+			"interleaved" : "1F1B", s->p, s->layers, s->layers_all,
+			s->vpp, s->vpp > 1 ? "s" : "");
 	if (steps >= 0)
 		rt_note("%lld steps of %s, lr %g, seed %lld", steps,
 			m->sgd ? "SGD" : "Adam", m->lr, p->rt.seed);

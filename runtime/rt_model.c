@@ -408,37 +408,26 @@ static int upload_positions(struct rt_model *m)
 	return 0;
 }
 
-void rt_model_use_slot(struct rt_model *m, int slot)
+int rt_head_acts_alloc(struct rt_model *m, struct rt_acts *h)
 {
-	const struct rt_acts *h = &m->head[slot];
+	return acts_alloc(m, head_table, NTAB(head_table), h);
+}
 
-	m->la = m->la_all + (long long)slot * m->s.layers;
+void rt_head_acts_free(struct rt_model *m, struct rt_acts *h)
+{
+	acts_free(m, head_table, NTAB(head_table), h);
+}
+
+void rt_head_acts_use(struct rt_model *m, const struct rt_acts *h)
+{
 	for (size_t i = 0; i < NTAB(head_table); i++)
 		*SLOT(&m->a, head_table[i].off) =
 			*SLOT((void *)h, head_table[i].off);
-	m->tokens = m->slot_tokens[slot];
-	m->targets = m->slot_targets[slot];
 }
 
-/* Slots 1 .. slots - 1 (slot 0 is the model's own buffers). */
-static int alloc_slots(struct rt_model *m)
+int rt_layer_acts_alloc(struct rt_model *m, struct rt_layer_acts *la)
 {
-	const struct rt_shape *s = &m->s;
-	size_t n = (size_t)s->tokens * sizeof(int32_t);
-
-	m->head[0] = m->a;
-	m->slot_tokens[0] = m->tokens;
-	m->slot_targets[0] = m->targets;
-	for (int i = 1; i < s->slots; i++) {
-		for (long long l = 0; l < s->layers; l++)
-			RCHECK(acts_alloc(m, layer_table, NTAB(layer_table),
-					  &m->la_all[i * s->layers + l]));
-		RCHECK(acts_alloc(m, head_table, NTAB(head_table),
-				  &m->head[i]));
-		KCHECK(kern_alloc(m->k, n, (void **)&m->slot_tokens[i]));
-		KCHECK(kern_alloc(m->k, n, (void **)&m->slot_targets[i]));
-	}
-	return 0;
+	return acts_alloc(m, layer_table, NTAB(layer_table), la);
 }
 
 static int alloc_activations(struct rt_model *m)
@@ -471,7 +460,7 @@ static int alloc_activations(struct rt_model *m)
 			  (void **)&m->qpos));
 	KCHECK(kern_alloc(m->k, (size_t)s->seq_len * sizeof(int32_t),
 			  (void **)&m->kpos));
-	RCHECK(alloc_slots(m));
+	RCHECK(rt_pp_alloc_slots(m));
 	return upload_positions(m);
 }
 
@@ -539,14 +528,6 @@ int rt_model_init(struct rt_model *m, const struct rt_plan *p,
 	return init_values(m);
 }
 
-/* Back to slot 0, whose buffers are the model's own (freed below). */
-static struct rt_model *slot0(struct rt_model *m)
-{
-	if (m->slot_tokens && m->slot_tokens[0])
-		rt_model_use_slot(m, 0);
-	return m;
-}
-
 static void release_bufs(struct rt_model *m)
 {
 	float *bufs[] = {
@@ -568,14 +549,10 @@ void rt_model_release(struct rt_model *m)
 {
 	if (!m->k)
 		return;
-	release_bufs(slot0(m));
-	for (int i = 1; m->head && i < m->s.slots; i++) {
-		acts_free(m, head_table, NTAB(head_table), &m->head[i]);
-		if (m->slot_tokens[i])
-			kern_free(m->k, m->slot_tokens[i]);
-		if (m->slot_targets[i])
-			kern_free(m->k, m->slot_targets[i]);
-	}
+	if (m->slot_tokens && m->slot_tokens[0]) /* slot 0: m's own */
+		rt_model_use_slot(m, 0);
+	release_bufs(m);
+	rt_pp_release_slots(m);
 	for (long long l = 0; m->la_all && l < m->s.layers * m->s.slots; l++)
 		acts_free(m, layer_table, NTAB(layer_table), &m->la_all[l]);
 	acts_free(m, global_table, NTAB(global_table), &m->a);

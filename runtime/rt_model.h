@@ -350,8 +350,15 @@ int rt_forward(struct rt_model *m, double *loss_sum);
 int rt_forward_chunk(struct rt_model *m, int v, double *loss_sum);
 int rt_backward_chunk(struct rt_model *m, int v, float scale);
 /* Points m->la, the head's activations, m->tokens and m->targets at
- * micro-batch slot `slot` (0 .. s.slots - 1). */
+ * micro-batch slot `slot` (0 .. s.slots - 1; rt_pp.c). */
 void rt_model_use_slot(struct rt_model *m, int slot);
+/* The activations a micro-batch keeps from forward to backward, for the
+ * slots (rt_pp.c): the head's part of struct rt_acts (allocated into h,
+ * freed, or pointed m->a at) and one layer's. */
+int rt_head_acts_alloc(struct rt_model *m, struct rt_acts *h);
+void rt_head_acts_free(struct rt_model *m, struct rt_acts *h);
+void rt_head_acts_use(struct rt_model *m, const struct rt_acts *h);
+int rt_layer_acts_alloc(struct rt_model *m, struct rt_layer_acts *la);
 
 /* m->full = w's TP-local tensor [d0 + pad, d1] (all-gather over gtp), as
  * the math uses it: in bf16 runs the shard is rounded to bf16 and gathered

@@ -133,6 +133,44 @@ int rt_pp_owner(const struct rt_shape *s, long long l)
 
 /* ---- buffers -------------------------------------------------------------- */
 
+void rt_model_use_slot(struct rt_model *m, int slot)
+{
+	m->la = m->la_all + (long long)slot * m->s.layers;
+	rt_head_acts_use(m, &m->head[slot]);
+	m->tokens = m->slot_tokens[slot];
+	m->targets = m->slot_targets[slot];
+}
+
+int rt_pp_alloc_slots(struct rt_model *m)
+{
+	const struct rt_shape *s = &m->s;
+	size_t n = (size_t)s->tokens * sizeof(int32_t);
+
+	m->head[0] = m->a;
+	m->slot_tokens[0] = m->tokens;
+	m->slot_targets[0] = m->targets;
+	for (int i = 1; i < s->slots; i++) {
+		for (long long l = 0; l < s->layers; l++)
+			RCHECK(rt_layer_acts_alloc(m, &m->la_all[i * s->layers +
+							       l]));
+		RCHECK(rt_head_acts_alloc(m, &m->head[i]));
+		KCHECK(kern_alloc(m->k, n, (void **)&m->slot_tokens[i]));
+		KCHECK(kern_alloc(m->k, n, (void **)&m->slot_targets[i]));
+	}
+	return 0;
+}
+
+void rt_pp_release_slots(struct rt_model *m)
+{
+	for (int i = 1; m->head && i < m->s.slots; i++) {
+		rt_head_acts_free(m, &m->head[i]);
+		if (m->slot_tokens[i])
+			kern_free(m->k, m->slot_tokens[i]);
+		if (m->slot_targets[i])
+			kern_free(m->k, m->slot_targets[i]);
+	}
+}
+
 int rt_pp_alloc(struct rt_model *m)
 {
 	const struct rt_shape *s = &m->s;
@@ -217,9 +255,13 @@ static int xchg(struct rt_model *m, const struct pps_op *o)
 	else if (o->recv)
 		rbuf = m->pp_grad[slot_of(m, o->recv_mb) * s->vpp +
 				  o->recv_chunk];
+	/* activations on channel 0, gradients on 1: a next-facing exchange
+	 * sends activations and receives gradients, a previous-facing one
+	 * the other way round */
 	pps_label(o, s->vpp, what, sizeof(what));
-	return coll_sendrecv(m->c, RT_K_PP, what, o->send ? peer : -1, sbuf,
-			     n, o->recv ? peer : -1, rbuf, n);
+	return coll_sendrecv_ch(m->c, RT_K_PP, what, o->send ? peer : -1,
+				sbuf, n, o->peer == PPS_PREV, o->recv ? peer :
+				-1, rbuf, n, o->peer == PPS_NEXT);
 }
 
 int rt_pp_micro_batches(struct rt_model *m, long long step, float scale,

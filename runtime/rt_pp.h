@@ -22,6 +22,10 @@ long long rt_pp_local(const struct rt_shape *s, long long l);
 /* The stage that holds model layer l. */
 int rt_pp_owner(const struct rt_shape *s, long long l);
 
+/* Slots 1 .. s.slots - 1 of the micro-batches' activations, tokens and
+ * targets (slot 0 is the model's own buffers; rt_model_use_slot). */
+int rt_pp_alloc_slots(struct rt_model *m);
+void rt_pp_release_slots(struct rt_model *m);
 /* The chunk output and received gradients (PP > 1; nothing otherwise). */
 int rt_pp_alloc(struct rt_model *m);
 void rt_pp_release(struct rt_model *m);

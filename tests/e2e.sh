@@ -180,8 +180,8 @@ expect_rc "predict world limit" 2 "$GTPLAN" sim $R cluster.gpus_per_node=4097 --
 contains "predict: world limit" "$tmp/err" "4097 ranks are more than the 4096 files"
 expect_rc "predict world at the limit" 0 "$GTPLAN" sim $R cluster.gpus_per_node=4096 policy.train_global_batch_size=4096 --predict-record "$tmp/pl"
 if [ -e "$tmp/pl.4095" ]; then ok; else bad "predict: no file for rank 4095"; fi
-expect_rc "predict refuses PP" 2 "$GTPLAN" sim $R cluster.gpus_per_node=2 policy.megatron_cfg.pipeline_model_parallel_size=2 --predict-record "$tmp/pd"
-contains "predict: PP" "$tmp/err" "does not run pipeline parallelism (PP 2)"
+expect_rc "predict refuses a PP split" 2 "$GTPLAN" sim $R cluster.gpus_per_node=2 policy.megatron_cfg.pipeline_model_parallel_size=2 gtplan.runtime.layers=3 --predict-record "$tmp/pd"
+contains "predict: PP split" "$tmp/err" "GT600: 3 layers do not split over PP 2"
 expect_rc "predict refuses a batch" 2 "$GTPLAN" sim $R cluster.gpus_per_node=5 --predict-record "$tmp/pd"
 contains "predict: batch" "$tmp/err" "gtplan-run refuses this batch"
 expect_rc "steps without predict" 2 "$GTPLAN" sim $R --steps 2

@@ -15,11 +15,12 @@
 # 3. checkpoints across PP: saved under PP2, resumed on one rank; saved on
 #    one rank, resumed under PP2 with virtual stages; the tied model saved
 #    under PP2 and resumed on one rank;
-# 4. a forced GT633 plan (interleaved, 5 micro-batches over PP 2): the
-#    simulator's GT502 names the exchange where the stages' schedules
-#    part, the run stops there (coll_sendrecv's pair check, both stages
-#    named) and each rank's record equals the prediction; the refusals
-#    (the GT633 plan without --force, GT600, --export under PP).
+# 4. forced GT633 plans (interleaved, 5 and 1 micro-batches over PP 2):
+#    the simulator's GT502 / GT503 names the exchange where the stages'
+#    schedules part, the run stops there (coll_sendrecv's pair check under
+#    --timeout, both stages named) and each rank's record equals the
+#    prediction; the refusals (the GT633 plan without --force, GT600,
+#    --export under PP).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 . tests/runtime_lib.sh
@@ -144,24 +145,29 @@ check "tied pp2 -> 1 rank parity" "$PY" tests/runtime_compare.py "$TOL" max \
 sed 's/^/    tied pp2 -> 1 rank: /' "$tmp/out"
 
 # ---- 4. the forced GT633 schedule, refusals ----------------------------------
-HANG="$P=2 $L4 $V=2 policy.train_global_batch_size=5"
+# global batch 5: the stages' exchanges part mid-schedule (GT502); 1: both
+# stages face each other in exchanges that are not each other's (GT503)
+for hang in "5 GT502" "1 GT503"; do
+read -r gb code <<<"$hang"
+HANG="$P=2 $L4 $V=2 policy.train_global_batch_size=$gb"
 # shellcheck disable=SC2086 # the overrides are words
 "$GTPLAN" plan "$CFG" cluster.gpus_per_node=2 $HANG -o "$tmp/hang.json" >"$tmp/hang.diag" 2>&1
-if [ -s "$tmp/hang.json" ]; then ok; else bad "plan hang: no plan written"; fi
+if [ -s "$tmp/hang.json" ]; then ok; else bad "plan hang $gb: no plan written"; fi
 refuse "GT633 without --force" "fix the config, or pass --force" \
 	mpi 2 "$tmp/hang.json" --data synthetic --steps 1
+rm -f "$tmp"/hang.rec.*
 mpi 2 "$tmp/hang.json" --data synthetic --force --timeout 5 --record "$tmp/hang.rec" >"$tmp/hang.out" 2>&1
 rc=$?
-if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ]; then ok; else bad "forced GT633 run: exit $rc, want a stopped run"; fi
-check "forced GT633 stops where the simulator says" "$PY" - "$tmp/hang.json" "$tmp/hang.out" "$tmp/hang.rec" <<'EOF'
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ]; then ok; else bad "forced GT633 run ($gb): exit $rc, want a stopped run"; fi
+check "forced GT633 ($code) stops where the simulator says" "$PY" - "$tmp/hang.json" "$tmp/hang.out" \
+	"$tmp/hang.rec" "$code" <<'EOF'
 import json, re, sys
 plan = json.load(open(sys.argv[1]))
 codes = {d["code"] for d in plan["diagnostics"]}
 assert "GT633" in codes, codes
-gt502 = [d["message"] for d in plan["diagnostics"]
-         if d["code"] == "GT502" and d["message"].startswith("train ")]
-assert gt502, "no GT502 for train"
-ops = re.findall(r"rank (\d) \S+ \(stage \d\) is at op #(\d+)|rank (\d) \S+ is at op #(\d+)", gt502[0])
+found = [d["message"] for d in plan["diagnostics"]
+         if d["code"] == sys.argv[4] and d["message"].startswith("train ")]
+assert found, "no %s for train: %s" % (sys.argv[4], codes)
 out = open(sys.argv[2]).read()
 for r in (0, 1):
     recs = [json.loads(l) for l in open("%s.%d" % (sys.argv[3], r)) if l.strip()]
@@ -170,8 +176,8 @@ for r in (0, 1):
     m = re.search(r"rank %d: error: point-to-point #(\d+) of call 'train' \(step 1\), (\S+) over pp "
                   r"group 0: its peer .* does not mirror it" % r, out)
     assert m, out[-1500:]
-    assert int(m.group(1)) == last["seq"] and m.group(2) == last["what"], (m.groups(), last)
-print("simulator: %s; run: both stages stopped at that exchange" % gt502[0][:100])
+    assert int(m.group(1)) == last["seq"], (m.groups(), last)
+print("simulator: %s; run: both stages stopped at that exchange" % found[0][:100])
 EOF
 sed "s/^/    forced GT633: /" "$tmp/out"
 predict_hang() { # the simulation has findings (exit 1); the prediction is written
@@ -180,8 +186,9 @@ predict_hang() { # the simulation has findings (exit 1); the prediction is writt
 		--steps 1 >/dev/null 2>&1
 	[ $? -eq 1 ] && [ -s "$tmp/hang.pred.0" ]
 }
-check "predict the forced GT633 run" predict_hang
-check "forced GT633 records equal the prediction" "$PY" tests/runtime_predict.py "$tmp/hang.pred" "$tmp/hang.rec"
+check "predict the forced GT633 run ($gb)" predict_hang
+check "forced GT633 records equal the prediction ($gb)" "$PY" tests/runtime_predict.py "$tmp/hang.pred" "$tmp/hang.rec"
+done
 # shellcheck disable=SC2086 # the overrides are words
 "$GTPLAN" plan "$CFG" cluster.gpus_per_node=2 $P=2 gtplan.runtime.layers=3 -o "$tmp/odd.json" >/dev/null 2>&1
 refuse "GT600" "GT600: 3 layers do not split over PP 2" mpi 2 "$tmp/odd.json" --force --steps 1

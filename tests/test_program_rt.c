@@ -15,16 +15,17 @@
 #include "harness.h"
 #include "plan_fixture.h"
 
-/* TP x CP x G x D ranks (PP 1) with the decoder of
+/* TP x CP x G x PP x D ranks (mkplan: PP 1) with the decoder of
  * tests/runtime/parity.yaml (hidden 40, ffn 96, 2 layers, 4 heads of
  * head_dim 10, vocab 255, untied, seq_len 32), its 4 heads in 2 query
  * groups here. */
-static void mkplan(struct plan *p, long long tp, long long cp, long long g,
-		   long long d, long long gbs, long long mbs)
+static void mkplan_pp(struct plan *p, long long tp, long long cp,
+		      long long g, long long pp, long long d, long long gbs,
+		      long long mbs)
 {
 	struct plan_rt_model *m = &p->runtime.model;
 
-	plan_by_hand(p, tp, cp, g, 1, d, gbs, mbs, "4d");
+	plan_by_hand(p, tp, cp, g, pp, d, gbs, mbs, "4d");
 	p->runtime.seq_len = 32;
 	memset(m, 0, sizeof(*m));
 	snprintf(m->name, sizeof(m->name), "gtplan.runtime");
@@ -38,6 +39,12 @@ static void mkplan(struct plan *p, long long tp, long long cp, long long g,
 	m->rope_theta = 10000;
 	m->norm_eps = 1e-5;
 	snprintf(m->cp_comm_type, sizeof(m->cp_comm_type), "p2p");
+}
+
+static void mkplan(struct plan *p, long long tp, long long cp, long long g,
+		   long long d, long long gbs, long long mbs)
+{
+	mkplan_pp(p, tp, cp, g, 1, d, gbs, mbs);
 }
 
 /* Ops of `kind` on group `name` ("world": the world). */
@@ -506,6 +513,68 @@ START_TEST(record_lines)
 }
 END_TEST
 
+/* PP 2 (1 rank a stage, untied, 2 layers, 3 micro-batches): stage 0 has
+ * the embedding and layer 0, stage 1 layer 1 and the head; the exchanges
+ * follow 1F1B (stage 0: W = 1 warm-up forward) and pair: each stage's
+ * sends are the other's receives, in order; the loss reaches stage 0 by
+ * loss.pp; their record lines are send/recv with the peer's place. */
+START_TEST(pipeline_stages)
+{
+	struct plan p;
+	struct prog pg[2];
+	const char *want0[] = { "act.mb0", "act.mb1,grad.mb0",
+				"act.mb2,grad.mb1", "grad.mb2" };
+	char lab[64], *buf = NULL;
+	size_t len = 0, nx[2] = { 0, 0 };
+	long long seq = 0;
+	FILE *f;
+
+	mkplan_pp(&p, 1, 1, 1, 2, 1, 3, 1);
+	for (int st = 0; st < 2; st++) {
+		ck_assert_int_eq(prog_rt_build_stage(&pg[st], &p, PROG_TRAIN,
+						     "train", st), 0);
+		ck_assert_int_eq(pg[st].first_layer, st);
+		for (size_t i = 0; i < pg[st].n; i++) {
+			const struct prog_op *op = &pg[st].ops[i];
+
+			if (op->kind != OP_P2P)
+				continue;
+			prog_rt_what(&pg[st], op, lab, sizeof(lab));
+			if (st == 0)
+				ck_assert_str_eq(lab, want0[nx[0]]);
+			/* stage 0 faces the next stage only, 1 the previous */
+			ck_assert_int_eq(!(op->flags & PROG_TO_NEXT), st);
+			nx[st]++;
+		}
+	}
+	ck_assert_uint_eq(nx[0], 4);
+	ck_assert_uint_eq(nx[1], 4);
+	/* the output layer only on the last stage, the embedding on the
+	 * first: their GTP groups are of one rank here, so count the TP-free
+	 * loss.pp all-reduce instead, on both */
+	ck_assert_uint_eq(count(&pg[0], OP_ALL_REDUCE, "pp"), 1);
+	ck_assert_uint_eq(count(&pg[1], OP_ALL_REDUCE, "pp"), 1);
+	f = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(f);
+	for (size_t i = 0; i < pg[1].n; i++)
+		if (pg[1].ops[i].kind == OP_P2P) {
+			ck_assert_int_eq(prog_rt_write_record(f, &p, &pg[1], i + 1,
+							      1, "train", 1,
+							      &seq), 0);
+			break;
+		}
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf,
+		"{\"bytes\":5120,\"call\":\"train\",\"coll\":\"recv\","
+		"\"count\":1280,\"dtype\":\"fp32\",\"group\":\"pp\","
+		"\"group_index\":0,\"op\":null,\"peer\":0,\"rank\":1,"));
+	free(buf);
+	prog_release(&pg[0]);
+	prog_release(&pg[1]);
+	plan_release(&p);
+}
+END_TEST
+
 /* The layouts gtplan-run refuses. */
 START_TEST(applies_only_where_the_runtime_runs)
 {
@@ -530,10 +599,18 @@ START_TEST(applies_only_where_the_runtime_runs)
 	ck_assert_int_eq(prog_rt_applies(&p, why, sizeof(why)), 0);
 	ck_assert_ptr_nonnull(strstr(why, "mixture-of-experts"));
 	p.runtime.model.moe = 0;
-	p.pp = 3; /* 2 layers do not split over 3 stages (GT600) */
+	p.pp = 2; /* 2 layers split over 2 stages; 3 do not (GT600) */
+	ck_assert_int_eq(prog_rt_applies(&p, why, sizeof(why)), 1);
+	p.runtime.model.layers = 3;
 	ck_assert_int_eq(prog_rt_applies(&p, why, sizeof(why)), 0);
-	ck_assert_ptr_nonnull(strstr(why, "PP 3"));
+	ck_assert_ptr_nonnull(strstr(why, "GT600: 3 layers do not split "
+				     "over PP 2"));
+	p.runtime.model.layers = 2;
 	p.pp = 1;
+	p.runtime.model.virtual_stages = 2;
+	ck_assert_int_eq(prog_rt_applies(&p, why, sizeof(why)), 0);
+	ck_assert_ptr_nonnull(strstr(why, "GT622"));
+	p.runtime.model.virtual_stages = 0;
 	p.ep = 2;
 	ck_assert_int_eq(prog_rt_applies(&p, why, sizeof(why)), 0);
 	ck_assert_ptr_nonnull(strstr(why, "EP 2"));
@@ -557,6 +634,7 @@ int main(void)
 		{ "bf16", bf16_gathers },
 		{ "prefetch", prefetch_order },
 		{ "applies", applies_only_where_the_runtime_runs },
+		{ "pipeline", pipeline_stages },
 	};
 
 	return RUN_CASES("program_rt", cases, 0);
