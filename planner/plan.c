@@ -537,6 +537,7 @@ static void read_runtime_model(struct plan *p, const struct cfg_node *root)
 	struct model_shape ms;
 	struct diag_list scratch;
 	long long layers = 0;
+	const char *cp_comm = NULL;
 	int b;
 
 	memset(m, 0, sizeof(*m));
@@ -548,6 +549,13 @@ static void read_runtime_model(struct plan *p, const struct cfg_node *root)
 	m->norm_eps = PLAN_RT_NORM_EPS;
 	if (cfg_bool(root, KEY_MEG "sequence_parallel", &b) == 1)
 		m->sequence_parallel = b;
+	/* Megatron's TransformerConfig.cp_comm_type defaults to "p2p" */
+	b = cfg_str(root, KEY_MEG "cp_comm_type", &cp_comm);
+	if (b == 0)
+		cp_comm = "p2p";
+	else if (b < 0) /* Megatron's per-layer list (hierarchical CP) */
+		cp_comm = "per-layer";
+	snprintf(m->cp_comm_type, sizeof(m->cp_comm_type), "%s", cp_comm);
 	read_pipeline_split(m, root);
 	if (!ms.known) {
 		snprintf(m->name, sizeof(m->name), "gtplan.runtime");

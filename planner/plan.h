@@ -37,6 +37,9 @@ struct plan_rt_model {
 	long long hidden, ffn, layers, heads, kv_heads, head_dim, vocab;
 	int tie_embeddings, qkv_bias, qk_norm, moe, sequence_parallel;
 	double rope_theta, norm_eps;
+	/* policy.megatron_cfg.cp_comm_type as written ("p2p", Megatron's
+	 * default, when unset); gtplan-run runs "p2p" and "all_gather" */
+	char cp_comm_type[16];
 	/* the pipeline split (Megatron's num_layers_in_first_pipeline_stage,
 	 * ..._last_..., virtual_pipeline_model_parallel_size); 0: unset */
 	long long first_stage_layers, last_stage_layers, virtual_stages;

@@ -99,6 +99,8 @@ static void write_runtime_model(struct jw *w, const struct plan_rt_model *m)
 {
 	jw_key(w, "model");
 	jw_obj_begin(w, 0);
+	jw_key(w, "cp_comm_type");
+	jw_str(w, m->cp_comm_type);
 	size_or_null(w, "ffn", m->ffn);
 	size_or_null(w, "head_dim", m->head_dim);
 	size_or_null(w, "heads", m->heads);

@@ -197,6 +197,7 @@ void coll_free(struct coll *c)
 	if (c->rec)
 		fclose(c->rec);
 	free(c->hbuf);
+	free(c->p2p.hbuf);
 	for (int k = 0; k < RT_NKINDS; k++)
 		free(c->p2p_n[k]);
 	for (int i = 0; i < COLL_SLOTS; i++)

@@ -148,6 +148,17 @@ int coll_sendrecv_ch(struct coll *c, enum rt_kind k, const char *what,
 		     int to, const float *send, long long send_count,
 		     int send_ch, int from, float *recv, long long recv_count,
 		     int recv_ch);
+/* The same started: returns once both directions are posted (recorded,
+ * and paired where coll_sendrecv pairs them), on the NCCL path enqueued
+ * on a stream of their own, so that they travel while the kernels compute
+ * (a context-parallel ring computes one block while the next one
+ * travels); coll_sendrecv_wait() finishes them, and only then may recv be
+ * read or send be changed. One started exchange at a time; its wait
+ * answers the watchdog like coll_sendrecv's. */
+int coll_sendrecv_start(struct coll *c, enum rt_kind k, const char *what,
+			int to, const float *send, long long send_count,
+			int from, float *recv, long long recv_count);
+int coll_sendrecv_wait(struct coll *c);
 
 /* --device cuda with MPI host staging: after this, the float collectives
  * above take device pointers of dev (kern_download to a host buffer, the

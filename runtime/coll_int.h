@@ -97,6 +97,17 @@ struct coll {
 	 * allocated at the kind's first), as the watchdog compares them */
 	long long *p2p_n[RT_NKINDS];
 	int peer;  /* the point-to-point line's peer (coll_is_p2p) */
+	/* the exchange coll_sendrecv_start started, until its wait */
+	struct coll_p2p_pending {
+		int active, nccl, peer, n;
+		struct call_desc d;   /* the direction the wait names */
+		char what[64];        /* d.what's copy */
+		MPI_Request r[2];
+		float *recv;          /* staged: the device buffer */
+		float *hbuf;          /* staged: send then recv, host */
+		size_t hcap;          /* floats */
+		long long nsend, nrecv;
+	} p2p;
 };
 
 double coll_now(void);
@@ -170,6 +181,12 @@ int coll_nccl_gather(struct coll *c, const struct call_desc *d,
 int coll_nccl_sendrecv(struct coll *c, const struct call_desc *d, int to,
 		       const float *send, long long send_count, int from,
 		       float *recv, long long recv_count);
+/* The same started on the point-to-point stream (coll_sendrecv_start);
+ * _wait polls its end and makes the kernels' stream wait for it. */
+int coll_nccl_sendrecv_start(struct coll *c, const struct call_desc *d,
+			     int to, const float *send, long long send_count,
+			     int from, float *recv, long long recv_count);
+int coll_nccl_sendrecv_wait(struct coll *c, const struct call_desc *d);
 int coll_nccl_plain(struct coll *c, enum rt_kind k, int reduce_scatter,
 		    long long count, const float *send, float *recv,
 		    int iters, int sync_each, double *secs);

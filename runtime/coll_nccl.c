@@ -41,6 +41,8 @@ struct coll_nccl {
 	cudaEvent_t done[COLL_SLOTS + 1]; /* a GTP collective's end: one per
 					     prefetch slot, the last for the
 					     synchronous ones */
+	cudaStream_t p2p;           /* coll_sendrecv_start's */
+	cudaEvent_t p2p_done;       /* the started exchange's end */
 };
 
 #define RCHECK_NCCL(cmd)                  \
@@ -128,6 +130,11 @@ int coll_nccl_new(struct coll *c, struct kern_ctx *dev)
 		CUDACHECK_RT(cudaEventCreateWithFlags(&x->done[i],
 						      cudaEventDisableTiming),
 			     "NCCL set-up");
+	CUDACHECK_RT(cudaStreamCreateWithFlags(&x->p2p, cudaStreamNonBlocking),
+		     "NCCL set-up");
+	CUDACHECK_RT(cudaEventCreateWithFlags(&x->p2p_done,
+					      cudaEventDisableTiming),
+		     "NCCL set-up");
 	memset(&id, 0, sizeof(id));
 	if (c->me == 0)
 		NCCLCHECK(ncclGetUniqueId(&id));
@@ -178,6 +185,10 @@ void coll_nccl_free(struct coll *c)
 			cudaEventDestroy(x->done[i]);
 	if (x->ready)
 		cudaEventDestroy(x->ready);
+	if (x->p2p_done)
+		cudaEventDestroy(x->p2p_done);
+	if (x->p2p)
+		cudaStreamDestroy(x->p2p);
 	if (x->gtp)
 		cudaStreamDestroy(x->gtp);
 	free(x);
@@ -358,6 +369,65 @@ int coll_nccl_sendrecv(struct coll *c, const struct call_desc *d, int to,
 	return wait_stream(c, d);
 }
 
+/* coll_sendrecv_start: the exchange on a stream of its own, entered after
+ * the kernels' work so far (the buffers it reads) and left through
+ * p2p_done, which the kernels' stream waits for only when the exchange is
+ * waited for: the attention of the block at hand computes while the next
+ * one travels (TE's AttnFuncWithCPAndKVP2P overlaps them the same way). */
+int coll_nccl_sendrecv_start(struct coll *c, const struct call_desc *d,
+			     int to, const float *send, long long send_count,
+			     int from, float *recv, long long recv_count)
+{
+	struct coll_nccl *x = c->nccl;
+
+	CUDACHECK_RT(cudaEventRecord(x->ready, x->stream), "send-recv");
+	CUDACHECK_RT(cudaStreamWaitEvent(x->p2p, x->ready, 0), "send-recv");
+	NCCLCHECK(ncclGroupStart());
+	if (to >= 0)
+		NCCLCHECK(ncclSend(send, (size_t)send_count, ncclFloat, to,
+				   x->comm[d->k], x->p2p));
+	if (from >= 0)
+		NCCLCHECK(ncclRecv(recv, (size_t)recv_count, ncclFloat, from,
+				   x->comm[d->k], x->p2p));
+	NCCLCHECK(ncclGroupEnd());
+	CUDACHECK_RT(cudaEventRecord(x->p2p_done, x->p2p), "send-recv");
+	return 0;
+}
+
+/* coll_watch_wait's poll of the started exchange's end event. */
+static int poll_p2p(struct coll *c, const struct call_desc *d, void *arg,
+		    int *done)
+{
+	struct coll_nccl *x = c->nccl;
+	cudaError_t e = cudaEventQuery(x->p2p_done);
+	ncclResult_t async = ncclSuccess;
+
+	(void)arg;
+	if (e == cudaSuccess) {
+		*done = 1;
+		return 0;
+	}
+	if (e != cudaErrorNotReady)
+		return rt_error(RT_EDEVICE, "waiting for the %s of %s over %s: "
+				"%s", d->coll, d->what, rt_kind_name(d->k),
+				cudaGetErrorString(e));
+	if (ncclCommGetAsyncError(x->comm[d->k], &async) == ncclSuccess &&
+	    async != ncclSuccess && async != ncclInProgress)
+		return nccl_fail(async, d->coll, __FILE__, __LINE__);
+	return 0;
+}
+
+int coll_nccl_sendrecv_wait(struct coll *c, const struct call_desc *d)
+{
+	struct coll_nccl *x = c->nccl;
+	int rc = coll_watch_wait(c, d, poll_p2p, NULL);
+
+	if (!rc)
+		CUDACHECK_RT(cudaStreamWaitEvent(x->stream, x->p2p_done, 0),
+			     "send-recv");
+	return rc;
+}
+
 int coll_nccl_plain(struct coll *c, enum rt_kind k, int reduce_scatter,
 		    long long count, const float *send, float *recv,
 		    int iters, int sync_each, double *secs)
@@ -470,6 +540,21 @@ int coll_nccl_sendrecv(struct coll *c, const struct call_desc *d, int to,
 {
 	(void)c, (void)d, (void)to, (void)send, (void)send_count;
 	(void)from, (void)recv, (void)recv_count;
+	return no_nccl();
+}
+
+int coll_nccl_sendrecv_start(struct coll *c, const struct call_desc *d,
+			     int to, const float *send, long long send_count,
+			     int from, float *recv, long long recv_count)
+{
+	(void)c, (void)d, (void)to, (void)send, (void)send_count;
+	(void)from, (void)recv, (void)recv_count;
+	return no_nccl();
+}
+
+int coll_nccl_sendrecv_wait(struct coll *c, const struct call_desc *d)
+{
+	(void)c, (void)d;
 	return no_nccl();
 }
 #endif

@@ -12,11 +12,14 @@
  * (coll_p2p_count), which tells a peer that never posted the matching
  * receive or send from one that did. Where both directions face one peer
  * the pair first checks that their calls mirror each other (pair_check).
+ * coll_sendrecv_start posts a call's directions and returns (one started
+ * call at a time, c->p2p, on channel 0), coll_sendrecv_wait finishes it.
  */
 #include "coll.h"
 #include "coll_int.h"
 
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,4 +228,140 @@ int coll_sendrecv_ch(struct coll *c, enum rt_kind k, const char *what,
 	if (c->dev)
 		return staged_sendrecv(c, wait_on, &pc, send, recv);
 	return host_sendrecv(c, wait_on, &pc, send, recv);
+}
+
+/* ---- started exchanges (coll_sendrecv_start / _wait) --------------------- */
+
+/* coll_sendrecv_start up to the data: checks, records each direction
+ * (the send first), pairs where coll_sendrecv_ch pairs; q->d becomes the
+ * direction the wait names. Returns 1 when there is nothing to move. */
+static int open_started(struct coll *c, struct coll_p2p_pending *q,
+			enum rt_kind k, const struct p2p_call *pc)
+{
+	struct call_desc ds = { "send", q->what, "fp32", k, pc->n[0], 4, 0,
+				COLL_SUM };
+	struct call_desc dr = { "recv", q->what, "fp32", k, pc->n[1], 4, 0,
+				COLL_SUM };
+	int to = pc->peer[0], from = pc->peer[1], rc;
+
+	if ((unsigned)k >= RT_NKINDS || to >= c->size[k] ||
+	    from >= c->size[k] || to == c->rank[k] || from == c->rank[k])
+		return rt_error(RT_EUSAGE, "point-to-point %s over %s: peers "
+				"%d and %d are not other members of a group of "
+				"%d", q->what, rt_kind_name(k), to, from,
+				(unsigned)k < RT_NKINDS ? c->size[k] : 0);
+	if (to < 0 && from < 0)
+		return 1;
+	if (to >= 0 && (rc = begin_dir(c, &ds, to)))
+		return rc;
+	if (from >= 0 && (rc = begin_dir(c, &dr, from)))
+		return rc;
+	q->d = from >= 0 ? dr : ds;
+	q->peer = c->peer = from >= 0 ? from : to;
+	if (to < 0 || from < 0 || to == from)
+		return pair_check(c, &q->d, q->peer, pc);
+	return 0;
+}
+
+/* Staging of a started exchange: q->hbuf = [send | recv] on the host,
+ * send downloaded; *sb, *rb point into it. */
+static int stage_start(struct coll *c, struct coll_p2p_pending *q,
+		       const float *send, float **sb, float **rb)
+{
+	size_t n = (size_t)(q->nsend + q->nrecv);
+	int krc = 0;
+
+	if (n + 1 > q->hcap) {
+		float *p = realloc(q->hbuf, (n + 1) * sizeof(float));
+
+		if (!p)
+			return rt_error(RT_ENOMEM, "out of memory for host "
+					"staging (%zu floats)", n);
+		q->hbuf = p;
+		q->hcap = n + 1;
+	}
+	if (q->nsend > 0)
+		krc = kern_download(c->dev, q->hbuf, send,
+				    (size_t)q->nsend * sizeof(float));
+	if (krc)
+		return rt_error(RT_EKERNEL, "host staging of %s: %s", q->what,
+				kern_strerror(krc));
+	*sb = q->hbuf;
+	*rb = q->hbuf + q->nsend;
+	return 0;
+}
+
+int coll_sendrecv_start(struct coll *c, enum rt_kind k, const char *what,
+			int to, const float *send, long long send_count,
+			int from, float *recv, long long recv_count)
+{
+	struct coll_p2p_pending *q = &c->p2p;
+	struct p2p_call pc = { { to, from }, { 0, 0 },
+			       { send_count, recv_count } };
+	float *sb = (float *)send, *rb = recv;
+	int rc;
+
+	if (q->active)
+		return rt_error(RT_EUSAGE, "point-to-point %s started while %s "
+				"is in flight", what, q->what);
+	snprintf(q->what, sizeof(q->what), "%s", what);
+	if ((rc = open_started(c, q, k, &pc)))
+		return rc > 0 ? 0 : rc;
+	q->nsend = to >= 0 ? send_count : 0;
+	q->nrecv = from >= 0 ? recv_count : 0;
+	q->recv = NULL;
+	q->n = 0;
+	if (c->nccl) {
+		q->active = q->nccl = 1;
+		return coll_nccl_sendrecv_start(c, &q->d, to, send, send_count,
+						from, recv, recv_count);
+	}
+	if (c->dev) {
+		if ((rc = stage_start(c, q, send, &sb, &rb)))
+			return rc;
+		q->recv = recv;
+	}
+	if (to >= 0)
+		MPICHECK(MPI_Isend(sb, (int)send_count, MPI_FLOAT, to, P2P_TAG,
+				   c->comm[k], &q->r[q->n++]));
+	if (from >= 0)
+		MPICHECK(MPI_Irecv(rb, (int)recv_count, MPI_FLOAT, from,
+				   P2P_TAG, c->comm[k], &q->r[q->n++]));
+	q->active = 1;
+	q->nccl = 0;
+	return 0;
+}
+
+int coll_sendrecv_wait(struct coll *c)
+{
+	struct coll_p2p_pending *q = &c->p2p;
+	struct p2p_reqs reqs;
+	int rc, krc;
+
+	if (!q->active)
+		return 0;
+	q->active = 0;
+	c->peer = q->peer;
+	if (q->nccl)
+		return coll_nccl_sendrecv_wait(c, &q->d);
+	reqs.n = q->n;
+	memcpy(reqs.r, q->r, sizeof(reqs.r));
+	if (c->timeout_s > 0) {
+		if ((rc = coll_watch_wait(c, &q->d, poll_reqs, &reqs)))
+			return rc;
+	} else {
+		c->state = COLL_WAITING;
+		c->cur = &q->d;
+		c->cur_since = coll_now();
+		rc = MPI_Waitall(reqs.n, reqs.r, MPI_STATUSES_IGNORE);
+		c->state = COLL_RUNNING;
+		c->cur = NULL;
+		MPICHECK(rc);
+	}
+	if (!q->recv || q->nrecv == 0)
+		return 0;
+	krc = kern_upload(c->dev, q->recv, q->hbuf + q->nsend,
+			  (size_t)q->nrecv * sizeof(float));
+	return krc ? rt_error(RT_EKERNEL, "host staging of %s: %s", q->what,
+			      kern_strerror(krc)) : 0;
 }

@@ -1,8 +1,9 @@
 /*
- * rt_model: sizes and refusals, the weight layout, initialisation from the
- * seed, and memory: the activation table that allocation and release
- * share (see rt_model.h). The forward and backward are in rt_train.c, the
- * GTP gathers and the dump in rt_weights.c.
+ * rt_model: the weight layout, initialisation from the seed, and memory:
+ * the activation table that allocation and release share (see
+ * rt_model.h). The sizes and refusals are in rt_shape.c, the forward and
+ * backward in rt_train.c (context parallelism's attention in rt_cp.c),
+ * the GTP gathers and the dump in rt_weights.c.
  */
 #include "rt_model.h"
 
@@ -25,146 +26,6 @@ int rt_alloc_f(struct rt_model *m, float **p, long long n)
 {
 	KCHECK(kern_alloc(m->k, (size_t)(n > 0 ? n : 1) * sizeof(float),
 			  (void **)p));
-	return 0;
-}
-
-/* ---- sizes ------------------------------------------------------------- */
-
-/* What gtplan-run does not run, or a model the layout cannot split. */
-static int refuse_layout(const struct rt_plan *p, const struct rt_shape *s)
-{
-	const struct rt_settings *rt = &p->rt;
-
-	if (rt->moe)
-		return rt_error_once(RT_EPLAN, "%s is a mixture-of-experts "
-				     "model; gtplan-run's decoder is dense "
-				     "(no experts, no router): plan a dense "
-				     "model", rt->model_name);
-	if (p->ep > 1)
-		return rt_error_once(RT_EPLAN, "the decoder has no experts, so "
-				     "EP %d has nothing to split; plan with "
-				     "expert_model_parallel_size 1", p->ep);
-	if (s->cp > 1 && s->seq_len % (2 * s->cp))
-		return rt_error_once(RT_EPLAN, "seq_len %lld does not split into "
-				     "2 x CP = %d chunks (the load-balanced CP "
-				     "split); use a multiple of %d", s->seq_len,
-				     2 * s->cp, 2 * s->cp);
-	if (s->heads % s->kv_heads)
-		return rt_error_once(RT_EPLAN, "%s: %lld heads are not a "
-				     "multiple of %lld query groups",
-				     rt->model_name, s->heads, s->kv_heads);
-	if (s->heads % s->tp)
-		return rt_error_once(RT_EPLAN, "GT601: TP %d does not divide "
-				     "the %lld attention heads of %s; use a TP "
-				     "that divides them", s->tp, s->heads,
-				     rt->model_name);
-	if (s->kv_heads % s->tp)
-		return rt_error_once(RT_EPLAN, "GT602: TP %d does not divide "
-				     "the %lld query groups of %s (gtplan-run "
-				     "splits whole groups; the sub-sharding of "
-				     "Megatron-LM PR #2565 for TP above the "
-				     "groups is not implemented); use a TP "
-				     "that divides %lld", s->tp, s->kv_heads,
-				     rt->model_name, s->kv_heads);
-	if (s->ffn % s->tp)
-		return rt_error_once(RT_EPLAN, "the MLP size %lld of %s is not "
-				     "divisible by TP %d (linear_fc1 is "
-				     "column-parallel over TP); use a multiple "
-				     "of %d", s->ffn, rt->model_name, s->tp,
-				     s->tp);
-	if (s->hd % 2)
-		return rt_error_once(RT_EPLAN, "head_dim %lld of %s is odd; "
-				     "rotate-half RoPE needs an even one",
-				     s->hd, rt->model_name);
-	return 0;
-}
-
-/* The batch: global batch over the lanes, micro-batches of each lane. */
-static int shape_batch(struct rt_shape *s, const struct rt_plan *p,
-		       long long global_batch, long long micro_batch)
-{
-	s->global_batch = global_batch > 0 ? global_batch : p->global_batch;
-	s->micro = micro_batch > 0 ? micro_batch :
-		   p->micro_batch > 0 ? p->micro_batch : 1;
-	if (s->global_batch < 1)
-		return rt_error_once(RT_EPLAN, "the plan has no global batch "
-				     "(policy.train_global_batch_size is "
-				     "unset); pass --global-batch N");
-	if (s->global_batch % s->lanes)
-		return rt_error_once(RT_EPLAN, "the global batch %lld does not "
-				     "split over %d lanes (L = D x G); use a "
-				     "multiple of %d", s->global_batch,
-				     s->lanes, s->lanes);
-	s->per_lane = s->global_batch / s->lanes;
-	if (s->per_lane % s->micro)
-		return rt_error_once(RT_EPLAN, "each lane gets %lld samples, "
-				     "not a multiple of the micro batch %lld",
-				     s->per_lane, s->micro);
-	s->micro_batches = s->per_lane / s->micro;
-	if (s->sp && (s->micro * (s->seq_len / s->cp)) % s->tp)
-		return rt_error_once(RT_EPLAN, "sequence parallelism splits a "
-				     "micro-batch's %lld tokens of this rank "
-				     "over TP %d, which does not divide them; "
-				     "use a seq_len that TP x CP divides",
-				     s->micro * (s->seq_len / s->cp), s->tp);
-	return 0;
-}
-
-int rt_model_shape(struct rt_shape *s, const struct rt_plan *p,
-		   long long global_batch, long long micro_batch)
-{
-	const struct rt_settings *rt = &p->rt;
-	const struct rt_rank *me = &p->ranks[p->me];
-	struct dsz_dims d;
-
-	memset(s, 0, sizeof(*s));
-	s->tp = p->size[RT_TP];
-	s->cp = p->size[RT_CP];
-	s->g = p->size[RT_GTP];
-	s->lanes = p->lanes;
-	s->t = me->c[RT_TP];
-	s->c = me->c[RT_CP];
-	s->gr = me->c[RT_GTP];
-	s->lane = me->lane;
-	s->h = rt->hidden;
-	s->ffn = rt->ffn;
-	s->layers = rt->layers;
-	s->heads = rt->heads;
-	s->kv_heads = rt->kv_heads;
-	s->hd = rt->head_dim;
-	s->vocab = rt->vocab;
-	s->seq_len = rt->seq_len;
-	s->tie = rt->tie;
-	s->qkv_bias = rt->qkv_bias;
-	s->qk_norm = rt->qk_norm;
-	s->sp = rt->sp && s->tp > 1;
-	s->theta = rt->rope_theta;
-	s->norm_eps = rt->norm_eps;
-	s->eps = (float)rt->norm_eps;
-	RCHECK(refuse_layout(p, s));
-	RCHECK(shape_batch(s, p, global_batch, micro_batch));
-	RCHECK(rt_pp_shape(s, p));
-	d = (struct dsz_dims){
-		.h = s->h, .ffn = s->ffn, .layers = s->layers,
-		.heads = s->heads, .kv_heads = s->kv_heads, .head_dim = s->hd,
-		.vocab = s->vocab, .tie = s->tie, .qkv_bias = s->qkv_bias,
-		.qk_norm = s->qk_norm, .sp = s->sp, .seq_len = s->seq_len,
-		.micro = s->micro, .tp = s->tp, .g = s->g, .cp = s->cp,
-		.skip_pre = !s->pre, .skip_post = !s->post,
-	};
-	dsz_fill(&s->z, &d);
-	s->fl = s->z.fl;
-	s->vp = s->z.vp;
-	s->vl = s->z.vl;
-	s->vfirst = s->t * s->vl;
-	s->vvalid = s->vocab - s->vfirst;
-	if (s->vvalid > s->vl)
-		s->vvalid = s->vl;
-	if (s->vvalid < 0)
-		s->vvalid = 0;
-	s->local_seq = s->seq_len / s->cp;
-	s->tokens = s->z.tokens;
-	s->local = s->z.local;
 	return 0;
 }
 
@@ -348,6 +209,8 @@ enum act_size {
 	A_NKL,   /* N x G/T */
 	A_LSE,   /* micro x H/T x local_seq */
 	A_KKV,   /* micro x seq_len x kv: every CP rank's keys */
+	A_KV2,   /* 2 N x kv: keys and values */
+	A_KV4,   /* 4 N x kv: keys, values and their gradients */
 	A_NFC1,  /* N x 2 F/T */
 	A_NFL,   /* N x F/T */
 	A_NV,    /* N x Vp/T */
@@ -357,7 +220,7 @@ enum act_size {
 };
 
 /* When an entry is allocated; else it aliases `alias` (or stays NULL). */
-enum act_when { W_ALL, W_SP, W_QKN, W_BIAS, W_CP, W_CPMB };
+enum act_when { W_ALL, W_SP, W_QKN, W_BIAS, W_AG, W_AGMB, W_P2P };
 
 struct act_entry {
 	const char *name;
@@ -382,8 +245,9 @@ static const struct act_entry layer_table[] = {
 	LA(q, A_NQ, W_ALL, NONE),
 	LA(k, A_NKV, W_ALL, NONE),
 	LA(v, A_NKV, W_ALL, NONE),
-	LA(kg, A_KKV, W_CP, offsetof(struct rt_layer_acts, k)),
-	LA(vg, A_KKV, W_CP, offsetof(struct rt_layer_acts, v)),
+	LA(kg, A_KKV, W_AG, offsetof(struct rt_layer_acts, k)),
+	LA(vg, A_KKV, W_AG, offsetof(struct rt_layer_acts, v)),
+	LA(kvlast, A_KV2, W_P2P, NONE),
 	LA(o, A_NQ, W_ALL, NONE),
 	LA(lse, A_LSE, W_ALL, NONE),
 	LA(xm, A_LH, W_ALL, NONE),
@@ -411,9 +275,14 @@ static const struct act_entry global_table[] = {
 	GA(dq, A_NQ, W_ALL, NONE),
 	GA(dk, A_NKV, W_ALL, NONE),
 	GA(dv, A_NKV, W_ALL, NONE),
-	GA(dkg, A_KKV, W_CP, offsetof(struct rt_acts, dk)),
-	GA(dvg, A_KKV, W_CP, offsetof(struct rt_acts, dv)),
-	GA(kvtmp, A_KKV, W_CPMB, NONE),
+	GA(dkg, A_KKV, W_AG, offsetof(struct rt_acts, dk)),
+	GA(dvg, A_KKV, W_AG, offsetof(struct rt_acts, dv)),
+	GA(kvtmp, A_KKV, W_AGMB, NONE),
+	GA(ring0, A_KV4, W_P2P, NONE),
+	GA(ring1, A_KV4, W_P2P, NONE),
+	GA(rdkv, A_KV2, W_P2P, NONE),
+	GA(o2, A_NQ, W_P2P, NONE),
+	GA(lse2, A_LSE, W_P2P, NONE),
 	GA(dqraw, A_NQ, W_QKN, NONE),
 	GA(dkraw, A_NKV, W_QKN, NONE),
 	GA(dout, A_NQ, W_ALL, NONE),
@@ -454,6 +323,8 @@ static long long act_elems(const struct rt_shape *s, enum act_size sz)
 	case A_NKL: return N * z->kl;
 	case A_LSE: return s->micro * z->hl * s->local_seq;
 	case A_KKV: return z->keys * z->kv_l;
+	case A_KV2: return 2 * N * z->kv_l;
+	case A_KV4: return 4 * N * z->kv_l;
 	case A_NFC1: return N * 2 * z->fl;
 	case A_NFL: return N * z->fl;
 	case A_NV: return N * z->vl;
@@ -468,8 +339,9 @@ static int act_on(const struct rt_shape *s, enum act_when w)
 {
 	return w == W_ALL || (w == W_SP && s->sp) ||
 	       (w == W_QKN && s->qk_norm) || (w == W_BIAS && s->qkv_bias) ||
-	       (w == W_CP && s->cp > 1) ||
-	       (w == W_CPMB && s->cp > 1 && s->micro > 1);
+	       (w == W_AG && s->cp > 1 && !s->cp_p2p) ||
+	       (w == W_AGMB && s->cp > 1 && !s->cp_p2p && s->micro > 1) ||
+	       (w == W_P2P && s->cp > 1 && s->cp_p2p);
 }
 
 #define SLOT(base, off) ((float **)(void *)((char *)(base) + (off)))

@@ -33,17 +33,21 @@
  * parallelism, policy.megatron_cfg.sequence_parallel; "CP" context
  * parallelism: each rank holds seq_len / C tokens of every sample,
  * Megatron's load-balanced chunks c and 2C-1-c, and attention reads the
- * keys and values of every CP rank, all-gathered, as Megatron's
- * all_gather CP variant does; N is this rank's micro x seq_len / C rows;
- * groups of one rank issue nothing). Forward:
+ * keys and values of every CP rank (rt_cp.c), by cp_comm_type: p2p, a
+ * ring of C - 1 coll_sendrecv steps forward and C backward, or
+ * all_gather;
+ * N is this rank's micro x seq_len / C rows; groups of one rank issue
+ * nothing). Forward:
  *   gtp all-gather embedding; tp embedding.out: all-reduce (N x h), with
  *   SP reduce-scatter (N/T x h received)
  *   per layer l: SP: tp all-gather layers.l.qkv.in (N/T x h sent); gtp
- *     all-gather layers.l.qkv; CP: cp all-gather layers.l.qkv.k and
- *     layers.l.qkv.v (N x G/T x d sent); gtp all-gather layers.l.proj; tp
- *     layers.l.proj.out all-reduce / SP reduce-scatter; SP: tp all-gather
- *     layers.l.fc1.in; gtp all-gather layers.l.fc1; gtp all-gather
- *     layers.l.fc2; tp layers.l.fc2.out all-reduce / SP reduce-scatter
+ *     all-gather layers.l.qkv; CP p2p: cp send and recv layers.l.qkv.kv
+ *     C - 1 times (2 N x G/T x d each), CP all_gather: cp all-gather
+ *     layers.l.qkv.k and layers.l.qkv.v (N x G/T x d sent); gtp
+ *     all-gather layers.l.proj; tp layers.l.proj.out all-reduce / SP
+ *     reduce-scatter; SP: tp all-gather layers.l.fc1.in; gtp all-gather
+ *     layers.l.fc1; gtp all-gather layers.l.fc2; tp layers.l.fc2.out
+ *     all-reduce / SP reduce-scatter
  *   SP: tp all-gather output.in; gtp all-gather output (embedding when
  *   tied); tp all-reduce ce.max (max), ce.target, ce.sumexp (N each)
  * Backward:
@@ -54,9 +58,11 @@
  *     all-gather layers.l.fc1; tp layers.l.fc1.dgrad all-reduce / SP
  *     reduce-scatter; gtp reduce-scatter layers.l.fc1; SP: tp all-gather
  *     layers.l.proj.dout; gtp all-gather layers.l.proj, gtp reduce-scatter
- *     layers.l.proj; CP: cp reduce-scatter layers.l.qkv.dk and
- *     layers.l.qkv.dv; gtp all-gather layers.l.qkv; tp layers.l.qkv.dgrad
- *     all-reduce / SP reduce-scatter; gtp reduce-scatter layers.l.qkv
+ *     layers.l.proj; CP p2p: cp send and recv layers.l.qkv.dkv C times
+ *     (2 N, 4 N, ..., 4 N, 2 N x G/T x d), CP all_gather: cp reduce-scatter
+ *     layers.l.qkv.dk and layers.l.qkv.dv; gtp all-gather layers.l.qkv;
+ *     tp layers.l.qkv.dgrad all-reduce / SP reduce-scatter; gtp
+ *     reduce-scatter layers.l.qkv
  *   SP: tp all-gather embedding.dout; gtp reduce-scatter embedding
  * A train step: tokens (fp64 sum over dp_cp); per micro-batch forward and
  * backward; grads (every shard, sum over dp_cp_replicate); replicated_grads
@@ -149,6 +155,9 @@ struct rt_shape {
 	long long local;               /* residual rows: N / TP with SP */
 	long long global_batch, per_lane, micro_batches;
 	int tie, qkv_bias, qk_norm, sp;
+	int cp_p2p;                    /* CP's keys and values go round a
+					  ring (cp_comm_type p2p), else
+					  they are all-gathered */
 	double theta, norm_eps;        /* RoPE theta, RMSNorm eps (plan) */
 	float eps;                     /* norm_eps as the kernels take it */
 	int tp, cp, g, lanes;
@@ -185,7 +194,9 @@ struct rt_layer_acts {
 	float *qrstd, *krstd;/* [N H/T], [N G/T] (qk_norm) */
 	float *q, *k, *v;    /* [N, q], [N, kv], [N, kv] as attention reads */
 	float *kg, *vg;      /* [micro x seq_len, kv]: k, v of every CP rank
-				(CP), else k, v */
+				(CP all_gather), else k, v */
+	float *kvlast;       /* [2 N, kv] (CP p2p): k then v of the ring's
+				last block, the backward's first */
 	float *o;            /* [N, q] attention output */
 	float *lse;          /* [micro, H/T, local_seq] */
 	float *xm;           /* [Nl, h] x + attention block */
@@ -214,7 +225,13 @@ struct rt_acts {
 	float *dkg, *dvg;    /* [micro x seq_len, kv] the gathered keys' and
 				values' gradients (CP), else dk, dv */
 	float *kvtmp;        /* [micro x seq_len, kv] CP-rank-major staging
-				of a gather or scatter (CP, micro > 1) */
+				of a gather or scatter (CP all_gather,
+				micro > 1) */
+	float *ring0, *ring1;/* [4 N, kv] (CP p2p): a block's k, v, dk, dv:
+				the one at hand and the one travelling */
+	float *rdkv;         /* [2 N, kv] (CP p2p): this rank's part of a
+				block's dk then dv */
+	float *o2, *lse2;    /* as o, lse (CP p2p): one block's attention */
 	float *dqraw, *dkraw;/* the same before QK-norm (qk_norm) */
 	float *dout;         /* [N, q] attention output gradient */
 	float *du;           /* [N, 2 F/T] */
@@ -377,6 +394,13 @@ int rt_bf16(struct rt_model *m, float *x, long long n);
  * rows first (the caller wrote rows [0, d0)). */
 int rt_scatter_grad(struct rt_model *m, const struct rt_weight *w,
 		    float *gfull);
+/* Context parallelism's attention of layer l (rt_cp.c; CP > 1 only), the
+ * cp_comm_type's collectives included. Forward: la->o, la->lse from
+ * la->q and the keys and values of every CP rank. Backward: accumulates
+ * into a->dq (zeroed by the caller) and sets a->dk, a->dv to the gradient
+ * of this rank's keys and values summed over the CP ranks. */
+int rt_cp_attn_fwd(struct rt_model *m, long long l);
+int rt_cp_attn_bwd(struct rt_model *m, long long l);
 /* A kernel status as a runtime code, reported with the call's place. */
 int rt_kcheck(int kern_rc, const char *call, const char *file, int line);
 /* Device memory of n floats (at least one), zeroed. */

@@ -363,6 +363,8 @@ static int get_bool(const json_t *obj, const char *key, int *out)
 static int read_model(struct rt_settings *s, const json_t *o)
 {
 	const char *name = json_string_value(json_object_get(o, "name"));
+	const char *cpc = json_string_value(json_object_get(o,
+							    "cp_comm_type"));
 	const json_t *th = json_object_get(o, "rope_theta");
 	const json_t *eps = json_object_get(o, "norm_eps");
 	int rc;
@@ -408,6 +410,11 @@ static int read_model(struct rt_settings *s, const json_t *o)
 	    !json_is_number(eps) || !(json_number_value(eps) > 0))
 		return rt_error_once(RT_EPLAN, "plan: runtime.model.rope_theta "
 				     "and norm_eps must be positive numbers");
+	if (!cpc)
+		return rt_error_once(RT_EPLAN, "plan: runtime.model.cp_comm_type "
+				     "must be a string (a plan from an older "
+				     "gtplan?); plan the config again");
+	snprintf(s->cp_comm, sizeof(s->cp_comm), "%s", cpc);
 	s->rope_theta = json_number_value(th);
 	s->norm_eps = json_number_value(eps);
 	snprintf(s->model_name, sizeof(s->model_name), "%s",

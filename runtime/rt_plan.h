@@ -63,6 +63,7 @@ struct rt_settings {
 	long long heads, kv_heads, head_dim;
 	int tie, qkv_bias, qk_norm, moe, sp;
 	double rope_theta, norm_eps;
+	char cp_comm[16];  /* runtime.model.cp_comm_type */
 	/* the pipeline split: layers of the first and last stage, virtual
 	 * stages (0: unset; Megatron's even split, no interleaving) */
 	long long pp_first, pp_last, vpp;

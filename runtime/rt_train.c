@@ -13,7 +13,7 @@
  * this TP rank's contiguous N/T of them; everything between a column-
  * parallel and a row-parallel linear holds all N rows. Q, K and V are
  * [N, heads, head_dim] (kern.h's attention layout); with CP, attention
- * reads K and V of every CP rank, [micro, seq_len, heads, head_dim].
+ * reads K and V of every CP rank (rt_cp.c).
  */
 #include "rt_model.h"
 
@@ -215,74 +215,6 @@ static int qkv_bwd(struct rt_model *m, const struct rt_layer *ly,
 	return bias_split(m, ly->bias, 1);
 }
 
-/* ---- context parallelism: every CP rank's keys and values ---------------- */
-
-/* The all-gather over CP lands rank-major, [C][micro][local_seq]; attention
- * reads sample-major, [micro][C x local_seq]. Copies block (c, b) between
- * the two (to_keys: rank-major -> sample-major). One micro-batch sample: the
- * same layout, no copy. */
-static int cp_reorder(struct rt_model *m, float *keys, float *ranks,
-		      int to_keys)
-{
-	const struct rt_shape *s = &m->s;
-	long long blk = s->local_seq * s->z.kv_l;
-
-	for (int c = 0; c < s->cp; c++)
-		for (long long b = 0; b < s->micro; b++) {
-			float *k = keys + (b * s->cp + c) * blk;
-			float *r = ranks + (c * s->micro + b) * blk;
-
-			KCHECK(kern_copy(m->k, to_keys ? k : r, to_keys ? r : k,
-					 (size_t)blk * sizeof(float)));
-		}
-	return 0;
-}
-
-/* kg, vg = k, v of every CP rank (Megatron's all_gather CP variant). */
-static int cp_gather_kv(struct rt_model *m, long long l)
-{
-	const struct rt_shape *s = &m->s;
-	struct rt_layer_acts *la = &m->la[l];
-	long long n = s->tokens * s->z.kv_l;
-	char what[64];
-
-	for (int part = 0; part < 2; part++) {
-		float *dst = part ? la->vg : la->kg;
-		float *via = s->micro > 1 ? m->a.kvtmp : dst;
-
-		RCHECK(coll_all_gather(m->c, RT_K_CP, label(what, sizeof(what),
-				       m->layer[l].qkv->name, part ? "v" : "k"),
-				       part ? la->v : la->k, via, n));
-		if (via != dst)
-			RCHECK(cp_reorder(m, dst, via, 1));
-	}
-	return 0;
-}
-
-/* Its backward: dk, dv = the sum over CP ranks of their gradients of this
- * rank's keys and values (a reduce-scatter of dkg, dvg). */
-static int cp_scatter_dkv(struct rt_model *m, long long l)
-{
-	const struct rt_shape *s = &m->s;
-	struct rt_acts *a = &m->a;
-	char what[64];
-
-	for (int part = 0; part < 2; part++) {
-		float *src = part ? a->dvg : a->dkg;
-
-		if (s->micro > 1) {
-			RCHECK(cp_reorder(m, src, a->kvtmp, 0));
-			src = a->kvtmp;
-		}
-		RCHECK(coll_reduce_scatter(m->c, RT_K_CP, label(what,
-					   sizeof(what), m->layer[l].qkv->name,
-					   part ? "dv" : "dk"), src,
-					   part ? a->dv : a->dk,
-					   s->tokens * s->z.kv_l));
-	}
-	return 0;
-}
-
 /* ---- forward -------------------------------------------------------------- */
 
 static struct kern_attn attn_shape(const struct rt_shape *s)
@@ -328,9 +260,10 @@ static int attn_block_fwd(struct rt_model *m, long long l)
 	RCHECK(rt_bf16(m, la->k, N * s->z.kv_l));
 	RCHECK(rt_bf16(m, la->v, N * s->z.kv_l));
 	if (s->cp > 1)
-		RCHECK(cp_gather_kv(m, l));
-	KCHECK(kern_attn_fwd(k, &at, la->q, la->kg, la->vg, m->qpos, m->kpos,
-			     la->o, la->lse));
+		RCHECK(rt_cp_attn_fwd(m, l));
+	else
+		KCHECK(kern_attn_fwd(k, &at, la->q, la->k, la->v, m->qpos,
+				     m->kpos, la->o, la->lse));
 	RCHECK(rt_bf16(m, la->o, N * s->z.q_l));
 	RCHECK(rt_weights_next(m, &W));
 	KCHECK(kern_gemm(k, 0, 1, N, h, s->z.q_l, 1.0f, la->o, s->z.q_l, W,
@@ -532,18 +465,18 @@ static int attn_core_bwd(struct rt_model *m, long long l, float **dq,
 	struct rt_acts *a = &m->a;
 	struct kern_ctx *k = m->k;
 	struct kern_attn at = attn_shape(s);
-	long long N = s->tokens, d = s->hd, K = s->z.keys * s->z.kv_l;
+	long long N = s->tokens, d = s->hd, kv = N * s->z.kv_l;
 
 	KCHECK(kern_zero(k, a->dq, (size_t)(N * s->z.q_l) * sizeof(float)));
-	KCHECK(kern_zero(k, a->dkg, (size_t)(s->cp > 1 ? K : N * s->z.kv_l) *
-			 sizeof(float)));
-	KCHECK(kern_zero(k, a->dvg, (size_t)(s->cp > 1 ? K : N * s->z.kv_l) *
-			 sizeof(float)));
-	KCHECK(kern_attn_bwd(k, &at, la->q, la->kg, la->vg, la->o, la->lse,
-			     a->dout, m->qpos, m->kpos, a->dq, a->dkg,
-			     a->dvg));
-	if (s->cp > 1)
-		RCHECK(cp_scatter_dkv(m, l));
+	if (s->cp > 1) {
+		RCHECK(rt_cp_attn_bwd(m, l));
+	} else {
+		KCHECK(kern_zero(k, a->dk, (size_t)kv * sizeof(float)));
+		KCHECK(kern_zero(k, a->dv, (size_t)kv * sizeof(float)));
+		KCHECK(kern_attn_bwd(k, &at, la->q, la->k, la->v, la->o,
+				     la->lse, a->dout, m->qpos, m->kpos, a->dq,
+				     a->dk, a->dv));
+	}
 	KCHECK(kern_rope(k, N, s->z.hl, d, s->theta, m->pos, 1, a->dq));
 	KCHECK(kern_rope(k, N, s->z.kl, d, s->theta, m->pos, 1, a->dk));
 	*dq = a->dq;

@@ -262,14 +262,16 @@ static void stage_memory(const struct plan *p, const struct model_shape *m,
  * out); one micro-batch's activations as rt_model.c's tables list them
  * (per layer x, n1, xm, n2 of the residual rows, n1g and n2g with SP,
  * q, k, v, o, the QK-norm inputs, lse, fc1's output and SwiGLU's, with
- * CP every rank's keys and values; the scratch gradients), and the logits
+ * CP all_gather every rank's keys and values, with the CP ring the last
+ * block's; the scratch gradients and the ring's buffers), and the logits
  * of its vocabulary slice. One stage;
  * nothing is recomputed. */
 static void runtime_memory(const struct plan *p, struct cost_mem_stage *ms)
 {
 	struct prog_rt_shape r;
 	const struct dsz_sizes *z;
-	double n, full = 0, shard = 0, N, Nl, h, L, layer, glob, K;
+	double n, full = 0, shard = 0, N, Nl, h, L, layer, glob, K, lse;
+	double cp_layer = 0, cp_glob = 0;
 	long long g = p->gtp > 0 ? p->gtp : 1;
 
 	prog_rt_shape(p, &r);
@@ -280,6 +282,16 @@ static void runtime_memory(const struct plan *p, struct cost_mem_stage *ms)
 	h = (double)r.d.h;
 	L = (double)r.d.layers;
 	K = (double)(z->keys * z->kv_l); /* every CP rank's keys (CP) */
+	lse = (double)(r.micro * z->hl * (r.d.seq_len / r.d.cp));
+	if (r.d.cp > 1 && r.cp_p2p) {
+		/* kvlast; ring0, ring1, rdkv, o2, lse2 (rt_model.c) */
+		cp_layer = 2 * N * (double)z->kv_l;
+		cp_glob = 10 * N * (double)z->kv_l + N * (double)z->q_l + lse;
+	} else if (r.d.cp > 1) {
+		/* kg, vg; dkg, dvg and with micro-batches kvtmp */
+		cp_layer = 2 * K;
+		cp_glob = (r.micro > 1 ? 3 : 2) * K;
+	}
 	for (int w = 0; w < DSZ_PER_LAYER; w++)
 		if ((double)z->shard[w] > shard)
 			shard = (double)z->shard[w];
@@ -290,11 +302,10 @@ static void runtime_memory(const struct plan *p, struct cost_mem_stage *ms)
 		2 * N * (double)(z->q_l + z->kv_l) +
 		(r.d.qk_norm ? N * (double)(z->q_l + z->kv_l + z->hl +
 					     z->kl) : 0) +
-		(double)(r.micro * z->hl * (r.d.seq_len / r.d.cp)) +
-		3 * N * (double)z->fl + (r.d.cp > 1 ? 2 * K : 0);
+		lse + 3 * N * (double)z->fl + cp_layer;
 	glob = 5 * Nl * h + Nl + N * h + (r.d.sp ? N * h : 0) + 4 * N +
 	       2 * N * (double)(z->q_l + z->kv_l) + 3 * N * (double)z->fl +
-	       (r.d.cp > 1 ? (r.micro > 1 ? 3 : 2) * K : 0);
+	       cp_glob;
 	memset(ms, 0, sizeof(*ms));
 	ms->layers = r.d.layers;
 	ms->in_flight = 1;

@@ -57,6 +57,10 @@ double cost_coll_us(const struct cost_settings *s, unsigned kind,
 		return (nn - 1) * a + S / bw;
 	case OP_ALL_TO_ALL:
 		return (nn - 1) * a + S * (nn - 1) / nn / bw;
+	case OP_SEND_RECV:
+		/* S sent one way while as much arrives the other (full
+		 * duplex links) */
+		return a + S / bw;
 	default:
 		return 0;
 	}

@@ -154,6 +154,7 @@ const char *prog_op_kind_name(enum prog_op_kind k)
 	static const char *const names[OP_KIND_COUNT] = {
 		"all-gather", "reduce-scatter", "all-reduce", "broadcast",
 		"all-to-all", "barrier", "p2p exchange", "compute",
+		"ring send-recv",
 	};
 
 	return (unsigned)k < OP_KIND_COUNT ? names[k] : "?";
@@ -305,7 +306,8 @@ char *prog_op_label(const struct prog *pg, const struct prog_op *op,
 			 "collective #%ld of %s)",
 			 group_shown(op->group, gbuf, sizeof(gbuf)),
 			 prog_op_kind_name((enum prog_op_kind)op->kind), what,
-			 when, (long)(op - pg->ops), pg->rt_call);
+			 when, (long)prog_rt_line(pg, (size_t)(op - pg->ops)),
+			 pg->rt_call);
 		return buf;
 	}
 	what_text(pg, op, what, sizeof(what));

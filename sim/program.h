@@ -29,6 +29,14 @@ enum prog_op_kind {
 	OP_BARRIER,
 	OP_P2P,      /* exchange with the previous or next pipeline stage */
 	OP_COMPUTE,  /* local work; amount is flops */
+	/* a ring step over `group` (context parallelism's p2p ring): every
+	 * member sends `amount` bytes to one neighbour and receives from the
+	 * other at once. flags PROG_SEND_FWD | PROG_RECV_FWD: to the next
+	 * place, from the previous (mod the group's size); PROG_SEND_BWD |
+	 * PROG_RECV_BWD: the reversed ring. Matched like a collective of the
+	 * group: every member runs the same ring steps, and a step waits for
+	 * both neighbours, so a member that does not come holds up the ring */
+	OP_SEND_RECV,
 	OP_KIND_COUNT
 };
 

@@ -1,7 +1,8 @@
 /*
  * program_rt: gtplan-run's collectives as simulator programs (see
  * program_rt.h; the order is runtime/rt_train.c's, the sizes
- * runtime/rt_model.c's).
+ * runtime/rt_model.c's); their names and record lines are
+ * program_rt_record.c's.
  */
 #include "program_rt.h"
 
@@ -43,6 +44,7 @@ void prog_rt_shape_stage(const struct plan *p, long long stage,
 	};
 	s->d.sp = m->sequence_parallel && s->d.tp > 1;
 	s->bf16 = p->runtime.dtype && !strcmp(p->runtime.dtype, "bf16");
+	s->cp_p2p = !strcmp(m->cp_comm_type, "p2p");
 	/* gtplan-run: the plan's batch, the micro batch 1 when unset */
 	s->global_batch = p->global_batch;
 	s->micro = p->micro_batch > 0 ? p->micro_batch : 1;
@@ -71,6 +73,12 @@ int prog_rt_applies(const struct plan *p, char *why, size_t len)
 		snprintf(why, len, "the decoder has no experts, so EP %lld has "
 			 "nothing to split; plan with "
 			 "expert_model_parallel_size 1", p->ep);
+	else if (cp > 1 && strcmp(m->cp_comm_type, "p2p") &&
+		 strcmp(m->cp_comm_type, "all_gather"))
+		snprintf(why, len, "cp_comm_type '%s' is not run by gtplan-run "
+			 "(it runs Megatron's 'p2p' ring and 'all_gather'); set "
+			 "policy.megatron_cfg.cp_comm_type to one of them",
+			 m->cp_comm_type);
 	else if (cp > 1 && p->runtime.seq_len % (2 * cp))
 		snprintf(why, len, "gtplan.runtime.seq_len %lld does not split "
 			 "into 2 x CP = %lld chunks (the load-balanced CP "
@@ -264,13 +272,48 @@ static void tp_reduce(struct rbld *b, enum prog_what what, int w,
 		    b->s.z.tokens * h, PROG_DT_FP32, PROG_REDOP_SUM, label);
 }
 
-/* rt_train.c's cp_gather_kv (fwd) and cp_scatter_dkv: keys, then values
- * (N x G/T x d each), over CP. */
+/* One step of rt_cp.c's ring: `count` floats each way, forward (to the
+ * next CP rank) or reversed. */
+static void ring_step(struct rbld *b, long long layer, int fwd,
+		      long long count)
+{
+	struct prog_op *op;
+	size_t n = b->pg->n;
+
+	rop(b, OP_SEND_RECV, b->k_cp, fwd ? W_KV : W_KV_GRAD,
+	    PRT_W_LAYER + DSZ_QKV, layer, count, PROG_DT_FP32, 0,
+	    fwd ? PRT_L_KV : PRT_L_DKV);
+	if (b->pg->n == n)
+		return;
+	op = &b->pg->ops[n];
+	op->flags = fwd ? PROG_SEND_FWD | PROG_RECV_FWD :
+		    PROG_SEND_BWD | PROG_RECV_BWD;
+}
+
+/* rt_cp.c's ring_fwd and ring_bwd: C - 1 forward steps of keys and values
+ * (2 N kv); C backward steps, the first of keys and values, the middle
+ * ones of them and a gradient (4 N kv), the last of a gradient. */
+static void cp_ring(struct rbld *b, long long layer, int fwd)
+{
+	long long n = b->s.z.tokens * b->s.z.kv_l, C = b->s.d.cp;
+
+	for (long long i = 0; i < (fwd ? C - 1 : C); i++)
+		ring_step(b, layer, fwd, fwd || i == 0 || i + 1 == C ? 2 * n :
+			  4 * n);
+}
+
+/* rt_cp.c: the CP exchange of layer `layer`'s keys and values: the ring
+ * (p2p), or (all_gather) cp_gather_kv's all-gathers of keys, then values
+ * (N x G/T x d each), and cp_scatter_dkv's reduce-scatters. */
 static void cp_kv(struct rbld *b, long long layer, int fwd)
 {
 	long long n = b->s.z.tokens * b->s.z.kv_l;
 	int w = PRT_W_LAYER + DSZ_QKV;
 
+	if (b->s.cp_p2p) {
+		cp_ring(b, layer, fwd);
+		return;
+	}
 	if (fwd) {
 		rop(b, OP_ALL_GATHER, b->k_cp, W_KV, w, layer, n, PROG_DT_FP32,
 		    0, PRT_L_K);
@@ -527,125 +570,4 @@ int prog_rt_build_stage(struct prog *pg, const struct plan *p,
 		return -1;
 	}
 	return 0;
-}
-
-/* ---- names and the record ---------------------------------------------- */
-
-char *prog_rt_what(const struct prog *pg, const struct prog_op *op,
-		   char *buf, size_t len)
-{
-	static const char *const fixed[PRT_L_COUNT] = {
-		[PRT_L_TOKENS] = "tokens", [PRT_L_EMBED_OUT] = "embedding.out",
-		[PRT_L_EMBED_DOUT] = "embedding.dout",
-		[PRT_L_OUTPUT_IN] = "output.in", [PRT_L_CE_MAX] = "ce.max",
-		[PRT_L_CE_TARGET] = "ce.target",
-		[PRT_L_CE_SUMEXP] = "ce.sumexp",
-		[PRT_L_OUTPUT_DGRAD] = "output.dgrad", [PRT_L_GRADS] = "grads",
-		[PRT_L_REP_GRADS] = "replicated_grads",
-		[PRT_L_TP_GRADS] = "tp_grads", [PRT_L_LOSS] = "loss",
-		[PRT_L_STEP] = "step", [PRT_L_EMB_GRADS] = "embedding_grads",
-		[PRT_L_LOSS_PP] = "loss.pp",
-	};
-	static const char *const sfx[PRT_L_COUNT] = {
-		[PRT_L_WEIGHT] = "", [PRT_L_IN] = ".in", [PRT_L_OUT] = ".out",
-		[PRT_L_DOUT] = ".dout", [PRT_L_DGRAD] = ".dgrad",
-		[PRT_L_K] = ".k", [PRT_L_V] = ".v", [PRT_L_DK] = ".dk",
-		[PRT_L_DV] = ".dv",
-	};
-	const char *wn = op->weight >= 0 && (size_t)op->weight < pg->n_weights ?
-			 pg->weights[op->weight] : "?";
-
-	if (op->label == PRT_L_P2P) {
-		struct pps_op o;
-
-		prog_rt_pp_decode(op, &o);
-		pps_label(&o, op->redop ? 2 : 1, buf, len);
-	} else if (op->label < PRT_L_COUNT && sfx[op->label]) {
-		if (op->layer < 0)
-			snprintf(buf, len, "%s%s", wn, sfx[op->label]);
-		else
-			snprintf(buf, len, "layers.%d.%s%s", (int)op->layer, wn,
-				 sfx[op->label]);
-	} else {
-		snprintf(buf, len, "%s", op->label < PRT_L_COUNT &&
-			 fixed[op->label] ? fixed[op->label] : "?");
-	}
-	return buf;
-}
-
-const char *prog_rt_coll_name(const struct prog_op *op)
-{
-	switch (op->kind) {
-	case OP_ALL_GATHER: return "all-gather";
-	case OP_REDUCE_SCATTER: return "reduce-scatter";
-	case OP_ALL_REDUCE: return "all-reduce";
-	case OP_BARRIER: return "barrier";
-	default: return "?";
-	}
-}
-
-const char *prog_rt_op_name(const struct prog_op *op)
-{
-	return op->redop == PROG_REDOP_SUM ? "sum" :
-	       op->redop == PROG_REDOP_MAX ? "max" : NULL;
-}
-
-const char *prog_rt_dtype_name(const struct prog_op *op)
-{
-	return op->dtype == PROG_DT_FP64 ? "fp64" :
-	       op->dtype == PROG_DT_FP32 ? "fp32" :
-	       op->dtype == PROG_DT_BF16 ? "bf16" : "none";
-}
-
-const char *prog_rt_group_name(const struct prog_op *op)
-{
-	return op->group == PROG_GK_WORLD ? "world" :
-	       prog_group_name(op->group);
-}
-
-long long prog_rt_count(const struct prog_op *op)
-{
-	long long elem = op->dtype == PROG_DT_FP64 ? 8 :
-			 op->dtype == PROG_DT_FP32 ? 4 :
-			 op->dtype == PROG_DT_BF16 ? 2 : 0;
-
-	return elem ? (long long)op->amount / elem : 0;
-}
-
-int prog_rt_write_record(FILE *f, const struct plan *p,
-			 const struct prog *pg, size_t n, long long rank,
-			 const char *call, long long step, long long *seq)
-{
-	char what[64];
-
-	for (size_t i = 0; i < n && i < pg->n; i++) {
-		const struct prog_op *op = &pg->ops[i];
-		const struct lay_group_kind *gk = lay_group_kind_at(op->group);
-		const char *rop_name = prog_rt_op_name(op);
-		long long idx = 0;
-
-		if (op->kind == OP_P2P) {
-			if (prog_rt_pp_write_p2p(f, p, op, rank, call, step,
-						 seq))
-				return -1;
-			continue;
-		}
-		/* the embedding group is numbered as its pipeline */
-		if (op->group == PROG_GK_EMBEDDING)
-			gk = lay_group_kind_at(prog_kind("pp"));
-		if (op->group != PROG_GK_WORLD && gk)
-			lay_group_of(&p->dense, gk->axes, rank, &idx, NULL);
-		/* coll.c's record(), byte for byte */
-		fprintf(f, "{\"bytes\":%lld,\"call\":\"%s\",\"coll\":\"%s\","
-			"\"count\":%lld,\"dtype\":\"%s\",\"group\":\"%s\","
-			"\"group_index\":%lld,\"op\":%s%s%s,\"rank\":%lld,"
-			"\"seq\":%lld,\"step\":%lld,\"what\":\"%s\"}\n",
-			(long long)op->amount, call, prog_rt_coll_name(op),
-			prog_rt_count(op), prog_rt_dtype_name(op),
-			prog_rt_group_name(op), idx, rop_name ? "\"" : "",
-			rop_name ? rop_name : "null", rop_name ? "\"" : "",
-			rank, (*seq)++, step, prog_rt_what(pg, op, what,
-							  sizeof(what)));
-	}
-	return ferror(f) ? -1 : 0;
 }

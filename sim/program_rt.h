@@ -14,10 +14,10 @@
  *
  * train (one step, rt_model_train_step): the order runtime/rt_model.h's top
  * comment lists: tokens; per micro-batch the forward (embedding, per layer
- * qkv, its keys' and values' CP all-gathers, proj, fc1, fc2 with their TP
+ * qkv, its keys' and values' CP exchange, proj, fc1, fc2 with their TP
  * collectives, the output layer, the CE statistics) and the backward
- * (output layer, per layer from the last fc2, fc1, proj, the keys' and
- * values' CP reduce-scatters, qkv, the embedding); grads,
+ * (output layer, per layer from the last fc2, fc1, proj, the CP exchange
+ * of the keys' and values' gradients, qkv, the embedding); grads,
  * replicated_grads, tp_grads (when
  * TP sums any), loss, the step barrier. With prefetch each GTP all-gather
  * is issued one weight ahead within its pass.
@@ -25,9 +25,17 @@
  * get_logprobs (and every other forward-only call): the forward above per
  * micro-batch of the lane's share.
  *
- * The programs have no compute ops, so op i of a program is gtplan-run's
- * collective i of the call (its record's seq, counted from the call's
- * first collective).
+ * The CP exchange is runtime/rt_cp.c's: with cp_comm_type all_gather the
+ * keys' and values' all-gathers and their gradients' reduce-scatters; with
+ * p2p the ring's send-recv steps (OP_SEND_RECV), C - 1 forward ("<qkv>.kv",
+ * keys and values to the next CP rank) and C backward ("<qkv>.dkv", the
+ * reversed ring: keys and values, then with them the gradient of the block
+ * before, the last step the gradient only).
+ *
+ * The programs have no compute ops; each op is one of gtplan-run's record
+ * lines of the call, except point-to-point ops (OP_P2P, OP_SEND_RECV):
+ * one line per direction, the send first (prog_rt_line gives an op's
+ * first line, the record's seq counted from the call's first).
  */
 #ifndef GTPLAN_PROGRAM_RT_H
 #define GTPLAN_PROGRAM_RT_H
@@ -54,6 +62,8 @@ enum prog_rt_label {
 	PRT_L_V,            /* keys and values */
 	PRT_L_DK,           /* "<qkv>.dk", "<qkv>.dv": their gradients' CP */
 	PRT_L_DV,           /* reduce-scatters */
+	PRT_L_KV,           /* "<qkv>.kv": a forward step of the CP ring */
+	PRT_L_DKV,          /* "<qkv>.dkv": a backward step of it */
 	PRT_L_TOKENS,       /* "tokens" */
 	PRT_L_EMBED_OUT,    /* "embedding.out" */
 	PRT_L_EMBED_DOUT,   /* "embedding.dout" */
@@ -82,6 +92,7 @@ struct prog_rt_shape {
 	long long global_batch, micro, per_lane, micro_batches;
 	int bf16;                         /* dtype bf16: weights gathered as
 					     bf16 (gradients stay fp32) */
+	int cp_p2p;                       /* cp_comm_type p2p: the CP ring */
 	/* the pipeline stage (base/pp_schedule.h; d.layers is the stage's
 	 * layers, d.skip_pre / skip_post its ends): P, the stage, V, its
 	 * layers per chunk and each chunk's first model layer */
@@ -142,6 +153,8 @@ const char *prog_rt_group_name(const struct prog_op *op);
 /* Elements of the op as runtime/coll*.c count them (all-gather: sent per rank,
  * reduce-scatter: received per rank, all-reduce: the buffer). */
 long long prog_rt_count(const struct prog_op *op);
+/* The record line (from 0 at the call's first) of op i of pg. */
+long long prog_rt_line(const struct prog *pg, size_t i);
 
 /* Writes ops [0, n) of pg as rank `rank` of p would record them (coll.h's
  * Record: one JSON line each, keys sorted, the same bytes gtplan-run

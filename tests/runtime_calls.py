@@ -342,14 +342,22 @@ def forward_ops(plan):
     def w(name, d0, d1):
         return ("all-gather", "gtp", name, shard(d0, d1, g), None)
 
+    def cp_kv(p):
+        # rt_cp.c: the ring's C - 1 forward steps (a send, then a receive,
+        # of keys and values), or the all-gathers of keys and values
+        if m["cp_comm_type"] == "p2p":
+            return [(coll, "cp", p + "qkv.kv", 2 * N * kv, None)
+                    for _ in range(sz["cp"] - 1) for coll in ("send", "recv")]
+        return [("all-gather", "cp", p + "qkv.k", N * kv, None),
+                ("all-gather", "cp", p + "qkv.v", N * kv, None)]
+
     ops = [w("embedding", vl, h), red("embedding.out")]
     for l in range(m["layers"]):
         p = f"layers.{l}."
         ops += ag_in(p + "qkv.in")
-        ops += [w(p + "qkv", (m["heads"] + 2 * m["kv_heads"]) // tp * d, h),
-                ("all-gather", "cp", p + "qkv.k", N * kv, None),
-                ("all-gather", "cp", p + "qkv.v", N * kv, None),
-                w(p + "proj", h, m["heads"] // tp * d), red(p + "proj.out")]
+        ops += [w(p + "qkv", (m["heads"] + 2 * m["kv_heads"]) // tp * d, h)]
+        ops += cp_kv(p)
+        ops += [w(p + "proj", h, m["heads"] // tp * d), red(p + "proj.out")]
         ops += ag_in(p + "fc1.in")
         ops += [w(p + "fc1", 2 * f // tp, h), w(p + "fc2", h, f // tp),
                 red(p + "fc2.out")]

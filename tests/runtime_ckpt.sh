@@ -5,7 +5,8 @@
 #     (TP2xG3, 6 ranks): every step's loss and the final weights equal;
 # (b) that TP2xG3 checkpoint resumed under TP1xG2xD2 (4 ranks), TP2 with
 #     sequence parallelism (2 ranks), TP1xCP2 (2 ranks; only cp 0 writes)
-#     and on one rank: losses and final
+#     and on one rank, and a TP1xCP2 checkpoint (the p2p ring) resumed on
+#     one rank (CP 1): losses and final
 #     weights against the uninterrupted single-rank run within 1e-5
 #     (tests/runtime_compare.py); --save-every; decoder.yaml's model (tied,
 #     qkv bias, QK-norm) saved under TP2xG3 and resumed under TP1xG2xD2;
@@ -94,6 +95,14 @@ check "tp2g3 -> cp2 parity" "$PY" tests/runtime_compare.py "$TOL" norm \
 sed 's/^/    tp2g3 -> cp2: /' "$tmp/out"
 check "check ckcp2" "$PY" tests/runtime_ckpt_check.py "$tmp/ckcp2" "$tmp/cp2.json" "$tmp/cp2.w"
 sed 's/^/    cp2: /' "$tmp/out"
+# and back: 2 steps under TP1xCP2, saved, 2 more on one rank (CP 1)
+check "cp2 2 steps, save" mpi 2 "$tmp/cp2.json" --steps 2 --save "$tmp/ckc2" --log "$tmp/c1.log"
+check "cp2 -> 1 rank load" mpi 1 "$tmp/ref.json" --load "$tmp/ckc2" --log "$tmp/c2.log" \
+	--dump-weights "$tmp/c2.w"
+cat "$tmp/c1.log" "$tmp/c2.log" >"$tmp/c2all.log"
+check "cp2 -> 1 rank parity" "$PY" tests/runtime_compare.py "$TOL" norm \
+	"$tmp/ref.log" "$tmp/ref.w" "$tmp/c2all.log" "$tmp/c2.w"
+sed 's/^/    cp2 -> 1 rank: /' "$tmp/out"
 # decoder.yaml: tied output, qkv bias (TP-split, GTP-replicated), QK norms;
 # SGD, element by element (Adam amplifies one near-zero gradient: see
 # tests/runtime_parity.sh)
@@ -120,7 +129,7 @@ check "check ckcp" "$PY" tests/runtime_ckpt_check.py "$tmp/ckcp" "$tmp/tp2sp.jso
 sed 's/^/    tp2sp: /' "$tmp/out"
 check "check ck4" "$PY" tests/runtime_ckpt_check.py "$tmp/ck4" "$tmp/tp1g2d2.json" "$tmp/b4.w"
 sed 's/^/    tp1g2d2: /' "$tmp/out"
-for d in ck6 ck4 ckcp ckcp2 ckd; do
+for d in ck6 ck4 ckcp ckcp2 ckc2 ckd; do
 	check "schema $d" "$PY" tests/check_plan_schema.py schemas/ckpt.schema.json "$tmp/$d/metadata.json"
 done
 # the checker fails on a checkpoint that is not the plan's

@@ -9,13 +9,15 @@
 #    GPL text where the system has it, else the synthetic text), named
 #    explicitly so that the reference reads the same; the runs below train
 #    on --data synthetic: their tolerance was set on it;
-# 2. parity: TP2xG3 (6 ranks), TP1xG2xD2, TP2xG2xD2, TP2xCP2xG2 (8), TP2
+# 2. parity: TP2xG3 (6 ranks), TP1xG2xD2, TP2xG2xD2, TP2xCP2xG2 (8) with
+#    each cp_comm_type (p2p, Megatron's default, and all_gather), CP2xG2
+#    and CP4 with micro-batches of 2 (the ring's middle steps; p2p), TP2
 #    with sequence parallelism, TP2xG2 with it (4) against the single-rank
 #    run on the same global batch, per-step loss and final gathered weights
 #    within 1e-5 relative (tests/runtime_compare.py): Adam runs normwise,
 #    SGD runs element by element; the same for decoder.yaml's model on
-#    TP2xG3, TP1xG2xD2, TP2xG2 with SP and TP2xCP2 with SP (micro-batches
-#    of 2: the CP gathers' reordering);
+#    TP2xG3, TP1xG2xD2, TP2xG2 with SP and TP2xCP2 with SP (p2p,
+#    micro-batches of 2);
 # 3. each rank's --record against the plan (tests/runtime_records.py) and
 #    against the simulator's prediction (gtplan sim --predict-record,
 #    tests/runtime_predict.py): the same collectives, byte for byte;
@@ -97,6 +99,9 @@ layouts=(
 	"tp1g2d2 4 3 $M.tensor_parallel_num_weight_shards=2"
 	"tp2g2d2 8 3 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4"
 	"tp2cp2g2 8 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4 $M.context_parallel_size=2 policy.sequence_packing.enabled=true"
+	"tp2cp2g2ag 8 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4 $M.context_parallel_size=2 policy.sequence_packing.enabled=true +$M.cp_comm_type=all_gather"
+	"cp2g2 4 6 $M.tensor_parallel_num_weight_shards=2 $M.context_parallel_size=2 policy.sequence_packing.enabled=true"
+	"cp4 4 6 $M.context_parallel_size=4 policy.sequence_packing.enabled=true policy.train_micro_batch_size=2"
 	"tp2sp 2 12 $M.tensor_model_parallel_size=2 +$M.sequence_parallel=true"
 	"tp2g2sp 4 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4 +$M.sequence_parallel=true"
 )
@@ -151,6 +156,17 @@ for row in "${dlayouts[@]}"; do
 	check "prediction $name" "$PY" tests/runtime_predict.py "$tmp/$name.pred" "$tmp/$name.adam.rec"
 	tail -1 "$tmp/out" | sed "s/^/    $name: /"
 done
+
+# the ring's exchanges waited for under the watchdog (--timeout polls
+# them): the same weights, byte for byte
+cp "$tmp/cp4.json" "$tmp/cp4w.json"
+train cp4w 4 sgd --lr 1 --timeout 60
+if cmp -s "$tmp/cp4w.sgd.w" "$tmp/cp4.sgd.w"; then ok; else bad "--timeout changed the weights of cp4"; fi
+# the records check pairs the ring's sends and receives: one send's count
+# changed in one record
+sed -i '0,/"coll":"send","count":1280/s//"coll":"send","count":1281/' "$tmp/cp2g2.adam.rec.0"
+refuse "records pair the ring" "they do not pair" \
+	"$PY" tests/runtime_records.py "$tmp/cp2g2.json" "$tmp/cp2g2.adam.rec" 6
 
 # the comparison finds a difference: one count changed in one record
 sed -i '5s/"count":\([0-9]*\)/"count":9\1/' "$tmp/tp2g3.adam.rec.3"
@@ -339,6 +355,8 @@ refuse "ffn by TP" "the MLP size 97 of gtplan.runtime is not divisible by TP 2" 
 plan seq30 8 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=4 \
 	$M.context_parallel_size=2 policy.sequence_packing.enabled=true gtplan.runtime.seq_len=30
 refuse "seq_len by CP" "does not split into 2 x CP = 4 chunks" mpi 8 "$tmp/seq30.json"
+plan a2a 2 $M.context_parallel_size=2 policy.sequence_packing.enabled=true +$M.cp_comm_type=a2a
+refuse "cp_comm_type a2a" "cp_comm_type 'a2a' is not run by gtplan-run" mpi 2 "$tmp/a2a.json"
 # TP 4 above decoder.yaml's 2 query groups (the plan has GT602 too):
 # Megatron-LM PR #2565's sub-sharding is not implemented
 "$GTPLAN" plan tests/runtime/decoder.yaml cluster.gpus_per_node=4 $M.tensor_model_parallel_size=4 \

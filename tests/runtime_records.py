@@ -18,9 +18,14 @@ RECORD is the --record path; rank r's file is RECORD.r. Checks:
     all-reduce over dp_cp_replicate, three all-reduces over dp_cp (tokens,
     replicated gradients, loss), one TP all-reduce when QK-norm or
     sequence parallelism needs the TP sum, one world barrier; with CP per
-    micro-batch 2 L CP all-gathers (keys, values) and 2 L CP
-    reduce-scatters (their gradients); each only where its group has more
+    micro-batch, by runtime.model.cp_comm_type: all_gather 2 L CP
+    all-gathers (keys, values) and 2 L CP reduce-scatters (their
+    gradients), p2p L (2 CP - 1) CP sends and as many receives (the ring:
+    CP - 1 steps forward, CP backward); each only where its group has more
     than one rank;
+  - point-to-point lines (coll "send", "recv") carry the peer's place
+    (after op) and pair up: the n-th send from a member to another carries
+    as many elements as the other's n-th receive from it;
   - GTP shard sizes: each weight's all-gather and reduce-scatter move
     S x d1 elements, S = the TP-local dim 0 padded to a multiple of 16 x G,
     divided by G (Megatron's gtp_remat_shard_dim0), computed here;
@@ -33,6 +38,8 @@ import sys
 
 KEYS = ["bytes", "call", "coll", "count", "dtype", "group", "group_index",
         "op", "rank", "seq", "step", "what"]
+P2P_KEYS = KEYS[:8] + ["peer"] + KEYS[8:]
+PEERS = ("rank", "seq", "peer")
 GTP_PAD = 16
 
 
@@ -70,7 +77,8 @@ def main(argv):
 
     for r, lines in enumerate(recs):
         for n, (d, raw) in enumerate(lines):
-            if list(d) != KEYS or d["rank"] != r or d["seq"] != n:
+            keys = P2P_KEYS if d.get("coll") in ("send", "recv") else KEYS
+            if list(d) != keys or d["rank"] != r or d["seq"] != n:
                 bad.append(f"rank {r} line {n}: keys, rank or seq wrong: "
                            f"{raw.strip()}")
                 break
@@ -86,8 +94,24 @@ def main(argv):
                            f"{kind} group")
 
     def projected(r, kind):
-        return [tuple(d[k] for k in KEYS if k not in ("rank", "seq"))
+        return [tuple(d[k] for k in d if k not in PEERS)
                 for d, _ in recs[r] if d["group"] == kind]
+
+    def pairs(kind, members):
+        flow = {}  # (from, to) -> [counts sent], [counts received]
+        for p, r in enumerate(members):
+            for d, _ in recs[r]:
+                if d["group"] == kind and d["coll"] in ("send", "recv"):
+                    send = d["coll"] == "send"
+                    key = (p, d["peer"]) if send else (d["peer"], p)
+                    flow.setdefault(key, ([], []))[0 if send else 1] \
+                        .append(d["count"])
+        for (p, q), (sent, got) in sorted(flow.items()):
+            if sent != got:
+                return (f"{kind} group {members}: place {p} sends {sent[:4]}"
+                        f"... to place {q}, which receives {got[:4]}... "
+                        f"from it: they do not pair")
+        return None
 
     for kind, lists in list(groups.items()) + [("world", [list(range(
             plan["world_size"]))])]:
@@ -98,6 +122,9 @@ def main(argv):
                     bad.append(f"{kind} group {members}: rank {r} issued "
                                f"other collectives than rank {members[0]}")
                     break
+            unpaired = pairs(kind, members)
+            if unpaired:
+                bad.append(unpaired)
 
     m = rt["model"]
     h, f, d = m["hidden"], m["ffn"], m["head_dim"]
@@ -139,9 +166,13 @@ def main(argv):
                 want[("all-gather", "tp")] = mbs * (2 + 4 * layers)
                 want[("reduce-scatter", "tp")] = mbs * (2 + 4 * layers)
             # CP: each layer's keys and values all-gathered, their
-            # gradients reduce-scattered
-            want[("all-gather", "cp")] = mbs * 2 * layers
-            want[("reduce-scatter", "cp")] = mbs * 2 * layers
+            # gradients reduce-scattered, or the ring's steps
+            if m["cp_comm_type"] == "p2p":
+                for coll in ("send", "recv"):
+                    want[(coll, "cp")] = mbs * layers * (2 * sz["cp"] - 1)
+            else:
+                want[("all-gather", "cp")] = mbs * 2 * layers
+                want[("reduce-scatter", "cp")] = mbs * 2 * layers
             want = {k: v for k, v in want.items() if size[k[1]] > 1}
             if count != want:
                 bad.append(f"rank {r} step {s}: issued {sorted(count.items())}"

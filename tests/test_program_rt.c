@@ -38,6 +38,7 @@ static void mkplan_pp(struct plan *p, long long tp, long long cp,
 	m->vocab = 255;
 	m->rope_theta = 10000;
 	m->norm_eps = 1e-5;
+	snprintf(m->cp_comm_type, sizeof(m->cp_comm_type), "p2p");
 }
 
 static void mkplan(struct plan *p, long long tp, long long cp, long long g,
@@ -289,9 +290,10 @@ START_TEST(sequence_parallel)
 }
 END_TEST
 
-/* CP 2: a rank holds 16 of each sample's 32 tokens; per layer its keys
- * and values are all-gathered over CP in the forward (after qkv's gather)
- * and their gradients reduce-scattered in the backward (before it). */
+/* CP 2, cp_comm_type all_gather: a rank holds 16 of each sample's 32
+ * tokens; per layer its keys and values are all-gathered over CP in the
+ * forward (after qkv's gather) and their gradients reduce-scattered in the
+ * backward (before it). */
 START_TEST(context_parallel)
 {
 	struct plan p;
@@ -301,6 +303,8 @@ START_TEST(context_parallel)
 	size_t i = 0;
 
 	mkplan(&p, 2, 2, 1, 1, 4, 1); /* 4 micro-batches of 1 */
+	snprintf(p.runtime.model.cp_comm_type,
+		 sizeof(p.runtime.model.cp_comm_type), "all_gather");
 	prog_rt_shape(&p, &s);
 	ck_assert_int_eq(s.z.tokens, 16);
 	ck_assert_int_eq(s.z.keys, 32);
@@ -317,6 +321,80 @@ START_TEST(context_parallel)
 	/* the TP all-reduces move this rank's 16 rows */
 	ck_assert_str_eq(what(&pg, 1, buf), "embedding.out");
 	ck_assert_int_eq(prog_rt_count(&pg.ops[1]), 16 * 40);
+	prog_release(&pg);
+	plan_release(&p);
+}
+END_TEST
+
+/* CP 4, cp_comm_type p2p (rt_cp.c's ring): per micro-batch and layer 3
+ * forward steps of keys and values (8 rows x 1 KV head of 10, twice) to
+ * the next CP rank, before proj's TP all-reduce; 4 backward steps to the
+ * previous one, before qkv's: keys and values, then with them a gradient
+ * (twice as many), the last a gradient alone. No CP all-gather. Rank 2
+ * (CP place 1) records each step as a send and a receive, forward to 2
+ * and from 0, backward the other way. */
+START_TEST(context_parallel_ring)
+{
+	struct plan p;
+	struct prog pg;
+	char buf[64], *rec = NULL;
+	size_t i = 0, len = 0;
+	long long seq = 0, counts[4] = { 160, 320, 320, 160 };
+	FILE *f;
+
+	mkplan(&p, 2, 4, 1, 1, 2, 1);
+	ck_assert_int_eq(prog_rt_applies(&p, buf, sizeof(buf)), 1);
+	ck_assert_int_eq(prog_rt_build(&pg, &p, PROG_TRAIN, "train"), 0);
+	ck_assert_uint_eq(count(&pg, OP_SEND_RECV, "cp"), 2 * 2 * (3 + 4));
+	ck_assert_uint_eq(count(&pg, OP_ALL_GATHER, "cp"), 0);
+	ck_assert_uint_eq(count(&pg, OP_REDUCE_SCATTER, "cp"), 0);
+	while (i < pg.n && strcmp(what(&pg, i, buf), "layers.0.qkv.kv"))
+		i++;
+	ck_assert_uint_lt(i + 3, pg.n);
+	for (int k = 0; k < 3; k++) {
+		ck_assert_str_eq(what(&pg, i + k, buf), "layers.0.qkv.kv");
+		ck_assert_int_eq(prog_rt_count(&pg.ops[i + k]), 160);
+		ck_assert_uint_eq(pg.ops[i + k].flags,
+				  PROG_SEND_FWD | PROG_RECV_FWD);
+	}
+	ck_assert_str_eq(what(&pg, i + 3, buf), "layers.0.proj.out");
+	while (i < pg.n && strcmp(what(&pg, i, buf), "layers.1.qkv.dkv"))
+		i++;
+	ck_assert_uint_lt(i + 4, pg.n);
+	ck_assert_str_eq(what(&pg, i - 1, buf), "layers.1.fc1.dgrad");
+	for (int k = 0; k < 4; k++) {
+		ck_assert_str_eq(what(&pg, i + k, buf), "layers.1.qkv.dkv");
+		ck_assert_int_eq(prog_rt_count(&pg.ops[i + k]), counts[k]);
+		ck_assert_uint_eq(pg.ops[i + k].flags,
+				  PROG_SEND_BWD | PROG_RECV_BWD);
+	}
+	ck_assert_str_eq(what(&pg, i + 4, buf), "layers.1.qkv.dgrad");
+	f = open_memstream(&rec, &len);
+	ck_assert_ptr_nonnull(f);
+	/* rank 2 = t0 c1 (TP fastest) */
+	ck_assert_int_eq(prog_rt_write_record(f, &p, &pg, i + 1, 2, "train",
+					      1, &seq), 0);
+	fclose(f);
+	/* each step: a send to one neighbour, a receive from the other */
+	ck_assert_ptr_nonnull(strstr(rec, "\"coll\":\"send\",\"count\":160,"
+				     "\"dtype\":\"fp32\",\"group\":\"cp\","
+				     "\"group_index\":0,\"op\":null,\"peer\":2,"
+				     "\"rank\":2,\"seq\":"));
+	ck_assert_ptr_nonnull(strstr(rec, "\"coll\":\"recv\",\"count\":160,"
+				     "\"dtype\":\"fp32\",\"group\":\"cp\","
+				     "\"group_index\":0,\"op\":null,\"peer\":0,"
+				     "\"rank\":2,\"seq\":"));
+	ck_assert_ptr_nonnull(strstr(rec, "\"coll\":\"send\",\"count\":160,"
+				     "\"dtype\":\"fp32\",\"group\":\"cp\","
+				     "\"group_index\":0,\"op\":null,\"peer\":0,"
+				     "\"rank\":2,\"seq\":"));
+	/* two lines a step */
+	ck_assert_int_eq(seq, prog_rt_line(&pg, i + 1));
+	ck_assert_int_eq(prog_rt_line(&pg, i + 1) - prog_rt_line(&pg, i), 2);
+	free(rec);
+	snprintf(p.runtime.model.cp_comm_type,
+		 sizeof(p.runtime.model.cp_comm_type), "a2a");
+	ck_assert_int_eq(prog_rt_applies(&p, buf, sizeof(buf)), 0);
 	prog_release(&pg);
 	plan_release(&p);
 }
@@ -548,6 +626,7 @@ int main(void)
 		{ "shards", shard_sizes_with_padding },
 		{ "sequence_parallel", sequence_parallel },
 		{ "context_parallel", context_parallel },
+		{ "context_parallel_ring", context_parallel_ring },
 		{ "one_rank_groups", one_rank_groups_are_skipped },
 		{ "forward", forward_is_the_forward_part },
 		{ "prog_build", prog_build_switches_and_labels },
