@@ -40,10 +40,12 @@ done
 # ---- (e) kill -9 during saves -------------------------------------------------
 # The uninterrupted run keeps every step (--keep 0); each killed run resumes
 # from `latest` and logs 1 to 3 more steps (the first run 2 to 4, so that
-# one save is complete) before its kill, 0 to 60 ms after that step's log
-# line (where its save starts); 36 steps leave room for the steps a fast
-# machine adds in those ms. Odd kills end the whole job (mpirun and every
-# rank), even ones one rank.
+# one save is complete) before its kill: kills 3 and 6 0 to 60 ms after
+# that step's log line, the others as soon as the next step's .tmp
+# directory is seen (polled every ms: inside its save, or just after it,
+# since a kill leaves a .tmp that the next save of its step replaces); 36
+# steps leave room for the steps a fast machine adds meanwhile. Odd kills
+# end the whole job (mpirun and every rank), even ones one rank.
 K=36
 check "kill: uninterrupted run" mpi 2 "$tmp/tp2sp.json" --steps $K --save "$tmp/kref" --save-every 1 \
 	--keep 0 --log "$tmp/kref.log"
@@ -54,6 +56,8 @@ for i in 1 2 3 4 5 6; do
 	s0=$(ckstep "$D") load=()
 	[ "$s0" -gt 0 ] && load=(--load "$D")
 	target=$((s0 + 1 + (s0 == 0) + RANDOM % 3)) delay_ms=$((RANDOM % 61)) pick=$((RANDOM % 2 + 1))
+	in_save=$((i % 3 != 0))
+	[ $in_save -eq 1 ] && delay_ms=0
 	rm -f "$tmp/kill.log"
 	mpirun --oversubscribe --bind-to none -np 2 "$RUN" "$tmp/tp2sp.json" "${load[@]}" --steps $K \
 		--save "$D" --save-every 1 --log "$tmp/kill.log" >"$tmp/kill.out" 2>&1 &
@@ -63,8 +67,14 @@ for i in 1 2 3 4 5 6; do
 		kill -0 "$job" 2>/dev/null || break
 		sleep 0.01
 	done
-	sleep "$(printf '0.%03d' "$delay_ms")"
 	ranks=$(pgrep -P "$job")
+	# the save of the step after: its .tmp cannot be a leftover of a kill
+	next=$D/$(printf 'iter_%07d.tmp' $((target + 1)))
+	for ((w = 0; in_save && w < 5000; w++)); do
+		[ -d "$next" ] && break
+		sleep 0.001
+	done
+	[ "$delay_ms" -gt 0 ] && sleep "$(printf '0.%03d' "$delay_ms")"
 	victim="one rank"
 	[ $((i % 2)) -eq 1 ] && victim="the job"
 	{ # (bash's "Killed" notices go to /dev/null)
@@ -80,7 +90,10 @@ for i in 1 2 3 4 5 6; do
 	# directory that `latest` does not name yet
 	if compgen -G "$D/iter_*.tmp" >/dev/null || [ -d "$D/$(printf 'iter_%07d' $((s + 1)))" ]; then
 		interrupted=$((interrupted + 1)); fi
-	echo "    kill $i: $victim, ${delay_ms} ms after step $target's line: latest is step $s"
+	when="step $target's line"
+	[ $in_save -eq 1 ] && when="iter_$(printf '%07d' $((target + 1))).tmp appeared"
+	echo "    kill $i: $victim, ${delay_ms} ms after $when: latest is step $s$(ls "$D" |
+		grep -v "^latest$\|^$(cat "$D/latest")$" | sed 's/^/, /' | tr -d '\n')"
 	# the run resumed where `latest` said, bit-identical to the uninterrupted run
 	if resumed "$tmp/kill.log" $((s0 + 1)) >/dev/null 2>&1; then ok; else
 		bad "kill $i: the run from step $s0 did not resume with the uninterrupted run's step $((s0 + 1))"; fi
