@@ -106,10 +106,10 @@ int rt_limits_memory(const struct rt_shape *s, const struct rt_plan *p,
 		budget = o->mem_budget * GIB;
 		snprintf(whose, sizeof(whose), "--mem-budget");
 	} else {
-		budget = host_bytes() / nlocal;
-		snprintf(whose, sizeof(whose), "the host's %.1f GiB over its "
-			 "%d rank%s", host_bytes() / GIB, nlocal,
-			 nlocal > 1 ? "s" : "");
+		budget = RT_HOST_SHARE * host_bytes() / nlocal;
+		snprintf(whose, sizeof(whose), "%.0f%% of the host's %.1f GiB "
+			 "over its %d rank%s", 100 * RT_HOST_SHARE,
+			 host_bytes() / GIB, nlocal, nlocal > 1 ? "s" : "");
 	}
 	over = (double)need > budget;
 	/* the lowest rank over its budget says why */

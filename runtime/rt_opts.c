@@ -67,9 +67,10 @@ void rt_opts_usage(FILE *f)
 "                        --steps is then the last step, not the number\n"
 "                        to train\n"
 "  --mem-budget GIB      the memory one rank may use on --device cpu\n"
-"                        (default: the host's memory, or its cgroup's\n"
-"                        limit, over the ranks on the host); a plan that\n"
-"                        needs more is refused before any allocation\n"
+"                        (default: 90%% of the host's memory, or of its\n"
+"                        cgroup's limit, over the ranks on the host); a\n"
+"                        plan that needs more is refused before any\n"
+"                        allocation\n"
 "  --force               run a plan that has error diagnostics, or whose\n"
 "                        memory estimate exceeds the GPU's free memory\n"
 "  -h, --help            this text\n", RT_CKPT_KEEP_DEFAULT);
