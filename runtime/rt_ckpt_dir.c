@@ -24,11 +24,13 @@ enum { K_PLAIN, K_ALT, K_TMP, K_OTHER };
 /* The kind of directory name s is (K_OTHER: none of ours); *step its step. */
 static int name_kind(const char *s, long long *step)
 {
-	const char *d = s + strlen(ITER);
+	const char *d;
 	char *end;
 
-	if (strncmp(s, ITER, strlen(ITER)) || strspn(d, "0123456789") < 7 ||
-	    strspn(d, "0123456789") > 18)
+	if (strncmp(s, ITER, strlen(ITER)))
+		return K_OTHER;
+	d = s + strlen(ITER);
+	if (strspn(d, "0123456789") < 7 || strspn(d, "0123456789") > 18)
 		return K_OTHER;
 	*step = strtoll(d, &end, 10);
 	if (!*end)
@@ -96,12 +98,15 @@ int rt_ckpt_dir_fsync(const char *path)
  * shard-RRRRR.bin, or either's .tmp (written by earlier gtplan-runs). */
 static int ours(const char *s)
 {
-	size_t n = strspn(s + 6, "0123456789");
+	size_t n;
 
 	if (!strcmp(s, RT_CKPT_META) || !strcmp(s, RT_CKPT_META ".tmp"))
 		return 1;
-	return !strncmp(s, "shard-", 6) && n >= 5 &&
-	       (!strcmp(s + 6 + n, ".bin") || !strcmp(s + 6 + n, ".bin.tmp"));
+	if (strncmp(s, "shard-", 6))
+		return 0;
+	n = strspn(s + 6, "0123456789");
+	return n >= 5 && (!strcmp(s + 6 + n, ".bin") ||
+			  !strcmp(s + 6 + n, ".bin.tmp"));
 }
 
 /* Removes checkpoint directory `path`: metadata.json first (so that a
