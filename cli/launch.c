@@ -34,7 +34,7 @@ const char launch_help[] =
 "  --log FILE  --record FILE  --dump-weights FILE  --optimizer adam|sgd\n"
 "  --lr X  --timeout S  --comm auto|nccl|mpi  --bench-comm N\n"
 "  --data FILE  --logprobs FILE  --export FILE  --refit-gather ORDER\n"
-"  --save DIR  --save-every N  --load DIR\n"
+"  --save DIR  --save-every N  --keep N  --load DIR  --mem-budget GIB\n"
 "  -- OPTION...       every word after -- goes to gtplan-run as is, for\n"
 "                     options a newer gtplan-run has\n"
 "\n"
@@ -68,7 +68,8 @@ static const char *const runtime_valued[] = {
 	"--device", "--steps", "--global-batch", "--micro-batch", "--log",
 	"--record", "--dump-weights", "--optimizer", "--lr", "--timeout",
 	"--comm", "--bench-comm", "--data", "--logprobs", "--export",
-	"--refit-gather", "--save", "--save-every", "--load",
+	"--refit-gather", "--save", "--save-every", "--load", "--keep",
+	"--mem-budget",
 };
 
 /* Sets err to the formatted text; returns status. */

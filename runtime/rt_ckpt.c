@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "rt_ckpt_dir.h"
 #include "rt_ckpt_index.h"
 #include "rt_err.h"
 
@@ -59,14 +59,15 @@ static int host_arrays(struct rt_model *m, float *h[RT_CKPT_NGROUPS],
 	return 0;
 }
 
-/* Writes this rank's pieces to dir/shard-RANK.bin (tmp + rename) and
- * describes them in slots (CK_SLOT per tensor, then the file's bytes). */
+/* Writes this rank's pieces to dir/shard-RANK.bin (dir is the save's .tmp
+ * directory: nothing names it yet), fsyncs it, and describes the pieces in
+ * slots (CK_SLOT per tensor, then the file's bytes). */
 static int write_pieces(const char *dir, int rank,
 			const struct rt_ckpt_tensor *t, int nt,
 			float *const h[RT_CKPT_NGROUPS], long long *slots)
 {
 	char name[32];
-	char *path = NULL, *tmp = NULL;
+	char *path = NULL;
 	FILE *f = NULL;
 	long long bytes = 0;
 	int rc = 0, any = 0;
@@ -77,15 +78,10 @@ static int write_pieces(const char *dir, int rank,
 	if (!any)
 		return 0;
 	snprintf(name, sizeof(name), "shard-%05d.bin", rank);
-	path = rt_ckpt_index_path(dir, name);
-	tmp = path ? malloc(strlen(path) + 5) : NULL;
-	if (!tmp) {
-		rc = rt_error(RT_ENOMEM, "out of memory");
-		goto out;
-	}
-	snprintf(tmp, strlen(path) + 5, "%s.tmp", path);
-	if (!(f = fopen(tmp, "wb"))) {
-		rc = rt_error(RT_EIO, "--save: cannot write '%s': %s", tmp,
+	if (!(path = rt_ckpt_index_path(dir, name)))
+		return rt_error(RT_ENOMEM, "out of memory");
+	if (!(f = fopen(path, "wb"))) {
+		rc = rt_error(RT_EIO, "--save: cannot write '%s': %s", path,
 			      strerror(errno));
 		goto out;
 	}
@@ -97,7 +93,7 @@ static int write_pieces(const char *dir, int rank,
 			continue;
 		if (fwrite(src, sizeof(float), (size_t)n, f) != (size_t)n) {
 			rc = rt_error(RT_EIO, "--save: write error in '%s'",
-				      tmp);
+				      path);
 			goto out;
 		}
 		s[0] = 1;
@@ -109,9 +105,9 @@ static int write_pieces(const char *dir, int rank,
 		s[6] = (long long)fnv1a64(src, (size_t)n * sizeof(float));
 		bytes += n * (long long)sizeof(float);
 	}
-	rc = fclose(f);
+	rc = rt_ckpt_dir_fsync_file(f) | fclose(f);
 	f = NULL;
-	if (rc || rename(tmp, path))
+	if (rc)
 		rc = rt_error(RT_EIO, "--save: cannot write '%s': %s", path,
 			      strerror(errno));
 	slots[(long long)nt * CK_SLOT] = bytes;
@@ -119,7 +115,6 @@ out:
 	if (f)
 		fclose(f);
 	free(path);
-	free(tmp);
 	return rc;
 }
 
@@ -169,79 +164,58 @@ static int gathered_index(struct rt_ckpt_index *x, const long long *all,
 	return 0;
 }
 
-/* Rank 0: validates the pieces and writes metadata.json (tmp + rename). */
+/* Rank 0: validates the pieces and writes metadata.json into the save's
+ * .tmp directory `dir`, fsynced; `top` is --save's DIR (messages). */
 static int write_meta(const struct rt_model *m, const struct rt_plan *p,
-		      const char *dir, struct rt_ckpt_index *x)
+		      const char *top, const char *dir,
+		      struct rt_ckpt_index *x)
 {
 	char why[RT_CKPT_WHY];
 	char *path = rt_ckpt_index_path(dir, RT_CKPT_META);
-	char *tmp = rt_ckpt_index_path(dir, RT_CKPT_META ".tmp");
 	FILE *f = NULL;
 	int rc = 0;
 
-	if (!path || !tmp) {
-		rc = rt_error(RT_ENOMEM, "out of memory");
-		goto out;
-	}
+	if (!path)
+		return rt_error(RT_ENOMEM, "out of memory");
 	if (rt_ckpt_index_validate(x, why)) {
 		rc = rt_error(RT_ECKPT, "--save %s: checkpoint validation: %s; "
-			      "no metadata written, so this is no checkpoint",
-			      dir, why);
+			      "nothing published, so %s is unchanged", top,
+			      why, top);
 		goto out;
 	}
-	if (!(f = fopen(tmp, "w")) || rt_ckpt_index_dump(x, m, p, f)) {
-		rc = rt_error(RT_EIO, "--save: cannot write '%s': %s", tmp,
+	if (!(f = fopen(path, "w")) || rt_ckpt_index_dump(x, m, p, f) ||
+	    rt_ckpt_dir_fsync_file(f)) {
+		rc = rt_error(RT_EIO, "--save: cannot write '%s': %s", path,
 			      strerror(errno));
 		goto out;
 	}
 	rc = fclose(f);
 	f = NULL;
-	if (rc || rename(tmp, path))
+	if (rc)
 		rc = rt_error(RT_EIO, "--save: cannot write '%s': %s", path,
 			      strerror(errno));
 out:
 	if (f)
 		fclose(f);
 	free(path);
-	free(tmp);
-	return rc;
-}
-
-/* Rank 0, before any rank writes: the directory exists and holds no
- * metadata, so that a save stopped part-way leaves no checkpoint. */
-static int prepare_dir(const char *dir)
-{
-	char *meta = rt_ckpt_index_path(dir, RT_CKPT_META);
-	struct stat st;
-	int rc = 0;
-
-	if (!meta)
-		return rt_error(RT_ENOMEM, "out of memory");
-	if (mkdir(dir, 0777) && errno != EEXIST)
-		rc = rt_error(RT_EIO, "--save: cannot create directory '%s': "
-			      "%s", dir, strerror(errno));
-	else if (stat(dir, &st) || !S_ISDIR(st.st_mode))
-		rc = rt_error(RT_EIO, "--save: '%s' is not a directory", dir);
-	else if (remove(meta) && errno != ENOENT)
-		rc = rt_error(RT_EIO, "--save: cannot remove the old '%s': %s",
-			      meta, strerror(errno));
-	free(meta);
 	return rc;
 }
 
 int rt_ckpt_save(struct rt_model *m, const struct rt_plan *p,
-		 const char *dir)
+		 const char *dir, int keep)
 {
 	struct rt_ckpt_index x;
 	float *h[RT_CKPT_NGROUPS] = { NULL, NULL, NULL };
 	long long *mine = NULL, *all = NULL, per;
+	char *tmp = rt_ckpt_dir_tmp(dir, m->step), *final = NULL;
 	int rank = coll_rank(m->c, RT_K_WORLD), rc;
 
 	memset(&x, 0, sizeof(x));
 	coll_set_call(m->c, "save", m->step);
-	rc = rt_ckpt_index_init(&x, m, p);
+	rc = tmp ? rt_ckpt_index_init(&x, m, p) :
+	     rt_error(RT_ENOMEM, "out of memory");
 	if (!rc && rank == 0)
-		rc = prepare_dir(dir);
+		rc = rt_ckpt_dir_begin(dir, m->step);
 	if ((rc = agree(rc)))
 		goto out;
 	per = (long long)x.nt * CK_SLOT + 1;
@@ -253,7 +227,7 @@ int rt_ckpt_save(struct rt_model *m, const struct rt_plan *p,
 	if (!rc)
 		rc = host_arrays(m, h, 1);
 	if (!rc)
-		rc = write_pieces(dir, rank, x.t, x.nt, h, mine);
+		rc = write_pieces(tmp, rank, x.t, x.nt, h, mine);
 	if ((rc = agree(rc)))
 		goto out;
 	rc = coll_gather_i64(m->c, RT_K_WORLD, "ckpt.pieces", mine, all, per,
@@ -261,15 +235,19 @@ int rt_ckpt_save(struct rt_model *m, const struct rt_plan *p,
 	if (!rc && rank == 0)
 		rc = gathered_index(&x, all, p->world, per);
 	if (!rc && rank == 0)
-		rc = write_meta(m, p, dir, &x);
+		rc = write_meta(m, p, dir, tmp, &x);
+	if (!rc && rank == 0)
+		rc = rt_ckpt_dir_publish(dir, m->step, keep, &final);
 	if (!(rc = agree(rc)))
 		rt_note("checkpoint of step %lld saved to %s (%d files, %lld "
-			"pieces)", m->step, dir, x.nf, x.np);
+			"pieces)", m->step, final ? final : dir, x.nf, x.np);
 out:
 	for (int g = 0; g < RT_CKPT_NGROUPS; g++)
 		free(h[g]);
 	free(mine);
 	free(all);
+	free(tmp);
+	free(final);
 	rt_ckpt_index_release(&x);
 	return rc;
 }
@@ -298,19 +276,18 @@ static int read_overlap(const char *dir, const struct rt_ckpt_index *x,
 	if (r_lo >= r_hi || c_lo >= c_hi)
 		return 0;
 	if (!fp[q->file]) {
-		char *path = rt_ckpt_index_path(dir, cf->name);
+		char *path = rt_ckpt_index_path(dir, cf->name), why[128];
 		long size = -1;
 
 		if (!path)
 			return rt_error(RT_ENOMEM, "out of memory");
-		fp[q->file] = fopen(path, "rb");
+		fp[q->file] = rt_ckpt_dir_open_regular(path, why, sizeof(why));
 		free(path);
 		if (!fp[q->file])
 			return rt_error(RT_ECKPT, "--load %s: piece file %s: "
 					"%s: the checkpoint is incomplete; "
 					"copy every file of the save, or save "
-					"again",
-					dir, cf->name, strerror(errno));
+					"again", dir, cf->name, why);
 		if (!fseek(fp[q->file], 0, SEEK_END))
 			size = ftell(fp[q->file]);
 		if (size != cf->bytes)
@@ -378,17 +355,20 @@ static int fill(const char *dir, const struct rt_ckpt_index *x,
 }
 
 int rt_ckpt_load(struct rt_model *m, const struct rt_plan *p,
-		 const char *dir)
+		 const char *top)
 {
 	struct rt_ckpt_index x;
 	float *h[RT_CKPT_NGROUPS] = { NULL, NULL, NULL };
 	float *dev[RT_CKPT_NGROUPS] = { m->param, m->adam_m, m->adam_v };
 	size_t bytes = (size_t)(m->n_shard + m->n_rep) * sizeof(float);
 	long long step = 0;
+	char *dir = NULL;
 	int rc;
 
 	memset(&x, 0, sizeof(x));
-	rc = rt_ckpt_index_init(&x, m, p);
+	rc = rt_ckpt_dir_resolve(top, &dir);
+	if (!rc)
+		rc = rt_ckpt_index_init(&x, m, p);
 	if (!rc)
 		rc = rt_ckpt_index_load(&x, m, dir, &step);
 	if (!rc)
@@ -404,6 +384,7 @@ int rt_ckpt_load(struct rt_model *m, const struct rt_plan *p,
 	rc = agree(rc);
 	for (int g = 0; g < RT_CKPT_NGROUPS; g++)
 		free(h[g]);
+	free(dir);
 	rt_ckpt_index_release(&x);
 	return rc;
 }

@@ -2,7 +2,8 @@
  * rt_ckpt: sharded checkpoints of the runtime model (--save, --load), with
  * Megatron dist_checkpointing's semantics (docs/design.md §2.6, §4.5).
  *
- * A checkpoint is a directory:
+ * --save DIR keeps one step directory per save (rt_ckpt_dir.h: published
+ * by a rename, named by DIR/latest, written last); a step directory holds:
  *   shard-RRRRR.bin  one per writing world rank R: its pieces, raw float32
  *                    in the host's byte order (recorded), row-major;
  *   metadata.json    written by world rank 0 after every piece file is
@@ -28,11 +29,11 @@
  * "optimizer.state.exp_avg.KEY" and "optimizer.state.exp_avg_sq.KEY" with
  * the same pieces.
  *
- * Every piece file is written to NAME.tmp and renamed; rank 0 removes an
- * old metadata.json before any rank writes and writes the new one (tmp +
- * rename) last, so a save that stops part-way leaves no checkpoint that
- * --load accepts. Before writing it, rank 0 proves that the pieces cover
- * every element of every tensor exactly once (as dist_checkpointing's
+ * Every file is fsynced before the step directory is published, so a
+ * save that stops part-way (a crash, kill -9 of any rank or of the job)
+ * leaves the previous checkpoint as DIR/latest names it. Before writing
+ * the metadata, rank 0 proves that the pieces cover every element of
+ * every tensor exactly once (as dist_checkpointing's
  * validate_sharding_integrity does); --load proves the same of the
  * metadata it reads. rt_ckpt_index holds the index in memory and reads
  * and writes metadata.json.
@@ -43,20 +44,25 @@
 #include "rt_model.h"
 #include "rt_plan.h"
 
-/* Saves m (weights, Adam's m and v, the step) to `dir`, created when
- * missing (its parent must exist); files of an earlier save there are
- * replaced. Collective over the world; every rank returns the same
- * status (RT_EIO: cannot write; RT_ECKPT: the pieces fail validation). */
+/* Saves m (weights, Adam's m and v, the step) to a new step directory of
+ * `dir` (created when missing; its parent must exist), publishes it as
+ * DIR/latest and then keeps the newest `keep` checkpoints (0: all; see
+ * rt_ckpt_dir_publish). Collective over the world; every rank returns the
+ * same status (RT_EIO: cannot write; RT_ECKPT: the pieces fail
+ * validation); on failure DIR/latest still names the previous save. */
 int rt_ckpt_save(struct rt_model *m, const struct rt_plan *p,
-		 const char *dir);
+		 const char *dir, int keep);
 
-/* Loads the checkpoint in `dir` into m, an initialised model of any layout
- * of the same sizes: each rank reads the logical region of every tensor
- * it holds from the pieces that overlap it, and sets m->step. Refuses (one
- * message with the fix) a missing or damaged metadata file, another
- * format, another model size, another seed, seq_len or global batch (the
- * data would not continue where it stopped), a missing, truncated or
- * corrupt piece file. Collective; every rank returns the same status. */
+/* Loads the checkpoint in `dir` (the step directory DIR/latest names, or
+ * dir itself when it holds no `latest`) into m, an initialised model of
+ * any layout of the same sizes with m->sgd set: each rank reads the
+ * logical region of every tensor it holds from the pieces that overlap
+ * it, and sets m->step. Refuses (one message with the fix) a missing or
+ * damaged metadata file or `latest`, another format, another model size,
+ * another seed, seq_len or global batch (the data would not continue
+ * where it stopped), another optimizer or an optimizer block that
+ * disagrees with the step, a missing, truncated, corrupt or non-regular
+ * piece file. Collective; every rank returns the same status. */
 int rt_ckpt_load(struct rt_model *m, const struct rt_plan *p,
 		 const char *dir);
 

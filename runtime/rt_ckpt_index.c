@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "rt_ckpt_dir.h"
 #include "rt_err.h"
 #include "rt_pp.h"
 
@@ -576,9 +577,10 @@ static int read_tensors(struct rt_ckpt_index *x, const json_t *root, char *why)
 /* metadata.json, parsed, and the checks every rank makes alike. */
 static int read_meta(const char *dir, json_t **out, char *why, int *missing)
 {
-	char *path = rt_ckpt_index_path(dir, RT_CKPT_META);
+	char *path = rt_ckpt_index_path(dir, RT_CKPT_META), how[128];
 	struct stat st;
 	json_error_t je;
+	FILE *f = NULL;
 	int rc = 0;
 
 	*out = NULL;
@@ -587,17 +589,50 @@ static int read_meta(const char *dir, json_t **out, char *why, int *missing)
 	if (stat(path, &st)) {
 		*missing = 1;
 		rc = fail(why, "%s: %s", path, strerror(errno));
+	} else if (!(f = rt_ckpt_dir_open_regular(path, how, sizeof(how)))) {
+		rc = fail(why, "%s: %s", path, how);
 	} else if (st.st_size > RT_CKPT_MAX_META_BYTES) {
 		rc = fail(why, "%s is %lld bytes, more than the %lld a "
 			  "checkpoint of gtplan-run needs", path,
 			  (long long)st.st_size, RT_CKPT_MAX_META_BYTES);
-	} else if (!(*out = json_load_file(path, JSON_REJECT_DUPLICATES,
-					   &je))) {
+	} else if (!(*out = json_loadf(f, JSON_REJECT_DUPLICATES, &je))) {
 		rc = fail(why, "%s:%d: not valid JSON (%s): truncated or "
 			  "damaged", path, je.line, je.text);
 	}
+	if (f)
+		fclose(f);
 	free(path);
 	return rc;
+}
+
+/* The optimizer block: present, the run's optimizer, its step the
+ * checkpoint's (Adam's bias correction counts from it). */
+static int check_optimizer(const struct rt_model *m, const json_t *root,
+			   const char *dir, long long step)
+{
+	const json_t *o = json_object_get(root, "optimizer");
+	const char *name = json_string_value(json_object_get(o, "name"));
+	const char *want = m->sgd ? "sgd" : "adam";
+	char why[RT_CKPT_WHY] = "is missing";
+	long long n = -1;
+
+	if (o && (!name || (strcmp(name, "adam") && strcmp(name, "sgd"))))
+		snprintf(why, sizeof(why), "names no optimizer (adam, sgd)");
+	else if (o && !jint(o, "step", 0, (long long)1 << 53, &n, why))
+		snprintf(why, sizeof(why), "counts %lld steps, the checkpoint "
+			 "is of step %lld", n, step);
+	if (!o || n != step)
+		return rt_error_once(RT_ECKPT, "--load %s: %s: the optimizer "
+				     "block %s: the metadata is damaged or "
+				     "mixed from two saves; save again", dir,
+				     RT_CKPT_META, why);
+	if (strcmp(name, want))
+		return rt_error_once(RT_ECKPT, "--load %s: the checkpoint's "
+				     "optimizer is %s, this run's is %s: its "
+				     "state (Adam's m and v, the step) would "
+				     "not continue the training; run with "
+				     "--optimizer %s", dir, name, want, name);
+	return 0;
 }
 
 /* The header against the model: format, sizes, data settings. Sets *step
@@ -690,6 +725,8 @@ int rt_ckpt_index_load(struct rt_ckpt_index *x, const struct rt_model *m,
 				   why);
 	if (!rc)
 		rc = check_header(m, root, dir, step);
+	if (!rc)
+		rc = check_optimizer(m, root, dir, *step);
 	if (!rc && (read_files(x, root, why) || read_tensors(x, root, why) ||
 		    rt_ckpt_index_validate(x, why)))
 		rc = rt_error_once(RT_ECKPT, "--load %s: %s: %s; the metadata "

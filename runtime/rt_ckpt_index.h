@@ -77,7 +77,8 @@ int rt_ckpt_index_dump(const struct rt_ckpt_index *x, const struct rt_model *m,
 
 /* Reads dir/metadata.json into x (from rt_ckpt_index_init: its tensors
  * are matched by key), checks it against m (format, byte order, sizes,
- * seed and data settings, shapes, coverage) and sets *step. Refusals are
+ * seed and data settings, the optimizer block: m->sgd's optimizer and the
+ * step, shapes, coverage) and sets *step. Refusals are
  * reported once (every rank reads the same file): RT_EIO when there is no
  * metadata, RT_ECKPT when it cannot be used. */
 int rt_ckpt_index_load(struct rt_ckpt_index *x, const struct rt_model *m,

@@ -25,7 +25,8 @@
 	X(RT_ETIMEOUT, -8, "a collective timed out")              \
 	X(RT_EDEVICE, -9, "device not available")                 \
 	X(RT_EPEER, -10, "another rank failed")                   \
-	X(RT_ECKPT, -11, "the checkpoint cannot be used")
+	X(RT_ECKPT, -11, "the checkpoint cannot be used")          \
+	X(RT_EDIVERGED, -12, "the training diverged")
 
 enum rt_error {
 	RT_OK = 0,

@@ -4,16 +4,20 @@
  *   mpirun -np W gtplan-run PLAN.json [options]
  *
  * Every rank reads the plan, checks that MPI started the plan's world,
- * builds one communicator per group kind from the plan's groups (checked
- * against its coordinates), refuses sizes the layout cannot split, then
- * trains the model for the plan's steps on its lane's micro-batches.
+ * refuses sizes past what it can survive (rt_limits.h) before it allocates
+ * anything, builds one communicator per group kind from the plan's groups
+ * (checked against its coordinates), refuses sizes the layout cannot
+ * split, then trains the model for the plan's steps on its lane's
+ * micro-batches; a loss that is not finite stops every rank at its step.
  * Failures every rank sees alike stop all ranks together (coll_mpi_agree);
  * a failure during training, which other ranks may not see, aborts the job
  * so that no rank is left waiting in a collective.
  *
- * Exit: 0 done, 1 the run failed or was refused, 2 usage or I/O error.
+ * Exit: 0 done, 1 the run failed, diverged or was refused, 2 usage or I/O
+ * error.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +33,7 @@
 #include "rt_err.h"
 #include "rt_export.h"
 #include "rt_infer.h"
+#include "rt_limits.h"
 #include "rt_model.h"
 #include "rt_opts.h"
 #include "rt_plan.h"
@@ -100,21 +105,25 @@ static void describe_data(const struct rt_text *t, const char *spec)
 }
 
 /* Rank 0's per-step output: the log line and, on a terminal, one
- * progress line rewritten in place. */
+ * progress line rewritten in place. A loss that is not finite is JSON's
+ * null in the log (JSON has no NaN), with "diverged": true. */
 static int report_step(FILE *log, long long step, long long steps,
 		       double loss, long long tokens, double secs, double lr)
 {
 	double tps = secs > 0 ? (double)tokens / secs : 0;
+	char num[32];
 
+	snprintf(num, sizeof(num), "%.9g", loss);
 	if (log) {
-		fprintf(log, "{\"loss\":%.9g,\"lr\":%.9g,\"step\":%lld,"
+		fprintf(log, "{%s\"loss\":%s,\"lr\":%.9g,\"step\":%lld,"
 			"\"step_time_s\":%.6f,\"tokens\":%lld,"
-			"\"tokens_per_s\":%.1f}\n", loss, lr, step, secs,
-			tokens, tps);
+			"\"tokens_per_s\":%.1f}\n", isfinite(loss) ? "" :
+			"\"diverged\":true,", isfinite(loss) ? num : "null",
+			lr, step, secs, tokens, tps);
 		if (fflush(log) || ferror(log))
 			return rt_error(RT_EIO, "--log: write error");
 	}
-	if (isatty(STDERR_FILENO)) {
+	if (isatty(STDERR_FILENO) && isfinite(loss)) {
 		int done = (int)(20 * step / steps);
 
 		fprintf(stderr, "\r[%-20.*s] step %lld/%lld  loss %.4f  %.0f "
@@ -187,6 +196,22 @@ static int close_outputs(struct outputs *out, int rc)
 	return rc;
 }
 
+/* A loss that is not finite on any rank stops every rank at this step,
+ * before a save could replace the last good checkpoint. */
+static int check_loss(const struct rt_model *m, long long step, double loss)
+{
+	if (!coll_mpi_agree(isfinite(loss) ? 0 : -1))
+		return 0;
+	if (isfinite(loss))
+		return RT_EDIVERGED;
+	return rt_error_once(RT_EDIVERGED, "step %lld: the loss is %s: the "
+			     "training diverged (lr %g, %s); nothing of this "
+			     "step is saved: lower the learning rate "
+			     "(gtplan.runtime.lr or --lr) and start again, or "
+			     "from the last checkpoint", step, isnan(loss) ?
+			     "NaN" : "infinite", m->lr, m->sgd ? "SGD" : "Adam");
+}
+
 /* Steps m->step + 1 .. steps (after --load, m->step is the checkpoint's). */
 static int train(struct rt_model *m, const struct rt_plan *p,
 		 const struct rt_opts *o, long long steps, int root, FILE *log)
@@ -206,9 +231,11 @@ static int train(struct rt_model *m, const struct rt_plan *p,
 		if (!rc && root)
 			rc = report_step(log, step, steps, loss, tokens, secs,
 					 m->lr);
+		if (!rc)
+			rc = check_loss(m, step, loss);
 		if (!rc && o->save_every && step % o->save_every == 0 &&
 		    step < steps)
-			rc = rt_ckpt_save(m, p, o->save);
+			rc = rt_ckpt_save(m, p, o->save, (int)o->keep);
 	}
 	if (!rc && root && steps >= start)
 		printf("gtplan-run: %lld steps, loss %.6f -> %.6f, %.0f tokens/s"
@@ -277,8 +304,12 @@ int main(int argc, char **argv)
 		rt_gather_parse(o.refit_gather ? o.refit_gather :
 				plan.refit_gather, &gather);
 	if (!rc)
+		rc = rt_limits_plan(&plan, o.global_batch, o.micro_batch);
+	if (!rc)
 		rc = rt_model_shape(&shape, &plan, o.global_batch,
 				    o.micro_batch);
+	if (!(rc = agree(rc)))
+		rc = rt_limits_memory(&shape, &plan, &o);
 	if (!(rc = agree(rc))) {
 		co.timeout_s = o.timeout_s;
 		co.record_path = o.record;
@@ -308,8 +339,11 @@ int main(int argc, char **argv)
 		else if (!rc)
 			coll_set_staging(c, &kern);
 	}
-	if (!(rc = agree(rc)))
+	if (!(rc = agree(rc))) {
 		rc = rt_model_init(&model, &plan, &shape, &kern, c);
+		/* the optimizer before --load, which checks the checkpoint's */
+		model.sgd = !strcmp(o.optimizer, "sgd");
+	}
 	if (!(rc = agree(rc)) && o.load)
 		rc = rt_ckpt_load(&model, &plan, o.load);
 	if (!(rc = agree(rc)))
@@ -320,7 +354,6 @@ int main(int argc, char **argv)
 	if (!rc) {
 		long long steps = o.steps >= 0 ? o.steps : plan.rt.steps;
 
-		model.sgd = !strcmp(o.optimizer, "sgd");
 		if (o.lr > 0)
 			model.lr = o.lr;
 		model.text = &text;
@@ -343,7 +376,8 @@ int main(int argc, char **argv)
 			rc = train(&model, &plan, &o, steps, rank == 0,
 				   out.log);
 			if (!rc && o.save)
-				rc = rt_ckpt_save(&model, &plan, o.save);
+				rc = rt_ckpt_save(&model, &plan, o.save,
+						  (int)o.keep);
 			if (!rc && o.dump)
 				rc = rt_model_dump(&model, out.dump);
 			if (!rc && o.logprobs)
@@ -359,8 +393,9 @@ int main(int argc, char **argv)
 				rc = coll_finish(c);
 		}
 		rc = close_outputs(&out, rc);
-		if (rc) {
-			/* other ranks may wait in a collective forever */
+		if (rc && rc != RT_EDIVERGED) {
+			/* other ranks may wait in a collective forever (a
+			 * divergence stops every rank at the same step) */
 			fflush(NULL);
 			coll_mpi_abort(exit_code(rc));
 		}

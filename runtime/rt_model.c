@@ -498,6 +498,48 @@ static int alloc_scratch(struct rt_model *m, const struct rt_plan *p)
 	return 0;
 }
 
+/* rt_alloc_f's floats for n (at least one). */
+static long long floats(long long n)
+{
+	return n > 0 ? n : 1;
+}
+
+static long long table_bytes(const struct rt_shape *s,
+			     const struct act_entry *t, size_t n)
+{
+	long long b = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (act_on(s, t[i].when))
+			b += 4 * floats(act_elems(s, t[i].size));
+	return b;
+}
+
+/* Mirrors rt_model_init: alloc_scratch's largest padded TP-local tensor
+ * (g x its shard) and shard, alloc_activations' tables and int32 arrays,
+ * the host's token arrays. */
+void rt_model_mem(const struct rt_shape *s, int bf16, int prefetch,
+		  struct rt_model_mem *mem)
+{
+	const struct dsz_sizes *z = &s->z;
+	long long shard = z->shard_emb, N = s->tokens, full, n16;
+
+	for (int w = 0; w < DSZ_PER_LAYER; w++)
+		if (z->shard[w] > shard)
+			shard = z->shard[w];
+	full = shard * s->g;
+	n16 = (prefetch ? 2 : 1) * (floats(shard) + floats(full));
+	mem->state = 4 * 4 * floats(z->n_shard + z->n_rep);
+	mem->scratch = 4 * ((2 + !!prefetch) * floats(full) + floats(shard) +
+			    floats(z->shard_emb * s->g)) + (bf16 ? 2 * n16 : 0);
+	mem->logits = 4 * N * z->vl;
+	mem->acts = s->layers * table_bytes(s, layer_table, NTAB(layer_table)) +
+		    table_bytes(s, global_table, NTAB(global_table)) +
+		    4 * (3 * N + s->local_seq + s->seq_len) +
+		    4 * (s->seq_len + 1 + 3 * N);
+	mem->total = mem->state + mem->scratch + mem->acts;
+}
+
 int rt_model_init(struct rt_model *m, const struct rt_plan *p,
 		  const struct rt_shape *s, struct kern_ctx *k,
 		  struct coll *c)

@@ -307,6 +307,17 @@ struct rt_model {
 int rt_model_shape(struct rt_shape *s, const struct rt_plan *p,
 		   long long global_batch, long long micro_batch);
 
+/* What rt_model_init allocates for shape s, in bytes, before it does:
+ * the parameters with their gradients and Adam's m and v, the buffers of
+ * gathered weights, and the activations of one micro-batch (saved per
+ * layer and scratch, device and host), of which the logits [N, Vp/T]. s
+ * must hold sizes whose products fit (rt_limits_plan). */
+struct rt_model_mem {
+	long long state, scratch, acts, logits, total;
+};
+void rt_model_mem(const struct rt_shape *s, int bf16, int prefetch,
+		  struct rt_model_mem *mem);
+
 /* Lays out the shards, allocates on k's device and initialises from the
  * seed. Returns 0 or a negative RT_E* code. */
 int rt_model_init(struct rt_model *m, const struct rt_plan *p,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rt_ckpt_dir.h"
 #include "rt_err.h"
 #include "rt_export.h"
 #include "rt_model.h" /* RCHECK */
@@ -52,16 +53,27 @@ void rt_opts_usage(FILE *f)
 "  --timeout S           stop when a collective waits longer than S seconds\n"
 "                        and report where every member of its group is\n"
 "  --save DIR            after the last step, write a sharded checkpoint\n"
-"                        to DIR: one file per writing rank and rank 0's\n"
-"                        metadata.json (weights, Adam state, step)\n"
-"  --save-every N        with --save: also after every N-th step (each\n"
-"                        save replaces the one before in DIR)\n"
-"  --load DIR            start from the checkpoint in DIR, saved under any\n"
-"                        layout of the same model, seed and batch; --steps\n"
-"                        is then the last step, not the number to train\n"
+"                        to a new step directory DIR/iter_NNNNNNN: one\n"
+"                        file per writing rank and rank 0's metadata.json\n"
+"                        (weights, Adam state, step), fsynced, then named\n"
+"                        by DIR/latest; a crash during a save leaves the\n"
+"                        one before loadable\n"
+"  --save-every N        with --save: also after every N-th step\n"
+"  --keep N              with --save: keep the newest N checkpoints in DIR\n"
+"                        (default %d; 0 keeps all)\n"
+"  --load DIR            start from the checkpoint DIR/latest names (or\n"
+"                        the step directory DIR), saved under any layout\n"
+"                        of the same model, seed, batch and optimizer;\n"
+"                        --steps is then the last step, not the number\n"
+"                        to train\n"
+"  --mem-budget GIB      the memory one rank may use on --device cpu\n"
+"                        (default: 90%% of the host's memory, or of its\n"
+"                        cgroup's limit, over the ranks on the host); a\n"
+"                        plan that needs more is refused before any\n"
+"                        allocation\n"
 "  --force               run a plan that has error diagnostics, or whose\n"
 "                        memory estimate exceeds the GPU's free memory\n"
-"  -h, --help            this text\n");
+"  -h, --help            this text\n", RT_CKPT_KEEP_DEFAULT);
 }
 
 static int parse_num(const char *opt, const char *s, double min, double *out)
@@ -98,7 +110,7 @@ static int valued(const char *a)
 		"--log", "--record", "--dump-weights", "--optimizer",
 		"--timeout", "--lr", "--comm", "--bench-comm", "--data",
 		"--logprobs", "--export", "--refit-gather", "--save",
-		"--save-every", "--load",
+		"--save-every", "--load", "--keep", "--mem-budget",
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -111,11 +123,14 @@ static int valued(const char *a)
  * rule of rt_opts.h, read as a table in the order of the help text. */
 int rt_opts_parse(struct rt_opts *o, int argc, char **argv)
 {
+	int keep = 0; /* --keep given */
+
 	memset(o, 0, sizeof(*o));
 	o->device = "cpu";
 	o->optimizer = "adam";
 	o->comm = "auto";
 	o->steps = -1;
+	o->keep = RT_CKPT_KEEP_DEFAULT;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int takes = 1;
@@ -169,6 +184,11 @@ int rt_opts_parse(struct rt_opts *o, int argc, char **argv)
 			o->load = v;
 		} else if (!strcmp(a, "--save-every")) {
 			RCHECK(parse_count(a, v, 1, &o->save_every));
+		} else if (!strcmp(a, "--keep")) {
+			RCHECK(parse_count(a, v, 0, &o->keep));
+			keep = 1;
+		} else if (!strcmp(a, "--mem-budget")) {
+			RCHECK(parse_num(a, v, 1e-9, &o->mem_budget));
 		} else if (!o->plan) {
 			o->plan = a;
 			takes = 0;
@@ -207,8 +227,12 @@ int rt_opts_parse(struct rt_opts *o, int argc, char **argv)
 		return rt_error_once(RT_EUSAGE, "--refit-gather is gtp_then_tp,"
 				     " tp_then_gtp or tp_only, not '%s'",
 				     o->refit_gather);
-	if (o->save_every && !o->save)
-		return rt_error_once(RT_EUSAGE, "--save-every wants --save DIR "
-				     "(where to save)");
+	if ((o->save_every || keep) && !o->save)
+		return rt_error_once(RT_EUSAGE, "%s wants --save DIR (where to "
+				     "save)", keep ? "--keep" : "--save-every");
+	if (o->keep > 1000000)
+		return rt_error_once(RT_EUSAGE, "--keep: at most 1000000 "
+				     "checkpoints, not %lld (0 keeps all)",
+				     o->keep);
 	return 0;
 }

@@ -20,6 +20,8 @@ struct rt_opts {
 	int force, help;
 	const char *save, *load; /* checkpoint directories */
 	long long save_every;    /* 0: save after the last step only */
+	long long keep;          /* --keep: checkpoints kept, 0 all */
+	double mem_budget;       /* --mem-budget GiB: 0 the host's share */
 };
 
 

@@ -10,10 +10,23 @@
 #     weights against the uninterrupted single-rank run within 1e-5
 #     (tests/runtime_compare.py); --save-every; decoder.yaml's model (tied,
 #     qkv bias, QK-norm) saved under TP2xG3 and resumed under TP1xG2xD2;
-# (c) refusals: another model size, another seed, no checkpoint, a save that
-#     stopped part-way, truncated metadata, another format version, a
-#     missing, truncated or corrupt piece file, pieces that leave an
-#     element uncovered or cover one twice, --save-every without --save;
+# (c) refusals: another model size, another seed, no checkpoint,
+#     truncated metadata, another format version, a missing, truncated,
+#     corrupt or non-regular (FIFO) piece file, pieces that leave an element
+#     uncovered or cover one twice, an optimizer block that is missing,
+#     counts another step or names another optimizer, a damaged `latest`,
+#     --save-every or --keep without --save; a save that fails before it
+#     publishes leaves `latest` and a foreign file as they were;
+# (e) step directories: `latest`, --keep, a re-save of the latest step,
+#     leftovers of a crashed save removed; then 6 kill -9 at random moments
+#     (the whole job, or one rank) while --save-every 1 runs, each resumed
+#     from `latest`: its step directory byte-identical to an uninterrupted
+#     run's of that step, the next step's loss bit-identical;
+# (f) divergence (an enormous gtplan.runtime.lr): exit 1 naming the step,
+#     the log valid JSON (the loss null), `latest` the last finite step;
+#     refusals before any allocation: a global batch past the limit, sizes
+#     past 2^50 elements, logits past the host's memory, --mem-budget at
+#     exactly the bytes the rank needs and one byte less;
 # (d) tests/runtime_ckpt_check.py on a TP2xG3, a TP1xG2xD2 (D = 2: only
 #     replica 0 writes), a TP2 SP and decoder.yaml's checkpoints: keys,
 #     coverage exactly once, the main replicas' pieces, checksums, values
@@ -37,6 +50,7 @@ mpi() { # NP ARGS...
 	local np=$1; shift
 	timeout "$LIMIT" mpirun --oversubscribe --bind-to none -np "$np" "$RUN" "$@"
 }
+stepdir() { echo "$1/$(cat "$1/latest")"; } # --save DIR's latest checkpoint
 losses_equal() { # LOG LOG: the same steps and bit-identical losses
 	"$PY" -c 'import json, sys
 a, b = ([(r["step"], r["loss"]) for r in map(json.loads, open(f))] for f in sys.argv[1:])
@@ -130,7 +144,7 @@ sed 's/^/    tp2sp: /' "$tmp/out"
 check "check ck4" "$PY" tests/runtime_ckpt_check.py "$tmp/ck4" "$tmp/tp1g2d2.json" "$tmp/b4.w"
 sed 's/^/    tp1g2d2: /' "$tmp/out"
 for d in ck6 ck4 ckcp ckcp2 ckc2 ckd; do
-	check "schema $d" "$PY" tests/check_plan_schema.py schemas/ckpt.schema.json "$tmp/$d/metadata.json"
+	check "schema $d" "$PY" tests/check_plan_schema.py schemas/ckpt.schema.json "$(stepdir "$tmp/$d")/metadata.json"
 done
 # the checker fails on a checkpoint that is not the plan's
 refuse "checker: wrong plan" "want the main replicas'" \
@@ -138,8 +152,8 @@ refuse "checker: wrong plan" "want the main replicas'" \
 
 # ---- (c) refusals ---------------------------------------------------------
 # damaged copies of ck4 (2 files), loaded on one rank, which reads them all
-damaged() { # NAME: a fresh copy of ck4 at $tmp/NAME
-	rm -rf "${tmp:?}/$1"; cp -r "$tmp/ck4" "$tmp/$1"
+damaged() { # NAME: a fresh copy of ck4's step directory at $tmp/NAME
+	rm -rf "${tmp:?}/$1"; cp -r "$(stepdir "$tmp/ck4")" "$tmp/$1"
 }
 load1() { mpi 1 "$tmp/ref.json" --steps 4 --load "$@"; }
 plan h48 1 gtplan.runtime.hidden=48
@@ -152,7 +166,7 @@ refuse "global batch" "global batch 12; this run has seed 7, seq_len 32, global 
 	load1 "$tmp/ck4" --global-batch 6
 refuse "no checkpoint" "no checkpoint there" load1 "$tmp/nothing"
 damaged trunc
-head -c 2000 "$tmp/ck4/metadata.json" >"$tmp/trunc/metadata.json"
+head -c 2000 "$(stepdir "$tmp/ck4")/metadata.json" >"$tmp/trunc/metadata.json"
 refuse "truncated metadata" "not valid JSON" load1 "$tmp/trunc"
 damaged fmt
 sed -i 's#"gtplan-ckpt/1"#"gtplan-ckpt/2"#' "$tmp/fmt/metadata.json"
@@ -188,20 +202,59 @@ for path, edit in zip(sys.argv[1:], ("drop", "dup")):
 EOF
 refuse "coverage gap" "of decoder.layers.1.mlp.linear_fc1.gate.weight is saved by no rank" load1 "$tmp/gap"
 refuse "covered twice" "of decoder.layers.1.mlp.linear_fc1.gate.weight is saved twice, by ranks 0 and 0" load1 "$tmp/twice"
-# a save that stops part-way (here: rank 0's piece file cannot be written)
-# leaves no checkpoint, even where an earlier one was
-damaged part
-mkdir "$tmp/part/shard-00000.bin.tmp"
-refuse "save stopped part-way" "--save: cannot write" mpi 1 "$tmp/ref.json" --steps 0 --save "$tmp/part"
-refuse "no checkpoint after it" "no checkpoint there" load1 "$tmp/part"
+# a piece file that is a FIFO is refused, not read forever
+damaged fifo
+rm "$tmp/fifo/shard-00001.bin"; mkfifo "$tmp/fifo/shard-00001.bin"
+refuse "FIFO piece file" "piece file shard-00001.bin: is not a regular file" load1 "$tmp/fifo"
+# the optimizer block: missing, another step, another optimizer
+damaged nopt
+damaged optstep
+damaged optsgd
+"$PY" - "$tmp"/nopt/metadata.json "$tmp"/optstep/metadata.json "$tmp"/optsgd/metadata.json <<'EOF2'
+import json, sys
+for path, edit in zip(sys.argv[1:], ("drop", "step", "sgd")):
+    m = json.load(open(path))
+    if edit == "drop":
+        del m["optimizer"]
+    elif edit == "step":
+        m["optimizer"]["step"] = 3
+    else:
+        m["optimizer"]["name"] = "sgd"
+    json.dump(m, open(path, "w"))
+EOF2
+refuse "optimizer block missing" "metadata.json: the optimizer block is missing" load1 "$tmp/nopt"
+refuse "schema: optimizer block missing" "'optimizer' is a required property" \
+	"$PY" tests/check_plan_schema.py schemas/ckpt.schema.json "$tmp/nopt/metadata.json"
+refuse "optimizer step" "the optimizer block counts 3 steps, the checkpoint is of step 4" load1 "$tmp/optstep"
+refuse "optimizer kind" "the checkpoint's optimizer is sgd, this run's is adam: " load1 "$tmp/optsgd"
+check "optimizer kind: --optimizer sgd loads it" load1 "$tmp/optsgd" --optimizer sgd
+# `latest`: naming no step directory, or not a regular file
+rm -rf "$tmp/lat"; mkdir "$tmp/lat"; echo "../ck4" >"$tmp/lat/latest"
+refuse "latest outside" "lat/latest: it does not name a step directory" load1 "$tmp/lat"
+rm "$tmp/lat/latest"; mkfifo "$tmp/lat/latest"
+refuse "latest FIFO" "lat/latest: is not a regular file" load1 "$tmp/lat"
+# a save that fails after its pieces are written (it cannot replace a
+# directory that holds a foreign file) publishes nothing: `latest` still
+# names step 4, which loads, and the foreign file is kept
+rm -rf "$tmp/part"; cp -r "$tmp/ck4" "$tmp/part"
+mkdir "$tmp/part/iter_0000005"; echo mine >"$tmp/part/iter_0000005/notes.txt"
+refuse "save that cannot publish" "cannot replace '$tmp/part/iter_0000005'" \
+	mpi 1 "$tmp/ref.json" --load "$tmp/part" --steps 5 --save "$tmp/part"
+if [ "$(cat "$tmp/part/latest")" = iter_0000004 ] && [ -f "$tmp/part/iter_0000005/notes.txt" ]; then ok; else
+	bad "a failed save changed latest ($(cat "$tmp/part/latest")) or removed a foreign file"; fi
+check "load after a failed save" load1 "$tmp/part"
+if grep -qF -- "--load $tmp/part/iter_0000004: step 4" "$tmp/out"; then ok; else bad "load after a failed save: not step 4"; fi
 # hostile input: a metadata file larger than any checkpoint needs
 damaged huge
 truncate -s 65M "$tmp/huge/metadata.json"
 refuse "metadata size limit" "more than the 67108864 a checkpoint of gtplan-run needs" load1 "$tmp/huge"
 refuse "--save-every alone" "--save-every wants --save DIR" mpi 1 "$tmp/ref.json" --save-every 2
+refuse "--keep alone" "--keep wants --save DIR" mpi 1 "$tmp/ref.json" --keep 2
 check "help" mpi 1 --help
-if grep -q -- "--load DIR" "$tmp/out" && grep -q -- "--save-every N" "$tmp/out"; then ok; else
-	bad "--help does not document --save, --save-every, --load"; fi
+for o in "--load DIR" "--save-every N" "--keep N" "--mem-budget GIB"; do
+	if grep -q -- "$o" "$tmp/out"; then ok; else bad "--help does not document $o"; fi
+done
 
+. tests/runtime_ckpt_crash.sh
 echo "runtime checkpoints: $(($(date +%s) - start)) s"
 finish

@@ -3,6 +3,8 @@
 
 usage: runtime_ckpt_check.py CKPT_DIR PLAN.json [WEIGHTS.json]
 
+CKPT_DIR is a step directory, or --save's DIR (its `latest` is followed).
+
 PLAN.json is the plan the checkpoint was saved under. Checks, computed here
 independently of gtplan-run:
   - the keys are the decoder's (the plan's runtime.model), Megatron-named,
@@ -116,6 +118,9 @@ def main(argv):
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
     d = argv[1]
+    if os.path.isfile(os.path.join(d, "latest")):
+        # --save's top directory: the step directory `latest` names
+        d = os.path.join(d, open(os.path.join(d, "latest")).read().strip())
     try:
         meta = json.load(open(os.path.join(d, "metadata.json"), encoding="utf-8"))
         plan = json.load(open(argv[2], encoding="utf-8"))

@@ -1,0 +1,125 @@
+/*
+ * rt_limits: the refusals before any allocation (see rt_limits.h).
+ */
+#include "rt_limits.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "coll.h"
+#include "rt_err.h"
+
+#define GIB 1073741824.0
+
+int rt_limits_plan(const struct rt_plan *p, long long global_batch,
+		   long long micro_batch)
+{
+	const struct rt_settings *r = &p->rt;
+	long long gb = global_batch > 0 ? global_batch : p->global_batch;
+	long long mb = micro_batch > 0 ? micro_batch :
+		       p->micro_batch > 0 ? p->micro_batch : 1;
+	double h = (double)r->hidden, L = (double)r->layers, F = (double)r->ffn;
+	double q = (double)r->heads * (double)r->head_dim;
+	double kv = (double)r->kv_heads * (double)r->head_dim;
+	double V = (double)r->vocab, w, a;
+
+	if (gb > RT_MAX_GLOBAL_BATCH)
+		return rt_error_once(RT_EPLAN, "the global batch of %lld "
+				     "samples is more than the %lld a step of "
+				     "gtplan-run runs (each step loops over "
+				     "its micro-batches): use a global batch "
+				     "of at most %lld", gb, RT_MAX_GLOBAL_BATCH,
+				     RT_MAX_GLOBAL_BATCH);
+	/* the logical weights, and a bound on one micro-batch's activations
+	 * per token: every buffer of rt_model.c's tables is at most a few
+	 * of these terms */
+	w = V * h * (r->tie ? 1 : 2) + L * (h * (q + 2 * kv) + h * q +
+					    3 * F * h + 2 * h + q + 2 * kv);
+	a = (double)(mb < gb || gb < 1 ? mb : gb) * (double)r->seq_len *
+	    (L * (h + q + 2 * kv + 2 * F + (double)r->heads) + V + h);
+	if (w + a > (double)RT_MAX_ELEMS)
+		return rt_error_once(RT_EPLAN, "the plan's sizes need about "
+				     "%.3g elements (weights %.3g, one micro-"
+				     "batch of %lld x %lld tokens %.3g), more "
+				     "than gtplan-run's limit of 2^50 (4 PiB "
+				     "of float32): plan a smaller model, "
+				     "seq_len or micro batch", w + a, w, mb,
+				     r->seq_len, a);
+	return 0;
+}
+
+/* The host's memory, or its cgroup's limit (cgroup v2) when lower. */
+static double host_bytes(void)
+{
+	double b = (double)sysconf(_SC_PHYS_PAGES) *
+		   (double)sysconf(_SC_PAGESIZE);
+	FILE *f = fopen("/sys/fs/cgroup/memory.max", "r");
+	double lim;
+
+	if (f && fscanf(f, "%lf", &lim) == 1 && lim > 0 && lim < b)
+		b = lim;
+	if (f)
+		fclose(f);
+	return b;
+}
+
+static int refuse(const struct rt_shape *s, const struct rt_model_mem *mm,
+		  long long ckpt, long long need, double budget,
+		  const char *whose)
+{
+	char extra[80] = "";
+
+	if (ckpt)
+		snprintf(extra, sizeof(extra), ", the checkpoint's host copy "
+			 "%lld", ckpt);
+	return rt_error(RT_EPLAN, "this rank needs %lld bytes (%.3f GiB) on "
+			"--device cpu, more than its budget of %.0f bytes "
+			"(%.3f GiB, %s): weights, gradients and Adam state "
+			"%lld, gathered-weight buffers %lld, activations of "
+			"one micro-batch %lld, of which the logits of %lld "
+			"tokens x %lld vocabulary rows %lld%s: use a smaller "
+			"micro batch, seq_len or model, more TP, CP or GTP "
+			"ranks, or --mem-budget GIB", need, need / GIB, budget,
+			budget / GIB, whose, mm->state, mm->scratch, mm->acts,
+			s->tokens, s->z.vl, mm->logits, extra);
+}
+
+int rt_limits_memory(const struct rt_shape *s, const struct rt_plan *p,
+		     const struct rt_opts *o)
+{
+	struct rt_model_mem mm;
+	long long ckpt = 0, need;
+	double budget;
+	char whose[96];
+	int local = 0, nlocal = 1, over, first, rc;
+
+	if (strcmp(o->device, "cpu"))
+		return 0;
+	if ((rc = coll_local_rank(&local, &nlocal)))
+		return rc;
+	rt_model_mem(s, p->rt.bf16, p->rt.prefetch, &mm);
+	if (o->save || o->load)
+		ckpt = 3 * 4 * (s->z.n_shard + s->z.n_rep);
+	need = mm.total + ckpt;
+	if (o->mem_budget > 0) {
+		budget = o->mem_budget * GIB;
+		snprintf(whose, sizeof(whose), "--mem-budget");
+	} else {
+		budget = RT_HOST_SHARE * host_bytes() / nlocal;
+		snprintf(whose, sizeof(whose), "%.0f%% of the host's %.1f GiB "
+			 "over its %d rank%s", 100 * RT_HOST_SHARE,
+			 host_bytes() / GIB, nlocal, nlocal > 1 ? "s" : "");
+	}
+	over = (double)need > budget;
+	/* the lowest rank over its budget says why */
+	first = coll_mpi_agree(over ? p->me - (RT_MAX_WORLD + 1) : 0);
+	if (first < 0 && p->me == first + RT_MAX_WORLD + 1)
+		return refuse(s, &mm, ckpt, need, budget, whose);
+	if (first < 0)
+		return RT_EPLAN;
+	rt_note("memory: %.3f GiB per rank (weights and optimizer %.3f, "
+		"activations %.3f) within %.3f GiB (%s)", need / GIB,
+		mm.state / GIB, mm.acts / GIB, budget / GIB, whose);
+	return 0;
+}
