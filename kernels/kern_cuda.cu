@@ -1,7 +1,9 @@
 /*
  * kern_cuda: the CUDA twin of every kernel (kern.h): cuBLAS (fp32, no TF32)
  * for GEMM, AXPY and SCAL, simple kernels for the rest, all queued on the
- * context's own stream. Arguments were checked by kern.c.
+ * context's own stream. Arguments were checked by kern.c. In the bf16
+ * math mode (kern_set_math) GEMM and attention go to the tensor-core path
+ * of kernels/kern_cuda_fast.cu.
  *
  * Semantics follow kern_cpu.c line for line; what may differ is rounding:
  * row reductions are trees instead of left-to-right sums, and embed_bwd
@@ -24,12 +26,6 @@
 #include "kern_cuda.h"
 
 #define KERN_SQRT1_2 0.70710678118654752440f
-
-struct cuda_impl {
-	int dev;
-	cudaStream_t stream;
-	cublasHandle_t blas;
-};
 
 static int cublas_fail(cublasStatus_t s, const char *what, const char *file,
 		       int line)
@@ -113,6 +109,10 @@ static void cuda_release(struct kern_ctx *k)
 
 	if (!c)
 		return;
+	if (c->stream)
+		cudaStreamSynchronize(c->stream);
+	kern_fast_free(c->fast);
+	kern_cuda_prof_free(c->prof);
 	if (c->blas)
 		cublasDestroy(c->blas);
 	if (c->stream) {
@@ -205,6 +205,9 @@ static int cuda_gemm(struct kern_ctx *k, int ta, int tb, long long m,
 	if (!fits_int(m) || !fits_int(n) || !fits_int(kd) || !fits_int(lda) ||
 	    !fits_int(ldb) || !fits_int(ldc))
 		return KERN_EINVAL;
+	if (k->math == KERN_MATH_BF16 && kern_fast_gemm_ok(m, n, kd))
+		return kern_fast_gemm(impl_of(k), ta, tb, m, n, kd, alpha, a,
+				      lda, b, ldb, beta, c, ldc);
 	CUBLASCHECK(cublasSgemm(impl_of(k)->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
 				ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)n, (int)m,
 				(int)kd, &alpha, b, (int)ldb, a, (int)lda,
@@ -667,6 +670,10 @@ static struct kern_ops make_ops(void)
 	o.attn_fwd = kern_cuda_attn_fwd;
 	o.attn_merge = kern_cuda_attn_merge;
 	o.attn_bwd = kern_cuda_attn_bwd;
+	o.prof_start = kern_cuda_prof_start;
+	o.mark = kern_cuda_prof_mark;
+	o.prof_read = kern_cuda_prof_read;
+	o.prof_ops = kern_cuda_prof_ops;
 	return o;
 }
 

@@ -1,0 +1,289 @@
+/*
+ * kern_cuda_fast: the CUDA twin's KERN_MATH_BF16 mode (kernels/kern.h,
+ * kern_set_math): kern_gemm on bf16 tensor cores through cuBLASLt
+ * (kernels/kern_gemm_lt.h) and kern_attn_fwd/bwd through the flash kernels
+ * (kernels/kern_flash.h), behind the fp32 interface of kern.h.
+ *
+ * The operands arrive as fp32 arrays that hold bf16 values (the runtime
+ * rounds every GEMM and attention input, runtime/rt_weights.c rt_bf16), so
+ * rounding them to bf16 is exact; a value that is not one is rounded to
+ * nearest even, as kern_to_bf16 does. They are converted into one scratch
+ * arena per context (grown when a call needs more, never shrunk; reused by
+ * the next call, which is ordered after this one on the context's stream),
+ * with 128-bit loads and 64-bit stores where the rows allow. Results stay
+ * fp32: the GEMM's C is written (or accumulated, beta) by cuBLASLt's fp32
+ * epilogue, attention's o is widened from the flash kernel's bf16 output
+ * (exact) and its gradients accumulate in fp32 (kern_flash.h).
+ *
+ * cuBLASLt runs untuned (kern_lt_new's tune = 0): the heuristic's first
+ * algorithm per shape, so results are bit-reproducible on one GPU and
+ * library version. Shapes the fast kernels do not take (attention head
+ * dims other than 64 and 128, an empty inner dimension) use the fp32
+ * reference path.
+ */
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "kern_cuda.h"
+
+extern "C" {
+#include "kern_flash.h"
+#include "kern_gemm_lt.h"
+}
+
+/* Each piece of the arena starts on a 256-byte boundary (cuBLASLt's and
+ * the flash kernels' widest alignment). */
+#define FAST_ALIGN 256
+/* Growth granularity: a few sizes cover a model's calls. */
+#define FAST_GRAIN (2u << 20)
+
+struct kern_fast {
+	struct kern_lt *lt;
+	void *arena;
+	size_t cap;
+};
+
+void kern_fast_free(struct kern_fast *f)
+{
+	if (!f)
+		return;
+	kern_lt_free(f->lt);
+	cudaFree(f->arena);
+	free(f);
+}
+
+static size_t fast_round(size_t bytes)
+{
+	return (bytes + FAST_ALIGN - 1) / FAST_ALIGN * FAST_ALIGN;
+}
+
+/* The context's fast state, made at its first use. */
+static int fast_get(struct cuda_impl *c, struct kern_fast **out)
+{
+	struct kern_fast *f = c->fast;
+	int rc;
+
+	if (!f) {
+		f = (struct kern_fast *)calloc(1, sizeof(*f));
+		if (!f)
+			return KERN_ENOMEM;
+		rc = kern_lt_new((void *)c->stream, 0, &f->lt);
+		if (rc) {
+			free(f);
+			return rc;
+		}
+		c->fast = f;
+	}
+	*out = f;
+	return 0;
+}
+
+/* An arena of at least `bytes`; the old one is freed once the stream's
+ * work on it is done. */
+static int fast_arena(struct cuda_impl *c, struct kern_fast *f, size_t bytes,
+		      char **out)
+{
+	if (bytes > f->cap) {
+		size_t cap = (bytes + FAST_GRAIN - 1) / FAST_GRAIN * FAST_GRAIN;
+
+		CUDACHECK(cudaStreamSynchronize(c->stream));
+		CUDACHECK(cudaFree(f->arena));
+		f->arena = NULL;
+		f->cap = 0;
+		CUDACHECK(cudaMalloc(&f->arena, cap));
+		f->cap = cap;
+	}
+	*out = (char *)f->arena;
+	return 0;
+}
+
+/* ---- fp32 -> bf16 ------------------------------------------------------- */
+
+/* y[r, c] = bf16(x[r * ld + c]) for a [rows, cols] block, y dense. */
+__global__ static void cvt_rows_k(long long rows, long long cols,
+				  const float *x, long long ld, uint16_t *y)
+{
+	GRID_STRIDE(i, rows * cols) {
+		__nv_bfloat16 b = __float2bfloat16_rn(x[i / cols * ld + i % cols]);
+
+		y[i] = *(uint16_t *)&b;
+	}
+}
+
+/* The same, four values a thread (16-byte loads, 8-byte stores): cols and
+ * ld multiples of 4, x 16-byte aligned. */
+__global__ static void cvt_rows4_k(long long rows, long long cols4,
+				   const float4 *x, long long ld4, uint2 *y)
+{
+	GRID_STRIDE(i, rows * cols4) {
+		float4 v = x[i / cols4 * ld4 + i % cols4];
+		__nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y);
+		__nv_bfloat162 hi = __floats2bfloat162_rn(v.z, v.w);
+
+		y[i] = make_uint2(*(unsigned int *)&lo, *(unsigned int *)&hi);
+	}
+}
+
+static int to_bf16_rows(cudaStream_t s, long long rows, long long cols,
+			const float *x, long long ld, uint16_t *y)
+{
+	if (cols % 4 == 0 && ld % 4 == 0 && (uintptr_t)x % 16 == 0) {
+		cvt_rows4_k<<<blocks_for(rows * cols / 4), KERN_CUDA_THREADS, 0,
+			      s>>>(rows, cols / 4, (const float4 *)x, ld / 4,
+				   (uint2 *)y);
+		LAUNCHCHECK(cvt_rows4_k);
+	} else {
+		cvt_rows_k<<<blocks_for(rows * cols), KERN_CUDA_THREADS, 0,
+			     s>>>(rows, cols, x, ld, y);
+		LAUNCHCHECK(cvt_rows_k);
+	}
+	return 0;
+}
+
+__global__ static void widen4_k(long long n4, const uint2 *x, float4 *y)
+{
+	GRID_STRIDE(i, n4) {
+		uint2 v = x[i];
+
+		y[i] = make_float4(__uint_as_float(v.x << 16),
+				   __uint_as_float(v.x & 0xffff0000u),
+				   __uint_as_float(v.y << 16),
+				   __uint_as_float(v.y & 0xffff0000u));
+	}
+}
+
+__global__ static void widen_k(long long n, const uint16_t *x, float *y)
+{
+	GRID_STRIDE(i, n)
+		y[i] = __uint_as_float((unsigned int)x[i] << 16);
+}
+
+static int from_bf16(cudaStream_t s, long long n, const uint16_t *x,
+		     float *y)
+{
+	if (n % 4 == 0 && (uintptr_t)y % 16 == 0) {
+		widen4_k<<<blocks_for(n / 4), KERN_CUDA_THREADS, 0, s>>>(
+			n / 4, (const uint2 *)x, (float4 *)y);
+		LAUNCHCHECK(widen4_k);
+	} else {
+		widen_k<<<blocks_for(n), KERN_CUDA_THREADS, 0, s>>>(n, x, y);
+		LAUNCHCHECK(widen_k);
+	}
+	return 0;
+}
+
+/* ---- GEMM --------------------------------------------------------------- */
+
+int kern_fast_gemm_ok(long long m, long long n, long long kd)
+{
+	return m > 0 && n > 0 && kd > 0;
+}
+
+/* kern_gemm's contract (kernels/kern.h) on tensor cores: A and B rounded to
+ * bf16 into the arena (dense: their leading dimensions become their row
+ * lengths), C fp32 with alpha and beta. */
+int kern_fast_gemm(struct cuda_impl *c, int ta, int tb, long long m,
+		   long long n, long long kd, float alpha, const float *a,
+		   long long lda, const float *b, long long ldb, float beta,
+		   float *cc, long long ldc)
+{
+	long long ar = ta ? kd : m, ac = ta ? m : kd;
+	long long br = tb ? n : kd, bc = tb ? kd : n;
+	size_t asz = fast_round((size_t)(ar * ac) * sizeof(uint16_t));
+	struct kern_fast *f;
+	uint16_t *a16, *b16;
+	char *ws;
+
+	KERN_TRY(fast_get(c, &f));
+	KERN_TRY(fast_arena(c, f, asz + (size_t)(br * bc) * sizeof(uint16_t),
+			  &ws));
+	a16 = (uint16_t *)ws;
+	b16 = (uint16_t *)(ws + asz);
+	kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 0);
+	KERN_TRY(to_bf16_rows(c->stream, ar, ac, a, lda, a16));
+	KERN_TRY(to_bf16_rows(c->stream, br, bc, b, ldb, b16));
+	kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 1);
+	return kern_lt_gemm(f->lt, ta, tb, m, n, kd, alpha, a16, ac, b16, bc,
+			    beta, cc, KERN_LT_F32, ldc, NULL);
+}
+
+/* ---- attention ---------------------------------------------------------- */
+
+int kern_fast_attn_ok(const struct kern_attn *a)
+{
+	return (a->hd == 64 || a->hd == 128) && a->batch >= 1 &&
+	       a->batch <= 65535 && a->nh <= 65535 && a->sq <= (1LL << 22) &&
+	       a->sk <= (1LL << 22);
+}
+
+/* Carves the arena into `n` pieces of the given element counts (bf16
+ * unless marked as floats by `f32`, a bit mask). */
+static int fast_carve(struct cuda_impl *c, int n, const long long *cnt,
+		      unsigned f32, void **piece)
+{
+	struct kern_fast *f;
+	size_t off[8], total = 0;
+	char *ws;
+
+	for (int i = 0; i < n; i++) {
+		off[i] = total;
+		total += fast_round((size_t)cnt[i] *
+				    ((f32 >> i & 1) ? sizeof(float) :
+				     sizeof(uint16_t)));
+	}
+	KERN_TRY(fast_get(c, &f));
+	KERN_TRY(fast_arena(c, f, total, &ws));
+	for (int i = 0; i < n; i++)
+		piece[i] = ws + off[i];
+	return 0;
+}
+
+int kern_fast_attn_fwd(struct cuda_impl *c, const struct kern_attn *a,
+		       const float *q, const float *kk, const float *v,
+		       const int32_t *qpos, const int32_t *kpos, float *o,
+		       float *lse)
+{
+	long long nq = a->batch * a->sq * a->nh * a->hd;
+	long long nk = a->batch * a->sk * a->nkv * a->hd;
+	long long cnt[4] = { nq, nk, nk, nq };
+	void *p[4];
+
+	KERN_TRY(fast_carve(c, 4, cnt, 0, p));
+	kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 0);
+	KERN_TRY(to_bf16_rows(c->stream, 1, nq, q, nq, (uint16_t *)p[0]));
+	KERN_TRY(to_bf16_rows(c->stream, 1, nk, kk, nk, (uint16_t *)p[1]));
+	KERN_TRY(to_bf16_rows(c->stream, 1, nk, v, nk, (uint16_t *)p[2]));
+	kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 1);
+	KERN_TRY(kern_flash_fwd((void *)c->stream, a, (uint16_t *)p[0],
+			      (uint16_t *)p[1], (uint16_t *)p[2], qpos, kpos,
+			      (uint16_t *)p[3], lse));
+	return from_bf16(c->stream, nq, (uint16_t *)p[3], o);
+}
+
+int kern_fast_attn_bwd(struct cuda_impl *c, const struct kern_attn *a,
+		       const float *q, const float *kk, const float *v,
+		       const float *o, const float *lse, const float *dout,
+		       const int32_t *qpos, const int32_t *kpos, float *dq,
+		       float *dk, float *dv)
+{
+	long long nq = a->batch * a->sq * a->nh * a->hd;
+	long long nk = a->batch * a->sk * a->nkv * a->hd;
+	long long cnt[6] = { nq, nk, nk, nq, nq, a->batch * a->nh * a->sq };
+	const float *src[5] = { q, kk, v, o, dout };
+	void *p[6];
+
+	KERN_TRY(fast_carve(c, 6, cnt, 1u << 5, p));
+	kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 0);
+	for (int i = 0; i < 5; i++)
+		KERN_TRY(to_bf16_rows(c->stream, 1, cnt[i], src[i], cnt[i],
+				      (uint16_t *)p[i]));
+	kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 1);
+	return kern_flash_bwd((void *)c->stream, a, (uint16_t *)p[0],
+			      (uint16_t *)p[1], (uint16_t *)p[2],
+			      (uint16_t *)p[3], lse, (uint16_t *)p[4], qpos,
+			      kpos, (float *)p[5], dq, dk, dv);
+}
