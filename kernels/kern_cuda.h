@@ -30,7 +30,14 @@ struct cuda_impl {
 	cublasHandle_t blas;
 	struct kern_fast *fast;
 	struct kern_prof *prof;
+	void *scratch; /* kern_cuda_scratch */
+	size_t scratch_cap;
 };
+
+/* kernels/kern_cuda.cu: a scratch buffer of at least `bytes` for one
+ * call's temporaries, reused by the next call (stream order keeps them
+ * apart); growing it waits for the stream. */
+int kern_cuda_scratch(struct cuda_impl *c, size_t bytes, void **out);
 
 #define KERN_CUDA_THREADS 256
 /* Grid cap for grid-stride loops: enough blocks to fill any current GPU. */
@@ -148,10 +155,10 @@ int kern_cuda_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
  * The _ok tests say which shapes it takes; the others use the fp32
  * reference kernels. */
 int kern_fast_gemm_ok(long long m, long long n, long long kd);
-int kern_fast_gemm(struct cuda_impl *c, int ta, int tb, long long m,
-		   long long n, long long kd, float alpha, const float *a,
-		   long long lda, const float *b, long long ldb, float beta,
-		   float *cc, long long ldc);
+int kern_fast_gemm(struct cuda_impl *c, unsigned long long seq, int ta,
+		   int tb, long long m, long long n, long long kd, float alpha,
+		   const float *a, long long lda, const float *b, long long ldb,
+		   float beta, float *cc, long long ldc);
 int kern_fast_attn_ok(const struct kern_attn *a);
 int kern_fast_attn_fwd(struct cuda_impl *c, const struct kern_attn *a,
 		       const float *q, const float *kk, const float *v,

@@ -7,13 +7,15 @@
  * The operands arrive as fp32 arrays that hold bf16 values (the runtime
  * rounds every GEMM and attention input, runtime/rt_weights.c rt_bf16), so
  * rounding them to bf16 is exact; a value that is not one is rounded to
- * nearest even, as kern_to_bf16 does. They are converted into one scratch
- * arena per context (grown when a call needs more, never shrunk; reused by
- * the next call, which is ordered after this one on the context's stream),
- * with 128-bit loads and 64-bit stores where the rows allow. Results stay
- * fp32: the GEMM's C is written (or accumulated, beta) by cuBLASLt's fp32
- * epilogue, attention's o is widened from the flash kernel's bf16 output
- * (exact) and its gradients accumulate in fp32 (kern_flash.h).
+ * nearest even, as kern_to_bf16 does. A GEMM's A and B are cast into two
+ * slots that the next GEMM may reuse (kern.h, KERN_MATH_BF16: consecutive
+ * GEMMs sharing an operand); attention's inputs into one arena. Both grow
+ * when a call needs more and are never shrunk; a buffer reused by the next
+ * call is ordered after this one by the context's stream. Casts use
+ * 128-bit loads and stores where the arrays allow. Results stay fp32: the
+ * GEMM's C is written (or accumulated, beta) by cuBLASLt's fp32 epilogue,
+ * attention's o is widened from the flash kernel's bf16 output (exact) and
+ * its gradients accumulate in fp32 (kern_flash.h).
  *
  * cuBLASLt runs untuned (kern_lt_new's tune = 0): the heuristic's first
  * algorithm per shape, so results are bit-reproducible on one GPU and
@@ -41,10 +43,21 @@ extern "C" {
 /* Growth granularity: a few sizes cover a model's calls. */
 #define FAST_GRAIN (2u << 20)
 
+/* A GEMM operand's bf16 copy: the fp32 block it was cast from and the
+ * kern_ctx op count (kern_ctx.ops_seq) when it was made. */
+struct fast_slot {
+	uint16_t *buf;
+	size_t cap;
+	const float *src; /* NULL: holds nothing */
+	long long rows, cols, ld;
+	unsigned long long seq;
+};
+
 struct kern_fast {
 	struct kern_lt *lt;
-	void *arena;
+	void *arena; /* attention's scratch */
 	size_t cap;
+	struct fast_slot slot[2]; /* the GEMM operands' copies */
 };
 
 void kern_fast_free(struct kern_fast *f)
@@ -53,6 +66,8 @@ void kern_fast_free(struct kern_fast *f)
 		return;
 	kern_lt_free(f->lt);
 	cudaFree(f->arena);
+	cudaFree(f->slot[0].buf);
+	cudaFree(f->slot[1].buf);
 	free(f);
 }
 
@@ -114,33 +129,48 @@ __global__ static void cvt_rows_k(long long rows, long long cols,
 	}
 }
 
-/* The same, four values a thread (16-byte loads, 8-byte stores): cols and
- * ld multiples of 4, x 16-byte aligned. */
-__global__ static void cvt_rows4_k(long long rows, long long cols4,
-				   const float4 *x, long long ld4, uint2 *y)
+static __device__ unsigned int pack2(float lo, float hi)
 {
-	GRID_STRIDE(i, rows * cols4) {
-		float4 v = x[i / cols4 * ld4 + i % cols4];
-		__nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y);
-		__nv_bfloat162 hi = __floats2bfloat162_rn(v.z, v.w);
+	__nv_bfloat162 b = __floats2bfloat162_rn(lo, hi);
 
-		y[i] = make_uint2(*(unsigned int *)&lo, *(unsigned int *)&hi);
+	return *(unsigned int *)&b;
+}
+
+/* A dense block (ld = cols) as one array, eight values a thread: two
+ * 16-byte loads, one 16-byte store, no index division (a per-element
+ * 64-bit division held the row-wise kernel to ~1.6 TB/s on an H200). */
+__global__ static void cvt_flat8_k(long long n8, const float4 *x, uint4 *y)
+{
+	GRID_STRIDE(i, n8) {
+		float4 a = x[2 * i], b = x[2 * i + 1];
+
+		y[i] = make_uint4(pack2(a.x, a.y), pack2(a.z, a.w),
+				  pack2(b.x, b.y), pack2(b.z, b.w));
 	}
 }
 
 static int to_bf16_rows(cudaStream_t s, long long rows, long long cols,
 			const float *x, long long ld, uint16_t *y)
 {
-	if (cols % 4 == 0 && ld % 4 == 0 && (uintptr_t)x % 16 == 0) {
-		cvt_rows4_k<<<blocks_for(rows * cols / 4), KERN_CUDA_THREADS, 0,
-			      s>>>(rows, cols / 4, (const float4 *)x, ld / 4,
-				   (uint2 *)y);
-		LAUNCHCHECK(cvt_rows4_k);
-	} else {
-		cvt_rows_k<<<blocks_for(rows * cols), KERN_CUDA_THREADS, 0,
-			     s>>>(rows, cols, x, ld, y);
-		LAUNCHCHECK(cvt_rows_k);
+	long long n = rows * cols, v = 0;
+
+	if ((ld == cols || rows == 1) && (uintptr_t)x % 16 == 0 &&
+	    (uintptr_t)y % 16 == 0)
+		v = n / 8 * 8;
+	if (v) {
+		cvt_flat8_k<<<blocks_for(v / 8), KERN_CUDA_THREADS, 0, s>>>(
+			v / 8, (const float4 *)x, (uint4 *)y);
+		LAUNCHCHECK(cvt_flat8_k);
+		if (n > v) { /* the tail of a dense block: one short row */
+			cvt_rows_k<<<1, KERN_CUDA_THREADS, 0, s>>>(
+				1, n - v, x + v, n - v, y + v);
+			LAUNCHCHECK(cvt_rows_k);
+		}
+		return 0;
 	}
+	cvt_rows_k<<<blocks_for(n), KERN_CUDA_THREADS, 0, s>>>(rows, cols, x,
+							       ld, y);
+	LAUNCHCHECK(cvt_rows_k);
 	return 0;
 }
 
@@ -183,32 +213,110 @@ int kern_fast_gemm_ok(long long m, long long n, long long kd)
 	return m > 0 && n > 0 && kd > 0;
 }
 
-/* kern_gemm's contract (kernels/kern.h) on tensor cores: A and B rounded to
- * bf16 into the arena (dense: their leading dimensions become their row
- * lengths), C fp32 with alpha and beta. */
-int kern_fast_gemm(struct cuda_impl *c, int ta, int tb, long long m,
-		   long long n, long long kd, float alpha, const float *a,
-		   long long lda, const float *b, long long ldb, float beta,
-		   float *cc, long long ldc)
+/* Operand copies are reused: a call whose A or B is the same stored
+ * block (pointer, rows, columns, leading dimension) as one of the previous
+ * call's, with no other kern op since (kern_ctx.ops_seq unchanged: kern.h,
+ * KERN_MATH_BF16), reads the copy instead of casting again. The runtime
+ * multiplies one input by several weight slices in a row (the qkv
+ * projection per query group) and uses each output gradient twice (dgrad
+ * and wgrad): one cast instead of up to 24 per layer. */
+static int slot_holds(const struct fast_slot *s, const float *src,
+		      long long rows, long long cols, long long ld,
+		      unsigned long long seq)
+{
+	return s->src == src && s->rows == rows && s->cols == cols &&
+	       s->ld == ld && s->seq == seq;
+}
+
+/* The slot holding the copy of a [rows, cols] block at x (leading
+ * dimension ld), or -1. */
+static int slot_find(const struct kern_fast *f, const float *x,
+		     long long rows, long long cols, long long ld,
+		     unsigned long long seq)
+{
+	for (int i = 0; i < 2; i++)
+		if (slot_holds(&f->slot[i], x, rows, cols, ld, seq))
+			return i;
+	return -1;
+}
+
+/* Casts the block into slot i. */
+static int slot_cast(struct cuda_impl *c, struct kern_fast *f, int i,
+		     const float *x, long long rows, long long cols,
+		     long long ld, unsigned long long seq)
+{
+	size_t bytes = (size_t)(rows * cols) * sizeof(uint16_t);
+	struct fast_slot *s = &f->slot[i];
+
+	s->src = NULL;
+	if (bytes > s->cap) {
+		size_t cap = (bytes + FAST_GRAIN - 1) / FAST_GRAIN * FAST_GRAIN;
+
+		CUDACHECK(cudaStreamSynchronize(c->stream));
+		CUDACHECK(cudaFree(s->buf));
+		s->buf = NULL;
+		s->cap = 0;
+		CUDACHECK(cudaMalloc(&s->buf, cap));
+		s->cap = cap;
+	}
+	kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 0);
+	KERN_TRY(to_bf16_rows(c->stream, rows, cols, x, ld, s->buf));
+	kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 1);
+	s->src = x;
+	s->rows = rows;
+	s->cols = cols;
+	s->ld = ld;
+	s->seq = seq;
+	return 0;
+}
+
+/* Forgets the copies whose source the output [m, n] (ldc) overlaps. */
+static void fast_forget(struct kern_fast *f, const float *cc, long long m,
+			long long n, long long ldc)
+{
+	const float *end = cc + (m - 1) * ldc + n;
+
+	for (int i = 0; i < 2; i++) {
+		struct fast_slot *s = &f->slot[i];
+
+		if (s->src && s->src < end &&
+		    cc < s->src + (s->rows - 1) * s->ld + s->cols)
+			s->src = NULL;
+	}
+}
+
+/* kern_gemm's contract (kernels/kern.h) on tensor cores: A and B as bf16
+ * copies (dense: their leading dimensions become their row lengths), C
+ * fp32 with alpha and beta. seq: kern_ctx.ops_seq. */
+int kern_fast_gemm(struct cuda_impl *c, unsigned long long seq, int ta,
+		   int tb, long long m, long long n, long long kd, float alpha,
+		   const float *a, long long lda, const float *b, long long ldb,
+		   float beta, float *cc, long long ldc)
 {
 	long long ar = ta ? kd : m, ac = ta ? m : kd;
 	long long br = tb ? n : kd, bc = tb ? kd : n;
-	size_t asz = fast_round((size_t)(ar * ac) * sizeof(uint16_t));
 	struct kern_fast *f;
-	uint16_t *a16, *b16;
-	char *ws;
+	int sa, sb, rc;
 
 	KERN_TRY(fast_get(c, &f));
-	KERN_TRY(fast_arena(c, f, asz + (size_t)(br * bc) * sizeof(uint16_t),
-			  &ws));
-	a16 = (uint16_t *)ws;
-	b16 = (uint16_t *)(ws + asz);
-	kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 0);
-	KERN_TRY(to_bf16_rows(c->stream, ar, ac, a, lda, a16));
-	KERN_TRY(to_bf16_rows(c->stream, br, bc, b, ldb, b16));
-	kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 1);
-	return kern_lt_gemm(f->lt, ta, tb, m, n, kd, alpha, a16, ac, b16, bc,
-			    beta, cc, KERN_LT_F32, ldc, NULL);
+	sa = slot_find(f, a, ar, ac, lda, seq);
+	sb = slot_find(f, b, br, bc, ldb, seq);
+	if (sa < 0) {
+		/* keep B's copy; else overwrite the older one */
+		sa = sb >= 0 ? 1 - sb : f->slot[0].seq <= f->slot[1].seq ? 0 : 1;
+		KERN_TRY(slot_cast(c, f, sa, a, ar, ac, lda, seq));
+	}
+	if (sb < 0) {
+		sb = 1 - sa;
+		KERN_TRY(slot_cast(c, f, sb, b, br, bc, ldb, seq));
+	}
+	rc = kern_lt_gemm(f->lt, ta, tb, m, n, kd, alpha, f->slot[sa].buf, ac,
+			  f->slot[sb].buf, bc, beta, cc, KERN_LT_F32, ldc,
+			  NULL);
+	fast_forget(f, cc, m, n, ldc);
+	if (rc)
+		f->slot[0].src = f->slot[1].src = NULL;
+	return rc;
 }
 
 /* ---- attention ---------------------------------------------------------- */

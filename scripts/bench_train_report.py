@@ -29,7 +29,7 @@ def profile(out, head):
     for line in open(out, errors="replace"):
         if line.startswith(head):
             return {m.group(1): float(m.group(2)) for m in re.finditer(
-                r"([a-z_-]+) (-?[0-9.]+) ms [0-9]+ calls", line)}
+                r"([a-z0-9_-]+) (-?[0-9.]+) ms [0-9]+ calls", line)}
     raise SystemExit("no '%s' line in %s" % (head, out))
 
 

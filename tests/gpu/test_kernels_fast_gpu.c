@@ -13,6 +13,13 @@
  *    round them (it multiplies on tensor cores): within 1e-4 of the CPU on
  *    the rounded inputs, and further than 1e-4 from the CPU on the exact
  *    ones (one bf16 rounding is up to 2^-9 relative).
+ *  - gemm_reuse: consecutive GEMMs that share an operand reuse its bf16
+ *    copy (kern.h, KERN_MATH_BF16): with the copy reused 1e-4 as above; a
+ *    kern op on the operand (kern_scale) or a GEMM writing it as its output
+ *    must end the reuse: the product of the new values within 1e-2 (the
+ *    output X = A B^T is rounded to bf16 on both sides from fp32 sums whose
+ *    order differs, so an element may round the other way: 2^-8), where a
+ *    stale copy is off by O(1).
  *  - attn_bf16 2e-2 for o, dq, dk, dv (lse 1e-3): the flash kernels round
  *    P, dS and the forward's o to bf16 (FlashAttention-2's precision; the
  *    same bound as tests/gpu/test_flash_gpu.c, here elementwise-max
@@ -130,6 +137,64 @@ static void test_gemm_fast(void)
 	       "%.3e (want > %.0e)\n", least_raw, TOL_RED);
 	see(&vr, least_raw > TOL_RED ? 0 : INFINITY);
 	report("gemm_rounds", &vr, TOL_RED);
+}
+
+#define TOL_REUSE_NEW 1e-2
+
+/* C = A B^T on the device (bf16 mode) and on the CPU, A [m, kd], B [n, kd]:
+ * the normwise error of the device's C against the CPU's. */
+static double nt(struct verdict *v, long long m, long long n, long long kd,
+		 const float *a, const float *da, const float *b,
+		 const float *db, float *dc)
+{
+	float *c = xmalloc((size_t)(m * n) * 4), *cg = xmalloc((size_t)(m * n) * 4);
+	double e;
+
+	see_rc(v, kern_gemm(&C, 0, 1, m, n, kd, 1.0f, a, kd, b, kd, 0.0f, c, n));
+	see_rc(v, kern_gemm(&G, 0, 1, m, n, kd, 1.0f, da, kd, db, kd, 0.0f, dc,
+			    n));
+	see_rc(v, down(cg, dc, (size_t)(m * n) * 4));
+	e = relerr(cg, c, m * n);
+	free(c);
+	free(cg);
+	return e;
+}
+
+static void test_gemm_reuse(void)
+{
+	/* square: X = B1 B1^T below is a valid A */
+	const long long m = 64, n = 64, kd = 64;
+	struct verdict v = { 0, 0 }, vn = { 0, 0 };
+	float *a = rnd16(m * kd, 1), *b1 = rnd16(n * kd, 1);
+	float *b2 = rnd16(n * kd, 1), *x = rnd16(m * n, 1);
+	float *da = up(a, (size_t)(m * kd) * 4), *db1 = up(b1, (size_t)(n * kd) * 4);
+	float *db2 = up(b2, (size_t)(n * kd) * 4), *dc = up(x, (size_t)(m * n) * 4);
+	float *dx = up(x, (size_t)(m * n) * 4);
+
+	/* A shared by two calls in a row: its copy is reused */
+	see(&v, nt(&v, m, n, kd, a, da, b1, db1, dc));
+	see(&v, nt(&v, m, n, kd, a, da, b2, db2, dc));
+	report("gemm_reuse", &v, TOL_RED);
+	/* A changed by a kern op between two calls */
+	see(&vn, nt(&vn, m, n, kd, a, da, b1, db1, dc));
+	see_rc(&vn, kern_scale(&G, m * kd, 2.0f, da));
+	for (long long i = 0; i < m * kd; i++)
+		a[i] *= 2.0f;
+	see(&vn, nt(&vn, m, n, kd, a, da, b1, db1, dc));
+	/* X an operand, then overwritten as the output of a GEMM whose
+	 * operands are both copies at hand (B1 B1^T: X's copy is not evicted),
+	 * then read again */
+	see_rc(&vn, kern_round_bf16(&G, m * n, dx));
+	see(&vn, nt(&vn, m, n, kd, x, dx, b1, db1, dc));
+	see_rc(&vn, kern_gemm(&C, 0, 1, m, n, kd, 1.0f, b1, kd, b1, kd, 0.0f, x,
+			      n));
+	see_rc(&vn, kern_gemm(&G, 0, 1, m, n, kd, 1.0f, db1, kd, db1, kd, 0.0f,
+			      dx, n));
+	round_bf16(x, m * n);
+	see(&vn, nt(&vn, m, n, kd, x, dx, b1, db1, dc));
+	report("gemm_reuse_new", &vn, TOL_REUSE_NEW);
+	drop(da); drop(db1); drop(db2); drop(dc); drop(dx);
+	free(a); free(b1); free(b2); free(x);
 }
 
 /* ---- attention ----------------------------------------------------------- */
@@ -338,6 +403,7 @@ void test_fast_kernels(void)
 
 	see_rc(&vo, kern_set_math(&G, KERN_MATH_BF16));
 	test_gemm_fast();
+	test_gemm_reuse();
 	for (size_t t = 0; t < NATTN_FAST; t++) {
 		fattn_init(&f, attn_dims[t]);
 		attn_vs_cpu(&f, &vo, &vl);
