@@ -151,6 +151,13 @@ int kern_cuda_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
 		       const int32_t *qpos, const int32_t *kpos, float *dq,
 		       float *dk, float *dv);
 
+/* kernels/kern_cuda_bf16.cu */
+int kern_cuda_to_bf16(struct kern_ctx *k, long long n, const float *x,
+		      uint16_t *y);
+int kern_cuda_from_bf16(struct kern_ctx *k, long long n, const uint16_t *x,
+			float *y);
+int kern_cuda_round_bf16(struct kern_ctx *k, long long n, float *x);
+
 /* kernels/kern_cuda_fast.cu: the KERN_MATH_BF16 mode (kern_set_math).
  * The _ok tests say which shapes it takes; the others use the fp32
  * reference kernels. */

@@ -123,7 +123,8 @@ __global__ static void cvt_rows_k(long long rows, long long cols,
 				  const float *x, long long ld, uint16_t *y)
 {
 	GRID_STRIDE(i, rows * cols) {
-		__nv_bfloat16 b = __float2bfloat16_rn(x[i / cols * ld + i % cols]);
+		long long r = i / cols;
+		__nv_bfloat16 b = __float2bfloat16_rn(x[r * ld + i - r * cols]);
 
 		y[i] = *(uint16_t *)&b;
 	}
@@ -303,7 +304,8 @@ int kern_fast_gemm(struct cuda_impl *c, unsigned long long seq, int ta,
 	sb = slot_find(f, b, br, bc, ldb, seq);
 	if (sa < 0) {
 		/* keep B's copy; else overwrite the older one */
-		sa = sb >= 0 ? 1 - sb : f->slot[0].seq <= f->slot[1].seq ? 0 : 1;
+		sa = sb >= 0 ? 1 - sb :
+		     f->slot[0].seq <= f->slot[1].seq ? 0 : 1;
 		KERN_TRY(slot_cast(c, f, sa, a, ar, ac, lda, seq));
 	}
 	if (sb < 0) {

@@ -188,8 +188,8 @@ void kern_cuda_prof_ops(struct kern_ctx *k, void *file)
 	for (int i = 0; i < n; i++)
 		idx[i] = i < p->n_ops ? i : PROF_OPS - 1;
 	for (int i = 1; i < n; i++) /* insertion sort: a few dozen ops */
-		for (int j = i; j > 0 && p->op_ms[idx[j]] > p->op_ms[idx[j - 1]];
-		     j--) {
+		for (int j = i;
+		     j > 0 && p->op_ms[idx[j]] > p->op_ms[idx[j - 1]]; j--) {
 			int t = idx[j];
 
 			idx[j] = idx[j - 1];

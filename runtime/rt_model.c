@@ -573,7 +573,8 @@ static int alloc_scratch(struct rt_model *m, const struct rt_plan *p)
 	RCHECK(rt_alloc_f(m, &m->gemb, (e->d0 + e->pad) * e->d1));
 	m->bf16 = p->rt.bf16;
 	/* bf16 runs multiply on tensor cores where the device has them */
-	KCHECK(kern_set_math(m->k, m->bf16 ? KERN_MATH_BF16 : KERN_MATH_FP32));
+	KCHECK(kern_set_math(m->k, m->bf16 ? KERN_MATH_BF16 :
+			     KERN_MATH_FP32));
 	m->prefetch = p->rt.prefetch;
 	if (m->prefetch)
 		RCHECK(rt_alloc_f(m, &m->full_b, full));

@@ -147,10 +147,12 @@ static double nt(struct verdict *v, long long m, long long n, long long kd,
 		 const float *a, const float *da, const float *b,
 		 const float *db, float *dc)
 {
-	float *c = xmalloc((size_t)(m * n) * 4), *cg = xmalloc((size_t)(m * n) * 4);
+	float *c = xmalloc((size_t)(m * n) * 4);
+	float *cg = xmalloc((size_t)(m * n) * 4);
 	double e;
 
-	see_rc(v, kern_gemm(&C, 0, 1, m, n, kd, 1.0f, a, kd, b, kd, 0.0f, c, n));
+	see_rc(v, kern_gemm(&C, 0, 1, m, n, kd, 1.0f, a, kd, b, kd, 0.0f, c,
+			    n));
 	see_rc(v, kern_gemm(&G, 0, 1, m, n, kd, 1.0f, da, kd, db, kd, 0.0f, dc,
 			    n));
 	see_rc(v, down(cg, dc, (size_t)(m * n) * 4));
@@ -167,8 +169,10 @@ static void test_gemm_reuse(void)
 	struct verdict v = { 0, 0 }, vn = { 0, 0 };
 	float *a = rnd16(m * kd, 1), *b1 = rnd16(n * kd, 1);
 	float *b2 = rnd16(n * kd, 1), *x = rnd16(m * n, 1);
-	float *da = up(a, (size_t)(m * kd) * 4), *db1 = up(b1, (size_t)(n * kd) * 4);
-	float *db2 = up(b2, (size_t)(n * kd) * 4), *dc = up(x, (size_t)(m * n) * 4);
+	float *da = up(a, (size_t)(m * kd) * 4);
+	float *db1 = up(b1, (size_t)(n * kd) * 4);
+	float *db2 = up(b2, (size_t)(n * kd) * 4);
+	float *dc = up(x, (size_t)(m * n) * 4);
 	float *dx = up(x, (size_t)(m * n) * 4);
 
 	/* A shared by two calls in a row: its copy is reused */
@@ -265,17 +269,20 @@ static void attn_vs_cpu(struct fattn *f, struct verdict *v,
 			struct verdict *vl)
 {
 	long long n[3] = { f->nq, f->nk, f->nk };
-	float *o = xmalloc((size_t)f->nq * 4), *lse = xmalloc((size_t)f->nl * 4);
-	float *og = xmalloc((size_t)f->nq * 4), *lg = xmalloc((size_t)f->nl * 4);
-	float *g[3], *back = xmalloc((size_t)(f->nq > f->nk ? f->nq : f->nk) * 4);
+	long long big = f->nq > f->nk ? f->nq : f->nk;
+	float *o = xmalloc((size_t)f->nq * 4), *og = xmalloc((size_t)f->nq * 4);
+	float *lse = xmalloc((size_t)f->nl * 4);
+	float *lg = xmalloc((size_t)f->nl * 4);
+	float *g[3], *back = xmalloc((size_t)big * 4);
 	const struct kern_attn *a = &f->a;
 
 	for (int i = 0; i < 3; i++)
 		g[i] = dup(f->g[i], n[i]);
 	see_rc(v, kern_attn_fwd(&C, a, f->q, f->k, f->v, f->qpos, f->kpos, o,
 				lse));
-	see_rc(v, kern_attn_fwd(&G, a, f->d[0], f->d[1], f->d[2], (void *)f->d[9],
-				(void *)f->d[10], f->d[7], f->d[8]));
+	see_rc(v, kern_attn_fwd(&G, a, f->d[0], f->d[1], f->d[2],
+				(void *)f->d[9], (void *)f->d[10], f->d[7],
+				f->d[8]));
 	see_rc(v, down(og, f->d[7], (size_t)f->nq * 4));
 	see_rc(v, down(lg, f->d[8], (size_t)f->nl * 4));
 	see(v, relerr(og, o, f->nq));
