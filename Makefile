@@ -13,6 +13,9 @@
 #                   part of make test)
 #   make bench-kernels-gpu  TFLOP/s of the bf16 flash attention and the
 #                   cuBLASLt GEMMs at Llama shapes (scripts/bench_kernels_gpu.sh)
+#   make bench-train-gpu  gtplan-run training on one GPU in bf16 (Llama-3.2-1B
+#                   and an 8B layer slice at sequence 4096): step time, MFU,
+#                   device time per kernel class (scripts/bench_train_gpu.sh)
 #   make bench-gpu  on 2+ GPUs: GTP all-gather/reduce-scatter bandwidth through
 #                   the runtime's NCCL path vs plain NCCL (scripts/bench_gpu.sh)
 #   make clean
@@ -259,7 +262,10 @@ $(FAST_BIN): build/gpu/%: build/gpu/tests/gpu/%.o $(GPU_BASE_OBJ) $(FAST_OBJ)
 	$(Q)$(NVCC) $(GENCODE) -cudart static $^ -o $@ -L$(CUDA_HOME)/lib64 \
 		$(CUBLAS_LIBS) $(GPU_BLAS_LIBS) -lm -ldl -lrt $(LDFLAGS)
 
-.PHONY: bench-kernels-gpu
+.PHONY: bench-kernels-gpu bench-train-gpu
+bench-train-gpu: build/gpu/gtplan-run
+	@if [ -x build/gtplan ]; then scripts/bench_train_gpu.sh --plans-only; fi
+	@scripts/bench_train_gpu.sh
 # TFLOP/s of the flash attention and the cuBLASLt GEMMs at Llama shapes.
 bench-kernels-gpu: build/gpu/bench_kernels_gpu
 	@scripts/bench_kernels_gpu.sh
@@ -283,7 +289,9 @@ JANSSON_A := $(wildcard /usr/lib/x86_64-linux-gnu/libjansson.a)
 GPU_JANSSON_LIBS := $(if $(JANSSON_A),$(JANSSON_A),$(JANSSON_LIBS))
 GPU_RT_OBJ := $(RT_SRC:%.c=build/gpu/%.o) $(KERN_SRC:%.c=build/gpu/%.o) \
               $(CUDA_OBJ)
-build/gpu/runtime/%.o: GPU_CFLAGS += -Iruntime $(MPI_CFLAGS) -isystem $(CUDA_HOME)/include -DGTPLAN_WITH_NCCL
+# OpenMP: the weights' start values are drawn by every core
+# (runtime/rt_model.c init_shard), billions of them at the benchmark shapes
+build/gpu/runtime/%.o: GPU_CFLAGS += -Iruntime $(MPI_CFLAGS) -isystem $(CUDA_HOME)/include -DGTPLAN_WITH_NCCL -fopenmp
 # NCCL is linked dynamically (libnccl.so.2: the GPU machine's own, found by
 # the loader, else the toolkit's through the rpath).
 build/gpu/gtplan-run: $(GPU_RT_OBJ)
@@ -291,7 +299,7 @@ build/gpu/gtplan-run: $(GPU_RT_OBJ)
 	$(Q)$(NVCC) -ccbin $(MPICC) $(GENCODE) -cudart static $^ -o $@ \
 		-L$(CUDA_HOME)/lib64 $(CUBLAS_LIBS) $(GPU_BLAS_LIBS) \
 		$(GPU_JANSSON_LIBS) -lnccl -Xlinker -rpath,$(CUDA_HOME)/lib64 \
-		-lstdc++ -lm -ldl -lrt $(LDFLAGS)
+		-Xcompiler -fopenmp -lstdc++ -lm -ldl -lrt $(LDFLAGS)
 
 demo: deps
 	@$(MAKE) --no-print-directory build/gtplan

@@ -7,6 +7,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The last recorded error of this thread: its code and text (kern.h). */
@@ -50,6 +51,8 @@ const char *kern_strerror(int code)
 
 int kern_init(struct kern_ctx *k, enum kern_device device, int threads)
 {
+	int rc;
+
 	memset(k, 0, sizeof(*k));
 	k->device = device;
 	switch (device) {
@@ -64,11 +67,38 @@ int kern_init(struct kern_ctx *k, enum kern_device device, int threads)
 	default:
 		return KERN_ENODEV;
 	}
-	return k->ops->init(k, threads);
+	rc = k->ops->init(k, threads);
+	/* GTPLAN_KERN_PROFILE: profile where the device can (kern_prof_*) */
+	if (!rc && getenv("GTPLAN_KERN_PROFILE") && k->ops->prof_start)
+		rc = kern_prof_start(k);
+	return rc;
+}
+
+/* The profile since its last (re)start on one line of stderr, for
+ * GTPLAN_KERN_PROFILE. */
+static void prof_print(struct kern_ctx *k)
+{
+	double ms[KERN_PROF_CLASSES];
+	long long calls[KERN_PROF_CLASSES];
+	int rc = kern_prof_read(k, ms, calls);
+
+	if (rc) {
+		fprintf(stderr, "kern profile: %s\n", kern_strerror(rc));
+		return;
+	}
+	fprintf(stderr, "kern profile:");
+	for (int i = 0; i < KERN_PROF_CLASSES; i++)
+		fprintf(stderr, "%s %s %.3f ms %lld calls", i ? ";" : "",
+			kern_prof_name(i), ms[i], calls[i]);
+	fputc('\n', stderr);
+	if (k->ops->prof_ops)
+		k->ops->prof_ops(k, stderr);
 }
 
 void kern_release(struct kern_ctx *k)
 {
+	if (k->prof)
+		prof_print(k);
 	if (k->ops)
 		k->ops->release(k);
 	memset(k, 0, sizeof(*k));
@@ -84,6 +114,70 @@ void *kern_stream(struct kern_ctx *k)
 	return k->ops && k->ops->stream ? k->ops->stream(k) : NULL;
 }
 
+int kern_set_math(struct kern_ctx *k, enum kern_math math)
+{
+	if (math != KERN_MATH_FP32 && math != KERN_MATH_BF16)
+		return KERN_EINVAL;
+	k->math = math;
+	return 0;
+}
+
+int kern_prof_start(struct kern_ctx *k)
+{
+	int rc;
+
+	if (!k->ops->prof_start)
+		return KERN_ENODEV;
+	rc = k->ops->prof_start(k);
+	k->prof = !rc;
+	return rc;
+}
+
+int kern_prof_reset(struct kern_ctx *k)
+{
+	return k->prof ? kern_prof_start(k) : 0;
+}
+
+int kern_prof_read(struct kern_ctx *k, double ms[KERN_PROF_CLASSES],
+		   long long calls[KERN_PROF_CLASSES])
+{
+	if (!k->prof)
+		return KERN_EINVAL;
+	return k->ops->prof_read(k, ms, calls);
+}
+
+const char *kern_prof_name(int cls)
+{
+	static const char *const names[KERN_PROF_CLASSES] = {
+		"gemm", "attention", "memory-bound", "copy",
+	};
+
+	return cls >= 0 && cls < KERN_PROF_CLASSES ? names[cls] : "?";
+}
+
+/* The bound op's call between the profiler's marks when it is on; the
+ * comma operator orders the begin mark, the call and the end mark. Every
+ * call but a GEMM counts in k->ops_seq (kern.h). */
+static int mark_begin(struct kern_ctx *k, int cls, const char *op)
+{
+	if (cls != KERN_PROF_GEMM)
+		k->ops_seq++;
+	if (k->prof)
+		k->ops->mark(k, cls, op, 0);
+	return 0;
+}
+
+static int mark_end(struct kern_ctx *k, int cls, const char *op, int rc)
+{
+	if (k->prof)
+		k->ops->mark(k, cls, op, 1);
+	return rc;
+}
+
+#define RUN(cls, op, ...)                              \
+	(mark_begin(k, KERN_PROF_##cls, #op),         \
+	 mark_end(k, KERN_PROF_##cls, #op, k->ops->op(k, __VA_ARGS__)))
+
 /* n elements behind p are usable: n >= 0, and p is set when n > 0. */
 #define OK_N(p, n) ((n) >= 0 && ((n) == 0 || (p) != NULL))
 
@@ -92,11 +186,13 @@ int kern_alloc(struct kern_ctx *k, size_t bytes, void **out)
 	if (!out)
 		return KERN_EINVAL;
 	*out = NULL;
+	k->ops_seq++; /* new memory at a freed block's address */
 	return k->ops->alloc(k, bytes, out);
 }
 
 void kern_free(struct kern_ctx *k, void *p)
 {
+	k->ops_seq++;
 	if (p)
 		k->ops->free(k, p);
 }
@@ -105,28 +201,28 @@ int kern_upload(struct kern_ctx *k, void *dst, const void *src, size_t n)
 {
 	if (n && (!dst || !src))
 		return KERN_EINVAL;
-	return n ? k->ops->upload(k, dst, src, n) : 0;
+	return n ? RUN(COPY, upload, dst, src, n) : 0;
 }
 
 int kern_download(struct kern_ctx *k, void *dst, const void *src, size_t n)
 {
 	if (n && (!dst || !src))
 		return KERN_EINVAL;
-	return n ? k->ops->download(k, dst, src, n) : 0;
+	return n ? RUN(COPY, download, dst, src, n) : 0;
 }
 
 int kern_copy(struct kern_ctx *k, void *dst, const void *src, size_t n)
 {
 	if (n && (!dst || !src))
 		return KERN_EINVAL;
-	return n && dst != src ? k->ops->copy(k, dst, src, n) : 0;
+	return n && dst != src ? RUN(COPY, copy, dst, src, n) : 0;
 }
 
 int kern_zero(struct kern_ctx *k, void *p, size_t bytes)
 {
 	if (bytes && !p)
 		return KERN_EINVAL;
-	return bytes ? k->ops->zero(k, p, bytes) : 0;
+	return bytes ? RUN(COPY, zero, p, bytes) : 0;
 }
 
 int kern_sync(struct kern_ctx *k)
@@ -149,8 +245,8 @@ int kern_gemm(struct kern_ctx *k, int ta, int tb, long long m, long long n,
 		return 0;
 	if (!c || (kd > 0 && (!a || !b)))
 		return KERN_EINVAL;
-	return k->ops->gemm(k, ta, tb, m, n, kd, alpha, a, lda, b, ldb, beta, c,
-			    ldc);
+	return RUN(GEMM, gemm, ta, tb, m, n, kd, alpha, a, lda, b, ldb, beta, c,
+		   ldc);
 }
 
 int kern_axpy(struct kern_ctx *k, long long n, float alpha, const float *x,
@@ -158,14 +254,14 @@ int kern_axpy(struct kern_ctx *k, long long n, float alpha, const float *x,
 {
 	if (!OK_N(x, n) || !OK_N(y, n))
 		return KERN_EINVAL;
-	return n ? k->ops->axpy(k, n, alpha, x, y) : 0;
+	return n ? RUN(MEM, axpy, n, alpha, x, y) : 0;
 }
 
 int kern_scale(struct kern_ctx *k, long long n, float alpha, float *x)
 {
 	if (!OK_N(x, n))
 		return KERN_EINVAL;
-	return n ? k->ops->scale(k, n, alpha, x) : 0;
+	return n ? RUN(MEM, scale, n, alpha, x) : 0;
 }
 
 int kern_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
@@ -175,7 +271,7 @@ int kern_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
 	if (rows < 0 || h < 1 || !OK_N(g, h) || !OK_N(x, rows) ||
 	    !OK_N(y, rows) || !OK_N(rstd, rows) || !(eps >= 0))
 		return KERN_EINVAL;
-	return rows ? k->ops->rmsnorm_fwd(k, rows, h, eps, x, g, y, rstd) : 0;
+	return rows ? RUN(MEM, rmsnorm_fwd, rows, h, eps, x, g, y, rstd) : 0;
 }
 
 int kern_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
@@ -186,15 +282,15 @@ int kern_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
 	    !OK_N(x, rows) || !OK_N(rstd, rows) || !OK_N(dy, rows) ||
 	    !OK_N(dx, rows))
 		return KERN_EINVAL;
-	return rows ? k->ops->rmsnorm_bwd(k, rows, h, x, g, rstd, dy, dx, dg)
-		    : 0;
+	return rows ? RUN(MEM, rmsnorm_bwd, rows, h, x, g, rstd, dy, dx,
+			  dg) : 0;
 }
 
 int kern_gelu_fwd(struct kern_ctx *k, long long n, const float *x, float *y)
 {
 	if (!OK_N(x, n) || !OK_N(y, n))
 		return KERN_EINVAL;
-	return n ? k->ops->gelu_fwd(k, n, x, y) : 0;
+	return n ? RUN(MEM, gelu_fwd, n, x, y) : 0;
 }
 
 int kern_gelu_bwd(struct kern_ctx *k, long long n, const float *x,
@@ -202,7 +298,7 @@ int kern_gelu_bwd(struct kern_ctx *k, long long n, const float *x,
 {
 	if (!OK_N(x, n) || !OK_N(dy, n) || !OK_N(dx, n))
 		return KERN_EINVAL;
-	return n ? k->ops->gelu_bwd(k, n, x, dy, dx) : 0;
+	return n ? RUN(MEM, gelu_bwd, n, x, dy, dx) : 0;
 }
 
 /* A [rows, cols] logit block with nvalid <= cols real columns. */
@@ -218,7 +314,7 @@ int kern_ce_max(struct kern_ctx *k, long long rows, long long cols,
 {
 	if (!ce_ok(rows, cols, nvalid, logits) || !OK_N(max, rows))
 		return KERN_EINVAL;
-	return rows ? k->ops->ce_max(k, rows, cols, nvalid, logits, max) : 0;
+	return rows ? RUN(MEM, ce_max, rows, cols, nvalid, logits, max) : 0;
 }
 
 int kern_ce_sumexp(struct kern_ctx *k, long long rows, long long cols,
@@ -228,8 +324,8 @@ int kern_ce_sumexp(struct kern_ctx *k, long long rows, long long cols,
 	if (!ce_ok(rows, cols, nvalid, logits) || !OK_N(max, rows) ||
 	    !OK_N(sum, rows))
 		return KERN_EINVAL;
-	return rows ? k->ops->ce_sumexp(k, rows, cols, nvalid, logits, max,
-					sum) : 0;
+	return rows ? RUN(MEM, ce_sumexp, rows, cols, nvalid, logits, max,
+			  sum) : 0;
 }
 
 int kern_ce_target(struct kern_ctx *k, long long rows, long long cols,
@@ -239,8 +335,8 @@ int kern_ce_target(struct kern_ctx *k, long long rows, long long cols,
 	if (!ce_ok(rows, cols, cols, logits) || first < 0 ||
 	    !OK_N(targets, rows) || !OK_N(target, rows))
 		return KERN_EINVAL;
-	return rows ? k->ops->ce_target(k, rows, cols, first, targets, logits,
-					target) : 0;
+	return rows ? RUN(MEM, ce_target, rows, cols, first, targets, logits,
+			  target) : 0;
 }
 
 int kern_ce_loss(struct kern_ctx *k, long long rows, const float *max,
@@ -249,7 +345,7 @@ int kern_ce_loss(struct kern_ctx *k, long long rows, const float *max,
 	if (rows < 0 || !OK_N(max, rows) || !OK_N(sum, rows) ||
 	    !OK_N(target, rows) || !OK_N(loss, rows))
 		return KERN_EINVAL;
-	return rows ? k->ops->ce_loss(k, rows, max, sum, target, loss) : 0;
+	return rows ? RUN(MEM, ce_loss, rows, max, sum, target, loss) : 0;
 }
 
 int kern_ce_bwd(struct kern_ctx *k, long long rows, long long cols,
@@ -261,8 +357,8 @@ int kern_ce_bwd(struct kern_ctx *k, long long rows, long long cols,
 	    !OK_N(targets, rows) || !OK_N(max, rows) || !OK_N(sum, rows) ||
 	    !OK_N(dlogits, rows * cols))
 		return KERN_EINVAL;
-	return rows ? k->ops->ce_bwd(k, rows, cols, nvalid, first, targets,
-				     max, sum, scale, logits, dlogits) : 0;
+	return rows ? RUN(MEM, ce_bwd, rows, cols, nvalid, first, targets, max,
+			  sum, scale, logits, dlogits) : 0;
 }
 
 /* An op this device's table lacks is KERN_ENODEV, not a crash. */
@@ -275,8 +371,8 @@ int kern_bias_add(struct kern_ctx *k, long long rows, long long cols,
 		return KERN_EINVAL;
 	if (!rows)
 		return 0;
-	return HAS_OP(k, bias_add) ? k->ops->bias_add(k, rows, cols, b, y)
-				   : KERN_ENODEV;
+	return HAS_OP(k, bias_add) ? RUN(MEM, bias_add, rows, cols, b,
+					 y) : KERN_ENODEV;
 }
 
 int kern_bias_grad(struct kern_ctx *k, long long rows, long long cols,
@@ -286,8 +382,8 @@ int kern_bias_grad(struct kern_ctx *k, long long rows, long long cols,
 		return KERN_EINVAL;
 	if (!rows)
 		return 0;
-	return HAS_OP(k, bias_grad) ? k->ops->bias_grad(k, rows, cols, dy, db)
-				    : KERN_ENODEV;
+	return HAS_OP(k, bias_grad) ? RUN(MEM, bias_grad, rows, cols, dy,
+					  db) : KERN_ENODEV;
 }
 
 int kern_swiglu_fwd(struct kern_ctx *k, long long rows, long long f,
@@ -298,8 +394,8 @@ int kern_swiglu_fwd(struct kern_ctx *k, long long rows, long long f,
 		return KERN_EINVAL;
 	if (!rows)
 		return 0;
-	return HAS_OP(k, swiglu_fwd) ? k->ops->swiglu_fwd(k, rows, f, x, y)
-				     : KERN_ENODEV;
+	return HAS_OP(k, swiglu_fwd) ? RUN(MEM, swiglu_fwd, rows, f, x,
+					   y) : KERN_ENODEV;
 }
 
 int kern_swiglu_bwd(struct kern_ctx *k, long long rows, long long f,
@@ -311,9 +407,8 @@ int kern_swiglu_bwd(struct kern_ctx *k, long long rows, long long f,
 		return KERN_EINVAL;
 	if (!rows)
 		return 0;
-	return HAS_OP(k, swiglu_bwd) ? k->ops->swiglu_bwd(k, rows, f, x, dy,
-							  dx)
-				     : KERN_ENODEV;
+	return HAS_OP(k, swiglu_bwd) ? RUN(MEM, swiglu_bwd, rows, f, x, dy,
+					   dx) : KERN_ENODEV;
 }
 
 int kern_rope(struct kern_ctx *k, long long rows, long long heads,
@@ -325,9 +420,8 @@ int kern_rope(struct kern_ctx *k, long long rows, long long heads,
 		return KERN_EINVAL;
 	if (!rows)
 		return 0;
-	return HAS_OP(k, rope) ? k->ops->rope(k, rows, heads, hd, theta, pos,
-					      inverse != 0, x)
-			       : KERN_ENODEV;
+	return HAS_OP(k, rope) ? RUN(MEM, rope, rows, heads, hd, theta, pos,
+				     inverse != 0, x) : KERN_ENODEV;
 }
 
 /* a's sizes are usable: nh a multiple of nkv, nothing negative. */
@@ -354,9 +448,8 @@ int kern_attn_fwd(struct kern_ctx *k, const struct kern_attn *a,
 		return KERN_EINVAL;
 	if (!nq)
 		return 0;
-	return HAS_OP(k, attn_fwd) ? k->ops->attn_fwd(k, a, q, kk, v, qpos,
-						      kpos, o, lse)
-				   : KERN_ENODEV;
+	return HAS_OP(k, attn_fwd) ? RUN(ATTN, attn_fwd, a, q, kk, v, qpos,
+					 kpos, o, lse) : KERN_ENODEV;
 }
 
 int kern_attn_merge(struct kern_ctx *k, const struct kern_attn *a, float *o,
@@ -371,9 +464,8 @@ int kern_attn_merge(struct kern_ctx *k, const struct kern_attn *a, float *o,
 		return KERN_EINVAL;
 	if (!nq)
 		return 0;
-	return HAS_OP(k, attn_merge) ? k->ops->attn_merge(k, a, o, lse, o2,
-							  lse2)
-				     : KERN_ENODEV;
+	return HAS_OP(k, attn_merge) ? RUN(ATTN, attn_merge, a, o, lse, o2,
+					   lse2) : KERN_ENODEV;
 }
 
 int kern_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
@@ -395,10 +487,9 @@ int kern_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
 		return KERN_EINVAL;
 	if (!nq || !nk)
 		return 0;
-	return HAS_OP(k, attn_bwd) ? k->ops->attn_bwd(k, a, q, kk, v, o, lse,
-						      dout, qpos, kpos, dq, dk,
-						      dv)
-				   : KERN_ENODEV;
+	return HAS_OP(k, attn_bwd) ? RUN(ATTN, attn_bwd, a, q, kk, v, o, lse,
+					 dout, qpos, kpos, dq, dk,
+					 dv) : KERN_ENODEV;
 }
 
 int kern_embed_fwd(struct kern_ctx *k, long long n, long long h,
@@ -408,8 +499,8 @@ int kern_embed_fwd(struct kern_ctx *k, long long n, long long h,
 	if (n < 0 || h < 1 || first < 0 || !OK_N(table, rows) ||
 	    !OK_N(tokens, n) || !OK_N(out, n))
 		return KERN_EINVAL;
-	return n ? k->ops->embed_fwd(k, n, h, first, rows, table, tokens, out)
-		 : 0;
+	return n ? RUN(MEM, embed_fwd, n, h, first, rows, table, tokens,
+		       out) : 0;
 }
 
 int kern_embed_bwd(struct kern_ctx *k, long long n, long long h,
@@ -419,8 +510,8 @@ int kern_embed_bwd(struct kern_ctx *k, long long n, long long h,
 	if (n < 0 || h < 1 || first < 0 || !OK_N(dtable, rows) ||
 	    !OK_N(tokens, n) || !OK_N(dout, n))
 		return KERN_EINVAL;
-	return n ? k->ops->embed_bwd(k, n, h, first, rows, dout, tokens,
-				     dtable) : 0;
+	return n ? RUN(MEM, embed_bwd, n, h, first, rows, dout, tokens,
+		       dtable) : 0;
 }
 
 int kern_adam(struct kern_ctx *k, long long n, float lr, float beta1,
@@ -431,8 +522,8 @@ int kern_adam(struct kern_ctx *k, long long n, float lr, float beta1,
 	    step < 1 || !(beta1 >= 0 && beta1 < 1) ||
 	    !(beta2 >= 0 && beta2 < 1) || !(eps > 0))
 		return KERN_EINVAL;
-	return n ? k->ops->adam(k, n, lr, beta1, beta2, eps, step, p, g, m, v)
-		 : 0;
+	return n ? RUN(MEM, adam, n, lr, beta1, beta2, eps, step, p, g, m,
+		       v) : 0;
 }
 
 int kern_to_bf16(struct kern_ctx *k, long long n, const float *x,
@@ -440,7 +531,7 @@ int kern_to_bf16(struct kern_ctx *k, long long n, const float *x,
 {
 	if (!OK_N(x, n) || !OK_N(y, n))
 		return KERN_EINVAL;
-	return n ? k->ops->to_bf16(k, n, x, y) : 0;
+	return n ? RUN(MEM, to_bf16, n, x, y) : 0;
 }
 
 int kern_from_bf16(struct kern_ctx *k, long long n, const uint16_t *x,
@@ -448,14 +539,14 @@ int kern_from_bf16(struct kern_ctx *k, long long n, const uint16_t *x,
 {
 	if (!OK_N(x, n) || !OK_N(y, n))
 		return KERN_EINVAL;
-	return n ? k->ops->from_bf16(k, n, x, y) : 0;
+	return n ? RUN(MEM, from_bf16, n, x, y) : 0;
 }
 
 int kern_round_bf16(struct kern_ctx *k, long long n, float *x)
 {
 	if (!OK_N(x, n))
 		return KERN_EINVAL;
-	return n ? k->ops->round_bf16(k, n, x) : 0;
+	return n ? RUN(MEM, round_bf16, n, x) : 0;
 }
 
 int kern_sgd(struct kern_ctx *k, long long n, float lr, float *p,
@@ -463,5 +554,5 @@ int kern_sgd(struct kern_ctx *k, long long n, float lr, float *p,
 {
 	if (!OK_N(p, n) || !OK_N(g, n))
 		return KERN_EINVAL;
-	return n ? k->ops->sgd(k, n, lr, p, g) : 0;
+	return n ? RUN(MEM, sgd, n, lr, p, g) : 0;
 }

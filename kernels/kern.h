@@ -20,6 +20,9 @@
  *    reported once, as a value, never by exiting. The CPU twin only fails on
  *    invalid arguments or allocation.
  *  - Work is done in fp32; the CE statistics are per row.
+ *  - The math mode (kern_set_math) may let a device run the GEMMs and the
+ *    attention on bf16 tensor cores instead; fp32 (the default) is exact
+ *    to the contracts below.
  *
  * Vocab-parallel cross-entropy: a rank holds `cols` logits per row, for the
  * global vocabulary ids [first, first + cols); only the first `nvalid`
@@ -67,6 +70,30 @@ int kern_set_error(int rc, const char *fmt, ...)
 const char *kern_error_text(int rc);
 
 enum kern_device { KERN_CPU, KERN_CUDA };
+
+/* How kern_gemm and kern_attn_* multiply. KERN_MATH_FP32: in fp32, as each
+ * function's contract says. KERN_MATH_BF16, for mixed-precision runs whose
+ * operands already hold bf16 values (the runtime rounds them, rt_bf16):
+ * the CUDA twin rounds the operands to bf16 (exact for such values) and
+ * multiplies on tensor cores with fp32 accumulation (kernels/kern_gemm_lt.h,
+ * kernels/kern_flash.h), so results differ from fp32 by the order of the
+ * sums and, in attention, by P and dS rounded to bf16 (FlashAttention-2's
+ * precision). Inputs, outputs and every other function stay fp32; the CPU
+ * twin ignores the mode. Consecutive kern_gemm calls (no other kern_* call
+ * between them) that share an operand (same pointer, shape and leading
+ * dimension) may reuse its bf16 copy: between such calls, change an
+ * operand only through kern (any kern_* call, or being a GEMM's output,
+ * ends the reuse), never by other writers such as NCCL. */
+enum kern_math { KERN_MATH_FP32, KERN_MATH_BF16 };
+
+/* Kernel classes of the profile (kern_prof_*). */
+enum kern_prof_class {
+	KERN_PROF_GEMM,
+	KERN_PROF_ATTN,
+	KERN_PROF_MEM, /* every other kernel: memory-bound */
+	KERN_PROF_COPY, /* copies, zeroing, host transfers */
+	KERN_PROF_CLASSES
+};
 
 struct kern_ctx;
 
@@ -167,6 +194,15 @@ struct kern_ops {
 			float *dk, float *dv);
 	/* the device's queue (a cudaStream_t); NULL where there is none */
 	void *(*stream)(struct kern_ctx *k);
+	/* optional: profiling (kern_prof_*); mark brackets one call of a
+	 * class and op (the kern_ function's name without kern_; end 0
+	 * before it, 1 after it), read writes the device time of every
+	 * bracketed call since the start to ms[] and calls[], prof_ops
+	 * prints the same per op (one line, after a read) */
+	int (*prof_start)(struct kern_ctx *k);
+	void (*mark)(struct kern_ctx *k, int cls, const char *op, int end);
+	int (*prof_read)(struct kern_ctx *k, double *ms, long long *calls);
+	void (*prof_ops)(struct kern_ctx *k, void *file);
 };
 
 extern const struct kern_ops kern_cpu_ops;
@@ -177,6 +213,12 @@ struct kern_ctx {
 	enum kern_device device;
 	const struct kern_ops *ops;
 	void *impl; /* the device's own state (stream, handles); NULL on CPU */
+	enum kern_math math;
+	int prof; /* profiling is on */
+	/* kern_* calls other than kern_gemm so far (alloc and free
+	 * included): the bf16 mode's GEMMs reuse an operand's bf16 copy only
+	 * while it is unchanged */
+	unsigned long long ops_seq;
 };
 
 /* Binds k to `device`. threads > 0 sets the CPU BLAS thread count (ignored
@@ -188,6 +230,28 @@ const char *kern_device_name(const struct kern_ctx *k);
 /* The queue the device's work runs on (a cudaStream_t on CUDA), for
  * libraries that must order their work with it (NCCL); NULL on the CPU. */
 void *kern_stream(struct kern_ctx *k);
+
+/* Sets the math mode (enum kern_math); KERN_EINVAL for an unknown one. */
+int kern_set_math(struct kern_ctx *k, enum kern_math math);
+
+/* Device-time profile by kernel class (enum kern_prof_class), from events
+ * around every call: kern_prof_start turns it on (KERN_ENODEV on a device
+ * without one: the CPU), kern_prof_read waits for the queued work and
+ * writes each class's summed milliseconds and call count since the start.
+ * Time between calls (host gaps, work of other libraries such as NCCL) is
+ * in no class. Costs two event records a call. */
+int kern_prof_start(struct kern_ctx *k);
+/* Restarts a running profile from zero (a no-op when none runs): the
+ * runtime calls it after its first train step, whose first calls include
+ * one-time work (module loading, cuBLASLt plans, scratch growth). With the
+ * environment variable GTPLAN_KERN_PROFILE set, kern_init starts the
+ * profile and kern_release prints it on stderr: one line per class
+ * ("kern profile: gemm 1.234 ms 56 calls; ...") and one per op
+ * ("kern profile ops: ..."). */
+int kern_prof_reset(struct kern_ctx *k);
+int kern_prof_read(struct kern_ctx *k, double ms[KERN_PROF_CLASSES],
+		   long long calls[KERN_PROF_CLASSES]);
+const char *kern_prof_name(int cls);
 
 /* Memory. kern_alloc returns zeroed memory aligned for any element type. */
 int kern_alloc(struct kern_ctx *k, size_t bytes, void **out);

@@ -12,6 +12,7 @@
 #ifndef GTPLAN_KERN_CUDA_H
 #define GTPLAN_KERN_CUDA_H
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <float.h>
@@ -19,6 +20,26 @@
 extern "C" {
 #include "kern.h"
 }
+
+/* A context's CUDA state (kernels/kern_cuda.cu owns it; fast and prof are
+ * made at their first use by kernels/kern_cuda_fast.cu and
+ * kernels/kern_cuda_prof.cu). */
+struct kern_fast;
+struct kern_prof;
+struct cuda_impl {
+	int dev;
+	cudaStream_t stream;
+	cublasHandle_t blas;
+	struct kern_fast *fast;
+	struct kern_prof *prof;
+	void *scratch; /* kern_cuda_scratch */
+	size_t scratch_cap;
+};
+
+/* kernels/kern_cuda.cu: a scratch buffer of at least `bytes` for one
+ * call's temporaries, reused by the next call (stream order keeps them
+ * apart); growing it waits for the stream. */
+int kern_cuda_scratch(struct cuda_impl *c, size_t bytes, void **out);
 
 #define KERN_CUDA_THREADS 256
 /* Grid cap for grid-stride loops: enough blocks to fill any current GPU. */
@@ -39,6 +60,14 @@ static inline int cuda_fail(cudaError_t e, const char *what, const char *file,
 		cudaError_t e_ = (cmd);                                 \
 		if (e_ != cudaSuccess)                                  \
 			return cuda_fail(e_, #cmd, __FILE__, __LINE__); \
+	} while (0)
+
+/* Passes a KERN_E* code on. */
+#define KERN_TRY(cmd)                   \
+	do {                            \
+		int rc_ = (cmd);        \
+		if (rc_)                \
+			return rc_;     \
 	} while (0)
 
 /* After a launch: configuration errors show up here, faults at the next
@@ -125,5 +154,43 @@ int kern_cuda_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
 		       const float *o, const float *lse, const float *dout,
 		       const int32_t *qpos, const int32_t *kpos, float *dq,
 		       float *dk, float *dv);
+
+/* kernels/kern_cuda_bf16.cu */
+int kern_cuda_to_bf16(struct kern_ctx *k, long long n, const float *x,
+		      uint16_t *y);
+int kern_cuda_from_bf16(struct kern_ctx *k, long long n, const uint16_t *x,
+			float *y);
+int kern_cuda_round_bf16(struct kern_ctx *k, long long n, float *x);
+
+/* kernels/kern_cuda_fast.cu: the KERN_MATH_BF16 mode (kern_set_math).
+ * The _ok tests say which shapes it takes; the others use the fp32
+ * reference kernels. */
+int kern_fast_gemm_ok(long long m, long long n, long long kd);
+int kern_fast_gemm(struct cuda_impl *c, unsigned long long seq, int ta,
+		   int tb, long long m, long long n, long long kd, float alpha,
+		   const float *a, long long lda, const float *b, long long ldb,
+		   float beta, float *cc, long long ldc);
+int kern_fast_attn_ok(const struct kern_attn *a);
+int kern_fast_attn_fwd(struct cuda_impl *c, const struct kern_attn *a,
+		       const float *q, const float *kk, const float *v,
+		       const int32_t *qpos, const int32_t *kpos, float *o,
+		       float *lse);
+int kern_fast_attn_bwd(struct cuda_impl *c, const struct kern_attn *a,
+		       const float *q, const float *kk, const float *v,
+		       const float *o, const float *lse, const float *dout,
+		       const int32_t *qpos, const int32_t *kpos, float *dq,
+		       float *dk, float *dv);
+void kern_fast_free(struct kern_fast *f);
+
+/* kernels/kern_cuda_prof.cu: kern_prof_* (kern.h) on CUDA events. */
+int kern_cuda_prof_start(struct kern_ctx *k);
+void kern_cuda_prof_mark(struct kern_ctx *k, int cls, const char *op,
+			 int end);
+void kern_cuda_prof_ops(struct kern_ctx *k, void *file);
+/* The same bracket from inside a call (a no-op unless profiling). */
+void kern_cuda_prof_note(struct cuda_impl *c, int cls, const char *op,
+			 int end);
+int kern_cuda_prof_read(struct kern_ctx *k, double *ms, long long *calls);
+void kern_cuda_prof_free(struct kern_prof *p);
 
 #endif

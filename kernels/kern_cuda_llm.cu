@@ -338,6 +338,9 @@ int kern_cuda_attn_fwd(struct kern_ctx *k, const struct kern_attn *a,
 		       const int32_t *qpos, const int32_t *kpos, float *o,
 		       float *lse)
 {
+	if (k->math == KERN_MATH_BF16 && kern_fast_attn_ok(a))
+		return kern_fast_attn_fwd((struct cuda_impl *)k->impl, a, q, kk,
+					  v, qpos, kpos, o, lse);
 	if (attn_fits(a))
 		return KERN_EINVAL;
 	attn_fwd_k<<<warps_grid(a->batch * a->nh * a->sq), 32 * ATTN_WARPS, 0,
@@ -461,6 +464,10 @@ int kern_cuda_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
 		       const int32_t *qpos, const int32_t *kpos, float *dq,
 		       float *dk, float *dv)
 {
+	if (k->math == KERN_MATH_BF16 && kern_fast_attn_ok(a))
+		return kern_fast_attn_bwd((struct cuda_impl *)k->impl, a, q, kk,
+					  v, o, lse, dout, qpos, kpos, dq, dk,
+					  dv);
 	if (attn_fits(a))
 		return KERN_EINVAL;
 	attn_dq_k<<<warps_grid(a->batch * a->nh * a->sq), 32 * ATTN_WARPS, 0,

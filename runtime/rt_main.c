@@ -225,6 +225,9 @@ static int train(struct rt_model *m, const struct rt_plan *p,
 
 		rc = rt_model_train_step(m, step, &loss, &tokens);
 		secs = now_s() - t0;
+		if (!rc && step == start && (rc = kern_prof_reset(m->k)))
+			rc = rt_error(RT_EKERNEL, "profile: %s", /* from step 2 */
+				      kern_strerror(rc));
 		t_all += secs;
 		if (step == start)
 			first = loss;

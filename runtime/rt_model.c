@@ -162,6 +162,11 @@ static void layout_layers(struct rt_model *m)
 static void init_shard(const struct rt_weight *w, const struct rt_shape *s,
 		       uint64_t seed, float *dst)
 {
+	/* rows are independent (counter-based values): threads where the
+	 * build has OpenMP (the GPU build: billions of weights) */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
 	for (long long j = 0; j < w->shard; j++) {
 		long long i = s->gr * w->shard + j; /* TP-local row */
 		long long lr = i < w->d0_real ? rt_weight_row(w, s->t, i) : 0;
@@ -484,6 +489,9 @@ static int alloc_scratch(struct rt_model *m, const struct rt_plan *p)
 	RCHECK(rt_alloc_f(m, &m->gshard, shard));
 	RCHECK(rt_alloc_f(m, &m->gemb, e ? (e->d0 + e->pad) * e->d1 : 1));
 	m->bf16 = p->rt.bf16;
+	/* bf16 runs multiply on tensor cores where the device has them */
+	KCHECK(kern_set_math(m->k, m->bf16 ? KERN_MATH_BF16 :
+			     KERN_MATH_FP32));
 	m->prefetch = p->rt.prefetch;
 	if (m->prefetch)
 		RCHECK(rt_alloc_f(m, &m->full_b, full));

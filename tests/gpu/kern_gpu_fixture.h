@@ -27,6 +27,8 @@ extern unsigned seed;
 
 /* tests/gpu/test_kernels_llm_gpu.c: bias, SwiGLU, RoPE, attention. */
 void test_llm_kernels(void);
+/* tests/gpu/test_kernels_fast_gpu.c: the bf16 math mode. */
+void test_fast_kernels(void);
 
 static inline void *xmalloc(size_t n)
 {

@@ -1,0 +1,149 @@
+/*
+ * kern_cuda_bf16: the CUDA twin's bfloat16 conversions (kern.h's
+ * kern_to_bf16, kern_from_bf16, kern_round_bf16), bit for bit as
+ * kernels/kern_cpu.c's bf16_of: round to nearest even, NaN kept quiet.
+ * Queued on the context's stream; arguments checked by kern.c.
+ */
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+
+#include "kern_cuda.h"
+
+static cudaStream_t stream_of(struct kern_ctx *k)
+{
+	return (cudaStream_t)kern_stream(k);
+}
+
+__device__ static unsigned short bf16_bits(float f)
+{
+	unsigned int u = __float_as_uint(f);
+
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return (unsigned short)((u >> 16) | 0x40u);
+	u += 0x7fffu + ((u >> 16) & 1u);
+	return (unsigned short)(u >> 16);
+}
+
+__global__ static void to_bf16_k(long long n, const float *x, uint16_t *y)
+{
+	GRID_STRIDE(i, n)
+		y[i] = bf16_bits(x[i]);
+}
+
+__global__ static void from_bf16_k(long long n, const uint16_t *x, float *y)
+{
+	GRID_STRIDE(i, n)
+		y[i] = __uint_as_float((unsigned int)x[i] << 16);
+}
+
+__global__ static void round_bf16_k(long long n, float *x)
+{
+	GRID_STRIDE(i, n)
+		x[i] = __uint_as_float((unsigned int)bf16_bits(x[i]) << 16);
+}
+
+/* The same four values a thread (16-byte fp32 and 8-byte bf16 accesses),
+ * for arrays whose pointers allow it: the scalar kernels above ran at
+ * about half the H200's memory bandwidth. */
+__device__ static unsigned int bf16_pair(float lo, float hi)
+{
+	return (unsigned int)bf16_bits(lo) | (unsigned int)bf16_bits(hi) << 16;
+}
+
+__global__ static void to_bf16_4k(long long n4, const float4 *x, uint2 *y)
+{
+	GRID_STRIDE(i, n4) {
+		float4 v = x[i];
+
+		y[i] = make_uint2(bf16_pair(v.x, v.y), bf16_pair(v.z, v.w));
+	}
+}
+
+__global__ static void from_bf16_4k(long long n4, const uint2 *x, float4 *y)
+{
+	GRID_STRIDE(i, n4) {
+		uint2 v = x[i];
+
+		y[i] = make_float4(__uint_as_float(v.x << 16),
+				   __uint_as_float(v.x & 0xffff0000u),
+				   __uint_as_float(v.y << 16),
+				   __uint_as_float(v.y & 0xffff0000u));
+	}
+}
+
+__global__ static void round_bf16_4k(long long n4, float4 *x)
+{
+	GRID_STRIDE(i, n4) {
+		float4 v = x[i];
+
+		v.x = __uint_as_float((unsigned int)bf16_bits(v.x) << 16);
+		v.y = __uint_as_float((unsigned int)bf16_bits(v.y) << 16);
+		v.z = __uint_as_float((unsigned int)bf16_bits(v.z) << 16);
+		v.w = __uint_as_float((unsigned int)bf16_bits(v.w) << 16);
+		x[i] = v;
+	}
+}
+
+/* The number of leading values the 4-wide kernels take: all but the
+ * tail when the fp32 side is 16-byte and the bf16 side 8-byte aligned,
+ * else none. */
+static long long vec4_of(long long n, const void *f32, const void *b16)
+{
+	return (uintptr_t)f32 % 16 || (uintptr_t)b16 % 8 ? 0 : n / 4 * 4;
+}
+
+int kern_cuda_to_bf16(struct kern_ctx *k, long long n, const float *x,
+		      uint16_t *y)
+{
+	long long v = vec4_of(n, x, y);
+
+	if (v) {
+		to_bf16_4k<<<blocks_for(v / 4), KERN_CUDA_THREADS, 0,
+			     stream_of(k)>>>(v / 4, (const float4 *)x,
+					     (uint2 *)y);
+		LAUNCHCHECK(to_bf16_4k);
+	}
+	if (n > v) {
+		to_bf16_k<<<blocks_for(n - v), KERN_CUDA_THREADS, 0,
+			    stream_of(k)>>>(n - v, x + v, y + v);
+		LAUNCHCHECK(to_bf16_k);
+	}
+	return 0;
+}
+
+int kern_cuda_from_bf16(struct kern_ctx *k, long long n, const uint16_t *x,
+			float *y)
+{
+	long long v = vec4_of(n, y, x);
+
+	if (v) {
+		from_bf16_4k<<<blocks_for(v / 4), KERN_CUDA_THREADS, 0,
+			       stream_of(k)>>>(v / 4, (const uint2 *)x,
+					       (float4 *)y);
+		LAUNCHCHECK(from_bf16_4k);
+	}
+	if (n > v) {
+		from_bf16_k<<<blocks_for(n - v), KERN_CUDA_THREADS, 0,
+			      stream_of(k)>>>(n - v, x + v, y + v);
+		LAUNCHCHECK(from_bf16_k);
+	}
+	return 0;
+}
+
+int kern_cuda_round_bf16(struct kern_ctx *k, long long n, float *x)
+{
+	long long v = vec4_of(n, x, NULL);
+
+	if (v) {
+		round_bf16_4k<<<blocks_for(v / 4), KERN_CUDA_THREADS, 0,
+				stream_of(k)>>>(v / 4, (float4 *)x);
+		LAUNCHCHECK(round_bf16_4k);
+	}
+	if (n > v) {
+		round_bf16_k<<<blocks_for(n - v), KERN_CUDA_THREADS, 0,
+			       stream_of(k)>>>(n - v, x + v);
+		LAUNCHCHECK(round_bf16_k);
+	}
+	return 0;
+}

@@ -1,0 +1,399 @@
+/*
+ * kern_cuda_fast: the CUDA twin's KERN_MATH_BF16 mode (kernels/kern.h,
+ * kern_set_math): kern_gemm on bf16 tensor cores through cuBLASLt
+ * (kernels/kern_gemm_lt.h) and kern_attn_fwd/bwd through the flash kernels
+ * (kernels/kern_flash.h), behind the fp32 interface of kern.h.
+ *
+ * The operands arrive as fp32 arrays that hold bf16 values (the runtime
+ * rounds every GEMM and attention input, runtime/rt_weights.c rt_bf16), so
+ * rounding them to bf16 is exact; a value that is not one is rounded to
+ * nearest even, as kern_to_bf16 does. A GEMM's A and B are cast into two
+ * slots that the next GEMM may reuse (kern.h, KERN_MATH_BF16: consecutive
+ * GEMMs sharing an operand); attention's inputs into one arena. Both grow
+ * when a call needs more and are never shrunk; a buffer reused by the next
+ * call is ordered after this one by the context's stream. Casts use
+ * 128-bit loads and stores where the arrays allow. Results stay fp32: the
+ * GEMM's C is written (or accumulated, beta) by cuBLASLt's fp32 epilogue,
+ * attention's o is widened from the flash kernel's bf16 output (exact) and
+ * its gradients accumulate in fp32 (kern_flash.h).
+ *
+ * cuBLASLt runs untuned (kern_lt_new's tune = 0): the heuristic's first
+ * algorithm per shape, so results are bit-reproducible on one GPU and
+ * library version. Shapes the fast kernels do not take (attention head
+ * dims other than 64 and 128, an empty inner dimension) use the fp32
+ * reference path.
+ */
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "kern_cuda.h"
+
+extern "C" {
+#include "kern_flash.h"
+#include "kern_gemm_lt.h"
+}
+
+/* Each piece of the arena starts on a 256-byte boundary (cuBLASLt's and
+ * the flash kernels' widest alignment). */
+#define FAST_ALIGN 256
+/* Growth granularity: a few sizes cover a model's calls. */
+#define FAST_GRAIN (2u << 20)
+
+/* A GEMM operand's bf16 copy: the fp32 block it was cast from and the
+ * kern_ctx op count (kern_ctx.ops_seq) when it was made. */
+struct fast_slot {
+	uint16_t *buf;
+	size_t cap;
+	const float *src; /* NULL: holds nothing */
+	long long rows, cols, ld;
+	unsigned long long seq;
+};
+
+struct kern_fast {
+	struct kern_lt *lt;
+	void *arena; /* attention's scratch */
+	size_t cap;
+	struct fast_slot slot[2]; /* the GEMM operands' copies */
+};
+
+void kern_fast_free(struct kern_fast *f)
+{
+	if (!f)
+		return;
+	kern_lt_free(f->lt);
+	cudaFree(f->arena);
+	cudaFree(f->slot[0].buf);
+	cudaFree(f->slot[1].buf);
+	free(f);
+}
+
+static size_t fast_round(size_t bytes)
+{
+	return (bytes + FAST_ALIGN - 1) / FAST_ALIGN * FAST_ALIGN;
+}
+
+/* The context's fast state, made at its first use. */
+static int fast_get(struct cuda_impl *c, struct kern_fast **out)
+{
+	struct kern_fast *f = c->fast;
+	int rc;
+
+	if (!f) {
+		f = (struct kern_fast *)calloc(1, sizeof(*f));
+		if (!f)
+			return KERN_ENOMEM;
+		rc = kern_lt_new((void *)c->stream, 0, &f->lt);
+		if (rc) {
+			free(f);
+			return rc;
+		}
+		c->fast = f;
+	}
+	*out = f;
+	return 0;
+}
+
+/* An arena of at least `bytes`; the old one is freed once the stream's
+ * work on it is done. */
+static int fast_arena(struct cuda_impl *c, struct kern_fast *f, size_t bytes,
+		      char **out)
+{
+	if (bytes > f->cap) {
+		size_t cap = (bytes + FAST_GRAIN - 1) / FAST_GRAIN * FAST_GRAIN;
+
+		CUDACHECK(cudaStreamSynchronize(c->stream));
+		CUDACHECK(cudaFree(f->arena));
+		f->arena = NULL;
+		f->cap = 0;
+		CUDACHECK(cudaMalloc(&f->arena, cap));
+		f->cap = cap;
+	}
+	*out = (char *)f->arena;
+	return 0;
+}
+
+/* ---- fp32 -> bf16 ------------------------------------------------------- */
+
+/* y[r, c] = bf16(x[r * ld + c]) for a [rows, cols] block, y dense. */
+__global__ static void cvt_rows_k(long long rows, long long cols,
+				  const float *x, long long ld, uint16_t *y)
+{
+	GRID_STRIDE(i, rows * cols) {
+		long long r = i / cols;
+		__nv_bfloat16 b = __float2bfloat16_rn(x[r * ld + i - r * cols]);
+
+		y[i] = *(uint16_t *)&b;
+	}
+}
+
+static __device__ unsigned int pack2(float lo, float hi)
+{
+	__nv_bfloat162 b = __floats2bfloat162_rn(lo, hi);
+
+	return *(unsigned int *)&b;
+}
+
+/* A dense block (ld = cols) as one array, eight values a thread: two
+ * 16-byte loads, one 16-byte store, no index division (a per-element
+ * 64-bit division held the row-wise kernel to ~1.6 TB/s on an H200). */
+__global__ static void cvt_flat8_k(long long n8, const float4 *x, uint4 *y)
+{
+	GRID_STRIDE(i, n8) {
+		float4 a = x[2 * i], b = x[2 * i + 1];
+
+		y[i] = make_uint4(pack2(a.x, a.y), pack2(a.z, a.w),
+				  pack2(b.x, b.y), pack2(b.z, b.w));
+	}
+}
+
+static int to_bf16_rows(cudaStream_t s, long long rows, long long cols,
+			const float *x, long long ld, uint16_t *y)
+{
+	long long n = rows * cols, v = 0;
+
+	if ((ld == cols || rows == 1) && (uintptr_t)x % 16 == 0 &&
+	    (uintptr_t)y % 16 == 0)
+		v = n / 8 * 8;
+	if (v) {
+		cvt_flat8_k<<<blocks_for(v / 8), KERN_CUDA_THREADS, 0, s>>>(
+			v / 8, (const float4 *)x, (uint4 *)y);
+		LAUNCHCHECK(cvt_flat8_k);
+		if (n > v) { /* the tail of a dense block: one short row */
+			cvt_rows_k<<<1, KERN_CUDA_THREADS, 0, s>>>(
+				1, n - v, x + v, n - v, y + v);
+			LAUNCHCHECK(cvt_rows_k);
+		}
+		return 0;
+	}
+	cvt_rows_k<<<blocks_for(n), KERN_CUDA_THREADS, 0, s>>>(rows, cols, x,
+							       ld, y);
+	LAUNCHCHECK(cvt_rows_k);
+	return 0;
+}
+
+__global__ static void widen4_k(long long n4, const uint2 *x, float4 *y)
+{
+	GRID_STRIDE(i, n4) {
+		uint2 v = x[i];
+
+		y[i] = make_float4(__uint_as_float(v.x << 16),
+				   __uint_as_float(v.x & 0xffff0000u),
+				   __uint_as_float(v.y << 16),
+				   __uint_as_float(v.y & 0xffff0000u));
+	}
+}
+
+__global__ static void widen_k(long long n, const uint16_t *x, float *y)
+{
+	GRID_STRIDE(i, n)
+		y[i] = __uint_as_float((unsigned int)x[i] << 16);
+}
+
+static int from_bf16(cudaStream_t s, long long n, const uint16_t *x,
+		     float *y)
+{
+	if (n % 4 == 0 && (uintptr_t)y % 16 == 0) {
+		widen4_k<<<blocks_for(n / 4), KERN_CUDA_THREADS, 0, s>>>(
+			n / 4, (const uint2 *)x, (float4 *)y);
+		LAUNCHCHECK(widen4_k);
+	} else {
+		widen_k<<<blocks_for(n), KERN_CUDA_THREADS, 0, s>>>(n, x, y);
+		LAUNCHCHECK(widen_k);
+	}
+	return 0;
+}
+
+/* ---- GEMM --------------------------------------------------------------- */
+
+int kern_fast_gemm_ok(long long m, long long n, long long kd)
+{
+	return m > 0 && n > 0 && kd > 0;
+}
+
+/* Operand copies are reused: a call whose A or B is the same stored
+ * block (pointer, rows, columns, leading dimension) as one of the previous
+ * call's, with no other kern op since (kern_ctx.ops_seq unchanged: kern.h,
+ * KERN_MATH_BF16), reads the copy instead of casting again. The runtime
+ * multiplies one input by several weight slices in a row (the qkv
+ * projection per query group) and uses each output gradient twice (dgrad
+ * and wgrad): one cast instead of up to 24 per layer. */
+static int slot_holds(const struct fast_slot *s, const float *src,
+		      long long rows, long long cols, long long ld,
+		      unsigned long long seq)
+{
+	return s->src == src && s->rows == rows && s->cols == cols &&
+	       s->ld == ld && s->seq == seq;
+}
+
+/* The slot holding the copy of a [rows, cols] block at x (leading
+ * dimension ld), or -1. */
+static int slot_find(const struct kern_fast *f, const float *x,
+		     long long rows, long long cols, long long ld,
+		     unsigned long long seq)
+{
+	for (int i = 0; i < 2; i++)
+		if (slot_holds(&f->slot[i], x, rows, cols, ld, seq))
+			return i;
+	return -1;
+}
+
+/* Casts the block into slot i. */
+static int slot_cast(struct cuda_impl *c, struct kern_fast *f, int i,
+		     const float *x, long long rows, long long cols,
+		     long long ld, unsigned long long seq)
+{
+	size_t bytes = (size_t)(rows * cols) * sizeof(uint16_t);
+	struct fast_slot *s = &f->slot[i];
+
+	s->src = NULL;
+	if (bytes > s->cap) {
+		size_t cap = (bytes + FAST_GRAIN - 1) / FAST_GRAIN * FAST_GRAIN;
+
+		CUDACHECK(cudaStreamSynchronize(c->stream));
+		CUDACHECK(cudaFree(s->buf));
+		s->buf = NULL;
+		s->cap = 0;
+		CUDACHECK(cudaMalloc(&s->buf, cap));
+		s->cap = cap;
+	}
+	kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 0);
+	KERN_TRY(to_bf16_rows(c->stream, rows, cols, x, ld, s->buf));
+	kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 1);
+	s->src = x;
+	s->rows = rows;
+	s->cols = cols;
+	s->ld = ld;
+	s->seq = seq;
+	return 0;
+}
+
+/* Forgets the copies whose source the output [m, n] (ldc) overlaps. */
+static void fast_forget(struct kern_fast *f, const float *cc, long long m,
+			long long n, long long ldc)
+{
+	const float *end = cc + (m - 1) * ldc + n;
+
+	for (int i = 0; i < 2; i++) {
+		struct fast_slot *s = &f->slot[i];
+
+		if (s->src && s->src < end &&
+		    cc < s->src + (s->rows - 1) * s->ld + s->cols)
+			s->src = NULL;
+	}
+}
+
+/* kern_gemm's contract (kernels/kern.h) on tensor cores: A and B as bf16
+ * copies (dense: their leading dimensions become their row lengths), C
+ * fp32 with alpha and beta. seq: kern_ctx.ops_seq. */
+int kern_fast_gemm(struct cuda_impl *c, unsigned long long seq, int ta,
+		   int tb, long long m, long long n, long long kd, float alpha,
+		   const float *a, long long lda, const float *b, long long ldb,
+		   float beta, float *cc, long long ldc)
+{
+	long long ar = ta ? kd : m, ac = ta ? m : kd;
+	long long br = tb ? n : kd, bc = tb ? kd : n;
+	struct kern_fast *f;
+	int sa, sb, rc;
+
+	KERN_TRY(fast_get(c, &f));
+	sa = slot_find(f, a, ar, ac, lda, seq);
+	sb = slot_find(f, b, br, bc, ldb, seq);
+	if (sa < 0) {
+		/* keep B's copy; else overwrite the older one */
+		sa = sb >= 0 ? 1 - sb :
+		     f->slot[0].seq <= f->slot[1].seq ? 0 : 1;
+		KERN_TRY(slot_cast(c, f, sa, a, ar, ac, lda, seq));
+	}
+	if (sb < 0) {
+		sb = 1 - sa;
+		KERN_TRY(slot_cast(c, f, sb, b, br, bc, ldb, seq));
+	}
+	rc = kern_lt_gemm(f->lt, ta, tb, m, n, kd, alpha, f->slot[sa].buf, ac,
+			  f->slot[sb].buf, bc, beta, cc, KERN_LT_F32, ldc,
+			  NULL);
+	fast_forget(f, cc, m, n, ldc);
+	if (rc)
+		f->slot[0].src = f->slot[1].src = NULL;
+	return rc;
+}
+
+/* ---- attention ---------------------------------------------------------- */
+
+int kern_fast_attn_ok(const struct kern_attn *a)
+{
+	return (a->hd == 64 || a->hd == 128) && a->batch >= 1 &&
+	       a->batch <= 65535 && a->nh <= 65535 && a->sq <= (1LL << 22) &&
+	       a->sk <= (1LL << 22);
+}
+
+/* Carves the arena into `n` pieces of the given element counts (bf16
+ * unless marked as floats by `f32`, a bit mask). */
+static int fast_carve(struct cuda_impl *c, int n, const long long *cnt,
+		      unsigned f32, void **piece)
+{
+	struct kern_fast *f;
+	size_t off[8], total = 0;
+	char *ws;
+
+	for (int i = 0; i < n; i++) {
+		off[i] = total;
+		total += fast_round((size_t)cnt[i] *
+				    ((f32 >> i & 1) ? sizeof(float) :
+				     sizeof(uint16_t)));
+	}
+	KERN_TRY(fast_get(c, &f));
+	KERN_TRY(fast_arena(c, f, total, &ws));
+	for (int i = 0; i < n; i++)
+		piece[i] = ws + off[i];
+	return 0;
+}
+
+int kern_fast_attn_fwd(struct cuda_impl *c, const struct kern_attn *a,
+		       const float *q, const float *kk, const float *v,
+		       const int32_t *qpos, const int32_t *kpos, float *o,
+		       float *lse)
+{
+	long long nq = a->batch * a->sq * a->nh * a->hd;
+	long long nk = a->batch * a->sk * a->nkv * a->hd;
+	long long cnt[4] = { nq, nk, nk, nq };
+	void *p[4];
+
+	KERN_TRY(fast_carve(c, 4, cnt, 0, p));
+	kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 0);
+	KERN_TRY(to_bf16_rows(c->stream, 1, nq, q, nq, (uint16_t *)p[0]));
+	KERN_TRY(to_bf16_rows(c->stream, 1, nk, kk, nk, (uint16_t *)p[1]));
+	KERN_TRY(to_bf16_rows(c->stream, 1, nk, v, nk, (uint16_t *)p[2]));
+	kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 1);
+	KERN_TRY(kern_flash_fwd((void *)c->stream, a, (uint16_t *)p[0],
+			      (uint16_t *)p[1], (uint16_t *)p[2], qpos, kpos,
+			      (uint16_t *)p[3], lse));
+	return from_bf16(c->stream, nq, (uint16_t *)p[3], o);
+}
+
+int kern_fast_attn_bwd(struct cuda_impl *c, const struct kern_attn *a,
+		       const float *q, const float *kk, const float *v,
+		       const float *o, const float *lse, const float *dout,
+		       const int32_t *qpos, const int32_t *kpos, float *dq,
+		       float *dk, float *dv)
+{
+	long long nq = a->batch * a->sq * a->nh * a->hd;
+	long long nk = a->batch * a->sk * a->nkv * a->hd;
+	long long cnt[6] = { nq, nk, nk, nq, nq, a->batch * a->nh * a->sq };
+	const float *src[5] = { q, kk, v, o, dout };
+	void *p[6];
+
+	KERN_TRY(fast_carve(c, 6, cnt, 1u << 5, p));
+	kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 0);
+	for (int i = 0; i < 5; i++)
+		KERN_TRY(to_bf16_rows(c->stream, 1, cnt[i], src[i], cnt[i],
+				      (uint16_t *)p[i]));
+	kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 1);
+	return kern_flash_bwd((void *)c->stream, a, (uint16_t *)p[0],
+			      (uint16_t *)p[1], (uint16_t *)p[2],
+			      (uint16_t *)p[3], lse, (uint16_t *)p[4], qpos,
+			      kpos, (float *)p[5], dq, dk, dv);
+}
