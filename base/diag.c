@@ -144,6 +144,26 @@ drop:
 	return NULL;
 }
 
+size_t diag_list_keep(struct diag_list *l, size_t from,
+		      int (*keep)(const struct diag *d, void *ctx), void *ctx)
+{
+	size_t o = from, removed;
+
+	for (size_t i = from; i < l->n; i++) {
+		if (!keep(&l->v[i], ctx)) {
+			diag_release(&l->v[i]);
+			continue;
+		}
+		if (o != i)
+			l->v[o] = l->v[i];
+		l->v[o].seq = o;
+		o++;
+	}
+	removed = l->n - o;
+	l->n = o;
+	return removed;
+}
+
 void diag_hint(struct diag *d, const char *fmt, ...)
 {
 	va_list ap;

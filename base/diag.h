@@ -127,6 +127,7 @@ struct diag_list {
 	size_t n, cap;
 	size_t n_dropped;
 	size_t dropped_by_sev[3]; /* n_dropped split by severity */
+	size_t n_suppressed; /* removed by suppressions (select.h) */
 	const struct src_set *srcs; /* borrowed, for excerpts and names */
 };
 
@@ -150,6 +151,12 @@ void diag_hint(struct diag *d, const char *fmt, ...)
 void diag_note(struct diag *d, struct diag_loc loc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Keeps the findings of l->v[from..] for which keep(d, ctx) returns nonzero,
+ * in order, and frees the others; seq becomes the position again (as
+ * diag_add numbers it). Returns how many were removed. */
+size_t diag_list_keep(struct diag_list *l, size_t from,
+		      int (*keep)(const struct diag *d, void *ctx), void *ctx);
+
 /* Findings of severity `sev`, dropped ones included, so that an exit status
  * computed from it is right even past DIAG_MAX_COUNT. */
 size_t diag_count(const struct diag_list *l, enum diag_severity sev);
@@ -170,6 +177,7 @@ void diag_sort(struct diag_list *l);
  *       | ^
  *       = note: note without a location
  *   gtplan: 1 error, 0 warnings, 0 notes (2 more diagnostics dropped)
+ * and " (N suppressed)" at the end when suppressions removed findings.
  * One gutter width per finding (its widest line number); the caret padding
  * copies the line's tabs. `gtplan: error[CODE]: message` when there is no
  * location, `file: ...` or `file:line: ...` when line or column is 0; no
@@ -182,7 +190,7 @@ void diag_sort(struct diag_list *l);
  *    "diagnostics": [{"code", "name", "severity", "file", "line", "column",
  *                     "path", "message", "hint",
  *                     "notes": [{"file", "line", "column", "message"}]}],
- *    "summary": {"errors", "warnings", "notes", "dropped"}}
+ *    "summary": {"errors", "warnings", "notes", "dropped", "suppressed"}}
  * Every key is always present; an absent value is null (name for an unknown
  * code, file/line/column without a location, line/column <= 0, path, hint).
  * "file" is the source name as given, "command line" included. The summary
@@ -197,6 +205,22 @@ void diag_sort(struct diag_list *l);
  * physicalLocation)}. Only real files (src_is_file) get a physicalLocation;
  * the uri is the name as given minus leading "./", percent-encoded. */
 int diag_print_text(FILE *f, const struct diag_list *l, int color);
+/* For CI systems (diag_ci.c); no summary line in any of them.
+ *
+ * Concise, one line per finding (line breaks in the message as spaces):
+ *   train.yaml:12:5: error[GT303] message
+ * GitHub Actions workflow commands, which annotate the file's line:
+ *   ::error file=train.yaml,line=12,col=5,title=GT303 world-not-divisible::message%0Ahint: hint
+ * (notice for notes; no file= for the command line, whose place starts the
+ * message then; data and properties escaped as actions/toolkit does).
+ * JUnit XML: one testsuite, one testcase per finding (classname the file,
+ * name "CODE file:line:col"), a <failure> for errors and warnings, the
+ * note's text as <system-out>; a clean list is one passing testcase. */
+int diag_print_concise(FILE *f, const struct diag_list *l);
+int diag_print_github(FILE *f, const struct diag_list *l);
+int diag_print_junit(FILE *f, const struct diag_list *l);
+/* The text format without its closing summary line (gtplan -q). */
+int diag_print_text_findings(FILE *f, const struct diag_list *l, int color);
 int diag_print_json(FILE *f, const struct diag_list *l);
 int diag_print_sarif(FILE *f, const struct diag_list *l);
 

@@ -153,11 +153,12 @@ int diag_print_json(FILE *f, const struct diag_list *l)
 					     "version", GTPLAN_VERSION));
 	err |= json_object_set_new(
 		root, "summary",
-		json_pack("{s:I, s:I, s:I, s:I}",
+		json_pack("{s:I, s:I, s:I, s:I, s:I}",
 			  "errors", (json_int_t)diag_count(l, DIAG_ERROR),
 			  "warnings", (json_int_t)diag_count(l, DIAG_WARNING),
 			  "notes", (json_int_t)diag_count(l, DIAG_NOTE),
-			  "dropped", (json_int_t)l->n_dropped));
+			  "dropped", (json_int_t)l->n_dropped,
+			  "suppressed", (json_int_t)l->n_suppressed));
 	return json_finish(f, root, err);
 }
 

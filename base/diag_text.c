@@ -174,15 +174,21 @@ static void put_count(FILE *f, const char *sep, size_t n, const char *what)
 	fprintf(f, "%s%zu %s%s", sep, n, what, n == 1 ? "" : "s");
 }
 
+int diag_print_text_findings(FILE *f, const struct diag_list *l, int color)
+{
+	for (size_t i = 0; i < l->n; i++)
+		put_diag(f, l->srcs, &l->v[i], color);
+	return ferror(f) ? -1 : 0;
+}
+
 int diag_print_text(FILE *f, const struct diag_list *l, int color)
 {
 	size_t e = diag_count(l, DIAG_ERROR), w = diag_count(l, DIAG_WARNING);
 	size_t n = diag_count(l, DIAG_NOTE);
 
-	for (size_t i = 0; i < l->n; i++)
-		put_diag(f, l->srcs, &l->v[i], color);
+	diag_print_text_findings(f, l, color);
 	if (!e && !w && !n) {
-		fputs("gtplan: no findings\n", f);
+		fputs("gtplan: no findings", f);
 	} else {
 		put_count(f, "gtplan: ", e, "error");
 		put_count(f, ", ", w, "warning");
@@ -190,7 +196,9 @@ int diag_print_text(FILE *f, const struct diag_list *l, int color)
 		if (l->n_dropped)
 			fprintf(f, " (%zu more diagnostic%s dropped)",
 				l->n_dropped, l->n_dropped == 1 ? "" : "s");
-		fputc('\n', f);
 	}
+	if (l->n_suppressed)
+		fprintf(f, " (%zu suppressed)", l->n_suppressed);
+	fputc('\n', f);
 	return ferror(f) ? -1 : 0;
 }

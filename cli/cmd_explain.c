@@ -9,15 +9,27 @@
 #include "cmd.h"
 #include "job.h"
 #include "layout.h"
+#include "select.h"
 #include "stack.h"
 
 static int explain_code(const char *code)
 {
 	const struct diag_rule *r = diag_rule_find(code);
 
+	for (size_t i = 0; !r && i < diag_rule_count(); i++)
+		if (!strcmp(diag_rule_at(i)->name, code))
+			r = diag_rule_at(i);
+
 	if (!r) {
-		fprintf(stderr, "gtplan: no diagnostic code '%s'\n"
-			"hint: `gtplan explain --list` lists every code\n", code);
+		const struct diag_rule *near = sel_closest(code);
+
+		fprintf(stderr, "gtplan: no diagnostic code or rule name '%s'\n",
+			code);
+		if (near)
+			fprintf(stderr, "hint: did you mean %s (%s)?\n",
+				near->code, near->name);
+		fprintf(stderr, "hint: `gtplan explain --list` lists every "
+			"code\n");
 		return CLI_EXIT_USAGE;
 	}
 	printf("%s %s (%s)\n\n%s\n\n%s\n", r->code, r->name,
@@ -56,6 +68,7 @@ static int explain_rank(const struct cli_opts *o)
 	src_set_init(&srcs);
 	diag_list_init(&diags, &srcs);
 	job_init(&j, o->n_overrides, o->overrides);
+	j.proj = o->proj;
 	lrc = job_run(&j, o->configs[0], JOB_UPTO_PLAN, NULL, &srcs, &diags);
 	rc = cli_report(o, &diags, stderr);
 	if (lrc || !pp->grid_ok) {

@@ -25,6 +25,7 @@ int cmd_lint(const struct cli_opts *o)
 		struct job j;
 
 		job_init(&j, o->n_overrides, o->overrides);
+		j.proj = o->proj;
 		if (job_run(&j, o->configs[i], JOB_UPTO_SIM, NULL, &srcs,
 			    &diags) == 2)
 			io = 1;
@@ -51,6 +52,7 @@ int cmd_plan(const struct cli_opts *o)
 	src_set_init(&srcs);
 	diag_list_init(&diags, &srcs);
 	job_init(&j, o->n_overrides, o->overrides);
+	j.proj = o->proj;
 	lrc = job_run(&j, o->configs[0],
 		      o->no_sim ? JOB_UPTO_PLAN : JOB_UPTO_SIM,
 		      NULL, &srcs, &diags);
@@ -103,6 +105,7 @@ int cmd_config(const struct cli_opts *o)
 	src_set_init(&srcs);
 	diag_list_init(&diags, &srcs);
 	job_init(&j, o->n_overrides, o->overrides);
+	j.proj = o->proj;
 	lrc = job_run(&j, o->configs[0], JOB_UPTO_CONFIG, NULL, &srcs, &diags);
 	rc = cli_report(o, &diags, stderr);
 	if (j.root && lrc != 2)

@@ -12,6 +12,7 @@ void job_init(struct job *j, int n_overrides, char *const *overrides)
 	j->n_overrides = n_overrides;
 	j->overrides = overrides;
 	j->root = NULL;
+	j->proj = NULL;
 	plan_init(&j->plan);
 	sim_report_init(&j->sim);
 }
@@ -24,8 +25,9 @@ void job_release(struct job *j)
 	j->root = NULL;
 }
 
-int job_run(struct job *j, const char *path, enum job_stage upto,
-	    const char *only, struct src_set *srcs, struct diag_list *diags)
+static int job_pipeline(struct job *j, const char *path, enum job_stage upto,
+			const char *only, struct src_set *srcs,
+			struct diag_list *diags)
 {
 	size_t before = diags->n;
 
@@ -64,4 +66,18 @@ int job_run(struct job *j, const char *path, enum job_stage upto,
 		return 2;
 	}
 	return 0;
+}
+
+int job_run(struct job *j, const char *path, enum job_stage upto,
+	    const char *only, struct src_set *srcs, struct diag_list *diags)
+{
+	size_t before = diags->n;
+	int rc = job_pipeline(j, path, upto, only, srcs, diags);
+
+	if (j->proj && proj_filter_job(j->proj, path, j->root, srcs, diags,
+				       before)) {
+		fprintf(stderr, "gtplan: out of memory while selecting findings\n");
+		return 2;
+	}
+	return rc;
 }

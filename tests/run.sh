@@ -46,7 +46,7 @@ for bin in "$@"; do
 	fi
 	add "$name" "$rc" "$tmp/$name.out"
 done
-for script in tests/layers.sh tests/e2e.sh tests/render_e2e.sh tests/corpus.sh tests/runtime_parity.sh \
+for script in tests/layers.sh tests/e2e.sh tests/lint_select.sh tests/render_e2e.sh tests/corpus.sh tests/runtime_parity.sh \
 	tests/runtime_calls.sh tests/runtime_ckpt.sh tests/citations.py; do
 	[ -x "$script" ] || continue
 	"$script" 2>&1 | tee "$tmp/part.out"; rc=${PIPESTATUS[0]}
