@@ -108,8 +108,12 @@ struct diag {
 	char *hint;  /* NULL when there is none */
 	struct diag_note *notes;
 	size_t n_notes;
-	size_t seq;  /* insertion order, for a stable sort */
+	size_t seq;  /* insertion order, for a stable sort: the position in the
+		      * list until a finding is removed (diag_list_keep) */
 	char *unknown_code; /* the code as given when rule is NULL (a caller bug) */
+	char **configs;  /* the configs it was found for, in order (none: the
+			    caller did not say) */
+	size_t n_configs;
 };
 
 /* The rule code of d ("GT303"), the unknown code it was added with, or "?". */
@@ -126,8 +130,15 @@ struct diag_list {
 	struct diag *v;
 	size_t n, cap;
 	size_t n_dropped;
+	size_t next_seq;  /* the seq of the next finding */
 	size_t dropped_by_sev[3]; /* n_dropped split by severity */
 	size_t n_suppressed; /* removed by suppressions (select.h) */
+	/* Text: name the configs a finding was found for when it is not
+	 * simply in that config's own file (several configs linted). */
+	int show_configs;
+	/* SARIF: the configs linted (borrowed), for the run's artifacts. */
+	const char *const *targets;
+	size_t n_targets;
 	const struct src_set *srcs; /* borrowed, for excerpts and names */
 };
 
@@ -152,10 +163,19 @@ void diag_note(struct diag *d, struct diag_loc loc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Keeps the findings of l->v[from..] for which keep(d, ctx) returns nonzero,
- * in order, and frees the others; seq becomes the position again (as
- * diag_add numbers it). Returns how many were removed. */
+ * in order, and frees the others; seq numbers stay (later findings get
+ * higher ones). Returns how many were removed. */
 size_t diag_list_keep(struct diag_list *l, size_t from,
 		      int (*keep)(const struct diag *d, void *ctx), void *ctx);
+
+/* Records that d was found for `config` (once; d may be NULL). Returns
+ * 0, or -1 when out of memory. */
+int diag_add_config(struct diag *d, const char *config);
+/* After diag_sort: a finding equal to an earlier one (same rule,
+ * severity, place, path, message, hint and notes), as a parent file shared
+ * by several configs gives, is merged into it: the earlier one gets its
+ * configs. Returns how many were merged away. */
+size_t diag_merge_same(struct diag_list *l);
 
 /* Findings of severity `sev`, dropped ones included, so that an exit status
  * computed from it is right even past DIAG_MAX_COUNT. */

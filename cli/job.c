@@ -74,6 +74,12 @@ int job_run(struct job *j, const char *path, enum job_stage upto,
 	size_t before = diags->n;
 	int rc = job_pipeline(j, path, upto, only, srcs, diags);
 
+	for (size_t i = before; i < diags->n; i++)
+		if (diag_add_config(&diags->v[i], path)) {
+			fprintf(stderr, "gtplan: out of memory\n");
+			return 2;
+		}
+
 	if (j->proj && proj_filter_job(j->proj, path, j->root, srcs, diags,
 				       before)) {
 		fprintf(stderr, "gtplan: out of memory while selecting findings\n");

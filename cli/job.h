@@ -39,6 +39,7 @@ void job_release(struct job *j);
  * Returns 0 when it got as far as asked (findings may exist), 1 when the
  * config could not get there, 2 on an I/O problem with the config file
  * itself, an unknown call or no memory (these last two said on stderr).
+ * Every finding it adds names `path` as its config (diag_add_config).
  * With j->proj set, the job's findings are then selected (project.h). */
 int job_run(struct job *j, const char *path, enum job_stage upto,
 	    const char *only, struct src_set *srcs, struct diag_list *diags);

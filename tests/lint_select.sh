@@ -15,7 +15,7 @@ GTPLAN=$(realpath "${GTPLAN:-build/asan/gtplan}")
 PY=/usr/bin/python3
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 unset NO_COLOR FORCE_COLOR
-pass=0 fail=0
+pass=0 fail=0 skip=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 ok() { pass=$((pass + 1)); }
@@ -226,7 +226,90 @@ EOF
 run 0 "$GTPLAN" lint cfg/w.yaml --format junit --ignore GT632
 has "$tmp/out" '<testcase classname="gtplan" name="no findings"/>'
 
+# ---- many configs: attribution, shared parents, schema, SARIF ---------------
+fresh; warn_cfg base.yaml ""
+printf 'defaults: base.yaml\n' >"$tmp/p/cfg/a.yaml"
+printf 'defaults: base.yaml\ncluster:\n  num_nodes: 1\n' >"$tmp/p/cfg/a2.yaml"
+mkdir -p "$tmp/p/cfg/deep"
+run 0 "$GTPLAN" lint cfg/a.yaml cfg/a2.yaml --color never
+same "shared parent once" "cfg/base.yaml:3:28: warning[GT632]"
+has "$tmp/err" "= note: found for cfg/a.yaml, cfg/a2.yaml"
+has "$tmp/err" "gtplan: 0 errors, 1 warning, 0 notes"
+# a finding in the config's own file names no config
+run 0 "$GTPLAN" lint cfg/base.yaml cfg/a.yaml --color never
+same "own and parent" "cfg/base.yaml:3:28: warning[GT632]"
+has "$tmp/err" "= note: found for cfg/base.yaml, cfg/a.yaml"
+run 0 "$GTPLAN" lint cfg/base.yaml --color never
+hasnt "$tmp/err" "found for"
+run 0 "$GTPLAN" lint cfg/a.yaml cfg/a2.yaml --format json
+cp "$tmp/out" "$tmp/diags.json"
+if [ -x "$PY" ] && "$PY" -c 'import jsonschema' 2>/dev/null; then
+	"$PY" tests/check_plan_schema.py schemas/diagnostics.schema.json "$tmp/diags.json" >/dev/null && ok || bad "diagnostics schema"
+	# the schema can fail: a finding without its configs is refused
+	"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); del d["diagnostics"][0]["configs"]; json.dump(d, open(sys.argv[1] + ".bad", "w"))' "$tmp/diags.json"
+	"$PY" tests/check_plan_schema.py schemas/diagnostics.schema.json "$tmp/diags.json.bad" 2>/dev/null && bad "schema took a finding without configs" || ok
+fi
+"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); c=[x["configs"] for x in d["diagnostics"]]; assert c == [["cfg/a.yaml", "cfg/a2.yaml"]], c' "$tmp/diags.json" && ok || bad "json configs"
+# SARIF: every result placed (the command line's on its config's first
+# line), URIs normalised, each rule's help page, the configs linted;
+# unreadable configs are the invocation's notifications
+run 2 "$GTPLAN" lint cfg/./a.yaml cfg/deep/../a2.yaml cfg/missing.yaml policy.train_global_batch_size=6 --format sarif
+cp "$tmp/out" "$tmp/lint.sarif"
+"$PY" - "$tmp/lint.sarif" <<'EOF' && ok || bad "sarif for code scanning"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["runs"]) == 1
+run = d["runs"][0]
+drv = run["tool"]["driver"]
+assert drv["informationUri"].startswith("https://"), drv
+for r in drv["rules"]:
+    assert r["helpUri"].endswith("/docs/rules.md#" + r["id"].lower()), r["helpUri"]
+uris = []
+for res in run["results"]:
+    loc = res["locations"][0]["physicalLocation"]
+    assert loc["region"]["startLine"] >= 1, res
+    uris.append(loc["artifactLocation"]["uri"])
+    assert res["properties"]["configs"], res
+uris += [a["location"]["uri"] for a in run["artifacts"]]
+for u in uris:
+    assert "/../" not in u and not u.startswith("../") and "/./" not in u and not u.startswith("./"), u
+assert [a["location"]["uri"] for a in run["artifacts"]] == ["cfg/a.yaml", "cfg/a2.yaml", "cfg/missing.yaml"], run["artifacts"]
+cl = [r for r in run["results"] if r["message"]["text"].startswith("command line:1:32 ('policy.train_global_batch_size=6'): ")]
+assert cl and cl[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "cfg/a.yaml", run["results"]
+inv = run["invocations"][0]
+assert inv["executionSuccessful"] is False, inv
+assert [n["descriptor"]["id"] for n in inv["toolExecutionNotifications"]] == ["GT104"], inv
+EOF
+# a config above the current folder: an absolute file URI, no ".."
+(cd "$tmp/p/cfg/deep" && "$GTPLAN" lint ../a.yaml --format sarif) >"$tmp/up.sarif" 2>/dev/null
+"$PY" -c 'import json,sys; u=json.load(open(sys.argv[1]))["runs"][0]["artifacts"][0]["location"]["uri"]; assert u.startswith("file:///") and u.endswith("/cfg/a.yaml") and ".." not in u, u' "$tmp/up.sarif" && ok || bad "sarif uri above the folder"
+# Microsoft's SARIF multitool with GitHub's ingestion rules (npm's
+# @microsoft/sarif-multitool, installed once under build/npm), when npm is here
+sarif_validate() { # FILE: no error or warning from the SARIF and GitHub rules
+	local mt=build/npm/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
+	if [ ! -f "$mt" ] && command -v npm >/dev/null; then
+		npm install --silent --no-audit --no-fund --prefix build/npm @microsoft/sarif-multitool@5.7.0 >/dev/null 2>&1
+	fi
+	[ -f "$mt" ] || return 77
+	chmod u+x "$mt"
+	rm -f "$tmp/val.sarif"
+	"$mt" validate --rule-kind "Gh;Sarif" --level "Error;Warning" -o "$tmp/val.sarif" "$1" >"$tmp/val.txt" 2>&1
+	grep -q 'Analysis completed successfully' "$tmp/val.txt" || { cat "$tmp/val.txt"; return 1; }
+	if grep -E ': (error|warning) ' "$tmp/val.txt"; then return 1; fi
+	return 0
+}
+sarif_validate "$tmp/lint.sarif"; rc=$?
+if [ "$rc" -eq 77 ]; then
+	skip=$((skip + 2)); echo "lint_select: no SARIF multitool (npm absent or offline): skipped"
+else
+	[ "$rc" -eq 0 ] && ok || bad "SARIF multitool on gtplan's SARIF"
+	# the validator can fail: a result without a location is refused
+	"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); del d["runs"][0]["results"][0]["locations"]; json.dump(d, open(sys.argv[2], "w"))' "$tmp/lint.sarif" "$tmp/bad.sarif"
+	sarif_validate "$tmp/bad.sarif" >/dev/null && bad "SARIF multitool took a result without a location" || ok
+fi
+
 # ---- colour ----------------------------------------------------------------
+fresh; warn_cfg w.yaml ""
 esc=$(printf '\033[')
 run 0 env FORCE_COLOR=1 "$GTPLAN" lint cfg/w.yaml
 has "$tmp/err" "$esc"
@@ -251,5 +334,5 @@ has "$tmp/err" "did you mean GT632 (microbatches-below-pp)?"
 run 0 "$GTPLAN" -V
 has "$tmp/out" "gtplan "
 
-echo "RESULT $pass $fail 0"
+echo "RESULT $pass $fail $skip"
 [ "$fail" -eq 0 ]
