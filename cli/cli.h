@@ -39,7 +39,7 @@ struct cli_opts {
 	int strict;
 	int color; /* -1 auto */
 	const char *out;
-	int summary;
+	int summary;        /* plan --summary; explain --list (2: --markdown) */
 	long long rank;
 	int have_rank;
 	const char *call;   /* sim --call NAME */

@@ -115,8 +115,31 @@ out:
 	return rc;
 }
 
+/* docs/rules.md: every rule under a heading of its code, so that GitHub's
+ * anchor for it is the code in lower case (SARIF's helpUri, version.h). */
+static int explain_markdown(void)
+{
+	printf("# gtplan's rules\n\n"
+	       "Every finding gtplan reports has one of these codes. This page is\n"
+	       "written by `gtplan explain --list --markdown` (scripts/docs.sh);\n"
+	       "`gtplan explain CODE` prints the same story. Choose which are\n"
+	       "reported with `--ignore`, `--select`, `--min-severity`, a\n"
+	       "`# gtplan: ignore[CODE] reason` comment, `gtplan.ignore` or a\n"
+	       "project file (`gtplan help lint`).\n");
+	for (size_t i = 0; i < diag_rule_count(); i++) {
+		const struct diag_rule *r = diag_rule_at(i);
+
+		printf("\n## %s\n\n`%s` (%s): %s\n\n%s\n", r->code, r->name,
+		       diag_severity_name(r->severity), r->summary,
+		       r->explanation);
+	}
+	return ferror(stdout) ? CLI_EXIT_USAGE : CLI_EXIT_CLEAN;
+}
+
 int cmd_explain(const struct cli_opts *o)
 {
+	if (o->summary == 2 && !o->n_configs)
+		return explain_markdown();
 	if (o->summary && !o->n_configs) { /* --list */
 		for (size_t i = 0; i < diag_rule_count(); i++) {
 			const struct diag_rule *r = diag_rule_at(i);

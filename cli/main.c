@@ -183,6 +183,9 @@ static int parse_args(int argc, char **argv, struct cli_opts *o)
 			o->have_rank = 1;
 		} else if (strcmp(a, "--list") == 0 && strcmp(o->cmd, "explain") == 0) {
 			o->summary = 1; /* explain --list */
+		} else if (strcmp(a, "--markdown") == 0 &&
+			   strcmp(o->cmd, "explain") == 0) {
+			o->summary = 2; /* explain --list --markdown */
 		} else if (a[0] == '-' && a[1] == '-' && strchr(a, '=') == NULL) {
 			return cli_usage_error("unknown option '%s'", a);
 		} else if (a[0] == '-' && a[1] && a[1] != '-') {
