@@ -60,6 +60,13 @@ int src_is_file(const struct src_set *s, int id);
 int src_line(const struct src_set *s, int id, int line, const char **start,
 	     size_t *len);
 
+/* path with "." segments, empty segments and "dir/.." pairs taken out
+ * (lexically: "a/b/../c" is "a/c", "./x" is "x"); a fresh string, NULL
+ * when out of memory. Leading ".." segments of a relative path stay. A
+ * symbolic link before a ".." makes the result name another file: check
+ * before using it to open one. */
+char *src_path_normal(const char *path);
+
 /* ---- locations ------------------------------------------------------ */
 
 /* src < 0 means "no location" (a finding about the whole config). */

@@ -179,43 +179,6 @@ int diag_print_json(FILE *f, const struct diag_list *l)
 	return json_finish(f, root, err);
 }
 
-/* name with "." segments, empty segments and "dir/.." pairs taken out
- * (lexically: "a/b/../c" is "a/c"); a fresh string, NULL when out of
- * memory. Leading ".." segments of a relative name stay. */
-static char *path_normal(const char *name)
-{
-	size_t n = strlen(name), o = 0, keep = 0; /* keep: leading ".."s */
-	char *out = malloc(n + 2);
-	int abs = name[0] == '/';
-
-	if (!out)
-		return NULL;
-	for (const char *p = name, *q; *p; p = *q ? q + 1 : q) {
-		size_t k;
-
-		q = p + strcspn(p, "/");
-		k = (size_t)(q - p);
-		if (!k || (k == 1 && p[0] == '.'))
-			continue;
-		if (k == 2 && p[0] == '.' && p[1] == '.' && o > keep) {
-			while (o > keep && out[o - 1] != '/')
-				o--;
-			o -= o > keep; /* the '/' before the dropped segment */
-			continue;
-		}
-		if (o || abs)
-			out[o++] = '/';
-		memcpy(out + o, p, k);
-		o += k;
-		if (k == 2 && p[0] == '.' && p[1] == '.')
-			keep = o;
-	}
-	if (!o && abs)
-		out[o++] = '/';
-	out[o] = '\0';
-	return out;
-}
-
 /* A URI for a file name: a relative reference, normalised (path_normal),
  * every byte but unreserved characters and '/' percent-encoded (so a ':'
  * in the first segment cannot read as a scheme). An absolute name, or one
@@ -224,7 +187,7 @@ static char *path_normal(const char *name)
 static json_t *sarif_uri(const char *name)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	char *norm = path_normal(name), *u, *o, real[PATH_MAX];
+	char *norm = src_path_normal(name), *u, *o, real[PATH_MAX];
 	const char *path = norm;
 	json_t *j;
 

@@ -82,9 +82,10 @@ int cli_report(const struct cli_opts *o, struct diag_list *diags, FILE *f)
 			"findings\n");
 	diag_sort(diags);
 	diag_merge_same(diags);
-	diags->targets = o->configs;
-	diags->n_targets = o->n_configs;
-	diags->show_configs = !strcmp(o->cmd, "lint") && o->n_configs > 1;
+	if (!diags->n_targets) { /* lint sets them: folders walked */
+		diags->targets = o->configs;
+		diags->n_targets = o->n_configs;
+	}
 	if (o->format == CLI_FMT_TEXT && !diags->n && !diags->n_dropped &&
 	    strcmp(o->cmd, "lint") != 0)
 		;

@@ -64,7 +64,8 @@ int cli_usage_error(const char *fmt, ...)
 
 /* Adds the unused suppressions (proj_finish), sorts the findings and
  * prints them to f in o's format (text without its summary line under
- * -q); returns the exit code they mean (findings: errors, or warnings
+ * -q; SARIF's artifacts are o's configs unless diags names targets);
+ * returns the exit code they mean (findings: errors, or warnings
  * with --strict). Only lint says "no findings" in text: other commands
  * print data. */
 int cli_report(const struct cli_opts *o, struct diag_list *diags, FILE *f);

@@ -126,6 +126,30 @@ int cfg_merge(struct cfg_node *dst, struct cfg_node *src)
 	return rc;
 }
 
+/* path (taken), lexically normalised ("a/b/../c" is "a/c") when that is
+ * the same file, so that a parent reached from several folders has one
+ * name in every output. */
+static char *shown_path(char *path)
+{
+	char *norm = path ? src_path_normal(path) : NULL, *r1, *r2;
+
+	if (!norm || !strcmp(norm, path)) {
+		free(norm);
+		return path;
+	}
+	r1 = realpath(path, NULL);
+	r2 = realpath(norm, NULL);
+	if (r1 && r2 && !strcmp(r1, r2)) {
+		free(path);
+		path = norm;
+		norm = NULL;
+	}
+	free(r1);
+	free(r2);
+	free(norm);
+	return path;
+}
+
 static char *join_path(const char *including, const char *rel)
 {
 	const char *slash = strrchr(including, '/');
@@ -140,7 +164,7 @@ static char *join_path(const char *including, const char *rel)
 	memcpy(out, including, dlen);
 	out[dlen] = '/';
 	strcpy(out + dlen + 1, rel);
-	return out;
+	return shown_path(out);
 }
 
 static void note_chain(struct diag *d, const struct chain *c)

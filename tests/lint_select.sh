@@ -308,6 +308,20 @@ else
 	sarif_validate "$tmp/bad.sarif" >/dev/null && bad "SARIF multitool took a result without a location" || ok
 fi
 
+# ---- a folder: every YAML file under it, in path order ---------------------
+fresh; warn_cfg base.yaml ""
+mkdir -p "$tmp/p/cfg/sub" "$tmp/p/cfg/.hidden" "$tmp/p/empty"
+printf 'defaults: ../base.yaml\n' >"$tmp/p/cfg/sub/z.yml"
+printf 'defaults: base.yaml\ncluster:\n  num_nodes: 2\n' >"$tmp/p/cfg/b.yaml"
+printf 'not: [yaml\n' >"$tmp/p/cfg/.hidden/x.yaml"
+printf 'x\n' >"$tmp/p/cfg/notes.txt"
+run 0 "$GTPLAN" lint cfg --format sarif
+"$PY" -c 'import json,sys; a=[x["location"]["uri"] for x in json.load(open(sys.argv[1]))["runs"][0]["artifacts"]]; assert a == ["cfg/b.yaml", "cfg/base.yaml", "cfg/sub/z.yml"], a' "$tmp/out" && ok || bad "folder: the files"
+run 0 "$GTPLAN" lint cfg/ --color never
+has "$tmp/err" "= note: found for cfg/base.yaml, cfg/sub/z.yml"
+run 2 "$GTPLAN" lint empty
+has "$tmp/err" "no YAML file (*.yaml, *.yml) under 'empty'"
+
 # ---- colour ----------------------------------------------------------------
 fresh; warn_cfg w.yaml ""
 esc=$(printf '\033[')
