@@ -25,6 +25,7 @@ static const char usage_text[] =
 "  render CONFIG [OVERRIDE...]    draw the rank grid (svg, png, dot, text)\n"
 "  ckpt SAVED LOADED [OVERRIDE...]  can a checkpoint reshard between them\n"
 "  run CONFIG [OVERRIDE...]       plan, then mpirun -np W gtplan-run on it\n"
+"  completion bash|zsh|fish       print a completion script for the shell\n"
 "\n"
 "CONFIG is a NeMo-RL YAML file (defaults: inheritance and ${...}\n"
 "interpolation included). OVERRIDE is Hydra's: key=value, +key=value (add),\n"

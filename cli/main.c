@@ -29,6 +29,7 @@ static const struct {
 	{ "render", cmd_render },
 	{ "ckpt", cmd_ckpt },
 	{ "run", cmd_run },
+	{ "completion", cmd_completion },
 };
 
 static int run_command(const struct cli_opts *o);

@@ -2,7 +2,10 @@
 # Writes the documents that are gtplan's own output, so that they cannot
 # drift from what the binary does:
 #   docs/rules.md   every rule (`gtplan explain --list --markdown`), the
-#                   page each rule's SARIF helpUri points at.
+#                   page each rule's SARIF helpUri points at;
+#   docs/gtplan.1   the manual page: `gtplan help` and each command's
+#                   `gtplan help CMD`, one section each (make install
+#                   installs it).
 #   scripts/docs.sh [--check] [GTPLAN]
 # --check writes nothing and exits 1 when a document differs from what
 # GTPLAN (default build/gtplan) prints, naming it.
@@ -28,4 +31,25 @@ update() {
 
 "$GTPLAN" explain --list --markdown >"$tmp/new" || exit 2
 update docs/rules.md
+
+# roff: backslashes escaped, a line starting with . or ' protected
+roff() { sed -e 's/\\/\\e/g' -e "s/^\([.']\)/\\\\\&\1/"; }
+{
+	version=$("$GTPLAN" --version | cut -d' ' -f2)
+	printf '.TH GTPLAN 1 "" "gtplan %s" "User Commands"\n' "$version"
+	printf '.SH NAME\ngtplan \\- plan, check, draw and run GTP layouts for Megatron / NeMo-RL\n'
+	printf '.SH SYNOPSIS\n.B gtplan\n.I command\n[options] [CONFIG...] [OVERRIDE...]\n'
+	printf '.SH DESCRIPTION\n.nf\n'
+	"$GTPLAN" help | roff
+	printf '.fi\n.SH COMMANDS\n'
+	for c in lint plan sim explain config render ckpt run; do
+		printf '.SS %s\n.nf\n' "$c"
+		"$GTPLAN" help "$c" | roff
+		printf '.fi\n'
+	done
+	printf '.SH FILES\n.TP\n.B .gtplan.yaml, pyproject.toml [tool.gtplan]\n'
+	printf 'project settings, found in the config'"'"'s folder or above (see lint)\n'
+	printf '.SH SEE ALSO\nhttps://github.com/gtplan/gtplan, docs/rules.md (every rule)\n'
+} >"$tmp/new" || exit 2
+update docs/gtplan.1
 exit "$rc"
