@@ -5,7 +5,9 @@
 #                   page each rule's SARIF helpUri points at;
 #   docs/gtplan.1   the manual page: `gtplan help` and each command's
 #                   `gtplan help CMD`, one section each (make install
-#                   installs it).
+#                   installs it);
+#   README.md       the command blocks marked `<!-- docs.sh: CMD -->`
+#                   (scripts/readme_blocks.py runs them).
 #   scripts/docs.sh [--check] [GTPLAN]
 # --check writes nothing and exits 1 when a document differs from what
 # GTPLAN (default build/gtplan) prints, naming it.
@@ -52,4 +54,7 @@ roff() { sed -e 's/\\/\\e/g' -e "s/^\([.']\)/\\\\\&\1/"; }
 	printf '.SH SEE ALSO\nhttps://github.com/gtplan/gtplan, docs/rules.md (every rule)\n'
 } >"$tmp/new" || exit 2
 update docs/gtplan.1
+
+/usr/bin/python3 scripts/readme_blocks.py "$GTPLAN" README.md "$tmp/new" || exit 2
+update README.md
 exit "$rc"
