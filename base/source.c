@@ -168,8 +168,9 @@ char *src_path_normal(const char *name)
 
 		q = p + strcspn(p, "/");
 		k = (size_t)(q - p);
-		if (!k || (k == 1 && p[0] == '.'))
-			continue;
+		if (!k || (k == 1 && p[0] == '.') ||
+		    (abs && o == keep && k == 2 && p[0] == '.' && p[1] == '.'))
+			continue; /* "/.." is "/" */
 		if (k == 2 && p[0] == '.' && p[1] == '.' && o > keep) {
 			while (o > keep && out[o - 1] != '/')
 				o--;
