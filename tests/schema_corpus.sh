@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The editor schema on real recipes: every NeMo-RL example config
-# (../shared/corpus or $GTPLAN_CORPUS, examples/configs/**/*.yaml), as an
+# (the corpus corpus.sh reads, or $GTPLAN_CORPUS; examples/configs/**/*.yaml), as an
 # editor sees it (unresolved: `defaults:` children without cluster keys,
 # `${...}` where a number goes), passes schemas/config.schema.json under an
 # independent validator, ajv-cli (npm, installed once under build/npm);
