@@ -560,29 +560,6 @@ static int run_cmd(const struct launch_opts *o, const struct launch_cmd *c,
 	return LAUNCH_FAILED;
 }
 
-/* Writes text(f, ...) to the file at path (kept): the sbatch script or
- * mpirun's hostfile. Returns 0, or a launch_status with err set. */
-static int write_kept(const char *path, const struct launch_opts *o,
-		      const char *runner, const char *plan, long long world,
-		      char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "w");
-	int rc;
-
-	if (!f)
-		return fail(LAUNCH_USAGE, err, errlen, "cannot write '%s': %s",
-			    path, strerror(errno));
-	rc = o->hosts && !o->launcher ?
-	     launch_hostfile_write(f, o, err, errlen) :
-	     launch_sbatch_write(f, o, runner, plan, world);
-	if (fclose(f) && !rc)
-		rc = -1;
-	if (rc && !*err)
-		fail(0, err, errlen, "error writing '%s': %s", path,
-		     strerror(errno));
-	return rc ? LAUNCH_USAGE : 0;
-}
-
 /* --launcher sbatch: the script printed (--dry-run) or written to
  * --script FILE (else PLAN.sbatch) and submitted. */
 static int submit(const struct launch_opts *o, const char *sbatch,
@@ -602,7 +579,7 @@ static int submit(const struct launch_opts *o, const char *sbatch,
 		     o->script ? "" : ".sbatch") >= (int)sizeof(path))
 		return fail(LAUNCH_USAGE, err, errlen, "the script's path is "
 			    "too long");
-	if ((rc = write_kept(path, o, runner, plan, world, err, errlen)))
+	if ((rc = launch_write_kept(path, o, runner, plan, world, err, errlen)))
 		return rc;
 	if (o->dry_run)
 		return launch_cmd_print(out, &c) ? LAUNCH_USAGE : LAUNCH_OK;
@@ -623,9 +600,9 @@ int launch_plan(const struct launch_opts *o, long long world,
 	int made = 0, rc, e;
 
 	err[0] = '\0';
-	if (world < 1)
-		return fail(LAUNCH_USAGE, err, errlen, "a world of %lld ranks "
-			    "cannot run", world);
+	if (world < 1 || launch_check_launcher(o, err, errlen))
+		return *err ? LAUNCH_USAGE : fail(LAUNCH_USAGE, err, errlen,
+			"a world of %lld ranks cannot run", world);
 	if (o->runner ? launch_which(o->runner, runner, sizeof(runner)) :
 	    launch_find_runner(NULL, runner, sizeof(runner)))
 		return fail(LAUNCH_USAGE, err, errlen, "cannot find %s%s%s\n"
@@ -634,15 +611,6 @@ int launch_plan(const struct launch_opts *o, long long world,
 			    o->runner ? "'" : "gtplan-run next to gtplan or "
 			    "on PATH", o->runner ? o->runner : "",
 			    o->runner ? "'" : "");
-	if (o->launcher && !strcmp(o->launcher, "sbatch") && !o->plan_out &&
-	    !o->dry_run)
-		return fail(LAUNCH_USAGE, err, errlen, "--launcher sbatch runs "
-			    "the plan later: keep it with -o FILE (on a file "
-			    "system the nodes share)");
-	if (o->hosts && (o->launcher || !o->hostfile))
-		return fail(LAUNCH_USAGE, err, errlen, "--hosts writes mpirun's "
-			    "hostfile: name it with --hostfile FILE (srun and "
-			    "sbatch take the hosts from Slurm)");
 	if (!o->dry_run && launch_which(mpi, mpirun, sizeof(mpirun)))
 		return fail(LAUNCH_USAGE, err, errlen, "cannot find '%s'%s\n"
 			    "hint: install Open MPI (Debian: apt-get install "
@@ -675,8 +643,8 @@ int launch_plan(const struct launch_opts *o, long long world,
 			    out, err, errlen);
 		goto out;
 	}
-	if (o->hosts && (rc = write_kept(o->hostfile, o, runner, plan, world,
-					 err, errlen)))
+	if (o->hosts && (rc = launch_write_kept(o->hostfile, o, runner, plan,
+						world, err, errlen)))
 		goto out;
 	if (o->launcher ? launch_srun_build(&c, o, o->dry_run ? mpi : mpirun,
 					    runner, plan, world) :

@@ -118,6 +118,15 @@ int launch_sbatch_write(FILE *f, const struct launch_opts *o,
 			const char *runner, const char *plan, long long world);
 int launch_hostfile_write(FILE *f, const struct launch_opts *o, char *err,
 			  size_t errlen);
+/* The launcher options that do not go together (sbatch without -o, --hosts
+ * without --hostfile or with Slurm): 0, or -1 with the reason in err. */
+int launch_check_launcher(const struct launch_opts *o, char *err,
+			  size_t errlen);
+/* Writes the hostfile (--hosts, mpirun) or else the sbatch script to
+ * path, kept. Returns 0, or LAUNCH_USAGE with the reason in err. */
+int launch_write_kept(const char *path, const struct launch_opts *o,
+		      const char *runner, const char *plan, long long world,
+		      char *err, size_t errlen);
 
 /* Writes s as one POSIX shell word: as is when it is made only of
  * characters no shell treats specially, else in single quotes ('\''

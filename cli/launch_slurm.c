@@ -2,6 +2,7 @@
  * launch_slurm: gtplan run's launchers beyond one mpirun (launch.h):
  * srun inside a Slurm allocation, an sbatch script, mpirun's hostfile.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,4 +115,47 @@ int launch_hostfile_write(FILE *f, const struct launch_opts *o, char *err,
 				o->per_node > 0 ? o->per_node : 1);
 	}
 	return ferror(f) ? -1 : 0;
+}
+
+int launch_check_launcher(const struct launch_opts *o, char *err,
+			  size_t errlen)
+{
+	if (o->launcher && !strcmp(o->launcher, "sbatch") && !o->plan_out &&
+	    !o->dry_run) {
+		snprintf(err, errlen, "--launcher sbatch runs the plan later: "
+			 "keep it with -o FILE (on a file system the nodes "
+			 "share)");
+		return -1;
+	}
+	if (o->hosts && (o->launcher || !o->hostfile)) {
+		snprintf(err, errlen, "--hosts writes mpirun's hostfile: name it "
+			 "with --hostfile FILE (srun and sbatch take the hosts "
+			 "from Slurm)");
+		return -1;
+	}
+	return 0;
+}
+
+int launch_write_kept(const char *path, const struct launch_opts *o,
+		      const char *runner, const char *plan, long long world,
+		      char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "w");
+	int rc;
+
+	err[0] = '\0';
+	if (!f) {
+		snprintf(err, errlen, "cannot write '%s': %s", path,
+			 strerror(errno));
+		return LAUNCH_USAGE;
+	}
+	rc = o->hosts && !o->launcher ?
+	     launch_hostfile_write(f, o, err, errlen) :
+	     launch_sbatch_write(f, o, runner, plan, world);
+	if (fclose(f) && !rc)
+		rc = -1;
+	if (rc && !*err)
+		snprintf(err, errlen, "error writing '%s': %s", path,
+			 strerror(errno));
+	return rc ? LAUNCH_USAGE : 0;
 }
