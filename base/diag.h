@@ -35,8 +35,8 @@ struct src_file {
 };
 
 /* The name of the command-line pseudo-source (overrides joined by spaces).
- * It, and any name starting with '<', is not a file: SARIF gives findings
- * there no physical location. */
+ * It, "-" (stdin) and any name starting with '<' are not files: SARIF
+ * gives findings there no physical location. */
 #define SRC_CMDLINE "command line"
 
 struct src_set {

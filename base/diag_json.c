@@ -272,7 +272,8 @@ static int sarif_unplaced(const struct src_set *s, const struct diag *d)
 {
 	if (src_is_file(s, d->loc.src))
 		return 0;
-	return !d->n_configs || (d->loc.src < 0 && !strcmp(diag_code(d), "GT104"));
+	return !d->n_configs || !strcmp(d->configs[0], "-") ||
+	       (d->loc.src < 0 && !strcmp(diag_code(d), "GT104"));
 }
 
 /* The message: a finding on the command line starts with its place and
@@ -285,7 +286,7 @@ static char *sarif_text(const struct src_set *s, const struct diag *d)
 	if (src_is_file(s, d->loc.src) || !src_name(s, d->loc.src))
 		return d->hint ? diag_fmt("%s Hint: %s", d->msg, d->hint) :
 				 diag_fmt("%s", d->msg);
-	src_line(s, d->loc.src, 1, &line, &len);
+	src_line(s, d->loc.src, d->loc.line > 0 ? d->loc.line : 1, &line, &len);
 	return diag_fmt("%s:%d:%d ('%.*s'): %s%s%s", src_name(s, d->loc.src),
 			d->loc.line, d->loc.col, (int)len, line, d->msg,
 			d->hint ? " Hint: " : "", d->hint ? d->hint : "");

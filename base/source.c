@@ -127,7 +127,8 @@ int src_is_file(const struct src_set *s, int id)
 {
 	const char *name = src_name(s, id);
 
-	return name && name[0] && name[0] != '<' && strcmp(name, SRC_CMDLINE);
+	return name && name[0] && name[0] != '<' && strcmp(name, SRC_CMDLINE) &&
+	       strcmp(name, "-");
 }
 
 int src_line(const struct src_set *s, int id, int line, const char **start,

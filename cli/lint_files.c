@@ -138,6 +138,14 @@ static int walk(struct lint_files *lf, const char *dir, int depth, char *err,
 	return rc;
 }
 
+static int lint_files_has_stdin(const struct lint_files *lf)
+{
+	for (size_t i = 0; i < lf->n; i++)
+		if (!strcmp(lf->v[i], "-"))
+			return 1;
+	return 0;
+}
+
 int lint_files_add(struct lint_files *lf, const char *const *args, size_t n,
 		   char *err, size_t errlen)
 {
@@ -152,6 +160,9 @@ int lint_files_add(struct lint_files *lf, const char *const *args, size_t n,
 			if (lf->n == before)
 				return fail(err, errlen, "no YAML file (*.yaml, "
 					    "*.yml) under '%s'", args[i]);
+		} else if (!strcmp(args[i], "-") && lf->n &&
+			   lint_files_has_stdin(lf)) {
+			return fail(err, errlen, "'-' (stdin) can be read once");
 		} else if (push(lf, strdup(args[i]))) {
 			return fail(err, errlen, "out of memory");
 		}

@@ -2,7 +2,8 @@
  * lint_files: the files `gtplan lint` reads for its arguments: a file as
  * it is named; a folder, every YAML file under it (*.yaml and *.yml, at
  * any depth, in byte order of their paths; names starting with '.' and
- * symbolic links to folders are left out, so no walk loops).
+ * symbolic links to folders are left out, so no walk loops); "-" is
+ * stdin, once.
  *
  * Ownership: a lint_files owns its paths; lint_files_release frees them.
  */

@@ -250,7 +250,8 @@ static int load_rec(const char *path, const struct chain *up,
 		note_chain(d, up);
 		return 1;
 	}
-	self.real = realpath(path, NULL);
+	/* "-" is stdin (cfg_parse_file), a file no other can include */
+	self.real = strcmp(path, "-") ? realpath(path, NULL) : strdup("-");
 	if (!self.real) {
 		struct diag *d;
 

@@ -322,6 +322,18 @@ has "$tmp/err" "= note: found for cfg/base.yaml, cfg/sub/z.yml"
 run 2 "$GTPLAN" lint empty
 has "$tmp/err" "no YAML file (*.yaml, *.yml) under 'empty'"
 
+# ---- stdin ------------------------------------------------------------------
+fresh; warn_cfg base.yaml ""
+(cd "$tmp/p" && printf 'defaults: cfg/base.yaml\ncluster:\n  num_nodes: 1\n' | "$GTPLAN" lint - --color never) >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 0 ] && ok || bad "lint - exit"
+same "stdin's parent, relative to the current folder" "cfg/base.yaml:3:28: warning[GT632]"
+(cd "$tmp/p" && printf 'cluster:\n  num_nodes: x\n' | "$GTPLAN" lint - --format concise) >"$tmp/out" 2>"$tmp/err"
+grep -q '^-:2:14: error\[GT200\] ' "$tmp/out" && ok || { bad "stdin's own place"; cat "$tmp/out" "$tmp/err"; }
+(cd "$tmp/p" && printf 'a: [\n' | "$GTPLAN" lint - --format sarif) >"$tmp/out" 2>"$tmp/err"
+"$PY" -c 'import json,sys; r=json.load(open(sys.argv[1]))["runs"][0]; n=r["invocations"][0]["toolExecutionNotifications"]; assert not r["results"] and n[0]["descriptor"]["id"] == "GT100" and n[0]["message"]["text"].startswith("-:2:1 "), n' "$tmp/out" && ok || bad "stdin in SARIF"
+run 2 "$GTPLAN" lint - cfg/base.yaml -
+has "$tmp/err" "'-' (stdin) can be read once"
+
 # ---- colour ----------------------------------------------------------------
 fresh; warn_cfg w.yaml ""
 esc=$(printf '\033[')
