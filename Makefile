@@ -18,9 +18,12 @@
 #                   device time per kernel class (scripts/bench_train_gpu.sh)
 #   make bench-gpu  on 2+ GPUs: GTP all-gather/reduce-scatter bandwidth through
 #                   the runtime's NCCL path vs plain NCCL (scripts/bench_gpu.sh)
+#   make install    build/gtplan (and build/gtplan-run when built), the man
+#                   page, bash/zsh/fish completions and the schemas under
+#                   $(DESTDIR)$(PREFIX) (PREFIX=/usr/local); make uninstall
 #   make clean
 #
-# User CFLAGS/LDFLAGS are appended. Objects go to build/; nothing is installed.
+# User CFLAGS/LDFLAGS are appended. Objects go to build/.
 
 CC      ?= cc
 PKGS    := yaml-0.1 jansson libgvc libcgraph
@@ -83,7 +86,8 @@ ASAN_LIBS := $(LIBS_ORDER:%=build/asan/lib%.a)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=build/asan/tests/%)
 
-.PHONY: all demo test check-suites check-layers e2e corpus bench deps deps-test clean
+.PHONY: all demo test check-suites check-layers e2e corpus bench deps deps-test clean \
+	install uninstall
 all: build/gtplan
 
 deps:
@@ -325,5 +329,34 @@ bench-gpu: build/gpu/gtplan-run
 
 clean:
 	rm -rf build
+
+# ---- install ---------------------------------------------------------------
+# gtplan needs libyaml, Jansson and Graphviz's libcgraph and libgvc at run
+# time (ldd build/gtplan); gtplan-run needs MPI and OpenBLAS. The
+# completions come from the binary itself (gtplan completion SHELL).
+PREFIX  ?= /usr/local
+BINDIR  := $(DESTDIR)$(PREFIX)/bin
+MAN1DIR := $(DESTDIR)$(PREFIX)/share/man/man1
+DATADIR := $(DESTDIR)$(PREFIX)/share/gtplan
+BASHDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSHDIR  := $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+FISHDIR := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+INSTALLED := $(BINDIR)/gtplan $(BINDIR)/gtplan-run $(MAN1DIR)/gtplan.1 \
+	$(BASHDIR)/gtplan $(ZSHDIR)/_gtplan $(FISHDIR)/gtplan.fish \
+	$(patsubst schemas/%,$(DATADIR)/schemas/%,$(wildcard schemas/*.json))
+
+install: build/gtplan
+	install -d $(BINDIR) $(MAN1DIR) $(DATADIR)/schemas $(BASHDIR) $(ZSHDIR) $(FISHDIR)
+	install -m 755 build/gtplan $(BINDIR)/gtplan
+	if [ -x build/gtplan-run ]; then install -m 755 build/gtplan-run $(BINDIR)/gtplan-run; fi
+	install -m 644 docs/gtplan.1 $(MAN1DIR)/gtplan.1
+	install -m 644 schemas/*.json $(DATADIR)/schemas/
+	build/gtplan completion bash > $(BASHDIR)/gtplan
+	build/gtplan completion zsh > $(ZSHDIR)/_gtplan
+	build/gtplan completion fish > $(FISHDIR)/gtplan.fish
+
+uninstall:
+	rm -f $(INSTALLED)
+	-rmdir $(DATADIR)/schemas $(DATADIR) 2>/dev/null
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -92,6 +92,9 @@ static void diag_release(struct diag *d)
 	free(d->msg);
 	free(d->hint);
 	free(d->unknown_code);
+	for (size_t i = 0; i < d->n_configs; i++)
+		free(d->configs[i]);
+	free(d->configs);
 }
 
 void diag_list_release(struct diag_list *l)
@@ -127,7 +130,7 @@ struct diag *diag_add(struct diag_list *l, const char *code,
 	d->rule = rule;
 	d->severity = sev;
 	d->loc = loc;
-	d->seq = l->n;
+	d->seq = l->next_seq++;
 	va_start(ap, fmt);
 	d->msg = diag_vfmt(fmt, ap);
 	va_end(ap);
@@ -142,6 +145,101 @@ drop:
 	l->n_dropped++;
 	l->dropped_by_sev[sev]++;
 	return NULL;
+}
+
+size_t diag_list_keep(struct diag_list *l, size_t from,
+		      int (*keep)(const struct diag *d, void *ctx), void *ctx)
+{
+	size_t o = from, removed;
+
+	for (size_t i = from; i < l->n; i++) {
+		if (!keep(&l->v[i], ctx)) {
+			diag_release(&l->v[i]);
+			continue;
+		}
+		if (o != i)
+			l->v[o] = l->v[i];
+		o++;
+	}
+	removed = l->n - o;
+	l->n = o;
+	return removed;
+}
+
+int diag_add_config(struct diag *d, const char *config)
+{
+	char **v;
+
+	if (!d || !config)
+		return 0;
+	for (size_t i = 0; i < d->n_configs; i++)
+		if (!strcmp(d->configs[i], config))
+			return 0;
+	if (!(v = realloc(d->configs, (d->n_configs + 1) * sizeof(*v))))
+		return -1;
+	d->configs = v;
+	if (!(v[d->n_configs] = strdup(config)))
+		return -1;
+	d->n_configs++;
+	return 0;
+}
+
+static int str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static int loc_eq(const struct src_set *s, struct diag_loc a,
+		  struct diag_loc b)
+{
+	return str_eq(src_name(s, a.src), src_name(s, b.src)) &&
+	       a.line == b.line && a.col == b.col;
+}
+
+static int diag_same(const struct src_set *s, const struct diag *a,
+		     const struct diag *b)
+{
+	if (a->severity != b->severity || strcmp(diag_code(a), diag_code(b)) ||
+	    !loc_eq(s, a->loc, b->loc) || !str_eq(a->path, b->path) ||
+	    !str_eq(a->msg, b->msg) || !str_eq(a->hint, b->hint) ||
+	    a->n_notes != b->n_notes)
+		return 0;
+	for (size_t i = 0; i < a->n_notes; i++)
+		if (!loc_eq(s, a->notes[i].loc, b->notes[i].loc) ||
+		    !str_eq(a->notes[i].msg, b->notes[i].msg))
+			return 0;
+	return 1;
+}
+
+/* Sorted, findings at one place are neighbours: d is compared with the
+ * kept ones at its place, just before it. */
+size_t diag_merge_same(struct diag_list *l)
+{
+	size_t o = 0, n0 = l->n;
+
+	for (size_t i = 0; i < l->n; i++) {
+		struct diag *d = &l->v[i], *e = NULL;
+
+		for (size_t k = o; k-- > 0 &&
+				   loc_eq(l->srcs, l->v[k].loc, d->loc);)
+			if (diag_same(l->srcs, &l->v[k], d)) {
+				e = &l->v[k];
+				break;
+			}
+		if (e) {
+			/* out of memory: the merged finding names fewer
+			 * configs, nothing worse */
+			for (size_t j = 0; j < d->n_configs; j++)
+				diag_add_config(e, d->configs[j]);
+			diag_release(d);
+			continue;
+		}
+		if (o != i)
+			l->v[o] = *d;
+		o++;
+	}
+	l->n = o;
+	return n0 - o;
 }
 
 void diag_hint(struct diag *d, const char *fmt, ...)

@@ -35,8 +35,8 @@ struct src_file {
 };
 
 /* The name of the command-line pseudo-source (overrides joined by spaces).
- * It, and any name starting with '<', is not a file: SARIF gives findings
- * there no physical location. */
+ * It, "-" (stdin) and any name starting with '<' are not files: SARIF
+ * gives findings there no physical location. */
 #define SRC_CMDLINE "command line"
 
 struct src_set {
@@ -59,6 +59,13 @@ int src_is_file(const struct src_set *s, int id);
  * scanned per call. */
 int src_line(const struct src_set *s, int id, int line, const char **start,
 	     size_t *len);
+
+/* path with "." segments, empty segments and "dir/.." pairs taken out
+ * (lexically: "a/b/../c" is "a/c", "./x" is "x"); a fresh string, NULL
+ * when out of memory. Leading ".." segments of a relative path stay. A
+ * symbolic link before a ".." makes the result name another file: check
+ * before using it to open one. */
+char *src_path_normal(const char *path);
 
 /* ---- locations ------------------------------------------------------ */
 
@@ -108,8 +115,12 @@ struct diag {
 	char *hint;  /* NULL when there is none */
 	struct diag_note *notes;
 	size_t n_notes;
-	size_t seq;  /* insertion order, for a stable sort */
+	size_t seq;  /* insertion order, for a stable sort: the position in the
+		      * list until a finding is removed (diag_list_keep) */
 	char *unknown_code; /* the code as given when rule is NULL (a caller bug) */
+	char **configs;  /* the configs it was found for, in order (none: the
+			    caller did not say) */
+	size_t n_configs;
 };
 
 /* The rule code of d ("GT303"), the unknown code it was added with, or "?". */
@@ -126,7 +137,15 @@ struct diag_list {
 	struct diag *v;
 	size_t n, cap;
 	size_t n_dropped;
+	size_t next_seq;  /* the seq of the next finding */
 	size_t dropped_by_sev[3]; /* n_dropped split by severity */
+	size_t n_suppressed; /* removed by suppressions (select.h) */
+	/* Text: name the configs a finding was found for when it is not
+	 * simply in that config's own file (several configs linted). */
+	int show_configs;
+	/* SARIF: the configs linted (borrowed), for the run's artifacts. */
+	const char *const *targets;
+	size_t n_targets;
 	const struct src_set *srcs; /* borrowed, for excerpts and names */
 };
 
@@ -150,6 +169,21 @@ void diag_hint(struct diag *d, const char *fmt, ...)
 void diag_note(struct diag *d, struct diag_loc loc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Keeps the findings of l->v[from..] for which keep(d, ctx) returns nonzero,
+ * in order, and frees the others; seq numbers stay (later findings get
+ * higher ones). Returns how many were removed. */
+size_t diag_list_keep(struct diag_list *l, size_t from,
+		      int (*keep)(const struct diag *d, void *ctx), void *ctx);
+
+/* Records that d was found for `config` (once; d may be NULL). Returns
+ * 0, or -1 when out of memory. */
+int diag_add_config(struct diag *d, const char *config);
+/* After diag_sort: a finding equal to an earlier one (same rule,
+ * severity, place, path, message, hint and notes), as a parent file shared
+ * by several configs gives, is merged into it: the earlier one gets its
+ * configs. Returns how many were merged away. */
+size_t diag_merge_same(struct diag_list *l);
+
 /* Findings of severity `sev`, dropped ones included, so that an exit status
  * computed from it is right even past DIAG_MAX_COUNT. */
 size_t diag_count(const struct diag_list *l, enum diag_severity sev);
@@ -170,6 +204,7 @@ void diag_sort(struct diag_list *l);
  *       | ^
  *       = note: note without a location
  *   gtplan: 1 error, 0 warnings, 0 notes (2 more diagnostics dropped)
+ * and " (N suppressed)" at the end when suppressions removed findings.
  * One gutter width per finding (its widest line number); the caret padding
  * copies the line's tabs. `gtplan: error[CODE]: message` when there is no
  * location, `file: ...` or `file:line: ...` when line or column is 0; no
@@ -182,7 +217,7 @@ void diag_sort(struct diag_list *l);
  *    "diagnostics": [{"code", "name", "severity", "file", "line", "column",
  *                     "path", "message", "hint",
  *                     "notes": [{"file", "line", "column", "message"}]}],
- *    "summary": {"errors", "warnings", "notes", "dropped"}}
+ *    "summary": {"errors", "warnings", "notes", "dropped", "suppressed"}}
  * Every key is always present; an absent value is null (name for an unknown
  * code, file/line/column without a location, line/column <= 0, path, hint).
  * "file" is the source name as given, "command line" included. The summary
@@ -197,6 +232,22 @@ void diag_sort(struct diag_list *l);
  * physicalLocation)}. Only real files (src_is_file) get a physicalLocation;
  * the uri is the name as given minus leading "./", percent-encoded. */
 int diag_print_text(FILE *f, const struct diag_list *l, int color);
+/* For CI systems (diag_ci.c); no summary line in any of them.
+ *
+ * Concise, one line per finding (line breaks in the message as spaces):
+ *   train.yaml:12:5: error[GT303] message
+ * GitHub Actions workflow commands, which annotate the file's line:
+ *   ::error file=train.yaml,line=12,col=5,title=GT303 world-not-divisible::message%0Ahint: hint
+ * (notice for notes; no file= for the command line, whose place starts the
+ * message then; data and properties escaped as actions/toolkit does).
+ * JUnit XML: one testsuite, one testcase per finding (classname the file,
+ * name "CODE file:line:col"), a <failure> for errors and warnings, the
+ * note's text as <system-out>; a clean list is one passing testcase. */
+int diag_print_concise(FILE *f, const struct diag_list *l);
+int diag_print_github(FILE *f, const struct diag_list *l);
+int diag_print_junit(FILE *f, const struct diag_list *l);
+/* The text format without its closing summary line (gtplan -q). */
+int diag_print_text_findings(FILE *f, const struct diag_list *l, int color);
 int diag_print_json(FILE *f, const struct diag_list *l);
 int diag_print_sarif(FILE *f, const struct diag_list *l);
 

@@ -2,9 +2,12 @@
  * diag_json: diagnostics as JSON for tools and as SARIF 2.1.0 for code
  * scanning (formats in diag.h), built with Jansson.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "diag.h"
 
+#include <ctype.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +105,19 @@ static int json_set_loc(json_t *o, const struct src_set *s,
 				   jpos(name && loc.line > 0 ? loc.col : 0));
 }
 
+/* The configs d was found for, as an array of strings. */
+static json_t *json_configs(const struct diag *d)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < d->n_configs; i++)
+		if (json_array_append_new(a, jstr(d->configs[i]))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
 static json_t *json_diag(const struct src_set *s, const struct diag *d)
 {
 	json_t *o = json_object(), *notes = json_array();
@@ -122,6 +138,7 @@ static json_t *json_diag(const struct src_set *s, const struct diag *d)
 	err |= json_object_set_new(o, "path", jstr(d->path));
 	err |= json_object_set_new(o, "message", jstr(d->msg));
 	err |= json_object_set_new(o, "hint", jstr(d->hint));
+	err |= json_object_set_new(o, "configs", json_configs(d));
 	if (err) {
 		json_decref(o);
 		return NULL;
@@ -153,30 +170,39 @@ int diag_print_json(FILE *f, const struct diag_list *l)
 					     "version", GTPLAN_VERSION));
 	err |= json_object_set_new(
 		root, "summary",
-		json_pack("{s:I, s:I, s:I, s:I}",
+		json_pack("{s:I, s:I, s:I, s:I, s:I}",
 			  "errors", (json_int_t)diag_count(l, DIAG_ERROR),
 			  "warnings", (json_int_t)diag_count(l, DIAG_WARNING),
 			  "notes", (json_int_t)diag_count(l, DIAG_NOTE),
-			  "dropped", (json_int_t)l->n_dropped));
+			  "dropped", (json_int_t)l->n_dropped,
+			  "suppressed", (json_int_t)l->n_suppressed));
 	return json_finish(f, root, err);
 }
 
-/* A relative URI reference for a file name: leading "./" dropped, every
- * byte but unreserved characters and '/' percent-encoded (so a ':' in the
- * first segment cannot read as a scheme). */
+/* A URI for a file name: a relative reference, normalised (path_normal),
+ * every byte but unreserved characters and '/' percent-encoded (so a ':'
+ * in the first segment cannot read as a scheme). An absolute name, or one
+ * that still climbs out of the current folder ("../x", made absolute when
+ * it exists), becomes a file:// URI. */
 static json_t *sarif_uri(const char *name)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	char *u, *o;
+	char *norm = src_path_normal(name), *u, *o, real[PATH_MAX];
+	const char *path = norm;
 	json_t *j;
 
-	while (name[0] == '.' && name[1] == '/')
-		name += 2;
-	if (!(u = o = malloc(3 * strlen(name) + 1)))
+	if (!norm)
 		return NULL;
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		    (*p >= '0' && *p <= '9') || strchr("-._~/", *p)) {
+	if (!strncmp(norm, "../", 3) && realpath(name, real))
+		path = real;
+	if (!(u = o = malloc(3 * strlen(path) + 8))) {
+		free(norm);
+		return NULL;
+	}
+	if (path[0] == '/')
+		o += sprintf(o, "file://");
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if (isalnum(*p) || strchr("-._~/", *p)) {
 			*o++ = (char)*p;
 		} else {
 			*o++ = '%';
@@ -187,6 +213,7 @@ static json_t *sarif_uri(const char *name)
 	*o = '\0';
 	j = json_string(u);
 	free(u);
+	free(norm);
 	return j;
 }
 
@@ -222,11 +249,54 @@ static json_t *sarif_loc(const struct src_set *s, struct diag_loc loc,
 	return o;
 }
 
+/* A physicalLocation at the first line of file `name`. */
+static json_t *sarif_file_loc(const char *name)
+{
+	json_t *phys = json_object(), *o = jwrap("physicalLocation", phys);
+	int err = !o || json_object_set_new(phys, "artifactLocation",
+					    jwrap("uri", sarif_uri(name))) ||
+		  json_object_set_new(phys, "region",
+				      json_pack("{s:i}", "startLine", 1));
+
+	if (err) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* A finding SARIF cannot place in a file: none of its own, and no config
+ * to show it on (or the config itself does not read: GT104). Such ones are
+ * the invocation's toolExecutionNotifications instead of results. */
+static int sarif_unplaced(const struct src_set *s, const struct diag *d)
+{
+	if (src_is_file(s, d->loc.src))
+		return 0;
+	return !d->n_configs || !strcmp(d->configs[0], "-") ||
+	       (d->loc.src < 0 && !strcmp(diag_code(d), "GT104"));
+}
+
+/* The message: a finding on the command line starts with its place and
+ * the command line's text, since SARIF shows it on its config's line 1. */
+static char *sarif_text(const struct src_set *s, const struct diag *d)
+{
+	const char *line = "";
+	size_t len = 0;
+
+	if (src_is_file(s, d->loc.src) || !src_name(s, d->loc.src))
+		return d->hint ? diag_fmt("%s Hint: %s", d->msg, d->hint) :
+				 diag_fmt("%s", d->msg);
+	src_line(s, d->loc.src, d->loc.line > 0 ? d->loc.line : 1, &line, &len);
+	return diag_fmt("%s:%d:%d ('%.*s'): %s%s%s", src_name(s, d->loc.src),
+			d->loc.line, d->loc.col, (int)len, line, d->msg,
+			d->hint ? " Hint: " : "", d->hint ? d->hint : "");
+}
+
 static json_t *sarif_result(const struct src_set *s, const struct diag *d)
 {
 	json_t *o = json_object(), *v;
-	char *text = d->hint ? diag_fmt("%s Hint: %s", d->msg, d->hint) : NULL;
-	int err = d->hint && !text;
+	char *text = sarif_text(s, d);
+	int err = !text;
 
 	err |= json_object_set_new(o, "ruleId", jstr(diag_code(d)));
 	if (d->rule)
@@ -235,14 +305,16 @@ static json_t *sarif_result(const struct src_set *s, const struct diag *d)
 							diag_rule_at(0)));
 	err |= json_object_set_new(o, "level",
 				   json_string(diag_severity_name(d->severity)));
-	err |= json_object_set_new(o, "message",
-				   jwrap("text", jstr(text ? text : d->msg)));
+	err |= json_object_set_new(o, "message", jwrap("text", jstr(text)));
 	free(text);
-	if (src_is_file(s, d->loc.src)) {
-		v = json_array();
-		err |= json_object_set_new(o, "locations", v);
-		err |= json_array_append_new(v, sarif_loc(s, d->loc, NULL));
-	}
+	v = json_array();
+	err |= json_object_set_new(o, "locations", v);
+	err |= json_array_append_new(v, src_is_file(s, d->loc.src) ?
+					sarif_loc(s, d->loc, NULL) :
+					sarif_file_loc(d->configs[0]));
+	if (d->n_configs)
+		err |= json_object_set_new(o, "properties",
+					   jwrap("configs", json_configs(d)));
 	if (d->n_notes) {
 		v = json_array();
 		err |= json_object_set_new(o, "relatedLocations", v);
@@ -257,12 +329,86 @@ static json_t *sarif_result(const struct src_set *s, const struct diag *d)
 	return o;
 }
 
+/* The one invocation: whether gtplan could read everything, and what it
+ * could not place (sarif_unplaced) as notifications. */
+static json_t *sarif_invocation(const struct diag_list *l)
+{
+	json_t *inv = json_object(), *notes = json_array();
+	int ok = 1, err = json_object_set_new(inv, "toolExecutionNotifications",
+					      notes);
+
+	for (size_t i = 0; i < l->n; i++) {
+		const struct diag *d = &l->v[i];
+		char *text;
+
+		if (!sarif_unplaced(l->srcs, d))
+			continue;
+		ok &= d->severity != DIAG_ERROR;
+		text = sarif_text(l->srcs, d);
+		err |= !text || json_array_append_new(notes, json_pack(
+			"{s:s, s:{s:o}, s:{s:s}}", "level",
+			diag_severity_name(d->severity), "message", "text",
+			jstr(text), "descriptor", "id", diag_code(d)));
+		free(text);
+	}
+	err |= json_object_set_new(inv, "executionSuccessful", json_boolean(ok));
+	if (err) {
+		json_decref(inv);
+		return NULL;
+	}
+	return inv;
+}
+
+/* The configs linted, as the run's analysis targets. */
+static json_t *sarif_artifacts(const struct diag_list *l)
+{
+	json_t *a = json_array();
+	int err = !a;
+
+	for (size_t i = 0; !err && i < l->n_targets; i++)
+		err |= json_array_append_new(a, json_pack(
+			"{s:{s:o}, s:[s]}", "location", "uri",
+			sarif_uri(l->targets[i]), "roles", "analysisTarget"));
+	if (err) {
+		json_decref(a);
+		return NULL;
+	}
+	return a;
+}
+
+/* rules[]: every row of the table, with its documentation page. */
+static int sarif_rules(json_t *rv)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < diag_rule_count(); i++) {
+		const struct diag_rule *r = diag_rule_at(i);
+		char *help = diag_fmt("%s#%c%c%s", GTPLAN_RULES_URL,
+				      tolower((unsigned char)r->code[0]),
+				      tolower((unsigned char)r->code[1]),
+				      r->code + 2);
+
+		err |= !help || json_array_append_new(
+			rv, json_pack("{s:s, s:s, s:s, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}",
+				      "id", r->code, "name", r->name,
+				      "helpUri", help,
+				      "shortDescription", "text", r->summary,
+				      "fullDescription", "text", r->summary,
+				      "help", "text", r->explanation,
+				      "defaultConfiguration", "level",
+				      diag_severity_name(r->severity)));
+		free(help);
+	}
+	return err;
+}
+
 int diag_print_sarif(FILE *f, const struct diag_list *l)
 {
 	json_t *root = json_object(), *runs = json_array(), *run = json_object();
 	json_t *list = json_array();
-	json_t *driver = json_pack("{s:s, s:s}", "name", "gtplan", "version",
-				   GTPLAN_VERSION);
+	json_t *driver = json_pack("{s:s, s:s, s:s}", "name", "gtplan",
+				   "version", GTPLAN_VERSION, "informationUri",
+				   GTPLAN_HOME_URL);
 	json_t *rv = json_array();
 	int err = json_object_set_new(driver, "rules", rv);
 
@@ -270,25 +416,19 @@ int diag_print_sarif(FILE *f, const struct diag_list *l)
 	err |= json_object_set_new(run, "columnKind",
 				   json_string("unicodeCodePoints"));
 	err |= json_object_set_new(run, "results", list);
+	err |= json_object_set_new(run, "invocations",
+				   json_pack("[o]", sarif_invocation(l)));
+	if (l->n_targets)
+		err |= json_object_set_new(run, "artifacts", sarif_artifacts(l));
 	err |= json_object_set_new(root, "runs", runs);
 	err |= json_array_append_new(runs, run);
 	err |= json_object_set_new(root, "$schema",
 				   json_string(SARIF_SCHEMA));
 	err |= json_object_set_new(root, "version", json_string("2.1.0"));
-
-	for (size_t i = 0; i < diag_rule_count(); i++) {
-		const struct diag_rule *r = diag_rule_at(i);
-
-		err |= json_array_append_new(
-			rv, json_pack("{s:s, s:s, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}",
-				      "id", r->code, "name", r->name,
-				      "shortDescription", "text", r->summary,
-				      "fullDescription", "text", r->summary,
-				      "help", "text", r->explanation,
-				      "defaultConfiguration", "level",
-				      diag_severity_name(r->severity)));
-	}
+	err |= sarif_rules(rv);
 	for (size_t i = 0; i < l->n; i++)
-		err |= json_array_append_new(list, sarif_result(l->srcs, &l->v[i]));
+		if (!sarif_unplaced(l->srcs, &l->v[i]))
+			err |= json_array_append_new(list,
+						     sarif_result(l->srcs, &l->v[i]));
 	return json_finish(f, root, err);
 }

@@ -128,8 +128,33 @@ static void put_excerpt(FILE *f, const struct src_set *s, struct diag_loc loc,
 	fprintf(f, "%s^%s\n", color, *color ? ANSI_RESET : "");
 }
 
+/* Hostile-input limit: a merged finding names at most this many configs
+ * in text, then how many more. */
+#define DIAG_TEXT_CONFIGS 8
+
+/* "= note: found for a.yaml, b.yaml": when several configs were linted
+ * and d is not simply in its one config's own file. */
+static void put_configs(FILE *f, const struct src_set *s, const struct diag *d,
+			int w, int color)
+{
+	const char *name = src_name(s, d->loc.src);
+
+	if (!d->n_configs || (d->n_configs == 1 && name &&
+			      !strcmp(name, d->configs[0])))
+		return;
+	fprintf(f, "%*s= %snote%s: found for ", w + 2, "",
+		color ? sev_color(DIAG_NOTE, color) : "", color ? ANSI_RESET : "");
+	for (size_t i = 0; i < d->n_configs && i < DIAG_TEXT_CONFIGS; i++) {
+		fputs(i ? ", " : "", f);
+		put_clean(f, d->configs[i], strlen(d->configs[i]), 1);
+	}
+	if (d->n_configs > DIAG_TEXT_CONFIGS)
+		fprintf(f, " and %zu more", d->n_configs - DIAG_TEXT_CONFIGS);
+	fputc('\n', f);
+}
+
 static void put_diag(FILE *f, const struct src_set *s, const struct diag *d,
-		     int color)
+		     int color, int show_configs)
 {
 	const char *sc = sev_color(d->severity, color);
 	int w = gutter_digits(s, d->loc);
@@ -167,6 +192,8 @@ static void put_diag(FILE *f, const struct src_set *s, const struct diag *d,
 		fputc('\n', f);
 		put_excerpt(f, s, n->loc, w, sc);
 	}
+	if (show_configs)
+		put_configs(f, s, d, w, color);
 }
 
 static void put_count(FILE *f, const char *sep, size_t n, const char *what)
@@ -174,15 +201,21 @@ static void put_count(FILE *f, const char *sep, size_t n, const char *what)
 	fprintf(f, "%s%zu %s%s", sep, n, what, n == 1 ? "" : "s");
 }
 
+int diag_print_text_findings(FILE *f, const struct diag_list *l, int color)
+{
+	for (size_t i = 0; i < l->n; i++)
+		put_diag(f, l->srcs, &l->v[i], color, l->show_configs);
+	return ferror(f) ? -1 : 0;
+}
+
 int diag_print_text(FILE *f, const struct diag_list *l, int color)
 {
 	size_t e = diag_count(l, DIAG_ERROR), w = diag_count(l, DIAG_WARNING);
 	size_t n = diag_count(l, DIAG_NOTE);
 
-	for (size_t i = 0; i < l->n; i++)
-		put_diag(f, l->srcs, &l->v[i], color);
+	diag_print_text_findings(f, l, color);
 	if (!e && !w && !n) {
-		fputs("gtplan: no findings\n", f);
+		fputs("gtplan: no findings", f);
 	} else {
 		put_count(f, "gtplan: ", e, "error");
 		put_count(f, ", ", w, "warning");
@@ -190,7 +223,9 @@ int diag_print_text(FILE *f, const struct diag_list *l, int color)
 		if (l->n_dropped)
 			fprintf(f, " (%zu more diagnostic%s dropped)",
 				l->n_dropped, l->n_dropped == 1 ? "" : "s");
-		fputc('\n', f);
 	}
+	if (l->n_suppressed)
+		fprintf(f, " (%zu suppressed)", l->n_suppressed);
+	fputc('\n', f);
 	return ferror(f) ? -1 : 0;
 }

@@ -127,7 +127,8 @@ int src_is_file(const struct src_set *s, int id)
 {
 	const char *name = src_name(s, id);
 
-	return name && name[0] && name[0] != '<' && strcmp(name, SRC_CMDLINE);
+	return name && name[0] && name[0] != '<' && strcmp(name, SRC_CMDLINE) &&
+	       strcmp(name, "-");
 }
 
 int src_line(const struct src_set *s, int id, int line, const char **start,
@@ -153,4 +154,39 @@ int src_line(const struct src_set *s, int id, int line, const char **start,
 	*start = (const char *)p;
 	*len = (size_t)(q - p);
 	return 0;
+}
+
+char *src_path_normal(const char *name)
+{
+	size_t n = strlen(name), o = 0, keep = 0; /* keep: leading ".."s */
+	char *out = malloc(n + 2);
+	int abs = name[0] == '/';
+
+	if (!out)
+		return NULL;
+	for (const char *p = name, *q; *p; p = *q ? q + 1 : q) {
+		size_t k;
+
+		q = p + strcspn(p, "/");
+		k = (size_t)(q - p);
+		if (!k || (k == 1 && p[0] == '.') ||
+		    (abs && o == keep && k == 2 && p[0] == '.' && p[1] == '.'))
+			continue; /* "/.." is "/" */
+		if (k == 2 && p[0] == '.' && p[1] == '.' && o > keep) {
+			while (o > keep && out[o - 1] != '/')
+				o--;
+			o -= o > keep; /* the '/' before the dropped segment */
+			continue;
+		}
+		if (o || abs)
+			out[o++] = '/';
+		memcpy(out + o, p, k);
+		o += k;
+		if (k == 2 && p[0] == '.' && p[1] == '.')
+			keep = o;
+	}
+	if (!o && abs)
+		out[o++] = '/';
+	out[o] = '\0';
+	return out;
 }

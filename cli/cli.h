@@ -15,11 +15,19 @@
 
 #include "diag.h"
 #include "launch.h"
+#include "project.h"
 
 /* Exit codes (docs/design.md §4.1). */
 enum cli_exit { CLI_EXIT_CLEAN = 0, CLI_EXIT_FINDINGS = 1, CLI_EXIT_USAGE = 2 };
 
-enum cli_format { CLI_FMT_TEXT, CLI_FMT_JSON, CLI_FMT_SARIF };
+enum cli_format {
+	CLI_FMT_TEXT, CLI_FMT_JSON, CLI_FMT_SARIF, CLI_FMT_GITHUB,
+	CLI_FMT_CONCISE, CLI_FMT_JUNIT,
+};
+
+/* The format named s ("text", "json", "sarif", "github", "concise",
+ * "junit"), or -1. */
+int cli_format_parse(const char *s);
 
 /* The command line, parsed. Borrows argv's strings; owns the configs and
  * overrides arrays and run's launch_opts (main releases them). */
@@ -30,10 +38,11 @@ struct cli_opts {
 	char **overrides;
 	int n_overrides;
 	enum cli_format format;
+	int format_given;   /* --format on the command line */
 	int strict;
 	int color; /* -1 auto */
 	const char *out;
-	int summary;
+	int summary;        /* plan --summary; explain --list (2: --markdown) */
 	long long rank;
 	int have_rank;
 	const char *call;   /* sim --call NAME */
@@ -49,6 +58,8 @@ struct cli_opts {
 	/* --model-config PATH, as the override ++gtplan.model.hf_config */
 	char model_config_override[1100];
 	struct launch_opts run;    /* run's own and gtplan-run's options */
+	struct proj_opts sel;      /* --ignore, --select, ... (project.h) */
+	struct proj_state *proj;   /* the selection state; NULL: keep all */
 };
 
 /* Prints "gtplan: " fmt (with arg) and the --help hint to stderr;
@@ -68,9 +79,12 @@ int cli_error(int rc, const char *fmt, ...)
 FILE *cli_open_out(const char *path);
 int cli_close_out(FILE *f, const char *path);
 
-/* Sorts the findings and prints them to f in o's format; returns the exit
- * code they mean (findings: errors, or warnings with --strict). Only lint
- * says "no findings" in text: other commands print data. */
+/* Adds the unused suppressions (proj_finish), sorts the findings and
+ * prints them to f in o's format (text without its summary line under
+ * -q; SARIF's artifacts are o's configs unless diags names targets);
+ * returns the exit code they mean (findings: errors, or warnings
+ * with --strict). Only lint says "no findings" in text: other commands
+ * print data. */
 int cli_report(const struct cli_opts *o, struct diag_list *diags, FILE *f);
 
 #endif

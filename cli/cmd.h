@@ -12,6 +12,7 @@
  *   cmd_render.c   render
  *   cmd_ckpt.c     ckpt
  *   cmd_run.c      run
+ *   cmd_completion.c  completion bash|zsh|fish
  *
  * Ownership: each command reads the options (cli.h: main owns them) and
  * frees all it allocates before it returns the exit code.
@@ -29,5 +30,6 @@ int cmd_explain(const struct cli_opts *o);
 int cmd_render(const struct cli_opts *o);
 int cmd_ckpt(const struct cli_opts *o);
 int cmd_run(const struct cli_opts *o);
+int cmd_completion(const struct cli_opts *o);
 
 #endif

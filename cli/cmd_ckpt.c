@@ -24,7 +24,9 @@ int cmd_ckpt(const struct cli_opts *o)
 	src_set_init(&srcs);
 	diag_list_init(&diags, &srcs);
 	job_init(&js, o->n_overrides, o->overrides);
+	js.proj = o->proj;
 	job_init(&jl, o->n_overrides, o->overrides);
+	jl.proj = o->proj;
 	ls = job_run(&js, o->configs[0], JOB_UPTO_PLAN, NULL, &srcs, &diags);
 	ll = job_run(&jl, o->configs[1], JOB_UPTO_PLAN, NULL, &srcs, &diags);
 	if (!ls && !ll && js.plan.grid_ok && jl.plan.grid_ok)

@@ -12,16 +12,28 @@
 #include "job.h"
 #include "layout.h"
 #include "model.h"
+#include "select.h"
 #include "stack.h"
 
 static int explain_code(const char *code)
 {
 	const struct diag_rule *r = diag_rule_find(code);
 
+	for (size_t i = 0; !r && i < diag_rule_count(); i++)
+		if (!strcmp(diag_rule_at(i)->name, code))
+			r = diag_rule_at(i);
+
 	if (!r) {
-		return cli_error(CLI_EXIT_USAGE, "no diagnostic code '%s'\n"
-				 "hint: `gtplan explain --list` lists every "
-				 "code", code);
+		const struct diag_rule *near = sel_closest(code);
+
+		fprintf(stderr, "gtplan: no diagnostic code or rule name '%s'\n",
+			code);
+		if (near)
+			fprintf(stderr, "hint: did you mean %s (%s)?\n",
+				near->code, near->name);
+		fprintf(stderr, "hint: `gtplan explain --list` lists every "
+			"code\n");
+		return CLI_EXIT_USAGE;
 	}
 	printf("%s %s (%s)\n\n%s\n\n%s\n", r->code, r->name,
 	       r->severity == DIAG_ERROR ? "error" :
@@ -59,6 +71,7 @@ static int explain_rank(const struct cli_opts *o)
 	src_set_init(&srcs);
 	diag_list_init(&diags, &srcs);
 	job_init(&j, o->n_overrides, o->overrides);
+	j.proj = o->proj;
 	lrc = job_run(&j, o->configs[0], JOB_UPTO_PLAN, NULL, &srcs, &diags);
 	rc = cli_report(o, &diags, stderr);
 	if (lrc || !pp->grid_ok) {
@@ -152,10 +165,34 @@ out:
 	diag_list_release(&diags);
 	src_set_release(&srcs);
 	return rc;
+
+}
+
+/* docs/rules.md: every rule under a heading of its code, so that GitHub's
+ * anchor for it is the code in lower case (SARIF's helpUri, version.h). */
+static int explain_markdown(void)
+{
+	printf("# gtplan's rules\n\n"
+	       "Every finding gtplan reports has one of these codes. This page is\n"
+	       "written by `gtplan explain --list --markdown` (scripts/docs.sh);\n"
+	       "`gtplan explain CODE` prints the same story. Choose which are\n"
+	       "reported with `--ignore`, `--select`, `--min-severity`, a\n"
+	       "`# gtplan: ignore[CODE] reason` comment, `gtplan.ignore` or a\n"
+	       "project file (`gtplan help lint`).\n");
+	for (size_t i = 0; i < diag_rule_count(); i++) {
+		const struct diag_rule *r = diag_rule_at(i);
+
+		printf("\n## %s\n\n`%s` (%s): %s\n\n%s\n", r->code, r->name,
+		       diag_severity_name(r->severity), r->summary,
+		       r->explanation);
+	}
+	return ferror(stdout) ? CLI_EXIT_USAGE : CLI_EXIT_CLEAN;
 }
 
 int cmd_explain(const struct cli_opts *o)
 {
+	if (o->summary == 2 && !o->n_configs)
+		return explain_markdown();
 	if (o->summary && !o->n_configs) { /* --list */
 		for (size_t i = 0; i < diag_rule_count(); i++) {
 			const struct diag_rule *r = diag_rule_at(i);

@@ -9,31 +9,43 @@
 
 #include "cmd.h"
 #include "job.h"
+#include "lint_files.h"
 #include "report.h"
 
 int cmd_lint(const struct cli_opts *o)
 {
 	struct src_set srcs;
 	struct diag_list diags;
+	struct lint_files files = { 0 };
+	char err[512];
 	int io = 0, rc;
 
 	if (!o->n_configs)
 		return cli_usage_error("%s", "lint needs at least one CONFIG");
+	if (lint_files_add(&files, o->configs, o->n_configs, err, sizeof(err))) {
+		lint_files_release(&files);
+		return cli_usage_error("%s", err);
+	}
 	src_set_init(&srcs);
 	diag_list_init(&diags, &srcs);
-	for (size_t i = 0; i < o->n_configs; i++) {
+	for (size_t i = 0; i < files.n; i++) {
 		struct job j;
 
 		job_init(&j, o->n_overrides, o->overrides);
-		if (job_run(&j, o->configs[i], JOB_UPTO_SIM, NULL, &srcs,
+		j.proj = o->proj;
+		if (job_run(&j, files.v[i], JOB_UPTO_SIM, NULL, &srcs,
 			    &diags) == 2)
 			io = 1;
 		job_release(&j);
 	}
+	diags.targets = (const char *const *)files.v;
+	diags.n_targets = files.n;
+	diags.show_configs = files.n > 1;
 	/* Machine formats go to stdout (they are the data); text to stderr. */
 	rc = cli_report(o, &diags, o->format == CLI_FMT_TEXT ? stderr : stdout);
 	diag_list_release(&diags);
 	src_set_release(&srcs);
+	lint_files_release(&files);
 	return io ? CLI_EXIT_USAGE : rc;
 }
 
@@ -51,6 +63,7 @@ int cmd_plan(const struct cli_opts *o)
 	src_set_init(&srcs);
 	diag_list_init(&diags, &srcs);
 	job_init(&j, o->n_overrides, o->overrides);
+	j.proj = o->proj;
 	lrc = job_run(&j, o->configs[0],
 		      o->no_sim ? JOB_UPTO_PLAN : JOB_UPTO_SIM,
 		      NULL, &srcs, &diags);
@@ -93,6 +106,7 @@ int cmd_config(const struct cli_opts *o)
 	src_set_init(&srcs);
 	diag_list_init(&diags, &srcs);
 	job_init(&j, o->n_overrides, o->overrides);
+	j.proj = o->proj;
 	lrc = job_run(&j, o->configs[0], JOB_UPTO_CONFIG, NULL, &srcs, &diags);
 	rc = cli_report(o, &diags, stderr);
 	if (j.root && lrc != 2)

@@ -40,6 +40,7 @@ int cmd_render(const struct cli_opts *o)
 	src_set_init(&srcs);
 	diag_list_init(&diags, &srcs);
 	job_init(&j, o->n_overrides, o->overrides);
+	j.proj = o->proj;
 	lrc = job_run(&j, o->configs[0], JOB_UPTO_SIM, o->call, &srcs, &diags);
 	rc = cli_report(o, &diags, stderr);
 	if (lrc == 2) {

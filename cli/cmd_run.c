@@ -43,9 +43,12 @@ int cmd_run(const struct cli_opts *o)
 	src_set_init(&srcs);
 	diag_list_init(&diags, &srcs);
 	job_init(&j, o->n_overrides, o->overrides);
+	j.proj = o->proj;
 	lrc = job_run(&j, o->configs[0], JOB_UPTO_SIM, NULL, &srcs, &diags);
 	rc = cli_report(o, &diags, stderr);
 	n_err = diag_count(&diags, DIAG_ERROR);
+	lo.nodes = j.plan.train.nodes; /* srun, sbatch, the hostfile */
+	lo.per_node = j.plan.train.gpus_per_node;
 	if (lrc == 2) {
 		rc = CLI_EXIT_USAGE;
 	} else if (lrc || !j.plan.grid_ok) {

@@ -45,6 +45,7 @@ int cmd_sim(const struct cli_opts *o)
 	src_set_init(&srcs);
 	diag_list_init(&diags, &srcs);
 	job_init(&j, o->n_overrides, o->overrides);
+	j.proj = o->proj;
 	if (o->list_calls) {
 		/* the table as this config makes it (gtplan.calls included) */
 		lrc = job_run(&j, o->configs[0], JOB_UPTO_PLAN, NULL, &srcs,

@@ -13,6 +13,7 @@ void job_init(struct job *j, int n_overrides, char *const *overrides)
 	j->n_overrides = n_overrides;
 	j->overrides = overrides;
 	j->root = NULL;
+	j->proj = NULL;
 	plan_init(&j->plan);
 	sim_report_init(&j->sim);
 }
@@ -25,8 +26,9 @@ void job_release(struct job *j)
 	j->root = NULL;
 }
 
-int job_run(struct job *j, const char *path, enum job_stage upto,
-	    const char *only, struct src_set *srcs, struct diag_list *diags)
+static int job_pipeline(struct job *j, const char *path, enum job_stage upto,
+			const char *only, struct src_set *srcs,
+			struct diag_list *diags)
 {
 	size_t before = diags->n;
 
@@ -63,4 +65,24 @@ int job_run(struct job *j, const char *path, enum job_stage upto,
 		return cli_error(2, "out of memory while simulating");
 	}
 	return 0;
+}
+
+int job_run(struct job *j, const char *path, enum job_stage upto,
+	    const char *only, struct src_set *srcs, struct diag_list *diags)
+{
+	size_t before = diags->n;
+	int rc = job_pipeline(j, path, upto, only, srcs, diags);
+
+	for (size_t i = before; i < diags->n; i++)
+		if (diag_add_config(&diags->v[i], path)) {
+			fprintf(stderr, "gtplan: out of memory\n");
+			return 2;
+		}
+
+	if (j->proj && proj_filter_job(j->proj, path, j->root, srcs, diags,
+				       before)) {
+		fprintf(stderr, "gtplan: out of memory while selecting findings\n");
+		return 2;
+	}
+	return rc;
 }

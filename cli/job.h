@@ -14,6 +14,7 @@
 #include "cfg.h"
 #include "diag.h"
 #include "plan.h"
+#include "project.h"
 #include "simulate.h"
 
 /* How far job_run goes. */
@@ -25,6 +26,7 @@ struct job {
 	struct cfg_node *root;    /* the resolved config (NULL before) */
 	struct plan plan;
 	struct sim_report sim;    /* sim.ran 0: not simulated */
+	struct proj_state *proj;  /* borrowed; NULL: every finding is kept */
 };
 
 /* A job with nothing run yet; overrides are Hydra's words (cfg.h). */
@@ -36,7 +38,9 @@ void job_release(struct job *j);
  * diags (seq numbers are positions in the list until it is sorted).
  * Returns 0 when it got as far as asked (findings may exist), 1 when the
  * config could not get there, 2 on an I/O problem with the config file
- * itself, an unknown call or no memory (these last two said on stderr). */
+ * itself, an unknown call or no memory (these last two said on stderr).
+ * Every finding it adds names `path` as its config (diag_add_config).
+ * With j->proj set, the job's findings are then selected (project.h). */
 int job_run(struct job *j, const char *path, enum job_stage upto,
 	    const char *only, struct src_set *srcs, struct diag_list *diags);
 

@@ -54,6 +54,17 @@ const char launch_help[] =
 "  --dry-run          print the mpirun command, shell-quoted, and exit 0\n"
 "                     without running it (PLAN.json stands for the\n"
 "                     temporary plan; with -o FILE the plan is written)\n"
+"  --launcher mpirun|srun|sbatch  how the ranks start: mpirun (default);\n"
+"                     srun --mpi=pmix inside a Slurm allocation, with\n"
+"                     --nodes, --ntasks, --ntasks-per-node (and, with\n"
+"                     --device cuda, --gpus-per-node) from the plan's\n"
+"                     training nodes; sbatch: a batch script of that srun\n"
+"                     line, written to --script FILE (default: the -o\n"
+"                     plan's name + .sbatch; -o is needed) and submitted;\n"
+"                     --dry-run prints the whole script\n"
+"  --hosts H0,H1,...  with mpirun: write --hostfile FILE, one line 'H\n"
+"                     slots=P' per plan node (P GPUs each), and pass it\n"
+"  --hostfile FILE    mpirun's hostfile (written when --hosts is given)\n"
 "  -o FILE            write the plan to FILE and keep it\n"
 "  --format, --strict, --color  as for gtplan plan\n"
 "\n"
@@ -151,6 +162,30 @@ int launch_parse_option(struct launch_opts *o, int argc, char **argv,
 			*flags[k].flag = 1;
 			return 1;
 		}
+	if (is_opt(a, "--launcher")) {
+		if (!(v = value_of("--launcher", argc, argv, i)))
+			return fail(-1, err, errlen, "--launcher needs mpirun, "
+				    "srun or sbatch");
+		if (strcmp(v, "mpirun") && strcmp(v, "srun") &&
+		    strcmp(v, "sbatch"))
+			return fail(-1, err, errlen, "unknown --launcher '%s' "
+				    "(use mpirun, srun or sbatch)", v);
+		o->launcher = strcmp(v, "mpirun") ? v : NULL;
+		return 1;
+	}
+	for (size_t k = 0; k < 3; k++) {
+		static const char *const names[] = { "--hosts", "--hostfile",
+						     "--script" };
+		const char **dst[] = { &o->hosts, &o->hostfile, &o->script };
+
+		if (!is_opt(a, names[k]))
+			continue;
+		if (!(v = value_of(names[k], argc, argv, i)))
+			return fail(-1, err, errlen, "%s needs a value",
+				    names[k]);
+		*dst[k] = v;
+		return 1;
+	}
 	if (is_opt(a, "--mpirun") || is_opt(a, "--gtplan-run")) {
 		int mpi = a[2] == 'm';
 
@@ -263,7 +298,7 @@ int launch_cmd_build(struct launch_cmd *c, const struct launch_opts *o,
 		     const char *mpirun, const char *runner, const char *plan,
 		     long long world)
 {
-	size_t n = 0, cap = 12 + o->n_args;
+	size_t n = 0, cap = 14 + o->n_args;
 
 	c->argc = 0;
 	c->argv = calloc(cap, sizeof(*c->argv));
@@ -278,6 +313,10 @@ int launch_cmd_build(struct launch_cmd *c, const struct launch_opts *o,
 		c->argv[n++] = "--oversubscribe";
 		c->argv[n++] = "--bind-to";
 		c->argv[n++] = "none";
+	}
+	if (o->hostfile) {
+		c->argv[n++] = "--hostfile";
+		c->argv[n++] = o->hostfile;
 	}
 	c->argv[n++] = "-np";
 	c->argv[n++] = c->np;
@@ -522,22 +561,49 @@ static int run_cmd(const struct launch_opts *o, const struct launch_cmd *c,
 	return LAUNCH_FAILED;
 }
 
+/* --launcher sbatch: the script printed (--dry-run) or written to
+ * --script FILE (else PLAN.sbatch) and submitted. */
+static int submit(const struct launch_opts *o, const char *sbatch,
+		  const char *runner, const char *plan, long long world,
+		  FILE *out, char *err, size_t errlen)
+{
+	char path[4096];
+	const char *argv[3] = { sbatch, path, NULL };
+	struct launch_cmd c = { argv, 2, "", { "" } };
+	int rc;
+
+	if (o->dry_run && !o->script)
+		return launch_sbatch_write(out, o, runner, plan, world) ?
+		       fail(LAUNCH_USAGE, err, errlen, "error writing the "
+			    "script: %s", strerror(errno)) : LAUNCH_OK;
+	if (snprintf(path, sizeof(path), "%s%s", o->script ? o->script : plan,
+		     o->script ? "" : ".sbatch") >= (int)sizeof(path))
+		return fail(LAUNCH_USAGE, err, errlen, "the script's path is "
+			    "too long");
+	if ((rc = launch_write_kept(path, o, runner, plan, world, err, errlen)))
+		return rc;
+	if (o->dry_run)
+		return launch_cmd_print(out, &c) ? LAUNCH_USAGE : LAUNCH_OK;
+	return run_cmd(o, &c, sbatch, world, err, errlen);
+}
+
 int launch_plan(const struct launch_opts *o, long long world,
 		int (*write_plan)(FILE *f, void *arg), void *arg, FILE *out,
 		char *err, size_t errlen)
 {
 	char runner[4096], mpirun[4096], tmp[4096] = "";
 	const char *plan = o->plan_out ? o->plan_out : "PLAN.json";
-	const char *mpi = launch_mpirun_name(o);
-	struct launch_cmd c = { NULL, 0, "" };
+	const char *mpi = o->launcher && !o->mpirun ? o->launcher :
+			  launch_mpirun_name(o);
+	struct launch_cmd c = { NULL, 0, "", { "" } };
 	struct saved_signals saved;
 	FILE *f = NULL;
 	int made = 0, rc, e;
 
 	err[0] = '\0';
-	if (world < 1)
-		return fail(LAUNCH_USAGE, err, errlen, "a world of %lld ranks "
-			    "cannot run", world);
+	if (world < 1 || launch_check_launcher(o, err, errlen))
+		return *err ? LAUNCH_USAGE : fail(LAUNCH_USAGE, err, errlen,
+			"a world of %lld ranks cannot run", world);
 	if (o->runner ? launch_which(o->runner, runner, sizeof(runner)) :
 	    launch_find_runner(NULL, runner, sizeof(runner)))
 		return fail(LAUNCH_USAGE, err, errlen, "cannot find %s%s%s\n"
@@ -573,7 +639,17 @@ int launch_plan(const struct launch_opts *o, long long world,
 			goto out;
 		}
 	}
-	if (launch_cmd_build(&c, o, o->dry_run ? mpi : mpirun, runner, plan,
+	if (o->launcher && !strcmp(o->launcher, "sbatch")) {
+		rc = submit(o, o->dry_run ? mpi : mpirun, runner, plan, world,
+			    out, err, errlen);
+		goto out;
+	}
+	if (o->hosts && (rc = launch_write_kept(o->hostfile, o, runner, plan,
+						world, err, errlen)))
+		goto out;
+	if (o->launcher ? launch_srun_build(&c, o, o->dry_run ? mpi : mpirun,
+					    runner, plan, world) :
+	    launch_cmd_build(&c, o, o->dry_run ? mpi : mpirun, runner, plan,
 			     world)) {
 		rc = fail(LAUNCH_USAGE, err, errlen, "out of memory");
 		goto out;

@@ -42,6 +42,12 @@ struct launch_opts {
 	int force;              /* run a plan with errors; gtplan-run --force */
 	const char **args;      /* gtplan-run's options, in command-line order */
 	size_t n_args;
+	const char *launcher;   /* --launcher: NULL (mpirun), "srun", "sbatch" */
+	const char *hosts;      /* --hosts H1,H2,...: mpirun's hostfile */
+	const char *hostfile;   /* --hostfile FILE: where it goes (kept) */
+	const char *script;     /* --script FILE: sbatch's script (kept) */
+	long long nodes;        /* the plan's training nodes and GPUs per */
+	long long per_node;     /* node (cmd_run sets them; 0: one node) */
 };
 
 /* `gtplan help run`. */
@@ -80,6 +86,7 @@ struct launch_cmd {
 	const char **argv;      /* NULL-terminated */
 	size_t argc;
 	char np[24];            /* W, in digits */
+	char words[4][48];      /* srun's --nodes=N, ... */
 };
 
 /* Builds the vector above. Returns 0, or -1 when out of memory (c is then
@@ -88,6 +95,38 @@ int launch_cmd_build(struct launch_cmd *c, const struct launch_opts *o,
 		     const char *mpirun, const char *runner, const char *plan,
 		     long long world);
 void launch_cmd_release(struct launch_cmd *c);
+
+/* launch_slurm.c: other launchers than mpirun.
+ *   srun    srun --mpi=pmix --nodes=N --ntasks=W --ntasks-per-node=P
+ *           [--gpus-per-node=P with --device cuda] RUNNER PLAN [ARGS],
+ *           inside an allocation (salloc, or an sbatch script);
+ *   sbatch  a batch script (#SBATCH --nodes, --ntasks-per-node,
+ *           --gpus-per-node, then that srun line) written to --script FILE
+ *           (default: the plan's -o FILE with .sbatch added) and submitted
+ *           with `sbatch FILE`; the plan must outlive gtplan (-o FILE);
+ *   mpirun  with --hosts H1,...,HN (N: the plan's nodes): a hostfile, one
+ *           line `H slots=P` per node, passed as --hostfile, so that rank r
+ *           lands on node r / P as the plan places it.
+ * launch_srun_build fills c like launch_cmd_build; launch_sbatch_write
+ * and launch_hostfile_write write those files' text. Each returns 0, or -1
+ * (out of memory, a write error, or with err: --hosts that do not match
+ * the plan's nodes). */
+int launch_srun_build(struct launch_cmd *c, const struct launch_opts *o,
+		      const char *srun, const char *runner, const char *plan,
+		      long long world);
+int launch_sbatch_write(FILE *f, const struct launch_opts *o,
+			const char *runner, const char *plan, long long world);
+int launch_hostfile_write(FILE *f, const struct launch_opts *o, char *err,
+			  size_t errlen);
+/* The launcher options that do not go together (sbatch without -o, --hosts
+ * without --hostfile or with Slurm): 0, or -1 with the reason in err. */
+int launch_check_launcher(const struct launch_opts *o, char *err,
+			  size_t errlen);
+/* Writes the hostfile (--hosts, mpirun) or else the sbatch script to
+ * path, kept. Returns 0, or LAUNCH_USAGE with the reason in err. */
+int launch_write_kept(const char *path, const struct launch_opts *o,
+		      const char *runner, const char *plan, long long world,
+		      char *err, size_t errlen);
 
 /* Writes s as one POSIX shell word: as is when it is made only of
  * characters no shell treats specially, else in single quotes ('\''

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cli_help.h"
@@ -28,7 +29,10 @@ static const struct {
 	{ "render", cmd_render },
 	{ "ckpt", cmd_ckpt },
 	{ "run", cmd_run },
+	{ "completion", cmd_completion },
 };
+
+static int run_command(const struct cli_opts *o);
 
 static int is_override(const char *a)
 {
@@ -98,6 +102,9 @@ static int parse_args(int argc, char **argv, struct cli_opts *o)
 		if (!strcmp(o->cmd, "run") && (ro = launch_parse_option(
 				&o->run, argc, argv, &i, err, sizeof(err))) < 0)
 			return cli_usage_error("%s", err);
+		if (!ro && (ro = proj_parse_option(&o->sel, argc, argv, &i, err,
+						   sizeof(err))) < 0)
+			return cli_usage_error("%s", err);
 		if (ro < 0)
 			return CLI_EXIT_USAGE;
 		if (ro > 0)
@@ -105,16 +112,14 @@ static int parse_args(int argc, char **argv, struct cli_opts *o)
 		if (strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0) {
 			const char *v = a[8] == '=' ? a + 9 :
 					(i + 1 < argc ? argv[++i] : "");
-			if (strcmp(v, "text") == 0)
-				o->format = CLI_FMT_TEXT;
-			else if (strcmp(v, "json") == 0)
-				o->format = CLI_FMT_JSON;
-			else if (strcmp(v, "sarif") == 0)
-				o->format = CLI_FMT_SARIF;
-			else
+			int k = cli_format_parse(v);
+
+			if (k < 0)
 				return cli_usage_error(
-					"unknown format '%s' (use text, json "
-					"or sarif)", v);
+					"unknown format '%s' (use text, json, "
+					"sarif, github, concise or junit)", v);
+			o->format = (enum cli_format)k;
+			o->format_given = 1;
 		} else if (strcmp(a, "--strict") == 0) {
 			o->strict = 1;
 		} else if (strcmp(a, "--color") == 0 ||
@@ -197,6 +202,9 @@ static int parse_args(int argc, char **argv, struct cli_opts *o)
 				o->model_config_override;
 		} else if (strcmp(a, "--list") == 0 && strcmp(o->cmd, "explain") == 0) {
 			o->summary = 1; /* explain --list */
+		} else if (strcmp(a, "--markdown") == 0 &&
+			   strcmp(o->cmd, "explain") == 0) {
+			o->summary = 2; /* explain --list --markdown */
 		} else if (a[0] == '-' && a[1] == '-' && strchr(a, '=') == NULL) {
 			return cli_usage_error("unknown option '%s'", a);
 		} else if (a[0] == '-' && a[1] && a[1] != '-') {
@@ -211,6 +219,34 @@ static int parse_args(int argc, char **argv, struct cli_opts *o)
 		return cli_usage_error("%s goes with sim only", o->predict ?
 				       "--predict-record" : "--steps");
 	return 0;
+}
+
+/* The project file's defaults for what the command line left unset
+ * (project.h), then the selection state the command's jobs use. */
+static int run_selected(struct cli_opts *o)
+{
+	struct proj_state ps;
+	char *format = NULL;
+	int strict, rc;
+
+	if (o->sel.config && access(o->sel.config, R_OK))
+		return cli_usage_error("cannot read project file '%s': %s",
+				       o->sel.config, strerror(errno));
+	if (!o->sel.no_config && (!o->format_given || !o->strict)) {
+		proj_defaults(&o->sel, o->n_configs ? o->configs[0] : NULL,
+			      &strict, &format);
+		if (!o->format_given && cli_format_parse(format) >= 0)
+			o->format = (enum cli_format)cli_format_parse(format);
+		if (!o->strict && strict > 0)
+			o->strict = 1;
+		free(format);
+	}
+	proj_state_init(&ps, &o->sel);
+	o->proj = &ps;
+	rc = run_command(o);
+	o->proj = NULL;
+	proj_state_release(&ps);
+	return rc;
 }
 
 static int run_command(const struct cli_opts *o)
@@ -239,7 +275,7 @@ int main(int argc, char **argv)
 	if (!strcmp(o.cmd, "-h") || !strcmp(o.cmd, "--help") ||
 	    !strcmp(o.cmd, "help"))
 		return cmd_help(argc > 2 ? argv[2] : NULL);
-	if (!strcmp(o.cmd, "--version")) {
+	if (!strcmp(o.cmd, "--version") || !strcmp(o.cmd, "-V")) {
 		printf("gtplan %s\n", GTPLAN_VERSION);
 		return CLI_EXIT_CLEAN;
 	}
@@ -248,8 +284,9 @@ int main(int argc, char **argv)
 			return cmd_help(o.cmd);
 	rc = parse_args(argc, argv, &o);
 	if (rc == 0)
-		rc = run_command(&o);
+		rc = run_selected(&o);
 	free(o.configs);
+	proj_opts_release(&o.sel);
 	free(o.overrides);
 	launch_opts_release(&o.run);
 	return rc;

@@ -128,7 +128,8 @@ void cfg_scalar_type(struct cfg_node *n, const char *text);
 /* ---- loading -------------------------------------------------------- */
 
 /* Parses one YAML file (no `defaults:` processing) into *out (a map, or NULL
- * for an empty file). Reports syntax errors, duplicate keys (both places),
+ * for an empty file); path "-" reads stdin (cfg_load too: its parents are
+ * then relative to the current folder). Reports syntax errors, duplicate keys (both places),
  * alias cycles and expansion limits. Returns 0 or -1. */
 int cfg_parse_file(const char *path, struct src_set *srcs,
 		   struct diag_list *diags, struct cfg_node **out);

@@ -120,6 +120,30 @@ int cfg_merge(struct cfg_node *dst, struct cfg_node *src)
 	return rc;
 }
 
+/* path (taken), lexically normalised ("a/b/../c" is "a/c") when that is
+ * the same file, so that a parent reached from several folders has one
+ * name in every output. */
+static char *shown_path(char *path)
+{
+	char *norm = path ? src_path_normal(path) : NULL, *r1, *r2;
+
+	if (!norm || !strcmp(norm, path)) {
+		free(norm);
+		return path;
+	}
+	r1 = realpath(path, NULL);
+	r2 = realpath(norm, NULL);
+	if (r1 && r2 && !strcmp(r1, r2)) {
+		free(path);
+		path = norm;
+		norm = NULL;
+	}
+	free(r1);
+	free(r2);
+	free(norm);
+	return path;
+}
+
 static char *join_path(const char *including, const char *rel)
 {
 	const char *slash = strrchr(including, '/');
@@ -134,7 +158,7 @@ static char *join_path(const char *including, const char *rel)
 	memcpy(out, including, dlen);
 	out[dlen] = '/';
 	strcpy(out + dlen + 1, rel);
-	return out;
+	return shown_path(out);
 }
 
 static void note_chain(struct diag *d, const struct chain *c)
@@ -220,7 +244,8 @@ static int load_rec(const char *path, const struct chain *up,
 		note_chain(d, up);
 		return 1;
 	}
-	self.real = realpath(path, NULL);
+	/* "-" is stdin (cfg_parse_file), a file no other can include */
+	self.real = strcmp(path, "-") ? realpath(path, NULL) : strdup("-");
 	if (!self.real) {
 		struct diag *d;
 

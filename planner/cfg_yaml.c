@@ -546,10 +546,11 @@ int cfg_parse_text(const char *name, char *text, size_t len,
 }
 
 /* Reads at most CFG_MAX_FILE_BYTES + 1 bytes, so an oversized file is
- * reported by cfg_parse_text without reading all of it. */
+ * reported by cfg_parse_text without reading all of it. "-" is stdin. */
 static int read_file(const char *path, char **text, size_t *len, int *err)
 {
-	FILE *f = fopen(path, "rb");
+	int is_stdin = !strcmp(path, "-");
+	FILE *f = is_stdin ? stdin : fopen(path, "rb");
 	size_t cap = 1 << 16, n = 0;
 	char *buf;
 
@@ -577,10 +578,12 @@ static int read_file(const char *path, char **text, size_t *len, int *err)
 	if (!buf || ferror(f)) {
 		*err = buf ? EIO : ENOMEM;
 		free(buf);
-		fclose(f);
+		if (!is_stdin)
+			fclose(f);
 		return -1;
 	}
-	fclose(f);
+	if (!is_stdin)
+		fclose(f);
 	buf[n] = '\0';
 	*text = buf;
 	*len = n;

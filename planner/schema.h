@@ -19,6 +19,14 @@
  *   boolean schemas. Annotations (description, title, default, examples,
  *   format, $comment, ...) are read for messages and hints only.
  *
+ * Editors see a recipe as written, gtplan after `defaults:` and `${...}`
+ * are resolved. Two forms are for editors only: an anyOf branch
+ * {"$ref": SCHEMA_INTERPOLATION} (a `${...}` string where a number goes)
+ * and one {"$ref": SCHEMA_CHILD_RECIPE} (a file with `defaults:` need not
+ * hold the keys its parents give). gtplan drops such branches at load, and
+ * an anyOf left with one branch is merged into the schema that holds it,
+ * so it checks resolved configs as if they were never there.
+ *
  * Findings (rules.def): GT200 type, GT201 range, GT202 enum/const, GT203
  * unknown key one typo away from a declared key (a warning; only where the
  * schema declares `properties` and leaves the map open), GT204 required,
@@ -36,6 +44,10 @@
 
 #include "cfg.h"
 #include "diag.h"
+
+/* The editor-only forms (see above). */
+#define SCHEMA_INTERPOLATION "#/$defs/interpolation"
+#define SCHEMA_CHILD_RECIPE  "#/$defs/child_recipe"
 
 /* Hostile-input limits. */
 #define SCHEMA_MAX_DEPTH 256 /* nested schema applications for one check

@@ -310,6 +310,68 @@ static int lint_schema(struct lint *l, const json_t *sch, int depth)
 	return 0;
 }
 
+/* 1 when b is {"$ref": one of the editor-only forms (schema.h)}. */
+static int editor_only(const json_t *b)
+{
+	const char *ref = json_string_value(json_object_get(b, "$ref"));
+
+	return json_object_size(b) == 1 && ref &&
+	       (!strcmp(ref, SCHEMA_INTERPOLATION) ||
+		!strcmp(ref, SCHEMA_CHILD_RECIPE));
+}
+
+/* src's keywords into dst where dst has none; maps merge deeply. */
+static void merge_into(json_t *dst, json_t *src, int depth)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(src, k, v) {
+		json_t *d = json_object_get(dst, k);
+
+		if (json_is_object(d) && json_is_object(v) &&
+		    depth < SCHEMA_MAX_DEPTH)
+			merge_into(d, v, depth + 1);
+		else if (!d)
+			json_object_set(dst, k, v);
+	}
+}
+
+/* The editor-only anyOf branches out (schema.h): a schema whose anyOf
+ * keeps one branch becomes that branch merged into it, as it would be
+ * written for resolved configs only, so that findings read the same. */
+static void drop_editor_forms(json_t *j, int depth)
+{
+	const char *k;
+	json_t *v, *any;
+
+	if (depth > SCHEMA_MAX_DEPTH)
+		return;
+	if (json_is_array(j)) {
+		for (size_t i = 0; i < json_array_size(j); i++)
+			drop_editor_forms(json_array_get(j, i), depth + 1);
+		return;
+	}
+	if (!json_is_object(j))
+		return;
+	any = json_object_get(j, "anyOf");
+	for (size_t i = 0; json_is_array(any) && i < json_array_size(any);)
+		if (editor_only(json_array_get(any, i)))
+			json_array_remove(any, i);
+		else
+			i++;
+	if (json_is_array(any) && json_array_size(any) == 1) {
+		json_t *only = json_incref(json_array_get(any, 0));
+
+		json_object_del(j, "anyOf");
+		if (json_is_object(only))
+			merge_into(j, only, depth);
+		json_decref(only);
+	}
+	json_object_foreach(j, k, v)
+		drop_editor_forms(v, depth + 1);
+}
+
 struct schema *schema_load(const char *text, size_t len, char *err,
 			   size_t errlen)
 {
@@ -332,6 +394,7 @@ struct schema *schema_load(const char *text, size_t len, char *err,
 		schema_free(s);
 		return NULL;
 	}
+	drop_editor_forms(s->root, 0);
 	if (lint_schema(&l, s->root, 0) < 0) {
 		schema_free(s);
 		return NULL;

@@ -11,6 +11,10 @@ if [ "${1:-build}" = test ]; then
 	       libopenmpi-dev openmpi-bin libopenblas-dev)
 	# tests/render_e2e.sh: xmllint checks the SVG, Chromium draws it
 	want+=(libxml2-utils chromium)
+	# tests/lint_select.sh and tests/schema_corpus.sh: npm installs
+	# Microsoft's SARIF multitool and ajv-cli under build/npm; a Node.js
+	# that brings its own npm (NodeSource's) is enough
+	command -v npm >/dev/null 2>&1 || want+=(npm)
 fi
 
 missing=()

@@ -3,7 +3,13 @@
 #   tests/run.sh build/asan/tests/test_* ...
 # 1. each Check suite binary (built with ASan + UBSan);
 # 2. tests/layers.sh: the layers' order (scripts/check_layers.sh) and its
-#    guards, then tests/e2e.sh: the CLI end-to-end tests (build/asan/gtplan);
+#    guards, then tests/e2e.sh: the CLI end-to-end tests (build/asan/gtplan),
+#    tests/lint_select.sh: rule selection, project files and CI formats,
+#    tests/docs.sh: the documents written from gtplan's output,
+#    tests/schema_corpus.sh: the editor schema on the corpus under ajv,
+#    tests/install.sh: make install/uninstall, man page, completions,
+#    tests/precommit.sh: the pre-commit hook and the GitHub Action,
+#    tests/launch_slurm.sh: gtplan run --launcher srun|sbatch, hostfiles;
 # 3. tests/corpus.sh: every NeMo-RL corpus config against OmegaConf;
 # 4. tests/runtime_parity.sh, tests/runtime_calls.sh, tests/runtime_ckpt.sh,
 #    tests/runtime_pp.sh: gtplan-run under mpirun (parity of layouts;
@@ -52,7 +58,7 @@ for bin in "$@"; do
 	fi
 	add "$name" "$rc" "$tmp/$name.out"
 done
-for script in tests/layers.sh tests/e2e.sh tests/render_e2e.sh tests/corpus.sh tests/runtime_parity.sh \
+for script in tests/layers.sh tests/e2e.sh tests/lint_select.sh tests/docs.sh tests/schema_corpus.sh tests/install.sh tests/precommit.sh tests/launch_slurm.sh tests/render_e2e.sh tests/corpus.sh tests/runtime_parity.sh \
 	tests/runtime_calls.sh tests/runtime_ckpt.sh tests/runtime_pp.sh tests/citations.py; do
 	[ -x "$script" ] || continue
 	"$script" 2>&1 | tee "$tmp/part.out"; rc=${PIPESTATUS[0]}

@@ -375,11 +375,13 @@ START_TEST(test_json)
 	ck_assert_int_eq(json_integer_value(json_object_get(v, "warnings")), 1);
 	ck_assert_int_eq(json_integer_value(json_object_get(v, "notes")), 0);
 	ck_assert_int_eq(json_integer_value(json_object_get(v, "dropped")), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(v, "suppressed")), 0);
 
 	v = json_object_get(j, "diagnostics");
 	ck_assert_uint_eq(json_array_size(v), 3);
 	n = json_array_get(v, 0);
-	ck_assert_uint_eq(json_object_size(n), 10);
+	ck_assert_uint_eq(json_object_size(n), 11);
+	ck_assert_uint_eq(json_array_size(json_object_get(n, "configs")), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(n, "code")), "GT301");
 	ck_assert_str_eq(json_string_value(json_object_get(n, "name")),
 			 "shards-not-multiple");
@@ -402,7 +404,7 @@ START_TEST(test_json)
 
 	/* Absent values are null; every key is there. */
 	n = json_array_get(v, 1);
-	ck_assert_uint_eq(json_object_size(n), 10);
+	ck_assert_uint_eq(json_object_size(n), 11);
 	ck_assert_str_eq(json_string_value(json_object_get(n, "code")), "GT999");
 	ck_assert(json_is_null(json_object_get(n, "name")));
 	ck_assert(json_is_null(json_object_get(n, "file")));
@@ -444,8 +446,12 @@ START_TEST(test_sarif)
 	diag_hint(d, "use 16");
 	diag_note(d, (struct diag_loc){ 0, 1, 1 }, "set here");
 	diag_note(d, (struct diag_loc){ 1, 1, 1 }, "overridden");
-	diag_add(&l, "GT121", (struct diag_loc){ 1, 1, 1 }, NULL, "no key 'a'");
+	d = diag_add(&l, "GT121", (struct diag_loc){ 1, 1, 1 }, NULL,
+		     "no key 'a'");
+	ck_assert_int_eq(diag_add_config(d, "cfg/../cfg/./my train.yaml"), 0);
 	diag_add(&l, "GT999", DIAG_NOLOC, NULL, "unknown");
+	d = diag_add(&l, "GT104", DIAG_NOLOC, NULL, "cannot read 'x.yaml'");
+	ck_assert_int_eq(diag_add_config(d, "x.yaml"), 0);
 	j = render_json(&l, OUT_SARIF);
 
 	ck_assert_str_eq(json_string_value(json_object_get(j, "version")), "2.1.0");
@@ -459,7 +465,8 @@ START_TEST(test_sarif)
 	ck_assert_str_eq(json_string_value(json_object_get(r, "name")), "gtplan");
 	ck_assert_str_eq(json_string_value(json_object_get(r, "version")),
 			 GTPLAN_VERSION);
-	ck_assert_ptr_null(json_object_get(r, "informationUri"));
+	ck_assert_str_eq(json_string_value(json_object_get(r, "informationUri")),
+			 GTPLAN_HOME_URL);
 	rules = json_object_get(r, "rules");
 	ck_assert_uint_eq(json_array_size(rules), diag_rule_count());
 	for (i = 0; i < diag_rule_count(); i++) {
@@ -468,6 +475,12 @@ START_TEST(test_sarif)
 		r = json_array_get(rules, i);
 		ck_assert_str_eq(json_string_value(json_object_get(r, "id")), dr->code);
 		ck_assert_str_eq(json_string_value(json_object_get(r, "name")), dr->name);
+		/* helpUri: the rule's anchor on docs/rules.md ("#gt303") */
+		ck_assert_str_eq(json_string_value(json_object_get(r, "helpUri")) +
+				 strlen(GTPLAN_RULES_URL) + 3, dr->code + 2);
+		ck_assert_int_eq(strncmp(json_string_value(json_object_get(
+			r, "helpUri")), GTPLAN_RULES_URL "#gt", strlen(
+			GTPLAN_RULES_URL) + 3), 0);
 		ck_assert_str_eq(json_string_value(json_object_get(
 			json_object_get(r, "shortDescription"), "text")), dr->summary);
 		ck_assert_str_eq(json_string_value(json_object_get(
@@ -480,7 +493,7 @@ START_TEST(test_sarif)
 	}
 
 	res = json_object_get(run, "results");
-	ck_assert_uint_eq(json_array_size(res), 3);
+	ck_assert_uint_eq(json_array_size(res), 2);
 	r = json_array_get(res, 0);
 	ck_assert_str_eq(json_string_value(json_object_get(r, "ruleId")), "GT303");
 	i = (size_t)json_integer_value(json_object_get(r, "ruleIndex"));
@@ -504,16 +517,32 @@ START_TEST(test_sarif)
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
 		json_array_get(loc, 1), "message"), "text")), "overridden");
 
-	/* The command line is not a file: no locations. */
+	/* The command line is not a file: the finding is shown on line 1 of
+	 * its config (normalised: no '.' or '..' segment), its place and text
+	 * first in the message. */
 	r = json_array_get(res, 1);
 	ck_assert_str_eq(json_string_value(json_object_get(r, "ruleId")), "GT121");
-	ck_assert_ptr_null(json_object_get(r, "locations"));
+	loc = json_object_get(json_array_get(json_object_get(r, "locations"), 0),
+			      "physicalLocation");
+	ck_assert_str_eq(json_string_value(json_object_get(
+		json_object_get(loc, "artifactLocation"), "uri")), "cfg/my%20train.yaml");
+	ck_assert_int_eq(json_integer_value(json_object_get(
+		json_object_get(loc, "region"), "startLine")), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(
+		json_object_get(r, "message"), "text")),
+		"command line:1:1 ('a=2'): no key 'a'");
 	ck_assert_ptr_null(json_object_get(r, "relatedLocations"));
-	/* An unknown code has no rule to index. */
-	r = json_array_get(res, 2);
-	ck_assert_str_eq(json_string_value(json_object_get(r, "ruleId")), "GT999");
-	ck_assert_ptr_null(json_object_get(r, "ruleIndex"));
-	ck_assert_ptr_null(json_object_get(r, "locations"));
+	/* Unplaced (no file, no config; or the config unreadable): the
+	 * invocation's notifications, and it did not succeed. An unknown code
+	 * has no rule to index. */
+	r = json_array_get(json_object_get(run, "invocations"), 0);
+	ck_assert(json_is_false(json_object_get(r, "executionSuccessful")));
+	r = json_object_get(r, "toolExecutionNotifications");
+	ck_assert_uint_eq(json_array_size(r), 2);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
+		json_array_get(r, 0), "descriptor"), "id")), "GT999");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
+		json_array_get(r, 1), "descriptor"), "id")), "GT104");
 	json_decref(j);
 	diag_list_release(&l);
 	src_set_release(&s);
