@@ -121,8 +121,9 @@ int prog_rt_applies(const struct plan *p, char *why, size_t len);
 /* The key by which the config names a model for the simulator to reason
  * about ("policy.model_name" when set and not null, else "gtplan.model"
  * when present), or NULL when it names none: then the runtime's decoder
- * (gtplan.runtime's sizes) is the model (docs/design.md §5.1). */
-const char *prog_rt_model_key(const struct cfg_node *root);
+ * (gtplan.runtime's sizes) is the model (docs/design.md §5.1). Read from
+ * the plan's settings (settings.h). */
+const char *prog_rt_model_key(const struct settings *s);
 
 /* Builds the runtime program of `kind` (PROG_TRAIN or PROG_FORWARD; any
  * other kind gives an empty program) on plan p, named after call
