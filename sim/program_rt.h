@@ -36,6 +36,11 @@
  * lines of the call, except point-to-point ops (OP_P2P, OP_SEND_RECV):
  * one line per direction, the send first (prog_rt_line gives an op's
  * first line, the record's seq counted from the call's first).
+ *
+ * Ownership: prog_rt_build and prog_rt_build_stage fill the caller's
+ * struct prog, which then owns its op array (prog_release() frees it, as
+ * program.h says; they release it themselves when they fail). Names
+ * returned are static; prog_rt_what writes into the caller's buffer.
  */
 #ifndef GTPLAN_PROGRAM_RT_H
 #define GTPLAN_PROGRAM_RT_H
