@@ -54,8 +54,9 @@ ASAN_CFLAGS := $(BASE_CFLAGS) -O1 -g $(SAN) $(CFLAGS)
 # (build/rel/layer-X.ok), so a call upwards fails to link.
 # scripts/check_layers.sh checks the same rule on the sources (make
 # check-layers). runtime/ and kernels/ are apart: of gtplan's folders they
-# see base/ only, where header-only code that both sides compute the same
-# way may live (it knows no config and no plan).
+# see base/ only, where code that both sides compute the same way may live
+# (it knows no config and no plan): header-only, or linked into gtplan-run
+# too (RT_BASE_SRC).
 LAYERS    := base planner sim report cli
 base_INC    := -Ibase
 planner_INC := $(base_INC) -Iplanner
@@ -178,7 +179,10 @@ BLAS_LIBS    := $(shell pkg-config --libs openblas 2>/dev/null)
 JANSSON_LIBS := $(shell pkg-config --libs jansson 2>/dev/null)
 KERN_SRC := $(wildcard kernels/*.c)
 RT_SRC   := $(wildcard runtime/*.c)
-RT_OBJ   := $(RT_SRC:%.c=build/rel/%.o) $(KERN_SRC:%.c=build/rel/%.o)
+# base/'s sources the runtime links (the string buffer of rt_export.c)
+RT_BASE_SRC := base/strbuf.c
+RT_OBJ   := $(RT_SRC:%.c=build/rel/%.o) $(KERN_SRC:%.c=build/rel/%.o) \
+            $(RT_BASE_SRC:%.c=build/rel/%.o)
 
 build/rel/runtime/%.o: REL_CFLAGS += -Iruntime -Ikernels $(MPI_CFLAGS)
 build/rel/kernels/%.o: REL_CFLAGS += -Ikernels $(BLAS_CFLAGS)
@@ -192,7 +196,7 @@ $(KERN_TESTS:%=%.o): ASAN_CFLAGS += -Ikernels
 # no MPI_Init) links the runtime's objects but gtplan-run's main, built
 # with the sanitizers, and so MPI's, OpenBLAS's and Jansson's libraries.
 RT_TESTS := build/asan/tests/test_rt
-RT_ASAN_OBJ := $(patsubst %.c,build/asan/%.o,$(filter-out runtime/rt_main.c,$(RT_SRC)) $(KERN_SRC))
+RT_ASAN_OBJ := $(patsubst %.c,build/asan/%.o,$(filter-out runtime/rt_main.c,$(RT_SRC)) $(KERN_SRC) $(RT_BASE_SRC))
 build/asan/runtime/%.o: ASAN_CFLAGS += -Iruntime -Ikernels $(MPI_CFLAGS)
 $(RT_TESTS:%=%.o): ASAN_CFLAGS += -Iruntime -Ikernels
 $(RT_TESTS): build/asan/tests/%: build/asan/tests/%.o $(RT_ASAN_OBJ)
@@ -292,7 +296,7 @@ NVIDIA_SMI ?= nvidia-smi
 JANSSON_A := $(wildcard /usr/lib/x86_64-linux-gnu/libjansson.a)
 GPU_JANSSON_LIBS := $(if $(JANSSON_A),$(JANSSON_A),$(JANSSON_LIBS))
 GPU_RT_OBJ := $(RT_SRC:%.c=build/gpu/%.o) $(KERN_SRC:%.c=build/gpu/%.o) \
-              $(CUDA_OBJ)
+              $(RT_BASE_SRC:%.c=build/gpu/%.o) $(CUDA_OBJ)
 # OpenMP: the weights' start values are drawn by every core
 # (runtime/rt_model.c init_shard), billions of them at the benchmark shapes
 build/gpu/runtime/%.o: GPU_CFLAGS += -Iruntime $(MPI_CFLAGS) -isystem $(CUDA_HOME)/include -DGTPLAN_WITH_NCCL -fopenmp

@@ -3,6 +3,11 @@
  * simulator's collective sizes, memory and cost: a built-in catalog keyed by policy.model_name (Hugging Face names),
  * and `gtplan.model` with Megatron's field names, which overrides the
  * catalog field by field (or describes a model the catalog lacks).
+ *
+ * Ownership: a struct model_shape is the caller's value with nothing to
+ * release (fixed arrays only); model_resolve copies what it reads from
+ * the config. The catalog's shapes, names and messages returned are
+ * static; model_field_value writes into the caller's buffer.
  */
 #ifndef GTPLAN_MODEL_H
 #define GTPLAN_MODEL_H

@@ -14,6 +14,10 @@ void settings_init(struct settings *s)
 	s->grad_reduce_in_fp32 = 1;
 	s->distributed_optimizer = 1;
 	s->offload_fraction = 1.0;
+	s->pp_loc = DIAG_NOLOC;
+	s->tracker_loc = DIAG_NOLOC;
+	s->stack_loc = DIAG_NOLOC;
+	s->driver_layout_loc = DIAG_NOLOC;
 }
 
 /* A boolean at `path`, `dflt` when unset or of another type. */
@@ -75,6 +79,24 @@ static void read_optimizer(struct settings *s, const struct cfg_node *root)
 		s->offload_fraction = n->v.f;
 }
 
+/* gtplan's own keys the simulator reads, and where findings point. */
+static void read_gtplan(struct settings *s, const struct cfg_node *root)
+{
+	const struct cfg_node *n = cfg_path(root, KEY_MODEL_NAME);
+	const char *t = NULL;
+
+	if (n && n->kind != CFG_NULL)
+		s->model_key = KEY_MODEL_NAME;
+	else if (cfg_path(root, KEY_GTPLAN_MODEL))
+		s->model_key = KEY_GTPLAN_MODEL;
+	if (cfg_str(root, KEY_STACK "moe_aux_loss_tracker", &t) == 1)
+		s->moe_tracker = t;
+	s->pp_loc = cfg_loc(root, KEY_PP);
+	s->tracker_loc = cfg_loc(root, KEY_STACK "moe_aux_loss_tracker");
+	s->stack_loc = cfg_loc(root, KEY_STACK_CFG);
+	s->driver_layout_loc = cfg_loc(root, KEY_DRIVER_LAYOUT);
+}
+
 static int is_map(const struct cfg_node *root, const char *path)
 {
 	const struct cfg_node *n = cfg_path(root, path);
@@ -119,4 +141,5 @@ void settings_read(struct settings *s, const struct cfg_node *root)
 	s->checkpointing = bool_at(root, "checkpointing.enabled", 0);
 	s->preference_pairs = is_map(root, "dpo") || is_map(root, "rm");
 	s->segment_size = positive_at(root, KEY_CLUSTER "segment_size");
+	read_gtplan(s, root);
 }

@@ -3,15 +3,14 @@
  * framework rules need besides the sizes, read from the config once, typed,
  * with Megatron's defaults where the config is silent. plan_build() fills
  * plan.set first of all; the simulator reads plan.set instead of the config
- * tree. gtplan's own sections (gtplan.calls, gtplan.stack,
- * gtplan.hardware, gtplan.interconnect, gtplan.model) stay with the modules
- * that parse and check them, and findings still look a key's value up in
- * the tree (cfg_keys.h) to point at it.
+ * tree. It also keeps where the config sets the keys the simulator's
+ * findings point at (struct diag_loc, DIAG_NOLOC when unset).
  *
  * A value of the wrong type counts as unset: the schema check reports it.
  *
- * Ownership: a struct settings is the caller's value: numbers and flags
- * only, nothing to release; the config tree is only read.
+ * Ownership: a struct settings is the caller's value with nothing to
+ * release; its strings are static (model_key) or point into the config
+ * tree read (moe_tracker), which must outlive it.
  */
 #ifndef GTPLAN_SETTINGS_H
 #define GTPLAN_SETTINGS_H
@@ -57,6 +56,16 @@ struct settings {
 					  a chosen/rejected pair, trained in
 					  one micro-batch (batches double) */
 	long long segment_size;        /* cluster.segment_size; 0 unset */
+	/* the model named: KEY_MODEL_NAME when policy.model_name is set and
+	 * not null, else KEY_GTPLAN_MODEL when set, else NULL */
+	const char *model_key;
+	/* gtplan.stack.moe_aux_loss_tracker; NULL when not a string */
+	const char *moe_tracker;
+	/* where the config sets them, for findings (DIAG_NOLOC: unset) */
+	struct diag_loc pp_loc;            /* pipeline_model_parallel_size */
+	struct diag_loc tracker_loc;       /* gtplan.stack.moe_aux_loss_tracker */
+	struct diag_loc stack_loc;         /* gtplan.stack */
+	struct diag_loc driver_layout_loc; /* gtplan.driver_layout */
 };
 
 /* The settings of an empty config. */

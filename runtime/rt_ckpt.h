@@ -37,6 +37,9 @@
  * validate_sharding_integrity does); --load proves the same of the
  * metadata it reads. rt_ckpt_index holds the index in memory and reads
  * and writes metadata.json.
+ *
+ * Ownership: save and load borrow the model and plan, allocate only for
+ * the call and free it on every path; nothing is handed to the caller.
  */
 #ifndef GTPLAN_RT_CKPT_H
 #define GTPLAN_RT_CKPT_H

@@ -3,6 +3,12 @@
  * format): the model's tensors with this rank's region of each, the pieces
  * and files of a save, the proof that the pieces cover every element
  * exactly once, and metadata.json written from and read into it.
+ *
+ * Ownership: a struct rt_ckpt_index owns its tensor, piece and file
+ * arrays; rt_ckpt_index_release() frees them and is safe on a zeroed
+ * index or one whose init or load failed. It keeps no pointer to the
+ * model or plan. rt_ckpt_index_path's string is the caller's to free();
+ * other strings returned are static or the caller's buffer.
  */
 #ifndef GTPLAN_RT_CKPT_INDEX_H
 #define GTPLAN_RT_CKPT_INDEX_H

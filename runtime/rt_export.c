@@ -3,12 +3,12 @@
  */
 #include "rt_export.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rt_err.h"
+#include "strbuf.h"
 
 static const char *const gather_names[] = {
 	[RT_GATHER_GTP_THEN_TP] = "gtp_then_tp",
@@ -189,41 +189,6 @@ static int by_name(const void *a, const void *b)
 		      ((const struct tensor *)b)->name);
 }
 
-/* A growing string for the header. */
-struct buf {
-	char *s;
-	size_t n, cap;
-};
-
-static int buf_add(struct buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int buf_add(struct buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int len;
-
-	va_start(ap, fmt);
-	len = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (len < 0)
-		return -1;
-	if (b->n + (size_t)len + 1 > b->cap) {
-		size_t cap = (b->n + (size_t)len + 1) * 2;
-		char *s = realloc(b->s, cap);
-
-		if (!s)
-			return -1;
-		b->s = s;
-		b->cap = cap;
-	}
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
-	va_end(ap);
-	b->n += (size_t)len;
-	return 0;
-}
-
 static void put_u64le(unsigned char *p, uint64_t v)
 {
 	for (int i = 0; i < 8; i++)
@@ -234,35 +199,35 @@ static void put_u64le(unsigned char *p, uint64_t v)
 static int write_safetensors(FILE *f, struct tensor *ts, int n,
 			     enum rt_gather how)
 {
-	struct buf h = { NULL, 0, 0 };
+	struct strbuf h = STRBUF_INIT;
 	unsigned char len[8], le[4];
 	long long off = 0;
 	int rc = 0;
 
 	qsort(ts, (size_t)n, sizeof(*ts), by_name);
-	if (buf_add(&h, "{\"__metadata__\":{\"format\":\"pt\","
-		    "\"gtplan.refit_gather\":\"%s\"}", rt_gather_name(how)))
-		goto nomem;
+	strbuf_addf(&h, "{\"__metadata__\":{\"format\":\"pt\","
+		    "\"gtplan.refit_gather\":\"%s\"}", rt_gather_name(how));
 	for (int i = 0; i < n; i++) {
 		long long bytes = (long long)sizeof(float) * ts[i].shape[0] *
 				  (ts[i].ndim > 1 ? ts[i].shape[1] : 1);
 
-		if (buf_add(&h, ",\"%s\":{\"data_offsets\":[%lld,%lld],"
+		strbuf_addf(&h, ",\"%s\":{\"data_offsets\":[%lld,%lld],"
 			    "\"dtype\":\"F32\",\"shape\":[%lld", ts[i].name,
-			    off, off + bytes, ts[i].shape[0]) ||
-		    (ts[i].ndim > 1 && buf_add(&h, ",%lld", ts[i].shape[1])) ||
-		    buf_add(&h, "]}"))
-			goto nomem;
+			    off, off + bytes, ts[i].shape[0]);
+		if (ts[i].ndim > 1)
+			strbuf_addf(&h, ",%lld", ts[i].shape[1]);
+		strbuf_addstr(&h, "]}");
 		off += bytes;
 	}
-	if (buf_add(&h, "}"))
-		goto nomem;
-	while (h.n % 8)
-		if (buf_add(&h, " "))
-			goto nomem;
-	put_u64le(len, (uint64_t)h.n);
+	strbuf_addch(&h, '}');
+	strbuf_addchars(&h, ' ', (8 - h.len % 8) % 8);
+	if (h.bad) {
+		strbuf_release(&h);
+		return rt_error(RT_ENOMEM, "out of memory");
+	}
+	put_u64le(len, (uint64_t)h.len);
 	fwrite(len, 1, 8, f);
-	fwrite(h.s, 1, h.n, f);
+	fwrite(h.buf, 1, h.len, f);
 	for (int i = 0; i < n; i++) {
 		long long cnt = ts[i].shape[0] * (ts[i].ndim > 1 ?
 						  ts[i].shape[1] : 1);
@@ -278,11 +243,8 @@ static int write_safetensors(FILE *f, struct tensor *ts, int n,
 	}
 	if (fflush(f) || ferror(f))
 		rc = rt_error(RT_EIO, "--export: write error");
-	free(h.s);
+	strbuf_release(&h);
 	return rc;
-nomem:
-	free(h.s);
-	return rt_error(RT_ENOMEM, "out of memory");
 }
 
 /* ---- Megatron -> Hugging Face ------------------------------------------- */

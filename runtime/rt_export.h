@@ -37,6 +37,10 @@
  * DIR/config.json describes the model for transformers
  * (LlamaForCausalLM; Qwen2ForCausalLM with a qkv bias, Qwen3ForCausalLM
  * with QK-norm; transformers has no class with both, which a note says).
+ *
+ * Ownership: rt_export_write borrows the model and the caller's FILE
+ * (which it neither closes nor owns), allocates only for the call and
+ * frees it on every path; rt_gather_name's strings are static.
  */
 #ifndef GTPLAN_RT_EXPORT_H
 #define GTPLAN_RT_EXPORT_H

@@ -98,6 +98,14 @@
  * MoE models, TP above the query groups (Megatron-LM PR #2565's
  * sub-sharding), heads or F not divisible by TP, seq_len not divisible by
  * 2 x CP, SP with tokens not divisible by TP.
+ *
+ * Ownership: a struct rt_model owns its weights, gradients, optimizer
+ * state, buffers and activations (on k's device and on the host);
+ * rt_model_release() frees them and is safe on a model whose
+ * rt_model_init failed part-way (the caller releases it either way). It
+ * borrows the kern_ctx and coll it was given, which must outlive it.
+ * rt_head_acts_alloc / rt_layer_acts_alloc fill the given structs,
+ * freed by rt_head_acts_free, or with the model (m->la_all).
  */
 #ifndef GTPLAN_RT_MODEL_H
 #define GTPLAN_RT_MODEL_H

@@ -52,7 +52,7 @@ struct diag_loc ckpt_stack_loc(const struct ckpt_ctx *x, int key)
 {
 	if (x->s->loc[key].src >= 0)
 		return x->s->loc[key];
-	return cfg_loc(x->root, KEY_STACK_CFG);
+	return x->p->set.stack_loc;
 }
 
 const char *ckpt_why(const struct ckpt_ctx *x, enum ckpt_kind k)

@@ -13,24 +13,6 @@
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-static struct diag_loc loc_of(const struct cfg_node *root, const char *path)
-{
-	const struct cfg_node *n = cfg_path(root, path);
-
-	return n ? n->loc : DIAG_NOLOC;
-}
-
-/* The first of `paths` the config sets (NULL-terminated), else the last. */
-static const char *first_set(const struct cfg_node *root,
-			     const char *const *paths)
-{
-	size_t i;
-
-	for (i = 0; paths[i + 1] && !cfg_path(root, paths[i]); i++)
-		;
-	return paths[i];
-}
-
 /* ---- memory ---------------------------------------------------------------- */
 
 void cost_memory_init(struct cost_memory *cm)
@@ -434,7 +416,7 @@ int cost_check_memory(const struct cost_memory *mem,
 	static const char *const keys[] = { KEY_SHARDS, KEY_TP,
 					    KEY_MODEL_NAME, NULL };
 	const struct cost_mem_stage *ms;
-	const char *key = first_set(root, keys);
+	const char *key = cfg_first_set(root, keys);
 	char what[160];
 	struct diag *d;
 	size_t worst = mem->worst;
@@ -452,7 +434,7 @@ int cost_check_memory(const struct cost_memory *mem,
 	ms = &mem->stages[worst];
 	biggest(ms, mem->status == MEM_EXCEEDS, what, sizeof(what));
 	if (hard) {
-		d = diag_add(diags, "GT530", loc_of(root, key), key,
+		d = diag_add(diags, "GT530", cfg_loc(root, key), key,
 			"training needs at least %.1f GiB per GPU on pipeline "
 			"stage %lld, more than the %.0f GiB a GPU has, even "
 			"with activations cut to the layer inputs: %s "
@@ -466,7 +448,7 @@ int cost_check_memory(const struct cost_memory *mem,
 				  s->distributed_optimizer ? "" :
 				  ", and use_distributed_optimizer: true");
 	} else {
-		d = diag_add(diags, "GT532", loc_of(root, key), key,
+		d = diag_add(diags, "GT532", cfg_loc(root, key), key,
 			"training may not fit in GPU memory: the estimate is "
 			"%.1f GiB per GPU on pipeline stage %lld, above the "
 			"%.0f GiB a GPU has: %s; with activation recompute it "
@@ -484,7 +466,7 @@ int cost_check_memory(const struct cost_memory *mem,
 	if (!d)
 		return -1;
 	if (cfg_path(root, KEY_GPU_MEMORY))
-		diag_note(d, loc_of(root, KEY_GPU_MEMORY),
+		diag_note(d, cfg_loc(root, KEY_GPU_MEMORY),
 			  "the GPU memory is set here");
 	else
 		diag_note(d, DIAG_NOLOC, "gtplan.gpu_memory_gb is %.0f (an "

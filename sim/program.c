@@ -24,11 +24,8 @@ void prog_opts_init(struct prog_opts *o)
 	o->gtp_pad = 16;
 }
 
-void prog_opts_read_framework(struct prog_opts *o, const struct cfg_node *root,
-			      const struct settings *s)
+void prog_opts_read_framework(struct prog_opts *o, const struct settings *s)
 {
-	const char *t = NULL;
-
 	if (s->first_stage_layers)
 		o->first_stage_layers = s->first_stage_layers;
 	if (s->last_stage_layers)
@@ -36,17 +33,13 @@ void prog_opts_read_framework(struct prog_opts *o, const struct cfg_node *root,
 	if (s->vocab_divisor)
 		o->vocab_divisor = s->vocab_divisor;
 	o->moe_aux_loss = s->moe_aux_loss;
-	if (cfg_path(root, KEY_PP))
-		o->stages_loc = cfg_path(root, KEY_PP)->loc;
-	if (cfg_path(root, KEY_STACK "moe_aux_loss_tracker"))
-		o->tracker_loc = cfg_path(root,
-			KEY_STACK "moe_aux_loss_tracker")->loc;
-	if (cfg_str(root, KEY_STACK "moe_aux_loss_tracker", &t) == 1) {
-		if (!strcmp(t, "lazy"))
-			o->moe_tracker = TRACKER_LAZY;
-		else if (!strcmp(t, "preinit_without_mtp"))
-			o->moe_tracker = TRACKER_PREINIT_NO_MTP;
-	}
+	o->stages_loc = s->pp_loc;
+	o->tracker_loc = s->tracker_loc;
+	if (s->moe_tracker && !strcmp(s->moe_tracker, "lazy"))
+		o->moe_tracker = TRACKER_LAZY;
+	else if (s->moe_tracker &&
+		 !strcmp(s->moe_tracker, "preinit_without_mtp"))
+		o->moe_tracker = TRACKER_PREINIT_NO_MTP;
 }
 
 void prog_default_shape(struct model_shape *m)

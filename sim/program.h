@@ -193,12 +193,11 @@ void prog_opts_init(struct prog_opts *o);
  * plan's settings (settings.h): num_layers_in_first/last_pipeline_stage
  * (with PP > 1), whether the MoE router records auxiliary losses
  * (moe_router_load_balancing_type other than "none"; Megatron's default
- * aux_loss when unset) and make_vocab_size_divisible_by; and from the
- * config gtplan.stack.moe_aux_loss_tracker and where
- * pipeline_model_parallel_size is. Values of the wrong type keep the
+ * aux_loss when unset) and make_vocab_size_divisible_by; and
+ * gtplan.stack.moe_aux_loss_tracker and where it and
+ * pipeline_model_parallel_size are set. Values of the wrong type keep the
  * defaults (the schema reports them). */
-void prog_opts_read_framework(struct prog_opts *o, const struct cfg_node *root,
-			      const struct settings *s);
+void prog_opts_read_framework(struct prog_opts *o, const struct settings *s);
 
 /* The shape used when the model is unknown: 4 layers, hidden 1024, FFN
  * 4096 (SwiGLU), 16 heads, 8 KV heads, vocab 32000, dense. Collective

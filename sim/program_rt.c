@@ -106,15 +106,9 @@ int prog_rt_applies(const struct plan *p, char *why, size_t len)
 	return 0;
 }
 
-const char *prog_rt_model_key(const struct cfg_node *root)
+const char *prog_rt_model_key(const struct settings *s)
 {
-	const struct cfg_node *n = cfg_path(root, KEY_MODEL_NAME);
-
-	if (n && n->kind != CFG_NULL)
-		return KEY_MODEL_NAME;
-	if (cfg_path(root, KEY_GTPLAN_MODEL))
-		return KEY_GTPLAN_MODEL;
-	return NULL;
+	return s->model_key;
 }
 
 /* ---- building ----------------------------------------------------------- */

@@ -36,6 +36,11 @@
  * lines of the call, except point-to-point ops (OP_P2P, OP_SEND_RECV):
  * one line per direction, the send first (prog_rt_line gives an op's
  * first line, the record's seq counted from the call's first).
+ *
+ * Ownership: prog_rt_build and prog_rt_build_stage fill the caller's
+ * struct prog, which then owns its op array (prog_release() frees it, as
+ * program.h says; they release it themselves when they fail). Names
+ * returned are static; prog_rt_what writes into the caller's buffer.
  */
 #ifndef GTPLAN_PROGRAM_RT_H
 #define GTPLAN_PROGRAM_RT_H
@@ -121,8 +126,9 @@ int prog_rt_applies(const struct plan *p, char *why, size_t len);
 /* The key by which the config names a model for the simulator to reason
  * about ("policy.model_name" when set and not null, else "gtplan.model"
  * when present), or NULL when it names none: then the runtime's decoder
- * (gtplan.runtime's sizes) is the model (docs/design.md §5.1). */
-const char *prog_rt_model_key(const struct cfg_node *root);
+ * (gtplan.runtime's sizes) is the model (docs/design.md §5.1). Read from
+ * the plan's settings (settings.h). */
+const char *prog_rt_model_key(const struct settings *s);
 
 /* Builds the runtime program of `kind` (PROG_TRAIN or PROG_FORWARD; any
  * other kind gives an empty program) on plan p, named after call

@@ -539,7 +539,7 @@ static int reshard_sides(struct side *ss, const struct cfg_node *rs,
 	}
 	if (strcmp(layout_name(ps), layout_name(pl)) != 0) {
 		struct diag *d = diag_add(diags, "GT731",
-			cfg_loc(rl, KEY_DRIVER_LAYOUT),
+			pl->set.driver_layout_loc,
 			"gtplan.driver_layout",
 			"saved under the %s driver layout, loaded under %s: the "
 			"driver's loader placement check ties a checkpoint to "

@@ -39,23 +39,22 @@ void sim_report_release(struct sim_report *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* The settings programs depend on that live in the config, not the plan. */
-static void read_prog_opts(const struct cfg_node *root, const struct plan *p,
-			   struct prog_opts *o)
+/* The program options from the plan and its settings (settings.h). */
+static void read_prog_opts(const struct plan *p, struct prog_opts *o)
 {
 	char why[256];
 
 	prog_opts_init(o);
 	/* no model named: the runtime's model is the model, where gtplan-run
 	 * can run the layout (else the generic default shape stands in) */
-	o->runtime_model = !prog_rt_model_key(root) &&
+	o->runtime_model = !prog_rt_model_key(&p->set) &&
 			   prog_rt_applies(p, why, sizeof(why));
 	o->sequence_parallel = p->set.sequence_parallel;
 	if (p->set.seq_length)
 		o->seq_length = p->set.seq_length;
 	if (p->set.logprob_batch)
 		o->logprob_micro_batch = p->set.logprob_batch;
-	prog_opts_read_framework(o, root, &p->set);
+	prog_opts_read_framework(o, &p->set);
 }
 
 /* Two calls the driver dispatches the same way and whose workers run the
@@ -213,9 +212,7 @@ int sim_run(const struct plan *p, const struct cfg_node *root,
 	if (!p->grid_ok)
 		return 0;
 	drv_layout_init(&r->dl, p);
-	r->where = DIAG_NOLOC;
-	if (cfg_path(root, KEY_DRIVER_LAYOUT))
-		r->where = cfg_path(root, KEY_DRIVER_LAYOUT)->loc;
+	r->where = p->set.driver_layout_loc;
 	if (calls_table(root, r->dl.five_d, &r->calls, &r->n_calls, diags))
 		return -1;
 	if (only && !calls_find(r->calls, r->n_calls, only))
@@ -229,7 +226,7 @@ int sim_run(const struct plan *p, const struct cfg_node *root,
 		r->model.known = 0;
 	stack_read(root, &r->stack, &quiet);
 	diag_list_release(&quiet);
-	read_prog_opts(root, p, &o);
+	read_prog_opts(p, &o);
 	r->res = calloc(r->n_calls, sizeof(*r->res));
 	from = calloc(r->n_calls + 1, sizeof(*from));
 	if (!r->res || !from) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cfg.h"
+#include "cfg_keys.h"
 #include "diag.h"
 #include "plan.h"
 #include "settings.h"
@@ -57,7 +58,11 @@ START_TEST(defaults)
 	ck_assert_int_eq(f.s.seq_length, 0);
 	ck_assert_int_eq(f.s.has_generation, 0);
 	ck_assert_int_eq(f.s.checkpointing, 0);
+	ck_assert_str_eq(f.s.model_key, KEY_MODEL_NAME);
+	ck_assert_int_eq(f.s.pp_loc.src, -1);
+	ck_assert_int_eq(f.s.driver_layout_loc.src, -1);
 	settings_init(&init);
+	f.s.model_key = NULL;
 	ck_assert_int_eq(memcmp(&init, &f.s, sizeof(init)), 0);
 	release(&f);
 }
@@ -156,6 +161,39 @@ START_TEST(unset_and_wrong_types)
 }
 END_TEST
 
+/* gtplan's own keys the simulator needs, and where they are set: line
+ * numbers are 1-based lines of the YAML text below. */
+START_TEST(gtplan_keys)
+{
+	struct fx f;
+
+	read_yaml(&f,
+		"policy:\n"
+		"  model_name: null\n"
+		"  megatron_cfg:\n"
+		"    pipeline_model_parallel_size: 2\n"
+		"gtplan:\n"
+		"  model: {num_layers: 2}\n"
+		"  driver_layout: 5d\n"
+		"  stack:\n"
+		"    moe_aux_loss_tracker: lazy\n");
+	ck_assert_str_eq(f.s.model_key, KEY_GTPLAN_MODEL);
+	ck_assert_str_eq(f.s.moe_tracker, "lazy");
+	ck_assert_int_eq(f.s.pp_loc.line, 4);
+	ck_assert_int_eq(f.s.driver_layout_loc.line, 7);
+	ck_assert_int_eq(f.s.tracker_loc.line, 9);
+	ck_assert_int_ge(f.s.stack_loc.src, 0);
+	release(&f);
+	read_yaml(&f, "policy:\n  model_name: null\n"
+		      "gtplan: {stack: {moe_aux_loss_tracker: 3}}\n");
+	ck_assert_ptr_null(f.s.model_key);
+	ck_assert_ptr_null(f.s.moe_tracker);
+	ck_assert_int_eq(f.s.tracker_loc.line, 3);
+	ck_assert_int_eq(f.s.pp_loc.src, -1);
+	release(&f);
+}
+END_TEST
+
 /* plan_build reads them first; plan_release leaves an empty plan's. */
 START_TEST(plan_holds_them)
 {
@@ -190,6 +228,7 @@ int main(void)
 		{ "defaults", defaults },
 		{ "every_field", every_field },
 		{ "unset", unset_and_wrong_types },
+		{ "gtplan", gtplan_keys },
 		{ "plan", plan_holds_them },
 	};
 
