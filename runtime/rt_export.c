@@ -467,7 +467,7 @@ int rt_export_write(struct rt_model *m, enum rt_gather how, FILE *f,
 
 	if (s->pp > 1) {
 		free(tl.t);
-		return rt_error_once(RT_EUSAGE, "--export gathers the model on "
+		return rt_error(RT_EUSAGE, "--export gathers the model on "
 				     "one pipeline: PP %d splits it over "
 				     "stages, which the export does not "
 				     "collect; export from a PP 1 run (--load "

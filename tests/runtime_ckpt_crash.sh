@@ -67,7 +67,14 @@ for i in 1 2 3 4 5 6; do
 		kill -0 "$job" 2>/dev/null || break
 		sleep 0.01
 	done
+	# both ranks, once mpirun has started them (a loaded machine starts
+	# them late; a kill of an empty list would kill nothing)
 	ranks=$(pgrep -P "$job")
+	for ((w = 0; w < 3000 && $(echo "$ranks" | grep -c .) < 2; w++)); do
+		kill -0 "$job" 2>/dev/null || break
+		sleep 0.01
+		ranks=$(pgrep -P "$job")
+	done
 	# the save of the step after: its .tmp cannot be a leftover of a kill
 	next=$D/$(printf 'iter_%07d.tmp' $((target + 1)))
 	for ((w = 0; in_save && w < 5000; w++)); do
