@@ -9,6 +9,7 @@
 
 #include "cmd.h"
 #include "job.h"
+#include "outfile.h"
 #include "report.h"
 
 int cmd_lint(const struct cli_opts *o)
@@ -43,7 +44,7 @@ int cmd_plan(const struct cli_opts *o)
 	struct diag_list diags;
 	struct job j;
 	const struct plan *p = &j.plan;
-	FILE *out = stdout;
+	struct outfile out;
 	int rc, lrc;
 
 	if (o->n_configs != 1)
@@ -60,29 +61,23 @@ int cmd_plan(const struct cli_opts *o)
 		goto out;
 	}
 	diag_sort(&diags);
-	if (o->out && strcmp(o->out, "-") != 0) {
-		out = fopen(o->out, "w");
-		if (!out) {
-			fprintf(stderr, "gtplan: cannot write '%s': %s\n", o->out,
-				strerror(errno));
-			rc = CLI_EXIT_USAGE;
-			goto out;
-		}
+	if (outfile_open(&out, o->out)) {
+		rc = CLI_EXIT_USAGE;
+		goto out;
 	}
 	rc = cli_report(o, &diags, stderr);
 	if (lrc == 0 && o->summary)
-		plan_print_summary(out, p);
-	else if (lrc == 0 && plan_write_json(out, p, &j.sim, &diags)) {
+		plan_print_summary(out.f, p);
+	else if (lrc == 0 && plan_write_json(out.f, p, &j.sim, &diags)) {
 		fprintf(stderr, "gtplan: error writing the plan: %s\n",
 			strerror(errno));
+		outfile_abort(&out);
 		rc = CLI_EXIT_USAGE;
+		goto out;
 	}
-	if (out != stdout && fclose(out)) {
-		fprintf(stderr, "gtplan: error writing '%s': %s\n", o->out,
-			strerror(errno));
+	if (outfile_commit(&out))
 		rc = CLI_EXIT_USAGE;
-	}
-	if (lrc == 1)
+	else if (lrc == 1)
 		rc = CLI_EXIT_FINDINGS;
 out:
 	job_release(&j);
@@ -96,6 +91,7 @@ int cmd_config(const struct cli_opts *o)
 	struct src_set srcs;
 	struct diag_list diags;
 	struct job j;
+	struct outfile out;
 	int lrc, rc;
 
 	if (o->n_configs != 1)
@@ -105,10 +101,19 @@ int cmd_config(const struct cli_opts *o)
 	job_init(&j, o->n_overrides, o->overrides);
 	lrc = job_run(&j, o->configs[0], JOB_UPTO_CONFIG, NULL, &srcs, &diags);
 	rc = cli_report(o, &diags, stderr);
-	if (j.root && lrc != 2)
-		cfg_write_json(stdout, j.root);
 	if (lrc)
 		rc = lrc == 2 ? CLI_EXIT_USAGE : CLI_EXIT_FINDINGS;
+	if (j.root && lrc != 2) {
+		if (outfile_open(&out, o->out)) {
+			rc = CLI_EXIT_USAGE;
+		} else if (cfg_write_json(out.f, j.root)) {
+			fprintf(stderr, "gtplan: error writing the config\n");
+			outfile_abort(&out);
+			rc = CLI_EXIT_USAGE;
+		} else if (outfile_commit(&out)) {
+			rc = CLI_EXIT_USAGE;
+		}
+	}
 	job_release(&j);
 	diag_list_release(&diags);
 	src_set_release(&srcs);

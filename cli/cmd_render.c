@@ -8,6 +8,7 @@
 
 #include "cmd.h"
 #include "job.h"
+#include "outfile.h"
 #include "render.h"
 
 int cmd_render(const struct cli_opts *o)
@@ -18,7 +19,7 @@ int cmd_render(const struct cli_opts *o)
 	struct render_opts ro;
 	char err[512];
 	const char *path = o->out && strcmp(o->out, "-") != 0 ? o->out : NULL;
-	FILE *out = stdout;
+	struct outfile out;
 	int rc, lrc;
 
 	if (o->n_configs != 1)
@@ -57,23 +58,18 @@ int cmd_render(const struct cli_opts *o)
 	 * GPUs; one node unless set) */
 	ro.prog = &j.sim.cost.o;
 	ro.segment_size = j.sim.cost.s.domain;
-	if (path && !(out = fopen(path, "wb"))) {
-		fprintf(stderr, "gtplan: cannot write '%s': %s\n", path,
-			strerror(errno));
+	if (outfile_open(&out, path)) {
 		rc = CLI_EXIT_USAGE;
 		goto out;
 	}
-	if (render_run(&ro, &j.plan, &j.sim, out, err, sizeof(err))) {
+	/* a failed picture is never published: PATH keeps what it had */
+	if (render_run(&ro, &j.plan, &j.sim, out.f, err, sizeof(err))) {
 		fprintf(stderr, "gtplan: %s\n", err);
+		outfile_abort(&out);
+		rc = CLI_EXIT_USAGE;
+	} else if (outfile_commit(&out)) {
 		rc = CLI_EXIT_USAGE;
 	}
-	if (path && fclose(out)) {
-		fprintf(stderr, "gtplan: error writing '%s': %s\n", path,
-			strerror(errno));
-		rc = CLI_EXIT_USAGE;
-	}
-	if (path && rc == CLI_EXIT_USAGE)
-		remove(path); /* no half-written picture */
 out:
 	job_release(&j);
 	diag_list_release(&diags);
