@@ -52,6 +52,15 @@ void cfg_free(struct cfg_node *n)
 	free(n);
 }
 
+size_t cfg_count(const struct cfg_node *n)
+{
+	size_t c = 1;
+
+	for (size_t i = 0; i < n->n; i++)
+		c += cfg_count(n->kids[i]);
+	return c;
+}
+
 struct cfg_node *cfg_clone(const struct cfg_node *n)
 {
 	struct cfg_node *c;

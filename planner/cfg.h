@@ -66,8 +66,15 @@ struct cfg_node {
 					    expanded */
 #define CFG_MAX_ALIAS_EXPAND 100000      /* nodes copied through aliases */
 #define CFG_MAX_INCLUDE_DEPTH 32         /* `defaults:` chain length */
+#define CFG_MAX_INCLUDES     1000        /* `defaults:` entries followed in
+					    one load (a file included again
+					    is read once and copied) */
+#define CFG_MAX_LOAD_BYTES   (64u << 20) /* bytes of all files one load
+					    reads */
 #define CFG_MAX_INTERP_DEPTH 64          /* nested `${...}` resolution */
 #define CFG_MAX_INTERP_TEXT  (1u << 20)  /* one string built by resolution */
+#define CFG_MAX_INTERP_TOTAL (64u << 20) /* bytes of all the strings that
+					    resolution builds or copies */
 
 /* ---- tree ----------------------------------------------------------- */
 
@@ -76,6 +83,8 @@ struct cfg_node *cfg_new(enum cfg_kind kind, struct diag_loc loc);
 /* A scalar string node; takes a copy of `s`. */
 struct cfg_node *cfg_new_str(const char *s, struct diag_loc loc);
 void cfg_free(struct cfg_node *n);
+/* Nodes in the subtree at n (n included). */
+size_t cfg_count(const struct cfg_node *n);
 /* Deep copy, marks included; NULL when out of memory. */
 struct cfg_node *cfg_clone(const struct cfg_node *n);
 
@@ -115,9 +124,16 @@ void cfg_scalar_type(struct cfg_node *n, const char *text);
 
 /* Parses one YAML file (no `defaults:` processing) into *out (a map, or NULL
  * for an empty file). Reports syntax errors, duplicate keys (both places),
- * alias cycles and expansion limits. Returns 0 or -1. */
+ * alias cycles and expansion limits; a directory, a loop of symbolic links
+ * and a file over CFG_MAX_FILE_BYTES (with its real size) are GT104/GT103.
+ * The file may be a pipe (`<(...)`), read up to the size limit. Returns 0
+ * or -1. */
 int cfg_parse_file(const char *path, struct src_set *srcs,
 		   struct diag_list *diags, struct cfg_node **out);
+/* The same for a `defaults:` parent, which must be a regular file: a FIFO,
+ * device or socket is refused (GT104) without waiting on it. */
+int cfg_parse_parent(const char *path, struct src_set *srcs,
+		     struct diag_list *diags, struct cfg_node **out);
 /* The same for an in-memory text registered under `name`. Takes ownership of
  * `text`. */
 int cfg_parse_text(const char *name, char *text, size_t len,

@@ -72,6 +72,10 @@ int ps_own_str(struct ps *ps, struct sbuf *b, struct val *out)
 		sb_release(b);
 		return 0;
 	}
+	if (interp_charge_text(ps->c, b->n)) {
+		sb_release(b);
+		return ps_fail(ps, R_FAIL);
+	}
 	n = ps_site_node(ps, CFG_STR);
 	if (!n || b->bad || !(n->text = sb_take(b))) {
 		sb_release(b);
