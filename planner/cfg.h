@@ -97,6 +97,30 @@ int cfg_map_set(struct cfg_node *map, const char *key, struct cfg_node *val);
 /* Removes and frees map[key]; returns 1 if it was there, else 0. */
 int cfg_map_del(struct cfg_node *map, const char *key);
 
+/* A hash index of a map's keys, for maps too big to search key by key
+ * (duplicate keys, merges). It holds positions in map->kids; the map must
+ * not lose or reorder entries while the index is used (replacing an entry
+ * in place and appending through cfg_keyidx_add are fine). */
+struct cfg_keyidx {
+	size_t *slot; /* position + 1; 0 is empty */
+	size_t cap, n;
+};
+
+/* Indexes every key of map (an empty index for anything else). Returns 0
+ * or -1 (out of memory). */
+int cfg_keyidx_build(struct cfg_keyidx *x, const struct cfg_node *map);
+/* The position of key in map, or -1. */
+long cfg_keyidx_find(const struct cfg_keyidx *x, const struct cfg_node *map,
+		     const char *key);
+/* Indexes map->kids[pos] (a key not indexed yet). Returns 0 or -1. */
+int cfg_keyidx_add(struct cfg_keyidx *x, const struct cfg_node *map,
+		   size_t pos);
+void cfg_keyidx_release(struct cfg_keyidx *x);
+/* map[key] = val through the index: replaces in place or appends (and
+ * indexes); takes ownership of val. Returns 0 or -1 (val freed). */
+int cfg_keyidx_set(struct cfg_keyidx *x, struct cfg_node *map,
+		   const char *key, struct cfg_node *val);
+
 /* map[key], or NULL (also when `map` is NULL or not a map). */
 struct cfg_node *cfg_get(const struct cfg_node *map, const char *key);
 /* Dotted lookup from the root: "policy.megatron_cfg.tensor_model_parallel_size".

@@ -95,26 +95,31 @@ static void warn_nested_markers(const struct cfg_node *n, int depth,
 }
 
 /* OmegaConf.merge(dst, src) in place, consuming src: maps merge key by
- * key, anything else replaces; a key new to dst goes to the end. */
+ * key, anything else replaces; a key new to dst goes to the end. dst's
+ * keys are hashed, so a merge costs the size of both maps. */
 static int merge_maps(struct cfg_node *dst, struct cfg_node *src)
 {
-	for (size_t i = 0; i < src->n; i++) {
+	struct cfg_keyidx x;
+	int rc = 0;
+
+	if (cfg_keyidx_build(&x, dst))
+		return -1;
+	for (size_t i = 0; i < src->n && !rc; i++) {
 		struct cfg_node *s = src->kids[i];
-		struct cfg_node *d = cfg_get(dst, s->key);
+		long at = cfg_keyidx_find(&x, dst, s->key);
+		struct cfg_node *d = at >= 0 ? dst->kids[at] : NULL;
 
 		src->kids[i] = NULL;
 		if (d && d->kind == CFG_MAP && s->kind == CFG_MAP) {
-			int rc = merge_maps(d, s);
-
+			rc = merge_maps(d, s);
 			cfg_free(s);
-			if (rc)
-				return rc;
 			continue;
 		}
-		if (cfg_map_set(dst, s->key, s))
-			return -1;
+		if (cfg_keyidx_set(&x, dst, s->key, s))
+			rc = -1;
 	}
-	return 0;
+	cfg_keyidx_release(&x);
+	return rc;
 }
 
 /* nemo_rl/utils/config.py merge_with_override(): for each top-level
