@@ -5,6 +5,11 @@
 #include "plan.h"
 #include "cfg_keys.h"
 #include "framework.h"
+#include "schema.h"
+
+/* The schema's limit on every size is the world limit (schema.h). */
+_Static_assert(SCHEMA_MAX_SIZE == PLAN_MAX_WORLD,
+	       "schemas/config.schema.json's size maximum is the world limit");
 
 #include <stddef.h>
 #include <stdlib.h>

@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "ckmath.h"
 #include "program_int.h"
 #include "program_rt.h"
 
@@ -192,7 +193,17 @@ int prog_build(struct prog *pg, const struct plan *p,
 	if (kind == PROG_FORWARD && b.o.logprob_micro_batch > 0)
 		micro = b.o.logprob_micro_batch;
 	pg->microbatches = prog_microbatches(p, micro);
-	b.tokens = micro * b.o.seq_length / (p->cp > 0 ? p->cp : 1);
+	/* Every micro-batch runs every layer of the stage, one op at least:
+	 * past PROG_MAX_OPS the program is refused before it is built, so the
+	 * work stays bounded whatever the batch or the layer count. */
+	if ((kind == PROG_TRAIN || kind == PROG_FORWARD) &&
+	    ck_mul_sat(pg->microbatches, pg->n_layers > 0 ? pg->n_layers : 1) >
+	    PROG_MAX_OPS) {
+		prog_release(pg);
+		return -1;
+	}
+	b.tokens = ck_mul_sat(micro, b.o.seq_length) /
+		   (p->cp > 0 ? p->cp : 1);
 	if (b.tokens < 1)
 		b.tokens = 1;
 	setup_weights(&b);

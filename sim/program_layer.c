@@ -174,13 +174,13 @@ static void layer_bwd(struct prog_bld *b, long long layer, long long mb)
 
 static void mb_fwd(struct prog_bld *b, long long mb)
 {
-	for (long long l = 0; l < b->pg->n_layers; l++)
+	for (long long l = 0; l < b->pg->n_layers && !b->err; l++)
 		layer_fwd(b, b->pg->first_layer + l, mb);
 }
 
 static void mb_bwd(struct prog_bld *b, long long mb)
 {
-	for (long long l = b->pg->n_layers; l-- > 0;)
+	for (long long l = b->pg->n_layers; l-- > 0 && !b->err;)
 		layer_bwd(b, b->pg->first_layer + l, mb);
 }
 
@@ -209,14 +209,14 @@ void prog_schedule(struct prog_bld *b, int forward_only)
 	long long warm = pp - s - 1 < m ? pp - s - 1 : m;
 	long long rem = m - warm, f = 0, k = 0;
 
-	for (long long i = 0; i < warm; i++, f++) {
+	for (long long i = 0; i < warm && !b->err; i++, f++) {
 		p2p(b, PROG_RECV_FWD, PH_FWD, f);
 		mb_fwd(b, f);
 		p2p(b, PROG_SEND_FWD, PH_FWD, f);
 	}
 	if (rem > 0)
 		p2p(b, PROG_RECV_FWD, PH_FWD, f);
-	for (long long i = 0; i < rem; i++) {
+	for (long long i = 0; i < rem && !b->err; i++) {
 		int last = i == rem - 1;
 
 		mb_fwd(b, f);
@@ -236,7 +236,7 @@ void prog_schedule(struct prog_bld *b, int forward_only)
 			p2p(b, PROG_SEND_BWD | PROG_RECV_FWD, PH_BWD, k);
 		k++;
 	}
-	for (long long i = 0; !forward_only && i < warm; i++, k++) {
+	for (long long i = 0; !forward_only && i < warm && !b->err; i++, k++) {
 		p2p(b, PROG_RECV_BWD, PH_BWD, k);
 		mb_bwd(b, k);
 		p2p(b, PROG_SEND_BWD, PH_BWD, k);
