@@ -329,8 +329,8 @@ void prog_train_tail(struct prog_bld *b)
 		if (b->moe)
 			prog_emit(b, OP_REDUCE_SCATTER, b->k_edp, PH_GRAD,
 				  W_GRADS, -1, first + l, -1,
-				  ceil_div(layer_shard(b, 1), edp) *
-				  b->o.grad_bytes, PROG_AT_MLP);
+				  ck_mul_sat(ceil_div(layer_shard(b, 1), edp),
+					     b->o.grad_bytes), PROG_AT_MLP);
 	}
 	if (n)
 		prog_emit(b, OP_ALL_REDUCE, b->k_dp_cp, PH_GRAD, W_NORM_GRADS,
