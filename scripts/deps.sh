@@ -8,6 +8,7 @@ want=(build-essential pkg-config libyaml-dev libjansson-dev
       libgraphviz-dev) # gtplan render: libcgraph + libgvc, no `dot` needed
 if [ "${1:-build}" = test ]; then
 	want+=(check python3 python3-omegaconf python3-jsonschema python3-yaml valgrind
+	       clang) # tests/fuzz.sh: libFuzzer with ASan + UBSan
 	       libopenmpi-dev openmpi-bin libopenblas-dev)
 	# tests/render_e2e.sh: xmllint checks the SVG, Chromium draws it
 	want+=(libxml2-utils chromium)

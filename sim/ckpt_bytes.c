@@ -149,9 +149,9 @@ void ckpt_stage_bytes(const struct ckpt_ctx *x, struct ckpt_bytes_memo *memo,
 		rb = rbs.read;
 		writes = rbs.writes;
 		ob = x->opt == STACK_OPT_DP_RESHARDABLE ?
-			OPT_STATES * OPT_BYTES * range_len(rbs.buf,
+			ck_mul_sat(OPT_STATES * OPT_BYTES, range_len(rbs.buf,
 			p->cp * p->dp_replicate, rank_in(&p->dense,
-			B(LAY_CP) | B(LAY_DP), c)) : rbs.ob;
+			B(LAY_CP) | B(LAY_DP), c))) : rbs.ob;
 		if (nmoe) { /* the same rank on the expert grid */
 			long long ce[LAY_NAXES];
 
@@ -164,9 +164,10 @@ void ckpt_stage_bytes(const struct ckpt_ctx *x, struct ckpt_bytes_memo *memo,
 		if (ob > 0 || (x->opt == STACK_OPT_DP_RESHARDABLE &&
 			       rbs.buf > 0))
 			writes = 1;
-		rb += OPT_STATES * OPT_BYTES * (dist ? range_len(rbs.buf,
-			p->cp * p->dp_replicate, rank_in(&p->dense,
-			B(LAY_CP) | B(LAY_DP), c)) : rbs.buf);
+		rb = ck_add_sat(rb, ck_mul_sat(OPT_STATES * OPT_BYTES,
+			dist ? range_len(rbs.buf, p->cp * p->dp_replicate,
+			rank_in(&p->dense, B(LAY_CP) | B(LAY_DP), c)) :
+			rbs.buf));
 		if (rb > out->max_rank_read_bytes)
 			out->max_rank_read_bytes = rb;
 		out->writers += writes;
@@ -174,7 +175,7 @@ void ckpt_stage_bytes(const struct ckpt_ctx *x, struct ckpt_bytes_memo *memo,
 			out->max_rank_opt_bytes = ob;
 		if (bytes > out->max_rank_weight_bytes)
 			out->max_rank_weight_bytes = bytes;
-		if (bytes + ob > out->max_rank_bytes)
-			out->max_rank_bytes = bytes + ob;
+		if (ck_add_sat(bytes, ob) > out->max_rank_bytes)
+			out->max_rank_bytes = ck_add_sat(bytes, ob);
 	}
 }

@@ -355,13 +355,15 @@ void ckpt_expert_bytes(const struct ckpt_ctx *x, const struct ckpt_item *it,
 			continue;
 		expert_opt_entry(x, &it[j], c, &chunk, &n, &main, &elems);
 		if (main)
-			ob += OPT_STATES * OPT_BYTES * k * elems;
+			ob = ck_add_sat(ob, ck_mul_sat(OPT_STATES * OPT_BYTES,
+							ck_mul_sat(k, elems)));
 	}
 	if (x->opt == STACK_OPT_DP_RESHARDABLE)
-		ob = OPT_STATES * OPT_BYTES * range_len(buf, f, dp);
+		ob = ck_mul_sat(OPT_STATES * OPT_BYTES, range_len(buf, f, dp));
 	if (ob > 0 || (x->opt == STACK_OPT_DP_RESHARDABLE && buf > 0))
 		*writes = 1; /* dp_reshardable: every rank saves its range */
-	*opt += ob;
-	*read += OPT_STATES * OPT_BYTES * (dist ? range_len(buf, f, dp) : buf);
+	*opt = ck_add_sat(*opt, ob);
+	*read = ck_add_sat(*read, ck_mul_sat(OPT_STATES * OPT_BYTES,
+			   dist ? range_len(buf, f, dp) : buf));
 }
 

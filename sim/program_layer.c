@@ -349,8 +349,8 @@ void prog_train_tail(struct prog_bld *b)
 		if (b->moe)
 			prog_emit(b, OP_ALL_GATHER, b->k_edp, PH_OPT, W_PARAMS,
 				  -1, first + l, -1,
-				  ceil_div(layer_shard(b, 1), edp) *
-				  b->o.act_bytes, PROG_AT_MLP);
+				  ck_mul_sat(ceil_div(layer_shard(b, 1), edp),
+					     b->o.act_bytes), PROG_AT_MLP);
 	}
 	/* update_successful (logical and), grad_norm, num_zeros (max) */
 	for (int i = 0; i < 3; i++)
