@@ -264,6 +264,7 @@ FUZZ_OBJ     := $(patsubst %.c,build/fuzz/obj/%.o,\
 		$(foreach l,$(LAYERS),$(call layer_src,$(l)))) \
 		$(patsubst build/gen/%.c,build/fuzz/obj/gen/%.o,$(GEN_SRC))
 .PHONY: fuzz fuzz-build
+.SECONDARY: $(FUZZ_OBJ)
 build/fuzz/obj/gen/%.o: build/gen/%.c
 	@mkdir -p $(@D)
 	$(Q)$(FUZZ_CC) $(STD) -O1 -c $< -o $@

@@ -3,7 +3,6 @@
  * and what it writes besides: the Chrome trace (--trace) and gtplan-run's
  * predicted records (--predict-record).
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,28 +10,25 @@
 #include "calls.h"
 #include "cmd.h"
 #include "job.h"
+#include "outfile.h"
 #include "predict.h"
 #include "report.h"
 #include "trace.h"
 
-/* sim --trace FILE ('-': stdout). Returns 0, or -1 after saying why. */
+/* sim --trace FILE ('-': stdout), through outfile.h. Returns 0, or -1
+ * after saying why. */
 static int write_trace(const char *path, struct job *j)
 {
-	FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-	int rc;
+	struct outfile out;
 
-	if (!f) {
-		fprintf(stderr, "gtplan: cannot write '%s': %s\n", path,
-			strerror(errno));
+	if (outfile_open(&out, path))
+		return -1;
+	if (trace_write(out.f, &j->plan, &j->sim, NULL)) {
+		fprintf(stderr, "gtplan: error writing the trace '%s'\n", path);
+		outfile_abort(&out);
 		return -1;
 	}
-	rc = trace_write(f, &j->plan, &j->sim, NULL);
-	if (f != stdout && fclose(f))
-		rc = -1;
-	if (rc)
-		fprintf(stderr, "gtplan: error writing the trace '%s'%s%s\n",
-			path, errno ? ": " : "", errno ? strerror(errno) : "");
-	return rc;
+	return outfile_commit(&out);
 }
 
 int cmd_sim(const struct cli_opts *o)

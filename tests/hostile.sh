@@ -175,6 +175,13 @@ mkdir -p "$tmp/o"
 echo old >"$tmp/o/grid.svg"
 expect "render -o over a file" 0 "$SAN" render "$D" -o "$tmp/o/grid.svg" --format text
 if [ "$(ls "$tmp/o")" = grid.svg ] && ! grep -qx old "$tmp/o/grid.svg"; then ok; else bad "render -o left $(ls "$tmp/o")"; fi
+# a picture that fails (Graphviz without its plugins) leaves the old file
+mkdir -p "$tmp/noplugins"
+echo old >"$tmp/o/keep.svg"
+expect "render fails" 2 env GVBINDIR="$tmp/noplugins" "$REL" render "$D" -o "$tmp/o/keep.svg"
+if [ "$(cat "$tmp/o/keep.svg")" = old ] && [ "$(ls "$tmp/o" | wc -l)" -eq 2 ]; then ok; else
+	bad "a failed render changed keep.svg or left a file: $(ls "$tmp/o")"; fi
+expect "sim --trace /dev/full" 2 "$SAN" sim "$D" --trace /dev/full
 expect "render -o /dev/full" 2 "$SAN" render "$D" -o /dev/full --format text
 if [ -c /dev/full ]; then ok; else bad "render -o /dev/full: /dev/full is gone"; fi
 expect "plan -o /dev/full" 2 "$SAN" plan "$D" -o /dev/full
