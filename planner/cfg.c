@@ -1,5 +1,5 @@
 /*
- * cfg: the config tree (see cfg.h). Loading lives in cfg_yaml.c,
+ * cfg: the config tree (see cfg.h). Loading lives in cfg_yaml.c, cfg_file.c,
  * cfg_defaults.c, cfg_override.c and cfg_interp.c.
  */
 #include "cfg.h"
