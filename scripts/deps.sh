@@ -8,8 +8,9 @@ want=(build-essential pkg-config libyaml-dev libjansson-dev
       libgraphviz-dev) # gtplan render: libcgraph + libgvc, no `dot` needed
 if [ "${1:-build}" = test ]; then
 	want+=(check python3 python3-omegaconf python3-jsonschema python3-yaml valgrind
-	       clang) # tests/fuzz.sh: libFuzzer with ASan + UBSan
 	       libopenmpi-dev openmpi-bin libopenblas-dev)
+	# tests/fuzz.sh: libFuzzer with ASan + UBSan
+	want+=(clang)
 	# tests/render_e2e.sh: xmllint checks the SVG, Chromium draws it
 	want+=(libxml2-utils chromium)
 fi
