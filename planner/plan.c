@@ -4,6 +4,7 @@
  */
 #include "plan.h"
 #include "cfg_keys.h"
+#include "ckmath.h"
 #include "framework.h"
 #include "schema.h"
 
@@ -156,7 +157,7 @@ static void report_world(const struct plan *p, const struct cfg_node *root,
 			 const char *code, const struct factor *f, size_t n,
 			 struct diag_list *diags)
 {
-	char prod[256];
+	char prod[256], mtext[32];
 	size_t used = 0;
 	long long m = 1, lo, hi;
 	struct diag *d;
@@ -164,23 +165,34 @@ static void report_world(const struct plan *p, const struct cfg_node *root,
 		"cluster.num_nodes" : "cluster.gpus_per_node";
 
 	for (size_t i = 0; i < n; i++) {
-		m *= f[i].v;
+		m = ck_mul_sat(m, f[i].v);
 		used += (size_t)snprintf(prod + used, sizeof(prod) - used,
 					 "%s%s %lld", i ? " x " : "",
 					 f[i].name, f[i].v);
 		if (used >= sizeof(prod))
 			used = sizeof(prod) - 1;
 	}
+	if (m == CK_SAT)
+		snprintf(mtext, sizeof(mtext), "more than %lld", CK_SAT);
+	else
+		snprintf(mtext, sizeof(mtext), "%lld", m);
 	if (p->world < m)
 		d = diag_add(diags, code, loc_of(root, at), at,
 			     "%lld training GPUs are fewer than one model "
-			     "copy needs: %s = %lld", p->world, prod, m);
+			     "copy needs: %s = %s", p->world, prod, mtext);
 	else
 		d = diag_add(diags, code, loc_of(root, at), at,
 			     "%lld training GPUs are not divisible by %s = "
 			     "%lld (%lld / %lld = %.3f copies)", p->world,
 			     prod, m, p->world, m, (double)p->world / (double)m);
-	if (p->colocated && p->world == p->cluster.nodes *
+	if (m > PLAN_MAX_WORLD) {
+		/* no world gtplan plans holds one copy: no node count to
+		 * suggest */
+		diag_hint(d, "change %s: one model copy must fit in the %lld "
+			  "GPUs of the largest world gtplan plans",
+			  f[0].name[0] == 'E' ? "ETP, EP, EG or PP" :
+			  "TP, CP, G or PP", PLAN_MAX_WORLD);
+	} else if (p->colocated && p->world == p->cluster.nodes *
 	    p->cluster.gpus_per_node && p->cluster.gpus_per_node > 0) {
 		/* Whole nodes: the node counts whose GPUs are a multiple of m. */
 		long long a = m, b = p->cluster.gpus_per_node, step;
@@ -226,6 +238,7 @@ static void report_world(const struct plan *p, const struct cfg_node *root,
 			diag_note(d, l, "%s is %lld%s%s", f[i].name, f[i].v,
 				  f[i].how ? " " : " here", f[i].how ? f[i].how : "");
 	}
+	/* nodes and GPUs per node are at most 2^24 each (schema.h) */
 	if (p->world != p->cluster.nodes * p->cluster.gpus_per_node)
 		diag_note(d, DIAG_NOLOC, "the cluster has %lld GPUs; %lld train "
 			  "(the rest serve generation, rewards or teachers)",
@@ -455,7 +468,13 @@ static int build(struct plan *p, const struct cfg_node *root,
 			  "plans is %lld GPUs", PLAN_MAX_WORLD);
 		return 0;
 	}
-	p->model_size = p->tp * p->cp * p->gtp * p->pp;
+	/* four sizes of up to 2^24 each: saturated, never wrapped (a wrapped
+	 * product once divided by zero) */
+	{
+		long long f[] = { p->tp, p->cp, p->gtp, p->pp };
+
+		p->model_size = ck_prod_sat(f, 4);
+	}
 	if (ok && p->world % p->model_size) {
 		struct factor f[] = {
 			{ "TP", KEY_TP, p->tp, NULL },
@@ -480,7 +499,8 @@ static int build(struct plan *p, const struct cfg_node *root,
 	lay_grid_init(&p->dense, &p->order, size);
 	p->grid_ok = 1;
 
-	long long em = p->etp * p->ep * p->egtp * p->pp;
+	long long ef[] = { p->etp, p->ep, p->egtp, p->pp };
+	long long em = ck_prod_sat(ef, 4);
 	if (p->world % em) {
 		struct factor f[] = {
 			{ "ETP", KEY_ETP, p->etp, NULL },
