@@ -198,12 +198,15 @@ int prog_build(struct prog *pg, const struct plan *p,
 	if (kind == PROG_FORWARD && b.o.logprob_micro_batch > 0)
 		micro = b.o.logprob_micro_batch;
 	pg->microbatches = prog_microbatches(p, micro);
-	/* Every micro-batch runs every layer of the stage, one op at least:
-	 * past PROG_MAX_OPS the program is refused before it is built, so the
-	 * work stays bounded whatever the batch or the layer count. */
-	if ((kind == PROG_TRAIN || kind == PROG_FORWARD) &&
-	    ck_mul_sat(pg->microbatches, pg->n_layers > 0 ? pg->n_layers : 1) >
-	    PROG_MAX_OPS) {
+	/* Every micro-batch runs every layer of the stage (refit: every
+	 * layer once), one op at least: past PROG_MAX_OPS the program is
+	 * refused before it is built, so the work stays bounded whatever the
+	 * batch or the layer count. */
+	if (kind != PROG_SAVE && kind != PROG_LOAD &&
+	    kind != PROG_GROUP_INIT &&
+	    ck_mul_sat(kind == PROG_TRAIN || kind == PROG_FORWARD ?
+		       pg->microbatches : 1,
+		       pg->n_layers > 0 ? pg->n_layers : 1) > PROG_MAX_OPS) {
 		prog_release(pg);
 		return -1;
 	}
