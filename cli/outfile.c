@@ -10,8 +10,9 @@
 
 #include "outfile.h"
 
-/* PATH.XXXXXX next to PATH, so the rename stays on one file system. */
-static int open_temp(struct outfile *o)
+/* PATH.XXXXXX next to PATH, so the rename stays on one file system;
+ * `mode`: the replaced file's permissions, or -1 for a new file's. */
+static int open_temp(struct outfile *o, int mode)
 {
 	size_t n = strlen(o->path);
 	mode_t um;
@@ -25,11 +26,13 @@ static int open_temp(struct outfile *o)
 	fd = mkstemp(o->tmp);
 	if (fd < 0)
 		goto fail;
-	/* mkstemp makes it 0600; a published file gets the usual 0666 less
-	 * the umask, as fopen would have made it. */
+	/* mkstemp makes it 0600; a published file keeps the permissions of
+	 * the one it replaces, or gets 0666 less the umask, as fopen would
+	 * have made it. */
 	um = umask(0);
 	umask(um);
-	if (fchmod(fd, 0666 & ~um) || !(o->f = fdopen(fd, "wb"))) {
+	if (fchmod(fd, mode >= 0 ? (mode_t)mode : 0666 & ~um) ||
+	    !(o->f = fdopen(fd, "wb"))) {
 		int e = errno;
 
 		close(fd);
@@ -54,9 +57,11 @@ int outfile_open(struct outfile *o, const char *path)
 	if (!path || strcmp(path, "-") == 0)
 		return 0;
 	o->path = path;
-	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+	if (lstat(path, &st) != 0)
+		st.st_mode = 0;
+	if (st.st_mode && !S_ISREG(st.st_mode))
 		o->f = fopen(path, "wb"); /* a device, FIFO or link: in place */
-	else if (open_temp(o))
+	else if (open_temp(o, st.st_mode ? (int)(st.st_mode & 07777) : -1))
 		o->f = NULL;
 	if (!o->f) {
 		fprintf(stderr, "gtplan: cannot write '%s': %s\n", path,
