@@ -3,6 +3,7 @@
  * cfg_defaults.c, cfg_override.c and cfg_interp.c.
  */
 #include "cfg.h"
+#include "ckmath.h"
 #include "jsonw.h"
 
 #include <ctype.h>
@@ -402,9 +403,10 @@ static int parse_sexagesimal(const char *s, long long *out)
 		neg = *p++ == '-';
 	if (*p < '1' || *p > '9')
 		return 0;
+	/* a value past 64 bits is not an int here (as in parse_int) */
 	for (; isdigit((unsigned char)*p) || *p == '_'; p++)
-		if (*p != '_')
-			v = v * 10 + (*p - '0');
+		if (*p != '_' && (ck_mul(v, 10, &v) || ck_add(v, *p - '0', &v)))
+			return 0;
 	if (*p != ':')
 		return 0;
 	while (*p == ':') {
@@ -412,9 +414,9 @@ static int parse_sexagesimal(const char *s, long long *out)
 
 		for (p++; isdigit((unsigned char)*p) && n < 2; p++, n++)
 			d = d * 10 + (*p - '0');
-		if (!n || (n == 2 && p[-2] > '5') || v > LLONG_MAX / 60)
+		if (!n || (n == 2 && p[-2] > '5') || ck_mul(v, 60, &v) ||
+		    ck_add(v, d, &v))
 			return 0;
-		v = v * 60 + d;
 	}
 	if (*p)
 		return 0;

@@ -211,6 +211,23 @@ START_TEST(nul_inside_a_string_is_refused)
 }
 END_TEST
 
+/* The fuzzer's first find: a base-60 integer past 64 bits wrapped. */
+START_TEST(sexagesimal_past_64_bits_is_text)
+{
+	struct fx f;
+	static const char yaml[] = "a: 153722867280912930:59\n"
+		"b: 4444444444444444444444:10\nc: 1:30\n";
+
+	fx_init(&f);
+	ck_assert_int_eq(parse(&f, yaml, strlen(yaml)), 0);
+	ck_assert_int_eq(cfg_path(f.root, "a")->kind, CFG_STR);
+	ck_assert_int_eq(cfg_path(f.root, "b")->kind, CFG_STR);
+	ck_assert_int_eq(cfg_path(f.root, "c")->kind, CFG_INT);
+	ck_assert_int_eq(cfg_path(f.root, "c")->v.i, 90);
+	fx_release(&f);
+}
+END_TEST
+
 START_TEST(parents_must_be_regular_files)
 {
 	struct fx f;
@@ -332,6 +349,7 @@ int main(void)
 		{ "many_keys", many_keys_and_one_duplicate },
 		{ "tags", tags_as_a_safe_loader_reads_them },
 		{ "nul", nul_inside_a_string_is_refused },
+		{ "sexagesimal", sexagesimal_past_64_bits_is_text },
 		{ "not_regular", parents_must_be_regular_files },
 		{ "diamond", a_diamond_loads_each_file_once },
 		{ "budgets", include_and_interpolation_budgets },
