@@ -21,7 +21,8 @@ if ! make --no-print-directory fuzz-build >/dev/null; then
 	echo "RESULT 0 1 0"; exit 1
 fi
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$art"
+mkdir -p "$art" "$tmp/tmpdir"
+export TMPDIR="$tmp/tmpdir" # fuzz_load's input files
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 opts=(-timeout=20 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=0)

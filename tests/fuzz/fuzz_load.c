@@ -17,13 +17,17 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The input's file, in a folder made once per process. */
+/* The input's file, in a folder made once per process under $TMPDIR
+ * (tests/fuzz.sh points it at a folder it removes). */
 static const char *input_path(void)
 {
-	static char dir[64], path[96];
+	static char dir[512], path[544];
 
 	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "%s", "/tmp/gtplan-fuzz-XXXXXX");
+		const char *t = getenv("TMPDIR");
+
+		snprintf(dir, sizeof(dir), "%s/gtplan-fuzz-XXXXXX",
+			 t && *t ? t : "/tmp");
 		if (!mkdtemp(dir))
 			abort();
 		snprintf(path, sizeof(path), "%s/config.yaml", dir);
