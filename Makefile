@@ -4,6 +4,9 @@
 #   make demo       install what is missing, then lint and plan examples/default.yaml
 #   make test       install what is missing, build with sanitizers, run every suite
 #   make bench      time `gtplan plan` on 1k, 64k and 1M-rank worlds
+#   make fuzz       libFuzzer (clang, ASan + UBSan) over the config loader
+#                   and the whole lint path for FUZZ_SECONDS (default 600);
+#                   make test runs the same for 60 s (tests/fuzz.sh)
 #   make check-layers  no include or call against the layers' order
 #                   (base, planner, sim, report, cli; runtime apart)
 #   make build/gtplan-run   the MPI runtime (needs MPI, OpenBLAS: make deps-test)
@@ -308,6 +311,38 @@ build/gpu/gtplan-run: $(GPU_RT_OBJ)
 		-L$(CUDA_HOME)/lib64 $(CUBLAS_LIBS) $(GPU_BLAS_LIBS) \
 		$(GPU_JANSSON_LIBS) -lnccl -Xlinker -rpath,$(CUDA_HOME)/lib64 \
 		-Xcompiler -fopenmp -lstdc++ -lm -ldl -lrt $(LDFLAGS)
+
+# ---- fuzzing: libFuzzer harnesses (tests/fuzz/) --------------------------
+# Every layer's sources compiled by clang with ASan + UBSan and libFuzzer's
+# coverage (build/fuzz/obj/), linked with one harness each; the dictionary
+# names every schema key (scripts/fuzz_dict.py). The config corpus seeds
+# the runs (tests/fuzz.sh).
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 600
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_OBJ     := $(patsubst %.c,build/fuzz/obj/%.o,\
+		$(foreach l,$(LAYERS),$(call layer_src,$(l)))) \
+		$(patsubst build/gen/%.c,build/fuzz/obj/gen/%.o,$(GEN_SRC))
+.PHONY: fuzz fuzz-build
+.SECONDARY: $(FUZZ_OBJ)
+build/fuzz/obj/gen/%.o: build/gen/%.c
+	@mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(STD) -O1 -c $< -o $@
+build/fuzz/obj/%.o: %.c
+	@mkdir -p $(@D)
+	@$(if $(V),,echo "  CC/fuzz $<")
+	$(Q)$(FUZZ_CC) $(STD) -g -O1 -MMD -MP $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
+		$(cli_INC) $(PKG_CFLAGS) -c $< -o $@
+build/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
+	@$(if $(V),,echo "  FUZZ    $@")
+	$(Q)$(FUZZ_CC) $(STD) -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer $(cli_INC) \
+		$(PKG_CFLAGS) $^ -o $@ $(PKG_LIBS) -lm
+build/fuzz/config.dict: schemas/config.schema.json scripts/fuzz_dict.py
+	@mkdir -p $(@D)
+	$(Q)scripts/fuzz_dict.py $< > $@.tmp && mv $@.tmp $@
+fuzz-build: build/fuzz/fuzz_lint build/fuzz/fuzz_load build/fuzz/config.dict
+fuzz: deps-test
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory build/gtplan

@@ -1,8 +1,7 @@
 /*
- * cli: the errors, the output files and the findings report every command
- * ends with (cli.h).
+ * cli: the errors and the findings report every command ends with
+ * (cli.h).
  */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,27 +32,6 @@ int cli_error(int rc, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	return rc;
-}
-
-FILE *cli_open_out(const char *path)
-{
-	FILE *f;
-
-	if (!path || strcmp(path, "-") == 0)
-		return stdout;
-	if (!(f = fopen(path, "w")))
-		cli_error(0, "cannot write '%s': %s", path, strerror(errno));
-	return f;
-}
-
-int cli_close_out(FILE *f, const char *path)
-{
-	if (f == stdout)
-		return 0;
-	if (fclose(f))
-		return cli_error(-1, "error writing '%s': %s", path,
-				 strerror(errno));
-	return 0;
 }
 
 int cli_format_parse(const char *s)

@@ -1,11 +1,10 @@
 /*
  * cli: what gtplan's commands share: the parsed command line (main.c
  * fills it, the commands of cmd.h read it), the exit codes, and how
- * findings are printed for the options given, errors, and the files data
- * goes to. Data goes to stdout (or -o FILE), diagnostics to stderr.
+ * findings are printed for the options given, and errors. Data goes to
+ * stdout (or -o FILE, through outfile.h), diagnostics to stderr.
  *
- * Ownership: see struct cli_opts; cli_open_out's stream is the caller's
- * until cli_close_out.
+ * Ownership: see struct cli_opts.
  */
 #ifndef GTPLAN_CLI_H
 #define GTPLAN_CLI_H
@@ -70,14 +69,6 @@ int cli_usage_error(const char *fmt, ...)
  * so that a command says why and fails in one statement. */
 int cli_error(int rc, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-
-/* Every file a command writes data to is opened and closed by these two.
- * cli_open_out: stdout for NULL or "-", else `path` created or truncated;
- * NULL after saying why ("cannot write"). The caller owns the stream and
- * gives it back to cli_close_out, which closes it (never stdout) and
- * returns 0, or -1 after saying why ("error writing"). */
-FILE *cli_open_out(const char *path);
-int cli_close_out(FILE *f, const char *path);
 
 /* Adds the unused suppressions (proj_finish), sorts the findings and
  * prints them to f in o's format (text without its summary line under

@@ -47,7 +47,8 @@ static const char usage_text[] =
 "                             .gtplan.yaml or pyproject.toml with\n"
 "                             [tool.gtplan] above the config)\n"
 "  --no-config                read no project file\n"
-"  -o FILE                    plan: write the plan to FILE ('-': stdout)\n"
+"  -o FILE                    plan, config: write to FILE ('-': stdout),\n"
+"                             through a temporary file renamed into place\n"
 "  --summary                  plan: print a short summary, not JSON\n"
 "  --rank N                   explain: the rank to explain\n"
 "  --call NAME                sim: simulate only this call\n"
@@ -64,7 +65,8 @@ static const char usage_text[] =
 "  -h, --help                 this help; `gtplan help COMMAND` for one\n"
 "  -V, --version              print the version\n"
 "\n"
-"exit status: 0 clean, 1 findings, 2 usage or I/O error.\n";
+"exit status: 0 clean, 1 findings, 2 usage or I/O error (a failed write\n"
+"to stdout or to FILE included).\n";
 
 static const struct {
 	const char *name;

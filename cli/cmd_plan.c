@@ -10,6 +10,7 @@
 #include "cmd.h"
 #include "job.h"
 #include "lint_files.h"
+#include "outfile.h"
 #include "report.h"
 
 int cmd_lint(const struct cli_opts *o)
@@ -55,7 +56,7 @@ int cmd_plan(const struct cli_opts *o)
 	struct diag_list diags;
 	struct job j;
 	const struct plan *p = &j.plan;
-	FILE *out = stdout;
+	struct outfile out;
 	int rc, lrc;
 
 	if (o->n_configs != 1)
@@ -73,19 +74,22 @@ int cmd_plan(const struct cli_opts *o)
 		goto out;
 	}
 	diag_sort(&diags);
-	if (!(out = cli_open_out(o->out))) {
+	if (outfile_open(&out, o->out)) {
 		rc = CLI_EXIT_USAGE;
 		goto out;
 	}
 	rc = cli_report(o, &diags, stderr);
 	if (lrc == 0 && o->summary)
-		plan_print_summary(out, p);
-	else if (lrc == 0 && plan_write_json(out, p, &j.sim, &diags))
+		plan_print_summary(out.f, p);
+	else if (lrc == 0 && plan_write_json(out.f, p, &j.sim, &diags)) {
 		rc = cli_error(CLI_EXIT_USAGE, "error writing the plan: %s",
 			       strerror(errno));
-	if (cli_close_out(out, o->out))
+		outfile_abort(&out);
+		goto out;
+	}
+	if (outfile_commit(&out))
 		rc = CLI_EXIT_USAGE;
-	if (lrc == 1)
+	else if (lrc == 1)
 		rc = CLI_EXIT_FINDINGS;
 out:
 	job_release(&j);
@@ -99,6 +103,7 @@ int cmd_config(const struct cli_opts *o)
 	struct src_set srcs;
 	struct diag_list diags;
 	struct job j;
+	struct outfile out;
 	int lrc, rc;
 
 	if (o->n_configs != 1)
@@ -109,10 +114,19 @@ int cmd_config(const struct cli_opts *o)
 	j.proj = o->proj;
 	lrc = job_run(&j, o->configs[0], JOB_UPTO_CONFIG, NULL, &srcs, &diags);
 	rc = cli_report(o, &diags, stderr);
-	if (j.root && lrc != 2)
-		cfg_write_json(stdout, j.root);
 	if (lrc)
 		rc = lrc == 2 ? CLI_EXIT_USAGE : CLI_EXIT_FINDINGS;
+	if (j.root && lrc != 2) {
+		if (outfile_open(&out, o->out)) {
+			rc = CLI_EXIT_USAGE;
+		} else if (cfg_write_json(out.f, j.root)) {
+			rc = cli_error(CLI_EXIT_USAGE,
+				       "error writing the config");
+			outfile_abort(&out);
+		} else if (outfile_commit(&out)) {
+			rc = CLI_EXIT_USAGE;
+		}
+	}
 	job_release(&j);
 	diag_list_release(&diags);
 	src_set_release(&srcs);

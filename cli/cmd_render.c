@@ -8,6 +8,7 @@
 
 #include "cmd.h"
 #include "job.h"
+#include "outfile.h"
 #include "render.h"
 
 int cmd_render(const struct cli_opts *o)
@@ -18,7 +19,7 @@ int cmd_render(const struct cli_opts *o)
 	struct render_opts ro;
 	char err[512];
 	const char *path = o->out && strcmp(o->out, "-") != 0 ? o->out : NULL;
-	FILE *out = stdout;
+	struct outfile out;
 	int rc, lrc;
 
 	if (o->n_configs != 1)
@@ -57,16 +58,17 @@ int cmd_render(const struct cli_opts *o)
 	 * GPUs; one node unless set) */
 	ro.prog = &j.sim.cost.o;
 	ro.segment_size = j.sim.cost.s.domain;
-	if (!(out = cli_open_out(path))) {
+	if (outfile_open(&out, path)) {
 		rc = CLI_EXIT_USAGE;
 		goto out;
 	}
-	if (render_run(&ro, &j.plan, &j.sim, out, err, sizeof(err)))
+	/* a failed picture is never published: PATH keeps what it had */
+	if (render_run(&ro, &j.plan, &j.sim, out.f, err, sizeof(err))) {
 		rc = cli_error(CLI_EXIT_USAGE, "%s", err);
-	if (cli_close_out(out, path))
+		outfile_abort(&out);
+	} else if (outfile_commit(&out)) {
 		rc = CLI_EXIT_USAGE;
-	if (path && rc == CLI_EXIT_USAGE)
-		remove(path); /* no half-written picture */
+	}
 out:
 	job_release(&j);
 	diag_list_release(&diags);

@@ -11,23 +11,26 @@
 #include "calls.h"
 #include "cmd.h"
 #include "job.h"
+#include "outfile.h"
 #include "predict.h"
 #include "report.h"
 #include "trace.h"
 
-/* sim --trace FILE ('-': stdout). Returns 0, or -1 after saying why. */
+/* sim --trace FILE ('-': stdout), through outfile.h. Returns 0, or -1
+ * after saying why. */
 static int write_trace(const char *path, struct job *j)
 {
-	FILE *f = cli_open_out(path);
-	int rc;
+	struct outfile out;
 
-	if (!f)
+	if (outfile_open(&out, path))
 		return -1;
-	rc = trace_write(f, &j->plan, &j->sim, NULL);
-	if (rc)
+	if (trace_write(out.f, &j->plan, &j->sim, NULL)) {
 		cli_error(0, "error writing the trace '%s'%s%s", path,
 			  errno ? ": " : "", errno ? strerror(errno) : "");
-	return cli_close_out(f, path) ? -1 : rc;
+		outfile_abort(&out);
+		return -1;
+	}
+	return outfile_commit(&out);
 }
 
 int cmd_sim(const struct cli_opts *o)

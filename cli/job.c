@@ -31,6 +31,7 @@ static int job_pipeline(struct job *j, const char *path, enum job_stage upto,
 			struct diag_list *diags)
 {
 	size_t before = diags->n;
+	int past_max = 0;
 
 	if (cfg_load(path, srcs, diags, &j->root)) {
 		for (size_t i = before; i < diags->n; i++)
@@ -45,7 +46,11 @@ static int job_pipeline(struct job *j, const char *path, enum job_stage upto,
 		return 1;
 	if (cfg_resolve(j->root, srcs, diags))
 		return 1;
-	if (schema_check_config(j->root, diags) < 0)
+	if (schema_check_config_limits(j->root, diags, &past_max) < 0)
+		return 1;
+	/* A size past its maximum (GT201 at its key) is not planned: no
+	 * product of sizes is computed from it (schema.h). */
+	if (past_max && upto != JOB_UPTO_CONFIG)
 		return 1;
 	if (upto == JOB_UPTO_CONFIG)
 		return 0;

@@ -2,7 +2,8 @@
  * gtplan: the command-line front end. Parses the arguments into a
  * cli_opts (cli.h), hands them to the command (cmd.h) and returns its
  * exit code; help and --version are answered here. Every exit() of the
- * program is main's return.
+ * program is main's return, and no command exits 0 (or 1) when a write to
+ * stdout failed (a full disk, `> /dev/full`): that is exit 2.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "cli_help.h"
 #include "cmd.h"
 #include "launch.h"
+#include "outfile.h"
 #include "version.h"
 
 /* Each command's name and its implementation (cmd.h). */
@@ -264,7 +266,7 @@ static int cmd_help(const char *what)
 	return CLI_EXIT_CLEAN;
 }
 
-int main(int argc, char **argv)
+static int run_main(int argc, char **argv)
 {
 	struct cli_opts o = { 0 };
 	int rc;
@@ -289,5 +291,14 @@ int main(int argc, char **argv)
 	proj_opts_release(&o.sel);
 	free(o.overrides);
 	launch_opts_release(&o.run);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	int rc = run_main(argc, argv);
+
+	if (outfile_check_stdout())
+		rc = CLI_EXIT_USAGE;
 	return rc;
 }

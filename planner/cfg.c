@@ -1,8 +1,9 @@
 /*
- * cfg: the config tree (see cfg.h). Loading lives in cfg_yaml.c,
+ * cfg: the config tree (see cfg.h). Loading lives in cfg_yaml.c, cfg_file.c,
  * cfg_defaults.c, cfg_override.c and cfg_interp.c.
  */
 #include "cfg.h"
+#include "ckmath.h"
 #include "jsonw.h"
 
 #include <ctype.h>
@@ -50,6 +51,15 @@ void cfg_free(struct cfg_node *n)
 	free(n->key);
 	free(n->text);
 	free(n);
+}
+
+size_t cfg_count(const struct cfg_node *n)
+{
+	size_t c = 1;
+
+	for (size_t i = 0; i < n->n; i++)
+		c += cfg_count(n->kids[i]);
+	return c;
 }
 
 struct cfg_node *cfg_clone(const struct cfg_node *n)
@@ -147,6 +157,113 @@ int cfg_map_del(struct cfg_node *map, const char *key)
 		(map->n - (size_t)i - 1) * sizeof(*map->kids));
 	map->n--;
 	return 1;
+}
+
+/* ---- key index ------------------------------------------------------
+ * Open addressing with linear probing on FNV-1a, at most half full. */
+
+static size_t key_hash(const char *s)
+{
+	unsigned long long h = 14695981039346656037ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return (size_t)h;
+}
+
+static int keyidx_grow(struct cfg_keyidx *x, const struct cfg_node *map)
+{
+	size_t cap = x->cap ? 2 * x->cap : 64;
+	size_t *v = calloc(cap, sizeof(*v));
+
+	if (!v)
+		return -1;
+	for (size_t i = 0; i < x->cap; i++) {
+		size_t h;
+
+		if (!x->slot[i])
+			continue;
+		h = key_hash(map->kids[x->slot[i] - 1]->key) & (cap - 1);
+		while (v[h])
+			h = (h + 1) & (cap - 1);
+		v[h] = x->slot[i];
+	}
+	free(x->slot);
+	x->slot = v;
+	x->cap = cap;
+	return 0;
+}
+
+int cfg_keyidx_add(struct cfg_keyidx *x, const struct cfg_node *map,
+		   size_t pos)
+{
+	size_t h;
+
+	if (2 * (x->n + 1) > x->cap && keyidx_grow(x, map))
+		return -1;
+	h = key_hash(map->kids[pos]->key) & (x->cap - 1);
+	while (x->slot[h])
+		h = (h + 1) & (x->cap - 1);
+	x->slot[h] = pos + 1;
+	x->n++;
+	return 0;
+}
+
+int cfg_keyidx_build(struct cfg_keyidx *x, const struct cfg_node *map)
+{
+	memset(x, 0, sizeof(*x));
+	if (!map || map->kind != CFG_MAP)
+		return 0;
+	for (size_t i = 0; i < map->n; i++)
+		if (cfg_keyidx_find(x, map, map->kids[i]->key) < 0 &&
+		    cfg_keyidx_add(x, map, i))
+			return -1;
+	return 0;
+}
+
+long cfg_keyidx_find(const struct cfg_keyidx *x, const struct cfg_node *map,
+		     const char *key)
+{
+	size_t h;
+
+	if (!x->cap)
+		return -1;
+	for (h = key_hash(key) & (x->cap - 1); x->slot[h];
+	     h = (h + 1) & (x->cap - 1))
+		if (strcmp(map->kids[x->slot[h] - 1]->key, key) == 0)
+			return (long)(x->slot[h] - 1);
+	return -1;
+}
+
+void cfg_keyidx_release(struct cfg_keyidx *x)
+{
+	free(x->slot);
+	memset(x, 0, sizeof(*x));
+}
+
+int cfg_keyidx_set(struct cfg_keyidx *x, struct cfg_node *map,
+		   const char *key, struct cfg_node *val)
+{
+	long i = cfg_keyidx_find(x, map, key);
+
+	if (!val->key || strcmp(val->key, key) != 0) {
+		char *k = strdup(key);
+
+		if (!k) {
+			cfg_free(val);
+			return -1;
+		}
+		free(val->key);
+		val->key = k;
+	}
+	if (i >= 0) {
+		cfg_free(map->kids[i]);
+		map->kids[i] = val;
+		return 0;
+	}
+	if (cfg_append(map, val))
+		return -1;
+	return cfg_keyidx_add(x, map, map->n - 1);
 }
 
 struct cfg_node *cfg_get(const struct cfg_node *map, const char *key)
@@ -340,9 +457,10 @@ static int parse_sexagesimal(const char *s, long long *out)
 		neg = *p++ == '-';
 	if (*p < '1' || *p > '9')
 		return 0;
+	/* a value past 64 bits is not an int here (as in parse_int) */
 	for (; isdigit((unsigned char)*p) || *p == '_'; p++)
-		if (*p != '_')
-			v = v * 10 + (*p - '0');
+		if (*p != '_' && (ck_mul(v, 10, &v) || ck_add(v, *p - '0', &v)))
+			return 0;
 	if (*p != ':')
 		return 0;
 	while (*p == ':') {
@@ -350,9 +468,9 @@ static int parse_sexagesimal(const char *s, long long *out)
 
 		for (p++; isdigit((unsigned char)*p) && n < 2; p++, n++)
 			d = d * 10 + (*p - '0');
-		if (!n || (n == 2 && p[-2] > '5') || v > LLONG_MAX / 60)
+		if (!n || (n == 2 && p[-2] > '5') || ck_mul(v, 60, &v) ||
+		    ck_add(v, d, &v))
 			return 0;
-		v = v * 60 + d;
 	}
 	if (*p)
 		return 0;

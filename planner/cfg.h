@@ -66,8 +66,15 @@ struct cfg_node {
 					    expanded */
 #define CFG_MAX_ALIAS_EXPAND 100000      /* nodes copied through aliases */
 #define CFG_MAX_INCLUDE_DEPTH 32         /* `defaults:` chain length */
+#define CFG_MAX_INCLUDES     1000        /* `defaults:` entries followed in
+					    one load (a file included again
+					    is read once and copied) */
+#define CFG_MAX_LOAD_BYTES   (64u << 20) /* bytes of all files one load
+					    reads */
 #define CFG_MAX_INTERP_DEPTH 64          /* nested `${...}` resolution */
 #define CFG_MAX_INTERP_TEXT  (1u << 20)  /* one string built by resolution */
+#define CFG_MAX_INTERP_TOTAL (64u << 20) /* bytes of all the strings that
+					    resolution builds or copies */
 
 /* ---- tree ----------------------------------------------------------- */
 
@@ -76,6 +83,8 @@ struct cfg_node *cfg_new(enum cfg_kind kind, struct diag_loc loc);
 /* A scalar string node; takes a copy of `s`. */
 struct cfg_node *cfg_new_str(const char *s, struct diag_loc loc);
 void cfg_free(struct cfg_node *n);
+/* Nodes in the subtree at n (n included). */
+size_t cfg_count(const struct cfg_node *n);
 /* Deep copy, marks included; NULL when out of memory. */
 struct cfg_node *cfg_clone(const struct cfg_node *n);
 
@@ -87,6 +96,30 @@ int cfg_append(struct cfg_node *parent, struct cfg_node *kid);
 int cfg_map_set(struct cfg_node *map, const char *key, struct cfg_node *val);
 /* Removes and frees map[key]; returns 1 if it was there, else 0. */
 int cfg_map_del(struct cfg_node *map, const char *key);
+
+/* A hash index of a map's keys, for maps too big to search key by key
+ * (duplicate keys, merges). It holds positions in map->kids; the map must
+ * not lose or reorder entries while the index is used (replacing an entry
+ * in place and appending through cfg_keyidx_add are fine). */
+struct cfg_keyidx {
+	size_t *slot; /* position + 1; 0 is empty */
+	size_t cap, n;
+};
+
+/* Indexes every key of map (an empty index for anything else). Returns 0
+ * or -1 (out of memory). */
+int cfg_keyidx_build(struct cfg_keyidx *x, const struct cfg_node *map);
+/* The position of key in map, or -1. */
+long cfg_keyidx_find(const struct cfg_keyidx *x, const struct cfg_node *map,
+		     const char *key);
+/* Indexes map->kids[pos] (a key not indexed yet). Returns 0 or -1. */
+int cfg_keyidx_add(struct cfg_keyidx *x, const struct cfg_node *map,
+		   size_t pos);
+void cfg_keyidx_release(struct cfg_keyidx *x);
+/* map[key] = val through the index: replaces in place or appends (and
+ * indexes); takes ownership of val. Returns 0 or -1 (val freed). */
+int cfg_keyidx_set(struct cfg_keyidx *x, struct cfg_node *map,
+		   const char *key, struct cfg_node *val);
 
 /* map[key], or NULL (also when `map` is NULL or not a map). */
 struct cfg_node *cfg_get(const struct cfg_node *map, const char *key);
@@ -129,10 +162,17 @@ void cfg_scalar_type(struct cfg_node *n, const char *text);
 
 /* Parses one YAML file (no `defaults:` processing) into *out (a map, or NULL
  * for an empty file); path "-" reads stdin (cfg_load too: its parents are
- * then relative to the current folder). Reports syntax errors, duplicate keys (both places),
- * alias cycles and expansion limits. Returns 0 or -1. */
+ * then relative to the current folder). Reports syntax errors, duplicate
+ * keys (both places), alias cycles and expansion limits; a directory, a
+ * loop of symbolic links and a file over CFG_MAX_FILE_BYTES (with its real
+ * size) are GT104/GT103. The file may be a pipe (`<(...)`), read up to the
+ * size limit, as is stdin. Returns 0 or -1. */
 int cfg_parse_file(const char *path, struct src_set *srcs,
 		   struct diag_list *diags, struct cfg_node **out);
+/* The same for a `defaults:` parent, which must be a regular file: a FIFO,
+ * device or socket is refused (GT104) without waiting on it. */
+int cfg_parse_parent(const char *path, struct src_set *srcs,
+		     struct diag_list *diags, struct cfg_node **out);
 /* The same for an in-memory text registered under `name`. Takes ownership of
  * `text`. */
 int cfg_parse_text(const char *name, char *text, size_t len,

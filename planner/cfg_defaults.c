@@ -13,9 +13,29 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "cfg.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A parent loaded cleanly once: every later inclusion gets a copy, so a
+ * "diamond" of files that include each other twice loads each file once. */
+struct loaded {
+	char *real;            /* realpath */
+	struct cfg_node *tree; /* the file with its own defaults merged */
+};
+
+/* One cfg_load(): what it has read so far, against the limits. */
+struct loader {
+	struct src_set *srcs;
+	struct diag_list *diags;
+	struct loaded *done;
+	size_t n_done, cap_done;
+	size_t bytes;    /* of every file read, against CFG_MAX_LOAD_BYTES */
+	size_t includes; /* defaults: entries followed, CFG_MAX_INCLUDES */
+	size_t copied;   /* nodes copied from done[], CFG_MAX_NODES */
+	int limit_hit;   /* a load limit was reported: stop loading */
+};
 
 /* One file on the current inheritance chain. */
 struct chain {
@@ -69,26 +89,31 @@ static void warn_nested_markers(const struct cfg_node *n, int depth,
 }
 
 /* OmegaConf.merge(dst, src) in place, consuming src: maps merge key by
- * key, anything else replaces; a key new to dst goes to the end. */
+ * key, anything else replaces; a key new to dst goes to the end. dst's
+ * keys are hashed, so a merge costs the size of both maps. */
 static int merge_maps(struct cfg_node *dst, struct cfg_node *src)
 {
-	for (size_t i = 0; i < src->n; i++) {
+	struct cfg_keyidx x;
+	int rc = 0;
+
+	if (cfg_keyidx_build(&x, dst))
+		return -1;
+	for (size_t i = 0; i < src->n && !rc; i++) {
 		struct cfg_node *s = src->kids[i];
-		struct cfg_node *d = cfg_get(dst, s->key);
+		long at = cfg_keyidx_find(&x, dst, s->key);
+		struct cfg_node *d = at >= 0 ? dst->kids[at] : NULL;
 
 		src->kids[i] = NULL;
 		if (d && d->kind == CFG_MAP && s->kind == CFG_MAP) {
-			int rc = merge_maps(d, s);
-
+			rc = merge_maps(d, s);
 			cfg_free(s);
-			if (rc)
-				return rc;
 			continue;
 		}
-		if (cfg_map_set(dst, s->key, s))
-			return -1;
+		if (cfg_keyidx_set(&x, dst, s->key, s))
+			rc = -1;
 	}
-	return 0;
+	cfg_keyidx_release(&x);
+	return rc;
 }
 
 /* nemo_rl/utils/config.py merge_with_override(): for each top-level
@@ -167,14 +192,30 @@ static void note_chain(struct diag *d, const struct chain *c)
 		diag_note(d, c->at, "'%s' is included from here", c->shown);
 }
 
-static int load_rec(const char *path, const struct chain *up,
-		    struct diag_loc at, int depth, struct src_set *srcs,
-		    struct diag_list *diags, struct cfg_node **out);
+static int load_rec(struct loader *L, const char *path,
+		    const struct chain *up, struct diag_loc at, int depth,
+		    struct cfg_node **out);
 
-static int load_parents(const char *path, const struct chain *self,
-			struct cfg_node *defaults, int depth,
-			struct src_set *srcs, struct diag_list *diags,
-			struct cfg_node *base, int *bad)
+/* A load limit was passed at `at`: said once, and loading stops. */
+static void limit_hit(struct loader *L, struct diag_loc at,
+		      const struct chain *up, const char *what,
+		      unsigned long long limit)
+{
+	struct diag *d;
+
+	if (L->limit_hit)
+		return;
+	L->limit_hit = 1;
+	d = diag_add(L->diags, "GT103", at, "defaults", "the config and its "
+		     "defaults: files pass the limit of %llu %s", limit, what);
+	diag_hint(d, "a training config includes a few files; check the "
+		  "defaults: entries for a file included over and over");
+	note_chain(d, up);
+}
+
+static int load_parents(struct loader *L, const char *path,
+			const struct chain *self, struct cfg_node *defaults,
+			int depth, struct cfg_node *base, int *bad)
 {
 	struct cfg_node *one[1] = { defaults };
 	struct cfg_node **items = one;
@@ -184,14 +225,14 @@ static int load_parents(const char *path, const struct chain *self,
 		items = defaults->kids;
 		n = defaults->n;
 	} else if (defaults->kind != CFG_STR) {
-		struct diag *d = diag_add(diags, "GT107", defaults->loc,
+		struct diag *d = diag_add(L->diags, "GT107", defaults->loc,
 			"defaults", "'defaults' must be a path or a list of "
 			"paths, not a %s", cfg_kind_name(defaults->kind));
 		diag_hint(d, "write 'defaults: parent.yaml' or a list of "
 			  "paths, merged in order (later wins)");
 		return 1;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && !L->limit_hit; i++) {
 		const struct cfg_node *it = items[i];
 		struct cfg_node *parent = NULL;
 		char *ppath;
@@ -199,7 +240,7 @@ static int load_parents(const char *path, const struct chain *self,
 
 		if (it->kind == CFG_MAP || it->kind == CFG_SEQ ||
 		    it->kind == CFG_NULL) {
-			struct diag *d = diag_add(diags, "GT107", it->loc,
+			struct diag *d = diag_add(L->diags, "GT107", it->loc,
 				"defaults", "a 'defaults' entry must be a path, "
 				"not a %s", cfg_kind_name(it->kind));
 			diag_hint(d, "NeMo-RL's defaults are file paths; "
@@ -208,17 +249,22 @@ static int load_parents(const char *path, const struct chain *self,
 			*bad = 1;
 			continue;
 		}
+		if (++L->includes > CFG_MAX_INCLUDES) {
+			limit_hit(L, it->loc, self, "defaults: entries",
+				  CFG_MAX_INCLUDES);
+			*bad = 1;
+			break;
+		}
 		ppath = join_path(path, it->text);
 		if (!ppath)
 			return -1;
-		rc = load_rec(ppath, self, it->loc, depth + 1, srcs, diags,
-			      &parent);
+		rc = load_rec(L, ppath, self, it->loc, depth + 1, &parent);
 		free(ppath);
 		if (rc < 0 && !parent)
 			return -1;
 		if (rc)
 			*bad = 1;
-		if (parent && merge_with_override(base, parent, diags)) {
+		if (parent && merge_with_override(base, parent, L->diags)) {
 			cfg_free(parent);
 			return -1;
 		}
@@ -227,10 +273,104 @@ static int load_parents(const char *path, const struct chain *self,
 	return 0;
 }
 
+/* A copy of the file at `real` if it was loaded cleanly before: 1 (and
+ * *out), 0 when it was not, -1 out of memory. */
+static int reuse(struct loader *L, const char *real, struct diag_loc at,
+		 const struct chain *up, struct cfg_node **out)
+{
+	for (size_t i = 0; i < L->n_done; i++) {
+		size_t k;
+
+		if (strcmp(L->done[i].real, real) != 0)
+			continue;
+		k = cfg_count(L->done[i].tree);
+		if (L->copied + k > CFG_MAX_NODES) {
+			limit_hit(L, at, up, "nodes copied by inclusion",
+				  CFG_MAX_NODES);
+			return 0;
+		}
+		L->copied += k;
+		*out = cfg_clone(L->done[i].tree);
+		return *out ? 1 : -1;
+	}
+	return 0;
+}
+
+/* Remembers a cleanly loaded file (a copy of tree). Returns 0 or -1. */
+static int remember(struct loader *L, const char *real,
+		    const struct cfg_node *tree)
+{
+	struct loaded *v;
+
+	if (L->n_done == L->cap_done) {
+		size_t cap = L->cap_done ? 2 * L->cap_done : 8;
+
+		v = realloc(L->done, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		L->done = v;
+		L->cap_done = cap;
+	}
+	v = &L->done[L->n_done];
+	v->real = strdup(real);
+	v->tree = cfg_clone(tree);
+	if (!v->real || !v->tree) {
+		free(v->real);
+		cfg_free(v->tree);
+		return -1;
+	}
+	L->n_done++;
+	return 0;
+}
+
+/* realpath() failed for a parent: missing (GT105), or unreadable for
+ * another reason, said in words (GT104). Returns 1. */
+static int report_unreachable(struct loader *L, const char *path, int err,
+			      struct diag_loc at, const struct chain *up)
+{
+	struct diag *d;
+
+	if (err == ENOENT || err == ENOTDIR) {
+		d = diag_add(L->diags, "GT105", at, "defaults",
+			     "defaults: '%s' does not exist", path);
+		diag_hint(d, "paths in defaults: are relative to the folder "
+			  "of the file that names them");
+	} else {
+		d = diag_add(L->diags, "GT104", at, "defaults",
+			     "defaults: cannot read '%s': %s", path,
+			     err == ELOOP ? "a loop of symbolic links" :
+			     strerror(err));
+		diag_hint(d, "check the path and its permissions");
+	}
+	note_chain(d, up);
+	return 1;
+}
+
+/* Reads and parses one file, counting its bytes against the limit.
+ * Returns 0, or -1 (reported). */
+static int read_one(struct loader *L, const char *path, struct diag_loc at,
+		    const struct chain *up, struct cfg_node **root)
+{
+	size_t before = L->srcs->n;
+	int rc = at.src < 0 ? cfg_parse_file(path, L->srcs, L->diags, root) :
+		 cfg_parse_parent(path, L->srcs, L->diags, root);
+
+	if (L->srcs->n > before)
+		L->bytes += L->srcs->v[before].len;
+	if (!rc && L->bytes > CFG_MAX_LOAD_BYTES) {
+		limit_hit(L, at.src < 0 ? (struct diag_loc){ before, 1, 1 } :
+			  at, up, "bytes read", CFG_MAX_LOAD_BYTES);
+		cfg_free(*root);
+		*root = NULL;
+		return -1;
+	}
+	return rc;
+}
+
 /* Returns 0 ok, 1 findings (a partial tree is returned), -1 fatal. */
-static int load_rec(const char *path, const struct chain *up,
-		    struct diag_loc at, int depth, struct src_set *srcs,
-		    struct diag_list *diags, struct cfg_node **out)
+static int load_rec(struct loader *L, const char *path,
+		    const struct chain *up, struct diag_loc at, int depth,
+		    struct cfg_node **out)
 {
 	struct chain self = { path, NULL, up, at };
 	struct cfg_node *root = NULL, *defaults, *base = NULL;
@@ -238,7 +378,7 @@ static int load_rec(const char *path, const struct chain *up,
 
 	*out = NULL;
 	if (depth > CFG_MAX_INCLUDE_DEPTH) {
-		struct diag *d = diag_add(diags, "GT103", at, "defaults",
+		struct diag *d = diag_add(L->diags, "GT103", at, "defaults",
 			"the defaults: chain is longer than %d files",
 			CFG_MAX_INCLUDE_DEPTH);
 		note_chain(d, up);
@@ -247,20 +387,13 @@ static int load_rec(const char *path, const struct chain *up,
 	/* "-" is stdin (cfg_parse_file), a file no other can include */
 	self.real = strcmp(path, "-") ? realpath(path, NULL) : strdup("-");
 	if (!self.real) {
-		struct diag *d;
-
 		if (at.src < 0)
-			return cfg_parse_file(path, srcs, diags, out) ? -1 : 0;
-		d = diag_add(diags, "GT105", at, "defaults",
-			     "defaults: '%s' does not exist", path);
-		diag_hint(d, "paths in defaults: are relative to the folder "
-			  "of the file that names them");
-		note_chain(d, up);
-		return 1;
+			return read_one(L, path, at, up, out) ? -1 : 0;
+		return report_unreachable(L, path, errno, at, up);
 	}
 	for (const struct chain *c = up; c; c = c->up) {
 		if (strcmp(c->real, self.real) == 0) {
-			struct diag *d = diag_add(diags, "GT106", at,
+			struct diag *d = diag_add(L->diags, "GT106", at,
 				"defaults", "defaults: cycle: '%s' includes "
 				"itself", path);
 			diag_hint(d, "remove one defaults: entry of the cycle");
@@ -269,11 +402,16 @@ static int load_rec(const char *path, const struct chain *up,
 			return 1;
 		}
 	}
-	if (cfg_parse_file(path, srcs, diags, &root)) {
+	rc = reuse(L, self.real, at, up, out);
+	if (rc || L->limit_hit) {
+		free(self.real);
+		return rc < 0 ? -1 : L->limit_hit ? 1 : 0;
+	}
+	if (read_one(L, path, at, up, &root)) {
 		free(self.real);
 		return at.src < 0 ? -1 : 1;
 	}
-	warn_nested_markers(root, 0, diags);
+	warn_nested_markers(root, 0, L->diags);
 	defaults = cfg_get(root, "defaults");
 	if (!defaults)
 		goto done;
@@ -282,12 +420,11 @@ static int load_rec(const char *path, const struct chain *up,
 		rc = -1;
 		goto done;
 	}
-	rc = load_parents(path, &self, defaults, depth, srcs, diags, base,
-			  &bad);
+	rc = load_parents(L, path, &self, defaults, depth, base, &bad);
 	cfg_map_del(root, "defaults");
 	if (rc)
 		goto done;
-	if (merge_with_override(base, root, diags)) {
+	if (merge_with_override(base, root, L->diags)) {
 		rc = -1;
 		goto done;
 	}
@@ -296,6 +433,8 @@ static int load_rec(const char *path, const struct chain *up,
 	base = NULL;
 done:
 	cfg_free(base);
+	if (!rc && !bad && at.src >= 0 && remember(L, self.real, root))
+		rc = -1;
 	free(self.real);
 	if (rc < 0) {
 		cfg_free(root);
@@ -308,11 +447,15 @@ done:
 int cfg_load(const char *path, struct src_set *srcs, struct diag_list *diags,
 	     struct cfg_node **out)
 {
-	int rc = load_rec(path, NULL, DIAG_NOLOC, 0, srcs, diags, out);
+	struct loader L = { .srcs = srcs, .diags = diags };
+	int rc = load_rec(&L, path, NULL, DIAG_NOLOC, 0, out);
 
-	if (rc == 0 && *out)
-		return 0;
-	if (rc > 0 && *out)
+	for (size_t i = 0; i < L.n_done; i++) {
+		free(L.done[i].real);
+		cfg_free(L.done[i].tree);
+	}
+	free(L.done);
+	if (rc >= 0 && *out)
 		return 0; /* findings reported; the tree is still usable */
 	return -1;
 }

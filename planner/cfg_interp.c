@@ -255,6 +255,35 @@ int vals_push(struct vals *vs, struct val v)
 	return 0;
 }
 
+int interp_charge_text(struct rctx *c, size_t bytes)
+{
+	if (c->text + bytes <= CFG_MAX_INTERP_TOTAL) {
+		c->text += bytes;
+		return 0;
+	}
+	if (c->text <= CFG_MAX_INTERP_TOTAL) {
+		struct diag *d = interp_report(c, "GT103", "interpolations "
+			"build more than %u bytes of text in all",
+			CFG_MAX_INTERP_TOTAL);
+
+		if (d)
+			diag_hint(d, "a config refers to a long value over and "
+				  "over; refer to it once, or shorten it");
+		c->text = (size_t)CFG_MAX_INTERP_TOTAL + 1;
+	}
+	return -1;
+}
+
+/* Bytes of text in the subtree at n. */
+static size_t count_text(const struct cfg_node *n)
+{
+	size_t t = n->text ? strlen(n->text) : 0;
+
+	for (size_t i = 0; i < n->n; i++)
+		t += count_text(n->kids[i]);
+	return t;
+}
+
 struct cfg_node *interp_copy_counted(struct rctx *c, const struct cfg_node *n)
 {
 	size_t k = count_nodes(n);
@@ -265,6 +294,8 @@ struct cfg_node *interp_copy_counted(struct rctx *c, const struct cfg_node *n)
 			      "nodes", CFG_MAX_NODES);
 		return NULL;
 	}
+	if (interp_charge_text(c, count_text(n)))
+		return NULL;
 	copy = cfg_clone(n);
 	if (!copy) {
 		c->oom = 1;

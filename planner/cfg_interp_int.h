@@ -51,6 +51,8 @@ struct rctx {
 	struct frame stack[CFG_MAX_INTERP_DEPTH];
 	size_t depth;
 	size_t copied; /* nodes created by resolution, against CFG_MAX_NODES */
+	size_t text;   /* bytes of strings built or copied by resolution,
+			  against CFG_MAX_INTERP_TOTAL */
 	int errors;    /* an error was reported (the list may drop it) */
 	int oom;
 };
@@ -90,6 +92,10 @@ int vals_push(struct vals *vs, struct val v);
 /* A deep copy counted against CFG_MAX_NODES (so that `${a}` lists of
  * `${a}` lists cannot blow up); NULL after reporting. */
 struct cfg_node *interp_copy_counted(struct rctx *c, const struct cfg_node *n);
+
+/* Counts `bytes` of text that resolution builds or copies against
+ * CFG_MAX_INTERP_TOTAL. Returns 0, or -1 after reporting GT103 once. */
+int interp_charge_text(struct rctx *c, size_t bytes);
 
 /* ---- the parser (cfg_interp_parse.c) ------------------------------------ */
 

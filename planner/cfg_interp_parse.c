@@ -72,6 +72,10 @@ int ps_own_str(struct ps *ps, struct strbuf *b, struct val *out)
 		strbuf_release(b);
 		return 0;
 	}
+	if (interp_charge_text(ps->c, b->len)) {
+		strbuf_release(b);
+		return ps_fail(ps, R_FAIL);
+	}
 	n = ps_site_node(ps, CFG_STR);
 	if (!n || b->bad || !(n->text = strbuf_detach(b))) {
 		strbuf_release(b);

@@ -11,7 +11,6 @@
  */
 #include "cfg.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
@@ -27,6 +26,7 @@ struct frame {
 	struct cfg_node *key;  /* maps: pending key scalar, or NULL */
 	int merge_key;         /* maps: the pending key is a plain `<<` */
 	struct cfg_node *merges; /* maps: values of `<<` keys, in order */
+	struct cfg_keyidx idx; /* maps: the keys so far, for duplicates */
 };
 
 struct parser {
@@ -110,6 +110,7 @@ static void frame_release(struct frame *f)
 	free(f->anchor);
 	cfg_free(f->key);
 	cfg_free(f->merges);
+	cfg_keyidx_release(&f->idx);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -121,6 +122,8 @@ static int apply_merges(struct parser *p, struct frame *f)
 	struct cfg_node *map = f->node, *merged;
 	struct cfg_node **explicit = map->kids;
 	size_t n_explicit = map->n;
+	struct cfg_keyidx mi = { 0 }, xi = { 0 };
+	int moved = 0; /* map's entries now live in explicit[] */
 
 	merged = cfg_new(CFG_MAP, map->loc);
 	if (!merged)
@@ -144,44 +147,51 @@ static int apply_merges(struct parser *p, struct frame *f)
 					cfg_kind_name(maps[j]->kind));
 				diag_hint(d, "write '<<: *anchor' where the "
 					  "anchor names a mapping");
+				cfg_keyidx_release(&mi);
 				cfg_free(merged);
 				return 1;
 			}
 			for (size_t k = 0; k < maps[j]->n; k++) {
 				struct cfg_node *c = cfg_clone(maps[j]->kids[k]);
 
-				if (!c || cfg_map_set(merged, c->key, c)) {
-					cfg_free(merged);
-					return -1;
-				}
+				if (!c || cfg_keyidx_set(&mi, merged, c->key, c))
+					goto oom;
 			}
 		}
 	}
 	map->kids = NULL;
 	map->n = map->cap = 0;
+	moved = 1;
 	for (size_t i = 0; i < merged->n; i++) {
-		if (cfg_append(map, merged->kids[i])) {
-			merged->kids[i] = NULL;
-			goto oom;
-		}
+		struct cfg_node *kid = merged->kids[i];
+
 		merged->kids[i] = NULL;
+		if (cfg_keyidx_set(&xi, map, kid->key, kid))
+			goto oom;
 	}
 	for (size_t i = 0; i < n_explicit; i++) {
 		struct cfg_node *kid = explicit[i];
 
 		explicit[i] = NULL;
-		if (cfg_map_set(map, kid->key, kid))
+		if (cfg_keyidx_set(&xi, map, kid->key, kid))
 			goto oom;
 	}
 	free(explicit);
-	merged->n = 0;
+	cfg_keyidx_release(&mi);
+	cfg_keyidx_release(&xi);
 	cfg_free(merged);
 	return 0;
 oom:
+	if (!moved) { /* failed while merging: the map is untouched */
+		cfg_keyidx_release(&mi);
+		cfg_free(merged);
+		return -1;
+	}
 	for (size_t i = 0; i < n_explicit; i++)
 		cfg_free(explicit[i]);
 	free(explicit);
-	merged->n = 0;
+	cfg_keyidx_release(&mi);
+	cfg_keyidx_release(&xi);
 	cfg_free(merged);
 	return -1;
 }
@@ -230,7 +240,8 @@ static int attach(struct parser *p, struct cfg_node *val)
 		return cfg_append(f->merges, val);
 	}
 	const char *k = f->key->text ? f->key->text : "null";
-	struct cfg_node *prev = cfg_get(f->node, k);
+	long at = cfg_keyidx_find(&f->idx, f->node, k);
+	struct cfg_node *prev = at >= 0 ? f->node->kids[at] : NULL;
 
 	if (prev) {
 		struct diag *d = diag_add(p->diags, "GT101", f->key->loc, NULL,
@@ -241,7 +252,7 @@ static int attach(struct parser *p, struct cfg_node *val)
 		p->failed = 1;
 	}
 	val->key_loc = f->key->loc;
-	if (cfg_map_set(f->node, k, val)) {
+	if (cfg_keyidx_set(&f->idx, f->node, k, val)) {
 		cfg_free(f->key);
 		f->key = NULL;
 		return -1;
@@ -249,6 +260,49 @@ static int attach(struct parser *p, struct cfg_node *val)
 	cfg_free(f->key);
 	f->key = NULL;
 	return 0;
+}
+
+/* A scalar with an explicit tag, typed as PyYAML's SafeLoader constructs
+ * it: !!float makes an integer a float (`!!float 3` is 3.0), a text the
+ * tag cannot read is an error, as in PyYAML. Returns 0, or 1 (reported). */
+static int tagged_scalar(struct parser *p, struct cfg_node *n, const char *tag)
+{
+	static const struct {
+		const char *tag;
+		enum cfg_kind kind;
+	} tags[] = {
+		{ YAML_NULL_TAG, CFG_NULL }, { YAML_BOOL_TAG, CFG_BOOL },
+		{ YAML_INT_TAG, CFG_INT }, { YAML_FLOAT_TAG, CFG_FLOAT },
+	};
+	struct diag *d;
+
+	for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++) {
+		if (strcmp(tag, tags[i].tag) != 0)
+			continue;
+		cfg_scalar_type(n, n->text);
+		if (tags[i].kind == CFG_NULL) {
+			n->kind = CFG_NULL; /* PyYAML: any text is None */
+			return 0;
+		}
+		if (tags[i].kind == CFG_FLOAT && n->kind == CFG_INT) {
+			n->kind = CFG_FLOAT;
+			n->v.f = (double)n->v.i;
+			return 0;
+		}
+		if (n->kind == tags[i].kind)
+			return 0;
+		d = diag_add(p->diags, "GT100", n->loc, NULL,
+			     "'%s' is not %s %s, as its tag '%s' says",
+			     n->text, tags[i].kind == CFG_INT ? "an" : "a",
+			     cfg_kind_name(tags[i].kind), tag);
+		diag_hint(d, "remove the tag, or write a value of that type");
+		return 1;
+	}
+	d = diag_add(p->diags, "GT100", n->loc, NULL,
+		     "unsupported YAML tag '%s'", tag);
+	diag_hint(d, "NeMo-RL loads YAML with a safe loader, which refuses "
+		  "tags other than the standard ones; remove it");
+	return 1;
 }
 
 static struct cfg_node *scalar_node(struct parser *p, const yaml_event_t *e)
@@ -264,16 +318,15 @@ static struct cfg_node *scalar_node(struct parser *p, const yaml_event_t *e)
 		free(n);
 		return NULL;
 	}
-	if (tag && strcmp(tag, YAML_STR_TAG) != 0 && strcmp(tag, "!") != 0) {
-		if (strcmp(tag, YAML_NULL_TAG) == 0 ||
-		    strcmp(tag, YAML_BOOL_TAG) == 0 ||
-		    strcmp(tag, YAML_INT_TAG) == 0 ||
-		    strcmp(tag, YAML_FLOAT_TAG) == 0) {
-			cfg_scalar_type(n, text);
-		} else {
-			diag_add(p->diags, "GT100", n->loc, NULL,
-				 "unsupported YAML tag '%s'", tag);
-		}
+	if (memchr(text, '\0', e->data.scalar.length)) {
+		struct diag *d = diag_add(p->diags, "GT100", n->loc, NULL,
+			"a NUL character (\\0) inside a string");
+		diag_hint(d, "config values are text; remove the \\0 escape");
+		p->failed = 1;
+	} else if (tag && strcmp(tag, YAML_STR_TAG) != 0 &&
+		   strcmp(tag, "!") != 0) {
+		if (tagged_scalar(p, n, tag))
+			p->failed = 1;
 	} else if (!tag && e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
 		cfg_scalar_type(n, text);
 	} else {
@@ -329,6 +382,19 @@ static int on_open(struct parser *p, const yaml_event_t *e, enum cfg_kind k)
 	struct diag_loc loc = mark_loc(p, e->start_mark);
 	struct frame *f;
 
+	const char *tag = (const char *)(k == CFG_MAP ?
+		e->data.mapping_start.tag : e->data.sequence_start.tag);
+
+	if (tag && strcmp(tag, "!") != 0 &&
+	    strcmp(tag, k == CFG_MAP ? YAML_MAP_TAG : YAML_SEQ_TAG) != 0) {
+		struct diag *d = diag_add(p->diags, "GT100", loc, NULL,
+			"unsupported YAML tag '%s' on a %s", tag,
+			cfg_kind_name(k));
+		diag_hint(d, "NeMo-RL loads YAML with a safe loader, which "
+			  "refuses it (such tags build Python objects); "
+			  "remove the tag");
+		return 1;
+	}
 	if (p->depth >= CFG_MAX_DEPTH) {
 		struct diag *d = diag_add(p->diags, "GT103", loc, NULL,
 			"nesting deeper than %d levels", CFG_MAX_DEPTH);
@@ -543,67 +609,4 @@ int cfg_parse_text(const char *name, char *text, size_t len,
 		return -1;
 	}
 	return parse_source(src, srcs, diags, out);
-}
-
-/* Reads at most CFG_MAX_FILE_BYTES + 1 bytes, so an oversized file is
- * reported by cfg_parse_text without reading all of it. "-" is stdin. */
-static int read_file(const char *path, char **text, size_t *len, int *err)
-{
-	int is_stdin = !strcmp(path, "-");
-	FILE *f = is_stdin ? stdin : fopen(path, "rb");
-	size_t cap = 1 << 16, n = 0;
-	char *buf;
-
-	*err = 0;
-	if (!f) {
-		*err = errno;
-		return -1;
-	}
-	buf = malloc(cap + 1);
-	while (buf) {
-		size_t got = fread(buf + n, 1, cap - n, f);
-
-		n += got;
-		if (n < cap || n > CFG_MAX_FILE_BYTES)
-			break;
-		char *nb = realloc(buf, 2 * cap + 1);
-		if (!nb) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		buf = nb;
-		cap *= 2;
-	}
-	if (!buf || ferror(f)) {
-		*err = buf ? EIO : ENOMEM;
-		free(buf);
-		if (!is_stdin)
-			fclose(f);
-		return -1;
-	}
-	if (!is_stdin)
-		fclose(f);
-	buf[n] = '\0';
-	*text = buf;
-	*len = n;
-	return 0;
-}
-
-int cfg_parse_file(const char *path, struct src_set *srcs,
-		   struct diag_list *diags, struct cfg_node **out)
-{
-	char *text;
-	size_t len;
-	int err;
-
-	*out = NULL;
-	if (read_file(path, &text, &len, &err)) {
-		struct diag *d = diag_add(diags, "GT104", DIAG_NOLOC, path,
-					  "cannot read '%s': %s", path,
-					  strerror(err));
-		diag_hint(d, "check the path and its permissions");
-		return -1;
-	}
-	return cfg_parse_text(path, text, len, srcs, diags, out);
 }

@@ -4,11 +4,18 @@
  */
 #include "plan.h"
 #include "cfg_keys.h"
+#include "ckmath.h"
 #include "framework.h"
 #include "model.h"
+#include "schema.h"
 #include "strbuf.h"
 
+/* The schema's limit on every size is the world limit (schema.h). */
+_Static_assert(SCHEMA_MAX_SIZE == PLAN_MAX_WORLD,
+	       "schemas/config.schema.json's size maximum is the world limit");
+
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,27 +182,39 @@ static void report_world(const struct plan *p, const struct cfg_node *root,
 {
 	struct strbuf sb = STRBUF_INIT;
 	const char *prod;
+	char mtext[32];
 	long long m = 1, lo, hi;
 	struct diag *d;
 	const char *at = cfg_path(root, "cluster.num_nodes") ?
 		"cluster.num_nodes" : "cluster.gpus_per_node";
 
 	for (size_t i = 0; i < n; i++) {
-		m *= f[i].v;
+		m = ck_mul_sat(m, f[i].v);
 		strbuf_addf(&sb, "%s%s %lld", i ? " x " : "", f[i].name,
 			    f[i].v);
 	}
 	prod = strbuf_str(&sb) ? strbuf_str(&sb) : "";
+	if (m == CK_SAT)
+		snprintf(mtext, sizeof(mtext), "more than %lld", CK_SAT);
+	else
+		snprintf(mtext, sizeof(mtext), "%lld", m);
 	if (p->world < m)
 		d = diag_add(diags, code, cfg_loc(root, at), at,
 			     "%lld training GPUs are fewer than one model "
-			     "copy needs: %s = %lld", p->world, prod, m);
+			     "copy needs: %s = %s", p->world, prod, mtext);
 	else
 		d = diag_add(diags, code, cfg_loc(root, at), at,
 			     "%lld training GPUs are not divisible by %s = "
 			     "%lld (%lld / %lld = %.3f copies)", p->world,
 			     prod, m, p->world, m, (double)p->world / (double)m);
-	if (p->colocated && p->world == p->cluster.nodes *
+	if (m > PLAN_MAX_WORLD) {
+		/* no world gtplan plans holds one copy: no node count to
+		 * suggest */
+		diag_hint(d, "change %s: one model copy must fit in the %lld "
+			  "GPUs of the largest world gtplan plans",
+			  f[0].name[0] == 'E' ? "ETP, EP, EG or PP" :
+			  "TP, CP, G or PP", PLAN_MAX_WORLD);
+	} else if (p->colocated && p->world == p->cluster.nodes *
 	    p->cluster.gpus_per_node && p->cluster.gpus_per_node > 0) {
 		/* Whole nodes: the node counts whose GPUs are a multiple of m. */
 		long long a = m, b = p->cluster.gpus_per_node, step;
@@ -241,6 +260,7 @@ static void report_world(const struct plan *p, const struct cfg_node *root,
 			diag_note(d, l, "%s is %lld%s%s", f[i].name, f[i].v,
 				  f[i].how ? " " : " here", f[i].how ? f[i].how : "");
 	}
+	/* nodes and GPUs per node are at most 2^24 each (schema.h) */
 	if (p->world != p->cluster.nodes * p->cluster.gpus_per_node)
 		diag_note(d, DIAG_NOLOC, "the cluster has %lld GPUs; %lld train "
 			  "(the rest serve generation, rewards or teachers)",
@@ -482,7 +502,8 @@ static void make_grids(struct plan *p, const struct cfg_node *root,
 	lay_grid_init(&p->dense, &p->order, size);
 	p->grid_ok = 1;
 
-	long long em = p->etp * p->ep * p->egtp * p->pp;
+	long long ef[] = { p->etp, p->ep, p->egtp, p->pp };
+	long long em = ck_prod_sat(ef, 4);
 	if (p->world % em) {
 		struct factor f[] = {
 			{ "ETP", KEY_ETP, p->etp, NULL },
@@ -625,7 +646,13 @@ static int build(struct plan *p, const struct cfg_node *root,
 			  "plans is %lld GPUs", PLAN_MAX_WORLD);
 		return 0;
 	}
-	p->model_size = p->tp * p->cp * p->gtp * p->pp;
+	/* four sizes of up to 2^24 each: saturated, never wrapped (a wrapped
+	 * product once divided by zero) */
+	{
+		long long f[] = { p->tp, p->cp, p->gtp, p->pp };
+
+		p->model_size = ck_prod_sat(f, 4);
+	}
 	if (ok && p->world % p->model_size) {
 		struct factor f[] = {
 			{ "TP", KEY_TP, p->tp, NULL },

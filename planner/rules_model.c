@@ -66,7 +66,13 @@ size_t fw_list(char *buf, size_t len, long long near, long long max,
 	if (limit > 16)
 		limit = 16;
 	buf[0] = '\0';
-	/* nearest first: walk outwards from `near` */
+	/* Nearest first: walk outwards from `near`, clamped into [1, max]
+	 * (every pick is there, and the order is the same), so the walk is
+	 * bounded by max, not by the value the config set. */
+	if (near > max)
+		near = max;
+	if (near < 1)
+		near = 1;
 	for (long long d = 0; n < limit && (near - d >= 1 || near + d <= max);
 	     d++) {
 		if (near - d >= 1 && near - d <= max && keep(near - d, ctx))
@@ -147,6 +153,8 @@ static int pp_fits(long long pp, const void *ctx)
 	return middle_layers(&t, 0, 0) >= 0;
 }
 
+#define SPLIT_WINDOW 512
+
 /* An uneven split for s->pp stages: first and last as near as possible to
  * layers / pp. Returns 0 when there is none. */
 static int suggest_split(const struct split *s, long long *first,
@@ -154,10 +162,15 @@ static int suggest_split(const struct split *s, long long *first,
 {
 	long long best = -1, avg = s->layers / (s->pp > 0 ? s->pp : 1);
 
+	/* within SPLIT_WINDOW layers of the average: every split of a real
+	 * model (hundreds of layers), and bounded work for num_layers 2^24 */
+	long long lo = avg - SPLIT_WINDOW > 1 ? avg - SPLIT_WINDOW : 1;
+	long long hi = avg + SPLIT_WINDOW;
+
 	if (s->pp < 2)
 		return 0;
-	for (long long f = 1; f < s->layers; f++)
-		for (long long l = 1; f + l <= s->layers; l++) {
+	for (long long f = lo; f < s->layers && f <= hi; f++)
+		for (long long l = lo; f + l <= s->layers && l <= hi; l++) {
 			long long cost = llabs(f - avg) + llabs(l - avg);
 
 			if (middle_layers(s, f, l) < 0 ||

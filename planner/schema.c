@@ -456,17 +456,28 @@ static int check(struct ctx *c, const json_t *sch, const struct cfg_node *n)
 
 /* ---- entry points ------------------------------------------------------ */
 
-int schema_validate(const struct schema *s, const struct cfg_node *root,
-		    struct diag_list *diags)
+static int validate(const struct schema *s, const struct cfg_node *root,
+		    struct diag_list *diags, int *past_max)
 {
 	struct ctx c = { .s = s, .diags = diags, .outer = s->root };
+	int errs;
 
 	if (!root)
 		return 0;
-	return check(&c, s->root, root);
+	errs = check(&c, s->root, root);
+	if (past_max)
+		*past_max = c.past_max;
+	return errs;
 }
 
-int schema_check_config(const struct cfg_node *root, struct diag_list *diags)
+int schema_validate(const struct schema *s, const struct cfg_node *root,
+		    struct diag_list *diags)
+{
+	return validate(s, root, diags, NULL);
+}
+
+int schema_check_config_limits(const struct cfg_node *root,
+			       struct diag_list *diags, int *past_max)
 {
 	char err[256];
 	struct schema *s = schema_load(gtplan_config_schema,
@@ -474,12 +485,20 @@ int schema_check_config(const struct cfg_node *root, struct diag_list *diags)
 				       sizeof(err));
 	int errs;
 
+	*past_max = 0;
 	if (!s) {
 		fprintf(stderr, "gtplan: the built-in config schema is broken: "
 			"%s\n", err);
 		return -1;
 	}
-	errs = schema_validate(s, root, diags);
+	errs = validate(s, root, diags, past_max);
 	schema_free(s);
 	return errs;
+}
+
+int schema_check_config(const struct cfg_node *root, struct diag_list *diags)
+{
+	int past_max;
+
+	return schema_check_config_limits(root, diags, &past_max);
 }

@@ -53,6 +53,9 @@
 #define SCHEMA_MAX_DEPTH 256 /* nested schema applications for one check
 				 ($ref cycles end here) */
 #define SCHEMA_MAX_PATH  512 /* bytes of a config path kept for messages */
+#define SCHEMA_MAX_SIZE  (1LL << 24) /* every size's "maximum" in
+					 schemas/config.schema.json: the
+					 world limit, PLAN_MAX_WORLD */
 
 struct schema;
 
@@ -75,6 +78,12 @@ int schema_validate(const struct schema *s, const struct cfg_node *root,
  * built-in schema itself cannot be loaded (a build problem; the reason is
  * printed on stderr). */
 int schema_check_config(const struct cfg_node *root, struct diag_list *diags);
+/* The same, and *past_max: how many integers it found above their
+ * maximum (GT201). Every size of the config schema is at most
+ * SCHEMA_MAX_SIZE, gtplan's world limit; a config with a larger one is
+ * not planned (job.c), so no product of sizes is ever computed from it. */
+int schema_check_config_limits(const struct cfg_node *root,
+			       struct diag_list *diags, int *past_max);
 
 /* The description the schema gives the key at a dotted config path
  * ("policy.megatron_cfg.tensor_model_parallel_size"; list items by index),

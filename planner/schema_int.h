@@ -20,6 +20,9 @@
 
 #define WORDS     512 /* bytes of one phrase built for a message */
 #define MAX_PHRASES 12 /* alternatives listed in "expected A, B or C" */
+/* A maximum this large only refuses absurd values (every size's limit,
+ * schema.h): messages about the type do not spell it out. */
+#define SCH_QUIET_MAX (1LL << 24)
 #define WALK_BUDGET 256 /* subschemas visited to describe a schema or to
 			   see whether a type fits it ($ref cycles end) */
 
@@ -41,6 +44,7 @@ struct ctx {
 	const json_t *outer;     /* the schema given for this value's key */
 	int depth;
 	int limit_reported;      /* a cycle or the depth limit, once */
+	int past_max;            /* integers reported above their maximum */
 	/* The schemas being applied, innermost last: a schema that comes
 	 * back to the same value without reaching into it is a cycle. */
 	struct {

@@ -240,6 +240,9 @@ int sch_check_number(struct ctx *c, const json_t *sch,
 			       bounds[i].words, lim, got);
 		if (!d)
 			return 1;
+		if (n->kind == CFG_INT && bounds[i].bad_hi == 1 &&
+		    bounds[i].bad_lo >= 0)
+			c->past_max++;
 		if (t && sch_type_fits(t, n->kind))
 			sch_number_phrase(w, sizeof(w), sch,
 					  sch_type_fits(t, CFG_FLOAT)

@@ -198,7 +198,7 @@ void sch_number_phrase(char *buf, size_t size, const json_t *sch,
 
 	if (!strcmp(type, "integer")) {
 		has_lo = int_bound(sch, 1, &lo);
-		has_hi = int_bound(sch, 0, &hi);
+		has_hi = int_bound(sch, 0, &hi) && hi < SCH_QUIET_MAX;
 		if (has_lo && has_hi)
 			snprintf(buf, size, "an integer from %lld to %lld", lo,
 				 hi);

@@ -9,6 +9,8 @@ want=(build-essential pkg-config libyaml-dev libjansson-dev
 if [ "${1:-build}" = test ]; then
 	want+=(check python3 python3-omegaconf python3-jsonschema python3-yaml valgrind
 	       libopenmpi-dev openmpi-bin libopenblas-dev)
+	# tests/fuzz.sh: libFuzzer with ASan + UBSan
+	want+=(clang)
 	# tests/render_e2e.sh: xmllint checks the SVG, Chromium draws it
 	want+=(libxml2-utils chromium)
 	# tests/lint_select.sh and tests/schema_corpus.sh: npm installs

@@ -3,10 +3,19 @@
  * (weights, optimizer state, the experts' through ckpt_expert.c), the dense
  * part memoised over the ranks that differ only in dp (see ckpt_int.h).
  */
+#include "ckmath.h"
 #include "ckpt_int.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* k pieces of rows x cols bf16 elements, in bytes (saturated). */
+static long long piece_bytes(long long k, long long rows, long long cols)
+{
+	long long f[] = { k, rows, cols, 2 };
+
+	return ck_prod_sat(f, 4);
+}
 
 /* ---- bytes per rank ------------------------------------------------------ */
 
@@ -96,12 +105,16 @@ static void rank_bytes_of(const struct ckpt_ctx *x,
 
 		item_entry(x->p, x->s, &it[i], c, &e);
 		if (i < n_tensors)
-			out->read += k * e.real_rows * e.local[1] * 2;
+			out->read = ck_add_sat(out->read,
+					       piece_bytes(k, e.real_rows,
+							   e.local[1]));
 		if (!e.main || !k || (it[i].kind == CKPT_LOADER && st))
 			continue;
 		out->writes = 1;
 		if (i < n_tensors)
-			out->bytes += k * e.real_rows * e.local[1] * 2;
+			out->bytes = ck_add_sat(out->bytes,
+						piece_bytes(k, e.real_rows,
+							    e.local[1]));
 	}
 	out->buf = ckpt_opt_buffer(x, it, n_tensors, st, nl, c);
 	out->ob = x->opt == STACK_OPT_DP_RESHARDABLE ? 0 :
@@ -136,9 +149,9 @@ void ckpt_stage_bytes(const struct ckpt_ctx *x, struct ckpt_bytes_memo *memo,
 		rb = rbs.read;
 		writes = rbs.writes;
 		ob = x->opt == STACK_OPT_DP_RESHARDABLE ?
-			OPT_STATES * OPT_BYTES * range_len(rbs.buf,
+			ck_mul_sat(OPT_STATES * OPT_BYTES, range_len(rbs.buf,
 			p->cp * p->dp_replicate, rank_in(&p->dense,
-			B(LAY_CP) | B(LAY_DP), c)) : rbs.ob;
+			B(LAY_CP) | B(LAY_DP), c))) : rbs.ob;
 		if (nmoe) { /* the same rank on the expert grid */
 			long long ce[LAY_NAXES];
 
@@ -151,9 +164,10 @@ void ckpt_stage_bytes(const struct ckpt_ctx *x, struct ckpt_bytes_memo *memo,
 		if (ob > 0 || (x->opt == STACK_OPT_DP_RESHARDABLE &&
 			       rbs.buf > 0))
 			writes = 1;
-		rb += OPT_STATES * OPT_BYTES * (dist ? range_len(rbs.buf,
-			p->cp * p->dp_replicate, rank_in(&p->dense,
-			B(LAY_CP) | B(LAY_DP), c)) : rbs.buf);
+		rb = ck_add_sat(rb, ck_mul_sat(OPT_STATES * OPT_BYTES,
+			dist ? range_len(rbs.buf, p->cp * p->dp_replicate,
+			rank_in(&p->dense, B(LAY_CP) | B(LAY_DP), c)) :
+			rbs.buf));
 		if (rb > out->max_rank_read_bytes)
 			out->max_rank_read_bytes = rb;
 		out->writers += writes;
@@ -161,7 +175,7 @@ void ckpt_stage_bytes(const struct ckpt_ctx *x, struct ckpt_bytes_memo *memo,
 			out->max_rank_opt_bytes = ob;
 		if (bytes > out->max_rank_weight_bytes)
 			out->max_rank_weight_bytes = bytes;
-		if (bytes + ob > out->max_rank_bytes)
-			out->max_rank_bytes = bytes + ob;
+		if (ck_add_sat(bytes, ob) > out->max_rank_bytes)
+			out->max_rank_bytes = ck_add_sat(bytes, ob);
 	}
 }

@@ -4,6 +4,7 @@
  * their weight and optimizer keys, validated on the expert grid, and what a
  * rank writes and reads of them (see ckpt.h).
  */
+#include "ckmath.h"
 #include "ckpt_int.h"
 
 #include <stdio.h>
@@ -336,24 +337,28 @@ void ckpt_expert_bytes(const struct ckpt_ctx *x, const struct ckpt_item *it,
 		int main;
 
 		expert_entry(x, &it[j], c, &e);
-		el = e.real_rows * e.local[1];
-		*read += k * el * 2;
-		buf += k * e.local[0] * e.local[1];
+		el = ck_mul_sat(e.real_rows, e.local[1]);
+		*read = ck_add_sat(*read, ck_mul_sat(ck_mul_sat(k, el), 2));
+		buf = ck_add_sat(buf, ck_mul_sat(k, ck_mul_sat(e.local[0],
+							    e.local[1])));
 		if (e.main) {
-			*weight += k * el * 2;
+			*weight = ck_add_sat(*weight,
+					     ck_mul_sat(ck_mul_sat(k, el), 2));
 			*writes = 1;
 		}
 		if (x->opt == STACK_OPT_DP_RESHARDABLE)
 			continue;
 		expert_opt_entry(x, &it[j], c, &chunk, &n, &main, &elems);
 		if (main)
-			ob += OPT_STATES * OPT_BYTES * k * elems;
+			ob = ck_add_sat(ob, ck_mul_sat(OPT_STATES * OPT_BYTES,
+							ck_mul_sat(k, elems)));
 	}
 	if (x->opt == STACK_OPT_DP_RESHARDABLE)
-		ob = OPT_STATES * OPT_BYTES * range_len(buf, f, dp);
+		ob = ck_mul_sat(OPT_STATES * OPT_BYTES, range_len(buf, f, dp));
 	if (ob > 0 || (x->opt == STACK_OPT_DP_RESHARDABLE && buf > 0))
 		*writes = 1; /* dp_reshardable: every rank saves its range */
-	*opt += ob;
-	*read += OPT_STATES * OPT_BYTES * (dist ? range_len(buf, f, dp) : buf);
+	*opt = ck_add_sat(*opt, ob);
+	*read = ck_add_sat(*read, ck_mul_sat(OPT_STATES * OPT_BYTES,
+			   dist ? range_len(buf, f, dp) : buf));
 }
 

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 
+#include "ckmath.h"
 #include "ckpt.h"
 #include "strbuf.h"
 
@@ -72,9 +73,9 @@ static inline long long rank_in(const struct lay_grid *grid, unsigned axes,
  * shorter). */
 static inline long long range_len(long long n, long long f, long long i)
 {
-	long long sz = (n + f - 1) / f;
+	long long sz = n / f + (n % f != 0);
 
-	return clamp(n - i * sz, 0, sz);
+	return clamp(n - ck_mul_sat(i, sz), 0, sz);
 }
 
 static inline long long chunk_index(const struct ckpt_entry *e)

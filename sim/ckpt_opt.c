@@ -89,7 +89,10 @@ long long ckpt_opt_buffer(const struct ckpt_ctx *x, const struct ckpt_item *it,
 
 	for (size_t i = 0; i < n_tensors; i++) {
 		item_entry(x->p, x->s, &it[i], c, &e);
-		n += mult(&it[i], st, nl) * e.local[0] * e.local[1];
+		long long f[] = { mult(&it[i], st, nl), e.local[0],
+				  e.local[1] };
+
+		n = ck_add_sat(n, ck_prod_sat(f, 3));
 	}
 	return n;
 }

@@ -32,7 +32,8 @@ static int call_rank_prog(void *ctx, long long rank, struct disp_rank *dr)
 /* The programs of call c, one per pipeline stage when they differ by
  * stage (x->per_stage), else one, handed to the play s. *progs is
  * heap-allocated; release each of the *n built and free it, also on
- * error. Returns 0, or -1 (also without a rank grid). */
+ * error. Returns 0, or -1 (also without a rank grid, and when they would
+ * hold more than PROG_MAX_OPS ops in all). */
 static int call_progs(const struct plan *p, const struct model_shape *m,
 		      const struct call_def *c, const struct prog_opts *o,
 		      struct call_ctx *x, struct match_setup *s,
@@ -52,10 +53,18 @@ static int call_progs(const struct plan *p, const struct model_shape *m,
 	*progs = calloc(want, sizeof(**progs));
 	if (!*progs)
 		return -1;
-	for (; *n < want; ++*n)
+	/* the stages' programs together stay within PROG_MAX_OPS too, so
+	 * that PP in the millions is refused, not built */
+	for (size_t total = 0; *n < want; ++*n) {
 		if (prog_build(&(*progs)[*n], p, m, c->program, (long long)*n,
 			       o))
 			return -1;
+		total += (*progs)[*n].n;
+		if (total > (size_t)PROG_MAX_OPS) {
+			++*n;
+			return -1;
+		}
+	}
 	s->progs = *progs;
 	s->n_progs = *n;
 	return 0;

@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "ckmath.h"
 #include "program_int.h"
 #include "program_rt.h"
 
@@ -16,7 +17,7 @@ static long long gtp_shard(long long d0, long long d1, long long g, int pad)
 	long long align = (long long)(pad > 0 ? pad : 1) * g;
 	long long padlen = (align - d0 % align) % align;
 
-	return (d0 + padlen) / g * d1;
+	return ck_mul_sat((d0 + padlen) / g, d1);
 }
 
 static void add_weight(struct prog_bld *b, const char *name, long long rows,
@@ -37,8 +38,8 @@ static void add_weight(struct prog_bld *b, const char *name, long long rows,
 	w = &b->w[b->n_w++];
 	w->idx = idx;
 	w->expert = expert;
-	w->full = rows * cols;
-	w->tp_local = d0 * d1;
+	w->full = ck_mul_sat(rows, cols);
+	w->tp_local = ck_mul_sat(d0, d1);
 	w->shard = gtp_shard(d0, d1, g, b->o.gtp_pad);
 	w->tp_split = split != SPLIT_NONE && tp > 1;
 	w->enter = split != SPLIT_ROW;
@@ -56,7 +57,8 @@ static void setup_weights(struct prog_bld *b)
 
 	for (size_t i = 0; i < n; i++) {
 		add_weight(b, mw[i].name, mw[i].rows, mw[i].cols, mw[i].split, 0);
-		b->layer_flops += 2 * mw[i].rows * mw[i].cols;
+		b->layer_flops = ck_add_sat(b->layer_flops,
+			ck_mul_sat(2 * mw[i].rows, mw[i].cols));
 	}
 	b->n_dense = b->n_w;
 	if (!b->moe)
@@ -68,9 +70,13 @@ static void setup_weights(struct prog_bld *b)
 	for (size_t i = 0; i < n; i++) {
 		int col = mw[i].split == SPLIT_COLUMN;
 
-		add_weight(b, mw[i].name, mw[i].rows * (col ? local : 1),
-			   mw[i].cols * (col ? 1 : local), mw[i].split, 1);
-		b->layer_flops += 2 * topk * mw[i].rows * mw[i].cols;
+		long long f[] = { 2, topk, mw[i].rows, mw[i].cols };
+
+		add_weight(b, mw[i].name,
+			   ck_mul_sat(mw[i].rows, col ? local : 1),
+			   ck_mul_sat(mw[i].cols, col ? 1 : local),
+			   mw[i].split, 1);
+		b->layer_flops = ck_add_sat(b->layer_flops, ck_prod_sat(f, 4));
 	}
 }
 
@@ -192,7 +198,20 @@ int prog_build(struct prog *pg, const struct plan *p,
 	if (kind == PROG_FORWARD && b.o.logprob_micro_batch > 0)
 		micro = b.o.logprob_micro_batch;
 	pg->microbatches = prog_microbatches(p, micro);
-	b.tokens = micro * b.o.seq_length / (p->cp > 0 ? p->cp : 1);
+	/* Every micro-batch runs every layer of the stage (refit: every
+	 * layer once), one op at least: past PROG_MAX_OPS the program is
+	 * refused before it is built, so the work stays bounded whatever the
+	 * batch or the layer count. */
+	if (kind != PROG_SAVE && kind != PROG_LOAD &&
+	    kind != PROG_GROUP_INIT &&
+	    ck_mul_sat(kind == PROG_TRAIN || kind == PROG_FORWARD ?
+		       pg->microbatches : 1,
+		       pg->n_layers > 0 ? pg->n_layers : 1) > PROG_MAX_OPS) {
+		prog_release(pg);
+		return -1;
+	}
+	b.tokens = ck_mul_sat(micro, b.o.seq_length) /
+		   (p->cp > 0 ? p->cp : 1);
 	if (b.tokens < 1)
 		b.tokens = 1;
 	setup_weights(&b);

@@ -20,6 +20,7 @@
  *    expert MLP and the expert GTP gathers on the expert grid.
  * A collective whose group has one member is a no-op and is left out.
  */
+#include "ckmath.h"
 #include "program_int.h"
 
 /* ---- one layer -------------------------------------------------------- */
@@ -46,29 +47,34 @@ static long long moe_layers(const struct prog_bld *b, long long first,
 
 static long long act_ag(const struct prog_bld *b) /* SP all-gather sendcount */
 {
-	return b->tokens / b->p->tp * b->m.hidden_size * b->o.act_bytes;
+	return ck_mul_sat(ck_mul_sat(b->tokens / b->p->tp, b->m.hidden_size),
+			  b->o.act_bytes);
 }
 
 static long long act_full(const struct prog_bld *b)
 {
-	return b->tokens * b->m.hidden_size * b->o.act_bytes;
+	return ck_mul_sat(ck_mul_sat(b->tokens, b->m.hidden_size),
+			  b->o.act_bytes);
 }
 
 static long long kv_bytes(const struct prog_bld *b)
 {
 	long long heads = model_kv_heads(&b->m) / b->p->tp;
 	long long kvc = model_head_dim(&b->m);
+	long long f[] = { b->tokens, 2, 1, kvc, b->o.act_bytes };
 
 	if (heads < 1)
 		heads = 1;
-	return b->tokens * 2 * heads * kvc * b->o.act_bytes;
+	f[2] = heads;
+	return ck_prod_sat(f, 5);
 }
 
 static void gtp_gather(struct prog_bld *b, const struct prog_wt *w,
 		       enum prog_phase ph, long long layer, long long mb)
 {
 	prog_emit(b, OP_ALL_GATHER, w->expert ? b->k_egtp : b->k_gtp, ph,
-		  W_WEIGHT, w->idx, layer, mb, w->shard * b->o.act_bytes, 0);
+		  W_WEIGHT, w->idx, layer, mb, ck_mul_sat(w->shard, b->o.act_bytes),
+		  0);
 }
 
 static void gtp_scatter(struct prog_bld *b, const struct prog_wt *w,
@@ -76,7 +82,7 @@ static void gtp_scatter(struct prog_bld *b, const struct prog_wt *w,
 {
 	prog_emit(b, OP_REDUCE_SCATTER, w->expert ? b->k_egtp : b->k_gtp,
 		  PH_BWD, W_WEIGHT, w->idx, layer, mb,
-		  w->shard * b->o.grad_bytes, 0);
+		  ck_mul_sat(w->shard, b->o.grad_bytes), 0);
 }
 
 /* The TP collective entering (in = 1) or leaving a block in forward, or
@@ -108,7 +114,7 @@ static long long a2a_bytes(const struct prog_bld *b)
 {
 	long long topk = b->m.moe_router_topk > 0 ? b->m.moe_router_topk : 1;
 
-	return b->tokens * topk * b->m.hidden_size * b->o.act_bytes /
+	return ck_mul_sat(act_full(b), topk) /
 	       (b->o.sequence_parallel ? b->p->tp : 1);
 }
 
@@ -155,7 +161,7 @@ static void layer_fwd(struct prog_bld *b, long long layer, long long mb)
 	if (layer_moe(b, layer))
 		moe_fwd(b, layer, mb);
 	prog_emit(b, OP_COMPUTE, PROG_GK_NONE, PH_FWD, W_FLOPS, -1, layer, mb,
-		  b->layer_flops * b->tokens /
+		  ck_mul_sat(b->layer_flops, b->tokens) /
 		  (b->p->tp > 0 ? b->p->tp : 1), 0);
 }
 
@@ -175,19 +181,19 @@ static void layer_bwd(struct prog_bld *b, long long layer, long long mb)
 		gtp_scatter(b, w, layer, mb);
 	}
 	prog_emit(b, OP_COMPUTE, PROG_GK_NONE, PH_BWD, W_FLOPS, -1, layer, mb,
-		  2 * b->layer_flops * b->tokens /
+		  ck_mul_sat(ck_mul_sat(2, b->layer_flops), b->tokens) /
 		  (b->p->tp > 0 ? b->p->tp : 1), 0);
 }
 
 static void mb_fwd(struct prog_bld *b, long long mb)
 {
-	for (long long l = 0; l < b->pg->n_layers; l++)
+	for (long long l = 0; l < b->pg->n_layers && !b->err; l++)
 		layer_fwd(b, b->pg->first_layer + l, mb);
 }
 
 static void mb_bwd(struct prog_bld *b, long long mb)
 {
-	for (long long l = b->pg->n_layers; l-- > 0;)
+	for (long long l = b->pg->n_layers; l-- > 0 && !b->err;)
 		layer_bwd(b, b->pg->first_layer + l, mb);
 }
 
@@ -197,7 +203,7 @@ static void p2p(struct prog_bld *b, unsigned flags, enum prog_phase ph,
 		long long mb)
 {
 	long long s = b->pg->stage, pp = b->p->pp;
-	long long bytes = b->tokens * b->m.hidden_size * b->o.act_bytes /
+	long long bytes = act_full(b) /
 		(b->o.sequence_parallel ? b->p->tp : 1);
 
 	if (s == 0)
@@ -216,14 +222,14 @@ void prog_schedule(struct prog_bld *b, int forward_only)
 	long long warm = pp - s - 1 < m ? pp - s - 1 : m;
 	long long rem = m - warm, f = 0, k = 0;
 
-	for (long long i = 0; i < warm; i++, f++) {
+	for (long long i = 0; i < warm && !b->err; i++, f++) {
 		p2p(b, PROG_RECV_FWD, PH_FWD, f);
 		mb_fwd(b, f);
 		p2p(b, PROG_SEND_FWD, PH_FWD, f);
 	}
 	if (rem > 0)
 		p2p(b, PROG_RECV_FWD, PH_FWD, f);
-	for (long long i = 0; i < rem; i++) {
+	for (long long i = 0; i < rem && !b->err; i++) {
 		int last = i == rem - 1;
 
 		mb_fwd(b, f);
@@ -243,7 +249,7 @@ void prog_schedule(struct prog_bld *b, int forward_only)
 			p2p(b, PROG_SEND_BWD | PROG_RECV_FWD, PH_BWD, k);
 		k++;
 	}
-	for (long long i = 0; !forward_only && i < warm; i++, k++) {
+	for (long long i = 0; !forward_only && i < warm && !b->err; i++, k++) {
 		p2p(b, PROG_RECV_BWD, PH_BWD, k);
 		mb_bwd(b, k);
 		p2p(b, PROG_SEND_BWD, PH_BWD, k);
@@ -257,13 +263,13 @@ static long long layer_shard(const struct prog_bld *b, int expert)
 
 	for (size_t i = 0; i < b->n_w; i++)
 		if (b->w[i].expert == expert)
-			n += b->w[i].shard;
+			n = ck_add_sat(n, b->w[i].shard);
 	return n;
 }
 
 static long long ceil_div(long long a, long long d)
 {
-	return d > 0 ? (a + d - 1) / d : a;
+	return d > 0 ? a / d + (a % d != 0) : a;
 }
 
 /* finalize_model_grads' _allreduce_embedding_grads: the first and the last
@@ -283,7 +289,8 @@ static void embedding_grads(struct prog_bld *b)
 	     b->m.mtp_num_layers <= 0))
 		return;
 	prog_emit(b, OP_ALL_REDUCE, PROG_GK_EMBEDDING, PH_GRAD, W_EMBED_GRADS,
-		  -1, -1, -1, rows * b->m.hidden_size * b->o.grad_bytes, 0);
+		  -1, -1, -1, ck_mul_sat(ck_mul_sat(rows, b->m.hidden_size),
+					 b->o.grad_bytes), 0);
 }
 
 /* NeMo-RL's get_moe_metrics (Megatron's reduce_aux_losses_tracker_across_
@@ -316,24 +323,25 @@ void prog_train_tail(struct prog_bld *b)
 	long long dpcr = prog_gsize(b, b->k_dpcr),
 		  edp = prog_gsize(b, b->k_edp);
 	long long first = b->pg->first_layer, n = b->pg->n_layers;
-	long long norms = model_layer_replicated_params(&b->m) * n;
+	long long norms = ck_mul_sat(model_layer_replicated_params(&b->m), n);
 
 	/* finalize_model_grads: the DP reduction of each layer strictly after
 	 * its GTP reduce-scatters, which the backward pass issued above */
 	for (long long l = n; l-- > 0;) {
 		prog_emit(b, OP_REDUCE_SCATTER, b->k_dpcr, PH_GRAD, W_GRADS, -1,
 			  first + l, -1,
-			  ceil_div(layer_shard(b, 0), dpcr) * b->o.grad_bytes,
+			  ck_mul_sat(ceil_div(layer_shard(b, 0), dpcr),
+				     b->o.grad_bytes),
 			  0);
 		if (b->moe)
 			prog_emit(b, OP_REDUCE_SCATTER, b->k_edp, PH_GRAD,
 				  W_GRADS, -1, first + l, -1,
-				  ceil_div(layer_shard(b, 1), edp) *
-				  b->o.grad_bytes, PROG_AT_MLP);
+				  ck_mul_sat(ceil_div(layer_shard(b, 1), edp),
+					     b->o.grad_bytes), PROG_AT_MLP);
 	}
 	if (n)
 		prog_emit(b, OP_ALL_REDUCE, b->k_dp_cp, PH_GRAD, W_NORM_GRADS,
-			  -1, -1, -1, norms * b->o.grad_bytes, 0);
+			  -1, -1, -1, ck_mul_sat(norms, b->o.grad_bytes), 0);
 	embedding_grads(b);
 	/* optimizer.step(): clip by the global norm, then the distributed
 	 * optimizer's param all-gather */
@@ -342,13 +350,14 @@ void prog_train_tail(struct prog_bld *b)
 	for (long long l = 0; l < n; l++) {
 		prog_emit(b, OP_ALL_GATHER, b->k_dpcr, PH_OPT, W_PARAMS, -1,
 			  first + l, -1,
-			  ceil_div(layer_shard(b, 0), dpcr) * b->o.act_bytes,
+			  ck_mul_sat(ceil_div(layer_shard(b, 0), dpcr),
+				     b->o.act_bytes),
 			  0);
 		if (b->moe)
 			prog_emit(b, OP_ALL_GATHER, b->k_edp, PH_OPT, W_PARAMS,
 				  -1, first + l, -1,
-				  ceil_div(layer_shard(b, 1), edp) *
-				  b->o.act_bytes, PROG_AT_MLP);
+				  ck_mul_sat(ceil_div(layer_shard(b, 1), edp),
+					     b->o.act_bytes), PROG_AT_MLP);
 	}
 	/* update_successful (logical and), grad_norm, num_zeros (max) */
 	for (int i = 0; i < 3; i++)
@@ -377,7 +386,7 @@ void prog_refit(struct prog_bld *b, int tp_gather)
 				prog_emit(b, OP_ALL_GATHER,
 					  w->expert ? b->k_etp : b->k_tp,
 					  PH_REFIT, W_WEIGHT, w->idx, layer, -1,
-					  w->tp_local * b->o.act_bytes, 0);
+					  ck_mul_sat(w->tp_local, b->o.act_bytes), 0);
 		}
 	}
 }
@@ -390,5 +399,5 @@ void prog_refit_broadcast(struct prog_bld *b)
 		for (size_t i = 0; i < b->n_w; i++)
 			prog_emit_root(b, PROG_GK_TRAIN_INFER, PH_REFIT,
 				       W_WEIGHT, b->w[i].idx, l,
-				       b->w[i].full * b->o.act_bytes, 0);
+				       ck_mul_sat(b->w[i].full, b->o.act_bytes), 0);
 }

@@ -4,7 +4,9 @@
  */
 #include "stages.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "layout.h"
@@ -86,41 +88,144 @@ static const char *hint_for(const struct prog_op *op)
 	       "the same order";
 }
 
+/* One collective of one stage, for counting by signature. */
+struct sig {
+	int64_t amount;  /* 0 unless sized */
+	int32_t root;
+	uint16_t what;
+	uint8_t kind;
+	uint32_t stage;
+	size_t hi;       /* odd list: the highest count over the stages */
+};
+
+static int sig_cmp_key(const struct sig *a, const struct sig *b)
+{
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	if (a->what != b->what)
+		return a->what < b->what ? -1 : 1;
+	if (a->root != b->root)
+		return a->root < b->root ? -1 : 1;
+	if (a->amount != b->amount)
+		return a->amount < b->amount ? -1 : 1;
+	return 0;
+}
+
+static int sig_key_cmp(const void *x, const void *y)
+{
+	return sig_cmp_key(x, y);
+}
+
+static int sig_cmp(const void *x, const void *y)
+{
+	const struct sig *a = x, *b = y;
+	int c = sig_cmp_key(a, b);
+
+	return c ? c : (a->stage > b->stage) - (a->stage < b->stage);
+}
+
+static int relevant(const struct prog_op *op, unsigned group)
+{
+	return op->group == group && op->kind != OP_P2P &&
+	       op->kind != OP_COMPUTE;
+}
+
+static struct sig sig_of(const struct prog_op *op, int sized, size_t s)
+{
+	struct sig g = { sized ? op->amount : 0, op->root, op->what, op->kind,
+			 (uint32_t)s, 0 };
+
+	return g;
+}
+
+/* The signatures (sorted, with their highest count) that the member
+ * stages do not all issue equally often. Returns how many, in *odd (heap;
+ * NULL when none); (size_t)-1 when out of memory. */
+static size_t odd_sigs(const struct prog *progs, size_t n, unsigned group,
+		       int sized, struct sig **odd)
+{
+	size_t total = 0, k = 0, n_odd = 0, members = 0;
+	struct sig *v;
+
+	*odd = NULL;
+	for (size_t s = 0; s < n; s++) {
+		members += member(group, s, n);
+		for (size_t i = 0; member(group, s, n) && i < progs[s].n; i++)
+			total += relevant(&progs[s].ops[i], group);
+	}
+	if (!total)
+		return 0;
+	v = malloc(total * sizeof(*v));
+	if (!v)
+		return (size_t)-1;
+	for (size_t s = 0; s < n; s++)
+		for (size_t i = 0; member(group, s, n) && i < progs[s].n; i++)
+			if (relevant(&progs[s].ops[i], group))
+				v[k++] = sig_of(&progs[s].ops[i], sized, s);
+	qsort(v, total, sizeof(*v), sig_cmp);
+	for (size_t a = 0, b; a < total; a = b) {
+		size_t lo = (size_t)-1, hi = 0, stages = 0;
+
+		for (b = a; b < total && !sig_cmp_key(&v[a], &v[b]);) {
+			size_t c = 0, e = b;
+
+			while (e < total && !sig_cmp_key(&v[a], &v[e]) &&
+			       v[e].stage == v[b].stage)
+				e++, c++;
+			lo = c < lo ? c : lo;
+			hi = c > hi ? c : hi;
+			stages++;
+			b = e;
+		}
+		if (stages < members)
+			lo = 0; /* some member stage never issues it */
+		if (lo != hi) {
+			v[n_odd] = v[a];
+			v[n_odd++].hi = hi;
+		}
+	}
+	if (!n_odd)
+		free(v);
+	else
+		*odd = v;
+	return n_odd;
+}
+
 /* The first collective on `group` that the member stages do not all issue
- * equally often (sized: with the same byte count). */
+ * equally often (sized: with the same byte count), in stage and program
+ * order. Signatures are sorted once, so this costs the stages' ops times
+ * a logarithm, whatever PP is. Out of memory, it finds none. */
 static const struct prog_op *odd_op(const struct prog *progs, size_t n,
 				    unsigned group, int sized, size_t *stage,
 				    size_t *top)
 {
-	for (size_t s = 0; s < n; s++) {
-		const struct prog *pg = &progs[s];
+	struct sig *odd;
+	size_t n_odd = odd_sigs(progs, n, group, sized, &odd);
+	const struct prog_op *found = NULL;
 
-		if (!member(group, s, n))
-			continue;
-		for (size_t i = 0; i < pg->n; i++) {
-			const struct prog_op *op = &pg->ops[i];
-			size_t lo = (size_t)-1, hi = 0;
+	if (!n_odd || n_odd == (size_t)-1)
+		return NULL;
+	for (size_t s = 0; s < n && !found; s++) {
+		for (size_t i = 0; member(group, s, n) && i < progs[s].n; i++) {
+			const struct prog_op *op = &progs[s].ops[i];
+			struct sig key = sig_of(op, sized, s);
+			const struct sig *hit;
 
-			if (op->group != group || op->kind == OP_P2P ||
-			    op->kind == OP_COMPUTE)
+			if (!relevant(op, group))
 				continue;
-			for (size_t t = 0; t < n; t++) {
-				size_t c;
-
-				if (!member(group, t, n))
-					continue;
-				c = count(&progs[t], group, op, sized);
-				lo = c < lo ? c : lo;
-				hi = c > hi ? c : hi;
-			}
-			if (lo != hi) {
+			key.stage = 0;
+			hit = bsearch(&key, odd, n_odd, sizeof(*odd),
+				      sig_key_cmp);
+			if (hit) {
 				*stage = s;
-				*top = hi;
-				return op;
+				*top = hit->hi;
+				found = op;
+				break;
 			}
 		}
 	}
-	return NULL;
+	free(odd);
+	return found;
 }
 
 /* Compares the member stages' collectives on one group kind. */

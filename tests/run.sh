@@ -16,7 +16,11 @@
 #    get_logprobs and refit export; sharded checkpoints; pipeline
 #    parallelism);
 # 5. tests/citations.py: every document, section and repo file the comments
-#    and docs name exists (with a self-check that breaks each kind).
+#    and docs name exists (with a self-check that breaks each kind);
+# 6. tests/hostile.sh: the hostile inputs (limits, bounded work, files that
+#    are not configs, YAML tags, exit codes on failed writes), then
+#    tests/fuzz.sh: 60 s of libFuzzer over the loader and the lint path
+#    (skipped, saying so, without clang).
 # Each part prints "RESULT <passed> <failed> <skipped>" as its last line.
 set -u
 cd "$(dirname "$0")/.."
@@ -59,7 +63,7 @@ for bin in "$@"; do
 	add "$name" "$rc" "$tmp/$name.out"
 done
 for script in tests/layers.sh tests/e2e.sh tests/lint_select.sh tests/docs.sh tests/schema_corpus.sh tests/install.sh tests/precommit.sh tests/launch_slurm.sh tests/render_e2e.sh tests/corpus.sh tests/runtime_parity.sh \
-	tests/runtime_calls.sh tests/runtime_ckpt.sh tests/runtime_pp.sh tests/citations.py; do
+	tests/runtime_calls.sh tests/runtime_ckpt.sh tests/runtime_pp.sh tests/citations.py tests/hostile.sh tests/fuzz.sh; do
 	[ -x "$script" ] || continue
 	"$script" 2>&1 | tee "$tmp/part.out"; rc=${PIPESTATUS[0]}
 	add "$script" "$rc" "$tmp/part.out"
