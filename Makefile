@@ -258,7 +258,9 @@ FAST_NVCCFLAGS ?= -O3
 FAST_OBJ := build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o \
             build/gpu/kernels/kern_gemm_lt.o
 FAST_BIN := build/gpu/test_flash_gpu build/gpu/test_gemm_lt_gpu build/gpu/bench_kernels_gpu
-GPU_BASE_OBJ := $(KERN_SRC:%.c=build/gpu/%.o) build/gpu/kernels/kern_cuda.o
+# kern_cuda.o binds every kernels/*.cu (kern_cuda_ops), so all of them
+# link; $^ lists FAST_OBJ, which they include, once.
+GPU_BASE_OBJ := $(KERN_SRC:%.c=build/gpu/%.o) $(CUDA_OBJ)
 build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o: build/gpu/%.o: %.cu \
 		kernels/kern_flash.h kernels/flash_common.cuh kernels/flash_mma.cuh kernels/kern.h
 	@mkdir -p $(@D)
