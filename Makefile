@@ -262,11 +262,13 @@ FAST_BIN := build/gpu/test_flash_gpu build/gpu/test_gemm_lt_gpu build/gpu/bench_
 # link; $^ lists FAST_OBJ, which they include, once.
 GPU_BASE_OBJ := $(KERN_SRC:%.c=build/gpu/%.o) $(CUDA_OBJ)
 build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o: build/gpu/%.o: %.cu \
-		kernels/kern_flash.h kernels/flash_common.cuh kernels/flash_mma.cuh kernels/kern.h
+		kernels/kern_flash.h kernels/flash_common.cuh kernels/flash_mma.cuh kernels/kern.h \
+		kernels/kern_cuda.h
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  NVCC    $<")
 	$(Q)$(NVCC) $(FAST_NVCCFLAGS) $(GENCODE) -Ikernels -Xcompiler -Wall,-Wextra -c $< -o $@
-build/gpu/kernels/kern_gemm_lt.o: kernels/kern_gemm_lt.cu kernels/kern_gemm_lt.h kernels/kern.h
+build/gpu/kernels/kern_gemm_lt.o: kernels/kern_gemm_lt.cu kernels/kern_gemm_lt.h kernels/kern.h \
+		kernels/kern_cuda.h
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  NVCC    $<")
 	$(Q)$(NVCC) $(FAST_NVCCFLAGS) $(GENCODE) -Ikernels -Xcompiler -Wall,-Wextra -c $< -o $@

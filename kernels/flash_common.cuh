@@ -1,7 +1,9 @@
 /*
  * flash_common.cuh: what kern_flash.cu (forward, the public entry points)
  * and kern_flash_bwd.cu (backward) share: the launch parameters, the mask
- * classification of a pair of tiles, argument checks and error reporting.
+ * classification of a pair of tiles and the argument checks. A CUDA error
+ * becomes a KERN_E* value through kernels/kern_cuda.h's CUDACHECK, its
+ * message kept for the caller to print (kern_error_text, kernels/kern.h).
  */
 #ifndef GTPLAN_FLASH_COMMON_CUH
 #define GTPLAN_FLASH_COMMON_CUH
@@ -10,9 +12,9 @@
 
 #include <limits.h>
 #include <math.h>
-#include <stdio.h>
 
 #include "flash_mma.cuh"
+#include "kern_cuda.h"
 
 extern "C" {
 #include "kern_flash.h"
@@ -32,21 +34,6 @@ struct fl_params {
 	int batch, sq, sk, nh, nkv;
 	float scale, scale_log2;
 };
-
-static inline int fl_cuda_fail(cudaError_t e, const char *what,
-			       const char *file, int line)
-{
-	fprintf(stderr, "kern_flash: %s:%d: %s: %s\n", file, line, what,
-		cudaGetErrorString(e));
-	return e == cudaErrorMemoryAllocation ? KERN_ENOMEM : KERN_EDEVICE;
-}
-
-#define FL_CHECK(cmd)                                                      \
-	do {                                                               \
-		cudaError_t e_ = (cmd);                                    \
-		if (e_ != cudaSuccess)                                     \
-			return fl_cuda_fail(e_, #cmd, __FILE__, __LINE__); \
-	} while (0)
 
 static __device__ __forceinline__ int fl_pos(const int32_t *pos, int i)
 {
@@ -132,10 +119,7 @@ static inline int fl_check(const struct kern_attn *a, const char *who)
 		why = "shape too large";
 	else if (!isfinite(a->scale))
 		why = "scale must be finite";
-	if (!why)
-		return 0;
-	fprintf(stderr, "kern_flash: %s: %s\n", who, why);
-	return KERN_EINVAL;
+	return why ? kern_set_error(KERN_EINVAL, "%s: %s", who, why) : 0;
 }
 
 static inline fl_params fl_make(const struct kern_attn *a)

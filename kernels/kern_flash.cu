@@ -286,11 +286,11 @@ static int fl_fwd_launch(const fl_params &p, cudaStream_t st)
 		      fl_cls_bytes(p.sk, FWD_BN);
 	dim3 grid((p.sq + FWD_BM - 1) / FWD_BM, p.nh, p.batch);
 
-	FL_CHECK(cudaFuncSetAttribute(fl_fwd_kernel<D>,
+	CUDACHECK(cudaFuncSetAttribute(fl_fwd_kernel<D>,
 				      cudaFuncAttributeMaxDynamicSharedMemorySize,
 				      (int)smem));
 	fl_fwd_kernel<D><<<grid, FWD_NT, smem, st>>>(p);
-	FL_CHECK(cudaGetLastError());
+	CUDACHECK(cudaGetLastError());
 	return 0;
 }
 
@@ -304,10 +304,9 @@ extern "C" int kern_flash_fwd(void *stream, const struct kern_attn *a,
 
 	if (rc)
 		return rc;
-	if (!q || !k || !v || !o || !lse) {
-		fprintf(stderr, "kern_flash: kern_flash_fwd: NULL tensor\n");
-		return KERN_EINVAL;
-	}
+	if (!q || !k || !v || !o || !lse)
+		return kern_set_error(KERN_EINVAL,
+				      "kern_flash_fwd: NULL tensor");
 	if (a->sq == 0)
 		return 0;
 	p = fl_make(a);

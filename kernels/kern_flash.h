@@ -22,7 +22,8 @@
  *
  * Pointers are device pointers, 16-byte aligned; `stream` is a cudaStream_t
  * (NULL: the legacy default stream). Work is queued and not waited for.
- * Returns 0 or a negative KERN_E* code (kern.h), with the reason on stderr.
+ * Returns 0 or a negative KERN_E* code (kern.h) whose reason the caller
+ * prints (kern_error_text); nothing is printed here.
  */
 #ifndef GTPLAN_KERN_FLASH_H
 #define GTPLAN_KERN_FLASH_H

@@ -375,12 +375,12 @@ static int fl_bwd_launch(const fl_params &p, cudaStream_t st)
 	dim3 grid((p.sk + BWD_BN - 1) / BWD_BN, p.nkv, p.batch);
 
 	fl_dsum_kernel<D><<<(unsigned)((rows + 7) / 8), 256, 0, st>>>(p, rows);
-	FL_CHECK(cudaGetLastError());
-	FL_CHECK(cudaFuncSetAttribute(fl_bwd_kernel<D>,
+	CUDACHECK(cudaGetLastError());
+	CUDACHECK(cudaFuncSetAttribute(fl_bwd_kernel<D>,
 				      cudaFuncAttributeMaxDynamicSharedMemorySize,
 				      (int)smem));
 	fl_bwd_kernel<D><<<grid, BWD_NT, smem, st>>>(p);
-	FL_CHECK(cudaGetLastError());
+	CUDACHECK(cudaGetLastError());
 	return 0;
 }
 
@@ -402,10 +402,9 @@ extern "C" int kern_flash_bwd(void *stream, const struct kern_attn *a,
 	if (rc)
 		return rc;
 	if (!q || !k || !v || !o || !lse || !dout || !dsum || !dq || !dk ||
-	    !dv) {
-		fprintf(stderr, "kern_flash: kern_flash_bwd: NULL tensor\n");
-		return KERN_EINVAL;
-	}
+	    !dv)
+		return kern_set_error(KERN_EINVAL,
+				      "kern_flash_bwd: NULL tensor");
 	if (a->sq == 0 || a->sk == 0)
 		return 0;
 	p = fl_make(a);

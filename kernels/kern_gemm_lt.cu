@@ -7,13 +7,17 @@
  *
  * Plans (descriptors and the chosen algorithm) live in a small array per
  * handle, searched linearly: a model has a few dozen GEMM shapes.
+ *
+ * Errors are values: a CUDA or cuBLASLt failure's message, with its
+ * file:line, is kept for the caller to print (kern_set_error, kern.h).
  */
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "kern_cuda.h"
 
 extern "C" {
 #include "kern_gemm_lt.h"
@@ -44,29 +48,15 @@ struct kern_lt {
 	struct lt_plan *plans;
 };
 
-static int lt_cuda_fail(cudaError_t e, const char *what, int line)
-{
-	fprintf(stderr, "kern_gemm_lt: %s:%d: %s: %s\n", __FILE__, line, what,
-		cudaGetErrorString(e));
-	return e == cudaErrorMemoryAllocation ? KERN_ENOMEM : KERN_EDEVICE;
-}
-
 static int lt_blas_fail(cublasStatus_t s, const char *what, int line)
 {
-	fprintf(stderr, "kern_gemm_lt: %s:%d: %s: %s\n", __FILE__, line, what,
-		cublasGetStatusString(s));
-	return s == CUBLAS_STATUS_ALLOC_FAILED ? KERN_ENOMEM :
-	       s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_INVALID_VALUE ?
-						   KERN_EINVAL :
-						   KERN_EDEVICE;
-}
+	int rc = s == CUBLAS_STATUS_ALLOC_FAILED ? KERN_ENOMEM :
+		 s == CUBLAS_STATUS_NOT_SUPPORTED ||
+		 s == CUBLAS_STATUS_INVALID_VALUE ? KERN_EINVAL : KERN_EDEVICE;
 
-#define LT_CUDA(cmd)                                                   \
-	do {                                                           \
-		cudaError_t e_ = (cmd);                                \
-		if (e_ != cudaSuccess)                                 \
-			return lt_cuda_fail(e_, #cmd, __LINE__);       \
-	} while (0)
+	return kern_set_error(rc, "%s:%d: %s: %s", __FILE__, line, what,
+			      cublasGetStatusString(s));
+}
 
 #define LT_BLAS(cmd)                                                   \
 	do {                                                           \
@@ -95,7 +85,7 @@ extern "C" int kern_lt_new(void *stream, int tune, struct kern_lt **out)
 	if (e != cudaSuccess) {
 		cublasLtDestroy(lt->h);
 		free(lt);
-		return lt_cuda_fail(e, "cudaMalloc(workspace)", __LINE__);
+		return cuda_fail(e, "cudaMalloc(workspace)", __FILE__, __LINE__);
 	}
 	*out = lt;
 	return 0;
@@ -213,12 +203,10 @@ static int lt_heuristic(struct kern_lt *lt, struct lt_plan *p,
 	cublasLtMatmulPreferenceDestroy(pref);
 	if (s != CUBLAS_STATUS_SUCCESS)
 		return lt_blas_fail(s, "cublasLtMatmulAlgoGetHeuristic", __LINE__);
-	if (*count < 1) {
-		fprintf(stderr, "kern_gemm_lt: no cuBLASLt algorithm for "
-				"%lld x %lld x %lld\n",
-			p->key.m, p->key.n, p->key.kd);
-		return KERN_EINVAL;
-	}
+	if (*count < 1)
+		return kern_set_error(KERN_EINVAL, "kern_gemm_lt: no cuBLASLt "
+				      "algorithm for %lld x %lld x %lld",
+				      p->key.m, p->key.n, p->key.kd);
 	return 0;
 }
 
@@ -280,11 +268,12 @@ static int lt_tune(struct kern_lt *lt, struct lt_plan *p,
 	float best = -1.0f;
 	int rc = 0;
 
-	LT_CUDA(cudaMalloc(&c.c, bytes));
+	CUDACHECK(cudaMalloc(&c.c, bytes));
 	if (cudaMemsetAsync(c.c, 0, bytes, lt->stream) != cudaSuccess ||
 	    cudaEventCreate(&ev[0]) != cudaSuccess ||
 	    cudaEventCreate(&ev[1]) != cudaSuccess) {
-		rc = lt_cuda_fail(cudaGetLastError(), "tuning setup", __LINE__);
+		rc = cuda_fail(cudaGetLastError(), "tuning setup", __FILE__,
+			       __LINE__);
 		goto out;
 	}
 	for (int i = 0; i < count; i++) {
@@ -302,7 +291,8 @@ out:
 	if (ev[1])
 		cudaEventDestroy(ev[1]);
 	if (cudaStreamSynchronize(lt->stream) != cudaSuccess && !rc)
-		rc = lt_cuda_fail(cudaGetLastError(), "tuning", __LINE__);
+		rc = cuda_fail(cudaGetLastError(), "tuning", __FILE__,
+			       __LINE__);
 	cudaFree(c.c);
 	return rc;
 }
@@ -374,12 +364,10 @@ extern "C" int kern_lt_gemm(struct kern_lt *lt, int ta, int tb, long long m,
 	int rc;
 
 	if (!lt || !a || !b || !c || (ctype != KERN_LT_F32 && ctype != KERN_LT_BF16) ||
-	    !lt_args_ok(ta, tb, m, n, kd, lda, ldb, ldc)) {
-		fprintf(stderr, "kern_gemm_lt: invalid arguments (%lld x %lld x "
-				"%lld, ld %lld %lld %lld)\n",
-			m, n, kd, lda, ldb, ldc);
-		return KERN_EINVAL;
-	}
+	    !lt_args_ok(ta, tb, m, n, kd, lda, ldb, ldc))
+		return kern_set_error(KERN_EINVAL, "kern_gemm_lt: %lld x %lld "
+				      "x %lld, ld %lld %lld %lld", m, n, kd,
+				      lda, ldb, ldc);
 	memset(&k, 0, sizeof(k));
 	k.ta = !!ta;
 	k.tb = !!tb;

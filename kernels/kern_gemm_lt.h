@@ -22,7 +22,8 @@
  * Pointers are device pointers. Work is queued on the handle's stream and
  * not waited for (except the timing of a new shape). A handle serves one
  * thread at a time. Functions return 0 or a negative KERN_E* code
- * (kernels/kern.h), with the reason on stderr.
+ * (kernels/kern.h) whose reason the caller prints (kern_error_text);
+ * nothing is printed here.
  */
 #ifndef GTPLAN_KERN_GEMM_LT_H
 #define GTPLAN_KERN_GEMM_LT_H

@@ -78,7 +78,7 @@ static inline uint16_t *gh_rand_bf16(long long n, float scale, float **f)
 
 static inline void gh_die(int rc, const char *what)
 {
-	fprintf(stderr, "%s: %s\n", what, kern_strerror(rc));
+	fprintf(stderr, "%s: %s\n", what, kern_error_text(rc));
 	exit(2);
 }
 

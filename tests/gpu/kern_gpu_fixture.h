@@ -84,7 +84,7 @@ static inline void *up(const void *h, size_t n)
 		rc = kern_upload(&G, d, h, n);
 	if (rc) {
 		fprintf(stderr, "test_kernels_gpu: upload: %s\n",
-			kern_strerror(rc));
+			kern_error_text(rc));
 		exit(1);
 	}
 	return d;
@@ -152,7 +152,7 @@ static inline void report(const char *name, const struct verdict *v,
 	int ok = !v->rc && v->err <= tol;
 
 	if (v->rc)
-		printf("%-12s error: %s  FAIL\n", name, kern_strerror(v->rc));
+		printf("%-12s error: %s  FAIL\n", name, kern_error_text(v->rc));
 	else
 		printf("%-12s max_rel %.3e  tol %.0e  %s\n", name, v->err, tol,
 		       ok ? "PASS" : "FAIL");
