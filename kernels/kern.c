@@ -156,12 +156,9 @@ const char *kern_prof_name(int cls)
 }
 
 /* The bound op's call between the profiler's marks when it is on; the
- * comma operator orders the begin mark, the call and the end mark. Every
- * call but a GEMM counts in k->ops_seq (kern.h). */
+ * comma operator orders the begin mark, the call and the end mark. */
 static int mark_begin(struct kern_ctx *k, int cls, const char *op)
 {
-	if (cls != KERN_PROF_GEMM)
-		k->ops_seq++;
 	if (k->prof)
 		k->ops->mark(k, cls, op, 0);
 	return 0;
@@ -186,13 +183,11 @@ int kern_alloc(struct kern_ctx *k, size_t bytes, void **out)
 	if (!out)
 		return KERN_EINVAL;
 	*out = NULL;
-	k->ops_seq++; /* new memory at a freed block's address */
 	return k->ops->alloc(k, bytes, out);
 }
 
 void kern_free(struct kern_ctx *k, void *p)
 {
-	k->ops_seq++;
 	if (p)
 		k->ops->free(k, p);
 }

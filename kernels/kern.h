@@ -79,11 +79,8 @@ enum kern_device { KERN_CPU, KERN_CUDA };
  * kernels/kern_flash.h), so results differ from fp32 by the order of the
  * sums and, in attention, by P and dS rounded to bf16 (FlashAttention-2's
  * precision). Inputs, outputs and every other function stay fp32; the CPU
- * twin ignores the mode. Consecutive kern_gemm calls (no other kern_* call
- * between them) that share an operand (same pointer, shape and leading
- * dimension) may reuse its bf16 copy: between such calls, change an
- * operand only through kern (any kern_* call, or being a GEMM's output,
- * ends the reuse), never by other writers such as NCCL. */
+ * twin ignores the mode. Every call reads its operands as they are when
+ * it runs (no bf16 copy outlives the call). */
 enum kern_math { KERN_MATH_FP32, KERN_MATH_BF16 };
 
 /* Kernel classes of the profile (kern_prof_*). */
@@ -215,10 +212,6 @@ struct kern_ctx {
 	void *impl; /* the device's own state (stream, handles); NULL on CPU */
 	enum kern_math math;
 	int prof; /* profiling is on */
-	/* kern_* calls other than kern_gemm so far (alloc and free
-	 * included): the bf16 mode's GEMMs reuse an operand's bf16 copy only
-	 * while it is unchanged */
-	unsigned long long ops_seq;
 };
 
 /* Binds k to `device`. threads > 0 sets the CPU BLAS thread count (ignored

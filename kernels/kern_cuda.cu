@@ -220,10 +220,8 @@ static int cuda_gemm(struct kern_ctx *k, int ta, int tb, long long m,
 	    !fits_int(ldb) || !fits_int(ldc))
 		return KERN_EINVAL;
 	if (k->math == KERN_MATH_BF16 && kern_fast_gemm_ok(m, n, kd))
-		return kern_fast_gemm(impl_of(k), k->ops_seq, ta, tb, m, n, kd,
-				      alpha, a, lda, b, ldb, beta, c, ldc);
-	/* C may be an operand the bf16 mode holds a copy of: drop them */
-	k->ops_seq++;
+		return kern_fast_gemm(impl_of(k), ta, tb, m, n, kd, alpha, a,
+				      lda, b, ldb, beta, c, ldc);
 	CUBLASCHECK(cublasSgemm(impl_of(k)->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
 				ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)n, (int)m,
 				(int)kd, &alpha, b, (int)ldb, a, (int)lda,

@@ -166,10 +166,10 @@ int kern_cuda_round_bf16(struct kern_ctx *k, long long n, float *x);
  * The _ok tests say which shapes it takes; the others use the fp32
  * reference kernels. */
 int kern_fast_gemm_ok(long long m, long long n, long long kd);
-int kern_fast_gemm(struct cuda_impl *c, unsigned long long seq, int ta,
-		   int tb, long long m, long long n, long long kd, float alpha,
-		   const float *a, long long lda, const float *b, long long ldb,
-		   float beta, float *cc, long long ldc);
+int kern_fast_gemm(struct cuda_impl *c, int ta, int tb, long long m,
+		   long long n, long long kd, float alpha, const float *a,
+		   long long lda, const float *b, long long ldb, float beta,
+		   float *cc, long long ldc);
 int kern_fast_attn_ok(const struct kern_attn *a);
 int kern_fast_attn_fwd(struct cuda_impl *c, const struct kern_attn *a,
 		       const float *q, const float *kk, const float *v,

@@ -7,11 +7,10 @@
  * The operands arrive as fp32 arrays that hold bf16 values (the runtime
  * rounds every GEMM and attention input, runtime/rt_weights.c rt_bf16), so
  * rounding them to bf16 is exact; a value that is not one is rounded to
- * nearest even, as kern_to_bf16 does. A GEMM's A and B are cast into two
- * slots that the next GEMM may reuse (kern.h, KERN_MATH_BF16: consecutive
- * GEMMs sharing an operand); attention's inputs into one arena. Both grow
- * when a call needs more and are never shrunk; a buffer reused by the next
- * call is ordered after this one by the context's stream. Casts use
+ * nearest even, as kern_to_bf16 does. Every call casts its operands
+ * afresh (a GEMM's A and B, attention's inputs) into one arena, which
+ * grows when a call needs more and is never shrunk; the next call's reuse
+ * of it is ordered after this one by the context's stream. Casts use
  * 128-bit loads and stores where the arrays allow. Results stay fp32: the
  * GEMM's C is written (or accumulated, beta) by cuBLASLt's fp32 epilogue,
  * attention's o is widened from the flash kernel's bf16 output (exact) and
@@ -43,21 +42,10 @@ extern "C" {
 /* Growth granularity: a few sizes cover a model's calls. */
 #define FAST_GRAIN (2u << 20)
 
-/* A GEMM operand's bf16 copy: the fp32 block it was cast from and the
- * kern_ctx op count (kern_ctx.ops_seq) when it was made. */
-struct fast_slot {
-	uint16_t *buf;
-	size_t cap;
-	const float *src; /* NULL: holds nothing */
-	long long rows, cols, ld;
-	unsigned long long seq;
-};
-
 struct kern_fast {
 	struct kern_lt *lt;
-	void *arena; /* attention's scratch */
+	void *arena; /* the operands' bf16 copies */
 	size_t cap;
-	struct fast_slot slot[2]; /* the GEMM operands' copies */
 };
 
 void kern_fast_free(struct kern_fast *f)
@@ -66,8 +54,6 @@ void kern_fast_free(struct kern_fast *f)
 		return;
 	kern_lt_free(f->lt);
 	cudaFree(f->arena);
-	cudaFree(f->slot[0].buf);
-	cudaFree(f->slot[1].buf);
 	free(f);
 }
 
@@ -113,6 +99,28 @@ static int fast_arena(struct cuda_impl *c, struct kern_fast *f, size_t bytes,
 		f->cap = cap;
 	}
 	*out = (char *)f->arena;
+	return 0;
+}
+
+/* Carves the arena into `n` pieces of the given element counts (bf16
+ * unless marked as floats by `f32`, a bit mask). */
+static int fast_carve(struct cuda_impl *c, int n, const long long *cnt,
+		      unsigned f32, void **piece)
+{
+	struct kern_fast *f;
+	size_t off[8], total = 0;
+	char *ws = NULL;
+
+	for (int i = 0; i < n; i++) {
+		off[i] = total;
+		total += fast_round((size_t)cnt[i] *
+				    ((f32 >> i & 1) ? sizeof(float) :
+				     sizeof(uint16_t)));
+	}
+	KERN_TRY(fast_get(c, &f));
+	KERN_TRY(fast_arena(c, f, total, &ws));
+	for (int i = 0; i < n; i++)
+		piece[i] = ws + off[i];
 	return 0;
 }
 
@@ -214,111 +222,27 @@ int kern_fast_gemm_ok(long long m, long long n, long long kd)
 	return m > 0 && n > 0 && kd > 0;
 }
 
-/* Operand copies are reused: a call whose A or B is the same stored
- * block (pointer, rows, columns, leading dimension) as one of the previous
- * call's, with no other kern op since (kern_ctx.ops_seq unchanged: kern.h,
- * KERN_MATH_BF16), reads the copy instead of casting again. The runtime
- * multiplies one input by several weight slices in a row (the qkv
- * projection per query group) and uses each output gradient twice (dgrad
- * and wgrad): one cast instead of up to 24 per layer. */
-static int slot_holds(const struct fast_slot *s, const float *src,
-		      long long rows, long long cols, long long ld,
-		      unsigned long long seq)
-{
-	return s->src == src && s->rows == rows && s->cols == cols &&
-	       s->ld == ld && s->seq == seq;
-}
-
-/* The slot holding the copy of a [rows, cols] block at x (leading
- * dimension ld), or -1. */
-static int slot_find(const struct kern_fast *f, const float *x,
-		     long long rows, long long cols, long long ld,
-		     unsigned long long seq)
-{
-	for (int i = 0; i < 2; i++)
-		if (slot_holds(&f->slot[i], x, rows, cols, ld, seq))
-			return i;
-	return -1;
-}
-
-/* Casts the block into slot i. */
-static int slot_cast(struct cuda_impl *c, struct kern_fast *f, int i,
-		     const float *x, long long rows, long long cols,
-		     long long ld, unsigned long long seq)
-{
-	size_t bytes = (size_t)(rows * cols) * sizeof(uint16_t);
-	struct fast_slot *s = &f->slot[i];
-
-	s->src = NULL;
-	if (bytes > s->cap) {
-		size_t cap = (bytes + FAST_GRAIN - 1) / FAST_GRAIN * FAST_GRAIN;
-
-		CUDACHECK(cudaStreamSynchronize(c->stream));
-		CUDACHECK(cudaFree(s->buf));
-		s->buf = NULL;
-		s->cap = 0;
-		CUDACHECK(cudaMalloc(&s->buf, cap));
-		s->cap = cap;
-	}
-	kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 0);
-	KERN_TRY(to_bf16_rows(c->stream, rows, cols, x, ld, s->buf));
-	kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 1);
-	s->src = x;
-	s->rows = rows;
-	s->cols = cols;
-	s->ld = ld;
-	s->seq = seq;
-	return 0;
-}
-
-/* Forgets the copies whose source the output [m, n] (ldc) overlaps. */
-static void fast_forget(struct kern_fast *f, const float *cc, long long m,
-			long long n, long long ldc)
-{
-	const float *end = cc + (m - 1) * ldc + n;
-
-	for (int i = 0; i < 2; i++) {
-		struct fast_slot *s = &f->slot[i];
-
-		if (s->src && s->src < end &&
-		    cc < s->src + (s->rows - 1) * s->ld + s->cols)
-			s->src = NULL;
-	}
-}
-
 /* kern_gemm's contract (kernels/kern.h) on tensor cores: A and B as bf16
  * copies (dense: their leading dimensions become their row lengths), C
- * fp32 with alpha and beta. seq: kern_ctx.ops_seq. */
-int kern_fast_gemm(struct cuda_impl *c, unsigned long long seq, int ta,
-		   int tb, long long m, long long n, long long kd, float alpha,
-		   const float *a, long long lda, const float *b, long long ldb,
-		   float beta, float *cc, long long ldc)
+ * fp32 with alpha and beta. */
+int kern_fast_gemm(struct cuda_impl *c, int ta, int tb, long long m,
+		   long long n, long long kd, float alpha, const float *a,
+		   long long lda, const float *b, long long ldb, float beta,
+		   float *cc, long long ldc)
 {
 	long long ar = ta ? kd : m, ac = ta ? m : kd;
 	long long br = tb ? n : kd, bc = tb ? kd : n;
-	struct kern_fast *f;
-	int sa, sb, rc;
+	long long cnt[2] = { ar * ac, br * bc };
+	void *p[2];
 
-	KERN_TRY(fast_get(c, &f));
-	sa = slot_find(f, a, ar, ac, lda, seq);
-	sb = slot_find(f, b, br, bc, ldb, seq);
-	if (sa < 0) {
-		/* keep B's copy; else overwrite the older one */
-		sa = sb >= 0 ? 1 - sb :
-		     f->slot[0].seq <= f->slot[1].seq ? 0 : 1;
-		KERN_TRY(slot_cast(c, f, sa, a, ar, ac, lda, seq));
-	}
-	if (sb < 0) {
-		sb = 1 - sa;
-		KERN_TRY(slot_cast(c, f, sb, b, br, bc, ldb, seq));
-	}
-	rc = kern_lt_gemm(f->lt, ta, tb, m, n, kd, alpha, f->slot[sa].buf, ac,
-			  f->slot[sb].buf, bc, beta, cc, KERN_LT_F32, ldc,
-			  NULL);
-	fast_forget(f, cc, m, n, ldc);
-	if (rc)
-		f->slot[0].src = f->slot[1].src = NULL;
-	return rc;
+	KERN_TRY(fast_carve(c, 2, cnt, 0, p));
+	kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 0);
+	KERN_TRY(to_bf16_rows(c->stream, ar, ac, a, lda, (uint16_t *)p[0]));
+	KERN_TRY(to_bf16_rows(c->stream, br, bc, b, ldb, (uint16_t *)p[1]));
+	kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 1);
+	return kern_lt_gemm(c->fast->lt, ta, tb, m, n, kd, alpha,
+			    (const uint16_t *)p[0], ac, (const uint16_t *)p[1],
+			    bc, beta, cc, KERN_LT_F32, ldc, NULL);
 }
 
 /* ---- attention ---------------------------------------------------------- */
@@ -328,28 +252,6 @@ int kern_fast_attn_ok(const struct kern_attn *a)
 	return (a->hd == 64 || a->hd == 128) && a->batch >= 1 &&
 	       a->batch <= 65535 && a->nh <= 65535 && a->sq <= (1LL << 22) &&
 	       a->sk <= (1LL << 22);
-}
-
-/* Carves the arena into `n` pieces of the given element counts (bf16
- * unless marked as floats by `f32`, a bit mask). */
-static int fast_carve(struct cuda_impl *c, int n, const long long *cnt,
-		      unsigned f32, void **piece)
-{
-	struct kern_fast *f;
-	size_t off[8], total = 0;
-	char *ws;
-
-	for (int i = 0; i < n; i++) {
-		off[i] = total;
-		total += fast_round((size_t)cnt[i] *
-				    ((f32 >> i & 1) ? sizeof(float) :
-				     sizeof(uint16_t)));
-	}
-	KERN_TRY(fast_get(c, &f));
-	KERN_TRY(fast_arena(c, f, total, &ws));
-	for (int i = 0; i < n; i++)
-		piece[i] = ws + off[i];
-	return 0;
 }
 
 int kern_fast_attn_fwd(struct cuda_impl *c, const struct kern_attn *a,

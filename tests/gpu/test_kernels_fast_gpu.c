@@ -13,10 +13,10 @@
  *    round them (it multiplies on tensor cores): within 1e-4 of the CPU on
  *    the rounded inputs, and further than 1e-4 from the CPU on the exact
  *    ones (one bf16 rounding is up to 2^-9 relative).
- *  - gemm_reuse: consecutive GEMMs that share an operand reuse its bf16
- *    copy (kern.h, KERN_MATH_BF16): with the copy reused 1e-4 as above; a
- *    kern op on the operand (kern_scale) or a GEMM writing it as its output
- *    must end the reuse: the product of the new values within 1e-2 (the
+ *  - gemm_reuse: consecutive GEMMs that share an operand: 1e-4 as above;
+ *    an operand changed between two GEMMs by a kern op (kern_scale) or as
+ *    a GEMM's output must be read anew (no bf16 copy may outlive its call,
+ *    kern.h): the product of the new values within 1e-2 (the
  *    output X = A B^T is rounded to bf16 on both sides from fp32 sums whose
  *    order differs, so an element may round the other way: 2^-8), where a
  *    stale copy is off by O(1).
@@ -175,7 +175,7 @@ static void test_gemm_reuse(void)
 	float *dc = up(x, (size_t)(m * n) * 4);
 	float *dx = up(x, (size_t)(m * n) * 4);
 
-	/* A shared by two calls in a row: its copy is reused */
+	/* A shared by two calls in a row */
 	see(&v, nt(&v, m, n, kd, a, da, b1, db1, dc));
 	see(&v, nt(&v, m, n, kd, a, da, b2, db2, dc));
 	report("gemm_reuse", &v, TOL_RED);
@@ -185,8 +185,7 @@ static void test_gemm_reuse(void)
 	for (long long i = 0; i < m * kd; i++)
 		a[i] *= 2.0f;
 	see(&vn, nt(&vn, m, n, kd, a, da, b1, db1, dc));
-	/* X an operand, then overwritten as the output of a GEMM whose
-	 * operands are both copies at hand (B1 B1^T: X's copy is not evicted),
+	/* X an operand, then overwritten as the output of a GEMM (B1 B1^T),
 	 * then read again */
 	see_rc(&vn, kern_round_bf16(&G, m * n, dx));
 	see(&vn, nt(&vn, m, n, kd, x, dx, b1, db1, dc));
