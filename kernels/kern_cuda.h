@@ -161,6 +161,10 @@ int kern_cuda_to_bf16(struct kern_ctx *k, long long n, const float *x,
 int kern_cuda_from_bf16(struct kern_ctx *k, long long n, const uint16_t *x,
 			float *y);
 int kern_cuda_round_bf16(struct kern_ctx *k, long long n, float *x);
+/* kern_cuda_from_bf16 on a stream, for callers without a kern_ctx
+ * (kernels/kern_cuda_fast.cu). */
+int kern_cuda_widen_bf16(cudaStream_t s, long long n, const uint16_t *x,
+			 float *y);
 
 /* kernels/kern_cuda_fast.cu: the KERN_MATH_BF16 mode (kern_set_math).
  * The _ok tests say which shapes it takes; the others use the fp32

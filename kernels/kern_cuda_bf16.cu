@@ -112,23 +112,28 @@ int kern_cuda_to_bf16(struct kern_ctx *k, long long n, const float *x,
 	return 0;
 }
 
-int kern_cuda_from_bf16(struct kern_ctx *k, long long n, const uint16_t *x,
-			float *y)
+int kern_cuda_widen_bf16(cudaStream_t s, long long n, const uint16_t *x,
+			 float *y)
 {
 	long long v = vec4_of(n, y, x);
 
 	if (v) {
-		from_bf16_4k<<<blocks_for(v / 4), KERN_CUDA_THREADS, 0,
-			       stream_of(k)>>>(v / 4, (const uint2 *)x,
-					       (float4 *)y);
+		from_bf16_4k<<<blocks_for(v / 4), KERN_CUDA_THREADS, 0, s>>>(
+			v / 4, (const uint2 *)x, (float4 *)y);
 		LAUNCHCHECK(from_bf16_4k);
 	}
 	if (n > v) {
-		from_bf16_k<<<blocks_for(n - v), KERN_CUDA_THREADS, 0,
-			      stream_of(k)>>>(n - v, x + v, y + v);
+		from_bf16_k<<<blocks_for(n - v), KERN_CUDA_THREADS, 0, s>>>(
+			n - v, x + v, y + v);
 		LAUNCHCHECK(from_bf16_k);
 	}
 	return 0;
+}
+
+int kern_cuda_from_bf16(struct kern_ctx *k, long long n, const uint16_t *x,
+			float *y)
+{
+	return kern_cuda_widen_bf16(stream_of(k), n, x, y);
 }
 
 int kern_cuda_round_bf16(struct kern_ctx *k, long long n, float *x)

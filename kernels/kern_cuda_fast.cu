@@ -183,38 +183,6 @@ static int to_bf16_rows(cudaStream_t s, long long rows, long long cols,
 	return 0;
 }
 
-__global__ static void widen4_k(long long n4, const uint2 *x, float4 *y)
-{
-	GRID_STRIDE(i, n4) {
-		uint2 v = x[i];
-
-		y[i] = make_float4(__uint_as_float(v.x << 16),
-				   __uint_as_float(v.x & 0xffff0000u),
-				   __uint_as_float(v.y << 16),
-				   __uint_as_float(v.y & 0xffff0000u));
-	}
-}
-
-__global__ static void widen_k(long long n, const uint16_t *x, float *y)
-{
-	GRID_STRIDE(i, n)
-		y[i] = __uint_as_float((unsigned int)x[i] << 16);
-}
-
-static int from_bf16(cudaStream_t s, long long n, const uint16_t *x,
-		     float *y)
-{
-	if (n % 4 == 0 && (uintptr_t)y % 16 == 0) {
-		widen4_k<<<blocks_for(n / 4), KERN_CUDA_THREADS, 0, s>>>(
-			n / 4, (const uint2 *)x, (float4 *)y);
-		LAUNCHCHECK(widen4_k);
-	} else {
-		widen_k<<<blocks_for(n), KERN_CUDA_THREADS, 0, s>>>(n, x, y);
-		LAUNCHCHECK(widen_k);
-	}
-	return 0;
-}
-
 /* ---- GEMM --------------------------------------------------------------- */
 
 int kern_fast_gemm_ok(long long m, long long n, long long kd)
@@ -273,7 +241,7 @@ int kern_fast_attn_fwd(struct cuda_impl *c, const struct kern_attn *a,
 	KERN_TRY(kern_flash_fwd((void *)c->stream, a, (uint16_t *)p[0],
 			      (uint16_t *)p[1], (uint16_t *)p[2], qpos, kpos,
 			      (uint16_t *)p[3], lse));
-	return from_bf16(c->stream, nq, (uint16_t *)p[3], o);
+	return kern_cuda_widen_bf16(c->stream, nq, (uint16_t *)p[3], o);
 }
 
 int kern_fast_attn_bwd(struct cuda_impl *c, const struct kern_attn *a,
