@@ -19,10 +19,12 @@
 # one matrix is the output layer); peak 989.5 TFLOP/s (H100/H200 SXM bf16
 # dense). Step time: the median of steps 2..STEPS.
 # Breakdown: GTPLAN_KERN_PROFILE=1 brackets every kern_* call with CUDA
-# events (kernels/kern_cuda_prof.cu) from step 2 on; per step: GEMM
-# (including the bf16 conversion of its operands), attention (likewise),
-# memory-bound kernels, copies; communication is none on one GPU (every
-# group has one rank); host gaps = step time - the classes' sum.
+# events (kernels/kern_cuda_prof.cu) from step 2 on; per step: GEMM,
+# attention (the bf16 casts of their operands are bracketed inside them
+# and counted as memory-bound, not in them), memory-bound kernels, copies;
+# communication is none on one GPU (every group has one rank); host gaps =
+# mean step time - the classes' sum, floored at 0
+# (scripts/bench_train_report.py).
 # Plans: made with $GTPLAN when it runs here, else read from $GPU_PLANS.
 # Logs and bench.jsonl go to $OUT (or a temporary folder).
 set -u
