@@ -8,9 +8,10 @@
  * rounds every GEMM and attention input, runtime/rt_weights.c rt_bf16), so
  * rounding them to bf16 is exact; a value that is not one is rounded to
  * nearest even, as kern_to_bf16 does. Every call casts its operands
- * afresh (a GEMM's A and B, attention's inputs) into one arena, which
- * grows when a call needs more and is never shrunk; the next call's reuse
- * of it is ordered after this one by the context's stream. Casts use
+ * afresh (a GEMM's A and B, attention's inputs) into the context's
+ * scratch buffer (kern_cuda_scratch, kernels/kern_cuda.h), which grows
+ * when a call needs more and is never shrunk; the next call's reuse of it
+ * is ordered after this one by the context's stream. Casts use
  * 128-bit loads and stores where the arrays allow. Results stay fp32: the
  * GEMM's C is written (or accumulated, beta) by cuBLASLt's fp32 epilogue,
  * attention's o is widened from the flash kernel's bf16 output (exact) and
@@ -36,7 +37,7 @@ extern "C" {
 #include "kern_gemm_lt.h"
 }
 
-/* Each piece of the arena starts on a 256-byte boundary (cuBLASLt's and
+/* Each piece of the scratch starts on a 256-byte boundary (cuBLASLt's and
  * the flash kernels' widest alignment). */
 #define FAST_ALIGN 256
 /* Growth granularity: a few sizes cover a model's calls. */
@@ -44,8 +45,6 @@ extern "C" {
 
 struct kern_fast {
 	struct kern_lt *lt;
-	void *arena; /* the operands' bf16 copies */
-	size_t cap;
 };
 
 void kern_fast_free(struct kern_fast *f)
@@ -53,7 +52,6 @@ void kern_fast_free(struct kern_fast *f)
 	if (!f)
 		return;
 	kern_lt_free(f->lt);
-	cudaFree(f->arena);
 	free(f);
 }
 
@@ -83,33 +81,13 @@ static int fast_get(struct cuda_impl *c, struct kern_fast **out)
 	return 0;
 }
 
-/* An arena of at least `bytes`; the old one is freed once the stream's
- * work on it is done. */
-static int fast_arena(struct cuda_impl *c, struct kern_fast *f, size_t bytes,
-		      char **out)
-{
-	if (bytes > f->cap) {
-		size_t cap = (bytes + FAST_GRAIN - 1) / FAST_GRAIN * FAST_GRAIN;
-
-		CUDACHECK(cudaStreamSynchronize(c->stream));
-		CUDACHECK(cudaFree(f->arena));
-		f->arena = NULL;
-		f->cap = 0;
-		CUDACHECK(cudaMalloc(&f->arena, cap));
-		f->cap = cap;
-	}
-	*out = (char *)f->arena;
-	return 0;
-}
-
-/* Carves the arena into `n` pieces of the given element counts (bf16
+/* Carves the scratch into `n` pieces of the given element counts (bf16
  * unless marked as floats by `f32`, a bit mask). */
 static int fast_carve(struct cuda_impl *c, int n, const long long *cnt,
 		      unsigned f32, void **piece)
 {
-	struct kern_fast *f;
 	size_t off[8], total = 0;
-	char *ws = NULL;
+	void *ws = NULL;
 
 	for (int i = 0; i < n; i++) {
 		off[i] = total;
@@ -117,10 +95,10 @@ static int fast_carve(struct cuda_impl *c, int n, const long long *cnt,
 				    ((f32 >> i & 1) ? sizeof(float) :
 				     sizeof(uint16_t)));
 	}
-	KERN_TRY(fast_get(c, &f));
-	KERN_TRY(fast_arena(c, f, total, &ws));
+	KERN_TRY(kern_cuda_scratch(c, (total + FAST_GRAIN - 1) / FAST_GRAIN *
+				   FAST_GRAIN, &ws));
 	for (int i = 0; i < n; i++)
-		piece[i] = ws + off[i];
+		piece[i] = (char *)ws + off[i];
 	return 0;
 }
 
@@ -201,14 +179,16 @@ int kern_fast_gemm(struct cuda_impl *c, int ta, int tb, long long m,
 	long long ar = ta ? kd : m, ac = ta ? m : kd;
 	long long br = tb ? n : kd, bc = tb ? kd : n;
 	long long cnt[2] = { ar * ac, br * bc };
+	struct kern_fast *f;
 	void *p[2];
 
+	KERN_TRY(fast_get(c, &f));
 	KERN_TRY(fast_carve(c, 2, cnt, 0, p));
 	kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 0);
 	KERN_TRY(to_bf16_rows(c->stream, ar, ac, a, lda, (uint16_t *)p[0]));
 	KERN_TRY(to_bf16_rows(c->stream, br, bc, b, ldb, (uint16_t *)p[1]));
 	kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 1);
-	return kern_lt_gemm(c->fast->lt, ta, tb, m, n, kd, alpha,
+	return kern_lt_gemm(f->lt, ta, tb, m, n, kd, alpha,
 			    (const uint16_t *)p[0], ac, (const uint16_t *)p[1],
 			    bc, beta, cc, KERN_LT_F32, ldc, NULL);
 }
