@@ -9,12 +9,12 @@
  * row reductions are trees instead of left-to-right sums, and embed_bwd
  * adds with atomicAdd, so a row hit by several tokens sums in any order.
  *
- * Only this file and kernels/kern_cuda_llm.cu see CUDA's and cuBLAS's
- * types: every failure becomes a KERN_E* value, printed once to stderr with
- * its file:line (CUDACHECK in kernels/kern_cuda.h, CUBLASCHECK below),
- * never an exit. The decoder's kernels (bias, SwiGLU, RoPE, attention)
- * live in kernels/kern_cuda_llm.cu, the bf16 conversions in
- * kernels/kern_cuda_bf16.cu.
+ * Only the .cu files of kernels/ see CUDA's and cuBLAS's types: every
+ * failure becomes a KERN_E* value whose message, with its file:line
+ * (CUDACHECK in kernels/kern_cuda.h, CUBLASCHECK below), the caller prints
+ * once (kern_error_text); never an exit. The decoder's kernels (bias,
+ * SwiGLU, RoPE, attention) live in kernels/kern_cuda_llm.cu, the bf16
+ * conversions in kernels/kern_cuda_bf16.cu.
  */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>

@@ -1,10 +1,10 @@
 /*
- * kern_cuda: what the CUDA twin's sources (kernels/kern_cuda.cu,
- * kernels/kern_cuda_llm.cu) share: launch shapes, block reductions, the
- * CUDACHECK boundary that turns a CUDA error into a KERN_E* value whose
- * message, with its file:line, the caller prints once (kern_error_text), and kern_cuda_llm.cu's members of kern_cuda_ops
- * (each follows the kern.h wrapper of the same name, arguments checked by
- * kern.c). CUDA C++ only: C callers see kern.h.
+ * kern_cuda: what the CUDA sources (the .cu files of kernels/) share:
+ * launch shapes, block reductions, the CUDACHECK boundary that turns a
+ * CUDA error into a KERN_E* value whose message, with its file:line, the
+ * caller prints once (kern_error_text), and the other files' members of
+ * kern_cuda_ops (each follows the kern.h wrapper of the same name,
+ * arguments checked by kern.c). CUDA C++ only: C callers see kern.h.
  *
  * Ownership: as kern.h: the caller owns every device buffer; these
  * functions keep no pointer past the call.
