@@ -302,11 +302,14 @@ struct rt_model {
 	/* PP (rt_pp.c): per slot (rt_model_use_slot) the layers' saved
 	 * activations, the head's (struct rt_acts' per-micro-batch part) and
 	 * the micro-batch's tokens and targets; a chunk's output to send
-	 * and, per slot and chunk, a received output gradient */
+	 * and, per slot and chunk, a received output gradient; this
+	 * stage's schedule (the same every step; pp_nops < 0: none) */
 	struct rt_layer_acts *la_all;
 	struct rt_acts *head;
 	int32_t **slot_tokens, **slot_targets;
 	float *pp_out, **pp_grad;
+	struct pps_op *pp_ops;
+	long long pp_nops;
 };
 
 /* Checks that the plan's layout can split the model and sets s; every
