@@ -423,6 +423,11 @@ int rt_scatter_grad(struct rt_model *m, const struct rt_weight *w,
  * of this rank's keys and values summed over the CP ranks. */
 int rt_cp_attn_fwd(struct rt_model *m, long long l);
 int rt_cp_attn_bwd(struct rt_model *m, long long l);
+/* rt_train.c's helpers that rt_cp.c shares: attention of the local
+ * queries on sk key rows a sample, and a collective's label "w.sfx" in
+ * buf (returned). */
+struct kern_attn rt_attn_shape(const struct rt_shape *s, long long sk);
+const char *rt_label(char *buf, size_t n, const char *w, const char *sfx);
 /* A kernel status as a runtime code, reported with the call's place. */
 int rt_kcheck(int kern_rc, const char *call, const char *file, int line);
 /* Device memory of n floats (at least one), zeroed. */
