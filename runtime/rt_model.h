@@ -355,6 +355,10 @@ int rt_model_dump(struct rt_model *m, FILE *f);
  * step `step` (samples (step-1) x global_batch + lane x per_lane + mb x
  * micro ...) into m->tokens and m->targets. */
 int rt_load_micro_batch(struct rt_model *m, long long step, long long mb);
+/* The position in its sample of row i (< local_seq) of CP rank c's
+ * share: Megatron's load-balanced split gives rank c chunks c (first
+ * half) and 2C-1-c (second) of 2C; without CP, i. */
+int32_t rt_row_pos(const struct rt_shape *s, int c, long long i);
 /* The forward of the loaded micro-batch (collectives: see the top of this
  * file); leaves each token's loss -log p(target) in m->h_loss (host, in
  * m->tokens' order) and adds their sum to *loss_sum. Collective. */

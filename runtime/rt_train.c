@@ -32,16 +32,13 @@ int rt_load_micro_batch(struct rt_model *m, long long step, long long mb)
 	const struct rt_shape *s = &m->s;
 	long long first = (step - 1) * s->global_batch +
 			  (long long)s->lane * s->per_lane + mb * s->micro;
-	long long chunk = s->seq_len / (2 * s->cp), n = 0;
+	long long n = 0;
 
 	for (long long j = 0; j < s->micro; j++) {
 		rt_text_sample(m->text, m->seed, first + j, s->seq_len,
 			       s->vocab, m->sample);
 		for (long long i = 0; i < s->local_seq; i++, n++) {
-			/* Megatron's load-balanced split: chunks c, 2C-1-c */
-			long long part = s->cp > 1 ? i / chunk : 0;
-			long long c = part ? 2 * s->cp - 1 - s->c : s->c;
-			long long pos = s->cp > 1 ? c * chunk + i % chunk : i;
+			long long pos = rt_row_pos(s, s->c, i);
 
 			m->h_tokens[n] = m->sample[pos];
 			m->h_targets[n] = m->sample[pos + 1];
