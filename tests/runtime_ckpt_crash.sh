@@ -146,9 +146,9 @@ assert all(r["loss"] is not None and "diverged" not in r for r in rows[:-1]), ro
 assert "step %d: the loss is " % last["step"] in open(sys.argv[2]).read()
 assert int(sys.argv[3]) == last["step"] - 1, (sys.argv[3], last["step"])
 EOF
-# every rank holds the same loss (summed over DP x CP and PP, equal over
-# TP), so each stops at that step on its own (rt_main.c's check_loss): a
-# rank that went on would time out in the next step's collectives
+# over several ranks: every rank holds the same loss (summed over DP x CP
+# and PP, equal over TP) and stops at that step on its own (rt_main.c's
+# check_loss); nothing of the step is saved
 plan divw 4 gtplan.runtime.lr=1e20 gtplan.runtime.layers=4 \
 	$M.pipeline_model_parallel_size=2 $M.tensor_model_parallel_size=2
 refuse "divergence over PP 2 x TP 2" "step 2: the loss is NaN" mpi 4 "$tmp/divw.json" \
