@@ -219,15 +219,12 @@ static int leave_gtp(struct coll_nccl *x, int slot)
 	return 0;
 }
 
-/* coll_watch_wait's poll of collective d: its stream, or for the GTP
- * group's the event of slot *arg; NCCL's own failures end the wait. */
-static int poll_done(struct coll *c, const struct call_desc *d, void *arg,
-		     int *done)
+/* One poll of collective d given its stream's or event's query e: done,
+ * still running, or failed (CUDA's error, or NCCL's own asynchronous
+ * one, which ends the wait). */
+static int poll_query(struct coll_nccl *x, const struct call_desc *d,
+		      cudaError_t e, int *done)
 {
-	struct coll_nccl *x = c->nccl;
-	int slot = *(const int *)arg;
-	cudaError_t e = d->k == RT_K_GTP ? cudaEventQuery(x->done[slot]) :
-			cudaStreamQuery(x->stream);
 	ncclResult_t async = ncclSuccess;
 
 	if (e == cudaSuccess) {
@@ -242,6 +239,19 @@ static int poll_done(struct coll *c, const struct call_desc *d, void *arg,
 	    async != ncclSuccess && async != ncclInProgress)
 		return nccl_fail(async, d->coll, __FILE__, __LINE__);
 	return 0;
+}
+
+/* coll_watch_wait's poll of collective d: its stream, or for the GTP
+ * group's the event of slot *arg. */
+static int poll_done(struct coll *c, const struct call_desc *d, void *arg,
+		     int *done)
+{
+	struct coll_nccl *x = c->nccl;
+	int slot = *(const int *)arg;
+
+	return poll_query(x, d, d->k == RT_K_GTP ?
+			  cudaEventQuery(x->done[slot]) :
+			  cudaStreamQuery(x->stream), done);
 }
 
 /* Waits for collective d (its stream, or event `slot` for the GTP
@@ -398,23 +408,8 @@ int coll_nccl_sendrecv_start(struct coll *c, const struct call_desc *d,
 static int poll_p2p(struct coll *c, const struct call_desc *d, void *arg,
 		    int *done)
 {
-	struct coll_nccl *x = c->nccl;
-	cudaError_t e = cudaEventQuery(x->p2p_done);
-	ncclResult_t async = ncclSuccess;
-
 	(void)arg;
-	if (e == cudaSuccess) {
-		*done = 1;
-		return 0;
-	}
-	if (e != cudaErrorNotReady)
-		return rt_error(RT_EDEVICE, "waiting for the %s of %s over %s: "
-				"%s", d->coll, d->what, rt_kind_name(d->k),
-				cudaGetErrorString(e));
-	if (ncclCommGetAsyncError(x->comm[d->k], &async) == ncclSuccess &&
-	    async != ncclSuccess && async != ncclInProgress)
-		return nccl_fail(async, d->coll, __FILE__, __LINE__);
-	return 0;
+	return poll_query(c->nccl, d, cudaEventQuery(c->nccl->p2p_done), done);
 }
 
 int coll_nccl_sendrecv_wait(struct coll *c, const struct call_desc *d)

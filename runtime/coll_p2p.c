@@ -182,6 +182,24 @@ static int staged_sendrecv(struct coll *c, const struct call_desc *d,
 	return rc;
 }
 
+/* A point-to-point call's peers are -1 (none) or other members of k's
+ * group, its channels 0 .. COLL_P2P_CHANNELS. */
+static int check_call(const struct coll *c, enum rt_kind k, const char *what,
+		      const struct p2p_call *pc)
+{
+	int to = pc->peer[0], from = pc->peer[1];
+
+	if ((unsigned)k < RT_NKINDS && to < c->size[k] &&
+	    from < c->size[k] && to != c->rank[k] && from != c->rank[k] &&
+	    pc->ch[0] >= 0 && pc->ch[1] >= 0 &&
+	    pc->ch[0] <= COLL_P2P_CHANNELS && pc->ch[1] <= COLL_P2P_CHANNELS)
+		return 0;
+	return rt_error(RT_EUSAGE, "point-to-point %s over %s: peers %d and "
+			"%d are not other members of a group of %d", what,
+			rt_kind_name(k), to, from,
+			(unsigned)k < RT_NKINDS ? c->size[k] : 0);
+}
+
 int coll_sendrecv(struct coll *c, enum rt_kind k, const char *what, int to,
 		  const float *send, long long send_count, int from,
 		  float *recv, long long recv_count)
@@ -204,14 +222,8 @@ int coll_sendrecv_ch(struct coll *c, enum rt_kind k, const char *what,
 	const struct call_desc *wait_on = from >= 0 ? &dr : &ds;
 	int rc;
 
-	if ((unsigned)k >= RT_NKINDS || to >= c->size[k] ||
-	    from >= c->size[k] || to == c->rank[k] || from == c->rank[k] ||
-	    send_ch < 0 || recv_ch < 0 || send_ch > COLL_P2P_CHANNELS ||
-	    recv_ch > COLL_P2P_CHANNELS)
-		return rt_error(RT_EUSAGE, "point-to-point %s over %s: peers "
-				"%d and %d are not other members of a group of "
-				"%d", what, rt_kind_name(k), to, from,
-				(unsigned)k < RT_NKINDS ? c->size[k] : 0);
+	if ((rc = check_call(c, k, what, &pc)))
+		return rc;
 	if (to < 0 && from < 0)
 		return 0;
 	if (to >= 0 && (rc = begin_dir(c, &ds, to)))
@@ -244,12 +256,8 @@ static int open_started(struct coll *c, struct coll_p2p_pending *q,
 				COLL_SUM };
 	int to = pc->peer[0], from = pc->peer[1], rc;
 
-	if ((unsigned)k >= RT_NKINDS || to >= c->size[k] ||
-	    from >= c->size[k] || to == c->rank[k] || from == c->rank[k])
-		return rt_error(RT_EUSAGE, "point-to-point %s over %s: peers "
-				"%d and %d are not other members of a group of "
-				"%d", q->what, rt_kind_name(k), to, from,
-				(unsigned)k < RT_NKINDS ? c->size[k] : 0);
+	if ((rc = check_call(c, k, q->what, pc)))
+		return rc;
 	if (to < 0 && from < 0)
 		return 1;
 	if (to >= 0 && (rc = begin_dir(c, &ds, to)))

@@ -149,7 +149,6 @@ void coll_watch_serve(struct coll *c)
 static void member_line(const struct coll *c, long long mine, int member,
 			const struct wd_answer *a, int *arrived)
 {
-
 	if (!a) {
 		fprintf(stderr, "gtplan-run: rank %d:   rank %d: no answer "
 			"within %.0f s: stopped, dead, or busy outside any "

@@ -37,26 +37,7 @@
  */
 #include "rt_model.h"
 
-#include <math.h>
-#include <stdio.h>
-
 #include "rt_err.h"
-
-static const char *label(char *buf, size_t n, const char *w, const char *sfx)
-{
-	snprintf(buf, n, "%s.%s", w, sfx);
-	return buf;
-}
-
-/* Attention of the local queries on sk key rows a sample. */
-static struct kern_attn shape(const struct rt_shape *s, long long sk)
-{
-	return (struct kern_attn){
-		.batch = s->micro, .sq = s->local_seq, .sk = sk,
-		.nh = s->z.hl, .nkv = s->z.kl, .hd = s->hd,
-		.scale = (float)(1.0 / sqrt((double)s->hd)),
-	};
-}
 
 /* ---- all_gather --------------------------------------------------------- */
 
@@ -93,8 +74,9 @@ static int cp_gather_kv(struct rt_model *m, long long l)
 		float *dst = part ? la->vg : la->kg;
 		float *via = s->micro > 1 ? m->a.kvtmp : dst;
 
-		RCHECK(coll_all_gather(m->c, RT_K_CP, label(what, sizeof(what),
-				       m->layer[l].qkv->name, part ? "v" : "k"),
+		rt_label(what, sizeof(what), m->layer[l].qkv->name,
+			 part ? "v" : "k");
+		RCHECK(coll_all_gather(m->c, RT_K_CP, what,
 				       part ? la->v : la->k, via, n));
 		if (via != dst)
 			RCHECK(cp_reorder(m, dst, via, 1));
@@ -117,7 +99,7 @@ static int cp_scatter_dkv(struct rt_model *m, long long l)
 			RCHECK(cp_reorder(m, src, a->kvtmp, 0));
 			src = a->kvtmp;
 		}
-		RCHECK(coll_reduce_scatter(m->c, RT_K_CP, label(what,
+		RCHECK(coll_reduce_scatter(m->c, RT_K_CP, rt_label(what,
 					   sizeof(what), m->layer[l].qkv->name,
 					   part ? "dv" : "dk"), src,
 					   part ? a->dv : a->dk,
@@ -129,7 +111,7 @@ static int cp_scatter_dkv(struct rt_model *m, long long l)
 static int gather_fwd(struct rt_model *m, long long l)
 {
 	struct rt_layer_acts *la = &m->la[l];
-	struct kern_attn at = shape(&m->s, m->s.seq_len);
+	struct kern_attn at = rt_attn_shape(&m->s, m->s.seq_len);
 
 	RCHECK(cp_gather_kv(m, l));
 	KCHECK(kern_attn_fwd(m->k, &at, la->q, la->kg, la->vg, m->qpos,
@@ -142,7 +124,7 @@ static int gather_bwd(struct rt_model *m, long long l)
 	const struct rt_shape *s = &m->s;
 	struct rt_layer_acts *la = &m->la[l];
 	struct rt_acts *a = &m->a;
-	struct kern_attn at = shape(s, s->seq_len);
+	struct kern_attn at = rt_attn_shape(s, s->seq_len);
 	size_t K = (size_t)(s->z.keys * s->z.kv_l) * sizeof(float);
 
 	KCHECK(kern_zero(m->k, a->dkg, K));
@@ -172,7 +154,7 @@ static int block_fwd(struct rt_model *m, long long l, const float *kv, int r,
 		     float *o, float *lse)
 {
 	const struct rt_shape *s = &m->s;
-	struct kern_attn at = shape(s, s->local_seq);
+	struct kern_attn at = rt_attn_shape(s, s->local_seq);
 	long long n = s->tokens * s->z.kv_l;
 
 	KCHECK(kern_attn_fwd(m->k, &at, m->la[l].q, kv, kv + n, m->qpos,
@@ -189,7 +171,7 @@ static int ring_fwd(struct rt_model *m, long long l)
 	float *buf[2] = { a->ring0, a->ring1 };
 	char what[64];
 
-	label(what, sizeof(what), m->layer[l].qkv->name, "kv");
+	rt_label(what, sizeof(what), m->layer[l].qkv->name, "kv");
 	KCHECK(kern_copy(m->k, buf[0], la->k, (size_t)n * sizeof(float)));
 	KCHECK(kern_copy(m->k, buf[0] + n, la->v, (size_t)n * sizeof(float)));
 	for (int i = 0; i < s->cp; i++) {
@@ -203,7 +185,7 @@ static int ring_fwd(struct rt_model *m, long long l)
 		if (i == 0) {
 			RCHECK(block_fwd(m, l, cur, r, la->o, la->lse));
 		} else {
-			struct kern_attn at = shape(s, s->local_seq);
+			struct kern_attn at = rt_attn_shape(s, s->local_seq);
 
 			RCHECK(block_fwd(m, l, cur, r, a->o2, a->lse2));
 			KCHECK(kern_attn_merge(m->k, &at, la->o, la->lse,
@@ -237,12 +219,12 @@ static int ring_bwd(struct rt_model *m, long long l)
 	const struct rt_shape *s = &m->s;
 	struct rt_layer_acts *la = &m->la[l];
 	struct rt_acts *a = &m->a;
-	struct kern_attn at = shape(s, s->local_seq);
+	struct kern_attn at = rt_attn_shape(s, s->local_seq);
 	long long n = s->tokens * s->z.kv_l;
 	float *buf[2] = { a->ring0, a->ring1 };
 	char what[64];
 
-	label(what, sizeof(what), m->layer[l].qkv->name, "dkv");
+	rt_label(what, sizeof(what), m->layer[l].qkv->name, "dkv");
 	KCHECK(kern_copy(m->k, buf[0], la->kvlast,
 			 (size_t)(2 * n) * sizeof(float)));
 	for (int i = 0; i < s->cp; i++) {

@@ -196,14 +196,15 @@ static int close_outputs(struct outputs *out, int rc)
 	return rc;
 }
 
-/* A loss that is not finite on any rank stops every rank at this step,
- * before a save could replace the last good checkpoint. */
+/* A loss that is not finite stops every rank at this step, before a save
+ * could replace the last good checkpoint. Every rank holds the same loss
+ * (rt_model_train_step sums it over DP_CP and PP; TP ranks compute it
+ * from the same all-reduced statistics, and a sum with a NaN or an
+ * infinity in it is not finite), so each decides alone: no collective. */
 static int check_loss(const struct rt_model *m, long long step, double loss)
 {
-	if (!coll_mpi_agree(isfinite(loss) ? 0 : -1))
-		return 0;
 	if (isfinite(loss))
-		return RT_EDIVERGED;
+		return 0;
 	return rt_error_once(RT_EDIVERGED, "step %lld: the loss is %s: the "
 			     "training diverged (lr %g, %s); nothing of this "
 			     "step is saved: lower the learning rate "

@@ -375,10 +375,7 @@ static void acts_free(struct rt_model *m, const struct act_entry *t,
 
 #define NTAB(t) (sizeof(t) / sizeof((t)[0]))
 
-/* Token positions (rt_model.h): row r of a micro-batch is token i = r %
- * local_seq of its sample; with CP that is chunk c (first half) or
- * 2C-1-c (second) of 2C. kpos lists every CP rank's in rank order. */
-static int32_t row_pos(const struct rt_shape *s, int c, long long i)
+int32_t rt_row_pos(const struct rt_shape *s, int c, long long i)
 {
 	long long chunk = s->seq_len / (2 * s->cp);
 
@@ -388,6 +385,9 @@ static int32_t row_pos(const struct rt_shape *s, int c, long long i)
 			 i % chunk);
 }
 
+/* Token positions (rt_model.h): row r of a micro-batch is token r %
+ * local_seq of its sample's share (rt_row_pos). kpos lists every CP
+ * rank's in rank order. */
 static int upload_positions(struct rt_model *m)
 {
 	const struct rt_shape *s = &m->s;
@@ -398,13 +398,13 @@ static int upload_positions(struct rt_model *m)
 	if (!h)
 		return rt_error(RT_ENOMEM, "out of memory");
 	for (long long r = 0; r < N; r++)
-		h[r] = row_pos(s, s->c, r % s->local_seq);
+		h[r] = rt_row_pos(s, s->c, r % s->local_seq);
 	krc = kern_upload(m->k, m->pos, h, (size_t)N * sizeof(int32_t));
 	if (!krc)
 		krc = kern_upload(m->k, m->qpos, h, (size_t)s->local_seq *
 				  sizeof(int32_t));
 	for (long long k = 0; k < s->seq_len; k++)
-		h[k] = row_pos(s, (int)(k / s->local_seq), k % s->local_seq);
+		h[k] = rt_row_pos(s, (int)(k / s->local_seq), k % s->local_seq);
 	if (!krc)
 		krc = kern_upload(m->k, m->kpos, h, (size_t)s->seq_len *
 				  sizeof(int32_t));

@@ -302,11 +302,14 @@ struct rt_model {
 	/* PP (rt_pp.c): per slot (rt_model_use_slot) the layers' saved
 	 * activations, the head's (struct rt_acts' per-micro-batch part) and
 	 * the micro-batch's tokens and targets; a chunk's output to send
-	 * and, per slot and chunk, a received output gradient */
+	 * and, per slot and chunk, a received output gradient; this
+	 * stage's schedule (the same every step; pp_nops < 0: none) */
 	struct rt_layer_acts *la_all;
 	struct rt_acts *head;
 	int32_t **slot_tokens, **slot_targets;
 	float *pp_out, **pp_grad;
+	struct pps_op *pp_ops;
+	long long pp_nops;
 };
 
 /* Checks that the plan's layout can split the model and sets s; every
@@ -352,6 +355,10 @@ int rt_model_dump(struct rt_model *m, FILE *f);
  * step `step` (samples (step-1) x global_batch + lane x per_lane + mb x
  * micro ...) into m->tokens and m->targets. */
 int rt_load_micro_batch(struct rt_model *m, long long step, long long mb);
+/* The position in its sample of row i (< local_seq) of CP rank c's
+ * share: Megatron's load-balanced split gives rank c chunks c (first
+ * half) and 2C-1-c (second) of 2C; without CP, i. */
+int32_t rt_row_pos(const struct rt_shape *s, int c, long long i);
 /* The forward of the loaded micro-batch (collectives: see the top of this
  * file); leaves each token's loss -log p(target) in m->h_loss (host, in
  * m->tokens' order) and adds their sum to *loss_sum. Collective. */
@@ -420,6 +427,11 @@ int rt_scatter_grad(struct rt_model *m, const struct rt_weight *w,
  * of this rank's keys and values summed over the CP ranks. */
 int rt_cp_attn_fwd(struct rt_model *m, long long l);
 int rt_cp_attn_bwd(struct rt_model *m, long long l);
+/* rt_train.c's helpers that rt_cp.c shares: attention of the local
+ * queries on sk key rows a sample, and a collective's label "w.sfx" in
+ * buf (returned). */
+struct kern_attn rt_attn_shape(const struct rt_shape *s, long long sk);
+const char *rt_label(char *buf, size_t n, const char *w, const char *sfx);
 /* A kernel status as a runtime code, reported with the call's place. */
 int rt_kcheck(int kern_rc, const char *call, const char *file, int line);
 /* Device memory of n floats (at least one), zeroed. */

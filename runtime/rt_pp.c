@@ -184,6 +184,13 @@ int rt_pp_alloc(struct rt_model *m)
 		return rt_error(RT_ENOMEM, "out of memory");
 	for (long long i = 0; i < k; i++)
 		RCHECK(rt_alloc_f(m, &m->pp_grad[i], n));
+	/* built once: a failed build is reported by rt_pp_micro_batches */
+	m->pp_ops = malloc((size_t)pps_max_ops(s->vpp, s->micro_batches) *
+			   sizeof(*m->pp_ops));
+	if (!m->pp_ops)
+		return rt_error(RT_ENOMEM, "out of memory");
+	m->pp_nops = pps_build(s->pp, s->p, s->vpp, s->micro_batches,
+			       m->pp_ops);
 	return 0;
 }
 
@@ -197,8 +204,10 @@ void rt_pp_release(struct rt_model *m)
 		if (m->pp_grad[i])
 			kern_free(m->k, m->pp_grad[i]);
 	free(m->pp_grad);
+	free(m->pp_ops);
 	m->pp_out = NULL;
 	m->pp_grad = NULL;
+	m->pp_ops = NULL;
 }
 
 /* ---- running the schedule ----------------------------------------------- */
@@ -268,30 +277,22 @@ int rt_pp_micro_batches(struct rt_model *m, long long step, float scale,
 			double *loss_sum)
 {
 	const struct rt_shape *s = &m->s;
-	struct pps_op *ops = malloc((size_t)pps_max_ops(s->vpp,
-				    s->micro_batches) * sizeof(*ops));
-	long long n;
-	int rc = 0;
 
-	if (!ops)
-		return rt_error(RT_ENOMEM, "out of memory");
-	n = pps_build(s->pp, s->p, s->vpp, s->micro_batches, ops);
-	if (n < 0)
-		rc = rt_error(RT_EPLAN, "no pipeline schedule for PP %d, V %d, "
-			      "%lld micro-batches", s->pp, s->vpp,
-			      s->micro_batches);
-	for (long long i = 0; !rc && i < n; i++) {
-		const struct pps_op *o = &ops[i];
+	if (m->pp_nops < 0)
+		return rt_error(RT_EPLAN, "no pipeline schedule for PP %d, V "
+				"%d, %lld micro-batches", s->pp, s->vpp,
+				s->micro_batches);
+	for (long long i = 0; i < m->pp_nops; i++) {
+		const struct pps_op *o = &m->pp_ops[i];
 
 		if (o->kind == PPS_FWD)
-			rc = fwd(m, step, o->chunk, o->mb, loss_sum);
+			RCHECK(fwd(m, step, o->chunk, o->mb, loss_sum));
 		else if (o->kind == PPS_BWD)
-			rc = bwd(m, o->chunk, o->mb, scale);
+			RCHECK(bwd(m, o->chunk, o->mb, scale));
 		else
-			rc = xchg(m, o);
+			RCHECK(xchg(m, o));
 	}
-	free(ops);
-	return rc;
+	return 0;
 }
 
 int rt_pp_forward_only(struct rt_model *m, long long step, long long mb)

@@ -32,16 +32,13 @@ int rt_load_micro_batch(struct rt_model *m, long long step, long long mb)
 	const struct rt_shape *s = &m->s;
 	long long first = (step - 1) * s->global_batch +
 			  (long long)s->lane * s->per_lane + mb * s->micro;
-	long long chunk = s->seq_len / (2 * s->cp), n = 0;
+	long long n = 0;
 
 	for (long long j = 0; j < s->micro; j++) {
 		rt_text_sample(m->text, m->seed, first + j, s->seq_len,
 			       s->vocab, m->sample);
 		for (long long i = 0; i < s->local_seq; i++, n++) {
-			/* Megatron's load-balanced split: chunks c, 2C-1-c */
-			long long part = s->cp > 1 ? i / chunk : 0;
-			long long c = part ? 2 * s->cp - 1 - s->c : s->c;
-			long long pos = s->cp > 1 ? c * chunk + i % chunk : i;
+			long long pos = rt_row_pos(s, s->c, i);
 
 			m->h_tokens[n] = m->sample[pos];
 			m->h_targets[n] = m->sample[pos + 1];
@@ -104,7 +101,7 @@ static int tp_grad_in(struct rt_model *m, const char *what, const float *dx,
 	return rt_bf16(m, full, s->tokens * s->h);
 }
 
-static const char *label(char *buf, size_t n, const char *w, const char *sfx)
+const char *rt_label(char *buf, size_t n, const char *w, const char *sfx)
 {
 	snprintf(buf, n, "%s.%s", w, sfx);
 	return buf;
@@ -217,10 +214,10 @@ static int qkv_bwd(struct rt_model *m, const struct rt_layer *ly,
 
 /* ---- forward -------------------------------------------------------------- */
 
-static struct kern_attn attn_shape(const struct rt_shape *s)
+struct kern_attn rt_attn_shape(const struct rt_shape *s, long long sk)
 {
 	return (struct kern_attn){
-		.batch = s->micro, .sq = s->local_seq, .sk = s->seq_len,
+		.batch = s->micro, .sq = s->local_seq, .sk = sk,
 		.nh = s->z.hl, .nkv = s->z.kl, .hd = s->hd,
 		.scale = (float)(1.0 / sqrt((double)s->hd)),
 	};
@@ -234,7 +231,7 @@ static int attn_block_fwd(struct rt_model *m, long long l)
 	const struct rt_layer *ly = &m->layer[l];
 	struct rt_layer_acts *la = &m->la[l];
 	struct kern_ctx *k = m->k;
-	struct kern_attn at = attn_shape(s);
+	struct kern_attn at = rt_attn_shape(s, s->seq_len);
 	long long N = s->tokens, Nl = s->local, h = s->h, d = s->hd;
 	const float *W;
 	float *r;
@@ -243,8 +240,8 @@ static int attn_block_fwd(struct rt_model *m, long long l)
 	KCHECK(kern_rmsnorm_fwd(k, Nl, h, s->eps, la->x, P(m, ly->ln1),
 				la->n1, la->rstd1));
 	RCHECK(rt_bf16(m, la->n1, Nl * h));
-	RCHECK(tp_gather_in(m, label(what, sizeof(what), ly->qkv->name, "in"),
-			    la->n1, la->n1g));
+	rt_label(what, sizeof(what), ly->qkv->name, "in");
+	RCHECK(tp_gather_in(m, what, la->n1, la->n1g));
 	RCHECK(rt_weights_next(m, &W));
 	RCHECK(qkv_fwd(m, ly, la->n1g, W, s->qk_norm ? la->qraw : la->q,
 		       s->qk_norm ? la->kraw : la->k, la->v));
@@ -268,7 +265,7 @@ static int attn_block_fwd(struct rt_model *m, long long l)
 	RCHECK(rt_weights_next(m, &W));
 	KCHECK(kern_gemm(k, 0, 1, N, h, s->z.q_l, 1.0f, la->o, s->z.q_l, W,
 			 s->z.q_l, 0.0f, m->a.full_h, h));
-	RCHECK(tp_reduce(m, label(what, sizeof(what), ly->proj->name, "out"),
+	RCHECK(tp_reduce(m, rt_label(what, sizeof(what), ly->proj->name, "out"),
 			 m->a.full_h, m->a.dtmp, &r));
 	KCHECK(kern_copy(k, la->xm, la->x, (size_t)(Nl * h) * sizeof(float)));
 	KCHECK(kern_axpy(k, Nl * h, 1.0f, r, la->xm));
@@ -290,8 +287,8 @@ static int mlp_block_fwd(struct rt_model *m, long long l, float *out)
 	KCHECK(kern_rmsnorm_fwd(k, Nl, h, s->eps, la->xm, P(m, ly->ln2),
 				la->n2, la->rstd2));
 	RCHECK(rt_bf16(m, la->n2, Nl * h));
-	RCHECK(tp_gather_in(m, label(what, sizeof(what), ly->fc1->name, "in"),
-			    la->n2, la->n2g));
+	rt_label(what, sizeof(what), ly->fc1->name, "in");
+	RCHECK(tp_gather_in(m, what, la->n2, la->n2g));
 	RCHECK(rt_weights_next(m, &W));
 	KCHECK(kern_gemm(k, 0, 1, N, 2 * fl, h, 1.0f, la->n2g, h, W, h, 0.0f,
 			 la->u, 2 * fl));
@@ -300,7 +297,7 @@ static int mlp_block_fwd(struct rt_model *m, long long l, float *out)
 	RCHECK(rt_weights_next(m, &W));
 	KCHECK(kern_gemm(k, 0, 1, N, h, fl, 1.0f, la->sw, fl, W, fl, 0.0f,
 			 m->a.full_h, h));
-	RCHECK(tp_reduce(m, label(what, sizeof(what), ly->fc2->name, "out"),
+	RCHECK(tp_reduce(m, rt_label(what, sizeof(what), ly->fc2->name, "out"),
 			 m->a.full_h, m->a.dtmp, &r));
 	KCHECK(kern_copy(k, out, la->xm, (size_t)(Nl * h) * sizeof(float)));
 	KCHECK(kern_axpy(k, Nl * h, 1.0f, r, out));
@@ -429,8 +426,8 @@ static int mlp_block_bwd(struct rt_model *m, long long l)
 	char what[64];
 
 	/* linear_fc2 (row-parallel): its output gradient is dx */
-	RCHECK(tp_grad_in(m, label(what, sizeof(what), ly->fc2->name, "dout"),
-			  a->dx, a->full_h));
+	rt_label(what, sizeof(what), ly->fc2->name, "dout");
+	RCHECK(tp_grad_in(m, what, a->dx, a->full_h));
 	RCHECK(rt_weights_next(m, &W));
 	KCHECK(kern_gemm(k, 0, 0, N, fl, h, 1.0f, a->full_h, h, W, fl, 0.0f,
 			 a->dsw, fl));
@@ -445,8 +442,8 @@ static int mlp_block_bwd(struct rt_model *m, long long l)
 			 0.0f, a->full_h, h));
 	KCHECK(kern_gemm(k, 1, 0, 2 * fl, h, N, 1.0f, a->du, 2 * fl, la->n2g,
 			 h, 0.0f, m->gfull, h));
-	RCHECK(tp_reduce(m, label(what, sizeof(what), ly->fc1->name, "dgrad"),
-			 a->full_h, a->dn, &r));
+	rt_label(what, sizeof(what), ly->fc1->name, "dgrad");
+	RCHECK(tp_reduce(m, what, a->full_h, a->dn, &r));
 	RCHECK(rt_scatter_grad(m, ly->fc1, m->gfull));
 	KCHECK(kern_rmsnorm_bwd(k, Nl, h, la->xm, P(m, ly->ln2), la->rstd2, r,
 				a->dtmp, G(m, ly->ln2)));
@@ -464,7 +461,7 @@ static int attn_core_bwd(struct rt_model *m, long long l, float **dq,
 	struct rt_layer_acts *la = &m->la[l];
 	struct rt_acts *a = &m->a;
 	struct kern_ctx *k = m->k;
-	struct kern_attn at = attn_shape(s);
+	struct kern_attn at = rt_attn_shape(s, s->seq_len);
 	long long N = s->tokens, d = s->hd, kv = N * s->z.kv_l;
 
 	KCHECK(kern_zero(k, a->dq, (size_t)(N * s->z.q_l) * sizeof(float)));
@@ -510,7 +507,7 @@ static int attn_block_bwd(struct rt_model *m, long long l)
 	char what[64];
 
 	/* linear_proj (row-parallel) */
-	RCHECK(tp_grad_in(m, label(what, sizeof(what), ly->proj->name,
+	RCHECK(tp_grad_in(m, rt_label(what, sizeof(what), ly->proj->name,
 				   "dout"), a->dx, a->full_h));
 	RCHECK(rt_weights_next(m, &W));
 	KCHECK(kern_gemm(k, 0, 0, N, ql, h, 1.0f, a->full_h, h, W, ql, 0.0f,
@@ -522,8 +519,8 @@ static int attn_block_bwd(struct rt_model *m, long long l)
 	/* linear_qkv (column-parallel) */
 	RCHECK(rt_weights_next(m, &W));
 	RCHECK(qkv_bwd(m, ly, la->n1g, W, dq, dk, a->dv, a->full_h));
-	RCHECK(tp_reduce(m, label(what, sizeof(what), ly->qkv->name, "dgrad"),
-			 a->full_h, a->dn, &r));
+	rt_label(what, sizeof(what), ly->qkv->name, "dgrad");
+	RCHECK(tp_reduce(m, what, a->full_h, a->dn, &r));
 	RCHECK(rt_scatter_grad(m, ly->qkv, m->gfull));
 	KCHECK(kern_rmsnorm_bwd(k, Nl, h, la->x, P(m, ly->ln1), la->rstd1, r,
 				a->dtmp, G(m, ly->ln1)));

@@ -294,7 +294,9 @@ static int dump_layer(struct rt_model *m, long long l, struct dump_ctx *d)
 int rt_model_dump(struct rt_model *m, FILE *f)
 {
 	const struct rt_shape *s = &m->s;
-	long long most = m->full_n;
+	/* the TP gather lands in gfull, so it must hold TP TP-local tensors
+	 * (or the TP-gathered bias) */
+	long long most = s->tp * m->full_n;
 	struct dump_ctx d = { f, NULL, NULL, 1,
 			      coll_rank(m->c, RT_K_WORLD) == 0,
 			      !s->t && !s->c && !s->lane };
@@ -307,10 +309,6 @@ int rt_model_dump(struct rt_model *m, FILE *f)
 	int rc = 0;
 
 	coll_set_call(m->c, "dump", m->step);
-	/* the TP gather lands in gfull, so it must hold TP TP-local tensors
-	 * (or the TP-gathered bias) */
-	if (s->tp * m->full_n > most)
-		most = s->tp * m->full_n;
 	kern_free(m->k, m->gfull);
 	m->gfull = NULL;
 	RCHECK(rt_alloc_f(m, &m->gfull, most));

@@ -37,12 +37,12 @@ void prog_rt_pp_shape(const struct plan *p, long long stage,
 		      struct prog_rt_shape *s)
 {
 	long long L = s->d.layers, f, l, n;
-	int v, pp = p->pp > 0 ? (int)p->pp : 1;
+	int v, pp = p->pp > 0 ? (int)p->pp : 1, ok = split_ok(p);
 
 	split_of(p, &f, &l, &v);
 	if (stage < 0 || stage >= pp)
 		stage = 0;
-	if (!split_ok(p)) { /* refused (prog_rt_pp_applies): even, 1 chunk */
+	if (!ok) { /* refused (prog_rt_pp_applies): even, 1 chunk */
 		f = l = 0;
 		v = 1;
 	}
@@ -55,7 +55,7 @@ void prog_rt_pp_shape(const struct plan *p, long long stage,
 		n = (stage + 1) * L / pp - stage * L / pp;
 	s->chunk_layers = n / v;
 	for (int c = 0; c < v; c++)
-		s->chunk_first[c] = n == s->chunk_layers * v && split_ok(p) ?
+		s->chunk_first[c] = n == s->chunk_layers * v && ok ?
 				    pps_chunk_first(L, pp, v, f, l,
 						    (int)stage, c) :
 				    stage * L / pp;

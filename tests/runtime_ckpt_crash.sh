@@ -146,6 +146,15 @@ assert all(r["loss"] is not None and "diverged" not in r for r in rows[:-1]), ro
 assert "step %d: the loss is " % last["step"] in open(sys.argv[2]).read()
 assert int(sys.argv[3]) == last["step"] - 1, (sys.argv[3], last["step"])
 EOF
+# over several ranks: every rank holds the same loss (summed over DP x CP
+# and PP, equal over TP) and stops at that step on its own (rt_main.c's
+# check_loss); nothing of the step is saved
+plan divw 4 gtplan.runtime.lr=1e20 gtplan.runtime.layers=4 \
+	$M.pipeline_model_parallel_size=2 $M.tensor_model_parallel_size=2
+refuse "divergence over PP 2 x TP 2" "step 2: the loss is NaN" mpi 4 "$tmp/divw.json" \
+	--steps 6 --save "$tmp/dvw" --save-every 1
+check "divergence over PP 2 x TP 2: the last checkpoint is step 1" \
+	test "$(ckstep "$tmp/dvw")" -eq 1
 
 # ---- (f) refusals before any allocation ---------------------------------------
 "$PY" - "$tmp/ref.json" "$tmp" <<'EOF'
