@@ -39,9 +39,9 @@
 #include "plan.h"
 #include "model.h"
 
-/* Runs every framework rule on a built plan. Reports the model's own
- * findings (GT524 for an unknown model, gtplan.model values) too, so the
- * simulator does not. Never fails: a rule whose inputs are missing or
+/* Runs every framework rule on a built plan, on the model plan_build
+ * resolved (p->model; plan_build reports the model's own findings, GT524
+ * for an unknown model and gtplan.model values, just before). Never fails: a rule whose inputs are missing or
  * malformed (the schema's findings) is skipped. */
 void framework_check(const struct plan *p, const struct cfg_node *root,
 		     struct diag_list *diags);

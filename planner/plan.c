@@ -548,24 +548,17 @@ static void read_pipeline_split(struct plan_rt_model *m,
 }
 
 /* The decoder gtplan-run trains (struct plan_rt_model): the named model's
- * shape when it is known, gtplan.runtime's otherwise. Its findings are
- * the framework rules' to report (rules_model.c), so they are dropped
- * here. */
+ * shape (p->model) when it is known, gtplan.runtime's otherwise. */
 static void read_runtime_model(struct plan *p, const struct cfg_node *root)
 {
 	struct plan_rt_model *m = &p->runtime.model;
 	const struct plan_runtime *rt = &p->runtime;
-	struct model_shape ms;
-	struct diag_list scratch;
+	const struct model_shape *ms = &p->model;
 	long long layers = 0;
 	const char *cp_comm = NULL;
 	int b;
 
 	memset(m, 0, sizeof(*m));
-	memset(&ms, 0, sizeof(ms));
-	diag_list_init(&scratch, NULL);
-	model_resolve(root, &ms, &scratch);
-	diag_list_release(&scratch);
 	m->rope_theta = PLAN_RT_ROPE_THETA;
 	m->norm_eps = PLAN_RT_NORM_EPS;
 	if (cfg_bool(root, KEY_MEG "sequence_parallel", &b) == 1)
@@ -578,7 +571,7 @@ static void read_runtime_model(struct plan *p, const struct cfg_node *root)
 		cp_comm = "per-layer";
 	snprintf(m->cp_comm_type, sizeof(m->cp_comm_type), "%s", cp_comm);
 	read_pipeline_split(m, root);
-	if (!ms.known) {
+	if (!ms->known) {
 		snprintf(m->name, sizeof(m->name), "gtplan.runtime");
 		m->hidden = rt->hidden;
 		m->ffn = rt->ffn;
@@ -589,26 +582,26 @@ static void read_runtime_model(struct plan *p, const struct cfg_node *root)
 		m->head_dim = rt->hidden / PLAN_RT_HEADS;
 		return;
 	}
-	snprintf(m->name, sizeof(m->name), "%s", ms.name);
-	m->hidden = ms.hidden_size;
-	m->ffn = ms.ffn_hidden_size;
-	m->layers = ms.num_layers;
+	snprintf(m->name, sizeof(m->name), "%s", ms->name);
+	m->hidden = ms->hidden_size;
+	m->ffn = ms->ffn_hidden_size;
+	m->layers = ms->num_layers;
 	/* gtplan.runtime.layers cuts the model */
 	if (cfg_int(root, "gtplan.runtime.layers", &layers) == 1 &&
 	    layers > 0 && layers < m->layers)
 		m->layers = layers;
-	m->vocab = ms.vocab_size;
-	m->heads = ms.num_attention_heads;
-	m->kv_heads = model_kv_heads(&ms);
-	m->head_dim = model_head_dim(&ms);
-	m->tie_embeddings = ms.share_embeddings_and_output_weights;
-	m->qkv_bias = ms.add_qkv_bias || ms.add_bias_linear;
-	m->qk_norm = ms.qk_layernorm;
-	if (ms.rotary_base > 0)
-		m->rope_theta = (double)ms.rotary_base;
-	if (ms.layernorm_epsilon > 0)
-		m->norm_eps = ms.layernorm_epsilon;
-	m->moe = ms.num_moe_experts > 0;
+	m->vocab = ms->vocab_size;
+	m->heads = ms->num_attention_heads;
+	m->kv_heads = model_kv_heads(ms);
+	m->head_dim = model_head_dim(ms);
+	m->tie_embeddings = ms->share_embeddings_and_output_weights;
+	m->qkv_bias = ms->add_qkv_bias || ms->add_bias_linear;
+	m->qk_norm = ms->qk_layernorm;
+	if (ms->rotary_base > 0)
+		m->rope_theta = (double)ms->rotary_base;
+	if (ms->layernorm_epsilon > 0)
+		m->norm_eps = ms->layernorm_epsilon;
+	m->moe = ms->num_moe_experts > 0;
 }
 
 static int build(struct plan *p, const struct cfg_node *root,
@@ -623,7 +616,6 @@ static int build(struct plan *p, const struct cfg_node *root,
 	find_remat_keys(root, path, sizeof(path), 0, diags);
 	read_batches(p, root);
 	read_runtime(p, root);
-	read_runtime_model(p, root);
 
 	if (cfg_bool(root, KEY_MEG_ENABLED, &megatron) < 0)
 		megatron = 0;
@@ -671,7 +663,9 @@ static int build(struct plan *p, const struct cfg_node *root,
 	return 0;
 }
 
-/* The sizes and planning rules, then the framework rules (framework.h). */
+/* The sizes and planning rules, then the model (its findings are the
+ * framework rules', reported here in their place) and the framework rules
+ * (framework.h). */
 int plan_build(struct plan *p, const struct cfg_node *root,
 	       const char *config_name, struct diag_list *diags)
 {
@@ -679,9 +673,12 @@ int plan_build(struct plan *p, const struct cfg_node *root,
 
 	settings_read(&p->set, root);
 	rc = build(p, root, config_name, diags);
-	if (rc == 0)
-		framework_check(p, root, diags);
-	return rc;
+	if (rc)
+		return rc;
+	p->model_rc = model_resolve(root, &p->model, diags);
+	read_runtime_model(p, root);
+	framework_check(p, root, diags);
+	return 0;
 }
 
 void plan_rank_place(const struct plan *p, long long r, long long *node,

@@ -505,13 +505,12 @@ void framework_check(const struct plan *p, const struct cfg_node *root,
 	f.root = root;
 	f.diags = diags;
 	f.algorithm = algorithm_of(root);
-	if (model_resolve(root, &f.m, diags) < 0) {
+	if (p->model_rc < 0) {
 		/* refused values: no rule judges them */
-		struct model_shape keep = f.m;
-
-		memset(&f.m, 0, sizeof(f.m));
-		memcpy(f.m.name, keep.name, sizeof(f.m.name));
-		f.m.loc = keep.loc;
+		memcpy(f.m.name, p->model.name, sizeof(f.m.name));
+		f.m.loc = p->model.loc;
+	} else {
+		f.m = p->model;
 	}
 	f.megatron = p->set.megatron;
 	f.sequence_parallel = f.megatron && p->set.sequence_parallel;
