@@ -400,9 +400,9 @@ static void read_runtime(struct plan *p, const struct cfg_node *root)
  * or DTensor's mesh dp x cp x tp (no PP, no GTP). *ok = 0 when one is
  * unusable. */
 static void read_sizes(struct plan *p, const struct cfg_node *root,
-		       int megatron, int *ok, struct diag_list *diags)
+		       int *ok, struct diag_list *diags)
 {
-	if (megatron || !cfg_path(root, "policy.dtensor_cfg")) {
+	if (p->set.megatron) {
 		p->tp = size_at(root, KEY_TP, 1, ok);
 		p->cp = size_at(root, KEY_MEG "context_parallel_size", 1, ok);
 		p->pp = size_at(root, KEY_PP, 1, ok);
@@ -529,22 +529,16 @@ static void make_grids(struct plan *p, const struct cfg_node *root,
 }
 
 /* The pipeline split gtplan-run follows (0: unset, as Megatron's null). */
-static void read_pipeline_split(struct plan_rt_model *m,
-				const struct cfg_node *root)
+static void read_pipeline_split(struct plan *p, const struct cfg_node *root)
 {
-	static const char *const keys[3] = {
-		KEY_MEG "num_layers_in_first_pipeline_stage",
-		KEY_MEG "num_layers_in_last_pipeline_stage",
-		KEY_MEG "virtual_pipeline_model_parallel_size",
-	};
-	long long *dst[3] = { &m->first_stage_layers, &m->last_stage_layers,
-			      &m->virtual_stages };
+	struct plan_rt_model *m = &p->runtime.model;
+	long long v = 0;
 
-	for (int i = 0; i < 3; i++) {
-		long long v = 0;
-
-		*dst[i] = cfg_int(root, keys[i], &v) == 1 && v > 0 ? v : 0;
-	}
+	m->first_stage_layers = p->set.first_stage_layers;
+	m->last_stage_layers = p->set.last_stage_layers;
+	m->virtual_stages = cfg_int(root, KEY_MEG
+			"virtual_pipeline_model_parallel_size", &v) == 1 &&
+			v > 0 ? v : 0;
 }
 
 /* The decoder gtplan-run trains (struct plan_rt_model): the named model's
@@ -561,8 +555,7 @@ static void read_runtime_model(struct plan *p, const struct cfg_node *root)
 	memset(m, 0, sizeof(*m));
 	m->rope_theta = PLAN_RT_ROPE_THETA;
 	m->norm_eps = PLAN_RT_NORM_EPS;
-	if (cfg_bool(root, KEY_MEG "sequence_parallel", &b) == 1)
-		m->sequence_parallel = b;
+	m->sequence_parallel = p->set.sequence_parallel;
 	/* Megatron's TransformerConfig.cp_comm_type defaults to "p2p" */
 	b = cfg_str(root, KEY_MEG "cp_comm_type", &cp_comm);
 	if (b == 0)
@@ -570,7 +563,7 @@ static void read_runtime_model(struct plan *p, const struct cfg_node *root)
 	else if (b < 0) /* Megatron's per-layer list (hierarchical CP) */
 		cp_comm = "per-layer";
 	snprintf(m->cp_comm_type, sizeof(m->cp_comm_type), "%s", cp_comm);
-	read_pipeline_split(m, root);
+	read_pipeline_split(p, root);
 	if (!ms->known) {
 		snprintf(m->name, sizeof(m->name), "gtplan.runtime");
 		m->hidden = rt->hidden;
@@ -619,9 +612,8 @@ static int build(struct plan *p, const struct cfg_node *root,
 
 	if (cfg_bool(root, KEY_MEG_ENABLED, &megatron) < 0)
 		megatron = 0;
-	read_sizes(p, root, megatron, &ok, diags);
-	p->sizes_refused = sizes_refused(root, megatron ||
-					 !cfg_path(root, "policy.dtensor_cfg"));
+	read_sizes(p, root, &ok, diags);
+	p->sizes_refused = sizes_refused(root, p->set.megatron);
 	if (!megatron)
 		check_gtp_off(root, diags);
 	check_optimizer_instances(p, root, diags);
