@@ -481,8 +481,8 @@ static void skipped_notes(struct fw *f)
 	}
 	if (f->megatron && p->grid_ok && (p->ep > 1 || p->gtp > 1 ||
 					   p->egtp > 1) &&
-	    !fw_bool(f, "checkpointing.enabled", 0) &&
-	    cfg_path(f->root, "checkpointing.enabled")) {
+	    !p->set.checkpointing &&
+	    cfg_path(f->root, KEY_CKPT "enabled")) {
 		d = diag_add(f->diags, "GT529",
 			     fw_loc(f, "checkpointing.enabled"),
 			     "checkpointing.enabled", "checkpointing is off, "
