@@ -67,6 +67,9 @@ struct diag_loc fw_loc(const struct fw *f, const char *path);
 int fw_int(const struct fw *f, const char *path, long long *out);
 /* A boolean at `path`, `dflt` when absent or of another type. */
 int fw_bool(const struct fw *f, const char *path, int dflt);
+/* The algorithm generates rollouts (GRPO, PPO, distillation): it refits
+ * the generation engine and computes log-probs of the rollout batch. */
+int fw_generates(const struct fw *f);
 
 /* A note at the model (gtplan.model or policy.model_name): "NAME " fmt
  * with `a`, then where field `key` comes from ("(config.json PATH:

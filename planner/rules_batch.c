@@ -234,8 +234,7 @@ static void logprob_rule(struct fw *f)
 	char kp[64], kg[64];
 	struct diag *d;
 
-	if (strcmp(f->algorithm, "grpo") && strcmp(f->algorithm, "ppo") &&
-	    strcmp(f->algorithm, "distillation"))
+	if (!fw_generates(f))
 		return;
 	snprintf(kp, sizeof(kp), "%s.num_prompts_per_step", f->algorithm);
 	snprintf(kg, sizeof(kg), "%s.num_generations_per_prompt",

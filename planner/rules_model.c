@@ -49,6 +49,12 @@ int fw_bool(const struct fw *f, const char *path, int dflt)
 	return cfg_bool(f->root, path, &b) == 1 ? b : dflt;
 }
 
+int fw_generates(const struct fw *f)
+{
+	return !strcmp(f->algorithm, "grpo") || !strcmp(f->algorithm, "ppo") ||
+	       !strcmp(f->algorithm, "distillation");
+}
+
 int fw_divides(long long v, const void *ctx)
 {
 	long long n = *(const long long *)ctx;

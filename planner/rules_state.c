@@ -157,8 +157,7 @@ static void refit_rule(struct fw *f)
 
 	if (!f->megatron || p->pp < 2 || !f->m.shape_known ||
 	    f->m.mtp_num_layers < 1 || strcmp(how, "every_owner") ||
-	    (strcmp(f->algorithm, "grpo") && strcmp(f->algorithm, "ppo") &&
-	     strcmp(f->algorithm, "distillation")))
+	    !fw_generates(f))
 		return;
 	d = diag_add(f->diags, "GT650", fw_loc(f, at), at,
 		     "the word embedding is on pipeline stages 0 and %lld (the "
