@@ -559,8 +559,8 @@ static int reshard_sides(struct side *ss, const struct cfg_node *rs,
 	out->reshardable = covered && out->opt_ok;
 	/* bytes per rank on both sides; their findings are lint's */
 	diag_list_init(&quiet, diags->srcs);
-	if (ckpt_check(ps, rs, ms, &out->saved, &quiet) ||
-	    ckpt_check(pl, rl, ml, &out->loaded, &quiet)) {
+	if (ckpt_check(ps, rs, ms, &ss->s, &out->saved, &quiet) ||
+	    ckpt_check(pl, rl, ml, &sl->s, &out->loaded, &quiet)) {
 		diag_list_release(&quiet);
 		return -1;
 	}

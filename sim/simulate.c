@@ -262,7 +262,8 @@ int sim_run(const struct plan *p, const struct cfg_node *root,
 	if (rc == 0)
 		rc = stack_check(p, root, &r->model, diags);
 	if (rc == 0)
-		rc = ckpt_check(p, root, &r->model, &r->ckpt, diags);
+		rc = ckpt_check(p, root, &r->model, &r->stack, &r->ckpt,
+				diags);
 	return rc;
 }
 
