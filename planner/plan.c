@@ -273,19 +273,15 @@ static void check_batches(struct plan *p, const struct cfg_node *root,
 {
 	const char *gpath = "policy.train_global_batch_size";
 	const char *mpath = "policy.train_micro_batch_size";
-	struct diag *d;
-
-	int packing = 0, dynamic = 0;
-
-	if (!p->grid_ok || !p->global_batch)
-		return;
 	/* With sequence packing or dynamic batching, NeMo-RL builds
 	 * micro-batches from a token budget; train_micro_batch_size is not
 	 * what splits a lane's samples. */
-	if (cfg_bool(root, "policy.sequence_packing.enabled", &packing) < 0)
-		packing = 0;
-	if (cfg_bool(root, "policy.dynamic_batching.enabled", &dynamic) < 0)
-		dynamic = 0;
+	int packing = p->set.sequence_packing;
+	int dynamic = p->set.dynamic_batching;
+	struct diag *d;
+
+	if (!p->grid_ok || !p->global_batch)
+		return;
 	if (p->global_batch % p->lanes) {
 		long long lo, hi;
 

@@ -41,12 +41,12 @@
 
 static int packing(const struct fw *f)
 {
-	return fw_bool(f, "policy.sequence_packing.enabled", 0);
+	return f->p->set.sequence_packing;
 }
 
 static int dynamic(const struct fw *f)
 {
-	return fw_bool(f, "policy.dynamic_batching.enabled", 0);
+	return f->p->set.dynamic_batching;
 }
 
 static long long round_up(long long v, long long m)

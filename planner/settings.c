@@ -138,6 +138,10 @@ void settings_read(struct settings *s, const struct cfg_node *root)
 	s->logprob_batch = positive_at(root, KEY_POLICY "logprob_batch_size");
 	s->has_generation = cfg_path(root, KEY_GEN_CFG) != NULL;
 	s->megatron_generation = str_is(root, KEY_GEN_BACKEND, megatron);
+	s->sequence_packing =
+		bool_at(root, KEY_POLICY "sequence_packing.enabled", 0);
+	s->dynamic_batching =
+		bool_at(root, KEY_POLICY "dynamic_batching.enabled", 0);
 	s->checkpointing = bool_at(root, "checkpointing.enabled", 0);
 	s->preference_pairs = is_map(root, "dpo") || is_map(root, "rm");
 	s->segment_size = positive_at(root, KEY_CLUSTER "segment_size");
