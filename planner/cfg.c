@@ -360,6 +360,21 @@ int cfg_int(const struct cfg_node *root, const char *dotted, long long *out)
 	return 1;
 }
 
+int cfg_num(const struct cfg_node *root, const char *dotted, double *out)
+{
+	const struct cfg_node *n = cfg_path(root, dotted);
+
+	if (!n || n->kind == CFG_NULL)
+		return 0;
+	if (n->kind == CFG_INT)
+		*out = (double)n->v.i;
+	else if (n->kind == CFG_FLOAT)
+		*out = n->v.f;
+	else
+		return -1;
+	return 1;
+}
+
 int cfg_bool(const struct cfg_node *root, const char *dotted, int *out)
 {
 	const struct cfg_node *n = cfg_path(root, dotted);
