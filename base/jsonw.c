@@ -342,6 +342,30 @@ void jw_null(struct jw *w)
 	jw_lit(w, "null");
 }
 
+/* num as snprintf wrote it into size bytes (n: what it returned). */
+static void real(struct jw *w, const char *num, size_t size, int n)
+{
+	jw_item(w);
+	if (n > 0)
+		jw_raw(w, num, (size_t)n < size ? (size_t)n : size - 1);
+}
+
+void jw_real_f(struct jw *w, double v, int decimals)
+{
+	char num[352]; /* DBL_MAX has 309 digits before the point */
+
+	real(w, num, sizeof(num),
+	     snprintf(num, sizeof(num), "%.*f", decimals, v));
+}
+
+void jw_real_g(struct jw *w, double v, int digits)
+{
+	char num[64];
+
+	real(w, num, sizeof(num),
+	     snprintf(num, sizeof(num), "%.*g", digits, v));
+}
+
 int jw_finish(struct jw *w)
 {
 	if (!w->err && (w->depth != 0 || w->after_key || !w->has_items[0]))

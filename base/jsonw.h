@@ -70,6 +70,11 @@ void jw_int(struct jw *w, long long v);
 void jw_str(struct jw *w, const char *s);
 void jw_bool(struct jw *w, int b);
 void jw_null(struct jw *w);
+/* A finite real as printf's "%.*f" (decimals after the point) or "%.*g"
+ * (significant digits) writes it: a fixed precision, so the same value
+ * gives the same bytes. */
+void jw_real_f(struct jw *w, double v, int decimals);
+void jw_real_g(struct jw *w, double v, int digits);
 
 /* Fast path for hot loops. jw_item() writes the separator and indent that
  * the next item of the current container needs (like any value would);

@@ -69,7 +69,7 @@ int cmd_sim(const struct cli_opts *o)
 	lrc = job_run(&j, o->configs[0], JOB_UPTO_SIM, o->call, &srcs, &diags);
 	if (lrc == 0 && o->predict) {
 		char err[512];
-		int prc = pred_write_records(&j.plan, j.root, &j.sim,
+		int prc = pred_write_records(&j.plan, &j.sim,
 					     o->predict, o->steps ? o->steps : 1,
 					     err, sizeof(err));
 

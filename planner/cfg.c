@@ -124,10 +124,11 @@ static long cfg_index_of(const struct cfg_node *map, const char *key)
 	return -1;
 }
 
-int cfg_map_set(struct cfg_node *map, const char *key, struct cfg_node *val)
+/* Names val `key` and puts it in map: in place of kids[i] (freed) when
+ * i >= 0, appended otherwise. -1 (val freed) when out of memory. */
+static int put_kid(struct cfg_node *map, long i, const char *key,
+		   struct cfg_node *val)
 {
-	long i = cfg_index_of(map, key);
-
 	if (!val->key || strcmp(val->key, key) != 0) {
 		char *k = strdup(key);
 
@@ -144,6 +145,11 @@ int cfg_map_set(struct cfg_node *map, const char *key, struct cfg_node *val)
 		return 0;
 	}
 	return cfg_append(map, val);
+}
+
+int cfg_map_set(struct cfg_node *map, const char *key, struct cfg_node *val)
+{
+	return put_kid(map, cfg_index_of(map, key), key, val);
 }
 
 int cfg_map_del(struct cfg_node *map, const char *key)
@@ -246,24 +252,9 @@ int cfg_keyidx_set(struct cfg_keyidx *x, struct cfg_node *map,
 {
 	long i = cfg_keyidx_find(x, map, key);
 
-	if (!val->key || strcmp(val->key, key) != 0) {
-		char *k = strdup(key);
-
-		if (!k) {
-			cfg_free(val);
-			return -1;
-		}
-		free(val->key);
-		val->key = k;
-	}
-	if (i >= 0) {
-		cfg_free(map->kids[i]);
-		map->kids[i] = val;
-		return 0;
-	}
-	if (cfg_append(map, val))
+	if (put_kid(map, i, key, val))
 		return -1;
-	return cfg_keyidx_add(x, map, map->n - 1);
+	return i >= 0 ? 0 : cfg_keyidx_add(x, map, map->n - 1);
 }
 
 struct cfg_node *cfg_get(const struct cfg_node *map, const char *key)
@@ -366,6 +357,21 @@ int cfg_int(const struct cfg_node *root, const char *dotted, long long *out)
 	if (n->kind != CFG_INT)
 		return -1;
 	*out = n->v.i;
+	return 1;
+}
+
+int cfg_num(const struct cfg_node *root, const char *dotted, double *out)
+{
+	const struct cfg_node *n = cfg_path(root, dotted);
+
+	if (!n || n->kind == CFG_NULL)
+		return 0;
+	if (n->kind == CFG_INT)
+		*out = (double)n->v.i;
+	else if (n->kind == CFG_FLOAT)
+		*out = n->v.f;
+	else
+		return -1;
 	return 1;
 }
 

@@ -147,6 +147,8 @@ const char *cfg_first_set(const struct cfg_node *root,
 int cfg_int(const struct cfg_node *root, const char *dotted, long long *out);
 int cfg_bool(const struct cfg_node *root, const char *dotted, int *out);
 int cfg_str(const struct cfg_node *root, const char *dotted, const char **out);
+/* A number: an int or a float, as a double. */
+int cfg_num(const struct cfg_node *root, const char *dotted, double *out);
 
 /* Human name of a kind ("integer", "map", ...). */
 const char *cfg_kind_name(enum cfg_kind k);

@@ -39,9 +39,9 @@
 #include "plan.h"
 #include "model.h"
 
-/* Runs every framework rule on a built plan. Reports the model's own
- * findings (GT524 for an unknown model, gtplan.model values) too, so the
- * simulator does not. Never fails: a rule whose inputs are missing or
+/* Runs every framework rule on a built plan, on the model plan_build
+ * resolved (p->model; plan_build reports the model's own findings, GT524
+ * for an unknown model and gtplan.model values, just before). Never fails: a rule whose inputs are missing or
  * malformed (the schema's findings) is skipped. */
 void framework_check(const struct plan *p, const struct cfg_node *root,
 		     struct diag_list *diags);
@@ -67,6 +67,9 @@ struct diag_loc fw_loc(const struct fw *f, const char *path);
 int fw_int(const struct fw *f, const char *path, long long *out);
 /* A boolean at `path`, `dflt` when absent or of another type. */
 int fw_bool(const struct fw *f, const char *path, int dflt);
+/* The algorithm generates rollouts (GRPO, PPO, distillation): it refits
+ * the generation engine and computes log-probs of the rollout batch. */
+int fw_generates(const struct fw *f);
 
 /* A note at the model (gtplan.model or policy.model_name): "NAME " fmt
  * with `a`, then where field `key` comes from ("(config.json PATH:

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cfg_keys.h"
 #include "model.h"
 #include "levenshtein.h"
 #include "model_int.h"
@@ -422,8 +423,8 @@ static int resolve_base(const struct cfg_node *root, const char *name,
 int model_resolve(const struct cfg_node *root, struct model_shape *m,
 		  struct diag_list *diags)
 {
-	const struct cfg_node *name_node = cfg_path(root, "policy.model_name");
-	const struct cfg_node *desc = cfg_path(root, "gtplan.model");
+	const struct cfg_node *name_node = cfg_path(root, KEY_MODEL_NAME);
+	const struct cfg_node *desc = cfg_path(root, KEY_GTPLAN_MODEL);
 	const char *name = NULL;
 	char missing[256];
 	int rc = 0, approximate;

@@ -273,19 +273,15 @@ static void check_batches(struct plan *p, const struct cfg_node *root,
 {
 	const char *gpath = "policy.train_global_batch_size";
 	const char *mpath = "policy.train_micro_batch_size";
-	struct diag *d;
-
-	int packing = 0, dynamic = 0;
-
-	if (!p->grid_ok || !p->global_batch)
-		return;
 	/* With sequence packing or dynamic batching, NeMo-RL builds
 	 * micro-batches from a token budget; train_micro_batch_size is not
 	 * what splits a lane's samples. */
-	if (cfg_bool(root, "policy.sequence_packing.enabled", &packing) < 0)
-		packing = 0;
-	if (cfg_bool(root, "policy.dynamic_batching.enabled", &dynamic) < 0)
-		dynamic = 0;
+	int packing = p->set.sequence_packing;
+	int dynamic = p->set.dynamic_batching;
+	struct diag *d;
+
+	if (!p->grid_ok || !p->global_batch)
+		return;
 	if (p->global_batch % p->lanes) {
 		long long lo, hi;
 
@@ -400,9 +396,9 @@ static void read_runtime(struct plan *p, const struct cfg_node *root)
  * or DTensor's mesh dp x cp x tp (no PP, no GTP). *ok = 0 when one is
  * unusable. */
 static void read_sizes(struct plan *p, const struct cfg_node *root,
-		       int megatron, int *ok, struct diag_list *diags)
+		       int *ok, struct diag_list *diags)
 {
-	if (megatron || !cfg_path(root, "policy.dtensor_cfg")) {
+	if (p->set.megatron) {
 		p->tp = size_at(root, KEY_TP, 1, ok);
 		p->cp = size_at(root, KEY_MEG "context_parallel_size", 1, ok);
 		p->pp = size_at(root, KEY_PP, 1, ok);
@@ -529,47 +525,33 @@ static void make_grids(struct plan *p, const struct cfg_node *root,
 }
 
 /* The pipeline split gtplan-run follows (0: unset, as Megatron's null). */
-static void read_pipeline_split(struct plan_rt_model *m,
-				const struct cfg_node *root)
+static void read_pipeline_split(struct plan *p, const struct cfg_node *root)
 {
-	static const char *const keys[3] = {
-		KEY_MEG "num_layers_in_first_pipeline_stage",
-		KEY_MEG "num_layers_in_last_pipeline_stage",
-		KEY_MEG "virtual_pipeline_model_parallel_size",
-	};
-	long long *dst[3] = { &m->first_stage_layers, &m->last_stage_layers,
-			      &m->virtual_stages };
+	struct plan_rt_model *m = &p->runtime.model;
+	long long v = 0;
 
-	for (int i = 0; i < 3; i++) {
-		long long v = 0;
-
-		*dst[i] = cfg_int(root, keys[i], &v) == 1 && v > 0 ? v : 0;
-	}
+	m->first_stage_layers = p->set.first_stage_layers;
+	m->last_stage_layers = p->set.last_stage_layers;
+	m->virtual_stages = cfg_int(root, KEY_MEG
+			"virtual_pipeline_model_parallel_size", &v) == 1 &&
+			v > 0 ? v : 0;
 }
 
 /* The decoder gtplan-run trains (struct plan_rt_model): the named model's
- * shape when it is known, gtplan.runtime's otherwise. Its findings are
- * the framework rules' to report (rules_model.c), so they are dropped
- * here. */
+ * shape (p->model) when it is known, gtplan.runtime's otherwise. */
 static void read_runtime_model(struct plan *p, const struct cfg_node *root)
 {
 	struct plan_rt_model *m = &p->runtime.model;
 	const struct plan_runtime *rt = &p->runtime;
-	struct model_shape ms;
-	struct diag_list scratch;
+	const struct model_shape *ms = &p->model;
 	long long layers = 0;
 	const char *cp_comm = NULL;
 	int b;
 
 	memset(m, 0, sizeof(*m));
-	memset(&ms, 0, sizeof(ms));
-	diag_list_init(&scratch, NULL);
-	model_resolve(root, &ms, &scratch);
-	diag_list_release(&scratch);
 	m->rope_theta = PLAN_RT_ROPE_THETA;
 	m->norm_eps = PLAN_RT_NORM_EPS;
-	if (cfg_bool(root, KEY_MEG "sequence_parallel", &b) == 1)
-		m->sequence_parallel = b;
+	m->sequence_parallel = p->set.sequence_parallel;
 	/* Megatron's TransformerConfig.cp_comm_type defaults to "p2p" */
 	b = cfg_str(root, KEY_MEG "cp_comm_type", &cp_comm);
 	if (b == 0)
@@ -577,8 +559,8 @@ static void read_runtime_model(struct plan *p, const struct cfg_node *root)
 	else if (b < 0) /* Megatron's per-layer list (hierarchical CP) */
 		cp_comm = "per-layer";
 	snprintf(m->cp_comm_type, sizeof(m->cp_comm_type), "%s", cp_comm);
-	read_pipeline_split(m, root);
-	if (!ms.known) {
+	read_pipeline_split(p, root);
+	if (!ms->known) {
 		snprintf(m->name, sizeof(m->name), "gtplan.runtime");
 		m->hidden = rt->hidden;
 		m->ffn = rt->ffn;
@@ -589,26 +571,26 @@ static void read_runtime_model(struct plan *p, const struct cfg_node *root)
 		m->head_dim = rt->hidden / PLAN_RT_HEADS;
 		return;
 	}
-	snprintf(m->name, sizeof(m->name), "%s", ms.name);
-	m->hidden = ms.hidden_size;
-	m->ffn = ms.ffn_hidden_size;
-	m->layers = ms.num_layers;
+	snprintf(m->name, sizeof(m->name), "%s", ms->name);
+	m->hidden = ms->hidden_size;
+	m->ffn = ms->ffn_hidden_size;
+	m->layers = ms->num_layers;
 	/* gtplan.runtime.layers cuts the model */
 	if (cfg_int(root, "gtplan.runtime.layers", &layers) == 1 &&
 	    layers > 0 && layers < m->layers)
 		m->layers = layers;
-	m->vocab = ms.vocab_size;
-	m->heads = ms.num_attention_heads;
-	m->kv_heads = model_kv_heads(&ms);
-	m->head_dim = model_head_dim(&ms);
-	m->tie_embeddings = ms.share_embeddings_and_output_weights;
-	m->qkv_bias = ms.add_qkv_bias || ms.add_bias_linear;
-	m->qk_norm = ms.qk_layernorm;
-	if (ms.rotary_base > 0)
-		m->rope_theta = (double)ms.rotary_base;
-	if (ms.layernorm_epsilon > 0)
-		m->norm_eps = ms.layernorm_epsilon;
-	m->moe = ms.num_moe_experts > 0;
+	m->vocab = ms->vocab_size;
+	m->heads = ms->num_attention_heads;
+	m->kv_heads = model_kv_heads(ms);
+	m->head_dim = model_head_dim(ms);
+	m->tie_embeddings = ms->share_embeddings_and_output_weights;
+	m->qkv_bias = ms->add_qkv_bias || ms->add_bias_linear;
+	m->qk_norm = ms->qk_layernorm;
+	if (ms->rotary_base > 0)
+		m->rope_theta = (double)ms->rotary_base;
+	if (ms->layernorm_epsilon > 0)
+		m->norm_eps = ms->layernorm_epsilon;
+	m->moe = ms->num_moe_experts > 0;
 }
 
 static int build(struct plan *p, const struct cfg_node *root,
@@ -623,13 +605,11 @@ static int build(struct plan *p, const struct cfg_node *root,
 	find_remat_keys(root, path, sizeof(path), 0, diags);
 	read_batches(p, root);
 	read_runtime(p, root);
-	read_runtime_model(p, root);
 
 	if (cfg_bool(root, KEY_MEG_ENABLED, &megatron) < 0)
 		megatron = 0;
-	read_sizes(p, root, megatron, &ok, diags);
-	p->sizes_refused = sizes_refused(root, megatron ||
-					 !cfg_path(root, "policy.dtensor_cfg"));
+	read_sizes(p, root, &ok, diags);
+	p->sizes_refused = sizes_refused(root, p->set.megatron);
 	if (!megatron)
 		check_gtp_off(root, diags);
 	check_optimizer_instances(p, root, diags);
@@ -671,7 +651,9 @@ static int build(struct plan *p, const struct cfg_node *root,
 	return 0;
 }
 
-/* The sizes and planning rules, then the framework rules (framework.h). */
+/* The sizes and planning rules, then the model (its findings are the
+ * framework rules', reported here in their place) and the framework rules
+ * (framework.h). */
 int plan_build(struct plan *p, const struct cfg_node *root,
 	       const char *config_name, struct diag_list *diags)
 {
@@ -679,9 +661,12 @@ int plan_build(struct plan *p, const struct cfg_node *root,
 
 	settings_read(&p->set, root);
 	rc = build(p, root, config_name, diags);
-	if (rc == 0)
-		framework_check(p, root, diags);
-	return rc;
+	if (rc)
+		return rc;
+	p->model_rc = model_resolve(root, &p->model, diags);
+	read_runtime_model(p, root);
+	framework_check(p, root, diags);
+	return 0;
 }
 
 void plan_rank_place(const struct plan *p, long long r, long long *node,

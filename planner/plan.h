@@ -16,6 +16,7 @@
 #include "cfg.h"
 #include "diag.h"
 #include "layout.h"
+#include "model.h"
 #include "settings.h"
 
 /* Hostile-input limit: the largest world gtplan plans. */
@@ -109,6 +110,11 @@ struct plan {
 	int sizes_refused;
 
 	struct settings set; /* the config's other settings (settings.h) */
+	/* The config's model, resolved once by plan_build for the framework
+	 * rules, runtime.model and the simulator; model_rc is model_resolve's
+	 * return (-1: refused values). Set only when plan_build returns 0. */
+	struct model_shape model;
+	int model_rc;
 };
 
 void plan_init(struct plan *p);

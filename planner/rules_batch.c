@@ -41,12 +41,12 @@
 
 static int packing(const struct fw *f)
 {
-	return fw_bool(f, "policy.sequence_packing.enabled", 0);
+	return f->p->set.sequence_packing;
 }
 
 static int dynamic(const struct fw *f)
 {
-	return fw_bool(f, "policy.dynamic_batching.enabled", 0);
+	return f->p->set.dynamic_batching;
 }
 
 static long long round_up(long long v, long long m)
@@ -234,8 +234,7 @@ static void logprob_rule(struct fw *f)
 	char kp[64], kg[64];
 	struct diag *d;
 
-	if (strcmp(f->algorithm, "grpo") && strcmp(f->algorithm, "ppo") &&
-	    strcmp(f->algorithm, "distillation"))
+	if (!fw_generates(f))
 		return;
 	snprintf(kp, sizeof(kp), "%s.num_prompts_per_step", f->algorithm);
 	snprintf(kg, sizeof(kg), "%s.num_generations_per_prompt",

@@ -49,8 +49,7 @@ static int vllm_tp_fits(long long tp, const void *ctx)
  * is checked then too. */
 static int generates(const struct fw *f)
 {
-	return !strcmp(f->algorithm, "grpo") || !strcmp(f->algorithm, "ppo") ||
-	       !strcmp(f->algorithm, "distillation") || !f->algorithm[0];
+	return fw_generates(f) || !f->algorithm[0];
 }
 
 /* vLLM's TP against the model (GT610-GT612): every rule it breaks, each

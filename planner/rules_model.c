@@ -49,6 +49,12 @@ int fw_bool(const struct fw *f, const char *path, int dflt)
 	return cfg_bool(f->root, path, &b) == 1 ? b : dflt;
 }
 
+int fw_generates(const struct fw *f)
+{
+	return !strcmp(f->algorithm, "grpo") || !strcmp(f->algorithm, "ppo") ||
+	       !strcmp(f->algorithm, "distillation");
+}
+
 int fw_divides(long long v, const void *ctx)
 {
 	long long n = *(const long long *)ctx;
@@ -481,8 +487,8 @@ static void skipped_notes(struct fw *f)
 	}
 	if (f->megatron && p->grid_ok && (p->ep > 1 || p->gtp > 1 ||
 					   p->egtp > 1) &&
-	    !fw_bool(f, "checkpointing.enabled", 0) &&
-	    cfg_path(f->root, "checkpointing.enabled")) {
+	    !p->set.checkpointing &&
+	    cfg_path(f->root, KEY_CKPT "enabled")) {
 		d = diag_add(f->diags, "GT529",
 			     fw_loc(f, "checkpointing.enabled"),
 			     "checkpointing.enabled", "checkpointing is off, "
@@ -505,13 +511,12 @@ void framework_check(const struct plan *p, const struct cfg_node *root,
 	f.root = root;
 	f.diags = diags;
 	f.algorithm = algorithm_of(root);
-	if (model_resolve(root, &f.m, diags) < 0) {
+	if (p->model_rc < 0) {
 		/* refused values: no rule judges them */
-		struct model_shape keep = f.m;
-
-		memset(&f.m, 0, sizeof(f.m));
-		memcpy(f.m.name, keep.name, sizeof(f.m.name));
-		f.m.loc = keep.loc;
+		memcpy(f.m.name, p->model.name, sizeof(f.m.name));
+		f.m.loc = p->model.loc;
+	} else {
+		f.m = p->model;
 	}
 	f.megatron = p->set.megatron;
 	f.sequence_parallel = f.megatron && p->set.sequence_parallel;

@@ -46,11 +46,6 @@ static const char *stack(const struct fw *f, const char *key,
 	return cfg_str(f->root, path, &v) == 1 ? v : dflt;
 }
 
-static int checkpoints(const struct fw *f)
-{
-	return fw_bool(f, "checkpointing.enabled", 0);
-}
-
 /* ---- checkpoint keys ---------------------------------------------------- */
 
 /* The GTP peers of rank 0, as "0, 4, 8" (up to 4 of them). */
@@ -78,7 +73,7 @@ static void rng_rule(struct fw *f)
 	char peers[64];
 	struct diag *d;
 
-	if (!f->megatron || !checkpoints(f) || p->ep < 2 || p->gtp < 2 ||
+	if (!f->megatron || !p->set.checkpointing || p->ep < 2 || p->gtp < 2 ||
 	    !p->grid_ok || strcmp(group, "dp_cp"))
 		return;
 	gtp_peers(p, &p->dense, 1u << LAY_GTP, peers, sizeof(peers));
@@ -107,7 +102,7 @@ static void rng_6858_rule(struct fw *f)
 	const char *at = KEY_STACK "megatron_lm_6858";
 	struct diag *d;
 
-	if (!f->megatron || !checkpoints(f) || p->ep < 2 ||
+	if (!f->megatron || !p->set.checkpointing || p->ep < 2 ||
 	    fw_bool(f, at, 1))
 		return;
 	d = diag_add(f->diags, "GT642", fw_loc(f, at), at,
@@ -131,7 +126,7 @@ static void expert_replica_rule(struct fw *f)
 	char peers[64];
 	struct diag *d;
 
-	if (!f->megatron || !checkpoints(f) || p->egtp < 2 ||
+	if (!f->megatron || !p->set.checkpointing || p->egtp < 2 ||
 	    !p->expert_grid_ok || strcmp(group, "dp_cp") ||
 	    !f->m.shape_known || !f->m.num_moe_experts ||
 	    !f->m.add_bias_linear)
@@ -162,8 +157,7 @@ static void refit_rule(struct fw *f)
 
 	if (!f->megatron || p->pp < 2 || !f->m.shape_known ||
 	    f->m.mtp_num_layers < 1 || strcmp(how, "every_owner") ||
-	    (strcmp(f->algorithm, "grpo") && strcmp(f->algorithm, "ppo") &&
-	     strcmp(f->algorithm, "distillation")))
+	    !fw_generates(f))
 		return;
 	d = diag_add(f->diags, "GT650", fw_loc(f, at), at,
 		     "the word embedding is on pipeline stages 0 and %lld (the "

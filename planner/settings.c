@@ -62,8 +62,6 @@ static int half_dtype(const struct cfg_node *root, const char *path)
 
 static void read_optimizer(struct settings *s, const struct cfg_node *root)
 {
-	const struct cfg_node *n;
-
 	s->distributed_optimizer =
 		bool_at(root, KEY_MEG_OPT "use_distributed_optimizer", 1);
 	s->precision_aware_optimizer =
@@ -72,11 +70,9 @@ static void read_optimizer(struct settings *s, const struct cfg_node *root)
 	s->exp_avg_sq_half = half_dtype(root, KEY_MEG_OPT "exp_avg_sq_dtype");
 	s->optimizer_cpu_offload =
 		bool_at(root, KEY_MEG_OPT "optimizer_cpu_offload", 0);
-	n = cfg_path(root, KEY_MEG_OPT "optimizer_offload_fraction");
-	if (n && n->kind == CFG_INT)
-		s->offload_fraction = (double)n->v.i;
-	else if (n && n->kind == CFG_FLOAT)
-		s->offload_fraction = n->v.f;
+	/* unset: settings_init's 1.0 stays */
+	cfg_num(root, KEY_MEG_OPT "optimizer_offload_fraction",
+		&s->offload_fraction);
 }
 
 /* gtplan's own keys the simulator reads, and where findings point. */
@@ -138,6 +134,10 @@ void settings_read(struct settings *s, const struct cfg_node *root)
 	s->logprob_batch = positive_at(root, KEY_POLICY "logprob_batch_size");
 	s->has_generation = cfg_path(root, KEY_GEN_CFG) != NULL;
 	s->megatron_generation = str_is(root, KEY_GEN_BACKEND, megatron);
+	s->sequence_packing =
+		bool_at(root, KEY_POLICY "sequence_packing.enabled", 0);
+	s->dynamic_batching =
+		bool_at(root, KEY_POLICY "dynamic_batching.enabled", 0);
 	s->checkpointing = bool_at(root, "checkpointing.enabled", 0);
 	s->preference_pairs = is_map(root, "dpo") || is_map(root, "rm");
 	s->segment_size = positive_at(root, KEY_CLUSTER "segment_size");

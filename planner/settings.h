@@ -50,6 +50,8 @@ struct settings {
 	long long logprob_batch;       /* logprob_batch_size; 0 unset */
 	int has_generation;            /* policy.generation is set */
 	int megatron_generation;       /* policy.generation.backend "megatron" */
+	int sequence_packing;          /* sequence_packing.enabled */
+	int dynamic_batching;          /* dynamic_batching.enabled */
 	/* elsewhere */
 	int checkpointing;             /* checkpointing.enabled */
 	int preference_pairs;          /* a dpo or rm section: each sample is

@@ -27,17 +27,6 @@ static void size_or_null(struct jw *w, const char *key, long long v)
 		jw_null(w);
 }
 
-/* A real with three decimals (fixed precision: the same input gives the
- * same bytes). */
-static void write_real(struct jw *w, double v)
-{
-	char num[64];
-	int n = snprintf(num, sizeof(num), "%.3f", v);
-
-	jw_item(w);
-	jw_raw(w, num, (size_t)n);
-}
-
 static void write_gpus(struct jw *w, const char *key, const struct plan_gpus *g)
 {
 	jw_key(w, key);
@@ -82,16 +71,11 @@ static void write_batch(struct jw *w, const struct plan *p)
 	jw_obj_end(w);
 }
 
-/* gtplan.runtime as read (defaults filled in). lr is written with 15
- * significant digits, enough to give back the value as typed. */
+/* A real with 9 significant digits. */
 static void write_double(struct jw *w, const char *key, double v)
 {
-	char num[64];
-	int n = snprintf(num, sizeof(num), "%.9g", v);
-
 	jw_key(w, key);
-	jw_item(w);
-	jw_raw(w, num, (size_t)n);
+	jw_real_g(w, v, 9);
 }
 
 /* runtime.model: the decoder gtplan-run trains (struct plan_rt_model). */
@@ -128,11 +112,11 @@ static void write_runtime_model(struct jw *w, const struct plan_rt_model *m)
 	jw_obj_end(w);
 }
 
+/* gtplan.runtime as read (defaults filled in). lr is written with 15
+ * significant digits, enough to give back the value as typed. */
 static void write_runtime(struct jw *w, const struct plan *p)
 {
 	const struct plan_runtime *rt = &p->runtime;
-	char num[64];
-	int n;
 
 	jw_key(w, "runtime");
 	jw_obj_begin(w, 0);
@@ -142,9 +126,7 @@ static void write_runtime(struct jw *w, const struct plan *p)
 	size_or_null(w, "hidden", rt->hidden);
 	size_or_null(w, "layers", rt->layers);
 	jw_key(w, "lr");
-	n = snprintf(num, sizeof(num), "%.15g", rt->lr > 0 ? rt->lr : PLAN_RT_LR);
-	jw_item(w);
-	jw_raw(w, num, (size_t)n);
+	jw_real_g(w, rt->lr > 0 ? rt->lr : PLAN_RT_LR, 15);
 	write_runtime_model(w, &rt->model);
 	jw_key(w, "prefetch");
 	jw_bool(w, rt->prefetch);
@@ -489,7 +471,7 @@ static void write_calls(struct jw *w, const struct sim_report *r,
 		jw_str(w, calls_dispatch_name(x->call->dispatch));
 		jw_key(w, "estimate_ms");
 		if (r->est && r->est[i].valid)
-			write_real(w, r->est[i].total_us / 1e3);
+			jw_real_f(w, r->est[i].total_us / 1e3, 3);
 		else
 			jw_null(w);
 		write_call_findings(w, x, l);

@@ -404,12 +404,10 @@ static int check_stage(struct ckpt_ctx *x, const struct model_shape *m,
 }
 
 int ckpt_check(const struct plan *p, const struct cfg_node *root,
-	       const struct model_shape *m, struct ckpt_summary *out,
-	       struct diag_list *diags)
+	       const struct model_shape *m, const struct stack *s,
+	       struct ckpt_summary *out, struct diag_list *diags)
 {
 	struct items v;
-	struct stack s;
-	struct diag_list quiet;
 	struct ckpt_bytes_memo *memo;
 	long long layers = m->known ? m->num_layers : 0, first = 0;
 	/* Findings only when the run saves checkpoints (as GT640 does); the
@@ -419,19 +417,16 @@ int ckpt_check(const struct plan *p, const struct cfg_node *root,
 	memset(out, 0, sizeof(*out));
 	if (!p->grid_ok || p->world <= 0 || p->pp <= 0)
 		return 0;
-	diag_list_init(&quiet, diags->srcs);
-	stack_read(root, &s, &quiet);
-	diag_list_release(&quiet);
 	items_of(p, m, layers, &v);
 
-	struct ckpt_ctx x = { p, root, &s, diags, NULL, 0, s.opt_format, 0 };
+	struct ckpt_ctx x = { p, root, s, diags, NULL, 0, s->opt_format, 0 };
 
 	x.experts = v.n_ex ? m->num_moe_experts : 0;
-	dist = opt_layout(p, &s, &x, out);
+	dist = opt_layout(p, s, &x, out);
 	if (!(memo = ckpt_memo_new(p, x.opt)))
 		return -1;
 	if (on && dist)
-		check_opt_format(p, &s, m, diags);
+		check_opt_format(p, s, m, diags);
 	out->keys = layers * (long long)v.n_layer +
 		    (long long)(v.n_tensors - v.n_layer) + 1 + p->lanes;
 	if (v.n_ex)

@@ -180,10 +180,11 @@ struct ckpt_summary {
  * fully_reshardable
  * format the stack cannot save) (only when
  * checkpointing.enabled is true, as the framework's GT640 does; the RNG
- * key under EP > 1 is GT640's) and fills *out. Returns 0, or
+ * key under EP > 1 is GT640's) and fills *out. s: the config's
+ * gtplan.stack (stack_read; its findings are stack_check's). Returns 0, or
  * -1 when out of memory. */
 int ckpt_check(const struct plan *p, const struct cfg_node *root,
-	       const struct model_shape *m, struct ckpt_summary *out,
-	       struct diag_list *diags);
+	       const struct model_shape *m, const struct stack *s,
+	       struct ckpt_summary *out, struct diag_list *diags);
 
 #endif

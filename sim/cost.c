@@ -53,22 +53,6 @@ void cost_settings_init(struct cost_settings *s)
 	s->vocab_divisor = COST_VOCAB_DIVISOR;
 }
 
-/* An integer or a real at `path`; 1 when set. */
-static int num_at(const struct cfg_node *root, const char *path, double *out)
-{
-	const struct cfg_node *n = cfg_path(root, path);
-
-	if (!n)
-		return 0;
-	if (n->kind == CFG_INT)
-		*out = (double)n->v.i;
-	else if (n->kind == CFG_FLOAT)
-		*out = n->v.f;
-	else
-		return 0;
-	return 1;
-}
-
 
 void cost_settings_read(struct cost_settings *s, const struct cfg_node *root,
 			const struct plan *p)
@@ -84,25 +68,25 @@ void cost_settings_read(struct cost_settings *s, const struct cfg_node *root,
 	if (cfg_int(root, KEY_INTERCONNECT "nvlink_domain_size", &n) == 1 &&
 	    n > 0)
 		s->domain = n;
-	if (num_at(root, KEY_INTERCONNECT "intra_node_gbps", &v) && v > 0)
+	if (cfg_num(root, KEY_INTERCONNECT "intra_node_gbps", &v) == 1 && v > 0)
 		s->intra_gbps = v;
-	if (num_at(root, KEY_INTERCONNECT "inter_node_gbps", &v) && v > 0)
+	if (cfg_num(root, KEY_INTERCONNECT "inter_node_gbps", &v) == 1 && v > 0)
 		s->inter_gbps = v;
-	if (num_at(root, KEY_INTERCONNECT "intra_node_latency_us", &v) &&
+	if (cfg_num(root, KEY_INTERCONNECT "intra_node_latency_us", &v) == 1 &&
 	    v >= 0)
 		s->intra_lat_us = v;
-	if (num_at(root, KEY_INTERCONNECT "inter_node_latency_us", &v) &&
+	if (cfg_num(root, KEY_INTERCONNECT "inter_node_latency_us", &v) == 1 &&
 	    v >= 0)
 		s->inter_lat_us = v;
-	if (num_at(root, KEY_HARDWARE "peak_tflops", &v) && v > 0)
+	if (cfg_num(root, KEY_HARDWARE "peak_tflops", &v) == 1 && v > 0)
 		s->peak_tflops = v;
-	if (num_at(root, KEY_HARDWARE "compute_efficiency", &v) && v > 0 &&
-	    v <= 1)
+	if (cfg_num(root, KEY_HARDWARE "compute_efficiency", &v) == 1 &&
+	    v > 0 && v <= 1)
 		s->efficiency = v;
 	if (cfg_str(root, KEY_HARDWARE "overlap", &str) == 1)
 		s->overlap = strcmp(str, "none") == 0 ? COST_OVERLAP_NONE :
 			     COST_OVERLAP_GTP;
-	if (num_at(root, KEY_GPU_MEMORY, &v) && v > 0)
+	if (cfg_num(root, KEY_GPU_MEMORY, &v) == 1 && v > 0)
 		s->gpu_memory_gb = v;
 
 	/* Megatron's settings, as the planner read them */

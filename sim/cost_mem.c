@@ -159,10 +159,12 @@ static double logits_bytes(const struct prog_opts *o,
 	       vocab_slice;
 }
 
+/* One stage's memory; first_layer: the layers of the stages before it
+ * (the caller sums ms->layers, so each stage's program is built once). */
 static void stage_memory(const struct plan *p, const struct model_shape *m,
 			 const struct prog_opts *o,
 			 const struct cost_settings *s, long long stage,
-			 struct cost_mem_stage *ms)
+			 long long first_layer, struct cost_mem_stage *ms)
 {
 	long long pp = p->pp > 0 ? p->pp : 1, tp = p->tp > 0 ? p->tp : 1;
 	long long div = s->vocab_divisor * tp, h = m->hidden_size;
@@ -171,7 +173,7 @@ static void stage_memory(const struct plan *p, const struct model_shape *m,
 	double dshard, dslice, eshard, eslice;
 	double repl = (double)model_layer_replicated_params(m);
 	long long layers = layers_of(p, m, o, stage), mtp = m->mtp_num_layers;
-	long long first_layer = 0, moe_layers;
+	long long moe_layers;
 	int first = stage == 0, last = stage == pp - 1;
 	int sp = o->sequence_parallel && tp > 1;
 	long long micro = (p->micro_batch > 0 ? p->micro_batch : 1) *
@@ -189,8 +191,6 @@ static void stage_memory(const struct plan *p, const struct model_shape *m,
 	pd = (double)layers * (dshard + repl);
 	/* experts only in the stage's MoE layers (moe_layer_freq, a hybrid
 	 * pattern's E layers) and its MTP layers */
-	for (long long st = 0; st < stage; st++)
-		first_layer += layers_of(p, m, o, st);
 	moe_layers = model_moe_layers(m, first_layer, layers);
 	pe = (double)(moe_layers + mtp) * eshard;
 	if (first)
@@ -363,10 +363,11 @@ int cost_memory(const struct plan *p, const struct model_shape *m,
 	if (!out->stages)
 		return -1;
 	out->n_stages = (size_t)pp;
-	for (long long st = 0; st < pp; st++) {
+	for (long long st = 0, first_layer = 0; st < pp; st++) {
 		struct cost_mem_stage *ms = &out->stages[st];
 
-		stage_memory(p, m, o, s, st, ms);
+		stage_memory(p, m, o, s, st, first_layer, ms);
+		first_layer += ms->layers;
 		if (ms->total > out->stages[out->worst].total)
 			out->worst = (size_t)st;
 		over |= ms->optimistic > out->capacity;

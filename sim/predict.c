@@ -96,9 +96,9 @@ static void release_stages(struct prog *pg, long long n)
 	free(pg);
 }
 
-int pred_write_records(const struct plan *p, const struct cfg_node *root,
-		       const struct sim_report *r, const char *prefix,
-		       long long steps, char *err, size_t len)
+int pred_write_records(const struct plan *p, const struct sim_report *r,
+		       const char *prefix, long long steps, char *err,
+		       size_t len)
 {
 	const struct call_def *train;
 	struct prog_opts o = r->cost.o;
@@ -107,9 +107,6 @@ int pred_write_records(const struct plan *p, const struct cfg_node *root,
 	long long pp = p->pp > 0 ? p->pp : 1, built = 0;
 	int rc = 0, hangs = 0;
 
-	/* the decoder's shape is the plan's (runtime.model), whether the
-	 * config names a model or not */
-	(void)root;
 	if (refused(p, r, steps, err, len))
 		return -2;
 	train = calls_find(r->calls, r->n_calls, "train");

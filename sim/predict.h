@@ -44,10 +44,10 @@
  * (prog_rt_applies), the batch does not split as gtplan-run needs, more
  * than PRED_MAX_RANKS ranks or steps outside [1, PRED_MAX_STEPS], no
  * train call; -1 on an I/O error or out of memory. err gets one sentence
- * saying why, with the numbers and the fix. root is unused (the plan
- * carries the model). */
-int pred_write_records(const struct plan *p, const struct cfg_node *root,
-		       const struct sim_report *r, const char *prefix,
-		       long long steps, char *err, size_t len);
+ * saying why, with the numbers and the fix. The decoder's shape is the
+ * plan's (runtime.model), whether the config names a model or not. */
+int pred_write_records(const struct plan *p, const struct sim_report *r,
+		       const char *prefix, long long steps, char *err,
+		       size_t len);
 
 #endif

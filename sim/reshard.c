@@ -559,8 +559,8 @@ static int reshard_sides(struct side *ss, const struct cfg_node *rs,
 	out->reshardable = covered && out->opt_ok;
 	/* bytes per rank on both sides; their findings are lint's */
 	diag_list_init(&quiet, diags->srcs);
-	if (ckpt_check(ps, rs, ms, &out->saved, &quiet) ||
-	    ckpt_check(pl, rl, ml, &out->loaded, &quiet)) {
+	if (ckpt_check(ps, rs, ms, &ss->s, &out->saved, &quiet) ||
+	    ckpt_check(pl, rl, ml, &sl->s, &out->loaded, &quiet)) {
 		diag_list_release(&quiet);
 		return -1;
 	}
@@ -572,27 +572,23 @@ int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 		  const struct plan *pl, const struct cfg_node *rl,
 		  struct reshard_report *out, struct diag_list *diags)
 {
-	struct model_shape ms, ml;
+	const struct model_shape *ms = &ps->model, *ml = &pl->model;
 	struct side ss, sl;
 	struct diag_list quiet;
 	const char *f;
 	long long va = 0, vb = 0;
 
 	memset(out, 0, sizeof(*out));
-	memset(&ms, 0, sizeof(ms));
-	memset(&ml, 0, sizeof(ml));
 	diag_list_init(&quiet, diags->srcs);
-	model_resolve(rs, &ms, &quiet);
-	model_resolve(rl, &ml, &quiet);
 	stack_read(rs, &ss.s, &quiet);
 	stack_read(rl, &sl.s, &quiet);
 	diag_list_release(&quiet);
 	ss.p = ps;
 	sl.p = pl;
-	ss.vdiv = vocab_divisor(ps, &ms);
-	sl.vdiv = vocab_divisor(pl, &ml);
+	ss.vdiv = vocab_divisor(ps, ms);
+	sl.vdiv = vocab_divisor(pl, ml);
 
-	f = model_diff(&ms, &ml, &va, &vb);
+	f = model_diff(ms, ml, &va, &vb);
 	if (f) {
 		struct diag *d = diag_add(diags, "GT730", DIAG_NOLOC, NULL,
 			"the saved and the loaded configs plan different "
@@ -606,5 +602,5 @@ int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 	}
 	if (!ps->grid_ok || !pl->grid_ok || ps->pp <= 0 || pl->pp <= 0)
 		return 0;
-	return reshard_sides(&ss, rs, &ms, &sl, rl, &ml, out, diags);
+	return reshard_sides(&ss, rs, ms, &sl, rl, ml, out, diags);
 }

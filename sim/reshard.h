@@ -90,7 +90,8 @@ struct reshard_report {
 };
 
 /* Checks the reshard from plan `ps` (config `rs`) to plan `pl` (config
- * `rl`); both need a rank grid. Reports GT730-GT735 and fills *out.
+ * `rl`), both built by plan_build (their models are ps->model and
+ * pl->model); both need a rank grid. Reports GT730-GT735 and fills *out.
  * Returns 0, or -1 when out of memory. */
 int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 		  const struct plan *pl, const struct cfg_node *rl,

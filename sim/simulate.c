@@ -217,13 +217,14 @@ int sim_run(const struct plan *p, const struct cfg_node *root,
 		return -1;
 	if (only && !calls_find(r->calls, r->n_calls, only))
 		return -2;
-	/* plan_build's framework rules reported the model's findings, and
-	 * stack_check reports the stack's */
+	/* plan_build reported the model's findings, and stack_check
+	 * reports the stack's */
 	struct diag_list quiet;
 
-	diag_list_init(&quiet, diags->srcs);
-	if (model_resolve(root, &r->model, &quiet) < 0)
+	r->model = p->model;
+	if (p->model_rc < 0)
 		r->model.known = 0;
+	diag_list_init(&quiet, diags->srcs);
 	stack_read(root, &r->stack, &quiet);
 	diag_list_release(&quiet);
 	read_prog_opts(p, &o);
@@ -261,7 +262,8 @@ int sim_run(const struct plan *p, const struct cfg_node *root,
 	if (rc == 0)
 		rc = stack_check(p, root, &r->model, diags);
 	if (rc == 0)
-		rc = ckpt_check(p, root, &r->model, &r->ckpt, diags);
+		rc = ckpt_check(p, root, &r->model, &r->stack, &r->ckpt,
+				diags);
 	return rc;
 }
 

@@ -107,12 +107,8 @@ static void collect_release(struct collect *c)
 
 static void real(struct jw *w, const char *key, double v)
 {
-	char num[48];
-	int n = snprintf(num, sizeof(num), "%.3f", v);
-
 	jw_key(w, key);
-	jw_item(w);
-	jw_raw(w, num, (size_t)n);
+	jw_real_f(w, v, 3);
 }
 
 /* The keys between "dur" and "ts" of a complete ("X") event. */

@@ -682,6 +682,32 @@ START_TEST(jsonw_format)
 }
 END_TEST
 
+static void fill_reals(struct jw *w)
+{
+	jw_arr_begin(w, 1);
+	jw_real_f(w, 1.5, 3);
+	jw_real_f(w, -1e300, 1); /* 304 characters: not cut, not overrun */
+	jw_real_g(w, 3e-4, 15);
+	jw_real_g(w, 1.0 / 3, 9);
+	jw_arr_end(w);
+}
+
+START_TEST(jsonw_reals)
+{
+	int rc;
+	char *s = jw_to_string(fill_reals, &rc);
+	char big[320];
+
+	snprintf(big, sizeof(big), "%.1f", -1e300);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq(strlen(big), 304);
+	ck_assert_ptr_nonnull(strstr(s, big));
+	ck_assert(!strncmp(s, "[1.500,-1", 9));
+	ck_assert_ptr_nonnull(strstr(s, ".0,0.0003,0.333333333]\n"));
+	free(s);
+}
+END_TEST
+
 static void fill_unsorted(struct jw *w)
 {
 	jw_obj_begin(w, 0);
@@ -1077,6 +1103,7 @@ int main(void)
 		{ "group_kinds_table", group_kinds_table },
 		{ "group_of_consistency", group_of_consistency },
 		{ "jsonw_format", jsonw_format },
+		{ "jsonw_reals", jsonw_reals },
 		{ "jsonw_misuse", jsonw_misuse },
 		{ "plan_json_write", plan_json_write },
 		{ "plan_json_no_grid", plan_json_no_grid },

@@ -78,6 +78,8 @@ START_TEST(every_field)
 		"  logprob_batch_size: 3\n"
 		"  dtensor_cfg: {enabled: false}\n"
 		"  generation: {backend: megatron}\n"
+		"  sequence_packing: {enabled: true}\n"
+		"  dynamic_batching: {enabled: true}\n"
 		"  megatron_cfg:\n"
 		"    enabled: true\n"
 		"    sequence_parallel: true\n"
@@ -123,6 +125,8 @@ START_TEST(every_field)
 	ck_assert_int_eq(f.s.logprob_batch, 3);
 	ck_assert_int_eq(f.s.has_generation, 1);
 	ck_assert_int_eq(f.s.megatron_generation, 1);
+	ck_assert_int_eq(f.s.sequence_packing, 1);
+	ck_assert_int_eq(f.s.dynamic_batching, 1);
 	ck_assert_int_eq(f.s.checkpointing, 1);
 	ck_assert_int_eq(f.s.segment_size, 2);
 	release(&f);
@@ -140,6 +144,7 @@ START_TEST(unset_and_wrong_types)
 		"  max_total_sequence_length: -4\n"
 		"  dtensor_cfg: {enabled: true}\n"
 		"  generation: {backend: vllm}\n"
+		"  sequence_packing: {enabled: 'yes'}\n"
 		"  megatron_cfg:\n"
 		"    enabled: false\n"
 		"    sequence_parallel: 'yes'\n"
@@ -157,6 +162,8 @@ START_TEST(unset_and_wrong_types)
 	ck_assert(f.s.offload_fraction == 1.0);
 	ck_assert_int_eq(f.s.has_generation, 1);
 	ck_assert_int_eq(f.s.megatron_generation, 0);
+	ck_assert_int_eq(f.s.sequence_packing, 0);
+	ck_assert_int_eq(f.s.dynamic_batching, 0);
 	release(&f);
 }
 END_TEST
