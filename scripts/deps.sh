@@ -13,6 +13,9 @@ if [ "${1:-build}" = test ]; then
 	# (libclang_rt.fuzzer, .asan, .ubsan) are in libclang-rt-dev, which
 	# clang only recommends and --no-install-recommends leaves out
 	want+=(clang libclang-rt-dev)
+	# tests/install.sh: man renders the man page, zsh and fish parse
+	# their completions
+	want+=(man-db zsh fish)
 	# tests/render_e2e.sh: xmllint checks the SVG, Chromium draws it
 	want+=(libxml2-utils chromium)
 	# tests/lint_select.sh and tests/schema_corpus.sh: npm installs
