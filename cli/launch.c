@@ -320,6 +320,14 @@ int launch_cmd_build(struct launch_cmd *c, const struct launch_opts *o,
 	}
 	c->argv[n++] = "-np";
 	c->argv[n++] = c->np;
+	launch_cmd_finish(c, n, o, runner, plan);
+	return 0;
+}
+
+void launch_cmd_finish(struct launch_cmd *c, size_t n,
+		       const struct launch_opts *o, const char *runner,
+		       const char *plan)
+{
 	c->argv[n++] = runner;
 	c->argv[n++] = plan;
 	if (o->force)
@@ -328,7 +336,6 @@ int launch_cmd_build(struct launch_cmd *c, const struct launch_opts *o,
 		c->argv[n++] = o->args[k];
 	c->argv[n] = NULL;
 	c->argc = n;
-	return 0;
 }
 
 int launch_quote(FILE *f, const char *s)

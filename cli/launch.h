@@ -95,6 +95,12 @@ int launch_cmd_build(struct launch_cmd *c, const struct launch_opts *o,
 		     const char *mpirun, const char *runner, const char *plan,
 		     long long world);
 void launch_cmd_release(struct launch_cmd *c);
+/* Ends c->argv after its first n words (the launcher's own) with what
+ * every launcher runs: RUNNER PLAN [--force] ARGS..., then NULL; sets
+ * c->argc. The vector must have room for 3 + o->n_args more. */
+void launch_cmd_finish(struct launch_cmd *c, size_t n,
+		       const struct launch_opts *o, const char *runner,
+		       const char *plan);
 
 /* launch_slurm.c: other launchers than mpirun.
  *   srun    srun --mpi=pmix --nodes=N --ntasks=W --ntasks-per-node=P

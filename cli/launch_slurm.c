@@ -57,14 +57,7 @@ int launch_srun_build(struct launch_cmd *c, const struct launch_opts *o,
 		c->argv[n++] = c->words[k];
 	if (on_gpus(o))
 		c->argv[n++] = c->words[3];
-	c->argv[n++] = runner;
-	c->argv[n++] = plan;
-	if (o->force)
-		c->argv[n++] = "--force";
-	for (size_t k = 0; k < o->n_args; k++)
-		c->argv[n++] = o->args[k];
-	c->argv[n] = NULL;
-	c->argc = n;
+	launch_cmd_finish(c, n, o, runner, plan);
 	return 0;
 }
 
