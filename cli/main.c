@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "argopt.h"
 #include "cli.h"
 #include "cli_help.h"
 #include "cmd.h"
@@ -52,15 +53,9 @@ static int render_option(int argc, char **argv, int *i, struct cli_opts *o)
 	const char *a = argv[*i], *v;
 
 	for (size_t k = 0; k < sizeof(names) / sizeof(*names); k++) {
-		size_t n = strlen(names[k]);
-
-		if (strncmp(a, names[k], n) != 0 || (a[n] && a[n] != '='))
+		if (!argopt_take(names[k], argc, argv, i, &v))
 			continue;
-		if (a[n] == '=')
-			v = a + n + 1;
-		else if (*i + 1 < argc)
-			v = argv[++*i];
-		else {
+		if (!v) {
 			cli_usage_error("%s needs a value", a);
 			return -1;
 		}
