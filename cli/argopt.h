@@ -3,6 +3,8 @@
  * `--name VALUE` or `--name=VALUE`. main.c (render's options), launch.c
  * (run's) and project.c (the rule selection's) read theirs through it.
  * Header-only: a function of a few lines, no state.
+ *
+ * Ownership: the value it hands out points into argv; nothing to free.
  */
 #ifndef GTPLAN_ARGOPT_H
 #define GTPLAN_ARGOPT_H
