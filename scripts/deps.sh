@@ -16,6 +16,8 @@ if [ "${1:-build}" = test ]; then
 	# tests/install.sh: man renders the man page, zsh and fish parse
 	# their completions
 	want+=(man-db zsh fish)
+	# tests/precommit.sh: pre-commit try-repo runs the hook for real
+	want+=(pre-commit)
 	# tests/render_e2e.sh: xmllint checks the SVG, Chromium draws it
 	want+=(libxml2-utils chromium)
 	# tests/lint_select.sh and tests/schema_corpus.sh: npm installs
