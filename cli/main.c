@@ -198,10 +198,10 @@ static int parse_args(int argc, char **argv, struct cli_opts *o)
 			o->overrides[o->n_overrides++] =
 				o->model_config_override;
 		} else if (strcmp(a, "--list") == 0 && strcmp(o->cmd, "explain") == 0) {
-			o->summary = 1; /* explain --list */
+			o->summary |= 1; /* explain --list */
 		} else if (strcmp(a, "--markdown") == 0 &&
 			   strcmp(o->cmd, "explain") == 0) {
-			o->summary = 2; /* explain --list --markdown */
+			o->summary |= 2; /* explain --list --markdown */
 		} else if (a[0] == '-' && a[1] == '-' && strchr(a, '=') == NULL) {
 			return cli_usage_error("unknown option '%s'", a);
 		} else if (a[0] == '-' && a[1] && a[1] != '-') {
