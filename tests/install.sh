@@ -29,6 +29,7 @@ PATH="$d/opt/gt/bin:$PATH" bash -c '
 	COMP_WORDS=(gtplan li); COMP_CWORD=1; _gtplan; [ "${COMPREPLY[*]}" = lint ] || exit 1
 	COMP_WORDS=(gtplan lint --ignore GT00); COMP_CWORD=3; _gtplan; [ "${COMPREPLY[*]}" = "GT001 GT002 GT003" ] || exit 2
 	COMP_WORDS=(gtplan lint --format g); COMP_CWORD=3; _gtplan; [ "${COMPREPLY[*]}" = github ] || exit 3
+	COMP_WORDS=(gtplan run --hostf); COMP_CWORD=2; _gtplan; [ "${COMPREPLY[*]}" = --hostfile ] || exit 4
 ' _ "$d/opt/gt/share/bash-completion/completions/gtplan" && ok || bad "bash completion"
 for sh in zsh fish; do
 	if command -v $sh >/dev/null; then
