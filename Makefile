@@ -3,7 +3,8 @@
 #   make            build build/gtplan (release)
 #   make demo       install what is missing, then lint and plan examples/default.yaml
 #   make test       install what is missing, build with sanitizers, run every suite
-#   make bench      time `gtplan plan` on 1k, 64k and 1M-rank worlds
+#   make bench      time `gtplan plan` and `gtplan sim` on 1k, 64k and
+#                   1M-rank worlds (scripts/bench.sh)
 #   make fuzz       libFuzzer (clang, ASan + UBSan) over the config loader
 #                   and the whole lint path for FUZZ_SECONDS (default 600);
 #                   make test runs the same for 60 s (tests/fuzz.sh)

@@ -98,10 +98,9 @@ int cli_report(const struct cli_opts *o, struct diag_list *diags, FILE *f)
 		diags->targets = o->configs;
 		diags->n_targets = o->n_configs;
 	}
-	if (o->format == CLI_FMT_TEXT && !diags->n && !diags->n_dropped &&
-	    strcmp(o->cmd, "lint") != 0)
-		;
-	else
+	/* text says nothing when there is nothing to say, but for lint */
+	if (o->format != CLI_FMT_TEXT || diags->n || diags->n_dropped ||
+	    strcmp(o->cmd, "lint") == 0)
 		print_findings(o, diags, f);
 	if (diag_count(diags, DIAG_ERROR) ||
 	    (o->strict && diag_count(diags, DIAG_WARNING)))

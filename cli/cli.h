@@ -41,7 +41,7 @@ struct cli_opts {
 	int strict;
 	int color; /* -1 auto */
 	const char *out;
-	int summary;        /* plan --summary; explain --list (2: --markdown) */
+	int summary;        /* plan --summary; explain --list (bit 2: --markdown) */
 	long long rank;
 	int have_rank;
 	const char *call;   /* sim --call NAME */

@@ -47,6 +47,8 @@ static const char usage_text[] =
 "                             .gtplan.yaml or pyproject.toml with\n"
 "                             [tool.gtplan] above the config)\n"
 "  --no-config                read no project file\n"
+"  --model-config PATH        the model's Hugging Face config.json (or its\n"
+"                             folder): gtplan.model.hf_config\n"
 "  -o FILE                    plan, config: write to FILE ('-': stdout),\n"
 "                             through a temporary file renamed into place\n"
 "  --summary                  plan: print a short summary, not JSON\n"

@@ -191,7 +191,7 @@ static int explain_markdown(void)
 
 int cmd_explain(const struct cli_opts *o)
 {
-	if (o->summary == 2 && !o->n_configs)
+	if ((o->summary & 2) && !o->n_configs)
 		return explain_markdown();
 	if (o->summary && !o->n_configs) { /* --list */
 		for (size_t i = 0; i < diag_rule_count(); i++) {

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "argopt.h"
 #include "launch.h"
 
 const char launch_help[] =
@@ -114,28 +115,6 @@ static int push_arg(struct launch_opts *o, const char *a)
 	return 0;
 }
 
-/* argv[*i] is `name` or `name=VALUE`: the value (advancing *i past a
- * separate one), or NULL when there is none. */
-static const char *value_of(const char *name, int argc, char **argv, int *i)
-{
-	const char *a = argv[*i];
-	size_t n = strlen(name);
-
-	if (a[n] == '=')
-		return a + n + 1;
-	if (*i + 1 < argc)
-		return argv[++*i];
-	return NULL;
-}
-
-/* 1 when a is name or name=... */
-static int is_opt(const char *a, const char *name)
-{
-	size_t n = strlen(name);
-
-	return strncmp(a, name, n) == 0 && (a[n] == '\0' || a[n] == '=');
-}
-
 int launch_parse_option(struct launch_opts *o, int argc, char **argv,
 			int *i, char *err, size_t errlen)
 {
@@ -162,8 +141,8 @@ int launch_parse_option(struct launch_opts *o, int argc, char **argv,
 			*flags[k].flag = 1;
 			return 1;
 		}
-	if (is_opt(a, "--launcher")) {
-		if (!(v = value_of("--launcher", argc, argv, i)))
+	if (argopt_take("--launcher", argc, argv, i, &v)) {
+		if (!v)
 			return fail(-1, err, errlen, "--launcher needs mpirun, "
 				    "srun or sbatch");
 		if (strcmp(v, "mpirun") && strcmp(v, "srun") &&
@@ -173,35 +152,27 @@ int launch_parse_option(struct launch_opts *o, int argc, char **argv,
 		o->launcher = strcmp(v, "mpirun") ? v : NULL;
 		return 1;
 	}
-	for (size_t k = 0; k < 3; k++) {
+	for (size_t k = 0; k < 5; k++) {
 		static const char *const names[] = { "--hosts", "--hostfile",
-						     "--script" };
-		const char **dst[] = { &o->hosts, &o->hostfile, &o->script };
+			"--script", "--mpirun", "--gtplan-run" };
+		const char **dst[] = { &o->hosts, &o->hostfile, &o->script,
+				       &o->mpirun, &o->runner };
 
-		if (!is_opt(a, names[k]))
+		if (!argopt_take(names[k], argc, argv, i, &v))
 			continue;
-		if (!(v = value_of(names[k], argc, argv, i)))
-			return fail(-1, err, errlen, "%s needs a value",
-				    names[k]);
+		if (!v)
+			return fail(-1, err, errlen, "%s needs a %s", names[k],
+				    k < 3 ? "value" : "path");
 		*dst[k] = v;
-		return 1;
-	}
-	if (is_opt(a, "--mpirun") || is_opt(a, "--gtplan-run")) {
-		int mpi = a[2] == 'm';
-
-		if (!(v = value_of(mpi ? "--mpirun" : "--gtplan-run", argc,
-				   argv, i)))
-			return fail(-1, err, errlen, "%s needs a path", a);
-		*(mpi ? &o->mpirun : &o->runner) = v;
 		return 1;
 	}
 	for (size_t k = 0; k < sizeof(runtime_valued) /
 			       sizeof(*runtime_valued); k++) {
 		const char *name = runtime_valued[k];
 
-		if (!is_opt(a, name))
+		if (!argopt_take(name, argc, argv, i, &v))
 			continue;
-		if (!(v = value_of(name, argc, argv, i)))
+		if (!v)
 			return fail(-1, err, errlen, "%s needs a value", name);
 		if (push_arg(o, name) || push_arg(o, v))
 			return fail(-1, err, errlen, "out of memory");
@@ -320,6 +291,14 @@ int launch_cmd_build(struct launch_cmd *c, const struct launch_opts *o,
 	}
 	c->argv[n++] = "-np";
 	c->argv[n++] = c->np;
+	launch_cmd_finish(c, n, o, runner, plan);
+	return 0;
+}
+
+void launch_cmd_finish(struct launch_cmd *c, size_t n,
+		       const struct launch_opts *o, const char *runner,
+		       const char *plan)
+{
 	c->argv[n++] = runner;
 	c->argv[n++] = plan;
 	if (o->force)
@@ -328,7 +307,6 @@ int launch_cmd_build(struct launch_cmd *c, const struct launch_opts *o,
 		c->argv[n++] = o->args[k];
 	c->argv[n] = NULL;
 	c->argc = n;
-	return 0;
 }
 
 int launch_quote(FILE *f, const char *s)

@@ -95,6 +95,12 @@ int launch_cmd_build(struct launch_cmd *c, const struct launch_opts *o,
 		     const char *mpirun, const char *runner, const char *plan,
 		     long long world);
 void launch_cmd_release(struct launch_cmd *c);
+/* Ends c->argv after its first n words (the launcher's own) with what
+ * every launcher runs: RUNNER PLAN [--force] ARGS..., then NULL; sets
+ * c->argc. The vector must have room for 3 + o->n_args more. */
+void launch_cmd_finish(struct launch_cmd *c, size_t n,
+		       const struct launch_opts *o, const char *runner,
+		       const char *plan);
 
 /* launch_slurm.c: other launchers than mpirun.
  *   srun    srun --mpi=pmix --nodes=N --ntasks=W --ntasks-per-node=P
@@ -108,16 +114,13 @@ void launch_cmd_release(struct launch_cmd *c);
  *           line `H slots=P` per node, passed as --hostfile, so that rank r
  *           lands on node r / P as the plan places it.
  * launch_srun_build fills c like launch_cmd_build; launch_sbatch_write
- * and launch_hostfile_write write those files' text. Each returns 0, or -1
- * (out of memory, a write error, or with err: --hosts that do not match
- * the plan's nodes). */
+ * writes the script's text. Each returns 0, or -1 (out of memory or a
+ * write error). */
 int launch_srun_build(struct launch_cmd *c, const struct launch_opts *o,
 		      const char *srun, const char *runner, const char *plan,
 		      long long world);
 int launch_sbatch_write(FILE *f, const struct launch_opts *o,
 			const char *runner, const char *plan, long long world);
-int launch_hostfile_write(FILE *f, const struct launch_opts *o, char *err,
-			  size_t errlen);
 /* The launcher options that do not go together (sbatch without -o, --hosts
  * without --hostfile or with Slurm): 0, or -1 with the reason in err. */
 int launch_check_launcher(const struct launch_opts *o, char *err,

@@ -57,14 +57,7 @@ int launch_srun_build(struct launch_cmd *c, const struct launch_opts *o,
 		c->argv[n++] = c->words[k];
 	if (on_gpus(o))
 		c->argv[n++] = c->words[3];
-	c->argv[n++] = runner;
-	c->argv[n++] = plan;
-	if (o->force)
-		c->argv[n++] = "--force";
-	for (size_t k = 0; k < o->n_args; k++)
-		c->argv[n++] = o->args[k];
-	c->argv[n] = NULL;
-	c->argc = n;
+	launch_cmd_finish(c, n, o, runner, plan);
 	return 0;
 }
 
@@ -92,7 +85,10 @@ int launch_sbatch_write(FILE *f, const struct launch_opts *o,
 	return rc || ferror(f) ? -1 : 0;
 }
 
-int launch_hostfile_write(FILE *f, const struct launch_opts *o, char *err,
+/* The hostfile's text: one line `H slots=P` per host of --hosts, which
+ * must name one host per node of the plan. 0, or -1 (a write error, or
+ * with err: a host count that is not the plan's nodes). */
+static int hostfile_write(FILE *f, const struct launch_opts *o, char *err,
 			  size_t errlen)
 {
 	long long want = o->nodes > 0 ? o->nodes : 1, n = 0;
@@ -150,7 +146,7 @@ int launch_write_kept(const char *path, const struct launch_opts *o,
 		return LAUNCH_USAGE;
 	}
 	rc = o->hosts && !o->launcher ?
-	     launch_hostfile_write(f, o, err, errlen) :
+	     hostfile_write(f, o, err, errlen) :
 	     launch_sbatch_write(f, o, runner, plan, world);
 	if (fclose(f) && !rc)
 		rc = -1;

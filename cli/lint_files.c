@@ -83,7 +83,11 @@ static int list_dir(const char *dir, char ***names, size_t *n)
 		(*n)++;
 	}
 	closedir(d);
-	if (e) {
+	if (e) { /* out of memory: nothing half-listed is kept */
+		while (*n)
+			free((*names)[--*n]);
+		free(*names);
+		*names = NULL;
 		errno = ENOMEM;
 		return -1;
 	}

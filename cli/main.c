@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "argopt.h"
 #include "cli.h"
 #include "cli_help.h"
 #include "cmd.h"
@@ -52,15 +53,9 @@ static int render_option(int argc, char **argv, int *i, struct cli_opts *o)
 	const char *a = argv[*i], *v;
 
 	for (size_t k = 0; k < sizeof(names) / sizeof(*names); k++) {
-		size_t n = strlen(names[k]);
-
-		if (strncmp(a, names[k], n) != 0 || (a[n] && a[n] != '='))
+		if (!argopt_take(names[k], argc, argv, i, &v))
 			continue;
-		if (a[n] == '=')
-			v = a + n + 1;
-		else if (*i + 1 < argc)
-			v = argv[++*i];
-		else {
+		if (!v) {
 			cli_usage_error("%s needs a value", a);
 			return -1;
 		}
@@ -203,10 +198,10 @@ static int parse_args(int argc, char **argv, struct cli_opts *o)
 			o->overrides[o->n_overrides++] =
 				o->model_config_override;
 		} else if (strcmp(a, "--list") == 0 && strcmp(o->cmd, "explain") == 0) {
-			o->summary = 1; /* explain --list */
+			o->summary |= 1; /* explain --list */
 		} else if (strcmp(a, "--markdown") == 0 &&
 			   strcmp(o->cmd, "explain") == 0) {
-			o->summary = 2; /* explain --list --markdown */
+			o->summary |= 2; /* explain --list --markdown */
 		} else if (a[0] == '-' && a[1] == '-' && strchr(a, '=') == NULL) {
 			return cli_usage_error("unknown option '%s'", a);
 		} else if (a[0] == '-' && a[1] && a[1] != '-') {

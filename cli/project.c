@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "argopt.h"
 #include "levenshtein.h"
 #include "project.h"
 
@@ -66,24 +67,6 @@ static int push_selectors(char ***list, size_t *n, const char *v, char *err,
 	return 0;
 }
 
-/* The value of --name or --name=VALUE at argv[*i]; NULL when a is not
- * that option (*missing set when it is, without a value). */
-static const char *opt_value(const char *name, int argc, char **argv,
-			     int *i, int *missing)
-{
-	const char *a = argv[*i];
-	size_t n = strlen(name);
-
-	if (strncmp(a, name, n) || (a[n] && a[n] != '='))
-		return NULL;
-	if (a[n] == '=')
-		return a + n + 1;
-	if (*i + 1 < argc)
-		return argv[++*i];
-	*missing = 1;
-	return NULL;
-}
-
 int proj_parse_option(struct proj_opts *o, int argc, char **argv, int *i,
 		      char *err, size_t errlen)
 {
@@ -92,20 +75,18 @@ int proj_parse_option(struct proj_opts *o, int argc, char **argv, int *i,
 	};
 	const char *a = argv[*i], *v = NULL;
 	size_t k;
-	int missing = 0;
 
 	if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
 		return o->quiet = 1;
 	if (!strcmp(a, "--no-config"))
 		return o->no_config = 1;
 	for (k = 0; k < sizeof(valued) / sizeof(*valued); k++)
-		if ((v = opt_value(valued[k], argc, argv, i, &missing)) ||
-		    missing)
+		if (argopt_take(valued[k], argc, argv, i, &v))
 			break;
-	if (missing)
-		return say(err, errlen, "%s needs a value", a);
-	if (!v)
+	if (k == sizeof(valued) / sizeof(*valued))
 		return 0;
+	if (!v)
+		return say(err, errlen, "%s needs a value", a);
 	switch (k) {
 	case 0:
 		return push_selectors(&o->ignore, &o->n_ignore, v, err,

@@ -9,8 +9,15 @@ want=(build-essential pkg-config libyaml-dev libjansson-dev
 if [ "${1:-build}" = test ]; then
 	want+=(check python3 python3-omegaconf python3-jsonschema python3-yaml valgrind
 	       libopenmpi-dev openmpi-bin libopenblas-dev)
-	# tests/fuzz.sh: libFuzzer with ASan + UBSan
-	want+=(clang)
+	# tests/fuzz.sh: libFuzzer with ASan + UBSan; their runtimes
+	# (libclang_rt.fuzzer, .asan, .ubsan) are in libclang-rt-dev, which
+	# clang only recommends and --no-install-recommends leaves out
+	want+=(clang libclang-rt-dev)
+	# tests/install.sh: man renders the man page, zsh and fish parse
+	# their completions
+	want+=(man-db zsh fish)
+	# tests/precommit.sh: pre-commit try-repo runs the hook for real
+	want+=(pre-commit)
 	# tests/render_e2e.sh: xmllint checks the SVG, Chromium draws it
 	want+=(libxml2-utils chromium)
 	# tests/lint_select.sh and tests/schema_corpus.sh: npm installs

@@ -16,6 +16,9 @@ n_rules=$("$GTPLAN" explain --list | wc -l)
 n_heads=$(grep -cE '^## GT[0-9]{3}$' docs/rules.md)
 if [ "$n_rules" -eq "$n_heads" ] && [ "$n_rules" -gt 0 ]; then pass=$((pass + 1)); else
 	fail=$((fail + 1)); echo "FAIL: $n_rules rules, $n_heads headings in docs/rules.md"; fi
+# --markdown in either place of --list
+if "$GTPLAN" explain --markdown --list | cmp -s - docs/rules.md; then pass=$((pass + 1)); else
+	fail=$((fail + 1)); echo "FAIL: explain --markdown --list is not docs/rules.md"; fi
 # the check fails on a binary that prints something else
 printf '#!/bin/sh\n"%s" "$@" | sed "s/error/mistake/"\n' "$GTPLAN" >"$tmp/fake"
 chmod +x "$tmp/fake"

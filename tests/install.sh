@@ -22,18 +22,19 @@ if [ -x build/gtplan-run ]; then [ -x "$d/opt/gt/bin/gtplan-run" ] && ok || bad 
 "$d/opt/gt/bin/gtplan" -V | grep -q '^gtplan [0-9]' && ok || bad "installed gtplan -V"
 if command -v man >/dev/null; then
 	MANWIDTH=80 man -l "$d/opt/gt/share/man/man1/gtplan.1" 2>&1 | grep -q 'make_sequence\|--ignore SEL' && ok || bad "man page does not render the options"
-else skip=$((skip + 1)); fi
+else skip=$((skip + 1)); echo "install: man not installed (scripts/deps.sh test installs man-db): man page not rendered"; fi
 # bash: commands, and rule codes from the installed binary
 PATH="$d/opt/gt/bin:$PATH" bash -c '
 	source "$1"
 	COMP_WORDS=(gtplan li); COMP_CWORD=1; _gtplan; [ "${COMPREPLY[*]}" = lint ] || exit 1
 	COMP_WORDS=(gtplan lint --ignore GT00); COMP_CWORD=3; _gtplan; [ "${COMPREPLY[*]}" = "GT001 GT002 GT003" ] || exit 2
 	COMP_WORDS=(gtplan lint --format g); COMP_CWORD=3; _gtplan; [ "${COMPREPLY[*]}" = github ] || exit 3
+	COMP_WORDS=(gtplan run --hostf); COMP_CWORD=2; _gtplan; [ "${COMPREPLY[*]}" = --hostfile ] || exit 4
 ' _ "$d/opt/gt/share/bash-completion/completions/gtplan" && ok || bad "bash completion"
 for sh in zsh fish; do
 	if command -v $sh >/dev/null; then
 		$sh -n "$d/opt/gt/share/"*/*/"$( [ $sh = zsh ] && echo _gtplan || echo gtplan.fish)" && ok || bad "$sh completion does not parse"
-	else skip=$((skip + 1)); fi
+	else skip=$((skip + 1)); echo "install: $sh not installed (scripts/deps.sh test installs it): its completion not parsed"; fi
 done
 build/gtplan completion tcsh >/dev/null 2>&1 && bad "completion took tcsh" || ok
 if make -s --no-print-directory uninstall DESTDIR="$d" PREFIX=/opt/gt >"$tmp/out" 2>&1; then ok; else bad "make uninstall"; cat "$tmp/out"; fi
