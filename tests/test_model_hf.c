@@ -16,6 +16,7 @@
 #include "diag.h"
 #include "model.h"
 #include "model_fixture.h"
+#include "harness.h"
 
 #define HF "tests/configs/hf/"
 
@@ -276,32 +277,19 @@ START_TEST(partial_shape)
 }
 END_TEST
 
-static void add(Suite *s, const char *name, const TTest *t)
-{
-	TCase *tc = tcase_create(name);
-
-	tcase_add_test(tc, t);
-	suite_add_tcase(s, tc);
-}
-
 int main(void)
 {
-	Suite *s = suite_create("model_hf");
-	SRunner *sr;
-	int failed;
+	const struct test_case cases[] = {
+		{ "qwen3_moe", qwen3_moe },
+		{ "deepseek_v3", deepseek_v3 },
+		{ "nemotron_h_gpt_oss_gemma3", nemotron_h_gpt_oss_gemma3 },
+		{ "unmapped_family", unmapped_family },
+		{ "folder_and_cache", folder_and_cache },
+		{ "precedence", precedence },
+		{ "unreadable", unreadable },
+		{ "aliases_and_suggestions", aliases_and_suggestions },
+		{ "partial_shape", partial_shape },
+	};
 
-	add(s, "qwen3_moe", qwen3_moe);
-	add(s, "deepseek_v3", deepseek_v3);
-	add(s, "nemotron_h_gpt_oss_gemma3", nemotron_h_gpt_oss_gemma3);
-	add(s, "unmapped_family", unmapped_family);
-	add(s, "folder_and_cache", folder_and_cache);
-	add(s, "precedence", precedence);
-	add(s, "unreadable", unreadable);
-	add(s, "aliases_and_suggestions", aliases_and_suggestions);
-	add(s, "partial_shape", partial_shape);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES("model_hf", cases, 0);
 }
