@@ -23,14 +23,6 @@ static void lint(struct sim_fx *f, const char *yaml)
 	ck_assert_int_ge(sim_fx_run(f, yaml), 0);
 }
 
-static const struct diag *find(const struct sim_fx *f, const char *code)
-{
-	for (size_t i = 0; i < f->diags.n; i++)
-		if (strcmp(diag_code(&f->diags.v[i]), code) == 0)
-			return &f->diags.v[i];
-	return NULL;
-}
-
 /* Line and column (1-based) of the value after the first `at` ("key: ")
  * in yaml. */
 static void where(const char *yaml, const char *at, int *line, int *col)
@@ -55,7 +47,7 @@ static const struct diag *expect(const struct sim_fx *f, const char *code,
 				 const char *at, const char *msg,
 				 const char *hint)
 {
-	const struct diag *d = find(f, code);
+	const struct diag *d = sim_fx_first(f, code);
 	int line, col;
 
 	ck_assert_msg(d != NULL, "no %s", code);
@@ -85,7 +77,7 @@ static void pair(const char *bad, const char *good, const char *code,
 	sim_fx_release(&f);
 	lint(&f, good);
 	ck_assert_msg(sim_fx_count(&f, code) == 0, "%s on the good config: %s",
-		      code, find(&f, code)->msg);
+		      code, sim_fx_first(&f, code)->msg);
 	ck_assert_msg(diag_count(&f.diags, DIAG_ERROR) == 0,
 		      "error on the good config: %s", f.diags.v[0].msg);
 	sim_fx_release(&f);

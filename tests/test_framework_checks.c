@@ -25,11 +25,10 @@ static void lint(struct sim_fx *f, const char *yaml)
 /* The first finding with `code` (the test fails without one). */
 static const struct diag *find(const struct sim_fx *f, const char *code)
 {
-	for (size_t i = 0; i < f->diags.n; i++)
-		if (strcmp(diag_code(&f->diags.v[i]), code) == 0)
-			return &f->diags.v[i];
-	ck_abort_msg("no %s", code);
-	return NULL;
+	const struct diag *d = sim_fx_first(f, code);
+
+	ck_assert_msg(d != NULL, "no %s", code);
+	return d;
 }
 
 /* A Llama-3.2-1B GRPO config on 1 node of 8: `policy` lines (indented 2),
