@@ -248,6 +248,8 @@ if [ -x "$PY" ] && "$PY" -c 'import jsonschema' 2>/dev/null; then
 	# the schema can fail: a finding without its configs is refused
 	"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); del d["diagnostics"][0]["configs"]; json.dump(d, open(sys.argv[1] + ".bad", "w"))' "$tmp/diags.json"
 	"$PY" tests/check_plan_schema.py schemas/diagnostics.schema.json "$tmp/diags.json.bad" 2>/dev/null && bad "schema took a finding without configs" || ok
+else
+	skip=$((skip + 2)); echo "lint_select: no python3 jsonschema: the diagnostics schema checks skipped"
 fi
 "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); c=[x["configs"] for x in d["diagnostics"]]; assert c == [["cfg/a.yaml", "cfg/a2.yaml"]], c' "$tmp/diags.json" && ok || bad "json configs"
 # SARIF: every result placed (the command line's on its config's first

@@ -39,7 +39,9 @@ examples/configs/sub/bad.yaml" ]; then ok; else bad "hook's files picked:"; cat 
 if [ $? -eq 1 ] && grep -q 'sub/bad.yaml:.*error\[GT303\]' "$tmp/out"; then ok; else bad "hook on a bad config"; cat "$tmp/out"; fi
 if command -v pre-commit >/dev/null && command -v git >/dev/null; then
 	(cd "$u" && git init -q && git add -A && PATH="$repo/build:$PATH" pre-commit try-repo "$repo" gtplan-lint --all-files) >"$tmp/out" 2>&1
-	grep -q 'Failed' "$tmp/out" && ok || { bad "pre-commit try-repo"; tail -20 "$tmp/out"; }
+	# failed on the bad config, for its finding (not for a hook that did not run)
+	grep -q '^gtplan lint\.*Failed$' "$tmp/out" && grep -q 'sub/bad.yaml:.*error\[GT303\]' "$tmp/out" &&
+		ok || { bad "pre-commit try-repo"; tail -20 "$tmp/out"; }
 else
 	skip=$((skip + 1)); echo "precommit: pre-commit not installed: try-repo skipped"
 fi

@@ -64,7 +64,10 @@ for bin in "$@"; do
 done
 for script in tests/layers.sh tests/e2e.sh tests/lint_select.sh tests/docs.sh tests/schema_corpus.sh tests/install.sh tests/precommit.sh tests/launch_slurm.sh tests/render_e2e.sh tests/corpus.sh tests/runtime_parity.sh \
 	tests/runtime_calls.sh tests/runtime_ckpt.sh tests/runtime_pp.sh tests/citations.py tests/hostile.sh tests/fuzz.sh; do
-	[ -x "$script" ] || continue
+	if [ ! -x "$script" ]; then # a part that cannot run has failed
+		echo "run: $script is missing or not executable"
+		failed=$((failed + 1)); broken+=("$script"); continue
+	fi
 	"$script" 2>&1 | tee "$tmp/part.out"; rc=${PIPESTATUS[0]}
 	add "$script" "$rc" "$tmp/part.out"
 done

@@ -31,7 +31,8 @@ DATA=$GPL # gtplan-run's default --data
 [ -r "$DATA" ] || DATA=synthetic
 # show PREFIX: the last check's output, indented
 show() { sed "s/^/    $1: /" "$tmp/out"; }
-# refuse NAME RC TEXT CMD...: CMD must exit RC, saying TEXT
+# refuse NAME RC TEXT CMD...: CMD must exit RC, saying TEXT (runtime_lib.sh's
+# refuse, with the exit status wanted)
 refuse() {
 	local name=$1 want=$2 text=$3; shift 3
 	"$@" >"$tmp/out" 2>&1; local rc=$?
@@ -41,10 +42,6 @@ refuse() {
 plan() { # NAME NP OVERRIDE...
 	local name=$1 np=$2; shift 2
 	check "plan $name" "$GTPLAN" plan "$CFG" cluster.gpus_per_node="$np" "$@" -o "$tmp/$name.json"
-}
-mpi() { # NP ARGS...
-	local np=$1; shift
-	timeout "$LIMIT" mpirun --oversubscribe --bind-to none -np "$np" "$RUN" "$@"
 }
 calls() { "$PY" tests/runtime_calls.py "$@"; }
 

@@ -35,20 +35,9 @@
 set -u
 cd "$(dirname "$0")/.." || exit 2
 . tests/runtime_lib.sh
-# refuse NAME TEXT CMD...: CMD must fail, saying TEXT
-refuse() {
-	local name=$1 text=$2; shift 2
-	"$@" >"$tmp/out" 2>&1; local rc=$?
-	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -qF -- "$text" "$tmp/out"; then ok; else
-		bad "$name: exit $rc, want a failure saying '$text'"; sed 's/^/    /' "$tmp/out" | tail -10; fi
-}
 plan() { # NAME NP OVERRIDE...
 	local name=$1 np=$2; shift 2
 	check "plan $name" "$GTPLAN" plan "$CFG" cluster.gpus_per_node="$np" "$@" -o "$tmp/$name.json"
-}
-mpi() { # NP ARGS...
-	local np=$1; shift
-	timeout "$LIMIT" mpirun --oversubscribe --bind-to none -np "$np" "$RUN" "$@"
 }
 stepdir() { echo "$1/$(cat "$1/latest")"; } # --save DIR's latest checkpoint
 losses_equal() { # LOG LOG: the same steps and bit-identical losses

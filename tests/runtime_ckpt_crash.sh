@@ -75,10 +75,12 @@ for i in 1 2 3 4 5 6; do
 		sleep 0.01
 		ranks=$(pgrep -P "$job")
 	done
-	# the save of the step after: its .tmp cannot be a leftover of a kill
+	# the save of the step after: its .tmp cannot be a leftover of a kill;
+	# a poll that misses it (a loaded machine) stops at the published
+	# directory, just after the save, not after the run has ended
 	next=$D/$(printf 'iter_%07d.tmp' $((target + 1)))
 	for ((w = 0; in_save && w < 5000; w++)); do
-		[ -d "$next" ] && break
+		{ [ -d "$next" ] || [ -d "${next%.tmp}" ]; } && break
 		sleep 0.001
 	done
 	[ "$delay_ms" -gt 0 ] && sleep "$(printf '0.%03d' "$delay_ms")"

@@ -1,5 +1,5 @@
 # Sourced by the gtplan-run test scripts (runtime_parity.sh, runtime_calls.sh,
-# runtime_ckpt.sh) from the repository's root: the binaries, the base config,
+# runtime_ckpt.sh, runtime_pp.sh) from the repository's root: the binaries, the base config,
 # the counters and the helpers they share. Every script ends with `finish`,
 # which prints "RESULT passed failed skipped" (tests/run.sh reads it).
 GTPLAN=$(realpath "${GTPLAN:-build/gtplan}")
@@ -34,4 +34,16 @@ check() {
 	local name=$1; shift
 	if "$@" >"$tmp/out" 2>&1; then ok; else
 		bad "$name"; sed 's/^/    /' "$tmp/out" | tail -15; fi
+}
+# refuse NAME TEXT CMD...: CMD must fail (not by the timeout), saying TEXT
+refuse() {
+	local name=$1 text=$2; shift 2
+	"$@" >"$tmp/out" 2>&1; local rc=$?
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -qF -- "$text" "$tmp/out"; then ok; else
+		bad "$name: exit $rc, want a failure saying '$text'"; sed 's/^/    /' "$tmp/out" | tail -10; fi
+}
+# mpi NP ARGS...: gtplan-run on NP ranks, under the timeout
+mpi() {
+	local np=$1; shift
+	timeout "$LIMIT" mpirun --oversubscribe --bind-to none -np "$np" "$RUN" "$@"
 }

@@ -32,13 +32,6 @@ cd "$(dirname "$0")/.." || exit 2
 # gtplan-run's default --data, named explicitly for the float64 reference
 DATA=/usr/share/common-licenses/GPL-3
 [ -r "$DATA" ] || DATA=synthetic
-# refuse NAME TEXT CMD...: CMD must fail, saying TEXT
-refuse() {
-	local name=$1 text=$2; shift 2
-	"$@" >"$tmp/out" 2>&1; local rc=$?
-	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -qF -- "$text" "$tmp/out"; then ok; else
-		bad "$name: exit $rc, want a failure saying '$text'"; sed 's/^/    /' "$tmp/out" | tail -10; fi
-}
 # plan NAME NP OVERRIDE...: the plan JSON of CFG on NP ranks, schema-checked
 plan() {
 	local name=$1 np=$2; shift 2
@@ -47,11 +40,6 @@ plan() {
 }
 # dplan NAME NP OVERRIDE...: the same for tests/runtime/decoder.yaml
 dplan() { CFG=tests/runtime/decoder.yaml plan "$@"; }
-# mpi NP ARGS...: gtplan-run on NP ranks
-mpi() {
-	local np=$1; shift
-	timeout "$LIMIT" mpirun --oversubscribe --bind-to none -np "$np" "$RUN" "$@"
-}
 # train NAME NP OPTIMIZER [ARGS...]: a run of plan NAME, its outputs in
 # $tmp/NAME.OPTIMIZER.{log,w,rec.*}
 train() {

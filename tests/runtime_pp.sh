@@ -25,22 +25,11 @@
 set -u
 cd "$(dirname "$0")/.." || exit 2
 . tests/runtime_lib.sh
-# refuse NAME TEXT CMD...: CMD must fail, saying TEXT
-refuse() {
-	local name=$1 text=$2; shift 2
-	"$@" >"$tmp/out" 2>&1; local rc=$?
-	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -qF -- "$text" "$tmp/out"; then ok; else
-		bad "$name: exit $rc, want a failure saying '$text'"; sed 's/^/    /' "$tmp/out" | tail -10; fi
-}
 # plan CFG NAME NP OVERRIDE...: the plan JSON on NP ranks, schema-checked
 plan() {
 	local cfg=$1 name=$2 np=$3; shift 3
 	check "plan $name" "$GTPLAN" plan "$cfg" cluster.gpus_per_node="$np" "$@" -o "$tmp/$name.json"
 	check "plan $name schema" "$PY" tests/check_plan_schema.py schemas/plan.schema.json "$tmp/$name.json"
-}
-mpi() {
-	local np=$1; shift
-	timeout "$LIMIT" mpirun --oversubscribe --bind-to none -np "$np" "$RUN" "$@"
 }
 # train NAME NP OPTIMIZER [ARGS...]: outputs in $tmp/NAME.OPTIMIZER.*
 train() {

@@ -61,4 +61,14 @@ static inline size_t sim_fx_count(const struct sim_fx *f, const char *code)
 	return n;
 }
 
+/* The first finding with diagnostic code `code`, or NULL. */
+static inline const struct diag *sim_fx_first(const struct sim_fx *f,
+					       const char *code)
+{
+	for (size_t i = 0; i < f->diags.n; i++)
+		if (strcmp(diag_code(&f->diags.v[i]), code) == 0)
+			return &f->diags.v[i];
+	return NULL;
+}
+
 #endif

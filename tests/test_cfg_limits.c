@@ -16,37 +16,11 @@
 #include "cfg.h"
 #include "ckmath.h"
 #include "diag.h"
+#include "cfg_fixture.h"
 #include "harness.h"
 #include "schema.h"
 
-struct fx {
-	struct src_set srcs;
-	struct diag_list diags;
-	struct cfg_node *root;
-	char dir[64];
-};
-
-static void fx_init(struct fx *f)
-{
-	src_set_init(&f->srcs);
-	diag_list_init(&f->diags, &f->srcs);
-	f->root = NULL;
-	strcpy(f->dir, "/tmp/gtplan-limits-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(f->dir));
-}
-
-static void fx_release(struct fx *f)
-{
-	char cmd[128];
-
-	cfg_free(f->root);
-	diag_list_release(&f->diags);
-	src_set_release(&f->srcs);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
-static int parse(struct fx *f, const char *yaml, size_t len)
+static int parse(struct cfg_fx *f, const char *yaml, size_t len)
 {
 	char *text = malloc(len + 1);
 
@@ -57,22 +31,8 @@ static int parse(struct fx *f, const char *yaml, size_t len)
 			      &f->root);
 }
 
-/* dir/name with text; the full path in a static buffer. */
-static const char *put(struct fx *f, const char *name, const char *text)
-{
-	static char path[256];
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "%s/%s", f->dir, name);
-	fp = fopen(path, "w");
-	ck_assert_ptr_nonnull(fp);
-	fputs(text, fp);
-	ck_assert_int_eq(fclose(fp), 0);
-	return path;
-}
-
 /* The first finding with `code` whose message has `text`, or NULL. */
-static const struct diag *find(const struct fx *f, const char *code,
+static const struct diag *find(const struct cfg_fx *f, const char *code,
 			       const char *text)
 {
 	for (size_t i = 0; i < f->diags.n; i++)
@@ -147,12 +107,12 @@ END_TEST
 
 START_TEST(many_keys_and_one_duplicate)
 {
-	struct fx f;
+	struct cfg_fx f;
 	size_t cap = 60000 * 24, n = 0;
 	char *text = malloc(cap);
 	const struct diag *d;
 
-	fx_init(&f);
+	cfg_fx_init(&f);
 	for (int i = 0; i < 50000; i++)
 		n += (size_t)snprintf(text + n, cap - n, "k%d: %d\n", i, i);
 	n += (size_t)snprintf(text + n, cap - n, "k49999: 1\n");
@@ -162,18 +122,18 @@ START_TEST(many_keys_and_one_duplicate)
 	ck_assert_int_eq(d->loc.line, 50001);
 	ck_assert_int_eq(d->n_notes, 1);
 	free(text);
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
 START_TEST(tags_as_a_safe_loader_reads_them)
 {
-	struct fx f;
+	struct cfg_fx f;
 	static const char ok[] =
 		"a: !!float 3\nb: !!int \"12\"\nc: !!str 4\nd: !!null x\n"
 		"e: !!map {k: 1}\nf: !!seq [1]\ng: !!bool yes\n";
 
-	fx_init(&f);
+	cfg_fx_init(&f);
 	ck_assert_int_eq(parse(&f, ok, strlen(ok)), 0);
 	ck_assert_int_eq(cfg_path(f.root, "a")->kind, CFG_FLOAT);
 	ck_assert(cfg_path(f.root, "a")->v.f == 3.0);
@@ -196,45 +156,45 @@ START_TEST(tags_as_a_safe_loader_reads_them)
 	ck_assert_ptr_nonnull(find(&f, "GT100", "'3' is not a boolean"));
 	ck_assert_int_eq(parse(&f, "a: !custom x\n", 13), -1);
 	ck_assert_ptr_nonnull(find(&f, "GT100", "unsupported YAML tag '!custom'"));
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
 START_TEST(nul_inside_a_string_is_refused)
 {
-	struct fx f;
+	struct cfg_fx f;
 
-	fx_init(&f);
+	cfg_fx_init(&f);
 	ck_assert_int_eq(parse(&f, "a: \"x\\0y\"\n", 10), -1);
 	ck_assert_ptr_nonnull(find(&f, "GT100", "a NUL character"));
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
 /* The fuzzer's first find: a base-60 integer past 64 bits wrapped. */
 START_TEST(sexagesimal_past_64_bits_is_text)
 {
-	struct fx f;
+	struct cfg_fx f;
 	static const char yaml[] = "a: 153722867280912930:59\n"
 		"b: 4444444444444444444444:10\nc: 1:30\n";
 
-	fx_init(&f);
+	cfg_fx_init(&f);
 	ck_assert_int_eq(parse(&f, yaml, strlen(yaml)), 0);
 	ck_assert_int_eq(cfg_path(f.root, "a")->kind, CFG_STR);
 	ck_assert_int_eq(cfg_path(f.root, "b")->kind, CFG_STR);
 	ck_assert_int_eq(cfg_path(f.root, "c")->kind, CFG_INT);
 	ck_assert_int_eq(cfg_path(f.root, "c")->v.i, 90);
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
 START_TEST(parents_must_be_regular_files)
 {
-	struct fx f;
+	struct cfg_fx f;
 	char fifo[128], dir[128], l1[128], l2[128];
 	const char *top;
 
-	fx_init(&f);
+	cfg_fx_init(&f);
 	snprintf(fifo, sizeof(fifo), "%s/fifo.yaml", f.dir);
 	snprintf(dir, sizeof(dir), "%s/dir.yaml", f.dir);
 	snprintf(l1, sizeof(l1), "%s/l1.yaml", f.dir);
@@ -244,25 +204,26 @@ START_TEST(parents_must_be_regular_files)
 	ck_assert_int_eq(symlink("l2.yaml", l1), 0);
 	ck_assert_int_eq(symlink("l1.yaml", l2), 0);
 	/* no writer ever opens the FIFO: reading it would wait forever */
-	top = put(&f, "top.yaml", "defaults: [fifo.yaml, dir.yaml, l1.yaml]\n"
-		  "a: 1\n");
+	top = cfg_fx_put(&f, "top.yaml",
+			 "defaults: [fifo.yaml, dir.yaml, l1.yaml]\n"
+			 "a: 1\n");
 	ck_assert_int_eq(cfg_load(top, &f.srcs, &f.diags, &f.root), 0);
 	ck_assert_ptr_nonnull(find(&f, "GT104", "it is a FIFO"));
 	ck_assert_ptr_nonnull(find(&f, "GT104", "it is a directory"));
 	ck_assert_ptr_nonnull(find(&f, "GT104", "a loop of symbolic links"));
 	ck_assert_ptr_nonnull(cfg_get(f.root, "a"));
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
 START_TEST(a_diamond_loads_each_file_once)
 {
-	struct fx f;
+	struct cfg_fx f;
 	char name[32], text[96];
 	const char *top = NULL;
 	long long v;
 
-	fx_init(&f);
+	cfg_fx_init(&f);
 	/* f0 includes f1 twice, f1 includes f2 twice, ...: 2^20 loads if
 	 * each inclusion read its file again */
 	for (int i = 20; i >= 0; i--) {
@@ -272,7 +233,7 @@ START_TEST(a_diamond_loads_each_file_once)
 		else
 			snprintf(text, sizeof(text), "defaults: [f%d.yaml, "
 				 "f%d.yaml]\nk%d: %d\n", i + 1, i + 1, i, i);
-		top = put(&f, name, text);
+		top = cfg_fx_put(&f, name, text);
 	}
 	ck_assert_int_eq(cfg_load(top, &f.srcs, &f.diags, &f.root), 0);
 	ck_assert_uint_eq(f.diags.n, 0);
@@ -280,30 +241,30 @@ START_TEST(a_diamond_loads_each_file_once)
 	ck_assert_int_eq(cfg_int(f.root, "k20", &v), 1);
 	ck_assert_int_eq(v, 20);
 	ck_assert_uint_eq(f.root->n, 21);
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
 START_TEST(include_and_interpolation_budgets)
 {
-	struct fx f;
+	struct cfg_fx f;
 	size_t cap = (CFG_MAX_INCLUDES + 10) * 16, n = 0;
 	char *text = malloc(cap);
 	const char *top;
 
-	fx_init(&f);
-	put(&f, "one.yaml", "a: 1\n");
+	cfg_fx_init(&f);
+	cfg_fx_put(&f, "one.yaml", "a: 1\n");
 	n += (size_t)snprintf(text, cap, "defaults:\n");
 	for (int i = 0; i <= CFG_MAX_INCLUDES; i++)
 		n += (size_t)snprintf(text + n, cap - n, "- one.yaml\n");
-	top = put(&f, "many.yaml", text);
+	top = cfg_fx_put(&f, "many.yaml", text);
 	ck_assert_int_eq(cfg_load(top, &f.srcs, &f.diags, &f.root), 0);
 	ck_assert_ptr_nonnull(find(&f, "GT103", "1000 defaults: entries"));
 	free(text);
-	fx_release(&f);
+	cfg_fx_release(&f);
 
 	/* 80 references to a 1 MiB string: 80 MiB of text */
-	fx_init(&f);
+	cfg_fx_init(&f);
 	cap = (1u << 20) + 80 * 24;
 	text = malloc(cap);
 	n = (size_t)snprintf(text, cap, "big: \"");
@@ -316,19 +277,19 @@ START_TEST(include_and_interpolation_budgets)
 	ck_assert_int_eq(cfg_resolve(f.root, &f.srcs, &f.diags), -1);
 	ck_assert_ptr_nonnull(find(&f, "GT103", "bytes of text in all"));
 	free(text);
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
 START_TEST(sizes_past_the_world_limit)
 {
-	struct fx f;
+	struct cfg_fx f;
 	static const char yaml[] =
 		"cluster: {num_nodes: 2305843009213693952, gpus_per_node: 8}\n"
 		"policy:\n  megatron_cfg: {context_parallel_size: 16777216}\n";
 	int past = -1;
 
-	fx_init(&f);
+	cfg_fx_init(&f);
 	ck_assert_int_eq(parse(&f, yaml, strlen(yaml)), 0);
 	ck_assert_int_ge(schema_check_config_limits(f.root, &f.diags, &past),
 			 1);
@@ -337,7 +298,7 @@ START_TEST(sizes_past_the_world_limit)
 	ck_assert_ptr_nonnull(d);
 	ck_assert_int_eq(d->loc.line, 1);
 	ck_assert_int_eq(d->loc.col, 22);
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 

@@ -11,36 +11,10 @@
 
 #include "cfg.h"
 #include "diag.h"
+#include "cfg_fixture.h"
 #include "harness.h"
 
-struct fx {
-	struct src_set srcs;
-	struct diag_list diags;
-	struct cfg_node *root;
-	char dir[64];
-};
-
-static void fx_init(struct fx *f)
-{
-	src_set_init(&f->srcs);
-	diag_list_init(&f->diags, &f->srcs);
-	f->root = NULL;
-	strcpy(f->dir, "/tmp/gtplan-load-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(f->dir));
-}
-
-static void fx_release(struct fx *f)
-{
-	char cmd[128];
-
-	cfg_free(f->root);
-	diag_list_release(&f->diags);
-	src_set_release(&f->srcs);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
-static int parse(struct fx *f, const char *yaml)
+static int parse(struct cfg_fx *f, const char *yaml)
 {
 	char *text = strdup(yaml);
 
@@ -49,28 +23,7 @@ static int parse(struct fx *f, const char *yaml)
 			      &f->diags, &f->root);
 }
 
-/* Writes dir/name and returns the full path in a static buffer. */
-static const char *put(struct fx *f, const char *name, const char *text)
-{
-	static char path[256];
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "%s/%s", f->dir, name);
-	if (strchr(name, '/')) {
-		char sub[256];
-
-		snprintf(sub, sizeof(sub), "%s/%.*s", f->dir,
-			 (int)(strrchr(name, '/') - name), name);
-		mkdir(sub, 0700);
-	}
-	fp = fopen(path, "w");
-	ck_assert_ptr_nonnull(fp);
-	fputs(text, fp);
-	fclose(fp);
-	return path;
-}
-
-static int has_code(const struct fx *f, const char *code)
+static int has_code(const struct cfg_fx *f, const char *code)
 {
 	for (size_t i = 0; i < f->diags.n; i++)
 		if (f->diags.v[i].rule &&
@@ -81,13 +34,13 @@ static int has_code(const struct fx *f, const char *code)
 
 START_TEST(scalar_types_follow_omegaconf)
 {
-	struct fx f;
+	struct cfg_fx f;
 	long long i;
 	int b;
 	const char *s;
 	struct cfg_node *n;
 
-	fx_init(&f);
+	cfg_fx_init(&f);
 	ck_assert_int_eq(parse(&f,
 		"a: 4\nb: '4'\nc: 1e-5\nd: on\ne: null\nf: ~\ng: 0x10\n"
 		"h: 010\ni: 1_000\nj: 3.0\nk: .inf\nl: hello\nm: \"${x.y}\"\n"
@@ -123,16 +76,16 @@ START_TEST(scalar_types_follow_omegaconf)
 	ck_assert_int_eq(i, 600);
 	ck_assert_int_eq(cfg_str(f.root, "q", &s), 1);
 	ck_assert_int_eq(cfg_str(f.root, "r", &s), 1);
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
 START_TEST(marks_are_one_based_for_keys_and_values)
 {
-	struct fx f;
+	struct cfg_fx f;
 	struct cfg_node *n;
 
-	fx_init(&f);
+	cfg_fx_init(&f);
 	ck_assert_int_eq(parse(&f, "policy:\n  megatron_cfg:\n"
 			       "    tensor_model_parallel_size:   4\n"), 0);
 	n = cfg_path(f.root, "policy.megatron_cfg.tensor_model_parallel_size");
@@ -141,7 +94,7 @@ START_TEST(marks_are_one_based_for_keys_and_values)
 	ck_assert_int_eq(n->loc.col, 35);
 	ck_assert_int_eq(n->key_loc.line, 3);
 	ck_assert_int_eq(n->key_loc.col, 5);
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
@@ -149,10 +102,10 @@ START_TEST(loc_and_first_set_point_at_the_key)
 {
 	static const char *const keys[] = { "a.x", "a.y", "a.z", NULL };
 	static const char *const none[] = { "b.x", "b.y", NULL };
-	struct fx f;
+	struct cfg_fx f;
 	struct diag_loc l;
 
-	fx_init(&f);
+	cfg_fx_init(&f);
 	ck_assert_int_eq(parse(&f, "a:\n  y: 1\n  z: 2\n"), 0);
 	l = cfg_loc(f.root, "a.z");
 	ck_assert_int_eq(l.line, 3);
@@ -168,7 +121,7 @@ START_TEST(loc_and_first_set_point_at_the_key)
 	ck_assert_int_eq(l.line, 1);
 	ck_assert_int_eq(l.col, 1);
 	ck_assert_int_lt(cfg_loc_near(f.root, "b.x").src, 0);
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
@@ -176,9 +129,9 @@ START_TEST(truthiness_is_pythons)
 {
 	static const char *const yes[] = { "t", "i", "f", "s", "m", "l" };
 	static const char *const no[] = { "T", "I", "F", "S", "M", "L", "n" };
-	struct fx f;
+	struct cfg_fx f;
 
-	fx_init(&f);
+	cfg_fx_init(&f);
 	ck_assert_int_eq(parse(&f, "t: true\ni: -1\nf: 0.5\ns: x\n"
 			       "m: {a: 1}\nl: [0]\nT: false\nI: 0\n"
 			       "F: 0.0\nS: ''\nM: {}\nL: []\nn: null\n"), 0);
@@ -190,16 +143,16 @@ START_TEST(truthiness_is_pythons)
 			      no[i]);
 	ck_assert_int_eq(cfg_truthy(NULL, 1), 1); /* absent: the default */
 	ck_assert_int_eq(cfg_truthy(NULL, 0), 0);
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
 START_TEST(duplicate_keys_point_at_both)
 {
-	struct fx f;
+	struct cfg_fx f;
 	const struct diag *d;
 
-	fx_init(&f);
+	cfg_fx_init(&f);
 	ck_assert_int_eq(parse(&f, "a: 1\nb:\n  c: 2\n  c: 3\n"), -1);
 	ck_assert_int_eq(f.diags.n, 1);
 	d = &f.diags.v[0];
@@ -209,16 +162,16 @@ START_TEST(duplicate_keys_point_at_both)
 	ck_assert_int_eq(d->n_notes, 1);
 	ck_assert_int_eq(d->notes[0].loc.line, 3);
 	ck_assert_int_eq(d->notes[0].loc.col, 3);
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
 START_TEST(aliases_and_merge_keys)
 {
-	struct fx f;
+	struct cfg_fx f;
 	long long i;
 
-	fx_init(&f);
+	cfg_fx_init(&f);
 	ck_assert_int_eq(parse(&f,
 		"base: &B {tp: 2, pp: 1, cp: 1}\n"
 		"x:\n  <<: *B\n  pp: 4\n"
@@ -238,28 +191,28 @@ START_TEST(aliases_and_merge_keys)
 	ck_assert_str_eq(cfg_path(f.root, "x")->kids[1]->key, "pp");
 	/* an alias is reported where it is used */
 	ck_assert_int_eq(cfg_path(f.root, "y")->loc.line, 5);
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
 START_TEST(alias_cycle_is_refused)
 {
-	struct fx f;
+	struct cfg_fx f;
 
-	fx_init(&f);
+	cfg_fx_init(&f);
 	ck_assert_int_eq(parse(&f, "x: &a [1, *a]\n"), -1);
 	ck_assert(has_code(&f, "GT102"));
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
 START_TEST(alias_bomb_is_refused)
 {
-	struct fx f;
+	struct cfg_fx f;
 	char yaml[2048];
 	size_t used;
 
-	fx_init(&f);
+	cfg_fx_init(&f);
 	/* 10 levels of 10 aliases each: 10^10 nodes if expanded */
 	used = (size_t)snprintf(yaml, sizeof(yaml), "l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
 	for (int i = 1; i < 10; i++) {
@@ -272,17 +225,17 @@ START_TEST(alias_bomb_is_refused)
 	}
 	ck_assert_int_eq(parse(&f, yaml), -1);
 	ck_assert(has_code(&f, "GT102"));
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
 START_TEST(depth_and_size_limits)
 {
-	struct fx f;
+	struct cfg_fx f;
 	char *deep = malloc(4 * (CFG_MAX_DEPTH + 2) + 8);
 	size_t n = 0;
 
-	fx_init(&f);
+	cfg_fx_init(&f);
 	for (int i = 0; i < CFG_MAX_DEPTH + 1; i++)
 		deep[n++] = '[';
 	for (int i = 0; i < CFG_MAX_DEPTH + 1; i++)
@@ -300,29 +253,29 @@ START_TEST(depth_and_size_limits)
 	f.root = NULL;
 	ck_assert_int_eq(cfg_parse_text("big.yaml", big, CFG_MAX_FILE_BYTES + 1,
 					&f.srcs, &f.diags, &f.root), -1);
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
 START_TEST(syntax_error_has_location_and_context)
 {
-	struct fx f;
+	struct cfg_fx f;
 
-	fx_init(&f);
+	cfg_fx_init(&f);
 	ck_assert_int_eq(parse(&f, "a:\n  b: [1, 2\nc: 3\n"), -1);
 	ck_assert_int_eq(f.diags.n, 1);
 	ck_assert_str_eq(f.diags.v[0].rule->code, "GT100");
 	ck_assert_int_ge(f.diags.v[0].loc.line, 2);
 	ck_assert_int_eq(f.diags.v[0].n_notes, 1); /* "while parsing ..." */
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
 START_TEST(top_level_must_be_a_map)
 {
-	struct fx f;
+	struct cfg_fx f;
 
-	fx_init(&f);
+	cfg_fx_init(&f);
 	ck_assert_int_eq(parse(&f, "- a\n- b\n"), -1);
 	ck_assert(has_code(&f, "GT100"));
 	cfg_free(f.root);
@@ -330,22 +283,23 @@ START_TEST(top_level_must_be_a_map)
 	ck_assert_int_eq(parse(&f, "# only a comment\n"), 0);
 	ck_assert_int_eq(f.root->kind, CFG_MAP);
 	ck_assert_int_eq(f.root->n, 0);
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
 START_TEST(defaults_depth_first_later_wins)
 {
-	struct fx f;
+	struct cfg_fx f;
 	long long i;
 	const char *top;
 	struct cfg_node *n;
 
-	fx_init(&f);
-	put(&f, "base/grand.yaml", "a: {x: 1, y: 1, z: 1}\nlist: [1, 2, 3]\n");
-	put(&f, "base/p1.yaml", "defaults: grand.yaml\na: {y: 2}\n");
-	put(&f, "p2.yaml", "a: {z: 3}\nlist: [9]\n");
-	top = put(&f, "child.yaml",
+	cfg_fx_init(&f);
+	cfg_fx_put(&f, "base/grand.yaml",
+		   "a: {x: 1, y: 1, z: 1}\nlist: [1, 2, 3]\n");
+	cfg_fx_put(&f, "base/p1.yaml", "defaults: grand.yaml\na: {y: 2}\n");
+	cfg_fx_put(&f, "p2.yaml", "a: {z: 3}\nlist: [9]\n");
+	top = cfg_fx_put(&f, "child.yaml",
 		  "defaults:\n  - base/p1.yaml\n  - p2.yaml\na:\n  w: 4\n");
 	ck_assert_int_eq(cfg_load(top, &f.srcs, &f.diags, &f.root), 0);
 	ck_assert_int_eq(f.diags.n, 0);
@@ -365,19 +319,19 @@ START_TEST(defaults_depth_first_later_wins)
 			 strlen(src_name(&f.srcs, n->loc.src)) - 15,
 			 "base/grand.yaml");
 	ck_assert_int_eq(n->loc.line, 1);
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
 START_TEST(override_marker_replaces_section)
 {
-	struct fx f;
+	struct cfg_fx f;
 	long long i;
 	const char *top;
 
-	fx_init(&f);
-	put(&f, "parent.yaml", "data: {a: 1, b: 2}\nkeep: {x: 1}\n");
-	top = put(&f, "child.yaml",
+	cfg_fx_init(&f);
+	cfg_fx_put(&f, "parent.yaml", "data: {a: 1, b: 2}\nkeep: {x: 1}\n");
+	top = cfg_fx_put(&f, "child.yaml",
 		  "defaults: parent.yaml\ndata:\n  _override_: true\n  c: 3\n"
 		  "keep: {y: 2}\n");
 	ck_assert_int_eq(cfg_load(top, &f.srcs, &f.diags, &f.root), 0);
@@ -389,20 +343,21 @@ START_TEST(override_marker_replaces_section)
 	/* NeMo-RL pops the inherited section, so the replacement goes last */
 	ck_assert_str_eq(f.root->kids[f.root->n - 1]->key, "data");
 	ck_assert_int_eq(f.diags.n, 0);
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
 START_TEST(nested_override_marker_only_warns)
 {
-	struct fx f;
+	struct cfg_fx f;
 	long long i;
 	const char *top;
 
-	fx_init(&f);
-	put(&f, "parent.yaml", "policy:\n  meg: {a: 1, b: 2}\n");
-	top = put(&f, "child.yaml", "defaults: parent.yaml\npolicy:\n  meg:\n"
-		  "    _override_: true\n    c: 3\n");
+	cfg_fx_init(&f);
+	cfg_fx_put(&f, "parent.yaml", "policy:\n  meg: {a: 1, b: 2}\n");
+	top = cfg_fx_put(&f, "child.yaml",
+			 "defaults: parent.yaml\npolicy:\n  meg:\n"
+			 "    _override_: true\n    c: 3\n");
 	ck_assert_int_eq(cfg_load(top, &f.srcs, &f.diags, &f.root), 0);
 	/* merged, not replaced, and the marker stays: as NeMo-RL does */
 	ck_assert_int_eq(cfg_int(f.root, "policy.meg.a", &i), 1);
@@ -411,36 +366,36 @@ START_TEST(nested_override_marker_only_warns)
 	ck_assert(has_code(&f, "GT109"));
 	ck_assert_int_eq(f.diags.v[0].loc.line, 4);
 	ck_assert_int_eq(f.diags.v[0].loc.col, 5);
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
 START_TEST(truthy_override_marker_warns)
 {
-	struct fx f;
+	struct cfg_fx f;
 	const char *top;
 
-	fx_init(&f);
-	put(&f, "parent.yaml", "data: {a: 1}\n");
-	top = put(&f, "child.yaml", "defaults: parent.yaml\ndata:\n"
-		  "  _override_: 'no'\n  c: 3\n");
+	cfg_fx_init(&f);
+	cfg_fx_put(&f, "parent.yaml", "data: {a: 1}\n");
+	top = cfg_fx_put(&f, "child.yaml", "defaults: parent.yaml\ndata:\n"
+			 "  _override_: 'no'\n  c: 3\n");
 	ck_assert_int_eq(cfg_load(top, &f.srcs, &f.diags, &f.root), 0);
 	/* a non-empty string is true in Python: the section is replaced */
 	ck_assert_ptr_null(cfg_path(f.root, "data.a"));
 	ck_assert(has_code(&f, "GT108"));
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
 START_TEST(missing_parent_names_the_chain)
 {
-	struct fx f;
+	struct cfg_fx f;
 	const char *top;
 	const struct diag *d;
 
-	fx_init(&f);
-	put(&f, "mid.yaml", "defaults: nowhere.yaml\nx: 1\n");
-	top = put(&f, "top.yaml", "defaults: mid.yaml\ny: 2\n");
+	cfg_fx_init(&f);
+	cfg_fx_put(&f, "mid.yaml", "defaults: nowhere.yaml\nx: 1\n");
+	top = cfg_fx_put(&f, "top.yaml", "defaults: mid.yaml\ny: 2\n");
 	ck_assert_int_eq(cfg_load(top, &f.srcs, &f.diags, &f.root), 0);
 	ck_assert_int_eq(f.diags.n, 1);
 	d = &f.diags.v[0];
@@ -450,48 +405,48 @@ START_TEST(missing_parent_names_the_chain)
 	ck_assert_ptr_nonnull(strstr(src_name(&f.srcs, d->loc.src), "mid.yaml"));
 	ck_assert_int_eq(d->n_notes, 1); /* mid.yaml is included from top.yaml */
 	ck_assert_ptr_nonnull(strstr(d->notes[0].msg, "mid.yaml"));
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
 START_TEST(include_cycle_is_an_error)
 {
-	struct fx f;
+	struct cfg_fx f;
 	const char *top;
 
-	fx_init(&f);
-	put(&f, "a.yaml", "defaults: b.yaml\n");
-	put(&f, "b.yaml", "defaults: [c.yaml]\n");
-	top = put(&f, "c.yaml", "defaults: a.yaml\n");
+	cfg_fx_init(&f);
+	cfg_fx_put(&f, "a.yaml", "defaults: b.yaml\n");
+	cfg_fx_put(&f, "b.yaml", "defaults: [c.yaml]\n");
+	top = cfg_fx_put(&f, "c.yaml", "defaults: a.yaml\n");
 	ck_assert_int_eq(cfg_load(top, &f.srcs, &f.diags, &f.root), 0);
 	ck_assert(has_code(&f, "GT106"));
 	ck_assert_int_eq(f.diags.v[0].n_notes, 2);
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
 START_TEST(bad_defaults_entry)
 {
-	struct fx f;
+	struct cfg_fx f;
 	const char *top;
 
-	fx_init(&f);
-	top = put(&f, "x.yaml", "defaults:\n  - optimizer: adam\n");
+	cfg_fx_init(&f);
+	top = cfg_fx_put(&f, "x.yaml", "defaults:\n  - optimizer: adam\n");
 	ck_assert_int_eq(cfg_load(top, &f.srcs, &f.diags, &f.root), 0);
 	ck_assert(has_code(&f, "GT107"));
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 
 START_TEST(unreadable_top_level_file)
 {
-	struct fx f;
+	struct cfg_fx f;
 
-	fx_init(&f);
+	cfg_fx_init(&f);
 	ck_assert_int_eq(cfg_load("/nonexistent/x.yaml", &f.srcs, &f.diags,
 				  &f.root), -1);
 	ck_assert(has_code(&f, "GT104"));
-	fx_release(&f);
+	cfg_fx_release(&f);
 }
 END_TEST
 

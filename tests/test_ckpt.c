@@ -113,14 +113,6 @@ static size_t count71(const struct sim_fx *f)
 	return n;
 }
 
-static const struct diag *first(const struct sim_fx *f, const char *code)
-{
-	for (size_t i = 0; i < f->diags.n; i++)
-		if (strcmp(diag_code(&f->diags.v[i]), code) == 0)
-			return &f->diags.v[i];
-	return NULL;
-}
-
 static void entry(const struct sim_fx *f, const struct stack *s, long long rank,
 		  enum ckpt_kind k, long long rows, long long cols,
 		  long long pad, struct ckpt_entry *e)
@@ -418,7 +410,7 @@ START_TEST(GT711_experts)
 			  "    sharded_replica_group: dp_cp_gtp\n"));
 	ck_assert_uint_eq(sim_fx_count(&f, "GT711"), 2);
 	ck_assert_uint_eq(sim_fx_count(&f, "GT710") + sim_fx_count(&f, "GT712"), 0);
-	d = first(&f, "GT711");
+	d = sim_fx_first(&f, "GT711");
 	ck_assert_ptr_nonnull(strstr(d->msg, "checkpoint chunk (0-3, 1) of "
 				     "(8, 2) of decoder.layers.0.mlp.experts."
 				     "linear_fc1.weight is never written"));
@@ -470,7 +462,7 @@ START_TEST(GT710_expert_bias)
 	ck_assert_uint_eq(sim_fx_count(&f, "GT710"), 1);
 	ck_assert_uint_eq(sim_fx_count(&f, "GT711") + sim_fx_count(&f, "GT712"), 0);
 	ck_assert_uint_eq(sim_fx_count(&f, "GT641"), 1);
-	d = first(&f, "GT710");
+	d = sim_fx_first(&f, "GT710");
 	ck_assert_ptr_nonnull(strstr(d->msg, "checkpoint chunk (0-3, 0) of "
 				     "(8, 1) of decoder.layers.0.mlp.experts."
 				     "linear_fc2.bias claimed 2 times by main "
@@ -502,7 +494,7 @@ START_TEST(GT712_rng_state_group)
 		      "  stack:\n    rng_state_group: dp_cp\n"));
 	ck_assert_uint_eq(sim_fx_count(&f, "GT712"), 1);
 	ck_assert_uint_eq(sim_fx_count(&f, "GT710"), 0);
-	d = first(&f, "GT712");
+	d = sim_fx_first(&f, "GT712");
 	ck_assert_ptr_nonnull(strstr(d->msg, "rng_state/shard_0.0_1.2"));
 	ck_assert_ptr_nonnull(strstr(d->msg, "3 main replicas"));
 	ck_assert_ptr_nonnull(strstr(d->msg, "rank 2 (tp 0, cp 0, gtp 1"));
@@ -536,7 +528,7 @@ START_TEST(GT710_replica_group)
 	lint(&f, yaml(2, 1, 3, 1, 1, "  stack:\n    replica_group: dp_cp\n"));
 	ck_assert_uint_eq(sim_fx_count(&f, "GT710"), 3); /* the three norms */
 	ck_assert_uint_eq(sim_fx_count(&f, "GT712"), 0);
-	d = first(&f, "GT710");
+	d = sim_fx_first(&f, "GT710");
 	ck_assert_ptr_nonnull(strstr(d->msg,
 				     "decoder.layers.0.input_layernorm.weight"));
 	ck_assert_ptr_nonnull(strstr(d->msg, "claimed 3 times"));
@@ -570,7 +562,7 @@ START_TEST(GT711_sharded_replica_group)
 	/* 4 layer weights, the embedding and the output layer */
 	ck_assert_uint_eq(sim_fx_count(&f, "GT711"), 6);
 	ck_assert_uint_eq(sim_fx_count(&f, "GT710") + sim_fx_count(&f, "GT712"), 0);
-	d = first(&f, "GT711");
+	d = sim_fx_first(&f, "GT711");
 	ck_assert_ptr_nonnull(strstr(d->msg, "checkpoint chunk (1) of (6) of "
 				     "decoder.layers.0.self_attention."
 				     "linear_qkv.weight is never written"));
@@ -674,9 +666,9 @@ START_TEST(optimizer_formats)
 		      "    optimizer_ckpt_format: fully_reshardable\n"
 		      "    sharded_replica_group: dp_cp_gtp\n"));
 	ck_assert_uint_eq(sim_fx_count(&f, "GT711"), 12);
-	ck_assert_ptr_nonnull(strstr(first(&f, "GT711")->msg, "chunk (1) of "
-				     "(6) of decoder.layers.0.self_attention."
-				     "linear_qkv.weight"));
+	ck_assert_ptr_nonnull(strstr(sim_fx_first(&f, "GT711")->msg,
+				     "chunk (1) of (6) of decoder.layers.0."
+				     "self_attention.linear_qkv.weight"));
 	sim_fx_release(&f);
 	lint(&f, yaml(2, 1, 3, 1, 2, "  stack:\n"
 		      "    optimizer_ckpt_format: fully_sharded_model_space\n"
@@ -696,10 +688,11 @@ START_TEST(optimizer_formats)
 		      "    optimizer_ckpt_format: fully_reshardable\n"
 		      "    megatron_lm_7162: false\n"));
 	ck_assert_uint_eq(sim_fx_count(&f, "GT735"), 1);
-	ck_assert_ptr_nonnull(strstr(first(&f, "GT735")->msg, "without PR "
-				     "#7162 can neither write nor read it"));
+	ck_assert_ptr_nonnull(strstr(sim_fx_first(&f, "GT735")->msg,
+				     "without PR #7162 can neither write nor "
+				     "read it"));
 	/* at the format: line 23 of the config */
-	ck_assert_int_eq(first(&f, "GT735")->loc.line, 23);
+	ck_assert_int_eq(sim_fx_first(&f, "GT735")->loc.line, 23);
 	sim_fx_release(&f);
 }
 END_TEST

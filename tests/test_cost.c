@@ -64,15 +64,6 @@ static void run(struct sim_fx *f, const char *yaml)
 	ck_assert(f->sim.ran);
 }
 
-static const struct diag *find_code(const struct sim_fx *f, const char *code)
-{
-	for (size_t i = 0; i < f->diags.n; i++)
-		if (f->diags.v[i].rule &&
-		    strcmp(f->diags.v[i].rule->code, code) == 0)
-			return &f->diags.v[i];
-	return NULL;
-}
-
 static const struct cost_call *est_of(const struct sim_fx *f, const char *call)
 {
 	for (size_t i = 0; i < f->sim.n_res; i++)
@@ -174,7 +165,7 @@ START_TEST(gt530_70b_without_and_with_gtp)
 
 	run(&f, cfg(LLAMA70, 8, 0, 1, 1, 8, 32, 1, 4096, NULL, NULL));
 	ck_assert_int_eq(f.sim.mem.status, MEM_EXCEEDS);
-	d = find_code(&f, "GT530");
+	d = sim_fx_first(&f, "GT530");
 	ck_assert_ptr_nonnull(d);
 	ck_assert_ptr_nonnull(strstr(d->msg, "optimizer"));
 	ck_assert_ptr_nonnull(d->hint);
@@ -204,7 +195,7 @@ START_TEST(gt532_activations_too_large)
 	ck_assert_int_eq(f.sim.mem.status, MEM_TIGHT);
 	ck_assert_uint_eq(sim_fx_count(&f, "GT532"), 1);
 	ck_assert_uint_eq(sim_fx_count(&f, "GT530"), 0);
-	ck_assert_ptr_nonnull(strstr(find_code(&f, "GT532")->msg,
+	ck_assert_ptr_nonnull(strstr(sim_fx_first(&f, "GT532")->msg,
 				     "activations"));
 	sim_fx_release(&f);
 
@@ -395,7 +386,7 @@ START_TEST(gt531_tp_across_nodes)
 	const struct diag *d;
 
 	run(&f, cfg(LLAMA8, 16, 0, 1, 2, 8, 32, 1, 4096, NULL, NULL));
-	d = find_code(&f, "GT531");
+	d = sim_fx_first(&f, "GT531");
 	ck_assert_ptr_nonnull(d);
 	ck_assert_int_eq(d->severity, DIAG_WARNING);
 	ck_assert_ptr_nonnull(strstr(d->msg, "TP group 0 is ranks 0-15 on "
@@ -428,7 +419,7 @@ START_TEST(gt531_gtp_only_when_exposed)
 	ck_assert_uint_eq(sim_fx_count(&f, "GT531"), 0);
 	/* ... and says so, as a note */
 	ck_assert_uint_eq(sim_fx_count(&f, "GT533"), 1);
-	ck_assert_ptr_nonnull(strstr(find_code(&f, "GT533")->msg,
+	ck_assert_ptr_nonnull(strstr(sim_fx_first(&f, "GT533")->msg,
 				     "hidden behind compute by prefetch"));
 	sim_fx_release(&f);
 
@@ -443,7 +434,7 @@ START_TEST(gt531_gtp_only_when_exposed)
 		    "gtplan:\n  interconnect:\n    inter_node_gbps: 5\n"));
 	ck_assert_uint_eq(sim_fx_count(&f, "GT531"), 1);
 	ck_assert_uint_eq(sim_fx_count(&f, "GT533"), 0);
-	ck_assert_ptr_nonnull(strstr(find_code(&f, "GT531")->msg,
+	ck_assert_ptr_nonnull(strstr(sim_fx_first(&f, "GT531")->msg,
 				     "GTP group 0 is ranks 0, 4, 8 on nodes 0, 1"));
 	sim_fx_release(&f);
 }

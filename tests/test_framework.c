@@ -15,58 +15,12 @@
 #include "cost.h"
 #include "simulate.h"
 #include "harness.h"
-
-struct fx {
-	struct src_set srcs;
-	struct diag_list diags;
-	struct cfg_node *root;
-	struct plan plan;
-	struct sim_report sim;
-	const char *yaml;  /* the text linted (borrowed) */
-};
+#include "sim_fixture.h"
 
 /* Lints a YAML text as `gtplan lint` does: plan, then the simulation. */
-static void lint(struct fx *f, const char *yaml)
+static void lint(struct sim_fx *f, const char *yaml)
 {
-	char *text = strdup(yaml);
-
-	f->yaml = yaml;
-	src_set_init(&f->srcs);
-	diag_list_init(&f->diags, &f->srcs);
-	plan_init(&f->plan);
-	sim_report_init(&f->sim);
-	ck_assert_ptr_nonnull(text);
-	ck_assert_int_eq(cfg_parse_text("t.yaml", text, strlen(yaml), &f->srcs,
-					&f->diags, &f->root), 0);
-	ck_assert_int_eq(plan_build(&f->plan, f->root, "t.yaml", &f->diags), 0);
-	ck_assert_int_ge(sim_run(&f->plan, f->root, NULL, &f->sim, &f->diags),
-			 0);
-}
-
-static void release(struct fx *f)
-{
-	sim_report_release(&f->sim);
-	plan_release(&f->plan);
-	cfg_free(f->root);
-	diag_list_release(&f->diags);
-	src_set_release(&f->srcs);
-}
-
-static size_t count(const struct fx *f, const char *code)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < f->diags.n; i++)
-		n += strcmp(diag_code(&f->diags.v[i]), code) == 0;
-	return n;
-}
-
-static const struct diag *find(const struct fx *f, const char *code)
-{
-	for (size_t i = 0; i < f->diags.n; i++)
-		if (strcmp(diag_code(&f->diags.v[i]), code) == 0)
-			return &f->diags.v[i];
-	return NULL;
+	ck_assert_int_ge(sim_fx_run(f, yaml), 0);
 }
 
 /* Line and column (1-based) of the value after the first `at` ("key: ")
@@ -87,17 +41,18 @@ static void where(const char *yaml, const char *at, int *line, int *col)
 	*col = (int)(hit - sol) + 1;
 }
 
-/* The finding `code` at the value of `at` in the linted text, whose
+/* The finding `code` at the value of `at` in its source's text, whose
  * message and hint contain the given texts (NULL: not checked). */
-static const struct diag *expect(const struct fx *f, const char *code,
+static const struct diag *expect(const struct sim_fx *f, const char *code,
 				 const char *at, const char *msg,
 				 const char *hint)
 {
-	const struct diag *d = find(f, code);
+	const struct diag *d = sim_fx_first(f, code);
 	int line, col;
 
 	ck_assert_msg(d != NULL, "no %s", code);
-	where(f->yaml, at, &line, &col);
+	ck_assert_int_ge(d->loc.src, 0);
+	where(f->srcs.v[d->loc.src].text, at, &line, &col);
 	ck_assert_int_eq(d->loc.line, line);
 	ck_assert_int_eq(d->loc.col, col);
 	if (msg)
@@ -115,17 +70,17 @@ static const struct diag *expect(const struct fx *f, const char *code,
 static void pair(const char *bad, const char *good, const char *code,
 		 const char *at, const char *msg, const char *hint)
 {
-	struct fx f;
+	struct sim_fx f;
 
 	lint(&f, bad);
 	expect(&f, code, at, msg, hint);
-	release(&f);
+	sim_fx_release(&f);
 	lint(&f, good);
-	ck_assert_msg(count(&f, code) == 0, "%s on the good config: %s", code,
-		      find(&f, code)->msg);
+	ck_assert_msg(sim_fx_count(&f, code) == 0, "%s on the good config: %s",
+		      code, sim_fx_first(&f, code)->msg);
 	ck_assert_msg(diag_count(&f.diags, DIAG_ERROR) == 0,
 		      "error on the good config: %s", f.diags.v[0].msg);
-	release(&f);
+	sim_fx_release(&f);
 }
 
 /* Builds a config: a GRPO section, a policy with a model and extra lines
@@ -212,17 +167,18 @@ END_TEST
  * replicated); multi-latent attention has no query groups at all. */
 START_TEST(query_groups_replicated_and_mla)
 {
-	struct fx f;
+	struct sim_fx f;
 
 	lint(&f, cfg(QWEN1, "", "    tensor_model_parallel_size: 4\n"
 		     "    sequence_parallel: true\n", 1, 8, ""));
-	ck_assert_uint_eq(count(&f, "GT602"), 0);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT602"), 0);
+	sim_fx_release(&f);
 	lint(&f, cfg("moonshotai/Moonlight-16B-A3B-Instruct", "",
 		     "    tensor_model_parallel_size: 8\n"
 		     "    sequence_parallel: true\n", 1, 8, ""));
-	ck_assert_uint_eq(count(&f, "GT601") + count(&f, "GT602"), 0);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT601") +
+			  sim_fx_count(&f, "GT602"), 0);
+	sim_fx_release(&f);
 }
 END_TEST
 
@@ -244,7 +200,7 @@ END_TEST
 
 START_TEST(vocab_padded)
 {
-	struct fx f;
+	struct sim_fx f;
 	const struct diag *d;
 
 	/* 128256 = 128 x 1002: TP 4 pads it to a multiple of 512 */
@@ -253,17 +209,17 @@ START_TEST(vocab_padded)
 	d = expect(&f, "GT605", "tensor_model_parallel_size: 4",
 		   "of 128256 to 128512 rows", NULL);
 	ck_assert_int_eq(d->severity, DIAG_NOTE);
-	release(&f);
+	sim_fx_release(&f);
 	lint(&f, cfg(LLAMA1, "", "    tensor_model_parallel_size: 2\n"
 		     "    sequence_parallel: true\n", 1, 8, ""));
-	ck_assert_uint_eq(count(&f, "GT605"), 0);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT605"), 0);
+	sim_fx_release(&f);
 	/* the divisor set in the config wins */
 	lint(&f, cfg(LLAMA1, "", "    tensor_model_parallel_size: 2\n"
 		     "    sequence_parallel: true\n"
 		     "    make_vocab_size_divisible_by: 1280\n", 1, 8, ""));
 	expect(&f, "GT605", "tensor_model_parallel_size: 2", "to 130560 rows", NULL);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
@@ -312,7 +268,7 @@ END_TEST
 
 START_TEST(vllm_world_and_nodes)
 {
-	struct fx f;
+	struct sim_fx f;
 	const struct diag *d;
 
 	/* non-colocated on one node cannot hold TP 16: the multi-node path */
@@ -333,12 +289,13 @@ START_TEST(vllm_world_and_nodes)
 	d = expect(&f, "GT614", "tensor_parallel_size: 16", "spans 2 nodes of 8 GPUs",
 		   "within 8 GPUs");
 	ck_assert_int_eq(d->severity, DIAG_WARNING);
-	release(&f);
+	sim_fx_release(&f);
 	lint(&f, cfg("meta-llama/Llama-3.1-70B-Instruct", VLLM(8, ""),
 		     "    tensor_model_parallel_size: 8\n"
 		     "    sequence_parallel: true\n", 2, 8, ""));
-	ck_assert_uint_eq(count(&f, "GT614") + count(&f, "GT613"), 0);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT614") +
+			  sim_fx_count(&f, "GT613"), 0);
+	sim_fx_release(&f);
 }
 END_TEST
 
@@ -367,14 +324,14 @@ END_TEST
 
 START_TEST(sequence_parallel_couplings)
 {
-	struct fx f;
+	struct sim_fx f;
 
 	/* a config that does not say: NeMo-RL reads the key, skip */
 	lint(&f, cfg("Qwen/Qwen3-30B-A3B", "",
 		     "    tensor_model_parallel_size: 2\n"
 		     "    expert_model_parallel_size: 4\n", 1, 8, ""));
-	ck_assert_int_eq(count(&f, "GT620"), 0);
-	release(&f);
+	ck_assert_int_eq(sim_fx_count(&f, "GT620"), 0);
+	sim_fx_release(&f);
 	pair(cfg("Qwen/Qwen3-30B-A3B", "", "    tensor_model_parallel_size: 2\n"
 		 "    expert_model_parallel_size: 4\n"
 		 "    sequence_parallel: false\n", 1, 8, ""),
@@ -399,12 +356,12 @@ END_TEST
 
 START_TEST(context_parallel_and_lengths)
 {
-	struct fx f;
+	struct sim_fx f;
 
 	/* a config that does not say: NeMo-RL reads the key, skip */
 	lint(&f, cfg(QWEN1, "", "    context_parallel_size: 2\n", 1, 8, ""));
-	ck_assert_int_eq(count(&f, "GT624"), 0);
-	release(&f);
+	ck_assert_int_eq(sim_fx_count(&f, "GT624"), 0);
+	sim_fx_release(&f);
 	pair(cfg(QWEN1, "  sequence_packing:\n    enabled: false\n",
 		 "    context_parallel_size: 2\n", 1, 8, ""),
 	     cfg(QWEN1, "  sequence_packing:\n    enabled: true\n",
@@ -464,7 +421,7 @@ START_TEST(dpo_pairs_note)
 		"  train_global_batch_size: 12\n  train_micro_batch_size: 1\n"
 		"  megatron_cfg:\n    enabled: true\n"
 		"cluster:\n  num_nodes: 1\n  gpus_per_node: 8\n";
-	struct fx f;
+	struct sim_fx f;
 	const struct diag *d;
 
 	lint(&f, dpo);
@@ -472,25 +429,25 @@ START_TEST(dpo_pairs_note)
 		   NULL);
 	ck_assert_uint_eq(d->n_notes, 1);
 	ck_assert_ptr_nonnull(strstr(d->notes[0].msg, "2 x 12 = 24 sequences"));
-	release(&f);
+	sim_fx_release(&f);
 	/* GRPO: no such note */
 	lint(&f, cfg(LLAMA1, "", "", 1, 8, ""));
-	ck_assert_uint_eq(count(&f, "GT400"), 0);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT400"), 0);
+	sim_fx_release(&f);
 }
 END_TEST
 
 START_TEST(microbatches_per_pipeline)
 {
 	/* 64 / (4 lanes x 1) = 16 micro-batches; 1F1B wants >= PP */
-	struct fx f;
+	struct sim_fx f;
 	const struct diag *d;
 
 	lint(&f, cfg(LLAMA1, "", "    pipeline_model_parallel_size: 4\n"
 		     "    tensor_model_parallel_size: 2\n"
 		     "    sequence_parallel: true\n", 1, 8, ""));
-	ck_assert_uint_eq(count(&f, "GT632"), 0);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT632"), 0);
+	sim_fx_release(&f);
 	/* 4 micro-batches over 8 stages */
 	lint(&f, "policy:\n  model_name: meta-llama/Llama-3.2-1B-Instruct\n"
 		 "  train_global_batch_size: 4\n  train_micro_batch_size: 1\n"
@@ -501,7 +458,7 @@ START_TEST(microbatches_per_pipeline)
 		   "runs 4 micro-batches per step over PP 8",
 		   "at least 8");
 	ck_assert_int_eq(d->severity, DIAG_WARNING);
-	release(&f);
+	sim_fx_release(&f);
 	/* interleaved: 64 / (2 lanes) = 32 ok; 12 / 2 = 6 not a multiple of 4 */
 	pair("policy:\n  model_name: meta-llama/Llama-3.2-1B-Instruct\n"
 	     "  train_global_batch_size: 12\n  train_micro_batch_size: 1\n"
@@ -579,31 +536,31 @@ START_TEST(loss_domain)
 	const char *p = "  sequence_packing:\n    enabled: true\n";
 	const char *m = "    tensor_model_parallel_size: 2\n"
 		"    context_parallel_size: 2\n    sequence_parallel: true\n";
-	struct fx f;
+	struct sim_fx f;
 
 	lint(&f, cfg(QWEN1, p, m, 1, 8, "gtplan:\n  stack:\n"
 		     "    loss_token_count_group: dp_cp\n"
 		     "    grad_reduce_group: dp\n"));
-	ck_assert_uint_eq(count(&f, "GT660"), 2);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT660"), 2);
 	expect(&f, "GT660", "loss_token_count_group: dp_cp", "counted 2 times",
 		   "dp group");
-	release(&f);
+	sim_fx_release(&f);
 	lint(&f, cfg(QWEN1, p, m, 1, 8, "gtplan:\n  stack:\n"
 		     "    loss_token_count_group: dp\n"
 		     "    grad_reduce_group: dp_cp\n"));
-	ck_assert_uint_eq(count(&f, "GT660"), 0);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT660"), 0);
+	sim_fx_release(&f);
 	/* without CP the two domains are the lanes either way */
 	lint(&f, cfg(QWEN1, "", "", 1, 8, "gtplan:\n  stack:\n"
 		     "    loss_token_count_group: dp_cp\n"));
-	ck_assert_uint_eq(count(&f, "GT660"), 0);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT660"), 0);
+	sim_fx_release(&f);
 }
 END_TEST
 
 START_TEST(ep_group_across_nodes)
 {
-	struct fx f;
+	struct sim_fx f;
 	const struct diag *d;
 
 	lint(&f, cfg("Qwen/Qwen3-30B-A3B", "", "    expert_model_parallel_size: 8\n",
@@ -612,11 +569,11 @@ START_TEST(ep_group_across_nodes)
 		   "ranks 0..7 (8 ranks) spans nodes 0 to "
 		   "1", "a divisor of its 4 GPUs");
 	ck_assert_int_eq(d->severity, DIAG_WARNING);
-	release(&f);
+	sim_fx_release(&f);
 	lint(&f, cfg("Qwen/Qwen3-30B-A3B", "", "    expert_model_parallel_size: 4\n",
 		     2, 4, ""));
-	ck_assert_uint_eq(count(&f, "GT670"), 0);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT670"), 0);
+	sim_fx_release(&f);
 }
 END_TEST
 
@@ -627,7 +584,7 @@ END_TEST
  * logprob_batch_size. DPO doubles the train micro-batch (pairs). */
 START_TEST(logprob_logits_memory)
 {
-	struct fx f;
+	struct sim_fx f;
 	double one, eight, dpo, elems = 4096.0 * 64128;
 
 	lint(&f, cfg(LLAMA1, "  logprob_batch_size: 1\n"
@@ -637,14 +594,14 @@ START_TEST(logprob_logits_memory)
 	ck_assert_uint_ge(f.sim.mem.n_stages, 1);
 	one = f.sim.mem.stages[0].item[MEM_LOGITS];
 	ck_assert(one > elems * 10 * 0.999 && one < elems * 10 * 1.001);
-	release(&f);
+	sim_fx_release(&f);
 	lint(&f, cfg(LLAMA1, "  logprob_batch_size: 8\n"
 		     "  max_total_sequence_length: 4096\n",
 		     "    tensor_model_parallel_size: 2\n"
 		     "    sequence_parallel: true\n", 1, 8, ""));
 	eight = f.sim.mem.stages[0].item[MEM_LOGITS];
 	ck_assert(eight > elems * 80 * 0.999 && eight < elems * 80 * 1.001);
-	release(&f);
+	sim_fx_release(&f);
 	lint(&f, cfg(LLAMA1, "  logprob_batch_size: 8\n"
 		     "  max_total_sequence_length: 4096\n",
 		     "    tensor_model_parallel_size: 2\n"
@@ -654,7 +611,7 @@ START_TEST(logprob_logits_memory)
 	 * train micro-batch, not logprob_batch_size */
 	dpo = f.sim.mem.stages[0].item[MEM_LOGITS];
 	ck_assert(dpo > elems * 20 * 0.999 && dpo < elems * 20 * 1.001);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
@@ -675,7 +632,7 @@ START_TEST(stage_collectives)
 				     "    moe_aux_loss_tracker: lazy\n");
 	const char *pre = MOE_MODEL("  stack:\n"
 				    "    moe_aux_loss_tracker: preinit\n");
-	struct fx f;
+	struct sim_fx f;
 	const struct diag *d;
 
 	/* stage 0 holds the four dense layers: its router records nothing */
@@ -684,27 +641,27 @@ START_TEST(stage_collectives)
 		   "only stage 1 issues it; stage 0 never "
 		   "does", "preinit");
 	ck_assert_ptr_nonnull(strstr(d->msg, "MoE auxiliary-loss metrics"));
-	ck_assert_uint_ge(count(&f, "GT502") + count(&f, "GT504") +
-			  count(&f, "GT501"), 1);
-	release(&f);
+	ck_assert_uint_ge(sim_fx_count(&f, "GT502") + sim_fx_count(&f, "GT504") +
+			  sim_fx_count(&f, "GT501"), 1);
+	sim_fx_release(&f);
 	lint(&f, cfg("acme/moe", "", m, 1, 8, pre));
-	ck_assert_uint_eq(count(&f, "GT680"), 0);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT680"), 0);
 	ck_assert_uint_eq(diag_count(&f.diags, DIAG_ERROR), 0);
-	release(&f);
+	sim_fx_release(&f);
 	/* with an MTP layer a tracker sized without it mismatches */
 	lint(&f, cfg("acme/moe", "", m, 1, 8, MOE_MODEL(
 		"    mtp_num_layers: 1\n  stack:\n"
 		"    moe_aux_loss_tracker: preinit_without_mtp\n")));
 	expect(&f, "GT680", "moe_aux_loss_tracker: preinit_without_mtp",
 		   "stage 0 issues it with 32 bytes", NULL);
-	release(&f);
+	sim_fx_release(&f);
 	/* tied embeddings over PP: the first and last stage's embedding
 	 * group matches, middle stages are not in it */
 	lint(&f, cfg(LLAMA1, "", "    pipeline_model_parallel_size: 4\n", 1, 8,
 		     ""));
-	ck_assert_uint_eq(count(&f, "GT680"), 0);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT680"), 0);
 	ck_assert_uint_eq(diag_count(&f.diags, DIAG_ERROR), 0);
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
@@ -758,7 +715,7 @@ END_TEST
 /* An unknown model says which checks it skips. */
 START_TEST(unknown_model_says_what_is_skipped)
 {
-	struct fx f;
+	struct sim_fx f;
 	const struct diag *d;
 
 	lint(&f, cfg("acme/Unknown-7B", "", "    tensor_model_parallel_size: 3\n",
@@ -766,9 +723,10 @@ START_TEST(unknown_model_says_what_is_skipped)
 	d = expect(&f, "GT524", "model_name: acme", "heads and query groups vs TP",
 		   NULL);
 	ck_assert_int_eq(d->severity, DIAG_WARNING);
-	ck_assert_uint_eq(count(&f, "GT601"), 0);
-	ck_assert_uint_eq(count(&f, "GT524"), 1); /* not again by the sim */
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT601"), 0);
+	/* not again by the sim */
+	ck_assert_uint_eq(sim_fx_count(&f, "GT524"), 1);
+	sim_fx_release(&f);
 }
 END_TEST
 

@@ -11,64 +11,24 @@
  */
 #include <check.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "cfg.h"
-#include "diag.h"
-#include "plan.h"
-#include "simulate.h"
-
-struct fx {
-	struct src_set srcs;
-	struct diag_list diags;
-	struct cfg_node *root;
-	struct plan plan;
-	struct sim_report sim;
-};
+#include "harness.h"
+#include "sim_fixture.h"
 
 /* Plans and simulates a YAML text as `gtplan lint` does. */
-static void lint(struct fx *f, const char *yaml)
+static void lint(struct sim_fx *f, const char *yaml)
 {
-	char *text = strdup(yaml);
-
-	src_set_init(&f->srcs);
-	diag_list_init(&f->diags, &f->srcs);
-	plan_init(&f->plan);
-	sim_report_init(&f->sim);
-	ck_assert_ptr_nonnull(text);
-	ck_assert_int_eq(cfg_parse_text("t.yaml", text, strlen(yaml), &f->srcs,
-					&f->diags, &f->root), 0);
-	ck_assert_int_eq(plan_build(&f->plan, f->root, "t.yaml", &f->diags), 0);
-	ck_assert_int_ge(sim_run(&f->plan, f->root, NULL, &f->sim, &f->diags),
-			 0);
+	ck_assert_int_ge(sim_fx_run(f, yaml), 0);
 }
 
-static void release(struct fx *f)
+/* The first finding with `code` (the test fails without one). */
+static const struct diag *find(const struct sim_fx *f, const char *code)
 {
-	sim_report_release(&f->sim);
-	plan_release(&f->plan);
-	cfg_free(f->root);
-	diag_list_release(&f->diags);
-	src_set_release(&f->srcs);
-}
+	const struct diag *d = sim_fx_first(f, code);
 
-static size_t count(const struct fx *f, const char *code)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < f->diags.n; i++)
-		n += strcmp(diag_code(&f->diags.v[i]), code) == 0;
-	return n;
-}
-
-static const struct diag *find(const struct fx *f, const char *code)
-{
-	for (size_t i = 0; i < f->diags.n; i++)
-		if (strcmp(diag_code(&f->diags.v[i]), code) == 0)
-			return &f->diags.v[i];
-	ck_abort_msg("no %s", code);
-	return NULL;
+	ck_assert_msg(d != NULL, "no %s", code);
+	return d;
 }
 
 /* A Llama-3.2-1B GRPO config on 1 node of 8: `policy` lines (indented 2),
@@ -122,17 +82,18 @@ START_TEST(packed_pad_factor)
 	char pol[256];
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		struct fx f;
+		struct sim_fx f;
 
 		snprintf(pol, sizeof(pol), PACKED
 			 "  make_sequence_length_divisible_by: %s\n", v[i].msl);
 		lint(&f, cfg(pol, v[i].meg, ""));
-		ck_assert_msg(count(&f, "GT625") == (size_t)v[i].want,
-			      "case %zu: %zu GT625", i, count(&f, "GT625"));
+		ck_assert_msg(sim_fx_count(&f, "GT625") == (size_t)v[i].want,
+			      "case %zu: %zu GT625", i,
+			      sim_fx_count(&f, "GT625"));
 		if (v[i].want)
 			ck_assert_ptr_nonnull(strstr(find(&f, "GT625")->msg,
 				"is not a multiple of minimum_pad_factor"));
-		release(&f);
+		sim_fx_release(&f);
 	}
 }
 END_TEST
@@ -140,7 +101,7 @@ END_TEST
 /* The bins against what NeMo-RL pads to; unset multiple: not judged. */
 START_TEST(packed_bins)
 {
-	struct fx f;
+	struct sim_fx f;
 
 	lint(&f, cfg("  max_total_sequence_length: 4097\n"
 		     "  make_sequence_length_divisible_by: 8\n"
@@ -149,13 +110,13 @@ START_TEST(packed_bins)
 		     "    tensor_model_parallel_size: 2\n"
 		     "    context_parallel_size: 2\n"
 		     "    sequence_parallel: true\n", ""));
-	ck_assert_uint_eq(count(&f, "GT623"), 1);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT623"), 1);
 	ck_assert_ptr_nonnull(strstr(find(&f, "GT623")->msg, "padded to "
 				     "4104"));
-	release(&f);
+	sim_fx_release(&f);
 	lint(&f, cfg(PACKED, "    context_parallel_size: 2\n", ""));
-	ck_assert_uint_eq(count(&f, "GT625"), 0);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT625"), 0);
+	sim_fx_release(&f);
 }
 END_TEST
 
@@ -166,39 +127,39 @@ END_TEST
 
 START_TEST(validation_batches)
 {
-	struct fx f;
+	struct sim_fx f;
 
 	lint(&f, cfg("", "", SFT("20", "1")));   /* 20 over 8 lanes */
-	ck_assert_uint_eq(count(&f, "GT631"), 1);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT631"), 1);
 	ck_assert_ptr_nonnull(strstr(find(&f, "GT631")->msg,
 				     "not a multiple of shards (8)"));
-	release(&f);
+	sim_fx_release(&f);
 	lint(&f, cfg("", "", SFT("24", "2")));   /* 3 per lane, mbs 2 */
-	ck_assert_uint_eq(count(&f, "GT631"), 1);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT631"), 1);
+	sim_fx_release(&f);
 	lint(&f, cfg("", "", SFT("32", "2")));
-	ck_assert_uint_eq(count(&f, "GT631"), 0);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT631"), 0);
+	sim_fx_release(&f);
 	/* DPO doubles both: 2 x 16 = 32 over 8 = 4, micro 2 x 1: fine ... */
 	lint(&f, cfg("", "", DPO("16", "1")));
-	ck_assert_uint_eq(count(&f, "GT631"), 0);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT631"), 0);
+	sim_fx_release(&f);
 	/* ... 2 x 12 / 8 = 3 in micro-batches of 2 x 2 = 4: none computed */
 	lint(&f, cfg("", "", DPO("12", "2")));
-	ck_assert_uint_eq(count(&f, "GT631"), 1);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT631"), 1);
+	sim_fx_release(&f);
 }
 END_TEST
 
 START_TEST(ppo_logprob_batches)
 {
-	struct fx f;
+	struct sim_fx f;
 
 	lint(&f, cfg("  logprob_batch_size: 3\n", "",
 		     "ppo:\n  num_prompts_per_step: 8\n"
 		     "  num_generations_per_prompt: 4\n"));
-	ck_assert_uint_eq(count(&f, "GT630"), 1);  /* 4 per lane, by 3 */
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT630"), 1);  /* 4 per lane, by 3 */
+	sim_fx_release(&f);
 }
 END_TEST
 
@@ -206,7 +167,7 @@ END_TEST
  * and policy.generation set: checked all the same. */
 START_TEST(vllm_every_rule)
 {
-	struct fx f;
+	struct sim_fx f;
 
 	lint(&f, "policy:\n  model_name: google/gemma-3-27b-it\n"
 	     "  train_global_batch_size: 60\n  train_micro_batch_size: 1\n"
@@ -218,34 +179,34 @@ START_TEST(vllm_every_rule)
 	     "  generation:\n    backend: vllm\n    vllm_cfg:\n"
 	     "      tensor_parallel_size: 3\n"
 	     "cluster:\n  num_nodes: 1\n  gpus_per_node: 6\n");
-	ck_assert_uint_eq(count(&f, "GT610"), 1);
-	ck_assert_uint_eq(count(&f, "GT611"), 1);
-	ck_assert_uint_eq(count(&f, "GT612"), 1);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT610"), 1);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT611"), 1);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT612"), 1);
 	/* the skipped per-algorithm checks (logprob_batch_size is set) are
 	 * said */
-	ck_assert_uint_eq(count(&f, "GT529"), 1);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT529"), 1);
 	ck_assert_ptr_nonnull(strstr(find(&f, "GT529")->msg, "the generation "
 				     "(vLLM) checks run"));
-	release(&f);
+	sim_fx_release(&f);
 }
 END_TEST
 
 /* TP 4.0 is the schema's (GT200); nothing is judged with TP 1. */
 START_TEST(refused_size_one_error)
 {
-	struct fx f;
+	struct sim_fx f;
 
 	lint(&f, cfg("", "    tensor_model_parallel_size: 4.0\n"
 		     "    sequence_parallel: true\n", ""));
 	ck_assert(f.plan.sizes_refused);
-	ck_assert_uint_eq(count(&f, "GT621"), 0);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT621"), 0);
 	ck_assert_uint_eq(f.diags.n, 0);
-	release(&f);
+	sim_fx_release(&f);
 	lint(&f, cfg("", "    tensor_model_parallel_size: 1\n"
 		     "    sequence_parallel: true\n", ""));
 	ck_assert(!f.plan.sizes_refused);
-	ck_assert_uint_eq(count(&f, "GT621"), 1);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT621"), 1);
+	sim_fx_release(&f);
 }
 END_TEST
 
@@ -259,24 +220,24 @@ START_TEST(ep_rng_without_6858)
 		"checkpointing:\n  enabled: true\n"
 		"cluster:\n  num_nodes: 1\n  gpus_per_node: 8\n";
 	char buf[1024];
-	struct fx f;
+	struct sim_fx f;
 
 	snprintf(buf, sizeof(buf), "%sgtplan:\n  stack:\n"
 		 "    megatron_lm_6858: false\n", moe);
 	lint(&f, buf);
-	ck_assert_uint_eq(count(&f, "GT642"), 1);
-	ck_assert_uint_eq(count(&f, "GT640"), 0);  /* no GTP */
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT642"), 1);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT640"), 0);  /* no GTP */
+	sim_fx_release(&f);
 	lint(&f, moe);
-	ck_assert_uint_eq(count(&f, "GT642"), 0);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT642"), 0);
+	sim_fx_release(&f);
 }
 END_TEST
 
 /* Approximate sizes: estimated (marked), a warning at most. */
 START_TEST(approximate_memory)
 {
-	struct fx f;
+	struct sim_fx f;
 
 	lint(&f, "grpo:\n  num_prompts_per_step: 8\n"
 	     "  num_generations_per_prompt: 8\n"
@@ -287,40 +248,26 @@ START_TEST(approximate_memory)
 	     "cluster:\n  num_nodes: 1\n  gpus_per_node: 1\n");
 	ck_assert(f.sim.mem.approximate);
 	ck_assert_uint_ge(f.sim.mem.n_stages, 1);
-	ck_assert_uint_eq(count(&f, "GT530"), 0);
-	ck_assert_uint_eq(count(&f, "GT532"), 1);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT530"), 0);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT532"), 1);
 	ck_assert_ptr_nonnull(strstr(find(&f, "GT532")->msg, "approximate"));
-	ck_assert_uint_eq(count(&f, "GT529"), 1);
-	release(&f);
+	ck_assert_uint_eq(sim_fx_count(&f, "GT529"), 1);
+	sim_fx_release(&f);
 }
 END_TEST
 
-static void add(Suite *s, const char *name, const TTest *t)
-{
-	TCase *tc = tcase_create(name);
-
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, t);
-	suite_add_tcase(s, tc);
-}
-
 int main(void)
 {
-	Suite *s = suite_create("framework_checks");
-	SRunner *sr;
-	int failed;
+	const struct test_case cases[] = {
+		{ "packed_pad_factor", packed_pad_factor },
+		{ "packed_bins", packed_bins },
+		{ "validation_batches", validation_batches },
+		{ "ppo_logprob_batches", ppo_logprob_batches },
+		{ "vllm_every_rule", vllm_every_rule },
+		{ "refused_size_one_error", refused_size_one_error },
+		{ "ep_rng_without_6858", ep_rng_without_6858 },
+		{ "approximate_memory", approximate_memory },
+	};
 
-	add(s, "packed_pad_factor", packed_pad_factor);
-	add(s, "packed_bins", packed_bins);
-	add(s, "validation_batches", validation_batches);
-	add(s, "ppo_logprob_batches", ppo_logprob_batches);
-	add(s, "vllm_every_rule", vllm_every_rule);
-	add(s, "refused_size_one_error", refused_size_one_error);
-	add(s, "ep_rng_without_6858", ep_rng_without_6858);
-	add(s, "approximate_memory", approximate_memory);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES("framework_checks", cases, 60);
 }

@@ -13,38 +13,10 @@
 #include "cfg.h"
 #include "diag.h"
 #include "model.h"
+#include "model_fixture.h"
 #include "harness.h"
 
 /* ---- helpers ---------------------------------------------------------- */
-
-struct fx {
-	struct src_set srcs;
-	struct diag_list diags;
-	struct cfg_node *root;
-	struct model_shape m;
-	int rc;
-};
-
-/* Parses a YAML text and resolves its model into f->m. */
-static void resolve(struct fx *f, const char *yaml)
-{
-	char *text = strdup(yaml);
-
-	src_set_init(&f->srcs);
-	diag_list_init(&f->diags, &f->srcs);
-	ck_assert_ptr_nonnull(text);
-	ck_assert_int_eq(cfg_parse_text("t.yaml", text, strlen(yaml), &f->srcs,
-					&f->diags, &f->root), 0);
-	ck_assert_int_eq(f->diags.n, 0);
-	f->rc = model_resolve(f->root, &f->m, &f->diags);
-}
-
-static void release(struct fx *f)
-{
-	cfg_free(f->root);
-	diag_list_release(&f->diags);
-	src_set_release(&f->srcs);
-}
 
 static const struct model_shape *must_find(const char *name)
 {
@@ -518,9 +490,10 @@ END_TEST
 
 START_TEST(resolve_catalog)
 {
-	struct fx f;
+	struct model_fx f;
 
-	resolve(&f, "policy:\n  model_name: qwen/qwen2.5-7b-instruct\n");
+	model_fx_resolve(&f,
+			 "policy:\n  model_name: qwen/qwen2.5-7b-instruct\n");
 	ck_assert_int_eq(f.rc, 0);
 	ck_assert_int_eq(f.diags.n, 0);
 	ck_assert(f.m.known);
@@ -531,7 +504,7 @@ START_TEST(resolve_catalog)
 	ck_assert_int_eq(f.m.kv_channels, 128);  /* filled in */
 	ck_assert_int_eq(model_total_params(&f.m),
 			 model_total_params(must_find("Qwen/Qwen2.5-7B")));
-	release(&f);
+	model_fx_release(&f);
 }
 END_TEST
 
@@ -568,14 +541,14 @@ START_TEST(resolve_overrides)
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
 		char yaml[256];
-		struct fx f;
+		struct model_fx f;
 		struct model_shape want = *cat;
 
 		snprintf(yaml, sizeof(yaml),
 			 "policy:\n  model_name: Qwen/Qwen2.5-7B\n"
 			 "gtplan:\n  model:\n    %s: %s\n", v[i].key,
 			 v[i].value);
-		resolve(&f, yaml);
+		model_fx_resolve(&f, yaml);
 		ck_assert_msg(f.rc == 0 && f.diags.n == 0 && f.m.known,
 			      "%s: rc %d, %zu findings", v[i].key, f.rc,
 			      f.diags.n);
@@ -622,16 +595,16 @@ START_TEST(resolve_overrides)
 		ck_assert_int_eq(f.m.loc.line, 5);
 		ck_assert_int_eq(f.m.loc.col, 5);
 		ck_assert_str_eq(f.m.name, "Qwen/Qwen2.5-7B");
-		release(&f);
+		model_fx_release(&f);
 	}
 }
 END_TEST
 
 START_TEST(resolve_null_restores_default)
 {
-	struct fx f;
+	struct model_fx f;
 
-	resolve(&f, "policy:\n  model_name: Qwen/Qwen3-30B-A3B\n"
+	model_fx_resolve(&f, "policy:\n  model_name: Qwen/Qwen3-30B-A3B\n"
 		    "gtplan:\n  model:\n    num_moe_experts: null\n"
 		    "    num_query_groups: null\n    kv_channels: ~\n");
 	ck_assert_int_eq(f.rc, 0);
@@ -643,15 +616,16 @@ START_TEST(resolve_null_restores_default)
 	/* dense now: the MLP is linear_fc1/linear_fc2 of ffn_hidden_size */
 	ck_assert_uint_eq(model_layer_weights(&f.m, (struct model_weight[4]){ 0 },
 					      4), 4);
-	release(&f);
+	model_fx_release(&f);
 }
 END_TEST
 
 START_TEST(resolve_moe_defaults)
 {
-	struct fx f;
+	struct model_fx f;
 
-	resolve(&f, "gtplan:\n  model:\n    num_layers: 2\n    hidden_size: 64\n"
+	model_fx_resolve(&f, "gtplan:\n  model:\n    num_layers: 2\n"
+		    "    hidden_size: 64\n"
 		    "    ffn_hidden_size: 128\n    num_attention_heads: 4\n"
 		    "    vocab_size: 1000\n    num_moe_experts: 8\n");
 	ck_assert_int_eq(f.rc, 0);
@@ -659,16 +633,16 @@ START_TEST(resolve_moe_defaults)
 	ck_assert(f.m.known);
 	ck_assert_int_eq(f.m.moe_ffn_hidden_size, 128);
 	ck_assert_int_eq(f.m.moe_router_topk, 2);
-	release(&f);
+	model_fx_release(&f);
 }
 END_TEST
 
 START_TEST(resolve_unknown_warns)
 {
-	struct fx f;
+	struct model_fx f;
 	const struct diag *d;
 
-	resolve(&f, "policy:\n  model_name: acme/Foo-7B\n");
+	model_fx_resolve(&f, "policy:\n  model_name: acme/Foo-7B\n");
 	ck_assert_int_eq(f.rc, 0);
 	ck_assert(!f.m.known);
 	ck_assert_str_eq(f.m.name, "acme/Foo-7B");
@@ -682,14 +656,15 @@ START_TEST(resolve_unknown_warns)
 	ck_assert_ptr_nonnull(strstr(d->hint, "num_layers, hidden_size, "
 				     "ffn_hidden_size, num_attention_heads, "
 				     "num_query_groups, vocab_size"));
-	release(&f);
+	model_fx_release(&f);
 
-	resolve(&f, "policy:\n  model_name: \"/path/to/hf_checkpoint\"\n");
+	model_fx_resolve(&f,
+			 "policy:\n  model_name: \"/path/to/hf_checkpoint\"\n");
 	ck_assert_int_eq(f.rc, 0);
 	ck_assert_uint_eq(f.diags.n, 1);
 	expect_diag(&f.diags.v[0], "GT524", 2, 15, "policy.model_name");
 	ck_assert_ptr_nonnull(strstr(f.diags.v[0].msg, "local path"));
-	release(&f);
+	model_fx_release(&f);
 }
 END_TEST
 
@@ -717,10 +692,10 @@ START_TEST(resolve_unknown_kinds)
 	};
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		struct fx f;
+		struct model_fx f;
 		const struct diag *d;
 
-		resolve(&f, v[i].yaml);
+		model_fx_resolve(&f, v[i].yaml);
 		ck_assert_int_eq(f.rc, 0);
 		ck_assert(!f.m.shape_known);
 		ck_assert_uint_eq(f.diags.n, 1);
@@ -732,17 +707,17 @@ START_TEST(resolve_unknown_kinds)
 		ck_assert_ptr_nonnull(strstr(d->hint, "gtplan.model"));
 		ck_assert_ptr_nonnull(strstr(d->hint, "num_query_groups = "
 					     "num_key_value_heads"));
-		release(&f);
+		model_fx_release(&f);
 	}
 }
 END_TEST
 
 START_TEST(resolve_incomplete_desc)
 {
-	struct fx f;
+	struct model_fx f;
 	const struct diag *d;
 
-	resolve(&f, "policy:\n  model_name: acme/Foo-7B\n"
+	model_fx_resolve(&f, "policy:\n  model_name: acme/Foo-7B\n"
 		    "gtplan:\n  model:\n    num_layers: 32\n"
 		    "    hidden_size: 4096\n    num_attention_heads: 32\n");
 	ck_assert_int_eq(f.rc, 0);
@@ -754,10 +729,10 @@ START_TEST(resolve_incomplete_desc)
 	ck_assert_ptr_nonnull(strstr(d->hint, "ffn_hidden_size, vocab_size"));
 	ck_assert_uint_eq(d->n_notes, 1);
 	ck_assert_int_eq(d->notes[0].loc.line, 5);
-	release(&f);
+	model_fx_release(&f);
 
 	/* no model name: at gtplan.model */
-	resolve(&f, "gtplan:\n  model:\n    num_layers: 32\n");
+	model_fx_resolve(&f, "gtplan:\n  model:\n    num_layers: 32\n");
 	ck_assert_int_eq(f.rc, 0);
 	ck_assert(!f.m.known);
 	ck_assert_uint_eq(f.diags.n, 1);
@@ -765,15 +740,15 @@ START_TEST(resolve_incomplete_desc)
 	ck_assert_ptr_nonnull(strstr(f.diags.v[0].hint, "hidden_size, "
 				     "ffn_hidden_size, num_attention_heads, "
 				     "vocab_size"));
-	release(&f);
+	model_fx_release(&f);
 }
 END_TEST
 
 START_TEST(resolve_complete_desc)
 {
-	struct fx f;
+	struct model_fx f;
 
-	resolve(&f, "policy:\n  model_name: acme/Foo-7B\n"
+	model_fx_resolve(&f, "policy:\n  model_name: acme/Foo-7B\n"
 		    "gtplan:\n  model:\n    num_layers: 32\n"
 		    "    hidden_size: 4096\n    ffn_hidden_size: 14336\n"
 		    "    num_attention_heads: 32\n    num_query_groups: 8\n"
@@ -789,10 +764,11 @@ START_TEST(resolve_complete_desc)
 	ck_assert(!f.m.add_bias_linear && !f.m.add_qkv_bias);
 	/* the Llama-3.1-8B shape, described by hand */
 	ck_assert_int_eq(model_total_params(&f.m), 8030261248LL);
-	release(&f);
+	model_fx_release(&f);
 
 	/* no model name at all */
-	resolve(&f, "gtplan:\n  model:\n    num_layers: 2\n    hidden_size: 64\n"
+	model_fx_resolve(&f, "gtplan:\n  model:\n    num_layers: 2\n"
+		    "    hidden_size: 64\n"
 		    "    ffn_hidden_size: 128\n    num_attention_heads: 4\n"
 		    "    vocab_size: 1000\n");
 	ck_assert_int_eq(f.rc, 0);
@@ -801,7 +777,7 @@ START_TEST(resolve_complete_desc)
 	ck_assert_str_eq(f.m.name, "gtplan.model");
 	ck_assert_int_eq(f.m.num_query_groups, 4);
 	ck_assert_int_eq(f.m.kv_channels, 16);
-	release(&f);
+	model_fx_release(&f);
 }
 END_TEST
 
@@ -815,14 +791,14 @@ START_TEST(resolve_nothing)
 	};
 
 	for (size_t i = 0; i < sizeof(yaml) / sizeof(yaml[0]); i++) {
-		struct fx f;
+		struct model_fx f;
 
-		resolve(&f, yaml[i]);
+		model_fx_resolve(&f, yaml[i]);
 		ck_assert_int_eq(f.rc, 0);
 		ck_assert_int_eq(f.diags.n, 0);
 		ck_assert(!f.m.known);
 		ck_assert_int_lt(f.m.loc.src, 0);
-		release(&f);
+		model_fx_release(&f);
 	}
 }
 END_TEST
@@ -853,12 +829,12 @@ START_TEST(resolve_bad_values)
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
 		char yaml[512];
-		struct fx f;
+		struct model_fx f;
 
 		snprintf(yaml, sizeof(yaml),
 			 "policy:\n  model_name: Qwen/Qwen2.5-7B\n"
 			 "gtplan:\n  model:\n%s", v[i].desc);
-		resolve(&f, yaml);
+		model_fx_resolve(&f, yaml);
 		ck_assert_msg(f.rc == -1, "%s: rc %d", v[i].desc, f.rc);
 		ck_assert(!f.m.known);
 		ck_assert_msg(f.diags.n == 1, "%s: %zu findings", v[i].desc,
@@ -866,22 +842,22 @@ START_TEST(resolve_bad_values)
 		expect_diag(&f.diags.v[0], v[i].code, v[i].line, v[i].col,
 			    v[i].path);
 		ck_assert_ptr_nonnull(f.diags.v[0].hint);
-		release(&f);
+		model_fx_release(&f);
 	}
 }
 END_TEST
 
 START_TEST(resolve_desc_not_a_map)
 {
-	struct fx f;
+	struct model_fx f;
 
-	resolve(&f, "policy:\n  model_name: Qwen/Qwen2.5-7B\n"
+	model_fx_resolve(&f, "policy:\n  model_name: Qwen/Qwen2.5-7B\n"
 		    "gtplan:\n  model: [1, 2]\n");
 	ck_assert_int_eq(f.rc, -1);
 	ck_assert(!f.m.known);
 	ck_assert_uint_eq(f.diags.n, 1);
 	expect_diag(&f.diags.v[0], "GT200", 4, 10, "gtplan.model");
-	release(&f);
+	model_fx_release(&f);
 }
 END_TEST
 

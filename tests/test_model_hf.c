@@ -15,36 +15,10 @@
 #include "cfg.h"
 #include "diag.h"
 #include "model.h"
+#include "model_fixture.h"
+#include "harness.h"
 
 #define HF "tests/configs/hf/"
-
-struct fx {
-	struct src_set srcs;
-	struct diag_list diags;
-	struct cfg_node *root;
-	struct model_shape m;
-	int rc;
-};
-
-static void resolve(struct fx *f, const char *yaml)
-{
-	char *text = strdup(yaml);
-
-	src_set_init(&f->srcs);
-	diag_list_init(&f->diags, &f->srcs);
-	ck_assert_ptr_nonnull(text);
-	ck_assert_int_eq(cfg_parse_text("t.yaml", text, strlen(yaml), &f->srcs,
-					&f->diags, &f->root), 0);
-	ck_assert_int_eq(f->diags.n, 0);
-	f->rc = model_resolve(f->root, &f->m, &f->diags);
-}
-
-static void release(struct fx *f)
-{
-	cfg_free(f->root);
-	diag_list_release(&f->diags);
-	src_set_release(&f->srcs);
-}
 
 /* A config naming `name` with gtplan.model.hf_config `path` (NULL: none)
  * and extra gtplan.model lines. */
@@ -59,7 +33,7 @@ static const char *cfg(const char *name, const char *path, const char *extra)
 	return buf;
 }
 
-static size_t count(const struct fx *f, const char *code)
+static size_t count(const struct model_fx *f, const char *code)
 {
 	size_t n = 0;
 
@@ -79,9 +53,10 @@ static const char *origin(const struct model_shape *m, const char *key)
 
 START_TEST(qwen3_moe)
 {
-	struct fx f;
+	struct model_fx f;
 
-	resolve(&f, cfg("acme/x", HF "qwen3-30b-a3b/config.json", NULL));
+	model_fx_resolve(&f, cfg("acme/x", HF "qwen3-30b-a3b/config.json",
+			     NULL));
 	ck_assert_int_eq(f.rc, 0);
 	ck_assert(f.m.known && !f.m.approximate);
 	ck_assert_int_eq(f.m.num_layers, 48);
@@ -105,16 +80,16 @@ START_TEST(qwen3_moe)
 	ck_assert_str_eq(f.m.config_json, HF "qwen3-30b-a3b/config.json");
 	ck_assert_uint_eq(count(&f, "GT525"), 1);
 	ck_assert_uint_eq(count(&f, "GT524"), 0);
-	release(&f);
+	model_fx_release(&f);
 }
 END_TEST
 
 /* MLA, dense first layers, a shared expert, MTP: mapped, approximate. */
 START_TEST(deepseek_v3)
 {
-	struct fx f;
+	struct model_fx f;
 
-	resolve(&f, cfg("acme/x", HF "deepseek-v3", NULL));
+	model_fx_resolve(&f, cfg("acme/x", HF "deepseek-v3", NULL));
 	ck_assert_int_eq(f.rc, 0);
 	ck_assert(f.m.shape_known && !f.m.known && f.m.approximate);
 	ck_assert(f.m.multi_latent_attention);
@@ -125,49 +100,49 @@ START_TEST(deepseek_v3)
 	ck_assert_str_eq(f.m.moe_layer_freq, "[0]*3+[1]*58");
 	ck_assert_int_eq(model_moe_layers(&f.m, 0, 61), 58);
 	ck_assert_uint_eq(count(&f, "GT525"), 1);
-	release(&f);
+	model_fx_release(&f);
 }
 END_TEST
 
 START_TEST(nemotron_h_gpt_oss_gemma3)
 {
-	struct fx f;
+	struct model_fx f;
 
-	resolve(&f, cfg("acme/x", HF "nemotron-h", NULL));
+	model_fx_resolve(&f, cfg("acme/x", HF "nemotron-h", NULL));
 	ck_assert(f.m.shape_known && f.m.approximate);
 	ck_assert_int_eq((long long)strlen(f.m.hybrid_layer_pattern), 52);
 	ck_assert(!f.m.gated_linear_unit);  /* squared ReLU */
-	release(&f);
+	model_fx_release(&f);
 
-	resolve(&f, cfg("acme/x", HF "gpt-oss", NULL));
+	model_fx_resolve(&f, cfg("acme/x", HF "gpt-oss", NULL));
 	ck_assert(f.m.known);
 	ck_assert_int_eq(f.m.num_moe_experts, 32);
 	ck_assert_int_eq(f.m.moe_ffn_hidden_size, 2880);
 	ck_assert_int_eq(f.m.moe_router_topk, 4);
 	ck_assert_int_eq(f.m.kv_channels, 64);
 	ck_assert(f.m.add_qkv_bias && f.m.add_bias_linear);
-	release(&f);
+	model_fx_release(&f);
 
 	/* the text model of a multimodal checkpoint; tie_word_embeddings
 	 * absent: PretrainedConfig's default, tied */
-	resolve(&f, cfg("acme/x", HF "gemma3-mm", NULL));
+	model_fx_resolve(&f, cfg("acme/x", HF "gemma3-mm", NULL));
 	ck_assert(f.m.known);
 	ck_assert_int_eq(f.m.num_layers, 62);
 	ck_assert_int_eq(f.m.vocab_size, 262208);
 	ck_assert_int_eq(f.m.num_query_groups, 16);
 	ck_assert(f.m.share_embeddings_and_output_weights);
 	ck_assert_int_eq(f.m.num_moe_experts, 0);
-	release(&f);
+	model_fx_release(&f);
 }
 END_TEST
 
 /* A model_type gtplan does not map: common fields, approximate, said. */
 START_TEST(unmapped_family)
 {
-	struct fx f;
+	struct model_fx f;
 	const struct diag *d = NULL;
 
-	resolve(&f, cfg("acme/x", HF "unmapped", NULL));
+	model_fx_resolve(&f, cfg("acme/x", HF "unmapped", NULL));
 	ck_assert(f.m.shape_known && !f.m.known && f.m.approximate);
 	ck_assert_int_eq(f.m.num_layers, 20);
 	for (size_t i = 0; i < f.diags.n; i++)
@@ -177,38 +152,38 @@ START_TEST(unmapped_family)
 	ck_assert_uint_ge(d->n_notes, 1);
 	ck_assert_ptr_nonnull(strstr(d->notes[0].msg, "not a family gtplan "
 				     "maps"));
-	release(&f);
+	model_fx_release(&f);
 }
 END_TEST
 
 /* policy.model_name a folder with a config.json; the hub cache. */
 START_TEST(folder_and_cache)
 {
-	struct fx f;
+	struct model_fx f;
 
-	resolve(&f, cfg(HF "llama-local", NULL, NULL));
+	model_fx_resolve(&f, cfg(HF "llama-local", NULL, NULL));
 	ck_assert_int_eq(f.rc, 0);
 	ck_assert(f.m.known);
 	ck_assert_int_eq(f.m.num_layers, 30);
 	ck_assert_int_eq(f.m.kv_channels, 128);
 	ck_assert_str_eq(origin(&f.m, "kv_channels"), "default");
 	ck_assert(f.m.share_embeddings_and_output_weights);
-	release(&f);
+	model_fx_release(&f);
 
 	ck_assert_int_eq(setenv("HF_HUB_CACHE", HF "cache", 1), 0);
-	resolve(&f, cfg("acme/Tiny-Llama-8L", NULL, NULL));
+	model_fx_resolve(&f, cfg("acme/Tiny-Llama-8L", NULL, NULL));
 	ck_assert(f.m.known);
 	/* refs/main names ffff0000; the first snapshot by name, 0123abcd,
 	 * has 99 layers */
 	ck_assert_int_eq(f.m.num_layers, 8);
 	ck_assert_ptr_nonnull(strstr(f.m.config_json, "ffff0000"));
-	release(&f);
+	model_fx_release(&f);
 	/* not cached: GT524, which names the cache */
-	resolve(&f, cfg("acme/Not-Cached", NULL, NULL));
+	model_fx_resolve(&f, cfg("acme/Not-Cached", NULL, NULL));
 	ck_assert(!f.m.shape_known);
 	ck_assert_uint_eq(count(&f, "GT524"), 1);
 	ck_assert_ptr_nonnull(strstr(f.diags.v[0].msg, "Hugging Face cache"));
-	release(&f);
+	model_fx_release(&f);
 	ck_assert_int_eq(unsetenv("HF_HUB_CACHE"), 0);
 }
 END_TEST
@@ -217,10 +192,10 @@ END_TEST
  * config.json speaks for what it leaves out (no experts: dense). */
 START_TEST(precedence)
 {
-	struct fx f;
+	struct model_fx f;
 	char from[600];
 
-	resolve(&f, cfg("Qwen/Qwen3-30B-A3B", HF "llama-local",
+	model_fx_resolve(&f, cfg("Qwen/Qwen3-30B-A3B", HF "llama-local",
 			"    num_layers: 32\n"));
 	ck_assert_int_eq(f.rc, 0);
 	ck_assert_int_eq(f.m.num_layers, 32);
@@ -230,37 +205,37 @@ START_TEST(precedence)
 	ck_assert_int_eq(f.m.num_moe_experts, 0);
 	model_origin_text(&f.m, "hidden_size", from, sizeof(from));
 	ck_assert_str_eq(from, HF "llama-local/config.json");
-	release(&f);
+	model_fx_release(&f);
 
-	resolve(&f, cfg("Qwen/Qwen3-30B-A3B", NULL, NULL));
+	model_fx_resolve(&f, cfg("Qwen/Qwen3-30B-A3B", NULL, NULL));
 	ck_assert_str_eq(origin(&f.m, "num_moe_experts"), "catalog");
 	model_origin_text(&f.m, "num_moe_experts", from, sizeof(from));
 	ck_assert_str_eq(from, "gtplan's catalog");
-	release(&f);
+	model_fx_release(&f);
 }
 END_TEST
 
 START_TEST(unreadable)
 {
-	struct fx f;
+	struct model_fx f;
 
-	resolve(&f, cfg("acme/x", HF "broken", NULL));
+	model_fx_resolve(&f, cfg("acme/x", HF "broken", NULL));
 	ck_assert_int_eq(f.rc, -1);
 	ck_assert(!f.m.shape_known);
 	ck_assert_uint_eq(count(&f, "GT526"), 1);
-	release(&f);
-	resolve(&f, cfg("acme/x", HF "no-such-model", NULL));
+	model_fx_release(&f);
+	model_fx_resolve(&f, cfg("acme/x", HF "no-such-model", NULL));
 	ck_assert_int_eq(f.rc, -1);
 	ck_assert_uint_eq(count(&f, "GT526"), 1);
 	ck_assert_ptr_nonnull(strstr(f.diags.v[0].msg, "no config.json"));
-	release(&f);
+	model_fx_release(&f);
 }
 END_TEST
 
 /* Meta-Llama-3.1-8B-Instruct is Llama-3.1-8B-Instruct's older name. */
 START_TEST(aliases_and_suggestions)
 {
-	struct fx f;
+	struct model_fx f;
 	const struct diag *d;
 
 	ck_assert_ptr_eq(model_catalog_find("meta-llama/Meta-Llama-3.1-8B-"
@@ -269,27 +244,28 @@ START_TEST(aliases_and_suggestions)
 	ck_assert_ptr_nonnull(model_catalog_find("Meta-Llama-3.1-70B"));
 	ck_assert_ptr_null(model_catalog_find("meta-llama/Meta-Llama-9-1B"));
 
-	resolve(&f, cfg("Qwen/Qwen2.5-7B-Instrut", NULL, NULL));
+	model_fx_resolve(&f, cfg("Qwen/Qwen2.5-7B-Instrut", NULL, NULL));
 	ck_assert_uint_eq(f.diags.n, 1);
 	d = &f.diags.v[0];
 	ck_assert_str_eq(diag_code(d), "GT524");
 	ck_assert_uint_eq(d->n_notes, 1);
 	ck_assert_ptr_nonnull(strstr(d->notes[0].msg,
 				     "did you mean Qwen/Qwen2.5-7B-Instruct"));
-	release(&f);
+	model_fx_release(&f);
 	/* nothing near: no suggestion */
-	resolve(&f, cfg("zzz/qqqqqqqqqqqqqqqqqqqqqqqq", NULL, NULL));
+	model_fx_resolve(&f, cfg("zzz/qqqqqqqqqqqqqqqqqqqqqqqq", NULL, NULL));
 	ck_assert_uint_eq(f.diags.v[0].n_notes, 0);
-	release(&f);
+	model_fx_release(&f);
 }
 END_TEST
 
 /* Only the heads: the heads fields are kept for their checks. */
 START_TEST(partial_shape)
 {
-	struct fx f;
+	struct model_fx f;
 
-	resolve(&f, "policy:\n  model_name: acme/y\ngtplan:\n  model:\n"
+	model_fx_resolve(&f, "policy:\n  model_name: acme/y\n"
+		"gtplan:\n  model:\n"
 		"    num_attention_heads: 12\n");
 	ck_assert_int_eq(f.rc, 0);
 	ck_assert(!f.m.shape_known);
@@ -297,36 +273,23 @@ START_TEST(partial_shape)
 	ck_assert_uint_eq(count(&f, "GT524"), 1);
 	ck_assert_ptr_nonnull(strstr(f.diags.v[0].msg, "those it allows run: "
 				     "heads and query groups vs TP"));
-	release(&f);
+	model_fx_release(&f);
 }
 END_TEST
 
-static void add(Suite *s, const char *name, const TTest *t)
-{
-	TCase *tc = tcase_create(name);
-
-	tcase_add_test(tc, t);
-	suite_add_tcase(s, tc);
-}
-
 int main(void)
 {
-	Suite *s = suite_create("model_hf");
-	SRunner *sr;
-	int failed;
+	const struct test_case cases[] = {
+		{ "qwen3_moe", qwen3_moe },
+		{ "deepseek_v3", deepseek_v3 },
+		{ "nemotron_h_gpt_oss_gemma3", nemotron_h_gpt_oss_gemma3 },
+		{ "unmapped_family", unmapped_family },
+		{ "folder_and_cache", folder_and_cache },
+		{ "precedence", precedence },
+		{ "unreadable", unreadable },
+		{ "aliases_and_suggestions", aliases_and_suggestions },
+		{ "partial_shape", partial_shape },
+	};
 
-	add(s, "qwen3_moe", qwen3_moe);
-	add(s, "deepseek_v3", deepseek_v3);
-	add(s, "nemotron_h_gpt_oss_gemma3", nemotron_h_gpt_oss_gemma3);
-	add(s, "unmapped_family", unmapped_family);
-	add(s, "folder_and_cache", folder_and_cache);
-	add(s, "precedence", precedence);
-	add(s, "unreadable", unreadable);
-	add(s, "aliases_and_suggestions", aliases_and_suggestions);
-	add(s, "partial_shape", partial_shape);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return RUN_CASES("model_hf", cases, 0);
 }
