@@ -176,21 +176,38 @@ int kern_fast_gemm(struct cuda_impl *c, int ta, int tb, long long m,
 		   long long lda, const float *b, long long ldb, float beta,
 		   float *cc, long long ldc)
 {
+	return kern_fast_gemm_bf(c, ta, tb, m, n, kd, alpha, a, NULL, lda, b,
+				 NULL, ldb, beta, cc, ldc);
+}
+
+int kern_fast_gemm_bf(struct cuda_impl *c, int ta, int tb, long long m,
+		      long long n, long long kd, float alpha, const float *a,
+		      const uint16_t *a16, long long lda, const float *b,
+		      const uint16_t *b16, long long ldb, float beta,
+		      float *cc, long long ldc)
+{
 	long long ar = ta ? kd : m, ac = ta ? m : kd;
 	long long br = tb ? n : kd, bc = tb ? kd : n;
-	long long cnt[2] = { ar * ac, br * bc };
+	long long cnt[2] = { a16 ? 0 : ar * ac, b16 ? 0 : br * bc };
 	struct kern_fast *f;
 	void *p[2];
 
 	KERN_TRY(fast_get(c, &f));
-	KERN_TRY(fast_carve(c, 2, cnt, 0, p));
-	kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 0);
-	KERN_TRY(to_bf16_rows(c->stream, ar, ac, a, lda, (uint16_t *)p[0]));
-	KERN_TRY(to_bf16_rows(c->stream, br, bc, b, ldb, (uint16_t *)p[1]));
-	kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 1);
+	if (!a16 || !b16) {
+		KERN_TRY(fast_carve(c, 2, cnt, 0, p));
+		kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 0);
+		if (!a16)
+			KERN_TRY(to_bf16_rows(c->stream, ar, ac, a, lda,
+					      (uint16_t *)p[0]));
+		if (!b16)
+			KERN_TRY(to_bf16_rows(c->stream, br, bc, b, ldb,
+					      (uint16_t *)p[1]));
+		kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 1);
+	}
 	return kern_lt_gemm(f->lt, ta, tb, m, n, kd, alpha,
-			    (const uint16_t *)p[0], ac, (const uint16_t *)p[1],
-			    bc, beta, cc, KERN_LT_F32, ldc, NULL);
+			    a16 ? a16 : (const uint16_t *)p[0], a16 ? lda : ac,
+			    b16 ? b16 : (const uint16_t *)p[1], b16 ? ldb : bc,
+			    beta, cc, KERN_LT_F32, ldc, NULL);
 }
 
 /* ---- attention ---------------------------------------------------------- */

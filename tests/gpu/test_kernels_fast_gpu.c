@@ -20,14 +20,32 @@
  *    output X = A B^T is rounded to bf16 on both sides from fp32 sums whose
  *    order differs, so an element may round the other way: 2^-8), where a
  *    stale copy is off by O(1).
+ *  - gemm_copies 1e-4 (TOL_RED): kern_gemm_bf with the device's bf16
+ *    copies (kern_round_bf16_copy, bit for bit the CPU's: round_copy 0)
+ *    and the fp32 operand absent, against the CPU twin's kern_gemm_bf; a
+ *    stale copy must change the device's product (it is what is read).
+ *  - producers_bf 4e-3 (TOL_BF_OUT): the fused _bf producers (SwiGLU
+ *    forward and backward, the cross-entropy gradient) against the CPU
+ *    twin's plain function then kern_round_bf16_copy: both round to bf16
+ *    (2^-8 relative), and an fp32 value within an ulp of a rounding
+ *    boundary may round the other way where the device's expf differs from
+ *    the C library's; each device copy equals the bits of the device's own
+ *    rounded output (producers_bf_bits 0).
+ *  - adam_bf 1e-5 (TOL_ELEM, as the fp32 Adam's test): kern_adam_bf on
+ *    the device against the CPU twin's kern_adam, three steps, n not a
+ *    multiple of 4 (the 4-wide kernel and its tail); its copy equals the
+ *    bits of the device's own updated weights (adam_bf_bits 0).
+ *  - qkv_split 0: Megatron's fused qkv columns split and merged, bit for
+ *    bit the CPU's (values are moved, not computed).
  *  - attn_bf16 2e-2 for o, dq, dk, dv (lse 1e-3): the flash kernels round
  *    P, dS and the forward's o to bf16 (FlashAttention-2's precision; the
  *    same bound as tests/gpu/test_flash_gpu.c, here elementwise-max
  *    normwise so twice its 1e-2), the CPU sums in double.
- *  - attn_fast_is_flash 0: the fast path's o, dk and dv equal bit for bit
- *    those of kern_flash_fwd/bwd (kernels/kern_flash.h) called directly on
- *    the same bf16 inputs (both are bit-reproducible; dq, summed with
- *    atomics, within 1e-5).
+ *  - attn_fast_is_flash 0: the fast path's o and lse equal bit for bit
+ *    those of kern_flash_fwd (kernels/kern_flash.h) called directly on the
+ *    same bf16 inputs; its dq, dk and dv those of kern_flash_bwd within
+ *    1e-5 (sums by atomics: dq always, dk and dv where a sequence's
+ *    blocks split each query group's heads, kern_flash_bwd.cu).
  *  - attn_fallback 0: a head dim the flash kernels lack (32) runs the fp32
  *    reference kernels in bf16 mode too, bit for bit.
  */
@@ -200,6 +218,240 @@ static void test_gemm_reuse(void)
 	free(a); free(b1); free(b2); free(x);
 }
 
+/* ---- GEMM on bf16 copies (kern_gemm_bf) ---------------------------------- */
+
+/* One shape and layout t (as gemm_case): the device's copies made by
+ * kern_round_bf16_copy (checked against the CPU's bits in *vr), the fp32
+ * operand A absent on the device, B given; the CPU twin widens its own
+ * copies. With `stale`, the device's copy of A has one value changed
+ * after rounding: the products must then differ. */
+static double copies_case(const long long *dm, int t, int stale,
+			  struct verdict *vr, int *rc)
+{
+	long long m = dm[0], n = dm[1], kd = dm[2];
+	int ta = t & 1, tb = (t >> 1) & 1, pad = (t >> 2) & 1;
+	long long lda = (ta ? m : kd) + pad * 3, ldb = (tb ? kd : n) + pad * 5;
+	long long ldc = n + pad * 2, na = (ta ? kd : m) * lda;
+	long long nb = (tb ? n : kd) * ldb, nc = m * ldc;
+	float *a = rnd(na, 1), *b = rnd(nb, 1), *c = rnd(nc, 1);
+	float *cg = dup(c, nc), *da = up(a, (size_t)na * 4);
+	float *db = up(b, (size_t)nb * 4), *dc = up(c, (size_t)nc * 4);
+	uint16_t *ha = xmalloc((size_t)na * 2), *hb = xmalloc((size_t)nb * 2);
+	uint16_t *ga = xmalloc((size_t)na * 2), *a16 = NULL, *b16 = NULL;
+	double e;
+
+	*rc = kern_alloc(&G, (size_t)na * 2, (void **)&a16);
+	if (!*rc)
+		*rc = kern_alloc(&G, (size_t)nb * 2, (void **)&b16);
+	if (!*rc)
+		*rc = kern_round_bf16_copy(&C, na, a, ha);
+	if (!*rc)
+		*rc = kern_round_bf16_copy(&C, nb, b, hb);
+	if (!*rc)
+		*rc = kern_round_bf16_copy(&G, na, da, a16);
+	if (!*rc)
+		*rc = kern_round_bf16_copy(&G, nb, db, b16);
+	if (!*rc)
+		*rc = down(ga, a16, (size_t)na * 2);
+	if (!*rc)
+		see(vr, memcmp(ga, ha, (size_t)na * 2) ? INFINITY : 0);
+	if (!*rc && stale) { /* 10.0 (or -10.0) in place of A[0][0] */
+		ga[0] = ga[0] == 0x4120 ? 0xc120 : 0x4120;
+		*rc = kern_upload(&G, a16, ga, 2);
+	}
+	if (!*rc)
+		*rc = kern_gemm_bf(&C, ta, tb, m, n, kd, 0.75f, NULL, ha, lda, b,
+				   hb, ldb, pad ? 0.5f : 0.0f, c, ldc);
+	if (!*rc)
+		*rc = kern_gemm_bf(&G, ta, tb, m, n, kd, 0.75f, NULL, a16, lda,
+				   db, b16, ldb, pad ? 0.5f : 0.0f, dc, ldc);
+	if (!*rc)
+		*rc = down(cg, dc, (size_t)nc * 4);
+	e = relerr(cg, c, nc);
+	drop(da); drop(db); drop(dc); drop(a16); drop(b16);
+	free(a); free(b); free(c); free(cg); free(ha); free(hb); free(ga);
+	return e;
+}
+
+static void test_gemm_copies(void)
+{
+	struct verdict v = { 0, 0 }, vr = { 0, 0 }, vs = { 0, 0 };
+	int rc;
+
+	for (size_t s = 0; s < NGEMM; s++)
+		for (int t = 0; t < 8; t++) {
+			see(&v, copies_case(gemm_dims[s], t, 0, &vr, &rc));
+			see_rc(&v, rc);
+			if (gemm_dims[s][2] < 64)
+				continue;
+			/* a stale copy is read: the product moves */
+			see(&vs, copies_case(gemm_dims[s], t, 1, &vr, &rc) >
+				 TOL_RED ? 0 : INFINITY);
+			see_rc(&vs, rc);
+		}
+	report("gemm_copies", &v, TOL_RED);
+	report("gemm_stale", &vs, 0);
+	report("round_copy", &vr, 0);
+}
+
+#define TOL_BF_OUT 4e-3
+
+/* 0 when the n bf16 bits at device h are those of the n floats at device
+ * y (each float a bf16 value). */
+static double bits_of(struct verdict *v, const float *y, const uint16_t *h,
+		      long long n)
+{
+	float *x = xmalloc((size_t)n * 4);
+	uint16_t *b = xmalloc((size_t)n * 2), *w = xmalloc((size_t)n * 2);
+	double r;
+
+	see_rc(v, down(x, y, (size_t)n * 4));
+	see_rc(v, down(b, h, (size_t)n * 2));
+	see_rc(v, kern_to_bf16(&C, n, x, w));
+	r = memcmp(b, w, (size_t)n * 2) ? INFINITY : 0;
+	free(x);
+	free(b);
+	free(w);
+	return r;
+}
+
+/* One output of a _bf producer: device (y, h) against the CPU's y. */
+static void bf_out(struct verdict *v, struct verdict *vb, const float *dy,
+		   const uint16_t *dh, const float *cy, long long n)
+{
+	float *g = xmalloc((size_t)n * 4);
+
+	see_rc(v, down(g, dy, (size_t)n * 4));
+	see(v, relerr(g, cy, n));
+	see(vb, bits_of(vb, dy, dh, n));
+	free(g);
+}
+
+static void test_producers_bf(void)
+{
+	static const long long dims[][2] = { { 37, 64 }, { 5, 7 }, { 300, 512 } };
+	struct verdict v = { 0, 0 }, vb = { 0, 0 };
+
+	for (size_t s = 0; s < sizeof(dims) / sizeof(dims[0]); s++) {
+		long long r = dims[s][0], f = dims[s][1], vv = 3 * f + 1;
+		float *x = rnd(r * 2 * f, 3), *dy = rnd(r * f, 1);
+		float *lg = rnd(r * vv, 4), *cy = xmalloc((size_t)(r * vv) * 4);
+		float *mx = xmalloc((size_t)r * 4), *sm = xmalloc((size_t)r * 4);
+		uint16_t *ch = xmalloc((size_t)(r * vv) * 2), *gh = NULL;
+		int32_t *t = rnd_ids(r, 0, (int32_t)vv);
+		float *dx = up(x, (size_t)(r * 2 * f) * 4);
+		float *ddy = up(dy, (size_t)(r * f) * 4);
+		float *dlg = up(lg, (size_t)(r * vv) * 4), *dout = NULL;
+		float *dmx, *dsm;
+		int32_t *dt = up(t, (size_t)r * 4);
+
+		see_rc(&v, kern_ce_max(&C, r, vv, vv - 1, lg, mx));
+		see_rc(&v, kern_ce_sumexp(&C, r, vv, vv - 1, lg, mx, sm));
+		dmx = up(mx, (size_t)r * 4);
+		dsm = up(sm, (size_t)r * 4);
+		see_rc(&v, kern_alloc(&G, (size_t)(r * vv) * 4, (void **)&dout));
+		see_rc(&v, kern_alloc(&G, (size_t)(r * vv) * 2, (void **)&gh));
+		/* SwiGLU forward */
+		see_rc(&v, kern_swiglu_fwd_bf(&C, r, f, x, cy, ch));
+		see_rc(&v, kern_swiglu_fwd_bf(&G, r, f, dx, dout, gh));
+		bf_out(&v, &vb, dout, gh, cy, r * f);
+		/* SwiGLU backward */
+		see_rc(&v, kern_swiglu_bwd_bf(&C, r, f, x, dy, cy, ch));
+		see_rc(&v, kern_swiglu_bwd_bf(&G, r, f, dx, ddy, dout, gh));
+		bf_out(&v, &vb, dout, gh, cy, r * 2 * f);
+		/* the cross-entropy gradient, in place as the runtime runs it */
+		memcpy(cy, lg, (size_t)(r * vv) * 4);
+		see_rc(&v, kern_ce_bwd_bf(&C, r, vv, vv - 1, 0, t, mx, sm, 0.5f,
+					  cy, cy, ch));
+		see_rc(&v, kern_ce_bwd_bf(&G, r, vv, vv - 1, 0, dt, dmx, dsm,
+					  0.5f, dlg, dlg, gh));
+		bf_out(&v, &vb, dlg, gh, cy, r * vv);
+		drop(dx); drop(ddy); drop(dlg); drop(dout); drop(gh); drop(dmx);
+		drop(dsm); drop(dt);
+		free(x); free(dy); free(lg); free(cy); free(mx); free(sm);
+		free(ch); free(t);
+	}
+	report("producers_bf", &v, TOL_BF_OUT);
+	report("producers_bf_bits", &vb, 0);
+}
+
+static void test_adam_bf(void)
+{
+	const long long n = 100003, n16 = 99001;
+	struct verdict v = { 0, 0 }, vb = { 0, 0 };
+	float *p = rnd(n, 1), *g = rnd(n, 1), *m = rnd(n, 1), *w = rnd(n, 1);
+	float *dp, *dg, *dm, *dw, *gp = xmalloc((size_t)n * 4);
+	uint16_t *h = NULL;
+
+	for (long long i = 0; i < n; i++)
+		w[i] = fabsf(w[i]);
+	dp = up(p, (size_t)n * 4);
+	dg = up(g, (size_t)n * 4);
+	dm = up(m, (size_t)n * 4);
+	dw = up(w, (size_t)n * 4);
+	see_rc(&v, kern_alloc(&G, (size_t)n16 * 2, (void **)&h));
+	for (long long step = 1; step <= 3; step++) {
+		see_rc(&v, kern_adam(&C, n, 1e-3f, 0.9f, 0.95f, 1e-8f, step, p,
+				     g, m, w));
+		see_rc(&v, kern_adam_bf(&G, n, 1e-3f, 0.9f, 0.95f, 1e-8f, step,
+					dp, dg, dm, dw, h, n16));
+	}
+	see_rc(&v, down(gp, dp, (size_t)n * 4));
+	see(&v, relerr(gp, p, n));
+	see(&vb, bits_of(&vb, dp, h, n16));
+	report("adam_bf", &v, TOL_ELEM);
+	report("adam_bf_bits", &vb, 0);
+	drop(dp); drop(dg); drop(dm); drop(dw); drop(h);
+	free(p); free(g); free(m); free(w); free(gp);
+}
+
+/* kern_qkv_split and kern_qkv_merge against the CPU twin, bit for bit. */
+static void test_qkv_split(void)
+{
+	static const long long dims[][4] = {
+		{ 1, 1, 1, 1 }, { 37, 3, 8, 4 }, { 300, 8, 512, 128 },
+	};
+	struct verdict v = { 0, 0 };
+
+	for (size_t s = 0; s < sizeof(dims) / sizeof(dims[0]); s++) {
+		long long r = dims[s][0], g = dims[s][1], nq = dims[s][2];
+		long long nk = dims[s][3], np = r * g * (nq + 2 * nk);
+		long long cnt[3] = { r * g * nq, r * g * nk, r * g * nk };
+		float *p = rnd(np, 1), *h[3], *d[3], *dp = up(p, (size_t)np * 4);
+		float *back = xmalloc((size_t)np * 4), *dback = NULL;
+
+		for (int i = 0; i < 3; i++) {
+			h[i] = xmalloc((size_t)cnt[i] * 4);
+			d[i] = up(h[i], (size_t)cnt[i] * 4);
+		}
+		see_rc(&v, kern_alloc(&G, (size_t)np * 4, (void **)&dback));
+		see_rc(&v, kern_qkv_split(&C, r, g, nq, nk, p, h[0], h[1], h[2]));
+		see_rc(&v, kern_qkv_split(&G, r, g, nq, nk, dp, d[0], d[1],
+					  d[2]));
+		see_rc(&v, kern_qkv_merge(&G, r, g, nq, nk, d[0], d[1], d[2],
+					  dback));
+		for (int i = 0; i < 3 && !v.rc; i++) {
+			float *x = xmalloc((size_t)cnt[i] * 4);
+
+			see_rc(&v, down(x, d[i], (size_t)cnt[i] * 4));
+			see(&v, memcmp(x, h[i], (size_t)cnt[i] * 4) ? INFINITY :
+			    0);
+			free(x);
+		}
+		see_rc(&v, down(back, dback, (size_t)np * 4));
+		see(&v, memcmp(back, p, (size_t)np * 4) ? INFINITY : 0);
+		for (int i = 0; i < 3; i++) {
+			free(h[i]);
+			drop(d[i]);
+		}
+		free(p);
+		free(back);
+		drop(dp);
+		drop(dback);
+	}
+	report("qkv_split", &v, 0);
+}
+
 /* ---- attention ----------------------------------------------------------- */
 
 /* batch, sq, nh, nkv, hd; qoff: query positions start at qoff of sk = sq +
@@ -359,15 +611,16 @@ static void attn_is_flash(struct fattn *f, struct verdict *v)
 		see_rc(v, kern_flash_bwd(st, a, in[0], in[1], in[2], in[3],
 					 f->d[8], in[4], qp, kp, dsum, dg[0],
 					 dg[1], dg[2]));
-		see(v, same(v, dg[1], f->d[5], f->nk));
-		see(v, same(v, dg[2], f->d[6], f->nk));
-		x = xmalloc((size_t)f->nq * 4);
-		y = xmalloc((size_t)f->nq * 4);
-		see_rc(v, down(x, dg[0], (size_t)f->nq * 4));
-		see_rc(v, down(y, f->d[4], (size_t)f->nq * 4));
-		see(v, relerr(y, x, f->nq) <= TOL_DQ_ORDER ? 0 : INFINITY);
-		free(x);
-		free(y);
+		for (int i = 0; i < 3; i++) {
+			x = xmalloc((size_t)n[i] * 4);
+			y = xmalloc((size_t)n[i] * 4);
+			see_rc(v, down(x, dg[i], (size_t)n[i] * 4));
+			see_rc(v, down(y, f->d[4 + i], (size_t)n[i] * 4));
+			see(v, relerr(y, x, n[i]) <= TOL_DQ_ORDER ? 0 :
+			    INFINITY);
+			free(x);
+			free(y);
+		}
 	}
 	for (int i = 0; i < 5; i++)
 		drop(in[i]);
@@ -410,6 +663,10 @@ void test_fast_kernels(void)
 	see_rc(&vo, kern_set_math(&G, KERN_MATH_BF16));
 	test_gemm_fast();
 	test_gemm_reuse();
+	test_gemm_copies();
+	test_qkv_split();
+	test_producers_bf();
+	test_adam_bf();
 	for (size_t t = 0; t < NATTN_FAST; t++) {
 		fattn_init(&f, attn_dims[t]);
 		attn_vs_cpu(&f, &vo, &vl);
