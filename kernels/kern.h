@@ -80,7 +80,8 @@ enum kern_device { KERN_CPU, KERN_CUDA };
  * sums and, in attention, by P and dS rounded to bf16 (FlashAttention-2's
  * precision). Inputs, outputs and every other function stay fp32; the CPU
  * twin ignores the mode. Every call reads its operands as they are when
- * it runs (no bf16 copy outlives the call). */
+ * it runs (no bf16 copy outlives the call); the caller that keeps bf16
+ * copies of its operands hands them to kern_gemm_bf instead. */
 enum kern_math { KERN_MATH_FP32, KERN_MATH_BF16 };
 
 /* Kernel classes of the profile (kern_prof_*). */

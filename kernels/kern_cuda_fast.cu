@@ -8,10 +8,12 @@
  * rounds every GEMM and attention input, runtime/rt_weights.c rt_bf16), so
  * rounding them to bf16 is exact; a value that is not one is rounded to
  * nearest even, as kern_to_bf16 does. Every call casts its operands
- * afresh (a GEMM's A and B, attention's inputs) into the context's
- * scratch buffer (kern_cuda_scratch, kernels/kern_cuda.h), which grows
- * when a call needs more and is never shrunk; the next call's reuse of it
- * is ordered after this one by the context's stream. Casts use
+ * afresh (a GEMM's A and B, attention's inputs; not the bf16 copies a
+ * caller hands to kern_gemm_bf, which kern_fast_gemm_bf multiplies as
+ * they are) into the context's scratch buffer (kern_cuda_scratch,
+ * kernels/kern_cuda.h), which grows when a call needs more and is never
+ * shrunk; the next call's reuse of it is ordered after this one by the
+ * context's stream. Casts use
  * 128-bit loads and stores where the arrays allow. Results stay fp32: the
  * GEMM's C is written (or accumulated, beta) by cuBLASLt's fp32 epilogue,
  * attention's o is widened from the flash kernel's bf16 output (exact) and
