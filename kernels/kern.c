@@ -356,6 +356,61 @@ int kern_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
 			  dg) : 0;
 }
 
+int kern_add_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
+			 float eps, const float *x, const float *r, float *sum,
+			 const float *g, float *y, float *rstd, uint16_t *y16)
+{
+	int rc;
+
+	if (rows < 0 || h < 1 || !OK_N(g, h) || !OK_N(x, rows) ||
+	    !OK_N(r, rows) || !OK_N(sum, rows) || !OK_N(y, rows) ||
+	    !OK_N(rstd, rows) || !(eps >= 0) ||
+	    (rows && ((const float *)sum == r || (const float *)y == x ||
+		      y == sum || (const float *)y == r)))
+		return KERN_EINVAL;
+	if (!rows)
+		return 0;
+	if (k->ops->add_rmsnorm_fwd)
+		return RUN(MEM, add_rmsnorm_fwd, rows, h, eps, x, r, sum, g, y,
+			   rstd, y16);
+	rc = kern_copy(k, sum, x, (size_t)(rows * h) * sizeof(float));
+	if (!rc)
+		rc = kern_axpy(k, rows * h, 1.0f, r, sum);
+	if (!rc)
+		rc = kern_rmsnorm_fwd(k, rows, h, eps, sum, g, y, rstd);
+	if (!rc && y16)
+		rc = kern_round_bf16_copy(k, rows * h, y, y16);
+	return rc;
+}
+
+int kern_rmsnorm_bwd_add(struct kern_ctx *k, long long rows, long long h,
+			 const float *x, const float *g, const float *rstd,
+			 const float *dy, float *dx, float *dg)
+{
+	float *tmp = NULL;
+	int rc;
+
+	if (rows < 0 || h < 1 || !OK_N(g, h) || !OK_N(dg, h) ||
+	    !OK_N(x, rows) || !OK_N(rstd, rows) || !OK_N(dy, rows) ||
+	    !OK_N(dx, rows) ||
+	    (rows && ((const float *)dx == dy || (const float *)dx == x)))
+		return KERN_EINVAL;
+	if (!rows)
+		return 0;
+	if (k->ops->rmsnorm_bwd_add)
+		return RUN(MEM, rmsnorm_bwd_add, rows, h, x, g, rstd, dy, dx,
+			   dg);
+	rc = kern_alloc(k, (size_t)(rows * h) * sizeof(float), (void **)&tmp);
+	if (!rc)
+		rc = kern_rmsnorm_bwd(k, rows, h, x, g, rstd, dy, tmp, dg);
+	if (!rc)
+		rc = kern_axpy(k, rows * h, 1.0f, tmp, dx);
+	if (!rc)
+		rc = kern_sync(k); /* tmp is read by the queued axpy */
+	kern_free(k, tmp);
+	return rc;
+}
+
 int kern_gelu_fwd(struct kern_ctx *k, long long n, const float *x, float *y)
 {
 	if (!OK_N(x, n) || !OK_N(y, n))

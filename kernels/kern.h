@@ -202,6 +202,14 @@ struct kern_ops {
 	int (*swiglu_bwd_bf)(struct kern_ctx *k, long long rows, long long f,
 			     const float *x, const float *dy, float *dx,
 			     uint16_t *dx16);
+	int (*add_rmsnorm_fwd)(struct kern_ctx *k, long long rows,
+			       long long h, float eps, const float *x,
+			       const float *r, float *sum, const float *g,
+			       float *y, float *rstd, uint16_t *y16);
+	int (*rmsnorm_bwd_add)(struct kern_ctx *k, long long rows,
+			       long long h, const float *x, const float *g,
+			       const float *rstd, const float *dy, float *dx,
+			       float *dg);
 	int (*ce_bwd_bf)(struct kern_ctx *k, long long rows, long long cols,
 			 long long nvalid, long long first,
 			 const int32_t *targets, const float *max,
@@ -327,6 +335,22 @@ int kern_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
 int kern_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
 		     const float *x, const float *g, const float *rstd,
 		     const float *dy, float *dx, float *dg);
+
+/* The residual add and the next norm in one pass (a pre-norm block's
+ * "sum = x + r; y = RMSNorm(sum)"): writes sum = x + r, then y and rstd
+ * as kern_rmsnorm_fwd of sum, and, when y16 is set, y rounded to bf16 in
+ * place with its bits in y16 (kern_round_bf16_copy); bit for bit the
+ * unfused sequence. sum may alias x. */
+int kern_add_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
+			 float eps, const float *x, const float *r, float *sum,
+			 const float *g, float *y, float *rstd,
+			 uint16_t *y16);
+/* kern_rmsnorm_bwd whose input gradient is added to dx (dx += ...: the
+ * residual branch's gradient), bit for bit kern_rmsnorm_bwd into a
+ * scratch then kern_axpy; accumulates dg. dx may not alias dy or x. */
+int kern_rmsnorm_bwd_add(struct kern_ctx *k, long long rows, long long h,
+			 const float *x, const float *g, const float *rstd,
+			 const float *dy, float *dx, float *dg);
 
 /* Exact GeLU, y = x/2 (1 + erf(x/sqrt 2)); y may alias x. */
 int kern_gelu_fwd(struct kern_ctx *k, long long n, const float *x, float *y);

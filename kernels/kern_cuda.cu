@@ -287,7 +287,52 @@ static int cuda_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
 	return 0;
 }
 
-/* dx_i = s (g_i dy_i - x_i s^2 mean_j(g_j dy_j x_j)), as in the CPU twin. */
+/* kern_add_rmsnorm_fwd: sum = x + r, then rmsnorm_fwd_k's loops on sum
+ * (the same sums in the same order), y rounded with its bits in y16 when
+ * set. */
+__global__ static void add_rmsnorm_fwd_k(long long rows, long long h,
+					 float eps, const float *x,
+					 const float *r, float *sum,
+					 const float *g, float *y, float *rstd,
+					 uint16_t *y16)
+{
+	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+		const float *xr = x + row * h, *rr = r + row * h;
+		float *sr = sum + row * h, *yr = y + row * h, ss = 0.0f, s;
+
+		for (long long i = threadIdx.x; i < h; i += blockDim.x) {
+			float v = xr[i] + rr[i];
+
+			sr[i] = v;
+			ss += v * v;
+		}
+		ss = block_sum(ss);
+		s = 1.0f / sqrtf(ss / (float)h + eps);
+		if (threadIdx.x == 0)
+			rstd[row] = s;
+		for (long long i = threadIdx.x; i < h; i += blockDim.x) {
+			float v = sr[i] * s * g[i];
+
+			yr[i] = y16 ? bf16_keep(v, y16 + row * h + i) : v;
+		}
+	}
+}
+
+static int cuda_add_rmsnorm_fwd(struct kern_ctx *k, long long rows,
+				long long h, float eps, const float *x,
+				const float *r, float *sum, const float *g,
+				float *y, float *rstd, uint16_t *y16)
+{
+	add_rmsnorm_fwd_k<<<rows_grid(rows), KERN_CUDA_THREADS, 0,
+			    stream_of(k)>>>(rows, h, eps, x, r, sum, g, y,
+					    rstd, y16);
+	LAUNCHCHECK(add_rmsnorm_fwd_k);
+	return 0;
+}
+
+/* dx_i = s (g_i dy_i - x_i s^2 mean_j(g_j dy_j x_j)), as in the CPU twin;
+ * ADD: dx_i += that (kern_rmsnorm_bwd_add). */
+template <int ADD>
 __global__ static void rmsnorm_bwd_dx_k(long long rows, long long h,
 					const float *x, const float *g,
 					const float *rstd, const float *dy,
@@ -301,8 +346,11 @@ __global__ static void rmsnorm_bwd_dx_k(long long rows, long long h,
 			dot += g[i] * dyr[i] * xr[i];
 		dot = block_sum(dot);
 		c = s * s * dot / (float)h;
-		for (long long i = threadIdx.x; i < h; i += blockDim.x)
-			dxr[i] = s * (g[i] * dyr[i] - xr[i] * c);
+		for (long long i = threadIdx.x; i < h; i += blockDim.x) {
+			float d = s * (g[i] * dyr[i] - xr[i] * c);
+
+			dxr[i] = ADD ? dxr[i] + d : d;
+		}
 	}
 }
 
@@ -374,8 +422,20 @@ static int cuda_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
 	/* dg first: dx may not alias dy by contract, but keep the reads of dy
 	 * ahead of any write anyway. */
 	KERN_TRY(rmsnorm_bwd_dg(k, rows, h, x, rstd, dy, dg));
-	rmsnorm_bwd_dx_k<<<rows_grid(rows), KERN_CUDA_THREADS, 0,
-			   stream_of(k)>>>(rows, h, x, g, rstd, dy, dx);
+	rmsnorm_bwd_dx_k<0><<<rows_grid(rows), KERN_CUDA_THREADS, 0,
+			      stream_of(k)>>>(rows, h, x, g, rstd, dy, dx);
+	LAUNCHCHECK(rmsnorm_bwd_dx_k);
+	return 0;
+}
+
+static int cuda_rmsnorm_bwd_add(struct kern_ctx *k, long long rows,
+				long long h, const float *x, const float *g,
+				const float *rstd, const float *dy, float *dx,
+				float *dg)
+{
+	KERN_TRY(rmsnorm_bwd_dg(k, rows, h, x, rstd, dy, dg));
+	rmsnorm_bwd_dx_k<1><<<rows_grid(rows), KERN_CUDA_THREADS, 0,
+			      stream_of(k)>>>(rows, h, x, g, rstd, dy, dx);
 	LAUNCHCHECK(rmsnorm_bwd_dx_k);
 	return 0;
 }
@@ -737,6 +797,8 @@ static struct kern_ops make_ops(void)
 	o.ce_loss = cuda_ce_loss;
 	o.ce_bwd = cuda_ce_bwd;
 	o.ce_bwd_bf = cuda_ce_bwd_bf;
+	o.add_rmsnorm_fwd = cuda_add_rmsnorm_fwd;
+	o.rmsnorm_bwd_add = cuda_rmsnorm_bwd_add;
 	o.embed_fwd = cuda_embed_fwd;
 	o.embed_bwd = cuda_embed_bwd;
 	o.adam = cuda_adam;

@@ -173,9 +173,10 @@ struct kern_attn rt_attn_shape(const struct rt_shape *s, long long sk)
 	};
 }
 
-/* x -> xm = x + linear_proj(attention(RoPE(QK-norm(linear_qkv(
- * input_layernorm(x)))))). */
-static int attn_block_fwd(struct rt_model *m, long long l)
+/* x -> linear_proj(attention(RoPE(QK-norm(linear_qkv(input_layernorm(
+ * x)))))), left in *res [local, h]: the MLP block adds it to x (xm = x +
+ * *res) in the pass of its norm (kern_add_rmsnorm_fwd). */
+static int attn_block_fwd(struct rt_model *m, long long l, float **res)
 {
 	const struct rt_shape *s = &m->s;
 	const struct rt_layer *ly = &m->layer[l];
@@ -185,7 +186,6 @@ static int attn_block_fwd(struct rt_model *m, long long l)
 	long long N = s->tokens, Nl = s->local, h = s->h, d = s->hd;
 	const float *W;
 	const uint16_t *W16;
-	float *r;
 	char what[64];
 
 	KCHECK(kern_rmsnorm_fwd(k, Nl, h, s->eps, la->x, P(m, ly->ln1),
@@ -217,15 +217,14 @@ static int attn_block_fwd(struct rt_model *m, long long l)
 	RCHECK(rt_weights_next(m, &W, &W16));
 	KCHECK(kern_gemm_bf(k, 0, 1, N, h, s->z.q_l, 1.0f, la->o, la->o16,
 			    s->z.q_l, W, W16, s->z.q_l, 0.0f, m->a.full_h, h));
-	RCHECK(tp_reduce(m, rt_label(what, sizeof(what), ly->proj->name, "out"),
-			 m->a.full_h, m->a.dtmp, &r));
-	KCHECK(kern_copy(k, la->xm, la->x, (size_t)(Nl * h) * sizeof(float)));
-	KCHECK(kern_axpy(k, Nl * h, 1.0f, r, la->xm));
-	return 0;
+	return tp_reduce(m, rt_label(what, sizeof(what), ly->proj->name, "out"),
+			 m->a.full_h, m->a.dtmp, res);
 }
 
-/* xm -> out = xm + linear_fc2(SwiGLU(linear_fc1(pre_mlp_layernorm(xm)))). */
-static int mlp_block_fwd(struct rt_model *m, long long l, float *out)
+/* xm = x + res (the attention block's output), then out = xm +
+ * linear_fc2(SwiGLU(linear_fc1(pre_mlp_layernorm(xm)))). */
+static int mlp_block_fwd(struct rt_model *m, long long l, const float *res,
+			 float *out)
 {
 	const struct rt_shape *s = &m->s;
 	const struct rt_layer *ly = &m->layer[l];
@@ -237,9 +236,10 @@ static int mlp_block_fwd(struct rt_model *m, long long l, float *out)
 	float *r;
 	char what[64];
 
-	KCHECK(kern_rmsnorm_fwd(k, Nl, h, s->eps, la->xm, P(m, ly->ln2),
-				la->n2, la->rstd2));
-	RCHECK(rt_bf16_copy(m, la->n2, la->n2_16, Nl * h));
+	/* n2 rounded with its bf16 copy in bf16 runs (rt_bf16_copy) */
+	KCHECK(kern_add_rmsnorm_fwd(k, Nl, h, s->eps, la->x, res, la->xm,
+				    P(m, ly->ln2), la->n2, la->rstd2,
+				    m->bf16 ? la->n2_16 : NULL));
 	rt_label(what, sizeof(what), ly->fc1->name, "in");
 	RCHECK(tp_gather_in(m, what, la->n2, la->n2g, la->n2g16));
 	RCHECK(rt_weights_next(m, &W, &W16));
@@ -321,8 +321,11 @@ int rt_forward_chunk(struct rt_model *m, int v, double *loss_sum)
 	if (s->pre && v == 0)
 		RCHECK(embed_fwd(m));
 	for (long long l = l0; l < l1; l++) {
-		RCHECK(attn_block_fwd(m, l));
-		RCHECK(mlp_block_fwd(m, l, l + 1 < l1 ? m->la[l + 1].x : out));
+		float *res;
+
+		RCHECK(attn_block_fwd(m, l, &res));
+		RCHECK(mlp_block_fwd(m, l, res,
+				     l + 1 < l1 ? m->la[l + 1].x : out));
 	}
 	return head ? head_fwd(m, loss_sum) : 0;
 }
@@ -417,9 +420,8 @@ static int mlp_block_bwd(struct rt_model *m, long long l)
 	rt_label(what, sizeof(what), ly->fc1->name, "dgrad");
 	RCHECK(tp_reduce(m, what, a->full_h, a->dn, &r));
 	RCHECK(rt_scatter_grad(m, ly->fc1, g));
-	KCHECK(kern_rmsnorm_bwd(k, Nl, h, la->xm, P(m, ly->ln2), la->rstd2, r,
-				a->dtmp, G(m, ly->ln2)));
-	KCHECK(kern_axpy(k, Nl * h, 1.0f, a->dtmp, a->dx));
+	KCHECK(kern_rmsnorm_bwd_add(k, Nl, h, la->xm, P(m, ly->ln2), la->rstd2,
+				    r, a->dx, G(m, ly->ln2)));
 	return 0;
 }
 
@@ -497,9 +499,8 @@ static int attn_block_bwd(struct rt_model *m, long long l)
 	rt_label(what, sizeof(what), ly->qkv->name, "dgrad");
 	RCHECK(tp_reduce(m, what, a->full_h, a->dn, &r));
 	RCHECK(rt_scatter_grad(m, ly->qkv, rt_grad_out(m, ly->qkv, &beta)));
-	KCHECK(kern_rmsnorm_bwd(k, Nl, h, la->x, P(m, ly->ln1), la->rstd1, r,
-				a->dtmp, G(m, ly->ln1)));
-	KCHECK(kern_axpy(k, Nl * h, 1.0f, a->dtmp, a->dx));
+	KCHECK(kern_rmsnorm_bwd_add(k, Nl, h, la->x, P(m, ly->ln1), la->rstd1,
+				    r, a->dx, G(m, ly->ln1)));
 	return 0;
 }
 

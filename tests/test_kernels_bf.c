@@ -7,7 +7,8 @@
  * fused qkv columns split and merged (kern_qkv_split/merge) against the
  * layout written out here; the _bf producers (SwiGLU forward and
  * backward, the cross-entropy gradient) against their plain functions
- * followed by kern_round_bf16_copy, bit for bit. The CUDA twin is compared with this one by
+ * followed by kern_round_bf16_copy, and the norms fused with the residual
+ * add, bit for bit. The CUDA twin is compared with this one by
  * tests/gpu/test_kernels_fast_gpu.c.
  *
  * Tolerances: the copies hold exactly the values of their rounded fp32
@@ -306,6 +307,55 @@ START_TEST(adam_bf_copy)
 }
 END_TEST
 
+/* The fused norms equal their unfused sequences bit for bit:
+ * kern_add_rmsnorm_fwd = copy, axpy, kern_rmsnorm_fwd, kern_round_bf16_copy;
+ * kern_rmsnorm_bwd_add = kern_rmsnorm_bwd into a scratch, then axpy. */
+START_TEST(norms_fused)
+{
+	long long rows = 6, h = 10, n = rows * h;
+	float *x = take((size_t)n * 4), *r = take((size_t)n * 4);
+	float *g = take((size_t)h * 4), *sum = take((size_t)n * 4);
+	float *y = take((size_t)n * 4), *ws = take((size_t)n * 4);
+	float *wy = take((size_t)n * 4), *rs = take((size_t)rows * 4);
+	float *wr = take((size_t)rows * 4), *dx = take((size_t)n * 4);
+	float *wdx = take((size_t)n * 4), *t = take((size_t)n * 4);
+	float *dg = take((size_t)h * 4), *wdg = take((size_t)h * 4);
+	uint16_t *y16 = take((size_t)n * 2), *w16 = take((size_t)n * 2);
+
+	fill(x, n, 51, 2.0f);
+	fill(r, n, 52, 1.0f);
+	fill(g, h, 53, 1.0f);
+	ck_assert_int_eq(kern_add_rmsnorm_fwd(&K, rows, h, 1e-5f, x, r, sum, g,
+					      y, rs, y16), 0);
+	memcpy(ws, x, (size_t)n * 4);
+	ck_assert_int_eq(kern_axpy(&K, n, 1.0f, r, ws), 0);
+	ck_assert_int_eq(kern_rmsnorm_fwd(&K, rows, h, 1e-5f, ws, g, wy, wr),
+			 0);
+	ck_assert_int_eq(kern_round_bf16_copy(&K, n, wy, w16), 0);
+	ck_assert_int_eq(memcmp(sum, ws, (size_t)n * 4), 0);
+	ck_assert_int_eq(memcmp(y, wy, (size_t)n * 4), 0);
+	ck_assert_int_eq(memcmp(rs, wr, (size_t)rows * 4), 0);
+	ck_assert_int_eq(memcmp(y16, w16, (size_t)n * 2), 0);
+	/* the backward, accumulating */
+	fill(dx, n, 54, 1.0f);
+	memcpy(wdx, dx, (size_t)n * 4);
+	ck_assert_int_eq(kern_rmsnorm_bwd_add(&K, rows, h, sum, g, rs, r, dx,
+					      dg), 0);
+	ck_assert_int_eq(kern_rmsnorm_bwd(&K, rows, h, sum, g, rs, r, t, wdg),
+			 0);
+	ck_assert_int_eq(kern_axpy(&K, n, 1.0f, t, wdx), 0);
+	ck_assert_int_eq(memcmp(dx, wdx, (size_t)n * 4), 0);
+	ck_assert_int_eq(memcmp(dg, wdg, (size_t)h * 4), 0);
+	ck_assert_int_eq(kern_rmsnorm_bwd_add(&K, rows, h, sum, g, rs, r, r,
+					      dg), KERN_EINVAL);
+	ck_assert_int_eq(kern_add_rmsnorm_fwd(&K, rows, h, 1e-5f, x, r, r, g,
+					      y, rs, NULL), KERN_EINVAL);
+	free(x); free(r); free(g); free(sum); free(y); free(ws); free(wy);
+	free(rs); free(wr); free(dx); free(wdx); free(t); free(dg); free(wdg);
+	free(y16); free(w16);
+}
+END_TEST
+
 int main(void)
 {
 	const struct test_case cases[] = {
@@ -315,6 +365,7 @@ int main(void)
 		{ "qkv_split_merge", qkv_split_merge },
 		{ "producers_bf", producers_bf },
 		{ "adam_bf_copy", adam_bf_copy },
+		{ "norms_fused", norms_fused },
 	};
 
 	return RUN_CASES_FIXTURE("kernels_bf", cases, 60, setup, teardown);

@@ -35,6 +35,10 @@
  *    the device against the CPU twin's kern_adam, three steps, n not a
  *    multiple of 4 (the 4-wide kernel and its tail); its copy equals the
  *    bits of the device's own updated weights (adam_bf_bits 0).
+ *  - norms_fused 1e-5 (TOL_ELEM; dg 1e-4, TOL_RED: a sum over rows):
+ *    kern_add_rmsnorm_fwd (sum, y, rstd) and kern_rmsnorm_bwd_add (dx
+ *    accumulated, dg) against the CPU twin, as the unfused norms' tests;
+ *    the copy equals the bits of the device's own y (norms_fused_bits 0).
  *  - qkv_split 0: Megatron's fused qkv columns split and merged, bit for
  *    bit the CPU's (values are moved, not computed).
  *  - attn_bf16 2e-2 for o, dq, dk, dv (lse 1e-3): the flash kernels round
@@ -405,6 +409,57 @@ static void test_adam_bf(void)
 	free(p); free(g); free(m); free(w); free(gp);
 }
 
+static void test_norms_fused(void)
+{
+	static const long long dims[][2] = { { 1, 1 }, { 33, 100 },
+					     { 300, 2048 } };
+	struct verdict v = { 0, 0 }, vg = { 0, 0 }, vb = { 0, 0 };
+
+	for (size_t t = 0; t < sizeof(dims) / sizeof(dims[0]); t++) {
+		long long rows = dims[t][0], h = dims[t][1], n = rows * h;
+		float *x = rnd(n, 2), *r = rnd(n, 1), *g = rnd(h, 1);
+		float *dx = rnd(n, 1), *dg = rnd(h, 1);
+		float *sum = xmalloc((size_t)n * 4), *y = xmalloc((size_t)n * 4);
+		float *rs = xmalloc((size_t)rows * 4), *hx = xmalloc((size_t)n * 4);
+		float *hg = xmalloc((size_t)h * 4);
+		uint16_t *hy = xmalloc((size_t)n * 2), *y16 = NULL;
+		float *d[9] = { up(x, (size_t)n * 4), up(r, (size_t)n * 4),
+				up(g, (size_t)h * 4), up(dx, (size_t)n * 4),
+				up(dg, (size_t)h * 4), NULL, NULL, NULL, NULL };
+
+		for (int i = 5; i < 8; i++)
+			see_rc(&v, kern_alloc(&G, (size_t)n * 4, (void **)&d[i]));
+		see_rc(&v, kern_alloc(&G, (size_t)n * 2, (void **)&y16));
+		see_rc(&v, kern_add_rmsnorm_fwd(&C, rows, h, 1e-5f, x, r, sum,
+						g, y, rs, hy));
+		see_rc(&v, kern_add_rmsnorm_fwd(&G, rows, h, 1e-5f, d[0], d[1],
+						d[5], d[2], d[6], d[7], y16));
+		see_rc(&v, kern_rmsnorm_bwd_add(&C, rows, h, sum, g, rs, r, dx,
+						dg));
+		see_rc(&v, kern_rmsnorm_bwd_add(&G, rows, h, d[5], d[2], d[7],
+						d[1], d[3], d[4]));
+		see_rc(&v, down(hx, d[5], (size_t)n * 4));
+		see(&v, relerr(hx, sum, n));
+		see_rc(&v, down(hx, d[6], (size_t)n * 4));
+		see(&v, relerr(hx, y, n));
+		see(&vb, bits_of(&vb, d[6], y16, n));
+		see_rc(&v, down(hx, d[7], (size_t)rows * 4));
+		see(&v, relerr(hx, rs, rows));
+		see_rc(&v, down(hx, d[3], (size_t)n * 4));
+		see(&v, relerr(hx, dx, n));
+		see_rc(&vg, down(hg, d[4], (size_t)h * 4));
+		see(&vg, relerr(hg, dg, h));
+		for (int i = 0; i < 8; i++)
+			drop(d[i]);
+		drop(y16);
+		free(x); free(r); free(g); free(dx); free(dg); free(sum);
+		free(y); free(rs); free(hx); free(hg); free(hy);
+	}
+	report("norms_fused", &v, TOL_ELEM);
+	report("norms_fused_dg", &vg, TOL_RED);
+	report("norms_fused_bits", &vb, 0);
+}
+
 /* kern_qkv_split and kern_qkv_merge against the CPU twin, bit for bit. */
 static void test_qkv_split(void)
 {
@@ -667,6 +722,7 @@ void test_fast_kernels(void)
 	test_qkv_split();
 	test_producers_bf();
 	test_adam_bf();
+	test_norms_fused();
 	for (size_t t = 0; t < NATTN_FAST; t++) {
 		fattn_init(&f, attn_dims[t]);
 		attn_vs_cpu(&f, &vo, &vl);
