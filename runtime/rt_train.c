@@ -173,24 +173,45 @@ struct kern_attn rt_attn_shape(const struct rt_shape *s, long long sk)
 	};
 }
 
+/* input_layernorm in the pass that makes its input (kern_add_rmsnorm_fwd):
+ * with a pending residual (pr set: the previous block's output not yet
+ * added), x = pb + pr is written to `x` first; else x is there. y rounded
+ * with its bf16 copy y16 in bf16 runs (rt_bf16_copy). */
+static int norm_in(struct rt_model *m, const float *pb, const float *pr,
+		   float *x, long long g, float *y, float *rstd, uint16_t *y16)
+{
+	const struct rt_shape *s = &m->s;
+	long long Nl = s->local, h = s->h;
+
+	if (pr) {
+		KCHECK(kern_add_rmsnorm_fwd(m->k, Nl, h, s->eps, pb, pr, x,
+					    P(m, g), y, rstd,
+					    m->bf16 ? y16 : NULL));
+		return 0;
+	}
+	KCHECK(kern_rmsnorm_fwd(m->k, Nl, h, s->eps, x, P(m, g), y, rstd));
+	return rt_bf16_copy(m, y, y16, Nl * h);
+}
+
 /* x -> linear_proj(attention(RoPE(QK-norm(linear_qkv(input_layernorm(
  * x)))))), left in *res [local, h]: the MLP block adds it to x (xm = x +
- * *res) in the pass of its norm (kern_add_rmsnorm_fwd). */
-static int attn_block_fwd(struct rt_model *m, long long l, float **res)
+ * *res) in the pass of its norm (kern_add_rmsnorm_fwd). x is layer l's
+ * input, or pb + pr when the previous layer's output is pending. */
+static int attn_block_fwd(struct rt_model *m, long long l, const float *pb,
+			  const float *pr, float **res)
 {
 	const struct rt_shape *s = &m->s;
 	const struct rt_layer *ly = &m->layer[l];
 	struct rt_layer_acts *la = &m->la[l];
 	struct kern_ctx *k = m->k;
 	struct kern_attn at = rt_attn_shape(s, s->seq_len);
-	long long N = s->tokens, Nl = s->local, h = s->h, d = s->hd;
+	long long N = s->tokens, h = s->h, d = s->hd;
 	const float *W;
 	const uint16_t *W16;
 	char what[64];
 
-	KCHECK(kern_rmsnorm_fwd(k, Nl, h, s->eps, la->x, P(m, ly->ln1),
-				la->n1, la->rstd1));
-	RCHECK(rt_bf16_copy(m, la->n1, la->n1_16, Nl * h));
+	RCHECK(norm_in(m, pb, pr, la->x, ly->ln1, la->n1, la->rstd1,
+		       la->n1_16));
 	rt_label(what, sizeof(what), ly->qkv->name, "in");
 	RCHECK(tp_gather_in(m, what, la->n1, la->n1g, la->n1g16));
 	RCHECK(rt_weights_next(m, &W, &W16));
@@ -221,25 +242,23 @@ static int attn_block_fwd(struct rt_model *m, long long l, float **res)
 			 m->a.full_h, m->a.dtmp, res);
 }
 
-/* xm = x + res (the attention block's output), then out = xm +
- * linear_fc2(SwiGLU(linear_fc1(pre_mlp_layernorm(xm)))). */
+/* xm = x + res (the attention block's output), then the block's output
+ * xm + linear_fc2(SwiGLU(linear_fc1(pre_mlp_layernorm(xm)))) left pending:
+ * *res2 [local, h] is what the next norm adds to xm (norm_in). */
 static int mlp_block_fwd(struct rt_model *m, long long l, const float *res,
-			 float *out)
+			 float **res2)
 {
 	const struct rt_shape *s = &m->s;
 	const struct rt_layer *ly = &m->layer[l];
 	struct rt_layer_acts *la = &m->la[l];
 	struct kern_ctx *k = m->k;
-	long long N = s->tokens, Nl = s->local, h = s->h, fl = s->fl;
+	long long N = s->tokens, h = s->h, fl = s->fl;
 	const float *W;
 	const uint16_t *W16;
-	float *r;
 	char what[64];
 
-	/* n2 rounded with its bf16 copy in bf16 runs (rt_bf16_copy) */
-	KCHECK(kern_add_rmsnorm_fwd(k, Nl, h, s->eps, la->x, res, la->xm,
-				    P(m, ly->ln2), la->n2, la->rstd2,
-				    m->bf16 ? la->n2_16 : NULL));
+	RCHECK(norm_in(m, la->x, res, la->xm, ly->ln2, la->n2, la->rstd2,
+		       la->n2_16));
 	rt_label(what, sizeof(what), ly->fc1->name, "in");
 	RCHECK(tp_gather_in(m, what, la->n2, la->n2g, la->n2g16));
 	RCHECK(rt_weights_next(m, &W, &W16));
@@ -249,11 +268,8 @@ static int mlp_block_fwd(struct rt_model *m, long long l, const float *res,
 	RCHECK(rt_weights_next(m, &W, &W16));
 	KCHECK(kern_gemm_bf(k, 0, 1, N, h, fl, 1.0f, la->sw, la->sw16, fl, W,
 			    W16, fl, 0.0f, m->a.full_h, h));
-	RCHECK(tp_reduce(m, rt_label(what, sizeof(what), ly->fc2->name, "out"),
-			 m->a.full_h, m->a.dtmp, &r));
-	KCHECK(kern_copy(k, out, la->xm, (size_t)(Nl * h) * sizeof(float)));
-	KCHECK(kern_axpy(k, Nl * h, 1.0f, r, out));
-	return 0;
+	return tp_reduce(m, rt_label(what, sizeof(what), ly->fc2->name, "out"),
+			 m->a.full_h, m->a.dtmp, res2);
 }
 
 /* The vocab-parallel embedding: each TP rank looks up its ids, the sum
@@ -274,9 +290,11 @@ static int embed_fwd(struct rt_model *m)
 	return 0;
 }
 
-/* final_layernorm, the output layer and the vocab-parallel CE statistics
- * (kern.h: max, then target logit and sum of exp, reduced over TP). */
-static int head_fwd(struct rt_model *m, double *loss_sum)
+/* final_layernorm (of xL = pb + pr when the last layer's output is
+ * pending), the output layer and the vocab-parallel CE statistics (kern.h:
+ * max, then target logit and sum of exp, reduced over TP). */
+static int head_fwd(struct rt_model *m, const float *pb, const float *pr,
+		    double *loss_sum)
 {
 	const struct rt_shape *s = &m->s;
 	struct rt_acts *a = &m->a;
@@ -285,9 +303,7 @@ static int head_fwd(struct rt_model *m, double *loss_sum)
 	const float *W;
 	const uint16_t *W16;
 
-	KCHECK(kern_rmsnorm_fwd(k, s->local, h, s->eps, a->xL, P(m, m->lnf),
-				a->z, a->rstdf));
-	RCHECK(rt_bf16_copy(m, a->z, a->z16, s->local * h));
+	RCHECK(norm_in(m, pb, pr, a->xL, m->lnf, a->z, a->rstdf, a->z16));
 	RCHECK(tp_gather_in(m, "output.in", a->z, a->zg, a->zg16));
 	RCHECK(rt_weights_next(m, &W, &W16));
 	KCHECK(kern_gemm_bf(k, 0, 1, N, vl, h, 1.0f, a->zg, a->zg16, h, W, W16,
@@ -317,17 +333,27 @@ int rt_forward_chunk(struct rt_model *m, int v, double *loss_sum)
 	int head = s->post && v == s->vpp - 1;
 	float *out = head ? m->a.xL : m->pp_out;
 
+	const float *pb = NULL; /* the pending output pb + pr (norm_in) */
+	float *pr = NULL;
+
 	RCHECK(rt_weights_begin(m, 1, v));
 	if (s->pre && v == 0)
 		RCHECK(embed_fwd(m));
 	for (long long l = l0; l < l1; l++) {
 		float *res;
 
-		RCHECK(attn_block_fwd(m, l, &res));
-		RCHECK(mlp_block_fwd(m, l, res,
-				     l + 1 < l1 ? m->la[l + 1].x : out));
+		RCHECK(attn_block_fwd(m, l, pb, pr, &res));
+		RCHECK(mlp_block_fwd(m, l, res, &pr));
+		pb = m->la[l].xm;
 	}
-	return head ? head_fwd(m, loss_sum) : 0;
+	if (head)
+		return head_fwd(m, pb, pr, loss_sum);
+	if (pr) { /* the chunk's output, sent to the next stage */
+		KCHECK(kern_copy(m->k, out, pb, (size_t)(s->local * s->h) *
+				 sizeof(float)));
+		KCHECK(kern_axpy(m->k, s->local * s->h, 1.0f, pr, out));
+	}
+	return 0;
 }
 
 int rt_forward(struct rt_model *m, double *loss_sum)
