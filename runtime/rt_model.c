@@ -594,7 +594,8 @@ int rt_model_init(struct rt_model *m, const struct rt_plan *p,
 	m->w = calloc((size_t)(2 + DSZ_PER_LAYER * L), sizeof(*m->w));
 	m->layer = calloc((size_t)L, sizeof(*m->layer));
 	m->seq = calloc((size_t)(2 + DSZ_PER_LAYER * L), sizeof(*m->seq));
-	if (!m->w || !m->layer || !m->seq)
+	m->gfirst = calloc((size_t)(2 + DSZ_PER_LAYER * L), 1);
+	if (!m->w || !m->layer || !m->seq || !m->gfirst)
 		return rt_error(RT_ENOMEM, "out of memory");
 	layout_weights(m);
 	layout_layers(m);
@@ -645,6 +646,7 @@ void rt_model_release(struct rt_model *m)
 	free(m->w);
 	free(m->layer);
 	free(m->seq);
+	free(m->gfirst);
 	free(m->sample);
 	free(m->h_tokens);
 	free(m->h_targets);

@@ -300,6 +300,9 @@ struct rt_model {
 	const struct rt_weight **seq;
 	int seq_n, seq_next;
 	long long full_n;            /* elements of full */
+	unsigned char *gfirst;       /* per weight (m->w's order): its
+					gradient's first write this step is
+					still to come (rt_grad_out) */
 
 	struct rt_layer_acts *la;    /* per layer */
 	struct rt_acts a;
@@ -453,13 +456,18 @@ int rt_bf16(struct rt_model *m, float *x, long long n);
  * NULL), the copy kern_gemm_bf multiplies; the caller passes the copy
  * with x to every GEMM that reads x until x changes. */
 int rt_bf16_copy(struct rt_model *m, float *x, uint16_t *x16, long long n);
-/* Where the GEMMs of w's gradient write it: with one GTP rank and no
- * padding rows, straight into w's shard gradient, accumulating (*beta =
- * 1: the reduce-scatter would be a copy, and the add after it is the
- * GEMM's); else m->gfull (*beta = 0). rt_scatter_grad then does the
- * rest. */
+/* Where the GEMMs of w's gradient write it: with one GTP rank, straight
+ * into w's shard gradient (the reduce-scatter would be a copy, and the add
+ * after it is the GEMM's), setting it (*beta = 0) at the step's first
+ * write and adding to it (*beta = 1) after; else m->gfull (*beta = 0).
+ * rt_scatter_grad then does the rest. A caller whose first write adds
+ * (a scatter-add) zeroes the gradient itself when *beta is 0. */
 float *rt_grad_out(struct rt_model *m, const struct rt_weight *w,
 		   float *beta);
+/* A train step's start: zeroes the gradients that are not written whole
+ * by rt_grad_out's first write (all of them with GTP > 1; else the
+ * replicated parameters') and arms those first writes. */
+int rt_grads_begin(struct rt_model *m);
 /* Reduce-scatters the TP-local gradient gfull [d0 + pad, d1] over gtp and
  * adds this rank's block to w's shard gradient. Zeroes gfull's padding
  * rows first (the caller wrote rows [0, d0)). Nothing to do when gfull is

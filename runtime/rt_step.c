@@ -52,12 +52,11 @@ int rt_model_train_step(struct rt_model *m, long long step, double *loss,
 			long long *tokens)
 {
 	const struct rt_shape *s = &m->s;
-	long long n = m->n_shard + m->n_rep;
 	double count[1], sum[1] = { 0 };
 
 	coll_set_call(m->c, "train", step);
 	RCHECK(rt_weights_refresh(m));
-	KCHECK(kern_zero(m->k, m->grad, (size_t)n * sizeof(float)));
+	RCHECK(rt_grads_begin(m));
 	/* the loss's token count over the lanes */
 	count[0] = (double)(s->micro_batches * s->tokens);
 	RCHECK(coll_all_reduce_d(m->c, RT_K_DP_CP, "tokens", count, 1,

@@ -539,10 +539,13 @@ static int embed_bwd(struct rt_model *m)
 	const float *dfull = m->a.dx;
 	float beta, *ge = emb_grad(m, e, &beta);
 
-	/* gemb starts from zero unless the tied output layer wrote it */
-	if (ge == m->gemb && (!s->tie || !s->post))
-		KCHECK(kern_zero(m->k, m->gemb, (size_t)((e->d0 + e->pad) *
-				 e->d1) * sizeof(float)));
+	/* the lookup's scatter adds: its buffer starts from zero unless the
+	 * tied output layer wrote it (gemb), or this step wrote it already
+	 * (in place: beta 1) */
+	if ((ge == m->gemb && (!s->tie || !s->post)) ||
+	    (ge != m->gemb && beta == 0.0f))
+		KCHECK(kern_zero(m->k, ge, (size_t)((e->d0 + e->pad) * e->d1) *
+				 sizeof(float)));
 	/* the backward of embedding.out's reduce-scatter (no GEMM reads it:
 	 * not rounded) */
 	if (s->sp) {

@@ -176,15 +176,36 @@ int rt_bf16_copy(struct rt_model *m, float *x, uint16_t *x16, long long n)
 	return 0;
 }
 
+/* Gradients written in place: one GTP rank (rt_grad_out; the weights
+ * then have no padding rows, rt_model.c's layout). */
+static int grads_in_place(const struct rt_model *m)
+{
+	return m->s.g == 1;
+}
+
 float *rt_grad_out(struct rt_model *m, const struct rt_weight *w,
 		   float *beta)
 {
-	if (m->s.g == 1 && w->pad == 0) {
-		*beta = 1.0f;
+	long long i = w - m->w;
+
+	if (grads_in_place(m)) {
+		*beta = m->gfirst[i] ? 0.0f : 1.0f;
+		m->gfirst[i] = 0;
 		return m->grad + w->off;
 	}
 	*beta = 0.0f;
 	return m->gfull;
+}
+
+int rt_grads_begin(struct rt_model *m)
+{
+	long long n = m->n_shard + m->n_rep;
+	long long from = grads_in_place(m) ? m->n_shard : 0;
+
+	memset(m->gfirst, grads_in_place(m), (size_t)m->n_w);
+	KCHECK(kern_zero(m->k, m->grad + from, (size_t)(n - from) *
+			 sizeof(float)));
+	return 0;
 }
 
 int rt_scatter_grad(struct rt_model *m, const struct rt_weight *w,
