@@ -660,6 +660,100 @@ int kern_attn_fwd(struct kern_ctx *k, const struct kern_attn *a,
 					 kpos, o, lse) : KERN_ENODEV;
 }
 
+/* n bf16 values at x16 widened into a buffer of this context (*out). */
+static int widen16(struct kern_ctx *k, long long n, const uint16_t *x16,
+		   float **out)
+{
+	int rc = kern_alloc(k, (size_t)(n > 0 ? n : 1) * sizeof(float),
+			    (void **)out);
+
+	return rc ? rc : kern_from_bf16(k, n, x16, *out);
+}
+
+int kern_attn_fwd_bf(struct kern_ctx *k, const struct kern_attn *a,
+		     const uint16_t *q16, const uint16_t *k16,
+		     const uint16_t *v16, const int32_t *qpos,
+		     const int32_t *kpos, float *o, uint16_t *o16,
+		     float *lse)
+{
+	long long nq, nk;
+	float *w[3] = { NULL, NULL, NULL };
+	int rc;
+
+	if (!attn_ok(a))
+		return KERN_EINVAL;
+	nq = a->batch * a->sq * a->nh * a->hd;
+	nk = a->batch * a->sk * a->nkv * a->hd;
+	if (!OK_N(q16, nq) || !OK_N(o16, nq) || !OK_N(k16, nk) ||
+	    !OK_N(v16, nk) || !OK_N(o, nq))
+		return KERN_EINVAL;
+	if (!nq)
+		return 0;
+	if (k->math == KERN_MATH_BF16 && HAS_OP(k, attn_fwd_bf)) {
+		rc = RUN(ATTN, attn_fwd_bf, a, q16, k16, v16, qpos, kpos, o,
+			 o16, lse);
+		if (rc != KERN_ENODEV)
+			return rc;
+	}
+	rc = widen16(k, nq, q16, &w[0]);
+	if (!rc)
+		rc = widen16(k, nk, k16, &w[1]);
+	if (!rc)
+		rc = widen16(k, nk, v16, &w[2]);
+	if (!rc)
+		rc = kern_attn_fwd(k, a, w[0], w[1], w[2], qpos, kpos, o, lse);
+	if (!rc)
+		rc = kern_round_bf16_copy(k, nq, o, o16);
+	if (!rc)
+		rc = kern_sync(k); /* the widened inputs are read by then */
+	for (int i = 0; i < 3; i++)
+		kern_free(k, w[i]);
+	return rc;
+}
+
+int kern_attn_bwd_bf(struct kern_ctx *k, const struct kern_attn *a,
+		     const uint16_t *q16, const uint16_t *k16,
+		     const uint16_t *v16, const uint16_t *o16,
+		     const float *lse, const float *dout,
+		     const int32_t *qpos, const int32_t *kpos, float *dq,
+		     float *dk, float *dv)
+{
+	long long nq, nk;
+	float *w[4] = { NULL, NULL, NULL, NULL };
+	int rc;
+
+	if (!attn_ok(a))
+		return KERN_EINVAL;
+	nq = a->batch * a->sq * a->nh * a->hd;
+	nk = a->batch * a->sk * a->nkv * a->hd;
+	if (!OK_N(q16, nq) || !OK_N(o16, nq) || !OK_N(k16, nk) ||
+	    !OK_N(v16, nk))
+		return KERN_EINVAL;
+	if (!nq || !nk)
+		return 0;
+	if (k->math == KERN_MATH_BF16 && HAS_OP(k, attn_bwd_bf)) {
+		rc = RUN(ATTN, attn_bwd_bf, a, q16, k16, v16, o16, lse, dout,
+			 qpos, kpos, dq, dk, dv);
+		if (rc != KERN_ENODEV)
+			return rc;
+	}
+	rc = widen16(k, nq, q16, &w[0]);
+	if (!rc)
+		rc = widen16(k, nk, k16, &w[1]);
+	if (!rc)
+		rc = widen16(k, nk, v16, &w[2]);
+	if (!rc)
+		rc = widen16(k, nq, o16, &w[3]);
+	if (!rc)
+		rc = kern_attn_bwd(k, a, w[0], w[1], w[2], w[3], lse, dout,
+				   qpos, kpos, dq, dk, dv);
+	if (!rc)
+		rc = kern_sync(k);
+	for (int i = 0; i < 4; i++)
+		kern_free(k, w[i]);
+	return rc;
+}
+
 int kern_attn_merge(struct kern_ctx *k, const struct kern_attn *a, float *o,
 		    float *lse, const float *o2, const float *lse2)
 {

@@ -210,6 +210,20 @@ struct kern_ops {
 			       long long h, const float *x, const float *g,
 			       const float *rstd, const float *dy, float *dx,
 			       float *dg);
+	/* optional: kern_attn_*_bf in KERN_MATH_BF16 where the device's
+	 * fast kernels take the shape (they return KERN_ENODEV where not;
+	 * kern.c then widens the copies and calls attn_fwd/attn_bwd) */
+	int (*attn_fwd_bf)(struct kern_ctx *k, const struct kern_attn *a,
+			   const uint16_t *q16, const uint16_t *k16,
+			   const uint16_t *v16, const int32_t *qpos,
+			   const int32_t *kpos, float *o, uint16_t *o16,
+			   float *lse);
+	int (*attn_bwd_bf)(struct kern_ctx *k, const struct kern_attn *a,
+			   const uint16_t *q16, const uint16_t *k16,
+			   const uint16_t *v16, const uint16_t *o16,
+			   const float *lse, const float *dout,
+			   const int32_t *qpos, const int32_t *kpos,
+			   float *dq, float *dk, float *dv);
 	int (*ce_bwd_bf)(struct kern_ctx *k, long long rows, long long cols,
 			 long long nvalid, long long first,
 			 const int32_t *targets, const float *max,
@@ -477,6 +491,26 @@ int kern_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
 		  const float *o, const float *lse, const float *dout,
 		  const int32_t *qpos, const int32_t *kpos, float *dq,
 		  float *dk, float *dv);
+
+/* Attention on the bf16 copies of its inputs (as kern_gemm_bf's: the
+ * bits of bf16 values, written beside them by kern_round_bf16_copy):
+ * kern_attn_fwd_bf computes kern_attn_fwd of the copies' values and
+ * writes o rounded to bf16 with its bits in o16; kern_attn_bwd_bf is
+ * kern_attn_bwd of the copies' values (dout as given). The CUDA twin in
+ * KERN_MATH_BF16 hands the copies to the flash kernels as they are (no
+ * cast) and the flash forward writes o16 itself; elsewhere the copies are
+ * widened first, so a stale copy shows on every device. */
+int kern_attn_fwd_bf(struct kern_ctx *k, const struct kern_attn *a,
+		     const uint16_t *q16, const uint16_t *k16,
+		     const uint16_t *v16, const int32_t *qpos,
+		     const int32_t *kpos, float *o, uint16_t *o16,
+		     float *lse);
+int kern_attn_bwd_bf(struct kern_ctx *k, const struct kern_attn *a,
+		     const uint16_t *q16, const uint16_t *k16,
+		     const uint16_t *v16, const uint16_t *o16,
+		     const float *lse, const float *dout,
+		     const int32_t *qpos, const int32_t *kpos, float *dq,
+		     float *dk, float *dv);
 
 /* bfloat16, bit for bit alike on every device: to_bf16 rounds each float
  * to the nearest bf16 (ties to even; NaN stays a quiet NaN) and writes its

@@ -239,6 +239,36 @@ static int cuda_gemm_bf(struct kern_ctx *k, int ta, int tb, long long m,
 				 lda, b, b16, ldb, beta, c, ldc);
 }
 
+/* kern_attn_*_bf on the flash kernels; KERN_ENODEV for a shape they do
+ * not take (kern.c then widens the copies for the reference kernels). */
+static int cuda_attn_fwd_bf(struct kern_ctx *k, const struct kern_attn *a,
+			    const uint16_t *q16, const uint16_t *k16,
+			    const uint16_t *v16, const int32_t *qpos,
+			    const int32_t *kpos, float *o, uint16_t *o16,
+			    float *lse)
+{
+	if (!kern_fast_attn_ok(a))
+		return KERN_ENODEV;
+	return kern_fast_attn_fwd_bf(impl_of(k), a, NULL, q16, NULL, k16, NULL,
+				     v16, qpos, kpos, o, o16, lse);
+}
+
+static int cuda_attn_bwd_bf(struct kern_ctx *k, const struct kern_attn *a,
+			    const uint16_t *q16, const uint16_t *k16,
+			    const uint16_t *v16, const uint16_t *o16,
+			    const float *lse, const float *dout,
+			    const int32_t *qpos, const int32_t *kpos,
+			    float *dq, float *dk, float *dv)
+{
+	const float *src[4] = { NULL, NULL, NULL, NULL };
+	const uint16_t *in16[4] = { q16, k16, v16, o16 };
+
+	if (!kern_fast_attn_ok(a))
+		return KERN_ENODEV;
+	return kern_fast_attn_bwd_bf(impl_of(k), a, src, in16, lse, dout, qpos,
+				     kpos, dq, dk, dv);
+}
+
 static int cuda_axpy(struct kern_ctx *k, long long n, float alpha,
 		     const float *x, float *y)
 {
@@ -810,6 +840,8 @@ static struct kern_ops make_ops(void)
 	o.round_bf16 = kern_cuda_round_bf16;
 	o.round_bf16_copy = kern_cuda_round_bf16_copy;
 	o.gemm_bf = cuda_gemm_bf;
+	o.attn_fwd_bf = cuda_attn_fwd_bf;
+	o.attn_bwd_bf = cuda_attn_bwd_bf;
 	o.bias_add = kern_cuda_bias_add;
 	o.bias_grad = kern_cuda_bias_grad;
 	o.qkv_split = kern_cuda_qkv_split;

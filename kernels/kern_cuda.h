@@ -233,6 +233,21 @@ int kern_fast_attn_bwd(struct cuda_impl *c, const struct kern_attn *a,
 		       const float *o, const float *lse, const float *dout,
 		       const int32_t *qpos, const int32_t *kpos, float *dq,
 		       float *dk, float *dv);
+/* The same on bf16 copies where given (kern_attn_fwd_bf/bwd_bf): those
+ * go to the flash kernels as they are, the others are cast; o16, when
+ * set, receives the flash forward's output (o widened from it). The
+ * backward's inputs in order q, k, v, o (src, in16). */
+int kern_fast_attn_fwd_bf(struct cuda_impl *c, const struct kern_attn *a,
+			  const float *q, const uint16_t *q16, const float *kk,
+			  const uint16_t *k16, const float *v,
+			  const uint16_t *v16, const int32_t *qpos,
+			  const int32_t *kpos, float *o, uint16_t *o16,
+			  float *lse);
+int kern_fast_attn_bwd_bf(struct cuda_impl *c, const struct kern_attn *a,
+			  const float *const src[4],
+			  const uint16_t *const in16[4], const float *lse,
+			  const float *dout, const int32_t *qpos,
+			  const int32_t *kpos, float *dq, float *dk, float *dv);
 void kern_fast_free(struct kern_fast *f);
 
 /* kernels/kern_cuda_prof.cu: kern_prof_* (kern.h) on CUDA events. */

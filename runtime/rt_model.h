@@ -198,10 +198,11 @@ struct rt_layer_acts {
 	float *rstd1;        /* [Nl] */
 	float *n1;           /* [Nl, h] input_layernorm(x) */
 	float *n1g;          /* [N, h] n1 gathered over TP (SP), else n1 */
-	/* bf16 runs: the bf16 copies of the GEMM operands kept for the
-	 * backward (rt_bf16_copy; NULL in fp32 runs): n1, n1g, o, n2, n2g,
-	 * sw */
-	uint16_t *n1_16, *n1g16, *o16, *n2_16, *n2g16, *sw16;
+	/* bf16 runs: the bf16 copies of the GEMM and attention operands
+	 * kept for the backward (rt_bf16_copy; NULL in fp32 runs): n1, n1g,
+	 * q, k, v, o, n2, n2g, sw */
+	uint16_t *n1_16, *n1g16, *q16, *k16, *v16, *o16, *n2_16, *n2g16,
+		 *sw16;
 	float *qraw, *kraw;  /* [N, q], [N, kv] before QK-norm (qk_norm) */
 	float *qrstd, *krstd;/* [N H/T], [N G/T] (qk_norm) */
 	float *q, *k, *v;    /* [N, q], [N, kv], [N, kv] as attention reads */

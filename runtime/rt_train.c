@@ -226,15 +226,20 @@ static int attn_block_fwd(struct rt_model *m, long long l, const float *pb,
 	}
 	KCHECK(kern_rope(k, N, s->z.hl, d, s->theta, m->pos, 0, la->q));
 	KCHECK(kern_rope(k, N, s->z.kl, d, s->theta, m->pos, 0, la->k));
-	RCHECK(rt_bf16(m, la->q, N * s->z.q_l));
-	RCHECK(rt_bf16(m, la->k, N * s->z.kv_l));
-	RCHECK(rt_bf16(m, la->v, N * s->z.kv_l));
-	if (s->cp > 1)
+	RCHECK(rt_bf16_copy(m, la->q, la->q16, N * s->z.q_l));
+	RCHECK(rt_bf16_copy(m, la->k, la->k16, N * s->z.kv_l));
+	RCHECK(rt_bf16_copy(m, la->v, la->v16, N * s->z.kv_l));
+	if (s->cp > 1) {
 		RCHECK(rt_cp_attn_fwd(m, l));
-	else
+		RCHECK(rt_bf16_copy(m, la->o, la->o16, N * s->z.q_l));
+	} else if (m->bf16) { /* o rounded, with its copy */
+		KCHECK(kern_attn_fwd_bf(k, &at, la->q16, la->k16, la->v16,
+					m->qpos, m->kpos, la->o, la->o16,
+					la->lse));
+	} else {
 		KCHECK(kern_attn_fwd(k, &at, la->q, la->k, la->v, m->qpos,
 				     m->kpos, la->o, la->lse));
-	RCHECK(rt_bf16_copy(m, la->o, la->o16, N * s->z.q_l));
+	}
 	RCHECK(rt_weights_next(m, &W, &W16));
 	KCHECK(kern_gemm_bf(k, 0, 1, N, h, s->z.q_l, 1.0f, la->o, la->o16,
 			    s->z.q_l, W, W16, s->z.q_l, 0.0f, m->a.full_h, h));
@@ -470,9 +475,15 @@ static int attn_core_bwd(struct rt_model *m, long long l, float **dq,
 	} else {
 		KCHECK(kern_zero(k, a->dk, (size_t)kv * sizeof(float)));
 		KCHECK(kern_zero(k, a->dv, (size_t)kv * sizeof(float)));
-		KCHECK(kern_attn_bwd(k, &at, la->q, la->k, la->v, la->o,
-				     la->lse, a->dout, m->qpos, m->kpos, a->dq,
-				     a->dk, a->dv));
+		if (m->bf16)
+			KCHECK(kern_attn_bwd_bf(k, &at, la->q16, la->k16,
+						la->v16, la->o16, la->lse,
+						a->dout, m->qpos, m->kpos,
+						a->dq, a->dk, a->dv));
+		else
+			KCHECK(kern_attn_bwd(k, &at, la->q, la->k, la->v,
+					     la->o, la->lse, a->dout, m->qpos,
+					     m->kpos, a->dq, a->dk, a->dv));
 	}
 	KCHECK(kern_rope(k, N, s->z.hl, d, s->theta, m->pos, 1, a->dq));
 	KCHECK(kern_rope(k, N, s->z.kl, d, s->theta, m->pos, 1, a->dk));

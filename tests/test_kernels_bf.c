@@ -356,6 +356,64 @@ START_TEST(norms_fused)
 }
 END_TEST
 
+/* kern_attn_fwd_bf / bwd_bf on the CPU: kern_attn_fwd / bwd of the
+ * copies' values (o then rounded with its copy), bit for bit; a stale
+ * copy changes the result. */
+START_TEST(attn_bf_copies)
+{
+	struct kern_attn a = { 1, 5, 5, 4, 2, 4, 0.5f };
+	long long nq = 5 * 4 * 4, nk = 5 * 2 * 4, nl = 4 * 5;
+	float *q = take((size_t)nq * 4), *kk = take((size_t)nk * 4);
+	float *v = take((size_t)nk * 4), *o = take((size_t)nq * 4);
+	float *wo = take((size_t)nq * 4), *lse = take((size_t)nl * 4);
+	float *wl = take((size_t)nl * 4), *dout = take((size_t)nq * 4);
+	float *g[3], *wg[3];
+	uint16_t *q16 = take((size_t)nq * 2), *k16 = take((size_t)nk * 2);
+	uint16_t *v16 = take((size_t)nk * 2), *o16 = take((size_t)nq * 2);
+	uint16_t *w16 = take((size_t)nq * 2);
+	int32_t pos[5] = { 0, 1, 2, 3, 4 };
+	long long n[3] = { nq, nk, nk };
+
+	fill(q, nq, 61, 1.0f);
+	fill(kk, nk, 62, 1.0f);
+	fill(v, nk, 63, 1.0f);
+	fill(dout, nq, 64, 1.0f);
+	ck_assert_int_eq(kern_round_bf16_copy(&K, nq, q, q16), 0);
+	ck_assert_int_eq(kern_round_bf16_copy(&K, nk, kk, k16), 0);
+	ck_assert_int_eq(kern_round_bf16_copy(&K, nk, v, v16), 0);
+	ck_assert_int_eq(kern_attn_fwd_bf(&K, &a, q16, k16, v16, pos, pos, o,
+					  o16, lse), 0);
+	ck_assert_int_eq(kern_attn_fwd(&K, &a, q, kk, v, pos, pos, wo, wl), 0);
+	ck_assert_int_eq(kern_round_bf16_copy(&K, nq, wo, w16), 0);
+	ck_assert_int_eq(memcmp(o, wo, (size_t)nq * 4), 0);
+	ck_assert_int_eq(memcmp(o16, w16, (size_t)nq * 2), 0);
+	ck_assert_int_eq(memcmp(lse, wl, (size_t)nl * 4), 0);
+	for (int i = 0; i < 3; i++) {
+		g[i] = take((size_t)n[i] * 4);
+		wg[i] = take((size_t)n[i] * 4);
+	}
+	ck_assert_int_eq(kern_attn_bwd_bf(&K, &a, q16, k16, v16, o16, lse,
+					  dout, pos, pos, g[0], g[1], g[2]), 0);
+	ck_assert_int_eq(kern_attn_bwd(&K, &a, q, kk, v, wo, wl, dout, pos,
+				       pos, wg[0], wg[1], wg[2]), 0);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(memcmp(g[i], wg[i], (size_t)n[i] * 4), 0);
+	/* a stale key copy: another output */
+	k16[0] ^= 0x4000;
+	ck_assert_int_eq(kern_attn_fwd_bf(&K, &a, q16, k16, v16, pos, pos, o,
+					  o16, lse), 0);
+	ck_assert_int_ne(memcmp(o, wo, (size_t)nq * 4), 0);
+	ck_assert_int_eq(kern_attn_fwd_bf(&K, &a, NULL, k16, v16, pos, pos, o,
+					  o16, lse), KERN_EINVAL);
+	for (int i = 0; i < 3; i++) {
+		free(g[i]);
+		free(wg[i]);
+	}
+	free(q); free(kk); free(v); free(o); free(wo); free(lse); free(wl);
+	free(dout); free(q16); free(k16); free(v16); free(o16); free(w16);
+}
+END_TEST
+
 int main(void)
 {
 	const struct test_case cases[] = {
@@ -366,6 +424,7 @@ int main(void)
 		{ "producers_bf", producers_bf },
 		{ "adam_bf_copy", adam_bf_copy },
 		{ "norms_fused", norms_fused },
+		{ "attn_bf_copies", attn_bf_copies },
 	};
 
 	return RUN_CASES_FIXTURE("kernels_bf", cases, 60, setup, teardown);

@@ -36,9 +36,11 @@
  *    multiple of 4 (the 4-wide kernel and its tail); its copy equals the
  *    bits of the device's own updated weights (adam_bf_bits 0).
  *  - norms_fused 1e-5 (TOL_ELEM; dg 1e-4, TOL_RED: a sum over rows):
- *    kern_add_rmsnorm_fwd (sum, y, rstd) and kern_rmsnorm_bwd_add (dx
+ *    kern_add_rmsnorm_fwd (sum, rstd) and kern_rmsnorm_bwd_add (dx
  *    accumulated, dg) against the CPU twin, as the unfused norms' tests;
- *    the copy equals the bits of the device's own y (norms_fused_bits 0).
+ *    its y, rounded to bf16 on both sides, 4e-3 (norms_fused_y,
+ *    TOL_BF_OUT: as producers_bf); the copy equals the bits of the
+ *    device's own y (norms_fused_bits 0).
  *  - qkv_split 0: Megatron's fused qkv columns split and merged, bit for
  *    bit the CPU's (values are moved, not computed).
  *  - attn_bf16 2e-2 for o, dq, dk, dv (lse 1e-3): the flash kernels round
@@ -50,6 +52,10 @@
  *    same bf16 inputs; its dq, dk and dv those of kern_flash_bwd within
  *    1e-5 (sums by atomics: dq always, dk and dv where a sequence's
  *    blocks split each query group's heads, kern_flash_bwd.cu).
+ *  - attn_copies 2e-2 (TOL_ATTN, lse 1e-3): kern_attn_fwd_bf / bwd_bf on
+ *    the device's bf16 copies (no casts) against the CPU twin's, as
+ *    attn_bf16; the o copy the flash forward writes equals the bits of
+ *    the widened o (attn_copies_bits 0).
  *  - attn_fallback 0: a head dim the flash kernels lack (32) runs the fp32
  *    reference kernels in bf16 mode too, bit for bit.
  */
@@ -414,6 +420,7 @@ static void test_norms_fused(void)
 	static const long long dims[][2] = { { 1, 1 }, { 33, 100 },
 					     { 300, 2048 } };
 	struct verdict v = { 0, 0 }, vg = { 0, 0 }, vb = { 0, 0 };
+	struct verdict vy = { 0, 0 };
 
 	for (size_t t = 0; t < sizeof(dims) / sizeof(dims[0]); t++) {
 		long long rows = dims[t][0], h = dims[t][1], n = rows * h;
@@ -440,8 +447,8 @@ static void test_norms_fused(void)
 						d[1], d[3], d[4]));
 		see_rc(&v, down(hx, d[5], (size_t)n * 4));
 		see(&v, relerr(hx, sum, n));
-		see_rc(&v, down(hx, d[6], (size_t)n * 4));
-		see(&v, relerr(hx, y, n));
+		see_rc(&vy, down(hx, d[6], (size_t)n * 4));
+		see(&vy, relerr(hx, y, n));
 		see(&vb, bits_of(&vb, d[6], y16, n));
 		see_rc(&v, down(hx, d[7], (size_t)rows * 4));
 		see(&v, relerr(hx, rs, rows));
@@ -456,6 +463,7 @@ static void test_norms_fused(void)
 		free(y); free(rs); free(hx); free(hg); free(hy);
 	}
 	report("norms_fused", &v, TOL_ELEM);
+	report("norms_fused_y", &vy, TOL_BF_OUT);
 	report("norms_fused_dg", &vg, TOL_RED);
 	report("norms_fused_bits", &vb, 0);
 }
@@ -684,6 +692,73 @@ static void attn_is_flash(struct fattn *f, struct verdict *v)
 	drop(o16); drop(of); drop(lse); drop(dsum);
 }
 
+/* kern_attn_fwd_bf / bwd_bf: the device on its copies against the CPU
+ * twin on its own (f's inputs hold bf16 values: fattn_init). */
+static void attn_copies(struct fattn *f, struct verdict *v,
+			struct verdict *vl, struct verdict *vb)
+{
+	const struct kern_attn *a = &f->a;
+	long long n[4] = { f->nq, f->nk, f->nk, f->nq };
+	uint16_t *h[4], *d[4];
+	float *o = xmalloc((size_t)f->nq * 4), *lse = xmalloc((size_t)f->nl * 4);
+	float *g[3], *dg[3], *x;
+	float *dof = NULL, *dlse = NULL;
+	const int32_t *qp = (const int32_t *)f->d[9];
+	const int32_t *kp = (const int32_t *)f->d[10];
+	const float *src[3] = { f->q, f->k, f->v };
+
+	for (int i = 0; i < 3; i++) {
+		h[i] = xmalloc((size_t)n[i] * 2);
+		see_rc(v, kern_to_bf16(&C, n[i], src[i], h[i]));
+		d[i] = dev16(v, f->d[i], n[i]);
+		g[i] = xmalloc((size_t)n[i] * 4);
+		dg[i] = NULL;
+		see_rc(v, kern_alloc(&G, (size_t)n[i] * 4, (void **)&dg[i]));
+	}
+	h[3] = xmalloc((size_t)f->nq * 2);
+	see_rc(v, kern_alloc(&G, (size_t)f->nq * 2, (void **)&d[3]));
+	see_rc(v, kern_alloc(&G, (size_t)f->nq * 4, (void **)&dof));
+	see_rc(v, kern_alloc(&G, (size_t)f->nl * 4, (void **)&dlse));
+	if (!v->rc) {
+		see_rc(v, kern_attn_fwd_bf(&C, a, h[0], h[1], h[2], f->qpos,
+					   f->kpos, o, h[3], lse));
+		see_rc(v, kern_attn_fwd_bf(&G, a, d[0], d[1], d[2], qp, kp, dof,
+					   d[3], dlse));
+		x = xmalloc((size_t)f->nq * 4);
+		see_rc(v, down(x, dof, (size_t)f->nq * 4));
+		see(v, relerr(x, o, f->nq));
+		see(vb, bits_of(vb, dof, d[3], f->nq));
+		free(x);
+		x = xmalloc((size_t)f->nl * 4);
+		see_rc(vl, down(x, dlse, (size_t)f->nl * 4));
+		see(vl, relerr(x, lse, f->nl));
+		free(x);
+		see_rc(v, kern_attn_bwd_bf(&C, a, h[0], h[1], h[2], h[3], lse,
+					   f->dout, f->qpos, f->kpos, g[0],
+					   g[1], g[2]));
+		see_rc(v, kern_attn_bwd_bf(&G, a, d[0], d[1], d[2], d[3], dlse,
+					   f->d[3], qp, kp, dg[0], dg[1], dg[2]));
+		for (int i = 0; i < 3; i++) {
+			x = xmalloc((size_t)n[i] * 4);
+			see_rc(v, down(x, dg[i], (size_t)n[i] * 4));
+			see(v, relerr(x, g[i], n[i]));
+			free(x);
+		}
+	}
+	for (int i = 0; i < 4; i++) {
+		free(h[i]);
+		drop(d[i]);
+	}
+	for (int i = 0; i < 3; i++) {
+		free(g[i]);
+		drop(dg[i]);
+	}
+	drop(dof);
+	drop(dlse);
+	free(o);
+	free(lse);
+}
+
 /* Head dim 32 (no flash kernel): the bf16 mode runs the fp32 reference
  * kernels, bit for bit. */
 static void attn_fallback(struct verdict *v)
@@ -712,7 +787,8 @@ static void attn_fallback(struct verdict *v)
 void test_fast_kernels(void)
 {
 	struct verdict vo = { 0, 0 }, vl = { 0, 0 }, vx = { 0, 0 };
-	struct verdict vf = { 0, 0 };
+	struct verdict vf = { 0, 0 }, vc = { 0, 0 }, vcl = { 0, 0 };
+	struct verdict vcb = { 0, 0 };
 	struct fattn f;
 
 	see_rc(&vo, kern_set_math(&G, KERN_MATH_BF16));
@@ -727,11 +803,15 @@ void test_fast_kernels(void)
 		fattn_init(&f, attn_dims[t]);
 		attn_vs_cpu(&f, &vo, &vl);
 		attn_is_flash(&f, &vx);
+		attn_copies(&f, &vc, &vcl, &vcb);
 		fattn_free(&f);
 	}
 	report("attn_bf16", &vo, TOL_ATTN);
 	report("attn_bf16_lse", &vl, TOL_LSE);
 	report("attn_is_flash", &vx, 0);
+	report("attn_copies", &vc, TOL_ATTN);
+	report("attn_copies_lse", &vcl, TOL_LSE);
+	report("attn_copies_bits", &vcb, 0);
 	attn_fallback(&vf);
 	report("attn_fallback", &vf, 0);
 	see_rc(&vf, kern_set_math(&G, KERN_MATH_FP32));
