@@ -244,6 +244,81 @@ int kern_gemm(struct kern_ctx *k, int ta, int tb, long long m, long long n,
 		   ldc);
 }
 
+/* The bf16 copy of an operand of rows x cols (leading dimension ld)
+ * widened into a buffer of this context (*tmp, the same indexing), or
+ * *out = x when there is no copy. */
+static int widen_operand(struct kern_ctx *k, long long rows, long long cols,
+			 long long ld, const float *x, const uint16_t *x16,
+			 float **tmp, const float **out)
+{
+	long long n = rows > 0 ? (rows - 1) * ld + cols : 0;
+	int rc;
+
+	*out = x;
+	if (!x16)
+		return 0;
+	if (rows > 1 && (n - cols) / (rows - 1) != ld)
+		return KERN_EINVAL;
+	rc = kern_alloc(k, (size_t)(n > 0 ? n : 1) * sizeof(float),
+			(void **)tmp);
+	if (rc)
+		return rc;
+	*out = *tmp;
+	return kern_from_bf16(k, n, x16, *tmp);
+}
+
+/* kern_gemm_bf on a device or mode without bf16 operands: the copies
+ * widened (exact), then kern_gemm. */
+static int gemm_bf_widened(struct kern_ctx *k, int ta, int tb, long long m,
+			   long long n, long long kd, float alpha,
+			   const float *a, const uint16_t *a16, long long lda,
+			   const float *b, const uint16_t *b16, long long ldb,
+			   float beta, float *c, long long ldc)
+{
+	float *ta16 = NULL, *tb16 = NULL;
+	const float *wa, *wb;
+	int rc = widen_operand(k, ta ? kd : m, ta ? m : kd, lda, a, a16,
+			       &ta16, &wa);
+
+	if (!rc)
+		rc = widen_operand(k, tb ? n : kd, tb ? kd : n, ldb, b, b16,
+				   &tb16, &wb);
+	if (!rc)
+		rc = kern_gemm(k, ta, tb, m, n, kd, alpha, wa, lda, wb, ldb,
+			       beta, c, ldc);
+	/* the widened copies stay valid until the queued GEMM has read them */
+	if ((ta16 || tb16) && !rc)
+		rc = kern_sync(k);
+	kern_free(k, ta16);
+	kern_free(k, tb16);
+	return rc;
+}
+
+int kern_gemm_bf(struct kern_ctx *k, int ta, int tb, long long m,
+		 long long n, long long kd, float alpha, const float *a,
+		 const uint16_t *a16, long long lda, const float *b,
+		 const uint16_t *b16, long long ldb, float beta, float *c,
+		 long long ldc)
+{
+	long long arow = ta ? m : kd, brow = tb ? kd : n;
+
+	if (m < 0 || n < 0 || kd < 0 || lda < (arow > 1 ? arow : 1) ||
+	    ldb < (brow > 1 ? brow : 1) || ldc < (n > 1 ? n : 1))
+		return KERN_EINVAL;
+	if (m == 0 || n == 0)
+		return 0;
+	if (!c || (kd > 0 && ((!a && !a16) || (!b && !b16))))
+		return KERN_EINVAL;
+	if (!a16 && !b16)
+		return kern_gemm(k, ta, tb, m, n, kd, alpha, a, lda, b, ldb,
+				 beta, c, ldc);
+	if (kd > 0 && k->math == KERN_MATH_BF16 && k->ops->gemm_bf)
+		return RUN(GEMM, gemm_bf, ta, tb, m, n, kd, alpha, a, a16, lda,
+			   b, b16, ldb, beta, c, ldc);
+	return gemm_bf_widened(k, ta, tb, m, n, kd, alpha, a, a16, lda, b, b16,
+			       ldb, beta, c, ldc);
+}
+
 int kern_axpy(struct kern_ctx *k, long long n, float alpha, const float *x,
 	      float *y)
 {
@@ -279,6 +354,61 @@ int kern_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
 		return KERN_EINVAL;
 	return rows ? RUN(MEM, rmsnorm_bwd, rows, h, x, g, rstd, dy, dx,
 			  dg) : 0;
+}
+
+int kern_add_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
+			 float eps, const float *x, const float *r, float *sum,
+			 const float *g, float *y, float *rstd, uint16_t *y16)
+{
+	int rc;
+
+	if (rows < 0 || h < 1 || !OK_N(g, h) || !OK_N(x, rows) ||
+	    !OK_N(r, rows) || !OK_N(sum, rows) || !OK_N(y, rows) ||
+	    !OK_N(rstd, rows) || !(eps >= 0) ||
+	    (rows && ((const float *)sum == r || (const float *)y == x ||
+		      y == sum || (const float *)y == r)))
+		return KERN_EINVAL;
+	if (!rows)
+		return 0;
+	if (k->ops->add_rmsnorm_fwd)
+		return RUN(MEM, add_rmsnorm_fwd, rows, h, eps, x, r, sum, g, y,
+			   rstd, y16);
+	rc = kern_copy(k, sum, x, (size_t)(rows * h) * sizeof(float));
+	if (!rc)
+		rc = kern_axpy(k, rows * h, 1.0f, r, sum);
+	if (!rc)
+		rc = kern_rmsnorm_fwd(k, rows, h, eps, sum, g, y, rstd);
+	if (!rc && y16)
+		rc = kern_round_bf16_copy(k, rows * h, y, y16);
+	return rc;
+}
+
+int kern_rmsnorm_bwd_add(struct kern_ctx *k, long long rows, long long h,
+			 const float *x, const float *g, const float *rstd,
+			 const float *dy, float *dx, float *dg)
+{
+	float *tmp = NULL;
+	int rc;
+
+	if (rows < 0 || h < 1 || !OK_N(g, h) || !OK_N(dg, h) ||
+	    !OK_N(x, rows) || !OK_N(rstd, rows) || !OK_N(dy, rows) ||
+	    !OK_N(dx, rows) ||
+	    (rows && ((const float *)dx == dy || (const float *)dx == x)))
+		return KERN_EINVAL;
+	if (!rows)
+		return 0;
+	if (k->ops->rmsnorm_bwd_add)
+		return RUN(MEM, rmsnorm_bwd_add, rows, h, x, g, rstd, dy, dx,
+			   dg);
+	rc = kern_alloc(k, (size_t)(rows * h) * sizeof(float), (void **)&tmp);
+	if (!rc)
+		rc = kern_rmsnorm_bwd(k, rows, h, x, g, rstd, dy, tmp, dg);
+	if (!rc)
+		rc = kern_axpy(k, rows * h, 1.0f, tmp, dx);
+	if (!rc)
+		rc = kern_sync(k); /* tmp is read by the queued axpy */
+	kern_free(k, tmp);
+	return rc;
 }
 
 int kern_gelu_fwd(struct kern_ctx *k, long long n, const float *x, float *y)
@@ -406,6 +536,89 @@ int kern_swiglu_bwd(struct kern_ctx *k, long long rows, long long f,
 					   dx) : KERN_ENODEV;
 }
 
+/* The sizes of a qkv split or merge are usable. */
+static int qkv_ok(long long rows, long long groups, long long nq,
+		  long long nk)
+{
+	return rows >= 0 && groups >= 1 && nq >= 1 && nk >= 1;
+}
+
+int kern_qkv_split(struct kern_ctx *k, long long rows, long long groups,
+		   long long nq, long long nk, const float *packed, float *q,
+		   float *kk, float *v)
+{
+	if (!qkv_ok(rows, groups, nq, nk) || !OK_N(packed, rows) ||
+	    !OK_N(q, rows) || !OK_N(kk, rows) || !OK_N(v, rows) ||
+	    (rows && (packed == q || packed == kk || packed == v)))
+		return KERN_EINVAL;
+	if (!rows)
+		return 0;
+	return HAS_OP(k, qkv_split) ? RUN(MEM, qkv_split, rows, groups, nq, nk,
+					  packed, q, kk, v) : KERN_ENODEV;
+}
+
+int kern_qkv_merge(struct kern_ctx *k, long long rows, long long groups,
+		   long long nq, long long nk, const float *q,
+		   const float *kk, const float *v, float *packed)
+{
+	if (!qkv_ok(rows, groups, nq, nk) || !OK_N(packed, rows) ||
+	    !OK_N(q, rows) || !OK_N(kk, rows) || !OK_N(v, rows) ||
+	    (rows && (packed == q || packed == kk || packed == v)))
+		return KERN_EINVAL;
+	if (!rows)
+		return 0;
+	return HAS_OP(k, qkv_merge) ? RUN(MEM, qkv_merge, rows, groups, nq, nk,
+					  q, kk, v, packed) : KERN_ENODEV;
+}
+
+int kern_swiglu_fwd_bf(struct kern_ctx *k, long long rows, long long f,
+		       const float *x, float *y, uint16_t *y16)
+{
+	int rc;
+
+	if (!y16 || !rows)
+		return kern_swiglu_fwd(k, rows, f, x, y);
+	if (HAS_OP(k, swiglu_fwd_bf) && rows > 0 && f > 0 && x && y &&
+	    (const float *)y != x)
+		return RUN(MEM, swiglu_fwd_bf, rows, f, x, y, y16);
+	rc = kern_swiglu_fwd(k, rows, f, x, y);
+	return rc ? rc : kern_round_bf16_copy(k, rows * f, y, y16);
+}
+
+int kern_swiglu_bwd_bf(struct kern_ctx *k, long long rows, long long f,
+		       const float *x, const float *dy, float *dx,
+		       uint16_t *dx16)
+{
+	int rc;
+
+	if (!dx16 || !rows)
+		return kern_swiglu_bwd(k, rows, f, x, dy, dx);
+	if (HAS_OP(k, swiglu_bwd_bf) && rows > 0 && f > 0 && x && dy && dx &&
+	    (const float *)dx != x && (const float *)dx != dy)
+		return RUN(MEM, swiglu_bwd_bf, rows, f, x, dy, dx, dx16);
+	rc = kern_swiglu_bwd(k, rows, f, x, dy, dx);
+	return rc ? rc : kern_round_bf16_copy(k, rows * 2 * f, dx, dx16);
+}
+
+int kern_ce_bwd_bf(struct kern_ctx *k, long long rows, long long cols,
+		   long long nvalid, long long first, const int32_t *targets,
+		   const float *max, const float *sum, float scale,
+		   const float *logits, float *dlogits, uint16_t *dlogits16)
+{
+	int rc = 0;
+
+	if (dlogits16 && HAS_OP(k, ce_bwd_bf) && rows > 0 &&
+	    ce_ok(rows, cols, nvalid, logits) && first >= 0 && targets &&
+	    max && sum && dlogits)
+		return RUN(MEM, ce_bwd_bf, rows, cols, nvalid, first, targets,
+			   max, sum, scale, logits, dlogits, dlogits16);
+	rc = kern_ce_bwd(k, rows, cols, nvalid, first, targets, max, sum,
+			 scale, logits, dlogits);
+	if (!rc && dlogits16)
+		rc = kern_round_bf16_copy(k, rows * cols, dlogits, dlogits16);
+	return rc;
+}
+
 int kern_rope(struct kern_ctx *k, long long rows, long long heads,
 	      long long hd, double theta, const int32_t *pos, int inverse,
 	      float *x)
@@ -445,6 +658,100 @@ int kern_attn_fwd(struct kern_ctx *k, const struct kern_attn *a,
 		return 0;
 	return HAS_OP(k, attn_fwd) ? RUN(ATTN, attn_fwd, a, q, kk, v, qpos,
 					 kpos, o, lse) : KERN_ENODEV;
+}
+
+/* n bf16 values at x16 widened into a buffer of this context (*out). */
+static int widen16(struct kern_ctx *k, long long n, const uint16_t *x16,
+		   float **out)
+{
+	int rc = kern_alloc(k, (size_t)(n > 0 ? n : 1) * sizeof(float),
+			    (void **)out);
+
+	return rc ? rc : kern_from_bf16(k, n, x16, *out);
+}
+
+int kern_attn_fwd_bf(struct kern_ctx *k, const struct kern_attn *a,
+		     const uint16_t *q16, const uint16_t *k16,
+		     const uint16_t *v16, const int32_t *qpos,
+		     const int32_t *kpos, float *o, uint16_t *o16,
+		     float *lse)
+{
+	long long nq, nk;
+	float *w[3] = { NULL, NULL, NULL };
+	int rc;
+
+	if (!attn_ok(a))
+		return KERN_EINVAL;
+	nq = a->batch * a->sq * a->nh * a->hd;
+	nk = a->batch * a->sk * a->nkv * a->hd;
+	if (!OK_N(q16, nq) || !OK_N(o16, nq) || !OK_N(k16, nk) ||
+	    !OK_N(v16, nk) || !OK_N(o, nq))
+		return KERN_EINVAL;
+	if (!nq)
+		return 0;
+	if (k->math == KERN_MATH_BF16 && HAS_OP(k, attn_fwd_bf)) {
+		rc = RUN(ATTN, attn_fwd_bf, a, q16, k16, v16, qpos, kpos, o,
+			 o16, lse);
+		if (rc != KERN_ENODEV)
+			return rc;
+	}
+	rc = widen16(k, nq, q16, &w[0]);
+	if (!rc)
+		rc = widen16(k, nk, k16, &w[1]);
+	if (!rc)
+		rc = widen16(k, nk, v16, &w[2]);
+	if (!rc)
+		rc = kern_attn_fwd(k, a, w[0], w[1], w[2], qpos, kpos, o, lse);
+	if (!rc)
+		rc = kern_round_bf16_copy(k, nq, o, o16);
+	if (!rc)
+		rc = kern_sync(k); /* the widened inputs are read by then */
+	for (int i = 0; i < 3; i++)
+		kern_free(k, w[i]);
+	return rc;
+}
+
+int kern_attn_bwd_bf(struct kern_ctx *k, const struct kern_attn *a,
+		     const uint16_t *q16, const uint16_t *k16,
+		     const uint16_t *v16, const uint16_t *o16,
+		     const float *lse, const float *dout,
+		     const int32_t *qpos, const int32_t *kpos, float *dq,
+		     float *dk, float *dv)
+{
+	long long nq, nk;
+	float *w[4] = { NULL, NULL, NULL, NULL };
+	int rc;
+
+	if (!attn_ok(a))
+		return KERN_EINVAL;
+	nq = a->batch * a->sq * a->nh * a->hd;
+	nk = a->batch * a->sk * a->nkv * a->hd;
+	if (!OK_N(q16, nq) || !OK_N(o16, nq) || !OK_N(k16, nk) ||
+	    !OK_N(v16, nk))
+		return KERN_EINVAL;
+	if (!nq || !nk)
+		return 0;
+	if (k->math == KERN_MATH_BF16 && HAS_OP(k, attn_bwd_bf)) {
+		rc = RUN(ATTN, attn_bwd_bf, a, q16, k16, v16, o16, lse, dout,
+			 qpos, kpos, dq, dk, dv);
+		if (rc != KERN_ENODEV)
+			return rc;
+	}
+	rc = widen16(k, nq, q16, &w[0]);
+	if (!rc)
+		rc = widen16(k, nk, k16, &w[1]);
+	if (!rc)
+		rc = widen16(k, nk, v16, &w[2]);
+	if (!rc)
+		rc = widen16(k, nq, o16, &w[3]);
+	if (!rc)
+		rc = kern_attn_bwd(k, a, w[0], w[1], w[2], w[3], lse, dout,
+				   qpos, kpos, dq, dk, dv);
+	if (!rc)
+		rc = kern_sync(k);
+	for (int i = 0; i < 4; i++)
+		kern_free(k, w[i]);
+	return rc;
 }
 
 int kern_attn_merge(struct kern_ctx *k, const struct kern_attn *a, float *o,
@@ -521,6 +828,24 @@ int kern_adam(struct kern_ctx *k, long long n, float lr, float beta1,
 		       v) : 0;
 }
 
+int kern_adam_bf(struct kern_ctx *k, long long n, float lr, float beta1,
+		 float beta2, float eps, long long step, float *p,
+		 const float *g, float *m, float *v, uint16_t *p16,
+		 long long n16)
+{
+	int rc;
+
+	if (n16 < 0 || n16 > n || !OK_N(p16, n16))
+		return KERN_EINVAL;
+	if (n16 > 0 && HAS_OP(k, adam_bf) && OK_N(p, n) && OK_N(g, n) &&
+	    OK_N(m, n) && OK_N(v, n) && step >= 1 &&
+	    beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1 && eps > 0)
+		return RUN(MEM, adam_bf, n, lr, beta1, beta2, eps, step, p, g,
+			   m, v, p16, n16);
+	rc = kern_adam(k, n, lr, beta1, beta2, eps, step, p, g, m, v);
+	return rc ? rc : kern_to_bf16(k, n16, p, p16);
+}
+
 int kern_to_bf16(struct kern_ctx *k, long long n, const float *x,
 		 uint16_t *y)
 {
@@ -542,6 +867,14 @@ int kern_round_bf16(struct kern_ctx *k, long long n, float *x)
 	if (!OK_N(x, n))
 		return KERN_EINVAL;
 	return n ? RUN(MEM, round_bf16, n, x) : 0;
+}
+
+int kern_round_bf16_copy(struct kern_ctx *k, long long n, float *x,
+			 uint16_t *y)
+{
+	if (!OK_N(x, n) || !OK_N(y, n))
+		return KERN_EINVAL;
+	return n ? RUN(MEM, round_bf16_copy, n, x, y) : 0;
 }
 
 int kern_sgd(struct kern_ctx *k, long long n, float lr, float *p,

@@ -80,7 +80,8 @@ enum kern_device { KERN_CPU, KERN_CUDA };
  * sums and, in attention, by P and dS rounded to bf16 (FlashAttention-2's
  * precision). Inputs, outputs and every other function stay fp32; the CPU
  * twin ignores the mode. Every call reads its operands as they are when
- * it runs (no bf16 copy outlives the call). */
+ * it runs (no bf16 copy outlives the call); the caller that keeps bf16
+ * copies of its operands hands them to kern_gemm_bf instead. */
 enum kern_math { KERN_MATH_FP32, KERN_MATH_BF16 };
 
 /* Kernel classes of the profile (kern_prof_*). */
@@ -161,11 +162,25 @@ struct kern_ops {
 		    const float *g, float *m, float *v);
 	int (*sgd)(struct kern_ctx *k, long long n, float lr, float *p,
 		   const float *g);
+	/* optional: kern_adam_bf fused (NULL: kern_adam, then kern_to_bf16) */
+	int (*adam_bf)(struct kern_ctx *k, long long n, float lr, float beta1,
+		       float beta2, float eps, long long step, float *p,
+		       const float *g, float *m, float *v, uint16_t *p16,
+		       long long n16);
 	int (*to_bf16)(struct kern_ctx *k, long long n, const float *x,
 		       uint16_t *y);
 	int (*from_bf16)(struct kern_ctx *k, long long n, const uint16_t *x,
 			 float *y);
 	int (*round_bf16)(struct kern_ctx *k, long long n, float *x);
+	int (*round_bf16_copy)(struct kern_ctx *k, long long n, float *x,
+			       uint16_t *y);
+	/* optional: kern_gemm_bf in KERN_MATH_BF16 (NULL: kern.c widens the
+	 * copies and calls gemm) */
+	int (*gemm_bf)(struct kern_ctx *k, int ta, int tb, long long m,
+		       long long n, long long kd, float alpha, const float *a,
+		       const uint16_t *a16, long long lda, const float *b,
+		       const uint16_t *b16, long long ldb, float beta,
+		       float *c, long long ldc);
 	int (*bias_add)(struct kern_ctx *k, long long rows, long long cols,
 			const float *b, float *y);
 	int (*bias_grad)(struct kern_ctx *k, long long rows, long long cols,
@@ -174,6 +189,46 @@ struct kern_ops {
 			  const float *x, float *y);
 	int (*swiglu_bwd)(struct kern_ctx *k, long long rows, long long f,
 			  const float *x, const float *dy, float *dx);
+	int (*qkv_split)(struct kern_ctx *k, long long rows, long long groups,
+			 long long nq, long long nk, const float *packed,
+			 float *q, float *kk, float *v);
+	int (*qkv_merge)(struct kern_ctx *k, long long rows, long long groups,
+			 long long nq, long long nk, const float *q,
+			 const float *kk, const float *v, float *packed);
+	/* optional: the kern_*_bf producers fused (NULL: kern.c calls the
+	 * plain op, then kern_round_bf16_copy) */
+	int (*swiglu_fwd_bf)(struct kern_ctx *k, long long rows, long long f,
+			     const float *x, float *y, uint16_t *y16);
+	int (*swiglu_bwd_bf)(struct kern_ctx *k, long long rows, long long f,
+			     const float *x, const float *dy, float *dx,
+			     uint16_t *dx16);
+	int (*add_rmsnorm_fwd)(struct kern_ctx *k, long long rows,
+			       long long h, float eps, const float *x,
+			       const float *r, float *sum, const float *g,
+			       float *y, float *rstd, uint16_t *y16);
+	int (*rmsnorm_bwd_add)(struct kern_ctx *k, long long rows,
+			       long long h, const float *x, const float *g,
+			       const float *rstd, const float *dy, float *dx,
+			       float *dg);
+	/* optional: kern_attn_*_bf in KERN_MATH_BF16 where the device's
+	 * fast kernels take the shape (they return KERN_ENODEV where not;
+	 * kern.c then widens the copies and calls attn_fwd/attn_bwd) */
+	int (*attn_fwd_bf)(struct kern_ctx *k, const struct kern_attn *a,
+			   const uint16_t *q16, const uint16_t *k16,
+			   const uint16_t *v16, const int32_t *qpos,
+			   const int32_t *kpos, float *o, uint16_t *o16,
+			   float *lse);
+	int (*attn_bwd_bf)(struct kern_ctx *k, const struct kern_attn *a,
+			   const uint16_t *q16, const uint16_t *k16,
+			   const uint16_t *v16, const uint16_t *o16,
+			   const float *lse, const float *dout,
+			   const int32_t *qpos, const int32_t *kpos,
+			   float *dq, float *dk, float *dv);
+	int (*ce_bwd_bf)(struct kern_ctx *k, long long rows, long long cols,
+			 long long nvalid, long long first,
+			 const int32_t *targets, const float *max,
+			 const float *sum, float scale, const float *logits,
+			 float *dlogits, uint16_t *dlogits16);
 	int (*rope)(struct kern_ctx *k, long long rows, long long heads,
 		    long long hd, double theta, const int32_t *pos, int inverse,
 		    float *x);
@@ -263,6 +318,22 @@ int kern_gemm(struct kern_ctx *k, int ta, int tb, long long m, long long n,
 	      long long kd, float alpha, const float *a, long long lda,
 	      const float *b, long long ldb, float beta, float *c,
 	      long long ldc);
+/* kern_gemm with bf16 copies of its operands, for mixed-precision runs
+ * that keep them (the runtime's activations and gathered weights): a16
+ * (b16), when not NULL, holds the bf16 bits of a (b) element for element,
+ * at the same indices and leading dimension (as kern_round_bf16_copy or
+ * kern_to_bf16 wrote them), and a (b) may then be NULL. Every device
+ * computes from the copy where one is given: the CUDA twin in
+ * KERN_MATH_BF16 multiplies it on tensor cores as it is (kern_gemm casts
+ * its operands afresh on every call), every other device and mode widens
+ * it first. A copy that is not its operand's rounding (a stale one) so
+ * gives the same wrong product on the CPU as on a GPU, where the CPU
+ * tests see it. */
+int kern_gemm_bf(struct kern_ctx *k, int ta, int tb, long long m,
+		 long long n, long long kd, float alpha, const float *a,
+		 const uint16_t *a16, long long lda, const float *b,
+		 const uint16_t *b16, long long ldb, float beta, float *c,
+		 long long ldc);
 /* y += alpha * x. */
 int kern_axpy(struct kern_ctx *k, long long n, float alpha, const float *x,
 	      float *y);
@@ -278,6 +349,22 @@ int kern_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
 int kern_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
 		     const float *x, const float *g, const float *rstd,
 		     const float *dy, float *dx, float *dg);
+
+/* The residual add and the next norm in one pass (a pre-norm block's
+ * "sum = x + r; y = RMSNorm(sum)"): writes sum = x + r, then y and rstd
+ * as kern_rmsnorm_fwd of sum, and, when y16 is set, y rounded to bf16 in
+ * place with its bits in y16 (kern_round_bf16_copy); bit for bit the
+ * unfused sequence. sum may alias x. */
+int kern_add_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
+			 float eps, const float *x, const float *r, float *sum,
+			 const float *g, float *y, float *rstd,
+			 uint16_t *y16);
+/* kern_rmsnorm_bwd whose input gradient is added to dx (dx += ...: the
+ * residual branch's gradient), bit for bit kern_rmsnorm_bwd into a
+ * scratch then kern_axpy; accumulates dg. dx may not alias dy or x. */
+int kern_rmsnorm_bwd_add(struct kern_ctx *k, long long rows, long long h,
+			 const float *x, const float *g, const float *rstd,
+			 const float *dy, float *dx, float *dg);
 
 /* Exact GeLU, y = x/2 (1 + erf(x/sqrt 2)); y may alias x. */
 int kern_gelu_fwd(struct kern_ctx *k, long long n, const float *x, float *y);
@@ -336,6 +423,34 @@ int kern_swiglu_fwd(struct kern_ctx *k, long long rows, long long f,
 int kern_swiglu_bwd(struct kern_ctx *k, long long rows, long long f,
 		    const float *x, const float *dy, float *dx);
 
+/* Producers of GEMM operands in mixed-precision runs: the function of the
+ * same name without _bf, then kern_round_bf16_copy of its output into the
+ * last argument, in one pass where the device fuses them (the CUDA twin);
+ * a NULL copy is the plain function. */
+int kern_swiglu_fwd_bf(struct kern_ctx *k, long long rows, long long f,
+		       const float *x, float *y, uint16_t *y16);
+int kern_swiglu_bwd_bf(struct kern_ctx *k, long long rows, long long f,
+		       const float *x, const float *dy, float *dx,
+		       uint16_t *dx16);
+int kern_ce_bwd_bf(struct kern_ctx *k, long long rows, long long cols,
+		   long long nvalid, long long first, const int32_t *targets,
+		   const float *max, const float *sum, float scale,
+		   const float *logits, float *dlogits, uint16_t *dlogits16);
+
+/* Megatron's fused query-key-value columns (linear_qkv's output,
+ * megatron/core/transformer/attention.py get_query_key_value_tensors): a
+ * row of packed [rows, groups (nq + 2 nk)] holds, query group by query
+ * group, nq query values, nk key values, then nk value values.
+ * kern_qkv_split writes q [rows, groups nq], k and v [rows, groups nk]
+ * from it (group j at columns j nq, j nk); kern_qkv_merge writes packed
+ * from them. No output aliases an input. */
+int kern_qkv_split(struct kern_ctx *k, long long rows, long long groups,
+		   long long nq, long long nk, const float *packed, float *q,
+		   float *kk, float *v);
+int kern_qkv_merge(struct kern_ctx *k, long long rows, long long groups,
+		   long long nq, long long nk, const float *q,
+		   const float *kk, const float *v, float *packed);
+
 /* Rotary position embedding in place on x [rows, heads, hd] (hd even),
  * rotate-half form (Megatron's default and Hugging Face Llama's): row r is
  * at position pos[r]; for i < hd/2, with angle a = pos[r] *
@@ -377,6 +492,26 @@ int kern_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
 		  const int32_t *qpos, const int32_t *kpos, float *dq,
 		  float *dk, float *dv);
 
+/* Attention on the bf16 copies of its inputs (as kern_gemm_bf's: the
+ * bits of bf16 values, written beside them by kern_round_bf16_copy):
+ * kern_attn_fwd_bf computes kern_attn_fwd of the copies' values and
+ * writes o rounded to bf16 with its bits in o16; kern_attn_bwd_bf is
+ * kern_attn_bwd of the copies' values (dout as given). The CUDA twin in
+ * KERN_MATH_BF16 hands the copies to the flash kernels as they are (no
+ * cast) and the flash forward writes o16 itself; elsewhere the copies are
+ * widened first, so a stale copy shows on every device. */
+int kern_attn_fwd_bf(struct kern_ctx *k, const struct kern_attn *a,
+		     const uint16_t *q16, const uint16_t *k16,
+		     const uint16_t *v16, const int32_t *qpos,
+		     const int32_t *kpos, float *o, uint16_t *o16,
+		     float *lse);
+int kern_attn_bwd_bf(struct kern_ctx *k, const struct kern_attn *a,
+		     const uint16_t *q16, const uint16_t *k16,
+		     const uint16_t *v16, const uint16_t *o16,
+		     const float *lse, const float *dout,
+		     const int32_t *qpos, const int32_t *kpos, float *dq,
+		     float *dk, float *dv);
+
 /* bfloat16, bit for bit alike on every device: to_bf16 rounds each float
  * to the nearest bf16 (ties to even; NaN stays a quiet NaN) and writes its
  * 16 bits; from_bf16 widens them back exactly; round_bf16 does both in
@@ -386,6 +521,10 @@ int kern_to_bf16(struct kern_ctx *k, long long n, const float *x,
 int kern_from_bf16(struct kern_ctx *k, long long n, const uint16_t *x,
 		   float *y);
 int kern_round_bf16(struct kern_ctx *k, long long n, float *x);
+/* kern_round_bf16 of x that also writes the rounded values' bits to y (as
+ * kern_to_bf16 of the result would), in one pass. */
+int kern_round_bf16_copy(struct kern_ctx *k, long long n, float *x,
+			 uint16_t *y);
 
 /* Adam with bias correction, no weight decay; step counts from 1:
  * m = b1 m + (1-b1) g, v = b2 v + (1-b2) g^2,
@@ -393,6 +532,14 @@ int kern_round_bf16(struct kern_ctx *k, long long n, float *x);
 int kern_adam(struct kern_ctx *k, long long n, float lr, float beta1,
 	      float beta2, float eps, long long step, float *p, const float *g,
 	      float *m, float *v);
+/* kern_adam that also writes the bf16 rounding of the first n16 updated
+ * values of p to p16 (kern_to_bf16's bits; 0 <= n16 <= n): the bf16 copy
+ * of the weights a mixed-precision run multiplies, in the optimizer's
+ * pass. */
+int kern_adam_bf(struct kern_ctx *k, long long n, float lr, float beta1,
+		 float beta2, float eps, long long step, float *p,
+		 const float *g, float *m, float *v, uint16_t *p16,
+		 long long n16);
 /* p -= lr * g. */
 int kern_sgd(struct kern_ctx *k, long long n, float lr, float *p,
 	     const float *g);

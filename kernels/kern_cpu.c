@@ -377,6 +377,49 @@ static int cpu_swiglu_bwd(struct kern_ctx *k, long long rows, long long f,
 	return 0;
 }
 
+/* Row r's columns of group j: packed + r W + j (nq + 2 nk), W the packed
+ * row's length; merge copies the other way (kern.h). */
+static void qkv_move(long long rows, long long groups, long long nq,
+		     long long nk, float *packed, float *q, float *kk,
+		     float *v, int merge)
+{
+	long long gw = nq + 2 * nk;
+	size_t bq = (size_t)nq * sizeof(float), bk = (size_t)nk * sizeof(float);
+
+	for (long long r = 0; r < rows; r++)
+		for (long long j = 0; j < groups; j++) {
+			float *p = packed + (r * groups + j) * gw;
+			float *pq = q + (r * groups + j) * nq;
+			float *pk = kk + (r * groups + j) * nk;
+			float *pv = v + (r * groups + j) * nk;
+
+			memcpy(merge ? p : pq, merge ? pq : p, bq);
+			memcpy(merge ? p + nq : pk, merge ? pk : p + nq, bk);
+			memcpy(merge ? p + nq + nk : pv,
+			       merge ? pv : p + nq + nk, bk);
+		}
+}
+
+static int cpu_qkv_split(struct kern_ctx *k, long long rows,
+			 long long groups, long long nq, long long nk,
+			 const float *packed, float *q, float *kk, float *v)
+{
+	(void)k;
+	qkv_move(rows, groups, nq, nk, (float *)packed, q, kk, v, 0);
+	return 0;
+}
+
+static int cpu_qkv_merge(struct kern_ctx *k, long long rows,
+			 long long groups, long long nq, long long nk,
+			 const float *q, const float *kk, const float *v,
+			 float *packed)
+{
+	(void)k;
+	qkv_move(rows, groups, nq, nk, packed, (float *)q, (float *)kk,
+		 (float *)v, 1);
+	return 0;
+}
+
 /* Rotate-half RoPE (kern.h): pair (i, i + hd/2) turns by pos * theta^(-2i/hd),
  * the angle and its cos and sin in double, rounded to fp32 before the
  * multiply as Megatron's and Hugging Face's cos/sin tables are. */
@@ -454,6 +497,17 @@ static int cpu_round_bf16(struct kern_ctx *k, long long n, float *x)
 	return 0;
 }
 
+static int cpu_round_bf16_copy(struct kern_ctx *k, long long n, float *x,
+			       uint16_t *y)
+{
+	(void)k;
+	for (long long i = 0; i < n; i++) {
+		y[i] = bf16_of(x[i]);
+		x[i] = float_of(y[i]);
+	}
+	return 0;
+}
+
 const struct kern_ops kern_cpu_ops = {
 	.name = "cpu",
 	.init = cpu_init,
@@ -484,8 +538,11 @@ const struct kern_ops kern_cpu_ops = {
 	.to_bf16 = cpu_to_bf16,
 	.from_bf16 = cpu_from_bf16,
 	.round_bf16 = cpu_round_bf16,
+	.round_bf16_copy = cpu_round_bf16_copy,
 	.bias_add = cpu_bias_add,
 	.bias_grad = cpu_bias_grad,
+	.qkv_split = cpu_qkv_split,
+	.qkv_merge = cpu_qkv_merge,
 	.swiglu_fwd = cpu_swiglu_fwd,
 	.swiglu_bwd = cpu_swiglu_bwd,
 	.rope = cpu_rope,

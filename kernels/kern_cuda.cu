@@ -229,6 +229,46 @@ static int cuda_gemm(struct kern_ctx *k, int ta, int tb, long long m,
 	return 0;
 }
 
+static int cuda_gemm_bf(struct kern_ctx *k, int ta, int tb, long long m,
+			long long n, long long kd, float alpha, const float *a,
+			const uint16_t *a16, long long lda, const float *b,
+			const uint16_t *b16, long long ldb, float beta,
+			float *c, long long ldc)
+{
+	return kern_fast_gemm_bf(impl_of(k), ta, tb, m, n, kd, alpha, a, a16,
+				 lda, b, b16, ldb, beta, c, ldc);
+}
+
+/* kern_attn_*_bf on the flash kernels; KERN_ENODEV for a shape they do
+ * not take (kern.c then widens the copies for the reference kernels). */
+static int cuda_attn_fwd_bf(struct kern_ctx *k, const struct kern_attn *a,
+			    const uint16_t *q16, const uint16_t *k16,
+			    const uint16_t *v16, const int32_t *qpos,
+			    const int32_t *kpos, float *o, uint16_t *o16,
+			    float *lse)
+{
+	if (!kern_fast_attn_ok(a))
+		return KERN_ENODEV;
+	return kern_fast_attn_fwd_bf(impl_of(k), a, NULL, q16, NULL, k16, NULL,
+				     v16, qpos, kpos, o, o16, lse);
+}
+
+static int cuda_attn_bwd_bf(struct kern_ctx *k, const struct kern_attn *a,
+			    const uint16_t *q16, const uint16_t *k16,
+			    const uint16_t *v16, const uint16_t *o16,
+			    const float *lse, const float *dout,
+			    const int32_t *qpos, const int32_t *kpos,
+			    float *dq, float *dk, float *dv)
+{
+	const float *src[4] = { NULL, NULL, NULL, NULL };
+	const uint16_t *in16[4] = { q16, k16, v16, o16 };
+
+	if (!kern_fast_attn_ok(a))
+		return KERN_ENODEV;
+	return kern_fast_attn_bwd_bf(impl_of(k), a, src, in16, lse, dout, qpos,
+				     kpos, dq, dk, dv);
+}
+
 static int cuda_axpy(struct kern_ctx *k, long long n, float alpha,
 		     const float *x, float *y)
 {
@@ -277,7 +317,52 @@ static int cuda_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
 	return 0;
 }
 
-/* dx_i = s (g_i dy_i - x_i s^2 mean_j(g_j dy_j x_j)), as in the CPU twin. */
+/* kern_add_rmsnorm_fwd: sum = x + r, then rmsnorm_fwd_k's loops on sum
+ * (the same sums in the same order), y rounded with its bits in y16 when
+ * set. */
+__global__ static void add_rmsnorm_fwd_k(long long rows, long long h,
+					 float eps, const float *x,
+					 const float *r, float *sum,
+					 const float *g, float *y, float *rstd,
+					 uint16_t *y16)
+{
+	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+		const float *xr = x + row * h, *rr = r + row * h;
+		float *sr = sum + row * h, *yr = y + row * h, ss = 0.0f, s;
+
+		for (long long i = threadIdx.x; i < h; i += blockDim.x) {
+			float v = xr[i] + rr[i];
+
+			sr[i] = v;
+			ss += v * v;
+		}
+		ss = block_sum(ss);
+		s = 1.0f / sqrtf(ss / (float)h + eps);
+		if (threadIdx.x == 0)
+			rstd[row] = s;
+		for (long long i = threadIdx.x; i < h; i += blockDim.x) {
+			float v = sr[i] * s * g[i];
+
+			yr[i] = y16 ? bf16_keep(v, y16 + row * h + i) : v;
+		}
+	}
+}
+
+static int cuda_add_rmsnorm_fwd(struct kern_ctx *k, long long rows,
+				long long h, float eps, const float *x,
+				const float *r, float *sum, const float *g,
+				float *y, float *rstd, uint16_t *y16)
+{
+	add_rmsnorm_fwd_k<<<rows_grid(rows), KERN_CUDA_THREADS, 0,
+			    stream_of(k)>>>(rows, h, eps, x, r, sum, g, y,
+					    rstd, y16);
+	LAUNCHCHECK(add_rmsnorm_fwd_k);
+	return 0;
+}
+
+/* dx_i = s (g_i dy_i - x_i s^2 mean_j(g_j dy_j x_j)), as in the CPU twin;
+ * ADD: dx_i += that (kern_rmsnorm_bwd_add). */
+template <int ADD>
 __global__ static void rmsnorm_bwd_dx_k(long long rows, long long h,
 					const float *x, const float *g,
 					const float *rstd, const float *dy,
@@ -291,8 +376,11 @@ __global__ static void rmsnorm_bwd_dx_k(long long rows, long long h,
 			dot += g[i] * dyr[i] * xr[i];
 		dot = block_sum(dot);
 		c = s * s * dot / (float)h;
-		for (long long i = threadIdx.x; i < h; i += blockDim.x)
-			dxr[i] = s * (g[i] * dyr[i] - xr[i] * c);
+		for (long long i = threadIdx.x; i < h; i += blockDim.x) {
+			float d = s * (g[i] * dyr[i] - xr[i] * c);
+
+			dxr[i] = ADD ? dxr[i] + d : d;
+		}
 	}
 }
 
@@ -364,8 +452,20 @@ static int cuda_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
 	/* dg first: dx may not alias dy by contract, but keep the reads of dy
 	 * ahead of any write anyway. */
 	KERN_TRY(rmsnorm_bwd_dg(k, rows, h, x, rstd, dy, dg));
-	rmsnorm_bwd_dx_k<<<rows_grid(rows), KERN_CUDA_THREADS, 0,
-			   stream_of(k)>>>(rows, h, x, g, rstd, dy, dx);
+	rmsnorm_bwd_dx_k<0><<<rows_grid(rows), KERN_CUDA_THREADS, 0,
+			      stream_of(k)>>>(rows, h, x, g, rstd, dy, dx);
+	LAUNCHCHECK(rmsnorm_bwd_dx_k);
+	return 0;
+}
+
+static int cuda_rmsnorm_bwd_add(struct kern_ctx *k, long long rows,
+				long long h, const float *x, const float *g,
+				const float *rstd, const float *dy, float *dx,
+				float *dg)
+{
+	KERN_TRY(rmsnorm_bwd_dg(k, rows, h, x, rstd, dy, dg));
+	rmsnorm_bwd_dx_k<1><<<rows_grid(rows), KERN_CUDA_THREADS, 0,
+			      stream_of(k)>>>(rows, h, x, g, rstd, dy, dx);
 	LAUNCHCHECK(rmsnorm_bwd_dx_k);
 	return 0;
 }
@@ -465,23 +565,26 @@ __global__ static void ce_loss_k(long long rows, const float *max,
 
 /* One thread per logit; each reads only its own logit, so dlogits may
  * alias logits. */
+/* dlogits16 set: dlogits rounded to bf16, its bits there too
+ * (kern_ce_bwd_bf). */
 __global__ static void ce_bwd_k(long long rows, long long cols,
 				long long nvalid, long long first,
 				const int32_t *targets, const float *max,
 				const float *sum, float scale,
-				const float *logits, float *dlogits)
+				const float *logits, float *dlogits,
+				uint16_t *dlogits16)
 {
 	GRID_STRIDE(idx, rows * cols) {
 		long long r = idx / cols, j = idx - r * cols;
 		long long t = (long long)targets[r] - first;
+		float d = 0.0f;
 
 		if (j < nvalid) {
 			float p = expf(logits[idx] - max[r]) * (1.0f / sum[r]);
 
-			dlogits[idx] = scale * (j == t ? p - 1.0f : p);
-		} else {
-			dlogits[idx] = 0.0f;
+			d = scale * (j == t ? p - 1.0f : p);
 		}
+		dlogits[idx] = dlogits16 ? bf16_keep(d, &dlogits16[idx]) : d;
 	}
 }
 
@@ -531,7 +634,20 @@ static int cuda_ce_bwd(struct kern_ctx *k, long long rows, long long cols,
 {
 	ce_bwd_k<<<blocks_for(rows * cols), KERN_CUDA_THREADS, 0,
 		   stream_of(k)>>>(rows, cols, nvalid, first, targets, max, sum,
-				   scale, logits, dlogits);
+				   scale, logits, dlogits, NULL);
+	LAUNCHCHECK(ce_bwd_k);
+	return 0;
+}
+
+static int cuda_ce_bwd_bf(struct kern_ctx *k, long long rows, long long cols,
+			  long long nvalid, long long first,
+			  const int32_t *targets, const float *max,
+			  const float *sum, float scale, const float *logits,
+			  float *dlogits, uint16_t *dlogits16)
+{
+	ce_bwd_k<<<blocks_for(rows * cols), KERN_CUDA_THREADS, 0,
+		   stream_of(k)>>>(rows, cols, nvalid, first, targets, max, sum,
+				   scale, logits, dlogits, dlogits16);
 	LAUNCHCHECK(ce_bwd_k);
 	return 0;
 }
@@ -585,11 +701,42 @@ static int cuda_embed_bwd(struct kern_ctx *k, long long n, long long h,
 
 /* ---- optimisers --------------------------------------------------------- */
 
-__global__ static void adam_k(long long n, float lr, float beta1, float beta2,
-			      float eps, float bc1, float bc2, float *p,
-			      const float *g, float *m, float *v)
+/* Adam (kern.h) four values a thread (16-byte aligned arrays), writing
+ * the bf16 bits of the updated p below n16 (kern_adam_bf). */
+__global__ static void adam4_k(long long n4, float lr, float beta1,
+			       float beta2, float eps, float bc1, float bc2,
+			       float4 *p, const float4 *g, float4 *m, float4 *v,
+			       uint16_t *p16, long long n16)
 {
-	GRID_STRIDE(i, n) {
+	GRID_STRIDE(i, n4) {
+		float4 g4 = g[i], m4 = m[i], v4 = v[i], p4 = p[i];
+		float gv[4] = { g4.x, g4.y, g4.z, g4.w };
+		float mv[4] = { m4.x, m4.y, m4.z, m4.w };
+		float vv[4] = { v4.x, v4.y, v4.z, v4.w };
+		float pv[4] = { p4.x, p4.y, p4.z, p4.w };
+
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			mv[j] = beta1 * mv[j] + (1.0f - beta1) * gv[j];
+			vv[j] = beta2 * vv[j] + (1.0f - beta2) * gv[j] * gv[j];
+			pv[j] -= lr * (mv[j] / bc1) / (sqrtf(vv[j] / bc2) + eps);
+			if (4 * i + j < n16)
+				p16[4 * i + j] = bf16_bits(pv[j]);
+		}
+		m[i] = make_float4(mv[0], mv[1], mv[2], mv[3]);
+		v[i] = make_float4(vv[0], vv[1], vv[2], vv[3]);
+		p[i] = make_float4(pv[0], pv[1], pv[2], pv[3]);
+	}
+}
+
+/* The tail (or unaligned arrays) one value a thread, from value `off`. */
+__global__ static void adam_bf_k(long long n, long long off, float lr,
+				 float beta1, float beta2, float eps, float bc1,
+				 float bc2, float *p, const float *g, float *m,
+				 float *v, uint16_t *p16, long long n16)
+{
+	GRID_STRIDE(j, n - off) {
+		long long i = off + j;
 		float gi = g[i];
 		float mi = beta1 * m[i] + (1.0f - beta1) * gi;
 		float vi = beta2 * v[i] + (1.0f - beta2) * gi * gi;
@@ -597,6 +744,8 @@ __global__ static void adam_k(long long n, float lr, float beta1, float beta2,
 		m[i] = mi;
 		v[i] = vi;
 		p[i] -= lr * (mi / bc1) / (sqrtf(vi / bc2) + eps);
+		if (i < n16)
+			p16[i] = bf16_bits(p[i]);
 	}
 }
 
@@ -606,18 +755,40 @@ __global__ static void sgd_k(long long n, float lr, float *p, const float *g)
 		p[i] -= lr * g[i];
 }
 
-static int cuda_adam(struct kern_ctx *k, long long n, float lr, float beta1,
-		     float beta2, float eps, long long step, float *p,
-		     const float *g, float *m, float *v)
+static int cuda_adam_bf(struct kern_ctx *k, long long n, float lr,
+			float beta1, float beta2, float eps, long long step,
+			float *p, const float *g, float *m, float *v,
+			uint16_t *p16, long long n16)
 {
 	/* Bias corrections on the host in double, as the CPU twin does. */
 	float bc1 = (float)(1.0 - pow(beta1, (double)step));
 	float bc2 = (float)(1.0 - pow(beta2, (double)step));
+	int al = (uintptr_t)p % 16 == 0 && (uintptr_t)g % 16 == 0 &&
+		 (uintptr_t)m % 16 == 0 && (uintptr_t)v % 16 == 0;
+	long long n4 = al ? n / 4 : 0;
 
-	adam_k<<<blocks_for(n), KERN_CUDA_THREADS, 0, stream_of(k)>>>(
-		n, lr, beta1, beta2, eps, bc1, bc2, p, g, m, v);
-	LAUNCHCHECK(adam_k);
+	if (n4) {
+		adam4_k<<<blocks_for(n4), KERN_CUDA_THREADS, 0,
+			  stream_of(k)>>>(n4, lr, beta1, beta2, eps, bc1, bc2,
+					  (float4 *)p, (const float4 *)g,
+					  (float4 *)m, (float4 *)v, p16, n16);
+		LAUNCHCHECK(adam4_k);
+	}
+	if (n > 4 * n4) {
+		adam_bf_k<<<blocks_for(n - 4 * n4), KERN_CUDA_THREADS, 0,
+			    stream_of(k)>>>(n, 4 * n4, lr, beta1, beta2, eps,
+					    bc1, bc2, p, g, m, v, p16, n16);
+		LAUNCHCHECK(adam_bf_k);
+	}
 	return 0;
+}
+
+static int cuda_adam(struct kern_ctx *k, long long n, float lr, float beta1,
+		     float beta2, float eps, long long step, float *p,
+		     const float *g, float *m, float *v)
+{
+	return cuda_adam_bf(k, n, lr, beta1, beta2, eps, step, p, g, m, v, NULL,
+			    0);
 }
 
 static int cuda_sgd(struct kern_ctx *k, long long n, float lr, float *p,
@@ -655,17 +826,29 @@ static struct kern_ops make_ops(void)
 	o.ce_target = cuda_ce_target;
 	o.ce_loss = cuda_ce_loss;
 	o.ce_bwd = cuda_ce_bwd;
+	o.ce_bwd_bf = cuda_ce_bwd_bf;
+	o.add_rmsnorm_fwd = cuda_add_rmsnorm_fwd;
+	o.rmsnorm_bwd_add = cuda_rmsnorm_bwd_add;
 	o.embed_fwd = cuda_embed_fwd;
 	o.embed_bwd = cuda_embed_bwd;
 	o.adam = cuda_adam;
+	o.adam_bf = cuda_adam_bf;
 	o.sgd = cuda_sgd;
 	o.stream = cuda_stream;
 	o.to_bf16 = kern_cuda_to_bf16;
 	o.from_bf16 = kern_cuda_from_bf16;
 	o.round_bf16 = kern_cuda_round_bf16;
+	o.round_bf16_copy = kern_cuda_round_bf16_copy;
+	o.gemm_bf = cuda_gemm_bf;
+	o.attn_fwd_bf = cuda_attn_fwd_bf;
+	o.attn_bwd_bf = cuda_attn_bwd_bf;
 	o.bias_add = kern_cuda_bias_add;
 	o.bias_grad = kern_cuda_bias_grad;
+	o.qkv_split = kern_cuda_qkv_split;
+	o.qkv_merge = kern_cuda_qkv_merge;
 	o.swiglu_fwd = kern_cuda_swiglu_fwd;
+	o.swiglu_fwd_bf = kern_cuda_swiglu_fwd_bf;
+	o.swiglu_bwd_bf = kern_cuda_swiglu_bwd_bf;
 	o.swiglu_bwd = kern_cuda_swiglu_bwd;
 	o.rope = kern_cuda_rope;
 	o.attn_fwd = kern_cuda_attn_fwd;

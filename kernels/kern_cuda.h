@@ -94,6 +94,35 @@ static inline unsigned rows_grid(long long rows)
 			  KERN_CUDA_MAX_BLOCKS);
 }
 
+/* bf16 bits of f, bit for bit as kernels/kern_cpu.c's bf16_of: round to
+ * nearest even, NaN kept quiet. */
+__device__ __forceinline__ static unsigned short bf16_bits(float f)
+{
+	unsigned int u = __float_as_uint(f);
+
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return (unsigned short)((u >> 16) | 0x40u);
+	u += 0x7fffu + ((u >> 16) & 1u);
+	return (unsigned short)(u >> 16);
+}
+
+__device__ __forceinline__ static unsigned int bf16_pair(float lo, float hi)
+{
+	return (unsigned int)bf16_bits(lo) | (unsigned int)bf16_bits(hi) << 16;
+}
+
+/* f rounded to bf16 (its bits widened back), and the bits in *h when h is
+ * set: the producers that write a bf16 copy of their output
+ * (kern_*_bf in kern.h). */
+__device__ __forceinline__ static float bf16_keep(float f, uint16_t *h)
+{
+	unsigned short b = bf16_bits(f);
+
+	if (h)
+		*h = b;
+	return __uint_as_float((unsigned int)b << 16);
+}
+
 /* Every thread of the block gets the block's sum (or max). Needs
  * blockDim.x a multiple of 32, at most 1024. */
 __device__ __forceinline__ static float block_sum(float v)
@@ -139,6 +168,17 @@ int kern_cuda_swiglu_fwd(struct kern_ctx *k, long long rows, long long f,
 			 const float *x, float *y);
 int kern_cuda_swiglu_bwd(struct kern_ctx *k, long long rows, long long f,
 			 const float *x, const float *dy, float *dx);
+int kern_cuda_swiglu_fwd_bf(struct kern_ctx *k, long long rows, long long f,
+			    const float *x, float *y, uint16_t *y16);
+int kern_cuda_swiglu_bwd_bf(struct kern_ctx *k, long long rows, long long f,
+			    const float *x, const float *dy, float *dx,
+			    uint16_t *dx16);
+int kern_cuda_qkv_split(struct kern_ctx *k, long long rows, long long groups,
+			long long nq, long long nk, const float *packed,
+			float *q, float *kk, float *v);
+int kern_cuda_qkv_merge(struct kern_ctx *k, long long rows, long long groups,
+			long long nq, long long nk, const float *q,
+			const float *kk, const float *v, float *packed);
 int kern_cuda_rope(struct kern_ctx *k, long long rows, long long heads,
 		   long long hd, double theta, const int32_t *pos, int inverse,
 		   float *x);
@@ -161,6 +201,8 @@ int kern_cuda_to_bf16(struct kern_ctx *k, long long n, const float *x,
 int kern_cuda_from_bf16(struct kern_ctx *k, long long n, const uint16_t *x,
 			float *y);
 int kern_cuda_round_bf16(struct kern_ctx *k, long long n, float *x);
+int kern_cuda_round_bf16_copy(struct kern_ctx *k, long long n, float *x,
+			      uint16_t *y);
 /* kern_cuda_from_bf16 on a stream, for callers without a kern_ctx
  * (kernels/kern_cuda_fast.cu). */
 int kern_cuda_widen_bf16(cudaStream_t s, long long n, const uint16_t *x,
@@ -174,6 +216,13 @@ int kern_fast_gemm(struct cuda_impl *c, int ta, int tb, long long m,
 		   long long n, long long kd, float alpha, const float *a,
 		   long long lda, const float *b, long long ldb, float beta,
 		   float *cc, long long ldc);
+/* The same with bf16 copies of the operands where given (kern_gemm_bf):
+ * those are multiplied as they are, the others cast. */
+int kern_fast_gemm_bf(struct cuda_impl *c, int ta, int tb, long long m,
+		      long long n, long long kd, float alpha, const float *a,
+		      const uint16_t *a16, long long lda, const float *b,
+		      const uint16_t *b16, long long ldb, float beta,
+		      float *cc, long long ldc);
 int kern_fast_attn_ok(const struct kern_attn *a);
 int kern_fast_attn_fwd(struct cuda_impl *c, const struct kern_attn *a,
 		       const float *q, const float *kk, const float *v,
@@ -184,6 +233,21 @@ int kern_fast_attn_bwd(struct cuda_impl *c, const struct kern_attn *a,
 		       const float *o, const float *lse, const float *dout,
 		       const int32_t *qpos, const int32_t *kpos, float *dq,
 		       float *dk, float *dv);
+/* The same on bf16 copies where given (kern_attn_fwd_bf/bwd_bf): those
+ * go to the flash kernels as they are, the others are cast; o16, when
+ * set, receives the flash forward's output (o widened from it). The
+ * backward's inputs in order q, k, v, o (src, in16). */
+int kern_fast_attn_fwd_bf(struct cuda_impl *c, const struct kern_attn *a,
+			  const float *q, const uint16_t *q16, const float *kk,
+			  const uint16_t *k16, const float *v,
+			  const uint16_t *v16, const int32_t *qpos,
+			  const int32_t *kpos, float *o, uint16_t *o16,
+			  float *lse);
+int kern_fast_attn_bwd_bf(struct cuda_impl *c, const struct kern_attn *a,
+			  const float *const src[4],
+			  const uint16_t *const in16[4], const float *lse,
+			  const float *dout, const int32_t *qpos,
+			  const int32_t *kpos, float *dq, float *dk, float *dv);
 void kern_fast_free(struct kern_fast *f);
 
 /* kernels/kern_cuda_prof.cu: kern_prof_* (kern.h) on CUDA events. */

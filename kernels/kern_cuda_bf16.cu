@@ -15,15 +15,6 @@ static cudaStream_t stream_of(struct kern_ctx *k)
 	return (cudaStream_t)kern_stream(k);
 }
 
-__device__ static unsigned short bf16_bits(float f)
-{
-	unsigned int u = __float_as_uint(f);
-
-	if ((u & 0x7fffffffu) > 0x7f800000u)
-		return (unsigned short)((u >> 16) | 0x40u);
-	u += 0x7fffu + ((u >> 16) & 1u);
-	return (unsigned short)(u >> 16);
-}
 
 __global__ static void to_bf16_k(long long n, const float *x, uint16_t *y)
 {
@@ -46,10 +37,6 @@ __global__ static void round_bf16_k(long long n, float *x)
 /* The same four values a thread (16-byte fp32 and 8-byte bf16 accesses),
  * for arrays whose pointers allow it: the scalar kernels above ran at
  * about half the H200's memory bandwidth. */
-__device__ static unsigned int bf16_pair(float lo, float hi)
-{
-	return (unsigned int)bf16_bits(lo) | (unsigned int)bf16_bits(hi) << 16;
-}
 
 __global__ static void to_bf16_4k(long long n4, const float4 *x, uint2 *y)
 {
@@ -82,6 +69,30 @@ __global__ static void round_bf16_4k(long long n4, float4 *x)
 		v.z = __uint_as_float((unsigned int)bf16_bits(v.z) << 16);
 		v.w = __uint_as_float((unsigned int)bf16_bits(v.w) << 16);
 		x[i] = v;
+	}
+}
+
+__global__ static void round_copy_k(long long n, float *x, uint16_t *y)
+{
+	GRID_STRIDE(i, n) {
+		unsigned short b = bf16_bits(x[i]);
+
+		y[i] = b;
+		x[i] = __uint_as_float((unsigned int)b << 16);
+	}
+}
+
+__global__ static void round_copy_4k(long long n4, float4 *x, uint2 *y)
+{
+	GRID_STRIDE(i, n4) {
+		float4 v = x[i];
+		uint2 b = make_uint2(bf16_pair(v.x, v.y), bf16_pair(v.z, v.w));
+
+		y[i] = b;
+		x[i] = make_float4(__uint_as_float(b.x << 16),
+				   __uint_as_float(b.x & 0xffff0000u),
+				   __uint_as_float(b.y << 16),
+				   __uint_as_float(b.y & 0xffff0000u));
 	}
 }
 
@@ -149,6 +160,25 @@ int kern_cuda_round_bf16(struct kern_ctx *k, long long n, float *x)
 		round_bf16_k<<<blocks_for(n - v), KERN_CUDA_THREADS, 0,
 			       stream_of(k)>>>(n - v, x + v);
 		LAUNCHCHECK(round_bf16_k);
+	}
+	return 0;
+}
+
+int kern_cuda_round_bf16_copy(struct kern_ctx *k, long long n, float *x,
+			      uint16_t *y)
+{
+	long long v = vec4_of(n, x, y);
+
+	if (v) {
+		round_copy_4k<<<blocks_for(v / 4), KERN_CUDA_THREADS, 0,
+				stream_of(k)>>>(v / 4, (float4 *)x,
+						(uint2 *)y);
+		LAUNCHCHECK(round_copy_4k);
+	}
+	if (n > v) {
+		round_copy_k<<<blocks_for(n - v), KERN_CUDA_THREADS, 0,
+			       stream_of(k)>>>(n - v, x + v, y + v);
+		LAUNCHCHECK(round_copy_k);
 	}
 	return 0;
 }

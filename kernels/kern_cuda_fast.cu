@@ -8,10 +8,12 @@
  * rounds every GEMM and attention input, runtime/rt_weights.c rt_bf16), so
  * rounding them to bf16 is exact; a value that is not one is rounded to
  * nearest even, as kern_to_bf16 does. Every call casts its operands
- * afresh (a GEMM's A and B, attention's inputs) into the context's
- * scratch buffer (kern_cuda_scratch, kernels/kern_cuda.h), which grows
- * when a call needs more and is never shrunk; the next call's reuse of it
- * is ordered after this one by the context's stream. Casts use
+ * afresh (a GEMM's A and B, attention's inputs; not the bf16 copies a
+ * caller hands to kern_gemm_bf, which kern_fast_gemm_bf multiplies as
+ * they are) into the context's scratch buffer (kern_cuda_scratch,
+ * kernels/kern_cuda.h), which grows when a call needs more and is never
+ * shrunk; the next call's reuse of it is ordered after this one by the
+ * context's stream. Casts use
  * 128-bit loads and stores where the arrays allow. Results stay fp32: the
  * GEMM's C is written (or accumulated, beta) by cuBLASLt's fp32 epilogue,
  * attention's o is widened from the flash kernel's bf16 output (exact) and
@@ -19,7 +21,11 @@
  *
  * cuBLASLt runs untuned (kern_lt_new's tune = 0): the heuristic's first
  * algorithm per shape, so results are bit-reproducible on one GPU and
- * library version. Shapes the fast kernels do not take (attention head
+ * library version. With the environment variable GTPLAN_GEMM_TUNE=1 each
+ * shape's algorithm is the fastest of the heuristic's 8, timed at its
+ * first call and kept for the run (faster where the heuristic's first is
+ * not the best; the choice, and so the rounding, may differ from run to
+ * run). Shapes the fast kernels do not take (attention head
  * dims other than 64 and 128, an empty inner dimension) use the fp32
  * reference path.
  */
@@ -29,6 +35,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kern_cuda.h"
 
@@ -70,7 +77,10 @@ static int fast_get(struct cuda_impl *c, struct kern_fast **out)
 		f = (struct kern_fast *)calloc(1, sizeof(*f));
 		if (!f)
 			return KERN_ENOMEM;
-		rc = kern_lt_new((void *)c->stream, 0, &f->lt);
+		const char *tune = getenv("GTPLAN_GEMM_TUNE");
+
+		rc = kern_lt_new((void *)c->stream, tune && !strcmp(tune, "1"),
+				 &f->lt);
 		if (rc) {
 			free(f);
 			return rc;
@@ -176,21 +186,38 @@ int kern_fast_gemm(struct cuda_impl *c, int ta, int tb, long long m,
 		   long long lda, const float *b, long long ldb, float beta,
 		   float *cc, long long ldc)
 {
+	return kern_fast_gemm_bf(c, ta, tb, m, n, kd, alpha, a, NULL, lda, b,
+				 NULL, ldb, beta, cc, ldc);
+}
+
+int kern_fast_gemm_bf(struct cuda_impl *c, int ta, int tb, long long m,
+		      long long n, long long kd, float alpha, const float *a,
+		      const uint16_t *a16, long long lda, const float *b,
+		      const uint16_t *b16, long long ldb, float beta,
+		      float *cc, long long ldc)
+{
 	long long ar = ta ? kd : m, ac = ta ? m : kd;
 	long long br = tb ? n : kd, bc = tb ? kd : n;
-	long long cnt[2] = { ar * ac, br * bc };
+	long long cnt[2] = { a16 ? 0 : ar * ac, b16 ? 0 : br * bc };
 	struct kern_fast *f;
 	void *p[2];
 
 	KERN_TRY(fast_get(c, &f));
-	KERN_TRY(fast_carve(c, 2, cnt, 0, p));
-	kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 0);
-	KERN_TRY(to_bf16_rows(c->stream, ar, ac, a, lda, (uint16_t *)p[0]));
-	KERN_TRY(to_bf16_rows(c->stream, br, bc, b, ldb, (uint16_t *)p[1]));
-	kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 1);
+	if (!a16 || !b16) {
+		KERN_TRY(fast_carve(c, 2, cnt, 0, p));
+		kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 0);
+		if (!a16)
+			KERN_TRY(to_bf16_rows(c->stream, ar, ac, a, lda,
+					      (uint16_t *)p[0]));
+		if (!b16)
+			KERN_TRY(to_bf16_rows(c->stream, br, bc, b, ldb,
+					      (uint16_t *)p[1]));
+		kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 1);
+	}
 	return kern_lt_gemm(f->lt, ta, tb, m, n, kd, alpha,
-			    (const uint16_t *)p[0], ac, (const uint16_t *)p[1],
-			    bc, beta, cc, KERN_LT_F32, ldc, NULL);
+			    a16 ? a16 : (const uint16_t *)p[0], a16 ? lda : ac,
+			    b16 ? b16 : (const uint16_t *)p[1], b16 ? ldb : bc,
+			    beta, cc, KERN_LT_F32, ldc, NULL);
 }
 
 /* ---- attention ---------------------------------------------------------- */
@@ -207,21 +234,39 @@ int kern_fast_attn_fwd(struct cuda_impl *c, const struct kern_attn *a,
 		       const int32_t *qpos, const int32_t *kpos, float *o,
 		       float *lse)
 {
+	return kern_fast_attn_fwd_bf(c, a, q, NULL, kk, NULL, v, NULL, qpos,
+				     kpos, o, NULL, lse);
+}
+
+int kern_fast_attn_fwd_bf(struct cuda_impl *c, const struct kern_attn *a,
+			  const float *q, const uint16_t *q16, const float *kk,
+			  const uint16_t *k16, const float *v,
+			  const uint16_t *v16, const int32_t *qpos,
+			  const int32_t *kpos, float *o, uint16_t *o16,
+			  float *lse)
+{
 	long long nq = a->batch * a->sq * a->nh * a->hd;
 	long long nk = a->batch * a->sk * a->nkv * a->hd;
-	long long cnt[4] = { nq, nk, nk, nq };
+	long long cnt[4] = { q16 ? 0 : nq, k16 ? 0 : nk, v16 ? 0 : nk,
+			     o16 ? 0 : nq };
+	const float *src[3] = { q, kk, v };
+	const uint16_t *in[3] = { q16, k16, v16 };
 	void *p[4];
 
 	KERN_TRY(fast_carve(c, 4, cnt, 0, p));
 	kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 0);
-	KERN_TRY(to_bf16_rows(c->stream, 1, nq, q, nq, (uint16_t *)p[0]));
-	KERN_TRY(to_bf16_rows(c->stream, 1, nk, kk, nk, (uint16_t *)p[1]));
-	KERN_TRY(to_bf16_rows(c->stream, 1, nk, v, nk, (uint16_t *)p[2]));
+	for (int i = 0; i < 3; i++)
+		if (!in[i]) {
+			KERN_TRY(to_bf16_rows(c->stream, 1, cnt[i], src[i],
+					      cnt[i], (uint16_t *)p[i]));
+			in[i] = (const uint16_t *)p[i];
+		}
 	kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 1);
-	KERN_TRY(kern_flash_fwd((void *)c->stream, a, (uint16_t *)p[0],
-			      (uint16_t *)p[1], (uint16_t *)p[2], qpos, kpos,
-			      (uint16_t *)p[3], lse));
-	return kern_cuda_widen_bf16(c->stream, nq, (uint16_t *)p[3], o);
+	if (!o16)
+		o16 = (uint16_t *)p[3];
+	KERN_TRY(kern_flash_fwd((void *)c->stream, a, in[0], in[1], in[2],
+				qpos, kpos, o16, lse));
+	return kern_cuda_widen_bf16(c->stream, nq, o16, o);
 }
 
 int kern_fast_attn_bwd(struct cuda_impl *c, const struct kern_attn *a,
@@ -230,20 +275,43 @@ int kern_fast_attn_bwd(struct cuda_impl *c, const struct kern_attn *a,
 		       const int32_t *qpos, const int32_t *kpos, float *dq,
 		       float *dk, float *dv)
 {
+	const float *src[4] = { q, kk, v, o };
+	const uint16_t *none[4] = { NULL, NULL, NULL, NULL };
+
+	return kern_fast_attn_bwd_bf(c, a, src, none, lse, dout, qpos, kpos,
+				     dq, dk, dv);
+}
+
+int kern_fast_attn_bwd_bf(struct cuda_impl *c, const struct kern_attn *a,
+			  const float *const src[4],
+			  const uint16_t *const in16[4], const float *lse,
+			  const float *dout, const int32_t *qpos,
+			  const int32_t *kpos, float *dq, float *dk, float *dv)
+{
 	long long nq = a->batch * a->sq * a->nh * a->hd;
 	long long nk = a->batch * a->sk * a->nkv * a->hd;
-	long long cnt[6] = { nq, nk, nk, nq, nq, a->batch * a->nh * a->sq };
-	const float *src[5] = { q, kk, v, o, dout };
+	long long n[5] = { nq, nk, nk, nq, nq };
+	long long cnt[6];
+	const uint16_t *in[5];
 	void *p[6];
 
+	for (int i = 0; i < 4; i++) {
+		in[i] = in16[i];
+		cnt[i] = in[i] ? 0 : n[i];
+	}
+	cnt[4] = nq; /* dout: always cast */
+	cnt[5] = a->batch * a->nh * a->sq;
 	KERN_TRY(fast_carve(c, 6, cnt, 1u << 5, p));
 	kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 0);
 	for (int i = 0; i < 5; i++)
-		KERN_TRY(to_bf16_rows(c->stream, 1, cnt[i], src[i], cnt[i],
-				      (uint16_t *)p[i]));
+		if (i == 4 || !in[i]) {
+			KERN_TRY(to_bf16_rows(c->stream, 1, n[i],
+					      i == 4 ? dout : src[i], n[i],
+					      (uint16_t *)p[i]));
+			in[i] = (const uint16_t *)p[i];
+		}
 	kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 1);
-	return kern_flash_bwd((void *)c->stream, a, (uint16_t *)p[0],
-			      (uint16_t *)p[1], (uint16_t *)p[2],
-			      (uint16_t *)p[3], lse, (uint16_t *)p[4], qpos,
-			      kpos, (float *)p[5], dq, dk, dv);
+	return kern_flash_bwd((void *)c->stream, a, in[0], in[1], in[2], in[3],
+			      lse, in[4], qpos, kpos, (float *)p[5], dq, dk,
+			      dv);
 }

@@ -18,7 +18,10 @@
  * a ring adds one key block's share per call and dq collects every key
  * tile's share through fp32 atomics: bf16 sums over a ring would round once
  * per block. dq's summation order therefore varies from run to run (fp32
- * rounding only); dk, dv and the forward are bit-reproducible.
+ * rounding only), and so do dk's and dv's where a launch splits each query
+ * group's heads over several blocks to fill the GPU (few sequences: see
+ * fl_bwd_split in kernels/kern_flash_bwd.cu); the forward is
+ * bit-reproducible.
  *
  * Pointers are device pointers, 16-byte aligned; `stream` is a cudaStream_t
  * (NULL: the legacy default stream). Work is queued and not waited for.

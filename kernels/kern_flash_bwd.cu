@@ -226,13 +226,16 @@ static __device__ __forceinline__ void bwd_item(const fl_params &p,
 	bwd_dq<D>(p, sm, b, h, q0, warp, lane);
 }
 
-/* dk += scale acc_k, dv += acc_v for the warp's rows (the block owns them:
- * no other block writes these rows in this launch). */
+/* dk += scale acc_k, dv += acc_v for the warp's rows: a plain add where
+ * the block owns the rows (one block per key tile and query group), an
+ * atomic one where the group's query heads are split over `split` blocks
+ * (fl_bwd_kernel). */
 template <int D>
 static __device__ __forceinline__ void bwd_store(const fl_params &p,
 						 float dk[D / 8][4],
 						 float dv[D / 8][4], int b,
-						 int g, int kr, int lane)
+						 int g, int kr, int lane,
+						 int split)
 {
 #pragma unroll
 	for (int r = 0; r < 2; r++) {
@@ -246,8 +249,18 @@ static __device__ __forceinline__ void bwd_store(const fl_params &p,
 		for (int dt = 0; dt < D / 8; dt++) {
 			float2 *xk = (float2 *)(p.dk + off + dt * 8);
 			float2 *xv = (float2 *)(p.dv + off + dt * 8);
-			float2 vk = *xk, vv = *xv;
+			float2 vk, vv;
 
+			if (split > 1) {
+				atomicAdd(xk, make_float2(
+					p.scale * dk[dt][2 * r],
+					p.scale * dk[dt][2 * r + 1]));
+				atomicAdd(xv, make_float2(dv[dt][2 * r],
+							  dv[dt][2 * r + 1]));
+				continue;
+			}
+			vk = *xk;
+			vv = *xv;
 			vk.x += p.scale * dk[dt][2 * r];
 			vk.y += p.scale * dk[dt][2 * r + 1];
 			vv.x += dv[dt][2 * r];
@@ -293,17 +306,22 @@ static __device__ __forceinline__ void bwd_smem_at(bwd_smem *sm,
 	sm->cls = (unsigned char *)((int *)(sm->s + BWD_BN * BWD_BM) + 6 * BWD_BM);
 }
 
-/* Grid: (key tiles, nkv, batch); the first key tiles, attended by the most
- * queries under a causal mask, start first. */
+/* Grid: (key tiles, nkv x split, batch); the first key tiles, attended by
+ * the most queries under a causal mask, start first. A block takes the
+ * query tiles of its group's query heads (items head x query tile), or
+ * with split > 1 those of its share of the heads: more blocks when one
+ * sequence alone would leave the GPU's SMs idle (fl_bwd_split). */
 template <int D>
 __global__ void __launch_bounds__(BWD_NT, 8 / BWD_NW)
-fl_bwd_kernel(const fl_params p)
+fl_bwd_kernel(const fl_params p, int split)
 {
 	extern __shared__ __align__(128) unsigned char fl_sm[];
 	int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-	int g = blockIdx.y, b = blockIdx.z, k0 = blockIdx.x * BWD_BN;
+	int g = blockIdx.y / split, part = blockIdx.y % split;
+	int b = blockIdx.z, k0 = blockIdx.x * BWD_BN;
 	int nqt = (p.sq + BWD_BM - 1) / BWD_BM, grp = p.nh / p.nkv;
-	int nit = nqt * grp, kr = k0 + warp * 16 + (lane >> 2);
+	int nit = nqt * (grp * (part + 1) / split);
+	int kr = k0 + warp * 16 + (lane >> 2);
 	int kp0 = kr < p.sk ? fl_pos(p.kpos, kr) : INT_MAX;
 	int kp1 = kr + 8 < p.sk ? fl_pos(p.kpos, kr + 8) : INT_MAX;
 	long long koff = ((long long)b * p.sk * p.nkv + g) * D;
@@ -316,7 +334,7 @@ fl_bwd_kernel(const fl_params p)
 	fl_classify(p.qpos, p.sq, BWD_BM, kmin, kmax, kall, 0, sm.cls, tid,
 		    BWD_NT);
 	__syncthreads();
-	it = fl_next(sm.cls, 0, nit, nqt, &full);
+	it = fl_next(sm.cls, nqt * (grp * part / split), nit, nqt, &full);
 	if (it >= nit)
 		return;
 #pragma unroll
@@ -362,7 +380,25 @@ fl_bwd_kernel(const fl_params p)
 		it = itn;
 		full = fulln;
 	}
-	bwd_store<D>(p, dk, dv, b, g, kr, lane);
+	bwd_store<D>(p, dk, dv, b, g, kr, lane, split);
+}
+
+/* The blocks a group's query heads are split over: 1 (each block owns its
+ * key rows, no atomics) when the launch has blocks for 4 waves of the
+ * GPU's SMs at one block per SM; else enough to get there, up to one per
+ * query head (a single sequence: 512 blocks for Llama-3.2-1B's 8 groups
+ * and 4096 keys, against the H200's 132 SMs). */
+static int fl_bwd_split(const fl_params &p, long long blocks)
+{
+	int grp = (int)(p.nh / p.nkv), split = 1, dev = 0, sms = 1;
+
+	if (cudaGetDevice(&dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
+				   dev) != cudaSuccess)
+		sms = 1;
+	while (split < grp && blocks * split < 4LL * sms)
+		split *= 2;
+	return split < grp ? split : grp;
 }
 
 template <int D>
@@ -372,14 +408,16 @@ static int fl_bwd_launch(const fl_params &p, cudaStream_t st)
 		      (size_t)BWD_BN * BWD_BM * sizeof(fl_bf16) +
 		      6 * BWD_BM * sizeof(float) + fl_cls_bytes(p.sq, BWD_BM);
 	long long rows = (long long)p.batch * p.sq * p.nh;
-	dim3 grid((p.sk + BWD_BN - 1) / BWD_BN, p.nkv, p.batch);
+	long long kt = (p.sk + BWD_BN - 1) / BWD_BN;
+	int split = fl_bwd_split(p, kt * p.nkv * p.batch);
+	dim3 grid((unsigned)kt, (unsigned)(p.nkv * split), p.batch);
 
 	fl_dsum_kernel<D><<<(unsigned)((rows + 7) / 8), 256, 0, st>>>(p, rows);
 	CUDACHECK(cudaGetLastError());
 	CUDACHECK(cudaFuncSetAttribute(fl_bwd_kernel<D>,
 				      cudaFuncAttributeMaxDynamicSharedMemorySize,
 				      (int)smem));
-	fl_bwd_kernel<D><<<grid, BWD_NT, smem, st>>>(p);
+	fl_bwd_kernel<D><<<grid, BWD_NT, smem, st>>>(p, split);
 	CUDACHECK(cudaGetLastError());
 	return 0;
 }

@@ -366,6 +366,7 @@ int rt_ckpt_load(struct rt_model *m, const struct rt_plan *p,
 	int rc;
 
 	memset(&x, 0, sizeof(x));
+	m->param16_ok = 0; /* the weights are about to change */
 	rc = rt_ckpt_dir_resolve(top, &dir);
 	if (!rc)
 		rc = rt_ckpt_index_init(&x, m, p);

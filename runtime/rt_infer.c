@@ -104,6 +104,7 @@ int rt_infer_logprobs(struct rt_model *m, const struct rt_plan *p,
 		goto out;
 	}
 	coll_set_call(m->c, "get_logprobs", step);
+	rc = rt_weights_refresh(m);
 	for (long long mb = 0; !rc && mb < s->micro_batches; mb++) {
 		if (s->pp > 1) {
 			rc = rt_pp_forward_only(m, step, mb);

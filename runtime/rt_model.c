@@ -210,6 +210,7 @@ enum act_size {
 	A_NH,    /* N x h */
 	A_NQ,    /* N x q */
 	A_NKV,   /* N x kv */
+	A_NQKV,  /* N x (q + 2 kv) */
 	A_NHL,   /* N x H/T */
 	A_NKL,   /* N x G/T */
 	A_LSE,   /* micro x H/T x local_seq */
@@ -220,29 +221,34 @@ enum act_size {
 	A_NFL,   /* N x F/T */
 	A_NV,    /* N x Vp/T */
 	A_N,     /* N */
-	A_Q,     /* q */
-	A_KV,    /* kv */
 };
 
 /* When an entry is allocated; else it aliases `alias` (or stays NULL). */
-enum act_when { W_ALL, W_SP, W_QKN, W_BIAS, W_AG, W_AGMB, W_P2P };
+enum act_when { W_ALL, W_SP, W_QKN, W_AG, W_AGMB, W_P2P };
 
+/* bf: a bf16 copy (rt_bf16_copy) of the entry before it, half its bytes,
+ * allocated in bf16 runs only. */
 struct act_entry {
 	const char *name;
 	size_t off, alias;
 	enum act_size size;
 	enum act_when when;
+	int bf;
 };
 
 #define NONE ((size_t)-1)
-#define LA(f, sz, w, al) { #f, offsetof(struct rt_layer_acts, f), al, sz, w }
-#define GA(f, sz, w, al) { #f, offsetof(struct rt_acts, f), al, sz, w }
+#define LA(f, sz, w, al) { #f, offsetof(struct rt_layer_acts, f), al, sz, w, 0 }
+#define GA(f, sz, w, al) { #f, offsetof(struct rt_acts, f), al, sz, w, 0 }
+#define LB(f, sz, w, al) { #f, offsetof(struct rt_layer_acts, f), al, sz, w, 1 }
+#define GB(f, sz, w, al) { #f, offsetof(struct rt_acts, f), al, sz, w, 1 }
 
 static const struct act_entry layer_table[] = {
 	LA(x, A_LH, W_ALL, NONE),
 	LA(rstd1, A_L, W_ALL, NONE),
 	LA(n1, A_LH, W_ALL, NONE),
+	LB(n1_16, A_LH, W_ALL, NONE),
 	LA(n1g, A_NH, W_SP, offsetof(struct rt_layer_acts, n1)),
+	LB(n1g16, A_NH, W_SP, offsetof(struct rt_layer_acts, n1_16)),
 	LA(qraw, A_NQ, W_QKN, NONE),
 	LA(kraw, A_NKV, W_QKN, NONE),
 	LA(qrstd, A_NHL, W_QKN, NONE),
@@ -250,30 +256,43 @@ static const struct act_entry layer_table[] = {
 	LA(q, A_NQ, W_ALL, NONE),
 	LA(k, A_NKV, W_ALL, NONE),
 	LA(v, A_NKV, W_ALL, NONE),
+	LB(q16, A_NQ, W_ALL, NONE),
+	LB(k16, A_NKV, W_ALL, NONE),
+	LB(v16, A_NKV, W_ALL, NONE),
 	LA(kg, A_KKV, W_AG, offsetof(struct rt_layer_acts, k)),
 	LA(vg, A_KKV, W_AG, offsetof(struct rt_layer_acts, v)),
 	LA(kvlast, A_KV2, W_P2P, NONE),
 	LA(o, A_NQ, W_ALL, NONE),
+	LB(o16, A_NQ, W_ALL, NONE),
 	LA(lse, A_LSE, W_ALL, NONE),
 	LA(xm, A_LH, W_ALL, NONE),
 	LA(rstd2, A_L, W_ALL, NONE),
 	LA(n2, A_LH, W_ALL, NONE),
+	LB(n2_16, A_LH, W_ALL, NONE),
 	LA(n2g, A_NH, W_SP, offsetof(struct rt_layer_acts, n2)),
+	LB(n2g16, A_NH, W_SP, offsetof(struct rt_layer_acts, n2_16)),
 	LA(u, A_NFC1, W_ALL, NONE),
 	LA(sw, A_NFL, W_ALL, NONE),
+	LB(sw16, A_NFL, W_ALL, NONE),
 };
 
 static const struct act_entry global_table[] = {
 	GA(xL, A_LH, W_ALL, NONE),
 	GA(rstdf, A_L, W_ALL, NONE),
 	GA(z, A_LH, W_ALL, NONE),
+	GB(z16, A_LH, W_ALL, NONE),
 	GA(zg, A_NH, W_SP, offsetof(struct rt_acts, z)),
+	GB(zg16, A_NH, W_SP, offsetof(struct rt_acts, z16)),
 	GA(logits, A_NV, W_ALL, NONE),
+	GB(logits16, A_NV, W_ALL, NONE),
 	GA(cmax, A_N, W_ALL, NONE),
 	GA(csum, A_N, W_ALL, NONE),
 	GA(ctgt, A_N, W_ALL, NONE),
 	GA(closs, A_N, W_ALL, NONE),
 	GA(full_h, A_NH, W_ALL, NONE),
+	GB(full_h16, A_NH, W_ALL, NONE),
+	GA(qkv, A_NQKV, W_ALL, NONE),
+	GB(qkv16, A_NQKV, W_ALL, NONE),
 	GA(dx, A_LH, W_ALL, NONE),
 	GA(dn, A_LH, W_ALL, NONE),
 	GA(dtmp, A_LH, W_ALL, NONE),
@@ -292,13 +311,8 @@ static const struct act_entry global_table[] = {
 	GA(dkraw, A_NKV, W_QKN, NONE),
 	GA(dout, A_NQ, W_ALL, NONE),
 	GA(du, A_NFC1, W_ALL, NONE),
+	GB(du16, A_NFC1, W_ALL, NONE),
 	GA(dsw, A_NFL, W_ALL, NONE),
-	GA(bq, A_Q, W_BIAS, NONE),
-	GA(bk, A_KV, W_BIAS, NONE),
-	GA(bv, A_KV, W_BIAS, NONE),
-	GA(dbq, A_Q, W_BIAS, NONE),
-	GA(dbk, A_KV, W_BIAS, NONE),
-	GA(dbv, A_KV, W_BIAS, NONE),
 };
 
 /* The part of global_table a micro-batch keeps from its forward to its
@@ -307,7 +321,9 @@ static const struct act_entry head_table[] = {
 	GA(xL, A_LH, W_ALL, NONE),
 	GA(rstdf, A_L, W_ALL, NONE),
 	GA(z, A_LH, W_ALL, NONE),
+	GB(z16, A_LH, W_ALL, NONE),
 	GA(zg, A_NH, W_SP, offsetof(struct rt_acts, z)),
+	GB(zg16, A_NH, W_SP, offsetof(struct rt_acts, z16)),
 	GA(logits, A_NV, W_ALL, NONE),
 	GA(cmax, A_N, W_ALL, NONE),
 	GA(csum, A_N, W_ALL, NONE),
@@ -324,6 +340,7 @@ static long long act_elems(const struct rt_shape *s, enum act_size sz)
 	case A_NH: return N * s->h;
 	case A_NQ: return N * z->q_l;
 	case A_NKV: return N * z->kv_l;
+	case A_NQKV: return N * z->qkv_l;
 	case A_NHL: return N * z->hl;
 	case A_NKL: return N * z->kl;
 	case A_LSE: return s->micro * z->hl * s->local_seq;
@@ -334,31 +351,45 @@ static long long act_elems(const struct rt_shape *s, enum act_size sz)
 	case A_NFL: return N * z->fl;
 	case A_NV: return N * z->vl;
 	case A_N: return N;
-	case A_Q: return z->q_l;
-	case A_KV: return z->kv_l;
 	}
 	return 0;
 }
 
-static int act_on(const struct rt_shape *s, enum act_when w)
+static int act_when_on(const struct rt_shape *s, enum act_when w)
 {
 	return w == W_ALL || (w == W_SP && s->sp) ||
-	       (w == W_QKN && s->qk_norm) || (w == W_BIAS && s->qkv_bias) ||
+	       (w == W_QKN && s->qk_norm) ||
 	       (w == W_AG && s->cp > 1 && !s->cp_p2p) ||
 	       (w == W_AGMB && s->cp > 1 && !s->cp_p2p && s->micro > 1) ||
 	       (w == W_P2P && s->cp > 1 && s->cp_p2p);
 }
 
-#define SLOT(base, off) ((float **)(void *)((char *)(base) + (off)))
+/* Entry e is allocated in a run of shape s (bf16: a bf16 run). */
+static int act_on(const struct rt_shape *s, int bf16,
+		  const struct act_entry *e)
+{
+	return act_when_on(s, e->when) && (!e->bf || bf16);
+}
+
+/* Its bytes. */
+static long long act_bytes(const struct rt_shape *s,
+			   const struct act_entry *e)
+{
+	long long n = act_elems(s, e->size);
+
+	return (e->bf ? 2 : 4) * (n > 0 ? n : 1);
+}
+
+#define SLOT(base, off) ((void **)(void *)((char *)(base) + (off)))
 
 /* Allocates (or aliases) every entry of table t in the struct at base. */
 static int acts_alloc(struct rt_model *m, const struct act_entry *t,
 		      size_t n, void *base)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (act_on(&m->s, t[i].when))
-			RCHECK(rt_alloc_f(m, SLOT(base, t[i].off),
-					  act_elems(&m->s, t[i].size)));
+		if (act_on(&m->s, m->bf16, &t[i]))
+			KCHECK(kern_alloc(m->k, (size_t)act_bytes(&m->s, &t[i]),
+					  SLOT(base, t[i].off)));
 		else if (t[i].alias != NONE)
 			*SLOT(base, t[i].off) = *SLOT(base, t[i].alias);
 	}
@@ -369,7 +400,7 @@ static void acts_free(struct rt_model *m, const struct act_entry *t,
 		      size_t n, void *base)
 {
 	for (size_t i = 0; i < n; i++)
-		if (act_on(&m->s, t[i].when))
+		if (act_on(&m->s, m->bf16, &t[i]))
 			kern_free(m->k, *SLOT(base, t[i].off));
 }
 
@@ -495,14 +526,15 @@ static int alloc_scratch(struct rt_model *m, const struct rt_plan *p)
 	m->prefetch = p->rt.prefetch;
 	if (m->prefetch)
 		RCHECK(rt_alloc_f(m, &m->full_b, full));
-	for (int b = 0; b < (m->prefetch ? 2 : 1) && m->bf16; b++) {
-		KCHECK(kern_alloc(m->k, (size_t)(shard > 0 ? shard : 1) *
-				  sizeof(uint16_t), (void **)(b ? &m->shard16_b :
-				  &m->shard16)));
+	if (m->bf16)
+		KCHECK(kern_alloc(m->k, (size_t)(m->n_shard > 0 ? m->n_shard :
+				  1) * sizeof(uint16_t),
+				  (void **)&m->param16));
+	for (int b = 0; b < (m->prefetch ? 2 : 1) && m->bf16 && m->s.g > 1;
+	     b++)
 		KCHECK(kern_alloc(m->k, (size_t)(full > 0 ? full : 1) *
 				  sizeof(uint16_t), (void **)(b ? &m->full16_b :
 				  &m->full16)));
-	}
 	return 0;
 }
 
@@ -512,14 +544,14 @@ static long long floats(long long n)
 	return n > 0 ? n : 1;
 }
 
-static long long table_bytes(const struct rt_shape *s,
+static long long table_bytes(const struct rt_shape *s, int bf16,
 			     const struct act_entry *t, size_t n)
 {
 	long long b = 0;
 
 	for (size_t i = 0; i < n; i++)
-		if (act_on(s, t[i].when))
-			b += 4 * floats(act_elems(s, t[i].size));
+		if (act_on(s, bf16, &t[i]))
+			b += act_bytes(s, &t[i]);
 	return b;
 }
 
@@ -536,13 +568,15 @@ void rt_model_mem(const struct rt_shape *s, int bf16, int prefetch,
 		if (z->shard[w] > shard)
 			shard = z->shard[w];
 	full = shard * s->g;
-	n16 = (prefetch ? 2 : 1) * (floats(shard) + floats(full));
-	mem->state = 4 * 4 * floats(z->n_shard + z->n_rep);
+	n16 = s->g > 1 ? (prefetch ? 2 : 1) * floats(full) : 0;
+	mem->state = 4 * 4 * floats(z->n_shard + z->n_rep) +
+		     (bf16 ? 2 * floats(z->n_shard) : 0);
 	mem->scratch = 4 * ((2 + !!prefetch) * floats(full) + floats(shard) +
 			    floats(z->shard_emb * s->g)) + (bf16 ? 2 * n16 : 0);
 	mem->logits = 4 * N * z->vl;
-	mem->acts = s->layers * table_bytes(s, layer_table, NTAB(layer_table)) +
-		    table_bytes(s, global_table, NTAB(global_table)) +
+	mem->acts = s->layers * table_bytes(s, bf16, layer_table,
+					    NTAB(layer_table)) +
+		    table_bytes(s, bf16, global_table, NTAB(global_table)) +
 		    4 * (3 * N + s->local_seq + s->seq_len) +
 		    4 * (s->seq_len + 1 + 3 * N);
 	mem->total = mem->state + mem->scratch + mem->acts;
@@ -563,7 +597,8 @@ int rt_model_init(struct rt_model *m, const struct rt_plan *p,
 	m->w = calloc((size_t)(2 + DSZ_PER_LAYER * L), sizeof(*m->w));
 	m->layer = calloc((size_t)L, sizeof(*m->layer));
 	m->seq = calloc((size_t)(2 + DSZ_PER_LAYER * L), sizeof(*m->seq));
-	if (!m->w || !m->layer || !m->seq)
+	m->gfirst = calloc((size_t)(2 + DSZ_PER_LAYER * L), 1);
+	if (!m->w || !m->layer || !m->seq || !m->gfirst)
 		return rt_error(RT_ENOMEM, "out of memory");
 	layout_weights(m);
 	layout_layers(m);
@@ -585,8 +620,8 @@ static void release_bufs(struct rt_model *m)
 		m->gshard, m->gemb, m->full_b,
 	};
 	void *other[] = {
-		m->tokens, m->targets, m->pos, m->qpos, m->kpos, m->shard16,
-		m->full16, m->shard16_b, m->full16_b,
+		m->tokens, m->targets, m->pos, m->qpos, m->kpos, m->param16,
+		m->full16, m->full16_b,
 	};
 
 	for (size_t i = 0; i < NTAB(bufs); i++)
@@ -614,6 +649,7 @@ void rt_model_release(struct rt_model *m)
 	free(m->w);
 	free(m->layer);
 	free(m->seq);
+	free(m->gfirst);
 	free(m->sample);
 	free(m->h_tokens);
 	free(m->h_targets);

@@ -198,6 +198,11 @@ struct rt_layer_acts {
 	float *rstd1;        /* [Nl] */
 	float *n1;           /* [Nl, h] input_layernorm(x) */
 	float *n1g;          /* [N, h] n1 gathered over TP (SP), else n1 */
+	/* bf16 runs: the bf16 copies of the GEMM and attention operands
+	 * kept for the backward (rt_bf16_copy; NULL in fp32 runs): n1, n1g,
+	 * q, k, v, o, n2, n2g, sw */
+	uint16_t *n1_16, *n1g16, *q16, *k16, *v16, *o16, *n2_16, *n2g16,
+		 *sw16;
 	float *qraw, *kraw;  /* [N, q], [N, kv] before QK-norm (qk_norm) */
 	float *qrstd, *krstd;/* [N H/T], [N G/T] (qk_norm) */
 	float *q, *k, *v;    /* [N, q], [N, kv], [N, kv] as attention reads */
@@ -223,6 +228,12 @@ struct rt_acts {
 	float *z;            /* [Nl, h] final_layernorm(xL) */
 	float *zg;           /* [N, h] z gathered (SP), else z */
 	float *logits;       /* [N, Vp/T]; the backward's dlogits in place */
+	float *qkv;          /* [N, q + 2 kv] linear_qkv's output in its
+				weight's row order, then (backward) dq, dk,
+				dv merged the same way */
+	/* bf16 runs: bf16 copies of z, zg, dlogits, full_h (as a gradient),
+	 * du and the merged dq, dk, dv (rt_bf16_copy; NULL in fp32 runs) */
+	uint16_t *z16, *zg16, *logits16, *full_h16, *du16, *qkv16;
 	float *cmax, *csum, *ctgt, *closs; /* [N] CE statistics */
 	float *full_h;       /* [N, h] a full-sequence sum before TP reduces
 				it, or a gathered gradient */
@@ -244,8 +255,6 @@ struct rt_acts {
 	float *dout;         /* [N, q] attention output gradient */
 	float *du;           /* [N, 2 F/T] */
 	float *dsw;          /* [N, F/T] */
-	float *bq, *bk, *bv; /* [q], [kv], [kv] the bias by q/k/v (bias) */
-	float *dbq, *dbk, *dbv;
 };
 
 struct rt_model {
@@ -276,15 +285,25 @@ struct rt_model {
 	/* scratch: one gathered TP-local weight, its gradient, one shard, and
 	 * the embedding's TP-local gradient of a micro-batch */
 	float *full, *gfull, *gshard, *gemb;
-	uint16_t *shard16, *full16;  /* bf16: one shard, one gathered tensor */
+	uint16_t *param16;           /* bf16: the sharded weights (n_shard)
+					rounded (rt_weights_refresh) */
+	int param16_ok;              /* param16 holds param's values: set by
+					the refresh and by Adam's update,
+					which writes it; cleared by every
+					other writer of param (init, --load,
+					SGD) */
+	uint16_t *full16;            /* bf16: one gathered tensor (gtp > 1) */
 	/* prefetch (runtime.prefetch): the second buffers of each, and the
 	 * pass being gathered: its weights in order of use, the next one */
 	int prefetch;
 	float *full_b;
-	uint16_t *shard16_b, *full16_b;
+	uint16_t *full16_b;
 	const struct rt_weight **seq;
 	int seq_n, seq_next;
 	long long full_n;            /* elements of full */
+	unsigned char *gfirst;       /* per weight (m->w's order): its
+					gradient's first write this step is
+					still to come (rt_grad_out) */
 
 	struct rt_layer_acts *la;    /* per layer */
 	struct rt_acts a;
@@ -387,9 +406,20 @@ void rt_head_acts_use(struct rt_model *m, const struct rt_acts *h);
 int rt_layer_acts_alloc(struct rt_model *m, struct rt_layer_acts *la);
 
 /* m->full = w's TP-local tensor [d0 + pad, d1] (all-gather over gtp), as
- * the math uses it: in bf16 runs the shard is rounded to bf16 and gathered
- * as bf16 (half the bytes), the fp32 master shard staying as it is. */
-int rt_gather_weight(struct rt_model *m, const struct rt_weight *w);
+ * the math uses it: in bf16 runs the shard's bf16 copy (m->param16) is
+ * gathered as bf16 (half the bytes) into m->full16 (with one GTP rank it
+ * is the tensor already), *full16 set to it, the fp32 master shard staying
+ * as it is, and widened into m->full only when `widen` is set. */
+int rt_gather_weight(struct rt_model *m, const struct rt_weight *w,
+		     int widen, const uint16_t **full16);
+/* bf16 runs: m->param16 = the sharded weights rounded to bf16, what the
+ * GTP gathers send (and, with one GTP rank, what the GEMMs read as it
+ * is). The weights change only in the optimizer step (Adam writes
+ * param16 as it updates: kern_adam_bf) and on init and load, so a call
+ * (train step, get_logprobs) refreshes it at its start unless
+ * m->param16_ok says it holds the weights already. A no-op in fp32
+ * runs. */
+int rt_weights_refresh(struct rt_model *m);
 /* The same in fp32 always: the master weights (dump, export). */
 int rt_gather_weight_exact(struct rt_model *m, const struct rt_weight *w);
 /* A pass uses its weights in a fixed order (the top of this file): a
@@ -399,25 +429,50 @@ int rt_gather_weight_exact(struct rt_model *m, const struct rt_weight *w);
  * (rt_forward_chunk): the embedding on stage 0's chunk 0 only, the output
  * layer on the last stage's last chunk only. It gets each with
  * rt_weights_next(), which returns the TP-local tensor as the math uses it
- * (rt_gather_weight). Just in time (prefetch off), each is gathered when
+ * (rt_gather_weight): in fp32 runs *full; in bf16 runs the gathered bf16
+ * tensor as *full16 (*full NULL: kern_gemm_bf reads it as it is), or, when
+ * the caller passes full16 NULL (the embedding's lookup), widened into
+ * *full. Just in time (prefetch off), each is gathered when
  * it is asked for; with prefetch rt_weights_begin starts the first, and
  * each rt_weights_next, once its weight has arrived, starts the gather of
  * the one after, into the other buffer, so that it runs while this one is
  * used. */
 int rt_weights_begin(struct rt_model *m, int forward, int chunk);
-int rt_weights_next(struct rt_model *m, const float **full);
+int rt_weights_next(struct rt_model *m, const float **full,
+		    const uint16_t **full16);
 
 /* Mixed precision as Megatron's bf16 runs have it, with fp32 storage: in a
  * bf16 run every GEMM operand is a bf16 value (weights as gathered, and
  * the activations and gradients that feed a GEMM, rounded in place by
- * this call), products accumulate in fp32, the cross-entropy, norms,
- * attention's softmax, residual sums, gradient reductions and Adam stay
- * fp32 (the gradient reduce-scatter too: grad_reduce_in_fp32). A no-op in
- * fp32 runs. */
+ * this call, by rt_bf16_copy, or by their producer: kern_*_bf),
+ * products accumulate in fp32, the cross-entropy, norms, attention's
+ * softmax, residual sums, gradient reductions and Adam stay fp32 (the
+ * gradient reduce-scatter too: grad_reduce_in_fp32). The GEMMs read the
+ * bf16 copies (kern_gemm_bf) that rt_bf16_copy and the _bf producers
+ * write beside the fp32 values: struct rt_layer_acts' and rt_acts' *16 members, each written
+ * in the same pass as its rounding and read until the value changes. A
+ * no-op in fp32 runs. */
 int rt_bf16(struct rt_model *m, float *x, long long n);
+/* rt_bf16 that also writes the rounded values' bf16 bits to x16 (when not
+ * NULL), the copy kern_gemm_bf multiplies; the caller passes the copy
+ * with x to every GEMM that reads x until x changes. */
+int rt_bf16_copy(struct rt_model *m, float *x, uint16_t *x16, long long n);
+/* Where the GEMMs of w's gradient write it: with one GTP rank, straight
+ * into w's shard gradient (the reduce-scatter would be a copy, and the add
+ * after it is the GEMM's), setting it (*beta = 0) at the step's first
+ * write and adding to it (*beta = 1) after; else m->gfull (*beta = 0).
+ * rt_scatter_grad then does the rest. A caller whose first write adds
+ * (a scatter-add) zeroes the gradient itself when *beta is 0. */
+float *rt_grad_out(struct rt_model *m, const struct rt_weight *w,
+		   float *beta);
+/* A train step's start: zeroes the gradients that are not written whole
+ * by rt_grad_out's first write (all of them with GTP > 1; else the
+ * replicated parameters') and arms those first writes. */
+int rt_grads_begin(struct rt_model *m);
 /* Reduce-scatters the TP-local gradient gfull [d0 + pad, d1] over gtp and
  * adds this rank's block to w's shard gradient. Zeroes gfull's padding
- * rows first (the caller wrote rows [0, d0)). */
+ * rows first (the caller wrote rows [0, d0)). Nothing to do when gfull is
+ * rt_grad_out's shard gradient. */
 int rt_scatter_grad(struct rt_model *m, const struct rt_weight *w,
 		    float *gfull);
 /* Context parallelism's attention of layer l (rt_cp.c; CP > 1 only), the

@@ -35,12 +35,16 @@ static int finish_grads(struct rt_model *m, long long step)
 				       m->grad + e->off, e->shard * e->d1,
 				       COLL_SUM));
 	}
+	/* Adam writes the weights' bf16 copy as it updates them
+	 * (rt_weights_refresh) */
 	if (m->sgd)
 		KCHECK(kern_sgd(m->k, n, (float)m->lr, m->param, m->grad));
 	else
-		KCHECK(kern_adam(m->k, n, (float)m->lr, RT_ADAM_BETA1,
-				 RT_ADAM_BETA2, RT_ADAM_EPS, step, m->param,
-				 m->grad, m->adam_m, m->adam_v));
+		KCHECK(kern_adam_bf(m->k, n, (float)m->lr, RT_ADAM_BETA1,
+				    RT_ADAM_BETA2, RT_ADAM_EPS, step, m->param,
+				    m->grad, m->adam_m, m->adam_v, m->param16,
+				    m->bf16 ? m->n_shard : 0));
+	m->param16_ok = m->bf16 && !m->sgd;
 	return 0;
 }
 
@@ -48,11 +52,11 @@ int rt_model_train_step(struct rt_model *m, long long step, double *loss,
 			long long *tokens)
 {
 	const struct rt_shape *s = &m->s;
-	long long n = m->n_shard + m->n_rep;
 	double count[1], sum[1] = { 0 };
 
 	coll_set_call(m->c, "train", step);
-	KCHECK(kern_zero(m->k, m->grad, (size_t)n * sizeof(float)));
+	RCHECK(rt_weights_refresh(m));
+	RCHECK(rt_grads_begin(m));
 	/* the loss's token count over the lanes */
 	count[0] = (double)(s->micro_batches * s->tokens);
 	RCHECK(coll_all_reduce_d(m->c, RT_K_DP_CP, "tokens", count, 1,

@@ -54,15 +54,19 @@ int rt_load_micro_batch(struct rt_model *m, long long step, long long mb)
 /* ---- TP plumbing (Megatron's sequence-parallel mappings) ----------------- */
 
 /* Before a column-parallel linear: the input's N rows. With SP the local
- * rows are all-gathered over TP into full (what: "<layer>.in"); without,
- * the input is already whole and full is set to it. */
+ * rows (bf16 values) are all-gathered over TP into full (what:
+ * "<layer>.in") and, in bf16 runs, full's bf16 copy full16 written;
+ * without, the input is already whole and full (full16) is set to it. */
 static int tp_gather_in(struct rt_model *m, const char *what,
-			const float *local, float *full)
+			const float *local, float *full, uint16_t *full16)
 {
 	if (!m->s.sp)
 		return 0;
-	return coll_all_gather(m->c, RT_K_TP, what, local, full,
-			       m->s.local * m->s.h);
+	RCHECK(coll_all_gather(m->c, RT_K_TP, what, local, full,
+			       m->s.local * m->s.h));
+	if (full16)
+		KCHECK(kern_to_bf16(m->k, m->s.tokens * m->s.h, full, full16));
+	return 0;
 }
 
 /* After a row-parallel linear (or the embedding, or a column-parallel
@@ -86,7 +90,8 @@ static int tp_reduce(struct rt_model *m, const char *what, float *full,
 
 /* The backward of tp_reduce for a gradient dx [local, h]: into full as
  * all N rows (all-gathered with SP, copied without), rounded for the GEMMs
- * that read it. */
+ * that read it, with its bf16 copy in a.full_h16 (bf16 runs; full is
+ * always a.full_h). */
 static int tp_grad_in(struct rt_model *m, const char *what, const float *dx,
 		      float *full)
 {
@@ -98,7 +103,7 @@ static int tp_grad_in(struct rt_model *m, const char *what, const float *dx,
 	else
 		KCHECK(kern_copy(m->k, full, dx, (size_t)(s->tokens * s->h) *
 				 sizeof(float)));
-	return rt_bf16(m, full, s->tokens * s->h);
+	return rt_bf16_copy(m, full, m->a.full_h16, s->tokens * s->h);
 }
 
 const char *rt_label(char *buf, size_t n, const char *w, const char *sfx)
@@ -107,109 +112,54 @@ const char *rt_label(char *buf, size_t n, const char *w, const char *sfx)
 	return buf;
 }
 
-/* ---- linear_qkv: one GEMM per query group and part ---------------------- */
+/* ---- linear_qkv: one GEMM, then the columns split ------------------------ */
 
-/* Rows of group j's part in the TP-local weight (Megatron's interleaved
- * layout: r query heads, then K, then V, d rows each): part 0 q, 1 k,
- * 2 v. */
-static long long qkv_row(const struct rt_shape *s, long long j, int part)
-{
-	long long r = s->z.hl / s->z.kl;
-
-	return j * (r + 2) * s->hd + (part ? (r + part - 1) * s->hd : 0);
-}
-
-/* The bias in q, k, v order (bq, bk, bv) from its interleaved layout. */
-static int bias_split(struct rt_model *m, long long off, int to_bias)
-{
-	const struct rt_shape *s = &m->s;
-	struct rt_acts *a = &m->a;
-	long long r = s->z.hl / s->z.kl, d = s->hd;
-
-	for (long long j = 0; j < s->z.kl; j++) {
-		float *b = (to_bias ? m->grad : m->param) + off;
-
-		if (to_bias) {
-			KCHECK(kern_axpy(m->k, r * d, 1.0f, a->dbq + j * r * d,
-					 b + qkv_row(s, j, 0)));
-			KCHECK(kern_axpy(m->k, d, 1.0f, a->dbk + j * d,
-					 b + qkv_row(s, j, 1)));
-			KCHECK(kern_axpy(m->k, d, 1.0f, a->dbv + j * d,
-					 b + qkv_row(s, j, 2)));
-			continue;
-		}
-		KCHECK(kern_copy(m->k, a->bq + j * r * d, b + qkv_row(s, j, 0),
-				 (size_t)(r * d) * sizeof(float)));
-		KCHECK(kern_copy(m->k, a->bk + j * d, b + qkv_row(s, j, 1),
-				 (size_t)d * sizeof(float)));
-		KCHECK(kern_copy(m->k, a->bv + j * d, b + qkv_row(s, j, 2),
-				 (size_t)d * sizeof(float)));
-	}
-	return 0;
-}
-
-/* q, k, v [N, ...] = in [N, h] W^T (+ bias), group by group. */
+/* q, k, v [N, ...] = in [N, h] W^T (+ bias): one GEMM into a.qkv [N,
+ * qkv_l] in the weight's interleaved row order (Megatron's: per query
+ * group r query heads, then its key, then its value head, d rows each),
+ * the bias added there (it has the same order), then split by group
+ * (kern_qkv_split). in16, W16: the bf16 copies (kern_gemm_bf). */
 static int qkv_fwd(struct rt_model *m, const struct rt_layer *ly,
-		   const float *in, const float *W, float *q, float *k,
-		   float *v)
+		   const float *in, const uint16_t *in16, const float *W,
+		   const uint16_t *W16, float *q, float *k, float *v)
 {
 	const struct rt_shape *s = &m->s;
 	const struct dsz_sizes *z = &s->z;
 	long long N = s->tokens, h = s->h, d = s->hd, r = z->hl / z->kl;
+	float *qkv = m->a.qkv;
 
-	for (long long j = 0; j < z->kl; j++) {
-		KCHECK(kern_gemm(m->k, 0, 1, N, r * d, h, 1.0f, in, h,
-				 W + qkv_row(s, j, 0) * h, h, 0.0f,
-				 q + j * r * d, z->q_l));
-		KCHECK(kern_gemm(m->k, 0, 1, N, d, h, 1.0f, in, h,
-				 W + qkv_row(s, j, 1) * h, h, 0.0f, k + j * d,
-				 z->kv_l));
-		KCHECK(kern_gemm(m->k, 0, 1, N, d, h, 1.0f, in, h,
-				 W + qkv_row(s, j, 2) * h, h, 0.0f, v + j * d,
-				 z->kv_l));
-	}
-	if (ly->bias < 0)
-		return 0;
-	RCHECK(bias_split(m, ly->bias, 0));
-	KCHECK(kern_bias_add(m->k, N, z->q_l, m->a.bq, q));
-	KCHECK(kern_bias_add(m->k, N, z->kv_l, m->a.bk, k));
-	KCHECK(kern_bias_add(m->k, N, z->kv_l, m->a.bv, v));
+	KCHECK(kern_gemm_bf(m->k, 0, 1, N, z->qkv_l, h, 1.0f, in, in16, h, W,
+			    W16, h, 0.0f, qkv, z->qkv_l));
+	if (ly->bias >= 0)
+		KCHECK(kern_bias_add(m->k, N, z->qkv_l, P(m, ly->bias), qkv));
+	KCHECK(kern_qkv_split(m->k, N, z->kl, r * d, d, qkv, q, k, v));
 	return 0;
 }
 
-/* Its backward: din [N, h] = dq Wq + dk Wk + dv Wv; the weight gradient
- * rows into m->gfull; the bias gradient into the layer's. */
+/* Its backward: dq, dk, dv merged into a.qkv in the weight's row order
+ * (with its bf16 copy a.qkv16: the values are bf16 already, attn_core_bwd
+ * rounded them), then din [N, h] = dqkv W and the weight gradient
+ * dqkv^T in (rt_grad_out), and the bias gradient summed over the rows. */
 static int qkv_bwd(struct rt_model *m, const struct rt_layer *ly,
-		   const float *in, const float *W, const float *dq,
-		   const float *dk, const float *dv, float *din)
+		   const float *in, const uint16_t *in16, const float *W,
+		   const uint16_t *W16, const float *dq, const float *dk,
+		   const float *dv, float *din)
 {
 	const struct rt_shape *s = &m->s;
 	const struct dsz_sizes *z = &s->z;
 	long long N = s->tokens, h = s->h, d = s->hd, r = z->hl / z->kl;
-	const float *part[3] = { dq, dk, dv };
+	float *dqkv = m->a.qkv, beta, *gout = rt_grad_out(m, ly->qkv, &beta);
 
-	for (long long j = 0; j < z->kl; j++) {
-		for (int p = 0; p < 3; p++) {
-			long long n = p ? d : r * d, ld = p ? z->kv_l : z->q_l;
-			const float *dp = part[p] + j * n;
-			long long row = qkv_row(s, j, p);
-
-			KCHECK(kern_gemm(m->k, 0, 0, N, h, n, 1.0f, dp, ld,
-					 W + row * h, h, j || p ? 1.0f : 0.0f,
-					 din, h));
-			KCHECK(kern_gemm(m->k, 1, 0, n, h, N, 1.0f, dp, ld, in,
-					 h, 0.0f, m->gfull + row * h, h));
-		}
-	}
-	if (ly->bias < 0)
-		return 0;
-	KCHECK(kern_zero(m->k, m->a.dbq, (size_t)z->q_l * sizeof(float)));
-	KCHECK(kern_zero(m->k, m->a.dbk, (size_t)z->kv_l * sizeof(float)));
-	KCHECK(kern_zero(m->k, m->a.dbv, (size_t)z->kv_l * sizeof(float)));
-	KCHECK(kern_bias_grad(m->k, N, z->q_l, dq, m->a.dbq));
-	KCHECK(kern_bias_grad(m->k, N, z->kv_l, dk, m->a.dbk));
-	KCHECK(kern_bias_grad(m->k, N, z->kv_l, dv, m->a.dbv));
-	return bias_split(m, ly->bias, 1);
+	KCHECK(kern_qkv_merge(m->k, N, z->kl, r * d, d, dq, dk, dv, dqkv));
+	RCHECK(rt_bf16_copy(m, dqkv, m->a.qkv16, N * z->qkv_l));
+	KCHECK(kern_gemm_bf(m->k, 0, 0, N, h, z->qkv_l, 1.0f, dqkv,
+			    m->a.qkv16, z->qkv_l, W, W16, h, 0.0f, din, h));
+	KCHECK(kern_gemm_bf(m->k, 1, 0, z->qkv_l, h, N, 1.0f, dqkv,
+			    m->a.qkv16, z->qkv_l, in, in16, h, beta, gout, h));
+	if (ly->bias >= 0)
+		KCHECK(kern_bias_grad(m->k, N, z->qkv_l, dqkv,
+				      G(m, ly->bias)));
+	return 0;
 }
 
 /* ---- forward -------------------------------------------------------------- */
@@ -223,27 +173,50 @@ struct kern_attn rt_attn_shape(const struct rt_shape *s, long long sk)
 	};
 }
 
-/* x -> xm = x + linear_proj(attention(RoPE(QK-norm(linear_qkv(
- * input_layernorm(x)))))). */
-static int attn_block_fwd(struct rt_model *m, long long l)
+/* input_layernorm in the pass that makes its input (kern_add_rmsnorm_fwd):
+ * with a pending residual (pr set: the previous block's output not yet
+ * added), x = pb + pr is written to `x` first; else x is there. y rounded
+ * with its bf16 copy y16 in bf16 runs (rt_bf16_copy). */
+static int norm_in(struct rt_model *m, const float *pb, const float *pr,
+		   float *x, long long g, float *y, float *rstd, uint16_t *y16)
+{
+	const struct rt_shape *s = &m->s;
+	long long Nl = s->local, h = s->h;
+
+	if (pr) {
+		KCHECK(kern_add_rmsnorm_fwd(m->k, Nl, h, s->eps, pb, pr, x,
+					    P(m, g), y, rstd,
+					    m->bf16 ? y16 : NULL));
+		return 0;
+	}
+	KCHECK(kern_rmsnorm_fwd(m->k, Nl, h, s->eps, x, P(m, g), y, rstd));
+	return rt_bf16_copy(m, y, y16, Nl * h);
+}
+
+/* x -> linear_proj(attention(RoPE(QK-norm(linear_qkv(input_layernorm(
+ * x)))))), left in *res [local, h]: the MLP block adds it to x (xm = x +
+ * *res) in the pass of its norm (kern_add_rmsnorm_fwd). x is layer l's
+ * input, or pb + pr when the previous layer's output is pending. */
+static int attn_block_fwd(struct rt_model *m, long long l, const float *pb,
+			  const float *pr, float **res)
 {
 	const struct rt_shape *s = &m->s;
 	const struct rt_layer *ly = &m->layer[l];
 	struct rt_layer_acts *la = &m->la[l];
 	struct kern_ctx *k = m->k;
 	struct kern_attn at = rt_attn_shape(s, s->seq_len);
-	long long N = s->tokens, Nl = s->local, h = s->h, d = s->hd;
+	long long N = s->tokens, h = s->h, d = s->hd;
 	const float *W;
-	float *r;
+	const uint16_t *W16;
 	char what[64];
 
-	KCHECK(kern_rmsnorm_fwd(k, Nl, h, s->eps, la->x, P(m, ly->ln1),
-				la->n1, la->rstd1));
-	RCHECK(rt_bf16(m, la->n1, Nl * h));
+	RCHECK(norm_in(m, pb, pr, la->x, ly->ln1, la->n1, la->rstd1,
+		       la->n1_16));
 	rt_label(what, sizeof(what), ly->qkv->name, "in");
-	RCHECK(tp_gather_in(m, what, la->n1, la->n1g));
-	RCHECK(rt_weights_next(m, &W));
-	RCHECK(qkv_fwd(m, ly, la->n1g, W, s->qk_norm ? la->qraw : la->q,
+	RCHECK(tp_gather_in(m, what, la->n1, la->n1g, la->n1g16));
+	RCHECK(rt_weights_next(m, &W, &W16));
+	RCHECK(qkv_fwd(m, ly, la->n1g, la->n1g16, W, W16,
+		       s->qk_norm ? la->qraw : la->q,
 		       s->qk_norm ? la->kraw : la->k, la->v));
 	if (s->qk_norm) {
 		KCHECK(kern_rmsnorm_fwd(k, N * s->z.hl, d, s->eps, la->qraw,
@@ -253,55 +226,55 @@ static int attn_block_fwd(struct rt_model *m, long long l)
 	}
 	KCHECK(kern_rope(k, N, s->z.hl, d, s->theta, m->pos, 0, la->q));
 	KCHECK(kern_rope(k, N, s->z.kl, d, s->theta, m->pos, 0, la->k));
-	RCHECK(rt_bf16(m, la->q, N * s->z.q_l));
-	RCHECK(rt_bf16(m, la->k, N * s->z.kv_l));
-	RCHECK(rt_bf16(m, la->v, N * s->z.kv_l));
-	if (s->cp > 1)
+	RCHECK(rt_bf16_copy(m, la->q, la->q16, N * s->z.q_l));
+	RCHECK(rt_bf16_copy(m, la->k, la->k16, N * s->z.kv_l));
+	RCHECK(rt_bf16_copy(m, la->v, la->v16, N * s->z.kv_l));
+	if (s->cp > 1) {
 		RCHECK(rt_cp_attn_fwd(m, l));
-	else
+		RCHECK(rt_bf16_copy(m, la->o, la->o16, N * s->z.q_l));
+	} else if (m->bf16) { /* o rounded, with its copy */
+		KCHECK(kern_attn_fwd_bf(k, &at, la->q16, la->k16, la->v16,
+					m->qpos, m->kpos, la->o, la->o16,
+					la->lse));
+	} else {
 		KCHECK(kern_attn_fwd(k, &at, la->q, la->k, la->v, m->qpos,
 				     m->kpos, la->o, la->lse));
-	RCHECK(rt_bf16(m, la->o, N * s->z.q_l));
-	RCHECK(rt_weights_next(m, &W));
-	KCHECK(kern_gemm(k, 0, 1, N, h, s->z.q_l, 1.0f, la->o, s->z.q_l, W,
-			 s->z.q_l, 0.0f, m->a.full_h, h));
-	RCHECK(tp_reduce(m, rt_label(what, sizeof(what), ly->proj->name, "out"),
-			 m->a.full_h, m->a.dtmp, &r));
-	KCHECK(kern_copy(k, la->xm, la->x, (size_t)(Nl * h) * sizeof(float)));
-	KCHECK(kern_axpy(k, Nl * h, 1.0f, r, la->xm));
-	return 0;
+	}
+	RCHECK(rt_weights_next(m, &W, &W16));
+	KCHECK(kern_gemm_bf(k, 0, 1, N, h, s->z.q_l, 1.0f, la->o, la->o16,
+			    s->z.q_l, W, W16, s->z.q_l, 0.0f, m->a.full_h, h));
+	return tp_reduce(m, rt_label(what, sizeof(what), ly->proj->name, "out"),
+			 m->a.full_h, m->a.dtmp, res);
 }
 
-/* xm -> out = xm + linear_fc2(SwiGLU(linear_fc1(pre_mlp_layernorm(xm)))). */
-static int mlp_block_fwd(struct rt_model *m, long long l, float *out)
+/* xm = x + res (the attention block's output), then the block's output
+ * xm + linear_fc2(SwiGLU(linear_fc1(pre_mlp_layernorm(xm)))) left pending:
+ * *res2 [local, h] is what the next norm adds to xm (norm_in). */
+static int mlp_block_fwd(struct rt_model *m, long long l, const float *res,
+			 float **res2)
 {
 	const struct rt_shape *s = &m->s;
 	const struct rt_layer *ly = &m->layer[l];
 	struct rt_layer_acts *la = &m->la[l];
 	struct kern_ctx *k = m->k;
-	long long N = s->tokens, Nl = s->local, h = s->h, fl = s->fl;
+	long long N = s->tokens, h = s->h, fl = s->fl;
 	const float *W;
-	float *r;
+	const uint16_t *W16;
 	char what[64];
 
-	KCHECK(kern_rmsnorm_fwd(k, Nl, h, s->eps, la->xm, P(m, ly->ln2),
-				la->n2, la->rstd2));
-	RCHECK(rt_bf16(m, la->n2, Nl * h));
+	RCHECK(norm_in(m, la->x, res, la->xm, ly->ln2, la->n2, la->rstd2,
+		       la->n2_16));
 	rt_label(what, sizeof(what), ly->fc1->name, "in");
-	RCHECK(tp_gather_in(m, what, la->n2, la->n2g));
-	RCHECK(rt_weights_next(m, &W));
-	KCHECK(kern_gemm(k, 0, 1, N, 2 * fl, h, 1.0f, la->n2g, h, W, h, 0.0f,
-			 la->u, 2 * fl));
-	KCHECK(kern_swiglu_fwd(k, N, fl, la->u, la->sw));
-	RCHECK(rt_bf16(m, la->sw, N * fl));
-	RCHECK(rt_weights_next(m, &W));
-	KCHECK(kern_gemm(k, 0, 1, N, h, fl, 1.0f, la->sw, fl, W, fl, 0.0f,
-			 m->a.full_h, h));
-	RCHECK(tp_reduce(m, rt_label(what, sizeof(what), ly->fc2->name, "out"),
-			 m->a.full_h, m->a.dtmp, &r));
-	KCHECK(kern_copy(k, out, la->xm, (size_t)(Nl * h) * sizeof(float)));
-	KCHECK(kern_axpy(k, Nl * h, 1.0f, r, out));
-	return 0;
+	RCHECK(tp_gather_in(m, what, la->n2, la->n2g, la->n2g16));
+	RCHECK(rt_weights_next(m, &W, &W16));
+	KCHECK(kern_gemm_bf(k, 0, 1, N, 2 * fl, h, 1.0f, la->n2g, la->n2g16, h,
+			    W, W16, h, 0.0f, la->u, 2 * fl));
+	KCHECK(kern_swiglu_fwd_bf(k, N, fl, la->u, la->sw, la->sw16));
+	RCHECK(rt_weights_next(m, &W, &W16));
+	KCHECK(kern_gemm_bf(k, 0, 1, N, h, fl, 1.0f, la->sw, la->sw16, fl, W,
+			    W16, fl, 0.0f, m->a.full_h, h));
+	return tp_reduce(m, rt_label(what, sizeof(what), ly->fc2->name, "out"),
+			 m->a.full_h, m->a.dtmp, res2);
 }
 
 /* The vocab-parallel embedding: each TP rank looks up its ids, the sum
@@ -312,7 +285,7 @@ static int embed_fwd(struct rt_model *m)
 	float *x0 = s->chunk_layers ? m->la[0].x : m->a.xL, *r;
 	const float *W;
 
-	RCHECK(rt_weights_next(m, &W));
+	RCHECK(rt_weights_next(m, &W, NULL));
 	KCHECK(kern_embed_fwd(m->k, s->tokens, s->h, s->vfirst,
 			      m->emb->d0_real, W, m->tokens, m->a.full_h));
 	RCHECK(tp_reduce(m, "embedding.out", m->a.full_h, x0, &r));
@@ -322,23 +295,24 @@ static int embed_fwd(struct rt_model *m)
 	return 0;
 }
 
-/* final_layernorm, the output layer and the vocab-parallel CE statistics
- * (kern.h: max, then target logit and sum of exp, reduced over TP). */
-static int head_fwd(struct rt_model *m, double *loss_sum)
+/* final_layernorm (of xL = pb + pr when the last layer's output is
+ * pending), the output layer and the vocab-parallel CE statistics (kern.h:
+ * max, then target logit and sum of exp, reduced over TP). */
+static int head_fwd(struct rt_model *m, const float *pb, const float *pr,
+		    double *loss_sum)
 {
 	const struct rt_shape *s = &m->s;
 	struct rt_acts *a = &m->a;
 	struct kern_ctx *k = m->k;
 	long long N = s->tokens, h = s->h, vl = s->vl;
 	const float *W;
+	const uint16_t *W16;
 
-	KCHECK(kern_rmsnorm_fwd(k, s->local, h, s->eps, a->xL, P(m, m->lnf),
-				a->z, a->rstdf));
-	RCHECK(rt_bf16(m, a->z, s->local * h));
-	RCHECK(tp_gather_in(m, "output.in", a->z, a->zg));
-	RCHECK(rt_weights_next(m, &W));
-	KCHECK(kern_gemm(k, 0, 1, N, vl, h, 1.0f, a->zg, h, W, h, 0.0f,
-			 a->logits, vl));
+	RCHECK(norm_in(m, pb, pr, a->xL, m->lnf, a->z, a->rstdf, a->z16));
+	RCHECK(tp_gather_in(m, "output.in", a->z, a->zg, a->zg16));
+	RCHECK(rt_weights_next(m, &W, &W16));
+	KCHECK(kern_gemm_bf(k, 0, 1, N, vl, h, 1.0f, a->zg, a->zg16, h, W, W16,
+			    h, 0.0f, a->logits, vl));
 	KCHECK(kern_ce_max(k, N, vl, s->vvalid, a->logits, a->cmax));
 	RCHECK(coll_all_reduce(m->c, RT_K_TP, "ce.max", a->cmax, N, COLL_MAX));
 	KCHECK(kern_ce_target(k, N, vl, s->vfirst, m->targets, a->logits,
@@ -364,14 +338,27 @@ int rt_forward_chunk(struct rt_model *m, int v, double *loss_sum)
 	int head = s->post && v == s->vpp - 1;
 	float *out = head ? m->a.xL : m->pp_out;
 
+	const float *pb = NULL; /* the pending output pb + pr (norm_in) */
+	float *pr = NULL;
+
 	RCHECK(rt_weights_begin(m, 1, v));
 	if (s->pre && v == 0)
 		RCHECK(embed_fwd(m));
 	for (long long l = l0; l < l1; l++) {
-		RCHECK(attn_block_fwd(m, l));
-		RCHECK(mlp_block_fwd(m, l, l + 1 < l1 ? m->la[l + 1].x : out));
+		float *res;
+
+		RCHECK(attn_block_fwd(m, l, pb, pr, &res));
+		RCHECK(mlp_block_fwd(m, l, res, &pr));
+		pb = m->la[l].xm;
 	}
-	return head ? head_fwd(m, loss_sum) : 0;
+	if (head)
+		return head_fwd(m, pb, pr, loss_sum);
+	if (pr) { /* the chunk's output, sent to the next stage */
+		KCHECK(kern_copy(m->k, out, pb, (size_t)(s->local * s->h) *
+				 sizeof(float)));
+		KCHECK(kern_axpy(m->k, s->local * s->h, 1.0f, pr, out));
+	}
+	return 0;
 }
 
 int rt_forward(struct rt_model *m, double *loss_sum)
@@ -380,6 +367,21 @@ int rt_forward(struct rt_model *m, double *loss_sum)
 }
 
 /* ---- backward ------------------------------------------------------------- */
+
+/* Where the gradient of the embedding table w (this stage's copy: the
+ * lookup's, and the output layer's when tied) is summed: straight into
+ * w's shard gradient where rt_grad_out allows it (*beta = 1), else
+ * m->gemb (*beta = 0), which embed_bwd scatters. */
+static float *emb_grad(struct rt_model *m, const struct rt_weight *w,
+		       float *beta)
+{
+	float *g = rt_grad_out(m, w, beta);
+
+	if (g != m->gfull)
+		return g;
+	*beta = 0.0f;
+	return m->gemb;
+}
 
 /* CE, the output layer and final_layernorm: leaves dL/dxL in a->dx. The
  * output layer's gradient goes to m->gemb when tied (the embedding's
@@ -391,22 +393,24 @@ static int head_bwd(struct rt_model *m, float scale)
 	struct kern_ctx *k = m->k;
 	long long N = s->tokens, h = s->h, vl = s->vl;
 	float *dlogits = a->logits, *r; /* in place */
-	float *gout = s->tie ? m->gemb : m->gfull;
+	float beta = 0.0f;
+	float *gout = s->tie ? emb_grad(m, m->out, &beta) :
+		      rt_grad_out(m, m->out, &beta);
 	const float *W;
+	const uint16_t *W16;
 
-	KCHECK(kern_ce_bwd(k, N, vl, s->vvalid, s->vfirst, m->targets,
-			   a->cmax, a->csum, scale, a->logits, dlogits));
-	RCHECK(rt_bf16(m, dlogits, N * vl));
-	RCHECK(rt_weights_next(m, &W));
-	KCHECK(kern_gemm(k, 0, 0, N, h, vl, 1.0f, dlogits, vl, W, h, 0.0f,
-			 a->full_h, h));
-	KCHECK(kern_gemm(k, 1, 0, vl, h, N, 1.0f, dlogits, vl, a->zg, h, 0.0f,
-			 gout, h));
+	KCHECK(kern_ce_bwd_bf(k, N, vl, s->vvalid, s->vfirst, m->targets,
+			      a->cmax, a->csum, scale, a->logits, dlogits,
+			      a->logits16));
+	RCHECK(rt_weights_next(m, &W, &W16));
+	KCHECK(kern_gemm_bf(k, 0, 0, N, h, vl, 1.0f, dlogits, a->logits16, vl,
+			    W, W16, h, 0.0f, a->full_h, h));
+	KCHECK(kern_gemm_bf(k, 1, 0, vl, h, N, 1.0f, dlogits, a->logits16, vl,
+			    a->zg, a->zg16, h, beta, gout, h));
 	RCHECK(tp_reduce(m, "output.dgrad", a->full_h, a->dn, &r));
-	if (!s->tie)
-		RCHECK(rt_scatter_grad(m, m->out, m->gfull));
-	else if (!s->pre) /* the last stage's copy of the embedding */
-		RCHECK(rt_scatter_grad(m, m->out, m->gemb));
+	if (!s->tie || !s->pre) /* untied, or the last stage's copy of the
+				   embedding: nothing else adds to it */
+		RCHECK(rt_scatter_grad(m, m->out, gout));
 	KCHECK(kern_rmsnorm_bwd(k, s->local, h, a->xL, P(m, m->lnf), a->rstdf,
 				r, a->dx, G(m, m->lnf)));
 	return 0;
@@ -422,32 +426,33 @@ static int mlp_block_bwd(struct rt_model *m, long long l)
 	struct kern_ctx *k = m->k;
 	long long N = s->tokens, Nl = s->local, h = s->h, fl = s->fl;
 	const float *W;
-	float *r;
+	const uint16_t *W16;
+	float *r, *g, beta;
 	char what[64];
 
 	/* linear_fc2 (row-parallel): its output gradient is dx */
 	rt_label(what, sizeof(what), ly->fc2->name, "dout");
 	RCHECK(tp_grad_in(m, what, a->dx, a->full_h));
-	RCHECK(rt_weights_next(m, &W));
-	KCHECK(kern_gemm(k, 0, 0, N, fl, h, 1.0f, a->full_h, h, W, fl, 0.0f,
-			 a->dsw, fl));
-	KCHECK(kern_gemm(k, 1, 0, h, fl, N, 1.0f, a->full_h, h, la->sw, fl,
-			 0.0f, m->gfull, fl));
-	RCHECK(rt_scatter_grad(m, ly->fc2, m->gfull));
-	KCHECK(kern_swiglu_bwd(k, N, fl, la->u, a->dsw, a->du));
-	RCHECK(rt_bf16(m, a->du, N * 2 * fl));
+	RCHECK(rt_weights_next(m, &W, &W16));
+	KCHECK(kern_gemm_bf(k, 0, 0, N, fl, h, 1.0f, a->full_h, a->full_h16, h,
+			    W, W16, fl, 0.0f, a->dsw, fl));
+	g = rt_grad_out(m, ly->fc2, &beta);
+	KCHECK(kern_gemm_bf(k, 1, 0, h, fl, N, 1.0f, a->full_h, a->full_h16, h,
+			    la->sw, la->sw16, fl, beta, g, fl));
+	RCHECK(rt_scatter_grad(m, ly->fc2, g));
+	KCHECK(kern_swiglu_bwd_bf(k, N, fl, la->u, a->dsw, a->du, a->du16));
 	/* linear_fc1 (column-parallel): its input gradient summed over TP */
-	RCHECK(rt_weights_next(m, &W));
-	KCHECK(kern_gemm(k, 0, 0, N, h, 2 * fl, 1.0f, a->du, 2 * fl, W, h,
-			 0.0f, a->full_h, h));
-	KCHECK(kern_gemm(k, 1, 0, 2 * fl, h, N, 1.0f, a->du, 2 * fl, la->n2g,
-			 h, 0.0f, m->gfull, h));
+	RCHECK(rt_weights_next(m, &W, &W16));
+	KCHECK(kern_gemm_bf(k, 0, 0, N, h, 2 * fl, 1.0f, a->du, a->du16, 2 * fl,
+			    W, W16, h, 0.0f, a->full_h, h));
+	g = rt_grad_out(m, ly->fc1, &beta);
+	KCHECK(kern_gemm_bf(k, 1, 0, 2 * fl, h, N, 1.0f, a->du, a->du16, 2 * fl,
+			    la->n2g, la->n2g16, h, beta, g, h));
 	rt_label(what, sizeof(what), ly->fc1->name, "dgrad");
 	RCHECK(tp_reduce(m, what, a->full_h, a->dn, &r));
-	RCHECK(rt_scatter_grad(m, ly->fc1, m->gfull));
-	KCHECK(kern_rmsnorm_bwd(k, Nl, h, la->xm, P(m, ly->ln2), la->rstd2, r,
-				a->dtmp, G(m, ly->ln2)));
-	KCHECK(kern_axpy(k, Nl * h, 1.0f, a->dtmp, a->dx));
+	RCHECK(rt_scatter_grad(m, ly->fc1, g));
+	KCHECK(kern_rmsnorm_bwd_add(k, Nl, h, la->xm, P(m, ly->ln2), la->rstd2,
+				    r, a->dx, G(m, ly->ln2)));
 	return 0;
 }
 
@@ -470,9 +475,15 @@ static int attn_core_bwd(struct rt_model *m, long long l, float **dq,
 	} else {
 		KCHECK(kern_zero(k, a->dk, (size_t)kv * sizeof(float)));
 		KCHECK(kern_zero(k, a->dv, (size_t)kv * sizeof(float)));
-		KCHECK(kern_attn_bwd(k, &at, la->q, la->k, la->v, la->o,
-				     la->lse, a->dout, m->qpos, m->kpos, a->dq,
-				     a->dk, a->dv));
+		if (m->bf16)
+			KCHECK(kern_attn_bwd_bf(k, &at, la->q16, la->k16,
+						la->v16, la->o16, la->lse,
+						a->dout, m->qpos, m->kpos,
+						a->dq, a->dk, a->dv));
+		else
+			KCHECK(kern_attn_bwd(k, &at, la->q, la->k, la->v,
+					     la->o, la->lse, a->dout, m->qpos,
+					     m->kpos, a->dq, a->dk, a->dv));
 	}
 	KCHECK(kern_rope(k, N, s->z.hl, d, s->theta, m->pos, 1, a->dq));
 	KCHECK(kern_rope(k, N, s->z.kl, d, s->theta, m->pos, 1, a->dk));
@@ -503,28 +514,30 @@ static int attn_block_bwd(struct rt_model *m, long long l)
 	struct kern_ctx *k = m->k;
 	long long N = s->tokens, Nl = s->local, h = s->h, ql = s->z.q_l;
 	const float *W;
-	float *r, *dq = NULL, *dk = NULL;
+	const uint16_t *W16;
+	float *r, *dq = NULL, *dk = NULL, *g, beta;
 	char what[64];
 
 	/* linear_proj (row-parallel) */
 	RCHECK(tp_grad_in(m, rt_label(what, sizeof(what), ly->proj->name,
 				   "dout"), a->dx, a->full_h));
-	RCHECK(rt_weights_next(m, &W));
-	KCHECK(kern_gemm(k, 0, 0, N, ql, h, 1.0f, a->full_h, h, W, ql, 0.0f,
-			 a->dout, ql));
-	KCHECK(kern_gemm(k, 1, 0, h, ql, N, 1.0f, a->full_h, h, la->o, ql,
-			 0.0f, m->gfull, ql));
-	RCHECK(rt_scatter_grad(m, ly->proj, m->gfull));
+	RCHECK(rt_weights_next(m, &W, &W16));
+	KCHECK(kern_gemm_bf(k, 0, 0, N, ql, h, 1.0f, a->full_h, a->full_h16, h,
+			    W, W16, ql, 0.0f, a->dout, ql));
+	g = rt_grad_out(m, ly->proj, &beta);
+	KCHECK(kern_gemm_bf(k, 1, 0, h, ql, N, 1.0f, a->full_h, a->full_h16, h,
+			    la->o, la->o16, ql, beta, g, ql));
+	RCHECK(rt_scatter_grad(m, ly->proj, g));
 	RCHECK(attn_core_bwd(m, l, &dq, &dk));
 	/* linear_qkv (column-parallel) */
-	RCHECK(rt_weights_next(m, &W));
-	RCHECK(qkv_bwd(m, ly, la->n1g, W, dq, dk, a->dv, a->full_h));
+	RCHECK(rt_weights_next(m, &W, &W16));
+	RCHECK(qkv_bwd(m, ly, la->n1g, la->n1g16, W, W16, dq, dk, a->dv,
+		       a->full_h));
 	rt_label(what, sizeof(what), ly->qkv->name, "dgrad");
 	RCHECK(tp_reduce(m, what, a->full_h, a->dn, &r));
-	RCHECK(rt_scatter_grad(m, ly->qkv, m->gfull));
-	KCHECK(kern_rmsnorm_bwd(k, Nl, h, la->x, P(m, ly->ln1), la->rstd1, r,
-				a->dtmp, G(m, ly->ln1)));
-	KCHECK(kern_axpy(k, Nl * h, 1.0f, a->dtmp, a->dx));
+	RCHECK(rt_scatter_grad(m, ly->qkv, rt_grad_out(m, ly->qkv, &beta)));
+	KCHECK(kern_rmsnorm_bwd_add(k, Nl, h, la->x, P(m, ly->ln1), la->rstd1,
+				    r, a->dx, G(m, ly->ln1)));
 	return 0;
 }
 
@@ -535,10 +548,15 @@ static int embed_bwd(struct rt_model *m)
 	const struct rt_shape *s = &m->s;
 	struct rt_weight *e = m->emb;
 	const float *dfull = m->a.dx;
+	float beta, *ge = emb_grad(m, e, &beta);
 
-	if (!s->tie || !s->post)
-		KCHECK(kern_zero(m->k, m->gemb, (size_t)((e->d0 + e->pad) *
-				 e->d1) * sizeof(float)));
+	/* the lookup's scatter adds: its buffer starts from zero unless the
+	 * tied output layer wrote it (gemb), or this step wrote it already
+	 * (in place: beta 1) */
+	if ((ge == m->gemb && (!s->tie || !s->post)) ||
+	    (ge != m->gemb && beta == 0.0f))
+		KCHECK(kern_zero(m->k, ge, (size_t)((e->d0 + e->pad) * e->d1) *
+				 sizeof(float)));
 	/* the backward of embedding.out's reduce-scatter (no GEMM reads it:
 	 * not rounded) */
 	if (s->sp) {
@@ -547,8 +565,8 @@ static int embed_bwd(struct rt_model *m)
 		dfull = m->a.full_h;
 	}
 	KCHECK(kern_embed_bwd(m->k, s->tokens, s->h, s->vfirst, e->d0_real,
-			      dfull, m->tokens, m->gemb));
-	return rt_scatter_grad(m, e, m->gemb);
+			      dfull, m->tokens, ge));
+	return rt_scatter_grad(m, e, ge);
 }
 
 /* Backward of one micro-batch's chunk v; the loss is the token sum x

@@ -20,16 +20,42 @@ int rt_gather_weight_exact(struct rt_model *m, const struct rt_weight *w)
 			       m->full, w->shard * w->d1);
 }
 
-int rt_gather_weight(struct rt_model *m, const struct rt_weight *w)
+int rt_weights_refresh(struct rt_model *m)
+{
+	if (m->bf16 && !m->param16_ok)
+		KCHECK(kern_to_bf16(m->k, m->n_shard, m->param, m->param16));
+	m->param16_ok = m->bf16;
+	return 0;
+}
+
+/* w's shard as bf16 (rt_weights_refresh). */
+static const uint16_t *shard16_of(const struct rt_model *m,
+				  const struct rt_weight *w)
+{
+	return m->param16 + w->off;
+}
+
+/* In bf16 runs with one GTP rank the gathered tensor is the shard itself:
+ * no gather, no copy (a group of one records nothing either). */
+static int gather_is_own(const struct rt_model *m)
+{
+	return m->bf16 && m->s.g == 1;
+}
+
+int rt_gather_weight(struct rt_model *m, const struct rt_weight *w,
+		     int widen, const uint16_t **full16)
 {
 	long long n = w->shard * w->d1;
 
+	*full16 = NULL;
 	if (!m->bf16)
 		return rt_gather_weight_exact(m, w);
-	KCHECK(kern_to_bf16(m->k, n, m->param + w->off, m->shard16));
-	RCHECK(coll_all_gather_bf16(m->c, RT_K_GTP, w->name, m->shard16,
-				    m->full16, n));
-	KCHECK(kern_from_bf16(m->k, n * m->s.g, m->full16, m->full));
+	*full16 = gather_is_own(m) ? shard16_of(m, w) : m->full16;
+	if (!gather_is_own(m))
+		RCHECK(coll_all_gather_bf16(m->c, RT_K_GTP, w->name,
+					    shard16_of(m, w), m->full16, n));
+	if (widen)
+		KCHECK(kern_from_bf16(m->k, n * m->s.g, *full16, m->full));
 	return 0;
 }
 
@@ -37,6 +63,11 @@ int rt_gather_weight(struct rt_model *m, const struct rt_weight *w)
 static float *full_of(struct rt_model *m, int b)
 {
 	return b ? m->full_b : m->full;
+}
+
+static uint16_t *full16_of(struct rt_model *m, int b)
+{
+	return b ? m->full16_b : m->full16;
 }
 
 static int start_gather(struct rt_model *m, int i)
@@ -49,14 +80,10 @@ static int start_gather(struct rt_model *m, int i)
 		return coll_all_gather_start(m->c, b, RT_K_GTP, w->name,
 					     m->param + w->off, full_of(m, b),
 					     n, 4);
-	{
-		uint16_t *s16 = b ? m->shard16_b : m->shard16;
-		uint16_t *f16 = b ? m->full16_b : m->full16;
-
-		KCHECK(kern_to_bf16(m->k, n, m->param + w->off, s16));
-		return coll_all_gather_start(m->c, b, RT_K_GTP, w->name, s16,
-					     f16, n, 2);
-	}
+	if (gather_is_own(m))
+		return 0;
+	return coll_all_gather_start(m->c, b, RT_K_GTP, w->name,
+				     shard16_of(m, w), full16_of(m, b), n, 2);
 }
 
 int rt_weights_begin(struct rt_model *m, int forward, int chunk)
@@ -93,30 +120,43 @@ int rt_weights_begin(struct rt_model *m, int forward, int chunk)
 	return 0;
 }
 
-int rt_weights_next(struct rt_model *m, const float **full)
+int rt_weights_next(struct rt_model *m, const float **full,
+		    const uint16_t **full16)
 {
 	int i = m->seq_next, b = i % 2;
+	int widen = !full16; /* the caller wants fp32 values */
 	const struct rt_weight *w;
+	const uint16_t *f16;
 
 	if (i >= m->seq_n)
 		return rt_error(RT_EPLAN, "a pass asked for more weights than "
 				"it named");
 	m->seq_next++;
 	w = m->seq[i];
+	if (full16)
+		*full16 = NULL;
 	if (!m->prefetch) {
-		RCHECK(rt_gather_weight(m, w));
+		RCHECK(rt_gather_weight(m, w, widen, &f16));
 		*full = m->full;
-		return 0;
+	} else {
+		RCHECK(coll_all_gather_wait(m->c, b));
+		f16 = !m->bf16 ? NULL : gather_is_own(m) ? shard16_of(m, w) :
+		      full16_of(m, b);
+		if (f16 && widen)
+			KCHECK(kern_from_bf16(m->k, w->shard * w->d1 * m->s.g,
+					      f16, full_of(m, b)));
+		/* the next weight's gather runs while this one is used: into
+		 * the other buffers, which the previous weight's calls,
+		 * queued before this point, have finished reading in stream
+		 * order (coll_nccl.c's GTP stream waits for them) */
+		if (i + 1 < m->seq_n)
+			RCHECK(start_gather(m, i + 1));
+		*full = full_of(m, b);
 	}
-	RCHECK(coll_all_gather_wait(m->c, b));
-	if (m->bf16)
-		KCHECK(kern_from_bf16(m->k, w->shard * w->d1 * m->s.g,
-				      b ? m->full16_b : m->full16,
-				      full_of(m, b)));
-	/* the next weight's gather runs while this one is used */
-	if (i + 1 < m->seq_n)
-		RCHECK(start_gather(m, i + 1));
-	*full = full_of(m, b);
+	if (f16 && !widen) {
+		*full = NULL;
+		*full16 = f16;
+	}
 	return 0;
 }
 
@@ -127,9 +167,52 @@ int rt_bf16(struct rt_model *m, float *x, long long n)
 	return 0;
 }
 
+int rt_bf16_copy(struct rt_model *m, float *x, uint16_t *x16, long long n)
+{
+	if (m->bf16 && x16)
+		KCHECK(kern_round_bf16_copy(m->k, n, x, x16));
+	else
+		RCHECK(rt_bf16(m, x, n));
+	return 0;
+}
+
+/* Gradients written in place: one GTP rank (rt_grad_out; the weights
+ * then have no padding rows, rt_model.c's layout). */
+static int grads_in_place(const struct rt_model *m)
+{
+	return m->s.g == 1;
+}
+
+float *rt_grad_out(struct rt_model *m, const struct rt_weight *w,
+		   float *beta)
+{
+	long long i = w - m->w;
+
+	if (grads_in_place(m)) {
+		*beta = m->gfirst[i] ? 0.0f : 1.0f;
+		m->gfirst[i] = 0;
+		return m->grad + w->off;
+	}
+	*beta = 0.0f;
+	return m->gfull;
+}
+
+int rt_grads_begin(struct rt_model *m)
+{
+	long long n = m->n_shard + m->n_rep;
+	long long from = grads_in_place(m) ? m->n_shard : 0;
+
+	memset(m->gfirst, grads_in_place(m), (size_t)m->n_w);
+	KCHECK(kern_zero(m->k, m->grad + from, (size_t)(n - from) *
+			 sizeof(float)));
+	return 0;
+}
+
 int rt_scatter_grad(struct rt_model *m, const struct rt_weight *w,
 		    float *gfull)
 {
+	if (gfull == m->grad + w->off) /* rt_grad_out: already there */
+		return 0;
 	KCHECK(kern_zero(m->k, gfull + w->d0 * w->d1,
 			 (size_t)(w->pad * w->d1) * sizeof(float)));
 	RCHECK(coll_reduce_scatter(m->c, RT_K_GTP, w->name, gfull, m->gshard,

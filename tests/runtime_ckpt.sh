@@ -2,7 +2,8 @@
 # gtplan-run's sharded checkpoints (--save, --load) on CPU under mpirun:
 #   tests/runtime_ckpt.sh     prints "RESULT passed failed skipped" last
 # (a) 4 steps = 2 steps, --save, --load, 2 more under the same layout
-#     (TP2xG3, 6 ranks): every step's loss and the final weights equal;
+#     (TP2xG3, 6 ranks; and in bf16 on one rank and TP2xG3): every step's
+#     loss and the final weights equal;
 # (b) that TP2xG3 checkpoint resumed under TP1xG2xD2 (4 ranks), TP2 with
 #     sequence parallelism (2 ranks), TP1xCP2 (2 ranks; only cp 0 writes)
 #     and on one rank, and a TP1xCP2 checkpoint (the p2p ring) resumed on
@@ -64,6 +65,24 @@ check "same layout: losses equal" losses_equal "$tmp/full.log" "$tmp/a.log"
 if cmp -s "$tmp/full.w" "$tmp/a2.w"; then ok; else bad "same layout: final weights differ"; fi
 check "same layout within 1e-6" "$PY" tests/runtime_compare.py 1e-6 max \
 	"$tmp/full.log" "$tmp/full.w" "$tmp/a.log" "$tmp/a2.w"
+# bf16 (one rank and TP2xG3): the weights' bf16 copy, which Adam keeps
+# up to date, is made again from the loaded weights (rt_weights_refresh):
+# the resumed run equals the uninterrupted one bit for bit
+for bl in "bf1 1" "bftp2g3 6 $M.tensor_model_parallel_size=2 $M.tensor_parallel_num_weight_shards=6"; do
+	read -r bn bnp bov <<<"$bl"
+	# shellcheck disable=SC2086 # the overrides are words
+	plan "$bn" "$bnp" gtplan.runtime.dtype=bf16 $bov
+	check "$bn 4 steps" mpi "$bnp" "$tmp/$bn.json" --log "$tmp/$bn.full.log" \
+		--dump-weights "$tmp/$bn.full.w"
+	check "$bn 2 steps, save" mpi "$bnp" "$tmp/$bn.json" --steps 2 --save "$tmp/$bn.ck" \
+		--log "$tmp/$bn.a1.log"
+	check "$bn load, 2 more" mpi "$bnp" "$tmp/$bn.json" --load "$tmp/$bn.ck" \
+		--log "$tmp/$bn.a2.log" --dump-weights "$tmp/$bn.a2.w"
+	cat "$tmp/$bn.a1.log" "$tmp/$bn.a2.log" >"$tmp/$bn.a.log"
+	check "$bn resumed: losses equal" losses_equal "$tmp/$bn.full.log" "$tmp/$bn.a.log"
+	if cmp -s "$tmp/$bn.full.w" "$tmp/$bn.a2.w"; then ok; else
+		bad "$bn resumed: final weights differ"; fi
+done
 
 # ---- (b) resharded: TP2xG3 -> TP1xG2xD2, -> 1 rank ------------------------
 check "single rank 4 steps" mpi 1 "$tmp/ref.json" --log "$tmp/ref.log" --dump-weights "$tmp/ref.w"

@@ -143,9 +143,11 @@ static void bench_attn_one(const char *name, long long b, long long s,
 static void bench_attn(int iters)
 {
 	bench_attn_one("8B", 4, 4096, 32, 8, 128, iters);
+	bench_attn_one("8B", 1, 4096, 32, 8, 128, iters);
 	bench_attn_one("8B", 2, 8192, 32, 8, 128, iters);
 	bench_attn_one("mha", 4, 4096, 16, 16, 128, iters);
 	bench_attn_one("1B", 4, 4096, 32, 8, 64, iters);
+	bench_attn_one("1B", 1, 4096, 32, 8, 64, iters);
 	bench_attn_one("1B", 2, 8192, 32, 8, 64, iters);
 }
 

@@ -20,14 +20,42 @@
  *    output X = A B^T is rounded to bf16 on both sides from fp32 sums whose
  *    order differs, so an element may round the other way: 2^-8), where a
  *    stale copy is off by O(1).
+ *  - gemm_copies 1e-4 (TOL_RED): kern_gemm_bf with the device's bf16
+ *    copies (kern_round_bf16_copy, bit for bit the CPU's: round_copy 0)
+ *    and the fp32 operand absent, against the CPU twin's kern_gemm_bf; a
+ *    stale copy must change the device's product (it is what is read).
+ *  - producers_bf 4e-3 (TOL_BF_OUT): the fused _bf producers (SwiGLU
+ *    forward and backward, the cross-entropy gradient) against the CPU
+ *    twin's plain function then kern_round_bf16_copy: both round to bf16
+ *    (2^-8 relative), and an fp32 value within an ulp of a rounding
+ *    boundary may round the other way where the device's expf differs from
+ *    the C library's; each device copy equals the bits of the device's own
+ *    rounded output (producers_bf_bits 0).
+ *  - adam_bf 1e-5 (TOL_ELEM, as the fp32 Adam's test): kern_adam_bf on
+ *    the device against the CPU twin's kern_adam, three steps, n not a
+ *    multiple of 4 (the 4-wide kernel and its tail); its copy equals the
+ *    bits of the device's own updated weights (adam_bf_bits 0).
+ *  - norms_fused 1e-5 (TOL_ELEM; dg 1e-4, TOL_RED: a sum over rows):
+ *    kern_add_rmsnorm_fwd (sum, rstd) and kern_rmsnorm_bwd_add (dx
+ *    accumulated, dg) against the CPU twin, as the unfused norms' tests;
+ *    its y, rounded to bf16 on both sides, 4e-3 (norms_fused_y,
+ *    TOL_BF_OUT: as producers_bf); the copy equals the bits of the
+ *    device's own y (norms_fused_bits 0).
+ *  - qkv_split 0: Megatron's fused qkv columns split and merged, bit for
+ *    bit the CPU's (values are moved, not computed).
  *  - attn_bf16 2e-2 for o, dq, dk, dv (lse 1e-3): the flash kernels round
  *    P, dS and the forward's o to bf16 (FlashAttention-2's precision; the
  *    same bound as tests/gpu/test_flash_gpu.c, here elementwise-max
  *    normwise so twice its 1e-2), the CPU sums in double.
- *  - attn_fast_is_flash 0: the fast path's o, dk and dv equal bit for bit
- *    those of kern_flash_fwd/bwd (kernels/kern_flash.h) called directly on
- *    the same bf16 inputs (both are bit-reproducible; dq, summed with
- *    atomics, within 1e-5).
+ *  - attn_fast_is_flash 0: the fast path's o and lse equal bit for bit
+ *    those of kern_flash_fwd (kernels/kern_flash.h) called directly on the
+ *    same bf16 inputs; its dq, dk and dv those of kern_flash_bwd within
+ *    1e-5 (sums by atomics: dq always, dk and dv where a sequence's
+ *    blocks split each query group's heads, kern_flash_bwd.cu).
+ *  - attn_copies 2e-2 (TOL_ATTN, lse 1e-3): kern_attn_fwd_bf / bwd_bf on
+ *    the device's bf16 copies (no casts) against the CPU twin's, as
+ *    attn_bf16; the o copy the flash forward writes equals the bits of
+ *    the widened o (attn_copies_bits 0).
  *  - attn_fallback 0: a head dim the flash kernels lack (32) runs the fp32
  *    reference kernels in bf16 mode too, bit for bit.
  */
@@ -200,6 +228,293 @@ static void test_gemm_reuse(void)
 	free(a); free(b1); free(b2); free(x);
 }
 
+/* ---- GEMM on bf16 copies (kern_gemm_bf) ---------------------------------- */
+
+/* One shape and layout t (as gemm_case): the device's copies made by
+ * kern_round_bf16_copy (checked against the CPU's bits in *vr), the fp32
+ * operand A absent on the device, B given; the CPU twin widens its own
+ * copies. With `stale`, the device's copy of A has one value changed
+ * after rounding: the products must then differ. */
+static double copies_case(const long long *dm, int t, int stale,
+			  struct verdict *vr, int *rc)
+{
+	long long m = dm[0], n = dm[1], kd = dm[2];
+	int ta = t & 1, tb = (t >> 1) & 1, pad = (t >> 2) & 1;
+	long long lda = (ta ? m : kd) + pad * 3, ldb = (tb ? kd : n) + pad * 5;
+	long long ldc = n + pad * 2, na = (ta ? kd : m) * lda;
+	long long nb = (tb ? n : kd) * ldb, nc = m * ldc;
+	float *a = rnd(na, 1), *b = rnd(nb, 1), *c = rnd(nc, 1);
+	float *cg = dup(c, nc), *da = up(a, (size_t)na * 4);
+	float *db = up(b, (size_t)nb * 4), *dc = up(c, (size_t)nc * 4);
+	uint16_t *ha = xmalloc((size_t)na * 2), *hb = xmalloc((size_t)nb * 2);
+	uint16_t *ga = xmalloc((size_t)na * 2), *a16 = NULL, *b16 = NULL;
+	double e;
+
+	*rc = kern_alloc(&G, (size_t)na * 2, (void **)&a16);
+	if (!*rc)
+		*rc = kern_alloc(&G, (size_t)nb * 2, (void **)&b16);
+	if (!*rc)
+		*rc = kern_round_bf16_copy(&C, na, a, ha);
+	if (!*rc)
+		*rc = kern_round_bf16_copy(&C, nb, b, hb);
+	if (!*rc)
+		*rc = kern_round_bf16_copy(&G, na, da, a16);
+	if (!*rc)
+		*rc = kern_round_bf16_copy(&G, nb, db, b16);
+	if (!*rc)
+		*rc = down(ga, a16, (size_t)na * 2);
+	if (!*rc)
+		see(vr, memcmp(ga, ha, (size_t)na * 2) ? INFINITY : 0);
+	if (!*rc && stale) { /* 10.0 (or -10.0) in place of A[0][0] */
+		ga[0] = ga[0] == 0x4120 ? 0xc120 : 0x4120;
+		*rc = kern_upload(&G, a16, ga, 2);
+	}
+	if (!*rc)
+		*rc = kern_gemm_bf(&C, ta, tb, m, n, kd, 0.75f, NULL, ha, lda, b,
+				   hb, ldb, pad ? 0.5f : 0.0f, c, ldc);
+	if (!*rc)
+		*rc = kern_gemm_bf(&G, ta, tb, m, n, kd, 0.75f, NULL, a16, lda,
+				   db, b16, ldb, pad ? 0.5f : 0.0f, dc, ldc);
+	if (!*rc)
+		*rc = down(cg, dc, (size_t)nc * 4);
+	e = relerr(cg, c, nc);
+	drop(da); drop(db); drop(dc); drop(a16); drop(b16);
+	free(a); free(b); free(c); free(cg); free(ha); free(hb); free(ga);
+	return e;
+}
+
+static void test_gemm_copies(void)
+{
+	struct verdict v = { 0, 0 }, vr = { 0, 0 }, vs = { 0, 0 };
+	int rc;
+
+	for (size_t s = 0; s < NGEMM; s++)
+		for (int t = 0; t < 8; t++) {
+			see(&v, copies_case(gemm_dims[s], t, 0, &vr, &rc));
+			see_rc(&v, rc);
+			if (gemm_dims[s][2] < 64)
+				continue;
+			/* a stale copy is read: the product moves */
+			see(&vs, copies_case(gemm_dims[s], t, 1, &vr, &rc) >
+				 TOL_RED ? 0 : INFINITY);
+			see_rc(&vs, rc);
+		}
+	report("gemm_copies", &v, TOL_RED);
+	report("gemm_stale", &vs, 0);
+	report("round_copy", &vr, 0);
+}
+
+#define TOL_BF_OUT 4e-3
+
+/* 0 when the n bf16 bits at device h are those of the n floats at device
+ * y (each float a bf16 value). */
+static double bits_of(struct verdict *v, const float *y, const uint16_t *h,
+		      long long n)
+{
+	float *x = xmalloc((size_t)n * 4);
+	uint16_t *b = xmalloc((size_t)n * 2), *w = xmalloc((size_t)n * 2);
+	double r;
+
+	see_rc(v, down(x, y, (size_t)n * 4));
+	see_rc(v, down(b, h, (size_t)n * 2));
+	see_rc(v, kern_to_bf16(&C, n, x, w));
+	r = memcmp(b, w, (size_t)n * 2) ? INFINITY : 0;
+	free(x);
+	free(b);
+	free(w);
+	return r;
+}
+
+/* One output of a _bf producer: device (y, h) against the CPU's y. */
+static void bf_out(struct verdict *v, struct verdict *vb, const float *dy,
+		   const uint16_t *dh, const float *cy, long long n)
+{
+	float *g = xmalloc((size_t)n * 4);
+
+	see_rc(v, down(g, dy, (size_t)n * 4));
+	see(v, relerr(g, cy, n));
+	see(vb, bits_of(vb, dy, dh, n));
+	free(g);
+}
+
+static void test_producers_bf(void)
+{
+	static const long long dims[][2] = { { 37, 64 }, { 5, 7 }, { 300, 512 } };
+	struct verdict v = { 0, 0 }, vb = { 0, 0 };
+
+	for (size_t s = 0; s < sizeof(dims) / sizeof(dims[0]); s++) {
+		long long r = dims[s][0], f = dims[s][1], vv = 3 * f + 1;
+		float *x = rnd(r * 2 * f, 3), *dy = rnd(r * f, 1);
+		float *lg = rnd(r * vv, 4), *cy = xmalloc((size_t)(r * vv) * 4);
+		float *mx = xmalloc((size_t)r * 4), *sm = xmalloc((size_t)r * 4);
+		uint16_t *ch = xmalloc((size_t)(r * vv) * 2), *gh = NULL;
+		int32_t *t = rnd_ids(r, 0, (int32_t)vv);
+		float *dx = up(x, (size_t)(r * 2 * f) * 4);
+		float *ddy = up(dy, (size_t)(r * f) * 4);
+		float *dlg = up(lg, (size_t)(r * vv) * 4), *dout = NULL;
+		float *dmx, *dsm;
+		int32_t *dt = up(t, (size_t)r * 4);
+
+		see_rc(&v, kern_ce_max(&C, r, vv, vv - 1, lg, mx));
+		see_rc(&v, kern_ce_sumexp(&C, r, vv, vv - 1, lg, mx, sm));
+		dmx = up(mx, (size_t)r * 4);
+		dsm = up(sm, (size_t)r * 4);
+		see_rc(&v, kern_alloc(&G, (size_t)(r * vv) * 4, (void **)&dout));
+		see_rc(&v, kern_alloc(&G, (size_t)(r * vv) * 2, (void **)&gh));
+		/* SwiGLU forward */
+		see_rc(&v, kern_swiglu_fwd_bf(&C, r, f, x, cy, ch));
+		see_rc(&v, kern_swiglu_fwd_bf(&G, r, f, dx, dout, gh));
+		bf_out(&v, &vb, dout, gh, cy, r * f);
+		/* SwiGLU backward */
+		see_rc(&v, kern_swiglu_bwd_bf(&C, r, f, x, dy, cy, ch));
+		see_rc(&v, kern_swiglu_bwd_bf(&G, r, f, dx, ddy, dout, gh));
+		bf_out(&v, &vb, dout, gh, cy, r * 2 * f);
+		/* the cross-entropy gradient, in place as the runtime runs it */
+		memcpy(cy, lg, (size_t)(r * vv) * 4);
+		see_rc(&v, kern_ce_bwd_bf(&C, r, vv, vv - 1, 0, t, mx, sm, 0.5f,
+					  cy, cy, ch));
+		see_rc(&v, kern_ce_bwd_bf(&G, r, vv, vv - 1, 0, dt, dmx, dsm,
+					  0.5f, dlg, dlg, gh));
+		bf_out(&v, &vb, dlg, gh, cy, r * vv);
+		drop(dx); drop(ddy); drop(dlg); drop(dout); drop(gh); drop(dmx);
+		drop(dsm); drop(dt);
+		free(x); free(dy); free(lg); free(cy); free(mx); free(sm);
+		free(ch); free(t);
+	}
+	report("producers_bf", &v, TOL_BF_OUT);
+	report("producers_bf_bits", &vb, 0);
+}
+
+static void test_adam_bf(void)
+{
+	const long long n = 100003, n16 = 99001;
+	struct verdict v = { 0, 0 }, vb = { 0, 0 };
+	float *p = rnd(n, 1), *g = rnd(n, 1), *m = rnd(n, 1), *w = rnd(n, 1);
+	float *dp, *dg, *dm, *dw, *gp = xmalloc((size_t)n * 4);
+	uint16_t *h = NULL;
+
+	for (long long i = 0; i < n; i++)
+		w[i] = fabsf(w[i]);
+	dp = up(p, (size_t)n * 4);
+	dg = up(g, (size_t)n * 4);
+	dm = up(m, (size_t)n * 4);
+	dw = up(w, (size_t)n * 4);
+	see_rc(&v, kern_alloc(&G, (size_t)n16 * 2, (void **)&h));
+	for (long long step = 1; step <= 3; step++) {
+		see_rc(&v, kern_adam(&C, n, 1e-3f, 0.9f, 0.95f, 1e-8f, step, p,
+				     g, m, w));
+		see_rc(&v, kern_adam_bf(&G, n, 1e-3f, 0.9f, 0.95f, 1e-8f, step,
+					dp, dg, dm, dw, h, n16));
+	}
+	see_rc(&v, down(gp, dp, (size_t)n * 4));
+	see(&v, relerr(gp, p, n));
+	see(&vb, bits_of(&vb, dp, h, n16));
+	report("adam_bf", &v, TOL_ELEM);
+	report("adam_bf_bits", &vb, 0);
+	drop(dp); drop(dg); drop(dm); drop(dw); drop(h);
+	free(p); free(g); free(m); free(w); free(gp);
+}
+
+static void test_norms_fused(void)
+{
+	static const long long dims[][2] = { { 1, 1 }, { 33, 100 },
+					     { 300, 2048 } };
+	struct verdict v = { 0, 0 }, vg = { 0, 0 }, vb = { 0, 0 };
+	struct verdict vy = { 0, 0 };
+
+	for (size_t t = 0; t < sizeof(dims) / sizeof(dims[0]); t++) {
+		long long rows = dims[t][0], h = dims[t][1], n = rows * h;
+		float *x = rnd(n, 2), *r = rnd(n, 1), *g = rnd(h, 1);
+		float *dx = rnd(n, 1), *dg = rnd(h, 1);
+		float *sum = xmalloc((size_t)n * 4), *y = xmalloc((size_t)n * 4);
+		float *rs = xmalloc((size_t)rows * 4), *hx = xmalloc((size_t)n * 4);
+		float *hg = xmalloc((size_t)h * 4);
+		uint16_t *hy = xmalloc((size_t)n * 2), *y16 = NULL;
+		float *d[9] = { up(x, (size_t)n * 4), up(r, (size_t)n * 4),
+				up(g, (size_t)h * 4), up(dx, (size_t)n * 4),
+				up(dg, (size_t)h * 4), NULL, NULL, NULL, NULL };
+
+		for (int i = 5; i < 8; i++)
+			see_rc(&v, kern_alloc(&G, (size_t)n * 4, (void **)&d[i]));
+		see_rc(&v, kern_alloc(&G, (size_t)n * 2, (void **)&y16));
+		see_rc(&v, kern_add_rmsnorm_fwd(&C, rows, h, 1e-5f, x, r, sum,
+						g, y, rs, hy));
+		see_rc(&v, kern_add_rmsnorm_fwd(&G, rows, h, 1e-5f, d[0], d[1],
+						d[5], d[2], d[6], d[7], y16));
+		see_rc(&v, kern_rmsnorm_bwd_add(&C, rows, h, sum, g, rs, r, dx,
+						dg));
+		see_rc(&v, kern_rmsnorm_bwd_add(&G, rows, h, d[5], d[2], d[7],
+						d[1], d[3], d[4]));
+		see_rc(&v, down(hx, d[5], (size_t)n * 4));
+		see(&v, relerr(hx, sum, n));
+		see_rc(&vy, down(hx, d[6], (size_t)n * 4));
+		see(&vy, relerr(hx, y, n));
+		see(&vb, bits_of(&vb, d[6], y16, n));
+		see_rc(&v, down(hx, d[7], (size_t)rows * 4));
+		see(&v, relerr(hx, rs, rows));
+		see_rc(&v, down(hx, d[3], (size_t)n * 4));
+		see(&v, relerr(hx, dx, n));
+		see_rc(&vg, down(hg, d[4], (size_t)h * 4));
+		see(&vg, relerr(hg, dg, h));
+		for (int i = 0; i < 8; i++)
+			drop(d[i]);
+		drop(y16);
+		free(x); free(r); free(g); free(dx); free(dg); free(sum);
+		free(y); free(rs); free(hx); free(hg); free(hy);
+	}
+	report("norms_fused", &v, TOL_ELEM);
+	report("norms_fused_y", &vy, TOL_BF_OUT);
+	report("norms_fused_dg", &vg, TOL_RED);
+	report("norms_fused_bits", &vb, 0);
+}
+
+/* kern_qkv_split and kern_qkv_merge against the CPU twin, bit for bit. */
+static void test_qkv_split(void)
+{
+	static const long long dims[][4] = {
+		{ 1, 1, 1, 1 }, { 37, 3, 8, 4 }, { 300, 8, 512, 128 },
+	};
+	struct verdict v = { 0, 0 };
+
+	for (size_t s = 0; s < sizeof(dims) / sizeof(dims[0]); s++) {
+		long long r = dims[s][0], g = dims[s][1], nq = dims[s][2];
+		long long nk = dims[s][3], np = r * g * (nq + 2 * nk);
+		long long cnt[3] = { r * g * nq, r * g * nk, r * g * nk };
+		float *p = rnd(np, 1), *h[3], *d[3], *dp = up(p, (size_t)np * 4);
+		float *back = xmalloc((size_t)np * 4), *dback = NULL;
+
+		for (int i = 0; i < 3; i++) {
+			h[i] = xmalloc((size_t)cnt[i] * 4);
+			d[i] = up(h[i], (size_t)cnt[i] * 4);
+		}
+		see_rc(&v, kern_alloc(&G, (size_t)np * 4, (void **)&dback));
+		see_rc(&v, kern_qkv_split(&C, r, g, nq, nk, p, h[0], h[1], h[2]));
+		see_rc(&v, kern_qkv_split(&G, r, g, nq, nk, dp, d[0], d[1],
+					  d[2]));
+		see_rc(&v, kern_qkv_merge(&G, r, g, nq, nk, d[0], d[1], d[2],
+					  dback));
+		for (int i = 0; i < 3 && !v.rc; i++) {
+			float *x = xmalloc((size_t)cnt[i] * 4);
+
+			see_rc(&v, down(x, d[i], (size_t)cnt[i] * 4));
+			see(&v, memcmp(x, h[i], (size_t)cnt[i] * 4) ? INFINITY :
+			    0);
+			free(x);
+		}
+		see_rc(&v, down(back, dback, (size_t)np * 4));
+		see(&v, memcmp(back, p, (size_t)np * 4) ? INFINITY : 0);
+		for (int i = 0; i < 3; i++) {
+			free(h[i]);
+			drop(d[i]);
+		}
+		free(p);
+		free(back);
+		drop(dp);
+		drop(dback);
+	}
+	report("qkv_split", &v, 0);
+}
+
 /* ---- attention ----------------------------------------------------------- */
 
 /* batch, sq, nh, nkv, hd; qoff: query positions start at qoff of sk = sq +
@@ -359,21 +674,89 @@ static void attn_is_flash(struct fattn *f, struct verdict *v)
 		see_rc(v, kern_flash_bwd(st, a, in[0], in[1], in[2], in[3],
 					 f->d[8], in[4], qp, kp, dsum, dg[0],
 					 dg[1], dg[2]));
-		see(v, same(v, dg[1], f->d[5], f->nk));
-		see(v, same(v, dg[2], f->d[6], f->nk));
-		x = xmalloc((size_t)f->nq * 4);
-		y = xmalloc((size_t)f->nq * 4);
-		see_rc(v, down(x, dg[0], (size_t)f->nq * 4));
-		see_rc(v, down(y, f->d[4], (size_t)f->nq * 4));
-		see(v, relerr(y, x, f->nq) <= TOL_DQ_ORDER ? 0 : INFINITY);
-		free(x);
-		free(y);
+		for (int i = 0; i < 3; i++) {
+			x = xmalloc((size_t)n[i] * 4);
+			y = xmalloc((size_t)n[i] * 4);
+			see_rc(v, down(x, dg[i], (size_t)n[i] * 4));
+			see_rc(v, down(y, f->d[4 + i], (size_t)n[i] * 4));
+			see(v, relerr(y, x, n[i]) <= TOL_DQ_ORDER ? 0 :
+			    INFINITY);
+			free(x);
+			free(y);
+		}
 	}
 	for (int i = 0; i < 5; i++)
 		drop(in[i]);
 	for (int i = 0; i < 3; i++)
 		drop(dg[i]);
 	drop(o16); drop(of); drop(lse); drop(dsum);
+}
+
+/* kern_attn_fwd_bf / bwd_bf: the device on its copies against the CPU
+ * twin on its own (f's inputs hold bf16 values: fattn_init). */
+static void attn_copies(struct fattn *f, struct verdict *v,
+			struct verdict *vl, struct verdict *vb)
+{
+	const struct kern_attn *a = &f->a;
+	long long n[4] = { f->nq, f->nk, f->nk, f->nq };
+	uint16_t *h[4], *d[4];
+	float *o = xmalloc((size_t)f->nq * 4), *lse = xmalloc((size_t)f->nl * 4);
+	float *g[3], *dg[3], *x;
+	float *dof = NULL, *dlse = NULL;
+	const int32_t *qp = (const int32_t *)f->d[9];
+	const int32_t *kp = (const int32_t *)f->d[10];
+	const float *src[3] = { f->q, f->k, f->v };
+
+	for (int i = 0; i < 3; i++) {
+		h[i] = xmalloc((size_t)n[i] * 2);
+		see_rc(v, kern_to_bf16(&C, n[i], src[i], h[i]));
+		d[i] = dev16(v, f->d[i], n[i]);
+		g[i] = xmalloc((size_t)n[i] * 4);
+		dg[i] = NULL;
+		see_rc(v, kern_alloc(&G, (size_t)n[i] * 4, (void **)&dg[i]));
+	}
+	h[3] = xmalloc((size_t)f->nq * 2);
+	see_rc(v, kern_alloc(&G, (size_t)f->nq * 2, (void **)&d[3]));
+	see_rc(v, kern_alloc(&G, (size_t)f->nq * 4, (void **)&dof));
+	see_rc(v, kern_alloc(&G, (size_t)f->nl * 4, (void **)&dlse));
+	if (!v->rc) {
+		see_rc(v, kern_attn_fwd_bf(&C, a, h[0], h[1], h[2], f->qpos,
+					   f->kpos, o, h[3], lse));
+		see_rc(v, kern_attn_fwd_bf(&G, a, d[0], d[1], d[2], qp, kp, dof,
+					   d[3], dlse));
+		x = xmalloc((size_t)f->nq * 4);
+		see_rc(v, down(x, dof, (size_t)f->nq * 4));
+		see(v, relerr(x, o, f->nq));
+		see(vb, bits_of(vb, dof, d[3], f->nq));
+		free(x);
+		x = xmalloc((size_t)f->nl * 4);
+		see_rc(vl, down(x, dlse, (size_t)f->nl * 4));
+		see(vl, relerr(x, lse, f->nl));
+		free(x);
+		see_rc(v, kern_attn_bwd_bf(&C, a, h[0], h[1], h[2], h[3], lse,
+					   f->dout, f->qpos, f->kpos, g[0],
+					   g[1], g[2]));
+		see_rc(v, kern_attn_bwd_bf(&G, a, d[0], d[1], d[2], d[3], dlse,
+					   f->d[3], qp, kp, dg[0], dg[1], dg[2]));
+		for (int i = 0; i < 3; i++) {
+			x = xmalloc((size_t)n[i] * 4);
+			see_rc(v, down(x, dg[i], (size_t)n[i] * 4));
+			see(v, relerr(x, g[i], n[i]));
+			free(x);
+		}
+	}
+	for (int i = 0; i < 4; i++) {
+		free(h[i]);
+		drop(d[i]);
+	}
+	for (int i = 0; i < 3; i++) {
+		free(g[i]);
+		drop(dg[i]);
+	}
+	drop(dof);
+	drop(dlse);
+	free(o);
+	free(lse);
 }
 
 /* Head dim 32 (no flash kernel): the bf16 mode runs the fp32 reference
@@ -404,21 +787,31 @@ static void attn_fallback(struct verdict *v)
 void test_fast_kernels(void)
 {
 	struct verdict vo = { 0, 0 }, vl = { 0, 0 }, vx = { 0, 0 };
-	struct verdict vf = { 0, 0 };
+	struct verdict vf = { 0, 0 }, vc = { 0, 0 }, vcl = { 0, 0 };
+	struct verdict vcb = { 0, 0 };
 	struct fattn f;
 
 	see_rc(&vo, kern_set_math(&G, KERN_MATH_BF16));
 	test_gemm_fast();
 	test_gemm_reuse();
+	test_gemm_copies();
+	test_qkv_split();
+	test_producers_bf();
+	test_adam_bf();
+	test_norms_fused();
 	for (size_t t = 0; t < NATTN_FAST; t++) {
 		fattn_init(&f, attn_dims[t]);
 		attn_vs_cpu(&f, &vo, &vl);
 		attn_is_flash(&f, &vx);
+		attn_copies(&f, &vc, &vcl, &vcb);
 		fattn_free(&f);
 	}
 	report("attn_bf16", &vo, TOL_ATTN);
 	report("attn_bf16_lse", &vl, TOL_LSE);
 	report("attn_is_flash", &vx, 0);
+	report("attn_copies", &vc, TOL_ATTN);
+	report("attn_copies_lse", &vcl, TOL_LSE);
+	report("attn_copies_bits", &vcb, 0);
 	attn_fallback(&vf);
 	report("attn_fallback", &vf, 0);
 	see_rc(&vf, kern_set_math(&G, KERN_MATH_FP32));

@@ -1,0 +1,431 @@
+/*
+ * Tests for the kernels that serve mixed-precision runs' bf16 copies
+ * (kern.h) on the CPU: kern_round_bf16_copy against kern_round_bf16 and
+ * kern_to_bf16, kern_gemm_bf against kern_gemm of the copies' values
+ * (every transpose, padded leading dimensions, sub-blocks, an fp32 operand
+ * absent), a stale copy that must change the product, and Megatron's
+ * fused qkv columns split and merged (kern_qkv_split/merge) against the
+ * layout written out here; the _bf producers (SwiGLU forward and
+ * backward, the cross-entropy gradient) against their plain functions
+ * followed by kern_round_bf16_copy, and the norms fused with the residual
+ * add, bit for bit. The CUDA twin is compared with this one by
+ * tests/gpu/test_kernels_fast_gpu.c.
+ *
+ * Tolerances: the copies hold exactly the values of their rounded fp32
+ * operands, so kern_gemm_bf computes the same sums as kern_gemm of those
+ * operands: equal up to the order of fp32 sums (1e-5 relative to max(1,
+ * |want|) for inner dimensions up to 40 of values in [-1, 1)); the splits
+ * move values and must be exact.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kern.h"
+#include "kern_fixture.h"
+#include "harness.h"
+
+static struct kern_ctx K;
+
+static void setup(void)
+{
+	ck_assert_int_eq(kern_init(&K, KERN_CPU, 1), 0);
+}
+
+static void teardown(void)
+{
+	kern_release(&K);
+}
+
+static void *take(size_t bytes)
+{
+	void *p = calloc(1, bytes > 0 ? bytes : 1);
+
+	ck_assert_ptr_nonnull(p);
+	return p;
+}
+
+START_TEST(round_copy_matches)
+{
+	long long n = 1003;
+	float *x = take((size_t)n * sizeof(float));
+	float *y = take((size_t)n * sizeof(float));
+	uint16_t *c = take((size_t)n * sizeof(uint16_t));
+	uint16_t *want = take((size_t)n * sizeof(uint16_t));
+
+	fill(x, n, 7, 3.0f);
+	x[5] = NAN;
+	x[6] = INFINITY;
+	x[7] = 3.4e38f; /* rounds to infinity */
+	memcpy(y, x, (size_t)n * sizeof(float));
+	ck_assert_int_eq(kern_round_bf16_copy(&K, n, x, c), 0);
+	ck_assert_int_eq(kern_round_bf16(&K, n, y), 0);
+	ck_assert_int_eq(kern_to_bf16(&K, n, y, want), 0);
+	ck_assert_int_eq(memcmp(x, y, (size_t)n * sizeof(float)), 0);
+	ck_assert_int_eq(memcmp(c, want, (size_t)n * sizeof(uint16_t)), 0);
+	ck_assert_int_eq(kern_round_bf16_copy(&K, 4, NULL, c), KERN_EINVAL);
+	ck_assert_int_eq(kern_round_bf16_copy(&K, 0, NULL, NULL), 0);
+	free(x);
+	free(y);
+	free(c);
+	free(want);
+}
+END_TEST
+
+/* One operand of a GEMM: rows x ld floats rounded to bf16, its copy. */
+struct operand {
+	float *f;
+	uint16_t *h;
+};
+
+static struct operand operand(long long rows, long long ld, unsigned seed)
+{
+	struct operand o = { take((size_t)(rows * ld) * sizeof(float)),
+			     take((size_t)(rows * ld) * sizeof(uint16_t)) };
+
+	fill(o.f, rows * ld, seed, 1.0f);
+	ck_assert_int_eq(kern_round_bf16_copy(&K, rows * ld, o.f, o.h), 0);
+	return o;
+}
+
+static void release(struct operand *o)
+{
+	free(o->f);
+	free(o->h);
+}
+
+/* kern_gemm_bf with the copies (fp32 operands given or absent) equals
+ * kern_gemm of the rounded operands, in each transpose, ld padded by 3. */
+static void gemm_case(int ta, int tb, long long m, long long n, long long kd,
+		      float beta)
+{
+	long long lda = (ta ? m : kd) + 3, ldb = (tb ? kd : n) + 3, ldc = n + 1;
+	struct operand a = operand(ta ? kd : m, lda, 11);
+	struct operand b = operand(tb ? n : kd, ldb, 12);
+	float *c = take((size_t)(m * ldc) * sizeof(float));
+	float *want = take((size_t)(m * ldc) * sizeof(float));
+	double *w = take((size_t)(m * ldc) * sizeof(double));
+
+	for (int absent = 0; absent < 3; absent++) {
+		fill(c, m * ldc, 13, 1.0f);
+		memcpy(want, c, (size_t)(m * ldc) * sizeof(float));
+		ck_assert_int_eq(kern_gemm(&K, ta, tb, m, n, kd, 0.5f, a.f, lda,
+					   b.f, ldb, beta, want, ldc), 0);
+		ck_assert_int_eq(kern_gemm_bf(&K, ta, tb, m, n, kd, 0.5f,
+					      absent == 1 ? NULL : a.f, a.h,
+					      lda, absent == 2 ? NULL : b.f,
+					      absent == 0 ? NULL : b.h, ldb,
+					      beta, c, ldc), 0);
+		for (long long i = 0; i < m * ldc; i++)
+			w[i] = want[i];
+		near(c, w, m * ldc, 1e-5, "gemm_bf");
+	}
+	release(&a);
+	release(&b);
+	free(c);
+	free(want);
+	free(w);
+}
+
+START_TEST(gemm_bf_every_transpose)
+{
+	for (int ta = 0; ta < 2; ta++)
+		for (int tb = 0; tb < 2; tb++) {
+			gemm_case(ta, tb, 5, 7, 9, 0.0f);
+			gemm_case(ta, tb, 17, 3, 40, 1.0f);
+		}
+}
+END_TEST
+
+/* The copy is what is multiplied: a copy that is not its operand's
+ * rounding (stale) changes the product; a sub-block (an offset into both
+ * arrays) reads only its own elements. */
+START_TEST(gemm_bf_reads_the_copy)
+{
+	long long m = 4, n = 6, kd = 8;
+	struct operand a = operand(m, kd, 21), b = operand(kd, n, 22);
+	float *c = take((size_t)(m * n) * sizeof(float));
+	float *d = take((size_t)(m * n) * sizeof(float));
+	double diff = 0;
+
+	ck_assert_int_eq(kern_gemm_bf(&K, 0, 0, m, n, kd, 1.0f, a.f, a.h, kd,
+				      b.f, b.h, n, 0.0f, c, n), 0);
+	a.h[3] ^= 0x0080; /* one bf16 value changed in its exponent */
+	ck_assert_int_eq(kern_gemm_bf(&K, 0, 0, m, n, kd, 1.0f, a.f, a.h, kd,
+				      b.f, b.h, n, 0.0f, d, n), 0);
+	for (long long i = 0; i < m * n; i++)
+		diff += fabs((double)c[i] - d[i]);
+	ck_assert_msg(diff > 1e-3, "a stale copy changed nothing");
+	/* rows 1..2 of a as a 2 x kd block: kern_gemm's rows 1..2 */
+	a.h[3] ^= 0x0080;
+	ck_assert_int_eq(kern_gemm_bf(&K, 0, 0, 2, n, kd, 1.0f, NULL,
+				      a.h + kd, kd, NULL, b.h, n, 0.0f, d, n),
+			 0);
+	for (long long i = 0; i < 2 * n; i++)
+		ck_assert_float_eq_tol(d[i], c[n + i], 1e-5f);
+	/* an operand with neither array */
+	ck_assert_int_eq(kern_gemm_bf(&K, 0, 0, m, n, kd, 1.0f, NULL, NULL, kd,
+				      b.f, b.h, n, 0.0f, c, n), KERN_EINVAL);
+	release(&a);
+	release(&b);
+	free(c);
+	free(d);
+}
+END_TEST
+
+/* kern_qkv_split against the layout written out: per row, per group, nq
+ * query values, nk key values, nk value values; merge inverts it. */
+START_TEST(qkv_split_merge)
+{
+	long long rows = 3, groups = 4, nq = 6, nk = 2, gw = nq + 2 * nk;
+	long long n = rows * groups * gw;
+	float *p = take((size_t)n * sizeof(float));
+	float *back = take((size_t)n * sizeof(float));
+	float *q = take((size_t)(rows * groups * nq) * sizeof(float));
+	float *kk = take((size_t)(rows * groups * nk) * sizeof(float));
+	float *v = take((size_t)(rows * groups * nk) * sizeof(float));
+
+	for (long long i = 0; i < n; i++)
+		p[i] = (float)i;
+	ck_assert_int_eq(kern_qkv_split(&K, rows, groups, nq, nk, p, q, kk, v),
+			 0);
+	for (long long r = 0; r < rows; r++)
+		for (long long j = 0; j < groups; j++) {
+			long long base = (r * groups + j) * gw;
+
+			for (long long c = 0; c < nq; c++)
+				ck_assert_float_eq(q[(r * groups + j) * nq + c],
+						   (float)(base + c));
+			for (long long c = 0; c < nk; c++) {
+				ck_assert_float_eq(kk[(r * groups + j) * nk + c],
+						   (float)(base + nq + c));
+				ck_assert_float_eq(v[(r * groups + j) * nk + c],
+						   (float)(base + nq + nk + c));
+			}
+		}
+	ck_assert_int_eq(kern_qkv_merge(&K, rows, groups, nq, nk, q, kk, v,
+					back), 0);
+	ck_assert_int_eq(memcmp(p, back, (size_t)n * sizeof(float)), 0);
+	ck_assert_int_eq(kern_qkv_split(&K, rows, 0, nq, nk, p, q, kk, v),
+			 KERN_EINVAL);
+	ck_assert_int_eq(kern_qkv_split(&K, rows, groups, nq, nk, p, p, kk, v),
+			 KERN_EINVAL);
+	ck_assert_int_eq(kern_qkv_merge(&K, 0, groups, nq, nk, NULL, NULL,
+					NULL, NULL), 0);
+	free(p);
+	free(back);
+	free(q);
+	free(kk);
+	free(v);
+}
+END_TEST
+
+/* A _bf producer equals its plain function, then kern_round_bf16_copy,
+ * bit for bit; a NULL copy is the plain function. */
+START_TEST(producers_bf)
+{
+	long long rows = 5, f = 6, v = 9, n2 = rows * 2 * f;
+	float *x = take((size_t)n2 * sizeof(float));
+	float *dy = take((size_t)(rows * f) * sizeof(float));
+	float *y = take((size_t)n2 * sizeof(float));
+	float *want = take((size_t)n2 * sizeof(float));
+	uint16_t *h = take((size_t)n2 * 2), *hw = take((size_t)n2 * 2);
+	float *lg = take((size_t)(rows * v) * sizeof(float));
+	float *dl = take((size_t)(rows * v) * sizeof(float));
+	float mx[5], sm[5];
+	int32_t t[5] = { 0, 3, 8, 2, 40 };
+
+	fill(x, n2, 31, 3.0f);
+	fill(dy, rows * f, 32, 1.0f);
+	ck_assert_int_eq(kern_swiglu_fwd_bf(&K, rows, f, x, y, h), 0);
+	ck_assert_int_eq(kern_swiglu_fwd(&K, rows, f, x, want), 0);
+	ck_assert_int_eq(kern_round_bf16_copy(&K, rows * f, want, hw), 0);
+	ck_assert_int_eq(memcmp(y, want, (size_t)(rows * f) * 4), 0);
+	ck_assert_int_eq(memcmp(h, hw, (size_t)(rows * f) * 2), 0);
+	ck_assert_int_eq(kern_swiglu_fwd_bf(&K, rows, f, x, y, NULL), 0);
+	ck_assert_int_eq(kern_swiglu_fwd(&K, rows, f, x, want), 0);
+	ck_assert_int_eq(memcmp(y, want, (size_t)(rows * f) * 4), 0);
+	ck_assert_int_eq(kern_swiglu_bwd_bf(&K, rows, f, x, dy, y, h), 0);
+	ck_assert_int_eq(kern_swiglu_bwd(&K, rows, f, x, dy, want), 0);
+	ck_assert_int_eq(kern_round_bf16_copy(&K, n2, want, hw), 0);
+	ck_assert_int_eq(memcmp(y, want, (size_t)n2 * 4), 0);
+	ck_assert_int_eq(memcmp(h, hw, (size_t)n2 * 2), 0);
+	fill(lg, rows * v, 33, 4.0f);
+	ck_assert_int_eq(kern_ce_max(&K, rows, v, v - 1, lg, mx), 0);
+	ck_assert_int_eq(kern_ce_sumexp(&K, rows, v, v - 1, lg, mx, sm), 0);
+	ck_assert_int_eq(kern_ce_bwd_bf(&K, rows, v, v - 1, 0, t, mx, sm, 0.5f,
+					lg, dl, h), 0);
+	ck_assert_int_eq(kern_ce_bwd(&K, rows, v, v - 1, 0, t, mx, sm, 0.5f,
+				     lg, want), 0);
+	ck_assert_int_eq(kern_round_bf16_copy(&K, rows * v, want, hw), 0);
+	ck_assert_int_eq(memcmp(dl, want, (size_t)(rows * v) * 4), 0);
+	ck_assert_int_eq(memcmp(h, hw, (size_t)(rows * v) * 2), 0);
+	free(x); free(dy); free(y); free(want); free(h); free(hw); free(lg);
+	free(dl);
+}
+END_TEST
+
+/* kern_adam_bf equals kern_adam, then kern_to_bf16 of the first n16
+ * values, bit for bit; n16 out of range is refused. */
+START_TEST(adam_bf_copy)
+{
+	long long n = 37, n16 = 30;
+	float *p[2], *g = take((size_t)n * 4), *mo[2], *vo[2];
+	uint16_t *h = take((size_t)n * 2), *w = take((size_t)n * 2);
+
+	fill(g, n, 41, 1.0f);
+	for (int i = 0; i < 2; i++) {
+		p[i] = take((size_t)n * 4);
+		mo[i] = take((size_t)n * 4);
+		vo[i] = take((size_t)n * 4);
+		fill(p[i], n, 42, 1.0f);
+	}
+	for (long long step = 1; step <= 3; step++) {
+		ck_assert_int_eq(kern_adam_bf(&K, n, 0.01f, 0.9f, 0.95f, 1e-8f,
+					      step, p[0], g, mo[0], vo[0], h,
+					      n16), 0);
+		ck_assert_int_eq(kern_adam(&K, n, 0.01f, 0.9f, 0.95f, 1e-8f,
+					   step, p[1], g, mo[1], vo[1]), 0);
+	}
+	ck_assert_int_eq(kern_to_bf16(&K, n16, p[1], w), 0);
+	ck_assert_int_eq(memcmp(p[0], p[1], (size_t)n * 4), 0);
+	ck_assert_int_eq(memcmp(mo[0], mo[1], (size_t)n * 4), 0);
+	ck_assert_int_eq(memcmp(h, w, (size_t)n16 * 2), 0);
+	ck_assert_int_eq(kern_adam_bf(&K, n, 0.01f, 0.9f, 0.95f, 1e-8f, 1,
+				      p[0], g, mo[0], vo[0], h, n + 1),
+			 KERN_EINVAL);
+	for (int i = 0; i < 2; i++) {
+		free(p[i]);
+		free(mo[i]);
+		free(vo[i]);
+	}
+	free(g);
+	free(h);
+	free(w);
+}
+END_TEST
+
+/* The fused norms equal their unfused sequences bit for bit:
+ * kern_add_rmsnorm_fwd = copy, axpy, kern_rmsnorm_fwd, kern_round_bf16_copy;
+ * kern_rmsnorm_bwd_add = kern_rmsnorm_bwd into a scratch, then axpy. */
+START_TEST(norms_fused)
+{
+	long long rows = 6, h = 10, n = rows * h;
+	float *x = take((size_t)n * 4), *r = take((size_t)n * 4);
+	float *g = take((size_t)h * 4), *sum = take((size_t)n * 4);
+	float *y = take((size_t)n * 4), *ws = take((size_t)n * 4);
+	float *wy = take((size_t)n * 4), *rs = take((size_t)rows * 4);
+	float *wr = take((size_t)rows * 4), *dx = take((size_t)n * 4);
+	float *wdx = take((size_t)n * 4), *t = take((size_t)n * 4);
+	float *dg = take((size_t)h * 4), *wdg = take((size_t)h * 4);
+	uint16_t *y16 = take((size_t)n * 2), *w16 = take((size_t)n * 2);
+
+	fill(x, n, 51, 2.0f);
+	fill(r, n, 52, 1.0f);
+	fill(g, h, 53, 1.0f);
+	ck_assert_int_eq(kern_add_rmsnorm_fwd(&K, rows, h, 1e-5f, x, r, sum, g,
+					      y, rs, y16), 0);
+	memcpy(ws, x, (size_t)n * 4);
+	ck_assert_int_eq(kern_axpy(&K, n, 1.0f, r, ws), 0);
+	ck_assert_int_eq(kern_rmsnorm_fwd(&K, rows, h, 1e-5f, ws, g, wy, wr),
+			 0);
+	ck_assert_int_eq(kern_round_bf16_copy(&K, n, wy, w16), 0);
+	ck_assert_int_eq(memcmp(sum, ws, (size_t)n * 4), 0);
+	ck_assert_int_eq(memcmp(y, wy, (size_t)n * 4), 0);
+	ck_assert_int_eq(memcmp(rs, wr, (size_t)rows * 4), 0);
+	ck_assert_int_eq(memcmp(y16, w16, (size_t)n * 2), 0);
+	/* the backward, accumulating */
+	fill(dx, n, 54, 1.0f);
+	memcpy(wdx, dx, (size_t)n * 4);
+	ck_assert_int_eq(kern_rmsnorm_bwd_add(&K, rows, h, sum, g, rs, r, dx,
+					      dg), 0);
+	ck_assert_int_eq(kern_rmsnorm_bwd(&K, rows, h, sum, g, rs, r, t, wdg),
+			 0);
+	ck_assert_int_eq(kern_axpy(&K, n, 1.0f, t, wdx), 0);
+	ck_assert_int_eq(memcmp(dx, wdx, (size_t)n * 4), 0);
+	ck_assert_int_eq(memcmp(dg, wdg, (size_t)h * 4), 0);
+	ck_assert_int_eq(kern_rmsnorm_bwd_add(&K, rows, h, sum, g, rs, r, r,
+					      dg), KERN_EINVAL);
+	ck_assert_int_eq(kern_add_rmsnorm_fwd(&K, rows, h, 1e-5f, x, r, r, g,
+					      y, rs, NULL), KERN_EINVAL);
+	free(x); free(r); free(g); free(sum); free(y); free(ws); free(wy);
+	free(rs); free(wr); free(dx); free(wdx); free(t); free(dg); free(wdg);
+	free(y16); free(w16);
+}
+END_TEST
+
+/* kern_attn_fwd_bf / bwd_bf on the CPU: kern_attn_fwd / bwd of the
+ * copies' values (o then rounded with its copy), bit for bit; a stale
+ * copy changes the result. */
+START_TEST(attn_bf_copies)
+{
+	struct kern_attn a = { 1, 5, 5, 4, 2, 4, 0.5f };
+	long long nq = 5 * 4 * 4, nk = 5 * 2 * 4, nl = 4 * 5;
+	float *q = take((size_t)nq * 4), *kk = take((size_t)nk * 4);
+	float *v = take((size_t)nk * 4), *o = take((size_t)nq * 4);
+	float *wo = take((size_t)nq * 4), *lse = take((size_t)nl * 4);
+	float *wl = take((size_t)nl * 4), *dout = take((size_t)nq * 4);
+	float *g[3], *wg[3];
+	uint16_t *q16 = take((size_t)nq * 2), *k16 = take((size_t)nk * 2);
+	uint16_t *v16 = take((size_t)nk * 2), *o16 = take((size_t)nq * 2);
+	uint16_t *w16 = take((size_t)nq * 2);
+	int32_t pos[5] = { 0, 1, 2, 3, 4 };
+	long long n[3] = { nq, nk, nk };
+
+	fill(q, nq, 61, 1.0f);
+	fill(kk, nk, 62, 1.0f);
+	fill(v, nk, 63, 1.0f);
+	fill(dout, nq, 64, 1.0f);
+	ck_assert_int_eq(kern_round_bf16_copy(&K, nq, q, q16), 0);
+	ck_assert_int_eq(kern_round_bf16_copy(&K, nk, kk, k16), 0);
+	ck_assert_int_eq(kern_round_bf16_copy(&K, nk, v, v16), 0);
+	ck_assert_int_eq(kern_attn_fwd_bf(&K, &a, q16, k16, v16, pos, pos, o,
+					  o16, lse), 0);
+	ck_assert_int_eq(kern_attn_fwd(&K, &a, q, kk, v, pos, pos, wo, wl), 0);
+	ck_assert_int_eq(kern_round_bf16_copy(&K, nq, wo, w16), 0);
+	ck_assert_int_eq(memcmp(o, wo, (size_t)nq * 4), 0);
+	ck_assert_int_eq(memcmp(o16, w16, (size_t)nq * 2), 0);
+	ck_assert_int_eq(memcmp(lse, wl, (size_t)nl * 4), 0);
+	for (int i = 0; i < 3; i++) {
+		g[i] = take((size_t)n[i] * 4);
+		wg[i] = take((size_t)n[i] * 4);
+	}
+	ck_assert_int_eq(kern_attn_bwd_bf(&K, &a, q16, k16, v16, o16, lse,
+					  dout, pos, pos, g[0], g[1], g[2]), 0);
+	ck_assert_int_eq(kern_attn_bwd(&K, &a, q, kk, v, wo, wl, dout, pos,
+				       pos, wg[0], wg[1], wg[2]), 0);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(memcmp(g[i], wg[i], (size_t)n[i] * 4), 0);
+	/* a stale key copy: another output */
+	k16[0] ^= 0x4000;
+	ck_assert_int_eq(kern_attn_fwd_bf(&K, &a, q16, k16, v16, pos, pos, o,
+					  o16, lse), 0);
+	ck_assert_int_ne(memcmp(o, wo, (size_t)nq * 4), 0);
+	ck_assert_int_eq(kern_attn_fwd_bf(&K, &a, NULL, k16, v16, pos, pos, o,
+					  o16, lse), KERN_EINVAL);
+	for (int i = 0; i < 3; i++) {
+		free(g[i]);
+		free(wg[i]);
+	}
+	free(q); free(kk); free(v); free(o); free(wo); free(lse); free(wl);
+	free(dout); free(q16); free(k16); free(v16); free(o16); free(w16);
+}
+END_TEST
+
+int main(void)
+{
+	const struct test_case cases[] = {
+		{ "round_copy_matches", round_copy_matches },
+		{ "gemm_bf_every_transpose", gemm_bf_every_transpose },
+		{ "gemm_bf_reads_the_copy", gemm_bf_reads_the_copy },
+		{ "qkv_split_merge", qkv_split_merge },
+		{ "producers_bf", producers_bf },
+		{ "adam_bf_copy", adam_bf_copy },
+		{ "norms_fused", norms_fused },
+		{ "attn_bf_copies", attn_bf_copies },
+	};
+
+	return RUN_CASES_FIXTURE("kernels_bf", cases, 60, setup, teardown);
+}
