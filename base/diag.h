@@ -215,7 +215,8 @@ void diag_sort(struct diag_list *l);
  *   {"format": "gtplan-diagnostics/1",
  *    "tool": {"name": "gtplan", "version": GTPLAN_VERSION},
  *    "diagnostics": [{"code", "name", "severity", "file", "line", "column",
- *                     "path", "message", "hint",
+ *                     "path", "message", "hint", "configs" (the configs it
+ *                     was found for: diag_add_config),
  *                     "notes": [{"file", "line", "column", "message"}]}],
  *    "summary": {"errors", "warnings", "notes", "dropped", "suppressed"}}
  * Every key is always present; an absent value is null (name for an unknown
@@ -250,6 +251,15 @@ int diag_print_junit(FILE *f, const struct diag_list *l);
 int diag_print_text_findings(FILE *f, const struct diag_list *l, int color);
 int diag_print_json(FILE *f, const struct diag_list *l);
 int diag_print_sarif(FILE *f, const struct diag_list *l);
+
+struct jw;
+/* Finding d of l as one object of the JSON format above, written at w's
+ * place (an array's next item): the one writer of findings as JSON, which
+ * diag_print_json and the plan JSON (report/plan_json.c) share. The plan
+ * JSON's findings leave "configs" out (with_configs 0). Errors are w's
+ * (jw_finish). */
+void diag_write_json(struct jw *w, const struct diag_list *l,
+		     const struct diag *d, int with_configs);
 
 /* printf into a fresh heap string; NULL when out of memory. */
 char *diag_vfmt(const char *fmt, va_list ap);

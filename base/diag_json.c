@@ -1,6 +1,8 @@
 /*
- * diag_json: diagnostics as JSON for tools and as SARIF 2.1.0 for code
- * scanning (formats in diag.h), built with Jansson.
+ * diag_json: diagnostics as JSON for tools, written by the streaming JSON
+ * writer (jsonw.h; diag_write_json is also the plan JSON's writer of
+ * findings), and as SARIF 2.1.0 for code scanning, built with Jansson
+ * (formats in diag.h).
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "diag.h"
@@ -11,11 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonw.h"
 #include "version.h"
 
 #define SARIF_SCHEMA "https://json.schemastore.org/sarif-2.1.0.json"
 
-/* ---- JSON and SARIF ------------------------------------------------- */
+/* ---- Jansson helpers (SARIF) ---------------------------------------- */
 
 /* Length of the valid UTF-8 sequence at p (NUL-terminated), 0 if invalid. */
 static size_t utf8_len(const unsigned char *p)
@@ -87,24 +90,6 @@ static json_t *jwrap(const char *key, json_t *v)
 	return o;
 }
 
-static json_t *jpos(int v)
-{
-	return v > 0 ? json_integer(v) : json_null();
-}
-
-/* Sets file, line and column of o from loc; all null without a location.
- * Like every json_object_set_new, returns nonzero on failure. */
-static int json_set_loc(json_t *o, const struct src_set *s,
-			struct diag_loc loc)
-{
-	const char *name = src_name(s, loc.src);
-
-	return json_object_set_new(o, "file", jstr(name)) |
-	       json_object_set_new(o, "line", jpos(name ? loc.line : 0)) |
-	       json_object_set_new(o, "column",
-				   jpos(name && loc.line > 0 ? loc.col : 0));
-}
-
 /* The configs d was found for, as an array of strings. */
 static json_t *json_configs(const struct diag *d)
 {
@@ -118,34 +103,6 @@ static json_t *json_configs(const struct diag *d)
 	return a;
 }
 
-static json_t *json_diag(const struct src_set *s, const struct diag *d)
-{
-	json_t *o = json_object(), *notes = json_array();
-	int err = json_object_set_new(o, "notes", notes);
-
-	for (size_t i = 0; i < d->n_notes; i++) {
-		json_t *n = json_object();
-
-		err |= json_array_append_new(notes, n);
-		err |= json_set_loc(n, s, d->notes[i].loc);
-		err |= json_object_set_new(n, "message", jstr(d->notes[i].msg));
-	}
-	err |= json_object_set_new(o, "code", jstr(diag_code(d)));
-	err |= json_object_set_new(o, "name", jstr(d->rule ? d->rule->name : NULL));
-	err |= json_object_set_new(o, "severity",
-				   json_string(diag_severity_name(d->severity)));
-	err |= json_set_loc(o, s, d->loc);
-	err |= json_object_set_new(o, "path", jstr(d->path));
-	err |= json_object_set_new(o, "message", jstr(d->msg));
-	err |= json_object_set_new(o, "hint", jstr(d->hint));
-	err |= json_object_set_new(o, "configs", json_configs(d));
-	if (err) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
 /* Dumps root to f with sorted keys and a final newline, and frees it. */
 static int json_finish(FILE *f, json_t *root, int err)
 {
@@ -156,28 +113,127 @@ static int json_finish(FILE *f, json_t *root, int err)
 	return err || ferror(f) ? -1 : 0;
 }
 
+/* ---- JSON: the one writer of findings ------------------------------- */
+
+/* An integer, or null when not positive (no line, no column). */
+static void write_pos(struct jw *w, const char *key, int v)
+{
+	jw_key(w, key);
+	if (v > 0)
+		jw_int(w, v);
+	else
+		jw_null(w);
+}
+
+/* Where a finding or a note is: file, line and column, null without a
+ * source; a column only with a line. */
+struct jloc {
+	const char *file;
+	int line, col;
+};
+
+static struct jloc jloc_of(const struct src_set *s, struct diag_loc loc)
+{
+	struct jloc j = { src_name(s, loc.src), 0, 0 };
+
+	if (j.file) {
+		j.line = loc.line;
+		j.col = loc.line > 0 ? loc.col : 0;
+	}
+	return j;
+}
+
+void diag_write_json(struct jw *w, const struct diag_list *l,
+		     const struct diag *d, int with_configs)
+{
+	struct jloc at = jloc_of(l->srcs, d->loc);
+
+	jw_obj_begin(w, 0);
+	jw_key(w, "code");
+	jw_str(w, diag_code(d));
+	write_pos(w, "column", at.col);
+	if (with_configs) {
+		jw_key(w, "configs");
+		jw_arr_begin(w, 0);
+		for (size_t i = 0; i < d->n_configs; i++)
+			jw_str(w, d->configs[i]);
+		jw_arr_end(w);
+	}
+	jw_key(w, "file");
+	jw_str(w, at.file);
+	jw_key(w, "hint");
+	jw_str(w, d->hint);
+	write_pos(w, "line", at.line);
+	jw_key(w, "message");
+	jw_str(w, d->msg);
+	jw_key(w, "name");
+	jw_str(w, d->rule ? d->rule->name : NULL);
+	jw_key(w, "notes");
+	jw_arr_begin(w, 0);
+	for (size_t i = 0; i < d->n_notes; i++) {
+		struct jloc n = jloc_of(l->srcs, d->notes[i].loc);
+
+		jw_obj_begin(w, 0);
+		write_pos(w, "column", n.col);
+		jw_key(w, "file");
+		jw_str(w, n.file);
+		write_pos(w, "line", n.line);
+		jw_key(w, "message");
+		jw_str(w, d->notes[i].msg);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_key(w, "path");
+	jw_str(w, d->path);
+	jw_key(w, "severity");
+	jw_str(w, diag_severity_name(d->severity));
+	jw_obj_end(w);
+}
+
+static void write_count(struct jw *w, const char *key, size_t n)
+{
+	jw_key(w, key);
+	jw_int(w, (long long)n);
+}
+
 int diag_print_json(FILE *f, const struct diag_list *l)
 {
-	json_t *root = json_object(), *list = json_array();
-	int err = json_object_set_new(root, "diagnostics", list);
+	struct jw *w = malloc(sizeof(*w));
+	int rc;
 
+	if (!w)
+		return -1;
+	jw_init(w, f);
+	jw_obj_begin(w, 0);
+	jw_key(w, "diagnostics");
+	jw_arr_begin(w, 0);
 	for (size_t i = 0; i < l->n; i++)
-		err |= json_array_append_new(list, json_diag(l->srcs, &l->v[i]));
-	err |= json_object_set_new(root, "format",
-				   json_string("gtplan-diagnostics/1"));
-	err |= json_object_set_new(root, "tool",
-				   json_pack("{s:s, s:s}", "name", "gtplan",
-					     "version", GTPLAN_VERSION));
-	err |= json_object_set_new(
-		root, "summary",
-		json_pack("{s:I, s:I, s:I, s:I, s:I}",
-			  "errors", (json_int_t)diag_count(l, DIAG_ERROR),
-			  "warnings", (json_int_t)diag_count(l, DIAG_WARNING),
-			  "notes", (json_int_t)diag_count(l, DIAG_NOTE),
-			  "dropped", (json_int_t)l->n_dropped,
-			  "suppressed", (json_int_t)l->n_suppressed));
-	return json_finish(f, root, err);
+		diag_write_json(w, l, &l->v[i], 1);
+	jw_arr_end(w);
+	jw_key(w, "format");
+	jw_str(w, "gtplan-diagnostics/1");
+	jw_key(w, "summary");
+	jw_obj_begin(w, 0);
+	write_count(w, "dropped", l->n_dropped);
+	write_count(w, "errors", diag_count(l, DIAG_ERROR));
+	write_count(w, "notes", diag_count(l, DIAG_NOTE));
+	write_count(w, "suppressed", l->n_suppressed);
+	write_count(w, "warnings", diag_count(l, DIAG_WARNING));
+	jw_obj_end(w);
+	jw_key(w, "tool");
+	jw_obj_begin(w, 0);
+	jw_key(w, "name");
+	jw_str(w, "gtplan");
+	jw_key(w, "version");
+	jw_str(w, GTPLAN_VERSION);
+	jw_obj_end(w);
+	jw_obj_end(w);
+	rc = jw_finish(w);
+	free(w);
+	return rc || ferror(f) ? -1 : 0;
 }
+
+/* ---- SARIF ---------------------------------------------------------- */
 
 /* A URI for a file name: a relative reference, normalised (path_normal),
  * every byte but unreserved characters and '/' percent-encoded (so a ':'

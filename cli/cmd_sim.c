@@ -14,6 +14,7 @@
 #include "outfile.h"
 #include "predict.h"
 #include "report.h"
+#include "settings.h"
 #include "trace.h"
 
 /* sim --trace FILE ('-': stdout), through outfile.h. Returns 0, or -1
@@ -54,14 +55,21 @@ int cmd_sim(const struct cli_opts *o)
 		lrc = job_run(&j, o->configs[0], JOB_UPTO_PLAN, NULL, &srcs,
 			      &diags);
 		struct call_def *v = NULL;
+		struct settings set;
 		size_t n = 0;
 		int five = j.plan.driver_layout &&
 			   strcmp(j.plan.driver_layout, "5d") == 0;
 
 		rc = cli_report(o, &diags, stderr);
-		if (lrc != 2 && j.root &&
-		    calls_table(j.root, five, &v, &n, &diags) == 0)
-			calls_print(stdout, v, n, five);
+		/* from the config itself: the plan may not have been built */
+		settings_init(&set);
+		if (lrc != 2 && j.root) {
+			settings_read(&set, j.root);
+			if (calls_table(&set.sim.calls, five, &v, &n,
+					&diags) == 0)
+				calls_print(stdout, v, n, five);
+		}
+		settings_release(&set);
 		free(v);
 		rc = lrc == 2 ? CLI_EXIT_USAGE : rc;
 		goto out;

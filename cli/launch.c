@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "argopt.h"
+#include "errmsg.h"
 #include "launch.h"
 
 const char launch_help[] =
@@ -84,19 +84,6 @@ static const char *const runtime_valued[] = {
 	"--mem-budget",
 };
 
-/* Sets err to the formatted text; returns status. */
-static int fail(int status, char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(int status, char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return status;
-}
-
 void launch_opts_release(struct launch_opts *o)
 {
 	free(o->args);
@@ -132,7 +119,8 @@ int launch_parse_option(struct launch_opts *o, int argc, char **argv,
 	if (!strcmp(a, "--")) {
 		while (++*i < argc)
 			if (push_arg(o, argv[*i]))
-				return fail(-1, err, errlen, "out of memory");
+				return errmsg_set(-1, err, errlen,
+						  "out of memory");
 		*i = argc - 1;
 		return 1;
 	}
@@ -143,12 +131,13 @@ int launch_parse_option(struct launch_opts *o, int argc, char **argv,
 		}
 	if (argopt_take("--launcher", argc, argv, i, &v)) {
 		if (!v)
-			return fail(-1, err, errlen, "--launcher needs mpirun, "
-				    "srun or sbatch");
+			return errmsg_set(-1, err, errlen, "--launcher needs "
+					  "mpirun, srun or sbatch");
 		if (strcmp(v, "mpirun") && strcmp(v, "srun") &&
 		    strcmp(v, "sbatch"))
-			return fail(-1, err, errlen, "unknown --launcher '%s' "
-				    "(use mpirun, srun or sbatch)", v);
+			return errmsg_set(-1, err, errlen, "unknown --launcher "
+					  "'%s' (use mpirun, srun or sbatch)",
+					  v);
 		o->launcher = strcmp(v, "mpirun") ? v : NULL;
 		return 1;
 	}
@@ -161,8 +150,8 @@ int launch_parse_option(struct launch_opts *o, int argc, char **argv,
 		if (!argopt_take(names[k], argc, argv, i, &v))
 			continue;
 		if (!v)
-			return fail(-1, err, errlen, "%s needs a %s", names[k],
-				    k < 3 ? "value" : "path");
+			return errmsg_set(-1, err, errlen, "%s needs a %s",
+					  names[k], k < 3 ? "value" : "path");
 		*dst[k] = v;
 		return 1;
 	}
@@ -173,9 +162,10 @@ int launch_parse_option(struct launch_opts *o, int argc, char **argv,
 		if (!argopt_take(name, argc, argv, i, &v))
 			continue;
 		if (!v)
-			return fail(-1, err, errlen, "%s needs a value", name);
+			return errmsg_set(-1, err, errlen, "%s needs a value",
+					  name);
 		if (push_arg(o, name) || push_arg(o, v))
-			return fail(-1, err, errlen, "out of memory");
+			return errmsg_set(-1, err, errlen, "out of memory");
 		return 1;
 	}
 	return 0;
@@ -382,14 +372,15 @@ static pid_t spawn(char *const argv[], char *err, size_t errlen)
 	ssize_t n;
 
 	if (pipe(fds))
-		return fail(-1, err, errlen, "cannot start '%s': pipe: %s",
-			    argv[0], strerror(errno));
+		return errmsg_set(-1, err, errlen,
+				  "cannot start '%s': pipe: %s", argv[0],
+				  strerror(errno));
 	if (fcntl(fds[1], F_SETFD, FD_CLOEXEC)) {
 		e = errno;
 		close(fds[0]);
 		close(fds[1]);
-		return fail(-1, err, errlen, "cannot start '%s': %s", argv[0],
-			    strerror(e));
+		return errmsg_set(-1, err, errlen, "cannot start '%s': %s",
+				  argv[0], strerror(e));
 	}
 	fflush(NULL); /* nothing buffered twice, nothing lost */
 	pid = fork();
@@ -404,8 +395,9 @@ static pid_t spawn(char *const argv[], char *err, size_t errlen)
 	close(fds[1]);
 	if (pid < 0) {
 		close(fds[0]);
-		return fail(-1, err, errlen, "cannot start '%s': fork: %s",
-			    argv[0], strerror(e));
+		return errmsg_set(-1, err, errlen,
+				  "cannot start '%s': fork: %s", argv[0],
+				  strerror(e));
 	}
 	child_pid = pid;
 	if (caught) /* came before child_pid was set */
@@ -418,8 +410,8 @@ static pid_t spawn(char *const argv[], char *err, size_t errlen)
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
 		child_pid = 0;
-		return fail(-1, err, errlen, "cannot run '%s': %s", argv[0],
-			    strerror(e));
+		return errmsg_set(-1, err, errlen, "cannot run '%s': %s",
+				  argv[0], strerror(e));
 	}
 	return pid;
 }
@@ -436,8 +428,9 @@ static int wait_child(char *const argv[], int *wstatus, char *err,
 	while (waitpid(pid, wstatus, 0) < 0)
 		if (errno != EINTR) {
 			child_pid = 0;
-			return fail(-1, err, errlen, "waiting for '%s': %s",
-				    argv[0], strerror(errno));
+			return errmsg_set(-1, err, errlen,
+					  "waiting for '%s': %s", argv[0],
+					  strerror(errno));
 		}
 	child_pid = 0;
 	return 0;
@@ -469,27 +462,28 @@ static FILE *open_plan(const struct launch_opts *o, char *tmp, size_t tmplen,
 	*made = 0;
 	if (o->plan_out) {
 		if (!(f = fopen(o->plan_out, "w")))
-			fail(0, err, errlen, "cannot write '%s': %s",
-			     o->plan_out, strerror(errno));
+			errmsg_set(0, err, errlen, "cannot write '%s': %s",
+				   o->plan_out, strerror(errno));
 		return f;
 	}
 	if (!dir || !*dir)
 		dir = "/tmp";
 	if (snprintf(tmp, tmplen, "%s/gtplan-plan-XXXXXX", dir) >= (int)tmplen) {
-		fail(0, err, errlen, "TMPDIR '%s' is too long", dir);
+		errmsg_set(0, err, errlen, "TMPDIR '%s' is too long", dir);
 		return NULL;
 	}
 	if ((fd = mkstemp(tmp)) < 0) {
-		fail(0, err, errlen, "cannot create a temporary plan in '%s': "
-		     "%s\nhint: set TMPDIR to a writable folder, or pass -o "
-		     "FILE", dir, strerror(errno));
+		errmsg_set(0, err, errlen, "cannot create a temporary plan in "
+			   "'%s': %s\nhint: set TMPDIR to a writable folder, "
+			   "or pass -o FILE", dir, strerror(errno));
 		return NULL;
 	}
 	*made = 1;
 	if (!(f = fdopen(fd, "w"))) {
 		e = errno;
 		close(fd);
-		fail(0, err, errlen, "cannot write '%s': %s", tmp, strerror(e));
+		errmsg_set(0, err, errlen, "cannot write '%s': %s", tmp,
+			   strerror(e));
 	}
 	return f;
 }
@@ -522,17 +516,18 @@ static int run_cmd(const struct launch_opts *o, const struct launch_cmd *c,
 	if (!caught && wait_child((char *const *)c->argv, &ws, err, errlen))
 		return LAUNCH_USAGE;
 	if (caught)
-		return fail(LAUNCH_FAILED, err, errlen, "the run was stopped "
-			    "by %s", caught == SIGINT ? "SIGINT" : "SIGTERM");
+		return errmsg_set(LAUNCH_FAILED, err, errlen,
+				  "the run was stopped by %s",
+				  caught == SIGINT ? "SIGINT" : "SIGTERM");
 	if (WIFSIGNALED(ws))
-		return fail(LAUNCH_FAILED, err, errlen, "the run failed: '%s' "
-			    "was killed by signal %d", name,
-			    WTERMSIG(ws));
+		return errmsg_set(LAUNCH_FAILED, err, errlen, "the run failed: "
+				  "'%s' was killed by signal %d", name,
+				  WTERMSIG(ws));
 	code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 1;
 	if (code == 0)
 		return LAUNCH_OK;
-	fail(LAUNCH_FAILED, err, errlen, "the run failed: '%s' exited with "
-	     "status %d", name, code);
+	errmsg_set(LAUNCH_FAILED, err, errlen,
+		   "the run failed: '%s' exited with status %d", name, code);
 	if (code == 2) /* gtplan-run's usage or I/O error, said above */
 		return LAUNCH_USAGE;
 	failure_hints(o, world, err, errlen);
@@ -552,12 +547,13 @@ static int submit(const struct launch_opts *o, const char *sbatch,
 
 	if (o->dry_run && !o->script)
 		return launch_sbatch_write(out, o, runner, plan, world) ?
-		       fail(LAUNCH_USAGE, err, errlen, "error writing the "
-			    "script: %s", strerror(errno)) : LAUNCH_OK;
+		       errmsg_set(LAUNCH_USAGE, err, errlen,
+				  "error writing the script: %s",
+				  strerror(errno)) : LAUNCH_OK;
 	if (snprintf(path, sizeof(path), "%s%s", o->script ? o->script : plan,
 		     o->script ? "" : ".sbatch") >= (int)sizeof(path))
-		return fail(LAUNCH_USAGE, err, errlen, "the script's path is "
-			    "too long");
+		return errmsg_set(LAUNCH_USAGE, err, errlen,
+				  "the script's path is too long");
 	if ((rc = launch_write_kept(path, o, runner, plan, world, err, errlen)))
 		return rc;
 	if (o->dry_run)
@@ -580,22 +576,25 @@ int launch_plan(const struct launch_opts *o, long long world,
 
 	err[0] = '\0';
 	if (world < 1 || launch_check_launcher(o, err, errlen))
-		return *err ? LAUNCH_USAGE : fail(LAUNCH_USAGE, err, errlen,
-			"a world of %lld ranks cannot run", world);
+		return *err ? LAUNCH_USAGE :
+		       errmsg_set(LAUNCH_USAGE, err, errlen,
+				  "a world of %lld ranks cannot run", world);
 	if (o->runner ? launch_which(o->runner, runner, sizeof(runner)) :
 	    launch_find_runner(NULL, runner, sizeof(runner)))
-		return fail(LAUNCH_USAGE, err, errlen, "cannot find %s%s%s\n"
-			    "hint: build it (make build/gtplan-run), or name "
-			    "it with --gtplan-run PATH",
-			    o->runner ? "'" : "gtplan-run next to gtplan or "
-			    "on PATH", o->runner ? o->runner : "",
-			    o->runner ? "'" : "");
+		return errmsg_set(LAUNCH_USAGE, err, errlen, "cannot find "
+				  "%s%s%s\nhint: build it (make "
+				  "build/gtplan-run), or name it with "
+				  "--gtplan-run PATH", o->runner ? "'" :
+				  "gtplan-run next to gtplan or on PATH",
+				  o->runner ? o->runner : "",
+				  o->runner ? "'" : "");
 	if (!o->dry_run && launch_which(mpi, mpirun, sizeof(mpirun)))
-		return fail(LAUNCH_USAGE, err, errlen, "cannot find '%s'%s\n"
-			    "hint: install Open MPI (Debian: apt-get install "
-			    "openmpi-bin), or name the launcher with --mpirun "
-			    "PATH or GTPLAN_MPIRUN", mpi,
-			    strchr(mpi, '/') ? "" : " on PATH");
+		return errmsg_set(LAUNCH_USAGE, err, errlen, "cannot find "
+				  "'%s'%s\nhint: install Open MPI (Debian: "
+				  "apt-get install openmpi-bin), or name the "
+				  "launcher with --mpirun PATH or "
+				  "GTPLAN_MPIRUN", mpi,
+				  strchr(mpi, '/') ? "" : " on PATH");
 	catch_signals(&saved); /* from here, a signal ends in the cleanup */
 	if (!o->dry_run || o->plan_out) {
 		f = open_plan(o, tmp, sizeof(tmp), &made, err, errlen);
@@ -612,8 +611,9 @@ int launch_plan(const struct launch_opts *o, long long world,
 			e = errno;
 		}
 		if (rc) {
-			rc = fail(LAUNCH_USAGE, err, errlen, "error writing the "
-				  "plan '%s': %s", plan, strerror(e));
+			rc = errmsg_set(LAUNCH_USAGE, err, errlen,
+					"error writing the plan '%s': %s", plan,
+					strerror(e));
 			goto out;
 		}
 	}
@@ -629,13 +629,14 @@ int launch_plan(const struct launch_opts *o, long long world,
 					    runner, plan, world) :
 	    launch_cmd_build(&c, o, o->dry_run ? mpi : mpirun, runner, plan,
 			     world)) {
-		rc = fail(LAUNCH_USAGE, err, errlen, "out of memory");
+		rc = errmsg_set(LAUNCH_USAGE, err, errlen, "out of memory");
 		goto out;
 	}
 	if (o->dry_run)
 		rc = launch_cmd_print(out, &c) ?
-		     fail(LAUNCH_USAGE, err, errlen, "error writing the command "
-			  "line: %s", strerror(errno)) : LAUNCH_OK;
+		     errmsg_set(LAUNCH_USAGE, err, errlen,
+				"error writing the command line: %s",
+				strerror(errno)) : LAUNCH_OK;
 	else
 		rc = run_cmd(o, &c, mpi, world, err, errlen);
 out:

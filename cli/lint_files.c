@@ -3,25 +3,13 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "errmsg.h"
 #include "lint_files.h"
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* Takes path (a fresh string) into lf. */
 static int push(struct lint_files *lf, char *path)
@@ -104,18 +92,20 @@ static int walk(struct lint_files *lf, const char *dir, int depth, char *err,
 	int rc = 0;
 
 	if (depth > LINT_FILES_DEPTH)
-		return fail(err, errlen, "'%s': folders nest deeper than %d",
-			    dir, LINT_FILES_DEPTH);
+		return errmsg_set(-1, err, errlen,
+				  "'%s': folders nest deeper than %d", dir,
+				  LINT_FILES_DEPTH);
 	if (list_dir(dir, &names, &n))
-		return fail(err, errlen, "cannot read folder '%s': %s", dir,
-			    strerror(errno));
+		return errmsg_set(-1, err, errlen,
+				  "cannot read folder '%s': %s", dir,
+				  strerror(errno));
 	for (size_t i = 0; i < n && !rc; i++) {
 		size_t len = strlen(dir);
 		char *path = malloc(len + strlen(names[i]) + 2);
 		struct stat st;
 
 		if (!path) {
-			rc = fail(err, errlen, "out of memory");
+			rc = errmsg_set(-1, err, errlen, "out of memory");
 			break;
 		}
 		sprintf(path, "%s%s%s", dir, len && dir[len - 1] == '/' ? "" : "/",
@@ -126,10 +116,12 @@ static int walk(struct lint_files *lf, const char *dir, int depth, char *err,
 		} else if (is_yaml(names[i]) && stat(path, &st) == 0 &&
 			   S_ISREG(st.st_mode)) {
 			if (lf->n >= LINT_FILES_MAX)
-				rc = fail(err, errlen, "more than %d files "
-					  "under '%s'", LINT_FILES_MAX, dir);
+				rc = errmsg_set(-1, err, errlen,
+						"more than %d files under '%s'",
+						LINT_FILES_MAX, dir);
 			else if (push(lf, path))
-				rc = fail(err, errlen, "out of memory");
+				rc = errmsg_set(-1, err, errlen,
+						"out of memory");
 			if (rc)
 				free(path);
 		} else {
@@ -162,13 +154,15 @@ int lint_files_add(struct lint_files *lf, const char *const *args, size_t n,
 			if (walk(lf, args[i], 0, err, errlen))
 				return -1;
 			if (lf->n == before)
-				return fail(err, errlen, "no YAML file (*.yaml, "
-					    "*.yml) under '%s'", args[i]);
+				return errmsg_set(-1, err, errlen, "no YAML "
+						  "file (*.yaml, *.yml) under "
+						  "'%s'", args[i]);
 		} else if (!strcmp(args[i], "-") && lf->n &&
 			   lint_files_has_stdin(lf)) {
-			return fail(err, errlen, "'-' (stdin) can be read once");
+			return errmsg_set(-1, err, errlen,
+					  "'-' (stdin) can be read once");
 		} else if (push(lf, strdup(args[i]))) {
-			return fail(err, errlen, "out of memory");
+			return errmsg_set(-1, err, errlen, "out of memory");
 		}
 	}
 	return 0;

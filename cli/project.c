@@ -5,7 +5,6 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,22 +12,11 @@
 #include <unistd.h>
 
 #include "argopt.h"
+#include "errmsg.h"
 #include "levenshtein.h"
 #include "project.h"
 
 /* ---- the command line ----------------------------------------------- */
-
-static int say(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int say(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* -1 when s is not a severity's name. */
 static int severity_of(const char *s)
@@ -52,16 +40,16 @@ static int push_selectors(char ***list, size_t *n, const char *v, char *err,
 		if (!(s = strndup(p, (size_t)(q - p))) ||
 		    !(nl = realloc(*list, (*n + 1) * sizeof(*nl)))) {
 			free(s);
-			return say(err, errlen, "out of memory");
+			return errmsg_set(-1, err, errlen, "out of memory");
 		}
 		*list = nl;
 		nl[(*n)++] = s;
 		if (!sel_valid(s)) {
 			const struct diag_rule *r = sel_closest(s);
 
-			return say(err, errlen, "no rule '%s'%s%s%s", s,
-				   r ? " (did you mean " : "",
-				   r ? r->code : "", r ? "?)" : "");
+			return errmsg_set(-1, err, errlen, "no rule '%s'%s%s%s",
+					  s, r ? " (did you mean " : "",
+					  r ? r->code : "", r ? "?)" : "");
 		}
 	}
 	return 0;
@@ -86,7 +74,7 @@ int proj_parse_option(struct proj_opts *o, int argc, char **argv, int *i,
 	if (k == sizeof(valued) / sizeof(*valued))
 		return 0;
 	if (!v)
-		return say(err, errlen, "%s needs a value", a);
+		return errmsg_set(-1, err, errlen, "%s needs a value", a);
 	switch (k) {
 	case 0:
 		return push_selectors(&o->ignore, &o->n_ignore, v, err,
@@ -97,8 +85,9 @@ int proj_parse_option(struct proj_opts *o, int argc, char **argv, int *i,
 				      errlen) ? -1 : 1;
 	case 2:
 		if ((o->min_severity = severity_of(v)) < 0)
-			return say(err, errlen, "unknown severity '%s' (use "
-				   "note, warning or error)", v);
+			return errmsg_set(-1, err, errlen, "unknown severity "
+					  "'%s' (use note, warning or error)",
+					  v);
 		return 1;
 	default:
 		o->config = v;

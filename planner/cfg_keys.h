@@ -37,6 +37,7 @@
 #define KEY_SEQ_PARALLEL   KEY_MEG "sequence_parallel"
 #define KEY_GEN_BACKEND    KEY_GEN "backend"
 #define KEY_GPUS_PER_NODE  KEY_CLUSTER "gpus_per_node"
+#define KEY_GLOBAL_BATCH   KEY_POLICY "train_global_batch_size"
 
 /* ---- gtplan's own ------------------------------------------------------- */
 
@@ -46,6 +47,7 @@
 #define KEY_HARDWARE       KEY_GTPLAN "hardware."
 #define KEY_INTERCONNECT   KEY_GTPLAN "interconnect."
 #define KEY_DRIVER_LAYOUT  KEY_GTPLAN "driver_layout"
+#define KEY_RANK_ORDER     KEY_GTPLAN "rank_order"
 #define KEY_GPU_MEMORY     KEY_GTPLAN "gpu_memory_gb"
 #define KEY_CALLS          KEY_GTPLAN "calls"
 #define KEY_GTPLAN_MODEL   KEY_GTPLAN "model"

@@ -7,9 +7,10 @@
 #include "layout.h"
 
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "errmsg.h"
 
 #define AXIS_BIT(a) (1u << (unsigned)(a))
 
@@ -31,20 +32,6 @@ const char *lay_axis_name(enum lay_axis a)
 #define TOK_FMT "\"%.*s%s\""
 #define TOK_ARGS(p, len) \
 	(int)((len) > 32 ? 32 : (len)), (p), ((len) > 32 ? "..." : "")
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Case-insensitive match of token [tok, tok+len) against `name`. */
 static int token_is(const char *tok, size_t len, const char *name)
@@ -80,7 +67,7 @@ int lay_order_parse(const char *s, struct lay_order *o, char *err,
 	int a;
 
 	if (!s || !*s) {
-		set_err(err, errlen,
+		errmsg_set(0, err, errlen,
 			"the rank order is empty; write the axes fastest "
 			"first, e.g. \"%s\"", LAY_DEFAULT_ORDER);
 		return -1;
@@ -90,7 +77,7 @@ int lay_order_parse(const char *s, struct lay_order *o, char *err,
 		size_t len = q ? (size_t)(q - p) : strlen(p);
 
 		if (len == 0) {
-			set_err(err, errlen,
+			errmsg_set(0, err, errlen,
 				"the rank order " TOK_FMT " has an empty token "
 				"(two '-' in a row, or a '-' at either end)",
 				TOK_ARGS(s, strlen(s)));
@@ -98,7 +85,7 @@ int lay_order_parse(const char *s, struct lay_order *o, char *err,
 		}
 		a = token_axis(p, len);
 		if (a < 0) {
-			set_err(err, errlen,
+			errmsg_set(0, err, errlen,
 				"unknown token " TOK_FMT " in the rank order; "
 				"the tokens are tp, cp, gtp (or gtp_remat), ep, "
 				"dp and pp", TOK_ARGS(p, len));
@@ -106,12 +93,12 @@ int lay_order_parse(const char *s, struct lay_order *o, char *err,
 		}
 		if (out.given & AXIS_BIT(a)) {
 			if (a == LAY_GTP)
-				set_err(err, errlen,
+				errmsg_set(0, err, errlen,
 					"token " TOK_FMT " names gtp a second "
 					"time in the rank order (gtp_remat is "
 					"another name for gtp)", TOK_ARGS(p, len));
 			else
-				set_err(err, errlen,
+				errmsg_set(0, err, errlen,
 					"token " TOK_FMT " appears twice in the "
 					"rank order", TOK_ARGS(p, len));
 			return -1;
@@ -123,7 +110,7 @@ int lay_order_parse(const char *s, struct lay_order *o, char *err,
 		p = q + 1;
 	}
 	if (!(out.given & AXIS_BIT(LAY_GTP))) {
-		set_err(err, errlen,
+		errmsg_set(0, err, errlen,
 			"the rank order has no gtp token; it must say where "
 			"GTP ranks sit, e.g. \"%s\"", LAY_DEFAULT_ORDER);
 		return -1;

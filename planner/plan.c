@@ -30,6 +30,7 @@ void plan_release(struct plan *p)
 {
 	free(p->config_name);
 	free(p->driver_layout);
+	settings_release(&p->set);
 	plan_init(p);
 }
 

@@ -18,6 +18,7 @@ void settings_init(struct settings *s)
 	s->tracker_loc = DIAG_NOLOC;
 	s->stack_loc = DIAG_NOLOC;
 	s->driver_layout_loc = DIAG_NOLOC;
+	settings_sim_init(&s->sim);
 }
 
 /* A boolean at `path`, `dflt` when unset or of another type. */
@@ -142,4 +143,13 @@ void settings_read(struct settings *s, const struct cfg_node *root)
 	s->preference_pairs = is_map(root, "dpo") || is_map(root, "rm");
 	s->segment_size = positive_at(root, KEY_CLUSTER "segment_size");
 	read_gtplan(s, root);
+	settings_sim_read(&s->sim, root);
+}
+
+/* ---- the simulator's own keys (settings_sim.c) ------------------------- */
+
+void settings_release(struct settings *s)
+{
+	settings_sim_release(&s->sim);
+	settings_init(s);
 }

@@ -8,15 +8,17 @@
  *
  * A value of the wrong type counts as unset: the schema check reports it.
  *
- * Ownership: a struct settings is the caller's value with nothing to
- * release; its strings are static (model_key) or point into the config
- * tree read (moe_tracker), which must outlive it.
+ * Ownership: a struct settings is the caller's value; its strings are
+ * static (model_key) or point into the config tree read (moe_tracker, and
+ * those of sim), which must outlive it. settings_release frees what
+ * settings_read allocated (sim's gtplan.calls entries).
  */
 #ifndef GTPLAN_SETTINGS_H
 #define GTPLAN_SETTINGS_H
 
 #include "cfg.h"
 #include "diag.h"
+#include "settings_sim.h"
 
 struct settings {
 	/* Megatron trains: megatron_cfg.enabled is true, or there is no
@@ -68,11 +70,16 @@ struct settings {
 	struct diag_loc tracker_loc;       /* gtplan.stack.moe_aux_loss_tracker */
 	struct diag_loc stack_loc;         /* gtplan.stack */
 	struct diag_loc driver_layout_loc; /* gtplan.driver_layout */
+	/* ---- the simulator's own keys, as written (settings_sim.h) ---- */
+	struct settings_sim sim;
 };
 
 /* The settings of an empty config. */
 void settings_init(struct settings *s);
-/* Reads them from a resolved config; never fails. */
+/* Reads them from a resolved config into an initialised or released s;
+ * never fails (out of memory: sim.calls.nomem). */
 void settings_read(struct settings *s, const struct cfg_node *root);
+/* Frees what settings_read allocated; s is settings_init's again. */
+void settings_release(struct settings *s);
 
 #endif

@@ -315,78 +315,8 @@ static void write_groups(struct jw *w, const struct plan *p)
 
 /* ---- diagnostics ------------------------------------------------------ */
 
-static const char *severity_name(enum diag_severity s)
-{
-	switch (s) {
-	case DIAG_ERROR: return "error";
-	case DIAG_WARNING: return "warning";
-	case DIAG_NOTE: return "note";
-	}
-	return "note";
-}
-
-/* A location as the diag module's JSON writes it: file, line and column
- * all null without a location; line and column null when not positive. */
-struct jloc {
-	const char *file;
-	int line, col;
-};
-
-static struct jloc json_loc(const struct diag_list *l, struct diag_loc loc)
-{
-	struct jloc j = { NULL, 0, 0 };
-
-	j.file = l->srcs ? src_name(l->srcs, loc.src) : NULL;
-	if (j.file) {
-		j.line = loc.line;
-		j.col = loc.line > 0 ? loc.col : 0;
-	}
-	return j;
-}
-
-/* The same fields as diag_print_json's findings, keys sorted. */
-static void write_diag(struct jw *w, const struct diag_list *l,
-		       const struct diag *d)
-{
-	struct jloc at = json_loc(l, d->loc);
-	size_t i;
-
-	jw_obj_begin(w, 0);
-	jw_key(w, "code");
-	jw_str(w, d->rule ? d->rule->code :
-		  d->unknown_code ? d->unknown_code : "?");
-	size_or_null(w, "column", at.col);
-	jw_key(w, "file");
-	jw_str(w, at.file);
-	jw_key(w, "hint");
-	jw_str(w, d->hint);
-	size_or_null(w, "line", at.line);
-	jw_key(w, "message");
-	jw_str(w, d->msg);
-	jw_key(w, "name");
-	jw_str(w, d->rule ? d->rule->name : NULL);
-	jw_key(w, "notes");
-	jw_arr_begin(w, 0);
-	for (i = 0; i < d->n_notes; i++) {
-		struct jloc n = json_loc(l, d->notes[i].loc);
-
-		jw_obj_begin(w, 0);
-		size_or_null(w, "column", n.col);
-		jw_key(w, "file");
-		jw_str(w, n.file);
-		size_or_null(w, "line", n.line);
-		jw_key(w, "message");
-		jw_str(w, d->notes[i].msg);
-		jw_obj_end(w);
-	}
-	jw_arr_end(w);
-	jw_key(w, "path");
-	jw_str(w, d->path);
-	jw_key(w, "severity");
-	jw_str(w, severity_name(d->severity));
-	jw_obj_end(w);
-}
-
+/* The findings as `gtplan lint --format json` writes them, without
+ * "configs" (base/diag_json.c). */
 static void write_diags(struct jw *w, const struct diag_list *l)
 {
 	size_t i;
@@ -394,7 +324,7 @@ static void write_diags(struct jw *w, const struct diag_list *l)
 	jw_key(w, "diagnostics");
 	jw_arr_begin(w, 0);
 	for (i = 0; l && i < l->n; i++)
-		write_diag(w, l, &l->v[i]);
+		diag_write_json(w, l, &l->v[i], 0);
 	jw_arr_end(w);
 }
 
@@ -447,7 +377,7 @@ static void write_call_findings(struct jw *w, const struct sim_call_result *x,
 		jw_key(w, "message");
 		jw_str(w, d->msg);
 		jw_key(w, "severity");
-		jw_str(w, severity_name(d->severity));
+		jw_str(w, diag_severity_name(d->severity));
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfg_keys.h"
 #include "dispatch.h"
 #include "levenshtein.h"
 
@@ -122,7 +121,7 @@ const struct call_def *calls_find(const struct call_def *v, size_t n,
 
 /* One entry being read. */
 struct entry {
-	const struct cfg_node *e;
+	const struct set_call *e;
 	char path[48];      /* "gtplan.calls.3" */
 	const char *name;
 	int five_d;
@@ -135,7 +134,7 @@ struct axes {
 	int given;
 	int n;                               /* known, distinct axes */
 	enum drv_axis ax[AX_N];
-	const struct cfg_node *item[AX_N];
+	const struct set_value *item[AX_N];
 	unsigned mask;
 };
 
@@ -143,6 +142,12 @@ static void sub_path(const struct entry *x, const char *key, char *buf,
 		     size_t len)
 {
 	snprintf(buf, len, "%s.%s", x->path, key);
+}
+
+/* "an integer", "a list", ...: a value's kind in a finding. */
+static const char *article(const struct set_value *v)
+{
+	return v->kind == CFG_INT ? "an" : "a";
 }
 
 /* "pipeline_parallel, data_parallel, ..." for the layout. */
@@ -171,17 +176,16 @@ static const char *did_you_mean(const char *typed, const char *const *cands,
 	return buf;
 }
 
-static void bad_type(struct entry *x, const struct cfg_node *n,
+static void bad_type(struct entry *x, const struct set_value *v,
 		     const char *key, const char *want, const char *example)
 {
 	char path[96];
 	struct diag *d;
 
 	sub_path(x, key, path, sizeof(path));
-	d = diag_add(x->diags, "GT520", n->loc, path,
+	d = diag_add(x->diags, "GT520", v->loc, path,
 		     "call '%s': %s is %s %s, not %s", x->name, key,
-		     n->kind == CFG_INT ? "an" : "a", cfg_kind_name(n->kind),
-		     want);
+		     article(v), v->kind_name, want);
 	diag_hint(d, "write it as %s", example);
 	x->errors++;
 }
@@ -189,15 +193,14 @@ static void bad_type(struct entry *x, const struct cfg_node *n,
 /* An enum-valued string field. Returns 1 and sets *out, 0 when absent,
  * -1 on an error (reported). */
 static int read_enum(struct entry *x, const char *key,
-		     const char *const *names, size_t n, const char *example,
-		     int *out)
+		     const struct set_value *v, const char *const *names,
+		     size_t n, const char *example, int *out)
 {
-	const struct cfg_node *v = cfg_get(x->e, key);
 	char path[96], dym[96], all[160];
 	size_t used = 0;
 	struct diag *d;
 
-	if (!v)
+	if (!v->given)
 		return 0;
 	if (v->kind != CFG_STR) {
 		bad_type(x, v, key, "a string", example);
@@ -221,18 +224,17 @@ static int read_enum(struct entry *x, const char *key,
 	return -1;
 }
 
-static int read_bool(struct entry *x, const char *key, int *out, int *given)
+static int read_bool(struct entry *x, const char *key,
+		     const struct set_value *v, int *out, int *given)
 {
-	const struct cfg_node *v = cfg_get(x->e, key);
-
 	*given = 0;
-	if (!v)
+	if (!v->given)
 		return 0;
 	if (v->kind != CFG_BOOL) {
 		bad_type(x, v, key, "a boolean", "true or false");
 		return -1;
 	}
-	*out = v->v.b;
+	*out = v->b;
 	*given = 1;
 	return 0;
 }
@@ -240,7 +242,7 @@ static int read_bool(struct entry *x, const char *key, int *out, int *given)
 /* `code` (GT521: an error; else a warning NeMo-RL ignores) for item `it`
  * of a list of axes, which names no axis of the layout (a: the axis it names
  * in the other layout, or AX_N). */
-static void unknown_axis(struct entry *x, const struct cfg_node *it,
+static void unknown_axis(struct entry *x, const struct set_value *it,
 			 enum drv_axis a, const char *path, const char *code,
 			 const char *what, const char *const *names)
 {
@@ -269,21 +271,21 @@ static void unknown_axis(struct entry *x, const struct cfg_node *it,
  * axes NeMo-RL checks, the GT523 warning for those it ignores); they are
  * left out of the result, as NeMo-RL ignores them. A null list is empty,
  * as NeMo-RL's None. */
-static void read_axes(struct entry *x, const char *key, const char *code,
+static void read_axes(struct entry *x, const char *key,
+		      const struct set_list *v, const char *code,
 		      const char *what, struct axes *out)
 {
-	const struct cfg_node *v = cfg_get(x->e, key);
 	const char *names[AX_N];
 	char path[96], all[160];
 
 	memset(out, 0, sizeof(*out));
-	if (!v)
+	if (!v->v.given)
 		return;
 	out->given = 1;
-	if (v->kind == CFG_NULL)
+	if (v->v.kind == CFG_NULL)
 		return;
-	if (v->kind != CFG_SEQ) {
-		bad_type(x, v, key, "a list of axis names",
+	if (v->v.kind != CFG_SEQ) {
+		bad_type(x, &v->v, key, "a list of axis names",
 			 "a list, e.g. [data_parallel]");
 		return;
 	}
@@ -291,7 +293,7 @@ static void read_axes(struct entry *x, const char *key, const char *code,
 		names[a] = a != AX_GTP || x->five_d ?
 			   drv_axis_name((enum drv_axis)a) : NULL;
 	for (size_t i = 0; i < v->n; i++) {
-		const struct cfg_node *it = v->kids[i];
+		const struct set_value *it = &v->items[i];
 		enum drv_axis a;
 		struct diag *d;
 
@@ -300,8 +302,7 @@ static void read_axes(struct entry *x, const char *key, const char *code,
 			d = diag_add(x->diags, "GT520", it->loc, path,
 				     "call '%s': %s item %zu is %s %s, not an "
 				     "axis name", x->name, key, i,
-				     it->kind == CFG_INT ? "an" : "a",
-				     cfg_kind_name(it->kind));
+				     article(it), it->kind_name);
 			diag_hint(d, "the axes are %s",
 				  axis_list(x->five_d, all, sizeof(all)));
 			x->errors++;
@@ -330,14 +331,14 @@ static void read_axes(struct entry *x, const char *key, const char *code,
 }
 
 /* Fields that only one kind of dispatch takes, given to the other kind. */
-static void wrong_dispatch(struct entry *x, const char *key, int given,
-			   int matters, const char *only)
+static void wrong_dispatch(struct entry *x, const char *key,
+			   const struct set_value *v, int given, int matters,
+			   const char *only)
 {
-	const struct cfg_node *v = cfg_get(x->e, key);
 	char path[96];
 	struct diag *d;
 
-	if (!given || !matters || !v)
+	if (!given || !matters || !v->given)
 		return;
 	sub_path(x, key, path, sizeof(path));
 	d = diag_add(x->diags, "GT520", v->key_loc, path,
@@ -355,7 +356,7 @@ static void check_both(struct entry *x, const struct call_def *row,
 {
 	for (int i = 0; i < row->n_sharded; i++) {
 		enum drv_axis a = row->sharded[i];
-		const struct cfg_node *s_item = NULL, *r_item = NULL, *at;
+		const struct set_value *s_item = NULL, *r_item = NULL, *at;
 		char path[96];
 		struct diag *d;
 
@@ -370,8 +371,8 @@ static void check_both(struct entry *x, const struct call_def *row,
 		at = r_item ? r_item : s_item;
 		sub_path(x, r_item ? "replicated" : "sharded", path,
 			 sizeof(path));
-		d = diag_add(x->diags, "GT522", at ? at->loc : x->e->loc, path,
-			     "call '%s': axis '%s' is both sharded and "
+		d = diag_add(x->diags, "GT522", at ? at->loc : x->e->entry.loc,
+			     path, "call '%s': axis '%s' is both sharded and "
 			     "replicated", x->name, drv_axis_name(a));
 		diag_hint(d, "list it in sharded or in replicated, not both "
 			  "(NeMo-RL raises \"Axes cannot be both sharded and "
@@ -392,6 +393,7 @@ static void check_both(struct entry *x, const struct call_def *row,
 static int read_entry(struct entry *x, const struct call_def *base,
 		      struct call_def *row)
 {
+	const struct set_call *e = x->e;
 	struct axes sh, rep, out, r0;
 	int disp = -1, prog = -1, dummy = 0, moves = 0, has_dummy, has_moves;
 	int rc_d, rc_p;
@@ -401,23 +403,23 @@ static int read_entry(struct entry *x, const struct call_def *base,
 	else
 		memset(row, 0, sizeof(*row));
 	snprintf(row->name, sizeof(row->name), "%s", x->name);
-	row->loc = x->e->loc;
+	row->loc = e->entry.loc;
 
-	rc_d = read_enum(x, "dispatch", dispatch_names, 3,
+	rc_d = read_enum(x, "dispatch", &e->dispatch, dispatch_names, 3,
 			 "sharded, single or multiple", &disp);
-	rc_p = read_enum(x, "program", program_names, PROG_COUNT,
+	rc_p = read_enum(x, "program", &e->program, program_names, PROG_COUNT,
 			 "train, forward, refit_ipc, ... or none", &prog);
-	read_axes(x, "sharded", "GT521", "sharded", &sh);
-	read_axes(x, "replicated", "GT521", "replicated", &rep);
-	read_axes(x, "output", "GT523", "output", &out);
-	read_axes(x, "rank0_only", "GT523", "rank0_only", &r0);
-	read_bool(x, "dummy", &dummy, &has_dummy);
-	read_bool(x, "moves_data", &moves, &has_moves);
+	read_axes(x, "sharded", &e->sharded, "GT521", "sharded", &sh);
+	read_axes(x, "replicated", &e->replicated, "GT521", "replicated",
+		  &rep);
+	read_axes(x, "output", &e->output, "GT523", "output", &out);
+	read_axes(x, "rank0_only", &e->rank0_only, "GT523", "rank0_only", &r0);
+	read_bool(x, "dummy", &e->dummy, &dummy, &has_dummy);
+	read_bool(x, "moves_data", &e->moves_data, &moves, &has_moves);
 
 	if (!base && (rc_d == 0 || rc_p == 0)) {
-		struct diag *d = diag_add(x->diags, "GT520",
-			cfg_get(x->e, "name")->loc, x->path,
-			"call '%s' is not a built-in call and has no %s",
+		struct diag *d = diag_add(x->diags, "GT520", e->name.loc,
+			x->path, "call '%s' is not a built-in call and has no %s",
 			x->name, rc_d == 0 && rc_p == 0 ? "dispatch and no "
 			"program" : rc_d == 0 ? "dispatch" : "program");
 		diag_hint(d, "a new call needs dispatch (sharded, single or "
@@ -433,19 +435,24 @@ static int read_entry(struct entry *x, const struct call_def *base,
 		row->program = (enum call_program)prog;
 
 	if (row->dispatch != CALL_SHARDED) {
-		wrong_dispatch(x, "sharded", sh.given, sh.n > 0, "sharded");
-		wrong_dispatch(x, "replicated", rep.given, rep.n > 0, "sharded");
-		wrong_dispatch(x, "output", out.given, out.n > 0, "sharded");
-		wrong_dispatch(x, "dummy", has_dummy, dummy, "sharded");
-		wrong_dispatch(x, "moves_data", has_moves, moves, "sharded");
+		wrong_dispatch(x, "sharded", &e->sharded.v, sh.given, sh.n > 0,
+			       "sharded");
+		wrong_dispatch(x, "replicated", &e->replicated.v, rep.given,
+			       rep.n > 0, "sharded");
+		wrong_dispatch(x, "output", &e->output.v, out.given, out.n > 0,
+			       "sharded");
+		wrong_dispatch(x, "dummy", &e->dummy, has_dummy, dummy,
+			       "sharded");
+		wrong_dispatch(x, "moves_data", &e->moves_data, has_moves, moves,
+			       "sharded");
 		row->n_sharded = 0;
 		row->replicated = row->output = 0;
 		row->dummy = row->moves_data = row->uses_train_batch = 0;
 		if (r0.given)
 			row->rank0_only = r0.mask;
 	} else {
-		wrong_dispatch(x, "rank0_only", r0.given, r0.n > 0,
-			       "single and multiple");
+		wrong_dispatch(x, "rank0_only", &e->rank0_only.v, r0.given,
+			       r0.n > 0, "single and multiple");
 		row->rank0_only = 0;
 		if (sh.given) {
 			row->n_sharded = sh.n;
@@ -471,13 +478,13 @@ static int read_entry(struct entry *x, const struct call_def *base,
 /* The entry's name, or NULL (reported) when it has none usable. */
 static const char *entry_name(struct entry *x)
 {
-	const struct cfg_node *n = cfg_get(x->e, "name");
+	const struct set_value *n = &x->e->name;
 	char path[96];
 	struct diag *d;
 
 	sub_path(x, "name", path, sizeof(path));
-	if (!n) {
-		d = diag_add(x->diags, "GT520", x->e->loc, x->path,
+	if (!n->given) {
+		d = diag_add(x->diags, "GT520", x->e->entry.loc, x->path,
 			     "%s has no name", x->path);
 		diag_hint(d, "add name: a built-in call (train, get_logprobs, "
 			  "...) to override its row, or a new name to add "
@@ -487,8 +494,7 @@ static const char *entry_name(struct entry *x)
 	if (n->kind != CFG_STR) {
 		d = diag_add(x->diags, "GT520", n->loc, path,
 			     "the call name is %s %s, not a string",
-			     n->kind == CFG_INT ? "an" : "a",
-			     cfg_kind_name(n->kind));
+			     article(n), n->kind_name);
 		diag_hint(d, "name the call as the driver does, e.g. "
 			  "get_logprobs");
 		return NULL;
@@ -504,78 +510,46 @@ static const char *entry_name(struct entry *x)
 	return n->text;
 }
 
-/* An earlier entry with the same name, or NULL. */
-static const struct cfg_node *earlier(const struct cfg_node *list, size_t i,
-				      const char *name)
+/* An earlier entry's name that equals `name`, or NULL. */
+static const struct set_value *earlier(const struct set_calls *in, size_t i,
+				       const char *name)
 {
 	for (size_t k = 0; k < i; k++) {
-		const struct cfg_node *n = cfg_get(list->kids[k], "name");
+		const struct set_value *n = &in->v[k].name;
 
-		if (n && n->kind == CFG_STR && strcmp(n->text, name) == 0)
+		if (n->kind == CFG_STR && strcmp(n->text, name) == 0)
 			return n;
 	}
 	return NULL;
 }
 
-int calls_table(const struct cfg_node *root, int five_d,
-		struct call_def **out, size_t *n, struct diag_list *diags)
+/* The config's rows over the built-in ones in v (*n rows, room for
+ * in->n more). */
+static void config_rows(const struct set_calls *in, int five_d,
+			struct call_def *v, size_t *n, struct diag_list *diags)
 {
-	const struct cfg_node *list = cfg_path(root, KEY_CALLS);
-	size_t cap = N_BUILTIN, entries = 0;
-	struct call_def *v;
 	struct diag *d;
 
-	if (list && list->kind == CFG_SEQ)
-		entries = list->n < CALLS_MAX_ROWS ? list->n : CALLS_MAX_ROWS;
-	cap += entries;
-	v = calloc(cap, sizeof(*v));
-	*out = v;
-	*n = 0;
-	if (!v)
-		return -1;
-	for (size_t i = 0; i < N_BUILTIN; i++)
-		builtin_row(i, five_d, &v[(*n)++]);
-	if (!list || list->kind == CFG_NULL)
-		return 0;
-	if (list->kind != CFG_SEQ) {
-		d = diag_add(diags, "GT520", list->loc, "gtplan.calls",
-			     "gtplan.calls is %s %s, not a list",
-			     list->kind == CFG_INT ? "an" : "a",
-			     cfg_kind_name(list->kind));
-		diag_hint(d, "write a list of calls, e.g. [{name: generate, "
-			  "replicated: [context_parallel, tensor_parallel, "
-			  "pipeline_parallel]}]");
-		return 0;
-	}
-	if (list->n > CALLS_MAX_ROWS) {
-		d = diag_add(diags, "GT520", list->kids[CALLS_MAX_ROWS]->loc,
-			     "gtplan.calls", "gtplan.calls has %zu entries; "
-			     "gtplan reads the first %d", list->n,
-			     CALLS_MAX_ROWS);
-		diag_hint(d, "keep the call table under %d rows",
-			  CALLS_MAX_ROWS);
-	}
-	for (size_t i = 0; i < entries; i++) {
-		struct entry x = { .e = list->kids[i], .five_d = five_d,
+	for (size_t i = 0; i < in->n; i++) {
+		struct entry x = { .e = &in->v[i], .five_d = five_d,
 				   .diags = diags };
-		const struct cfg_node *prev;
+		const struct set_value *prev;
 		struct call_def row, *slot;
 
 		snprintf(x.path, sizeof(x.path), "gtplan.calls.%zu", i);
-		if (x.e->kind != CFG_MAP) {
-			d = diag_add(diags, "GT520", x.e->loc, x.path,
+		if (x.e->entry.kind != CFG_MAP) {
+			d = diag_add(diags, "GT520", x.e->entry.loc, x.path,
 				     "gtplan.calls entry %zu is %s %s, not a "
-				     "map", i, x.e->kind == CFG_INT ? "an" : "a",
-				     cfg_kind_name(x.e->kind));
+				     "map", i, article(&x.e->entry),
+				     x.e->entry.kind_name);
 			diag_hint(d, "write each call as a map: {name: ..., "
 				  "dispatch: ..., sharded: [...], ...}");
 			continue;
 		}
 		if (!(x.name = entry_name(&x)))
 			continue;
-		if ((prev = earlier(list, i, x.name))) {
-			d = diag_add(diags, "GT520",
-				     cfg_get(x.e, "name")->loc, x.path,
+		if ((prev = earlier(in, i, x.name))) {
+			d = diag_add(diags, "GT520", x.e->name.loc, x.path,
 				     "call '%s' is defined twice in "
 				     "gtplan.calls", x.name);
 			diag_hint(d, "merge the two entries; this one is "
@@ -590,5 +564,40 @@ int calls_table(const struct cfg_node *root, int five_d,
 			slot = &v[(*n)++];
 		*slot = row;
 	}
+}
+
+int calls_table(const struct set_calls *in, int five_d,
+		struct call_def **out, size_t *n, struct diag_list *diags)
+{
+	const struct set_value *list = in ? &in->list : NULL;
+	struct call_def *v;
+	struct diag *d;
+
+	v = calloc(N_BUILTIN + (in ? in->n : 0), sizeof(*v));
+	*out = v;
+	*n = 0;
+	if (!v || (in && in->nomem))
+		return -1;
+	for (size_t i = 0; i < N_BUILTIN; i++)
+		builtin_row(i, five_d, &v[(*n)++]);
+	if (!list || !list->given || list->kind == CFG_NULL)
+		return 0;
+	if (list->kind != CFG_SEQ) {
+		d = diag_add(diags, "GT520", list->loc, "gtplan.calls",
+			     "gtplan.calls is %s %s, not a list",
+			     article(list), list->kind_name);
+		diag_hint(d, "write a list of calls, e.g. [{name: generate, "
+			  "replicated: [context_parallel, tensor_parallel, "
+			  "pipeline_parallel]}]");
+		return 0;
+	}
+	if (in->n_given > CALLS_MAX_ROWS) {
+		d = diag_add(diags, "GT520", in->unread, "gtplan.calls",
+			     "gtplan.calls has %zu entries; gtplan reads the "
+			     "first %d", in->n_given, CALLS_MAX_ROWS);
+		diag_hint(d, "keep the call table under %d rows",
+			  CALLS_MAX_ROWS);
+	}
+	config_rows(in, five_d, v, n, diags);
 	return 0;
 }

@@ -11,11 +11,12 @@
 
 #include <stdio.h>
 
-#include "cfg.h"
+#include "settings_sim.h"
 #include "sim.h"
 
-/* Hostile-input limit: gtplan.calls entries read; more are one GT520. */
-#define CALLS_MAX_ROWS 256
+/* Hostile-input limit: gtplan.calls entries read (settings_sim.h); more
+ * are one GT520. */
+#define CALLS_MAX_ROWS SET_CALLS_MAX
 
 /* The built-in table, in the order of docs/calls.md §2, as the 4-D layout
  * sees it. In the 5-D layout sft_v2_train also shards gtp_weight_remat
@@ -43,10 +44,11 @@ const struct call_def *calls_builtin_at(size_t i);
  * uses_train_batch follows program: train. The row's loc is the entry's.
  * An entry with an error is not applied (the built-in row stays); later
  * entries with an earlier entry's name are errors. Unknown keys are the
- * schema's to report. root may be NULL (built-ins only).
- * Returns 0, or -1 when out of memory. *out is heap-allocated (free()),
- * also on error. */
-int calls_table(const struct cfg_node *root, int five_d,
+ * schema's to report. `in` is gtplan.calls as the config writes it
+ * (plan.set.sim.calls); NULL gives the built-ins only.
+ * Returns 0, or -1 when out of memory (here or when the settings were
+ * read). *out is heap-allocated (free()), also on error. */
+int calls_table(const struct set_calls *in, int five_d,
 		struct call_def **out, size_t *n, struct diag_list *diags);
 
 const struct call_def *calls_find(const struct call_def *v, size_t n,

@@ -88,8 +88,8 @@ long long disp_shard_count(const struct drv_layout *dl,
  * when it would repeat plan_build's GT400/GT401 (shards == L and the
  * batches are the plan's own).
  *
- * Locations: `root` (may be NULL) is the config the plan was built from;
- * it is only used to point findings at a key:
+ * Locations: the keys of the config the plan was built from
+ * (p->set.sim), only to point findings at one:
  *   GT510 among called ranks, GT511: gtplan.rank_order, else
  *     gtplan.driver_layout, else the call's gtplan.calls entry;
  *   GT510 for ranks left out, GT512, GT513: the call's gtplan.calls entry,
@@ -101,9 +101,8 @@ long long disp_shard_count(const struct drv_layout *dl,
  * Does nothing (returns 0) unless p->grid_ok and c is a sharded call that
  * moves data. Returns the number of errors reported, or -1 when out of
  * memory. O(W) time, O(L) memory. */
-int disp_check_placement(const struct plan *p, const struct cfg_node *root,
-			 const struct drv_layout *dl, const struct call_def *c,
-			 long long batch, long long micro,
-			 struct diag_list *diags);
+int disp_check_placement(const struct plan *p, const struct drv_layout *dl,
+			 const struct call_def *c, long long batch,
+			 long long micro, struct diag_list *diags);
 
 #endif

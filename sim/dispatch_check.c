@@ -102,22 +102,21 @@ static void note_rank(struct diag *d, const struct drv_layout *dl,
 enum cause { CAUSE_ORDER, CAUSE_CALL, CAUSE_BATCH };
 
 /* Where a finding of this cause points, and its config path. */
-static struct diag_loc where(const struct cfg_node *root,
+static struct diag_loc where(const struct settings_sim *set,
 			     const struct call_def *c, enum cause why,
 			     const char **path)
 {
-	static const char *const order_keys[] = { KEY_GTPLAN "rank_order",
-		KEY_DRIVER_LAYOUT };
-	const struct cfg_node *n;
+	const struct set_value *order[] = { &set->rank_order,
+					    &set->driver_layout };
+	static const char *const order_keys[] = { KEY_RANK_ORDER,
+						  KEY_DRIVER_LAYOUT };
 
 	if (why == CAUSE_ORDER) {
-		for (size_t i = 0; i < 2; i++) {
-			n = cfg_path(root, order_keys[i]);
-			if (n) {
+		for (size_t i = 0; i < 2; i++)
+			if (order[i]->given) {
 				*path = order_keys[i];
-				return n->loc;
+				return order[i]->loc;
 			}
-		}
 		if (c->loc.src >= 0) {
 			*path = KEY_CALLS;
 			return c->loc;
@@ -126,8 +125,8 @@ static struct diag_loc where(const struct cfg_node *root,
 		return DIAG_NOLOC;
 	}
 	if (why == CAUSE_BATCH && c->uses_train_batch) {
-		*path = KEY_POLICY "train_global_batch_size";
-		return cfg_loc(root, *path);
+		*path = KEY_GLOBAL_BATCH;
+		return set->global_batch.loc;
 	}
 	if (c->loc.src >= 0) {
 		*path = KEY_CALLS;
@@ -138,19 +137,17 @@ static struct diag_loc where(const struct cfg_node *root,
 		return DIAG_NOLOC;
 	}
 	*path = KEY_DRIVER_LAYOUT;
-	return cfg_loc(root, *path);
+	return set->driver_layout.loc;
 }
 
 /* A finding placed at a gtplan.calls entry in the 5-D layout also points
  * at the layout choice, the other half of the cause. */
-static void note_layout(struct diag *d, const struct cfg_node *root,
+static void note_layout(struct diag *d, const struct settings_sim *set,
 			const struct drv_layout *dl, const struct call_def *c)
 {
-	const struct cfg_node *n = cfg_path(root, KEY_DRIVER_LAYOUT);
-
-	if (dl->five_d && c->loc.src >= 0 && n)
-		diag_note(d, n->loc, "the GTP PR's 5-D driver layout is chosen "
-			  "here");
+	if (dl->five_d && c->loc.src >= 0 && set->driver_layout.given)
+		diag_note(d, set->driver_layout.loc, "the GTP PR's 5-D driver "
+			  "layout is chosen here");
 }
 
 /* The hint for data that does not follow the lanes, derived from the
@@ -313,8 +310,7 @@ static long long rank_with(const struct scan *s, long long lane,
 	return s->lane_rank[lane];
 }
 
-static int report_split(const struct scan *s, const struct cfg_node *root,
-			struct diag_list *diags)
+static int report_split(const struct scan *s, struct diag_list *diags)
 {
 	char lt[96], m1[96], m2[96], g1[256], g2[256];
 	struct disp_rank d1, d2;
@@ -327,7 +323,7 @@ static int report_split(const struct scan *s, const struct cfg_node *root,
 	disp_rank(s->dl, s->c, s->split_r2, &d2);
 	out_by = data_of(&d1) < 0 ? d1.left_out_by :
 		 data_of(&d2) < 0 ? d2.left_out_by : AX_N;
-	at = where(root, s->c, out_by == AX_N ? CAUSE_ORDER : CAUSE_CALL,
+	at = where(&s->p->set.sim, s->c, out_by == AX_N ? CAUSE_ORDER : CAUSE_CALL,
 		   &path);
 	d = diag_add(diags, "GT510", at, path,
 		     "%s: the ranks of %s get different data: rank %lld %s "
@@ -350,14 +346,13 @@ static int report_split(const struct scan *s, const struct cfg_node *root,
 	return 1;
 }
 
-static int report_shared(const struct scan *s, const struct cfg_node *root,
-			 struct diag_list *diags)
+static int report_shared(const struct scan *s, struct diag_list *diags)
 {
 	long long r1 = rank_with(s, s->share_l1, s->share_shard);
 	long long r2 = rank_with(s, s->share_l2, s->share_shard);
 	char l1[96], l2[96], m1[96], m2[96];
 	const char *path;
-	struct diag_loc at = where(root, s->c, CAUSE_ORDER, &path);
+	struct diag_loc at = where(&s->p->set.sim, s->c, CAUSE_ORDER, &path);
 	struct diag *d;
 
 	d = diag_add(diags, "GT511", at, path,
@@ -375,15 +370,14 @@ static int report_shared(const struct scan *s, const struct cfg_node *root,
 	return 1;
 }
 
-static int report_no_data(const struct scan *s, const struct cfg_node *root,
-			  struct diag_list *diags)
+static int report_no_data(const struct scan *s, struct diag_list *diags)
 {
 	long long empty = 0, first = -1, r, co[AX_N];
 	long long per_lane = s->p->world / s->lanes;
 	struct disp_rank dr;
 	char lt[96], at_txt[256];
 	const char *path;
-	struct diag_loc at = where(root, s->c, CAUSE_CALL, &path);
+	struct diag_loc at = where(&s->p->set.sim, s->c, CAUSE_CALL, &path);
 	struct diag *d;
 
 	for (long long l = 0; l < s->lanes; l++)
@@ -408,12 +402,11 @@ static int report_no_data(const struct scan *s, const struct cfg_node *root,
 	hint_left_out(d, s->dl, s->c, dr.left_out_by);
 	diag_note(d, DIAG_NOLOC, "the driver places rank %lld at %s", r,
 		  drv_text(s->dl, r, at_txt, sizeof(at_txt)));
-	note_layout(d, root, s->dl, s->c);
+	note_layout(d, &s->p->set.sim, s->dl, s->c);
 	return 1;
 }
 
-static int report_count(const struct scan *s, const struct cfg_node *root,
-			struct diag_list *diags)
+static int report_count(const struct scan *s, struct diag_list *diags)
 {
 	struct strbuf axes = STRBUF_INIT;
 	const char *path;
@@ -437,7 +430,7 @@ static int report_count(const struct scan *s, const struct cfg_node *root,
 		strbuf_addstr(&axes, "no sharded axis");
 	else if (s->shards == s->p->dp_replicate && s->p->gtp > 1)
 		strbuf_addstr(&axes, " = D, the model copies");
-	at = where(root, s->c, CAUSE_CALL, &path);
+	at = where(&s->p->set.sim, s->c, CAUSE_CALL, &path);
 	d = diag_add(diags, "GT513", at, path,
 		     "%s: the driver splits the batch into %lld shard%s (%s) "
 		     "but Megatron has %lld lanes (D %lld x G %lld)",
@@ -454,13 +447,12 @@ static int report_count(const struct scan *s, const struct cfg_node *root,
 			  "sizes multiply to L = %lld: data_parallel in the 4-D "
 			  "layout, data_parallel and gtp_weight_remat in the "
 			  "5-D one", s->lanes);
-	note_layout(d, root, s->dl, s->c);
+	note_layout(d, &s->p->set.sim, s->dl, s->c);
 	return 1;
 }
 
-static int report_batch(const struct scan *s, const struct cfg_node *root,
-			long long batch, long long micro,
-			struct diag_list *diags)
+static int report_batch(const struct scan *s, long long batch,
+			long long micro, struct diag_list *diags)
 {
 	const struct plan *p = s->p;
 	const char *path;
@@ -474,7 +466,7 @@ static int report_batch(const struct scan *s, const struct cfg_node *root,
 	if (s->shards == p->lanes && batch == p->global_batch &&
 	    (!train || micro == p->micro_batch))
 		return 0;
-	at = where(root, s->c, CAUSE_BATCH, &path);
+	at = where(&s->p->set.sim, s->c, CAUSE_BATCH, &path);
 	if (batch % s->shards) {
 		d = diag_add(diags, "GT514", at, path,
 			     "%s: a batch of %lld samples does not split into "
@@ -513,10 +505,9 @@ static void scan_release(struct scan *s)
 	free(s->split);
 }
 
-int disp_check_placement(const struct plan *p, const struct cfg_node *root,
-			 const struct drv_layout *dl, const struct call_def *c,
-			 long long batch, long long micro,
-			 struct diag_list *diags)
+int disp_check_placement(const struct plan *p, const struct drv_layout *dl,
+			 const struct call_def *c, long long batch,
+			 long long micro, struct diag_list *diags)
 {
 	struct scan s;
 	size_t L;
@@ -552,12 +543,12 @@ int disp_check_placement(const struct plan *p, const struct cfg_node *root,
 
 	errors = 0;
 	if (s.split_lanes)
-		errors += report_split(&s, root, diags);
+		errors += report_split(&s, diags);
 	if (s.shared)
-		errors += report_shared(&s, root, diags);
-	errors += report_no_data(&s, root, diags);
-	errors += report_count(&s, root, diags);
-	errors += report_batch(&s, root, batch, micro, diags);
+		errors += report_shared(&s, diags);
+	errors += report_no_data(&s, diags);
+	errors += report_count(&s, diags);
+	errors += report_batch(&s, batch, micro, diags);
 out:
 	scan_release(&s);
 	return errors;

@@ -580,8 +580,8 @@ int reshard_check(const struct plan *ps, const struct cfg_node *rs,
 
 	memset(out, 0, sizeof(*out));
 	diag_list_init(&quiet, diags->srcs);
-	stack_read(rs, &ss.s, &quiet);
-	stack_read(rl, &sl.s, &quiet);
+	stack_read(&ps->set.sim.stack, &ss.s, &quiet);
+	stack_read(&pl->set.sim.stack, &sl.s, &quiet);
 	diag_list_release(&quiet);
 	ss.p = ps;
 	sl.p = pl;

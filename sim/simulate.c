@@ -90,10 +90,9 @@ static void reuse(const struct sim_report *r, const struct sim_call_result *e,
 			  "applies to it", c->name);
 }
 
-static int run_one(const struct plan *p, const struct cfg_node *root,
-		   const struct prog_opts *o, struct sim_report *r,
-		   const struct call_def *c, struct sim_call_result *res,
-		   struct diag_list *diags)
+static int run_one(const struct plan *p, const struct prog_opts *o,
+		   struct sim_report *r, const struct call_def *c,
+		   struct sim_call_result *res, struct diag_list *diags)
 {
 	size_t before = diags->n;
 	int placement = 0;
@@ -101,7 +100,7 @@ static int run_one(const struct plan *p, const struct cfg_node *root,
 	memset(res, 0, sizeof(*res));
 	/* The data goes where Megatron expects it, or nothing else matters. */
 	if (c->dispatch == CALL_SHARDED && c->moves_data) {
-		placement = disp_check_placement(p, root, &r->dl, c,
+		placement = disp_check_placement(p, &r->dl, c,
 			c->uses_train_batch ? p->global_batch : 0,
 			c->uses_train_batch ? p->micro_batch : 0, diags);
 		if (placement < 0)
@@ -213,7 +212,8 @@ int sim_run(const struct plan *p, const struct cfg_node *root,
 		return 0;
 	drv_layout_init(&r->dl, p);
 	r->where = p->set.driver_layout_loc;
-	if (calls_table(root, r->dl.five_d, &r->calls, &r->n_calls, diags))
+	if (calls_table(&p->set.sim.calls, r->dl.five_d, &r->calls,
+			&r->n_calls, diags))
 		return -1;
 	if (only && !calls_find(r->calls, r->n_calls, only))
 		return -2;
@@ -225,7 +225,7 @@ int sim_run(const struct plan *p, const struct cfg_node *root,
 	if (p->model_rc < 0)
 		r->model.known = 0;
 	diag_list_init(&quiet, diags->srcs);
-	stack_read(root, &r->stack, &quiet);
+	stack_read(&p->set.sim.stack, &r->stack, &quiet);
 	diag_list_release(&quiet);
 	read_prog_opts(p, &o);
 	r->res = calloc(r->n_calls, sizeof(*r->res));
@@ -247,7 +247,7 @@ int sim_run(const struct plan *p, const struct cfg_node *root,
 		from[n_run] = k < n_run ? from[k] : n_run;
 		if (k < n_run)
 			reuse(r, &r->res[k], c, &r->res[n_run], diags);
-		else if (run_one(p, root, &o, r, c, &r->res[n_run], diags)) {
+		else if (run_one(p, &o, r, c, &r->res[n_run], diags)) {
 			free(from);
 			return -1;
 		}
@@ -260,7 +260,7 @@ int sim_run(const struct plan *p, const struct cfg_node *root,
 	if (rc == 0)
 		rc = check_hardware(root, r, diags);
 	if (rc == 0)
-		rc = stack_check(p, root, &r->model, diags);
+		rc = stack_check(p, &r->model, diags);
 	if (rc == 0)
 		rc = ckpt_check(p, root, &r->model, &r->stack, &r->ckpt,
 				diags);

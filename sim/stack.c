@@ -9,15 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfg_keys.h"
 #include "model.h"
-
-static const char *const key_name[STACK_NKEYS] = {
-	"rng_state_group", "replica_group", "refit_gather",
-	"inference_layout_compare", "batch_split", "transformer_engine",
-	"megatron_core_gtp_fixes", "sharded_replica_group",
-	"optimizer_ckpt_format", "megatron_lm_7162"
-};
 
 void stack_init(struct stack *s)
 {
@@ -126,18 +118,24 @@ int stack_explain_preset(FILE *f, const char *name)
 
 /* ---- reading ----------------------------------------------------------- */
 
-static int is(const struct cfg_node *root, const char *key, const char *v,
-	      int *out, struct diag_loc *loc)
+/* A string key: *out = (it is `word`), *loc its place. Other kinds leave
+ * both as they were (the schema reports them). */
+static void is(const struct set_value *v, const char *word, int *out,
+	       struct diag_loc *loc)
 {
-	char path[96];
-	const char *t;
+	if (v->kind != CFG_STR)
+		return;
+	*out = strcmp(v->text, word) == 0;
+	*loc = v->loc;
+}
 
-	snprintf(path, sizeof(path), "gtplan.stack.%s", key);
-	if (cfg_str(root, path, &t) != 1)
-		return 0;
-	*out = strcmp(t, v) == 0;
-	*loc = cfg_path(root, path)->loc;
-	return 1;
+/* A boolean key: *out its value, *loc its place. */
+static void flag(const struct set_value *v, int *out, struct diag_loc *loc)
+{
+	if (v->kind != CFG_BOOL)
+		return;
+	*out = v->b;
+	*loc = v->loc;
 }
 
 static char *presets_list(char *buf, size_t len)
@@ -151,72 +149,56 @@ static char *presets_list(char *buf, size_t len)
 	return buf;
 }
 
-int stack_read(const struct cfg_node *root, struct stack *s,
+int stack_read(const struct set_stack *in, struct stack *s,
 	       struct diag_list *diags)
 {
 	const char *t;
-	int b, rc = 0;
+	int rc = 0;
 
 	stack_init(s);
-	if (cfg_str(root, KEY_STACK "preset", &t) == 1) {
-		struct diag_loc loc = cfg_path(root, KEY_STACK "preset")->loc;
+	if (in->preset.kind == CFG_STR &&
+	    stack_apply_preset(s, in->preset.text, in->preset.loc) < 0) {
+		char list[256];
+		struct diag *d = diag_add(diags, "GT700", in->preset.loc,
+			"gtplan.stack.preset", "unknown stack preset '%s'",
+			in->preset.text);
 
-		if (stack_apply_preset(s, t, loc) < 0) {
-			char list[256];
-			struct diag *d = diag_add(diags, "GT700", loc,
-				"gtplan.stack.preset",
-				"unknown stack preset '%s'", t);
-
-			diag_hint(d, "known presets: %s (`gtplan explain "
-				  "preset NAME` lists what one sets)",
-				  presets_list(list, sizeof(list)));
-			rc = -1;
-		}
+		diag_hint(d, "known presets: %s (`gtplan explain preset "
+			  "NAME` lists what one sets)",
+			  presets_list(list, sizeof(list)));
+		rc = -1;
 	}
-	is(root, key_name[STACK_RNG], "dp_cp", &s->rng_dp_cp,
-	   &s->loc[STACK_RNG]);
-	is(root, key_name[STACK_REPLICA], "dp_cp", &s->replica_dp_cp,
+	is(&in->rng_state_group, "dp_cp", &s->rng_dp_cp, &s->loc[STACK_RNG]);
+	is(&in->replica_group, "dp_cp", &s->replica_dp_cp,
 	   &s->loc[STACK_REPLICA]);
-	is(root, key_name[STACK_COMPARE], "without_shards",
+	is(&in->inference_layout_compare, "without_shards",
 	   &s->compare_without_shards, &s->loc[STACK_COMPARE]);
-	is(root, key_name[STACK_BATCH], "copies", &s->batch_copies,
-	   &s->loc[STACK_BATCH]);
-	if (cfg_str(root, KEY_STACK "refit_gather", &t) == 1) {
+	is(&in->batch_split, "copies", &s->batch_copies, &s->loc[STACK_BATCH]);
+	if (in->refit_gather.kind == CFG_STR) {
+		t = in->refit_gather.text;
 		s->refit_gather = strcmp(t, "tp_only") == 0 ?
 			STACK_GATHER_TP_ONLY : strcmp(t, "tp_then_gtp") == 0 ?
 			STACK_GATHER_TP_THEN_GTP : STACK_GATHER_GTP_THEN_TP;
-		s->loc[STACK_GATHER] =
-			cfg_path(root, KEY_STACK "refit_gather")->loc;
+		s->loc[STACK_GATHER] = in->refit_gather.loc;
 	}
-	if (cfg_path(root, KEY_STACK "transformer_engine")) {
-		s->loc[STACK_TE] =
-			cfg_path(root, KEY_STACK "transformer_engine")->loc;
-		s->transformer_engine =
-			cfg_str(root, KEY_STACK "transformer_engine", &t) == 1 ?
-			t : NULL;
+	if (in->transformer_engine.given) {
+		s->loc[STACK_TE] = in->transformer_engine.loc;
+		s->transformer_engine = in->transformer_engine.text;
 	}
-	is(root, key_name[STACK_WRITER], "dp_cp_gtp", &s->writer_dp_cp_gtp,
+	is(&in->sharded_replica_group, "dp_cp_gtp", &s->writer_dp_cp_gtp,
 	   &s->loc[STACK_WRITER]);
-	if (cfg_str(root, KEY_STACK "optimizer_ckpt_format", &t) == 1) {
+	if (in->optimizer_ckpt_format.kind == CFG_STR) {
+		t = in->optimizer_ckpt_format.text;
 		s->opt_format = strcmp(t, "fully_reshardable") == 0 ?
 			STACK_OPT_FULLY_RESHARDABLE :
 			strcmp(t, "fully_sharded_model_space") == 0 ?
 			STACK_OPT_FULLY_SHARDED_MODEL_SPACE :
 			STACK_OPT_DP_RESHARDABLE;
-		s->loc[STACK_OPT_FORMAT] =
-			cfg_path(root, KEY_STACK "optimizer_ckpt_format")->loc;
+		s->loc[STACK_OPT_FORMAT] = in->optimizer_ckpt_format.loc;
 	}
-	if (cfg_bool(root, KEY_STACK "megatron_lm_7162", &b) == 1) {
-		s->mlm_7162 = b;
-		s->loc[STACK_7162] =
-			cfg_path(root, KEY_STACK "megatron_lm_7162")->loc;
-	}
-	if (cfg_bool(root, KEY_STACK "megatron_core_gtp_fixes", &b) == 1) {
-		s->mcore_gtp_fixes = b;
-		s->loc[STACK_FIXES] =
-			cfg_path(root, KEY_STACK "megatron_core_gtp_fixes")
-				->loc;
-	}
+	flag(&in->megatron_lm_7162, &s->mlm_7162, &s->loc[STACK_7162]);
+	flag(&in->megatron_core_gtp_fixes, &s->mcore_gtp_fixes,
+	     &s->loc[STACK_FIXES]);
 	return rc;
 }
 
@@ -380,13 +362,13 @@ const char *stack_gather_name(enum stack_gather g)
 	       g == STACK_GATHER_TP_THEN_GTP ? "tp_then_gtp" : "gtp_then_tp";
 }
 
-int stack_check(const struct plan *p, const struct cfg_node *root,
-		const struct model_shape *m, struct diag_list *diags)
+int stack_check(const struct plan *p, const struct model_shape *m,
+		struct diag_list *diags)
 {
 	struct stack s;
 	struct diag *d;
 
-	stack_read(root, &s, diags);
+	stack_read(&p->set.sim.stack, &s, diags);
 	if (p->gtp <= 1)
 		return 0;
 	check_gather(p, &s, m, diags);

@@ -5,17 +5,18 @@
  * Also the refit checks (GT701-GT705) the simulator runs on a plan.
  *
  * Ownership: a struct stack is the caller's value with no release; its
- * strings (preset, transformer_engine) point into the config tree read,
- * which must outlive it; names returned are static.
+ * preset name is static, its transformer_engine points into the config
+ * tree read (through plan.set), which must outlive it; names returned are
+ * static.
  */
 #ifndef GTPLAN_STACK_H
 #define GTPLAN_STACK_H
 
 #include <stdio.h>
 
-#include "cfg.h"
 #include "diag.h"
 #include "plan.h"
+#include "settings_sim.h"
 #include "sim.h"
 
 enum stack_gather {
@@ -64,10 +65,12 @@ struct stack {
 /* The defaults (every behaviour correct, TE unknown). */
 void stack_init(struct stack *s);
 
-/* Reads gtplan.stack (preset first, then single keys). An unknown preset
- * is a GT700 error at its value (hint: the presets) and -1 is returned;
- * *s then holds the defaults overridden by the single keys. */
-int stack_read(const struct cfg_node *root, struct stack *s,
+/* Judges gtplan.stack as the config writes it (in: plan.set.sim.stack;
+ * preset first, then single keys; a value of another type counts as
+ * unset, the schema reports it). An unknown preset is a GT700 error at its
+ * value (hint: the presets) and -1 is returned; *s then holds the defaults
+ * overridden by the single keys. */
+int stack_read(const struct set_stack *in, struct stack *s,
 	       struct diag_list *diags);
 
 /* "gtp_then_tp", "tp_only" or "tp_then_gtp". */
@@ -101,7 +104,7 @@ int stack_te_supports_gtp(const char *version);
  * (Megatron-core without the GTP fixes), GT720 (batch split over copies
  * instead of lanes; its note: the loss trap), and GT700. Only GT700 fires
  * when G == 1. Returns 0, or -1 when out of memory. */
-int stack_check(const struct plan *p, const struct cfg_node *root,
-		const struct model_shape *m, struct diag_list *diags);
+int stack_check(const struct plan *p, const struct model_shape *m,
+		struct diag_list *diags);
 
 #endif

@@ -38,6 +38,15 @@ static inline void model_fx_resolve(struct model_fx *f, const char *yaml)
 	f->rc = model_resolve(f->root, &f->m, &f->diags);
 }
 
+/* The catalog's entry for `name`; the test fails when there is none. */
+static inline const struct model_shape *model_fx_find(const char *name)
+{
+	const struct model_shape *m = model_catalog_find(name);
+
+	ck_assert_msg(m != NULL, "%s not in the catalog", name);
+	return m;
+}
+
 static inline void model_fx_release(struct model_fx *f)
 {
 	cfg_free(f->root);

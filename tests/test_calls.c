@@ -13,12 +13,14 @@
 #include "diag.h"
 #include "dispatch.h"
 #include "report.h"
+#include "settings.h"
 #include "harness.h"
 
 struct fx {
 	struct src_set srcs;
 	struct diag_list diags;
 	struct cfg_node *root;
+	struct settings set;
 	struct call_def *v;
 	size_t n;
 };
@@ -33,13 +35,15 @@ static void load(struct fx *f, const char *yaml, int five_d)
 	ck_assert_ptr_nonnull(text);
 	ck_assert_int_eq(cfg_parse_text("c.yaml", text, strlen(yaml), &f->srcs,
 					&f->diags, &f->root), 0);
-	ck_assert_int_eq(calls_table(f->root, five_d, &f->v, &f->n, &f->diags),
-			 0);
+	settings_read(&f->set, f->root);
+	ck_assert_int_eq(calls_table(&f->set.sim.calls, five_d, &f->v, &f->n,
+				     &f->diags), 0);
 }
 
 static void release(struct fx *f)
 {
 	free(f->v);
+	settings_release(&f->set);
 	cfg_free(f->root);
 	diag_list_release(&f->diags);
 	src_set_release(&f->srcs);

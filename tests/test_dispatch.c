@@ -66,8 +66,8 @@ static void build(struct fx *f, const char *yaml)
 			 0);
 	ck_assert(f->plan.grid_ok);
 	drv_layout_init(&f->dl, &f->plan);
-	ck_assert_int_eq(calls_table(f->root, f->dl.five_d, &f->calls,
-				     &f->n_calls, &f->diags), 0);
+	ck_assert_int_eq(calls_table(&f->plan.set.sim.calls, f->dl.five_d,
+				     &f->calls, &f->n_calls, &f->diags), 0);
 	ck_assert_uint_eq(f->diags.n, 0);
 }
 
@@ -91,7 +91,7 @@ static const struct call_def *call(const struct fx *f, const char *name)
 /* The placement check of `name` with the plan's own batches. */
 static int place(struct fx *f, const char *name)
 {
-	return disp_check_placement(&f->plan, f->root, &f->dl, call(f, name),
+	return disp_check_placement(&f->plan, &f->dl, call(f, name),
 				    f->plan.global_batch, f->plan.micro_batch,
 				    &f->diags);
 }
@@ -375,7 +375,7 @@ START_TEST(scenario_iv_default_order_is_correct)
 
 		if (strcmp(c->name, "generate") == 0) /* CP is free there */
 			continue;
-		ck_assert_int_eq(disp_check_placement(&f.plan, f.root, &f.dl, c,
+		ck_assert_int_eq(disp_check_placement(&f.plan, &f.dl, c,
 			f.plan.global_batch, f.plan.micro_batch, &f.diags), 0);
 	}
 	ck_assert_uint_eq(f.diags.n, 0);
@@ -581,9 +581,9 @@ START_TEST(GT514_batch_over_shards)
 	build(&f, TP4_G3_D2);
 	train = call(&f, "train");
 	/* the plan's own batches are GT400/GT401's */
-	ck_assert_int_eq(disp_check_placement(&f.plan, f.root, &f.dl, train,
+	ck_assert_int_eq(disp_check_placement(&f.plan, &f.dl, train,
 					      480, 4, &f.diags), 0);
-	ck_assert_int_eq(disp_check_placement(&f.plan, f.root, &f.dl, train,
+	ck_assert_int_eq(disp_check_placement(&f.plan, &f.dl, train,
 					      100, 4, &f.diags), 1);
 	d = one(&f, "GT514");
 	at(d, 2, 28, "policy.train_global_batch_size");
@@ -593,16 +593,16 @@ START_TEST(GT514_batch_over_shards)
 			 "102)");
 	diag_list_release(&f.diags);
 	diag_list_init(&f.diags, &f.srcs);
-	ck_assert_int_eq(disp_check_placement(&f.plan, f.root, &f.dl, train,
+	ck_assert_int_eq(disp_check_placement(&f.plan, &f.dl, train,
 					      36, 4, &f.diags), 1);
 	ck_assert_str_eq(one(&f, "GT514")->msg, "train: each of the 6 shards "
 			 "gets 6 samples, not a multiple of the micro batch 4");
 	diag_list_release(&f.diags);
 	diag_list_init(&f.diags, &f.srcs);
 	/* micro-batches matter for train batches only */
-	ck_assert_int_eq(disp_check_placement(&f.plan, f.root, &f.dl,
+	ck_assert_int_eq(disp_check_placement(&f.plan, &f.dl,
 		call(&f, "get_logprobs"), 36, 4, &f.diags), 0);
-	ck_assert_int_eq(disp_check_placement(&f.plan, f.root, &f.dl,
+	ck_assert_int_eq(disp_check_placement(&f.plan, &f.dl,
 		call(&f, "get_logprobs"), 3, 0, &f.diags), 1);
 	d = one(&f, "GT514");
 	ck_assert_int_lt(d->loc.src, 0);
@@ -619,7 +619,7 @@ START_TEST(GT514_in_5d_uses_the_driver_shards)
 	/* shards != L, so even the plan's batches are checked against the
 	 * driver's 2 shards */
 	build(&f, cfg(4, 1, 1, 12, 3, 480, 4, FIVE_D));
-	ck_assert_int_eq(disp_check_placement(&f.plan, f.root, &f.dl,
+	ck_assert_int_eq(disp_check_placement(&f.plan, &f.dl,
 		call(&f, "train"), 7, 1, &f.diags), 3);
 	ck_assert_str_eq(one(&f, "GT514")->msg, "train: a batch of 7 samples "
 			 "does not split into 2 shards");
@@ -630,7 +630,7 @@ END_TEST
 START_TEST(only_data_moving_sharded_calls_are_checked)
 {
 	struct fx f;
-	struct plan broken;
+	struct plan broken, bare;
 
 	build(&f, cfg(2, 2, 1, 4, 2, 64, 4,
 		      GTP_BEFORE_CP
@@ -643,10 +643,13 @@ START_TEST(only_data_moving_sharded_calls_are_checked)
 	/* no grid, nothing to check */
 	broken = f.plan;
 	broken.grid_ok = 0;
-	ck_assert_int_eq(disp_check_placement(&broken, f.root, &f.dl,
+	ck_assert_int_eq(disp_check_placement(&broken, &f.dl,
 		call(&f, "train"), 64, 4, &f.diags), 0);
-	/* without a config the findings carry the key as their path */
-	ck_assert_int_eq(disp_check_placement(&f.plan, NULL, &f.dl,
+	/* with none of the keys set the findings carry the key as their
+	 * path (bare: f.plan without its settings; it owns nothing) */
+	bare = f.plan;
+	settings_init(&bare.set);
+	ck_assert_int_eq(disp_check_placement(&bare, &f.dl,
 		call(&f, "train"), 0, 0, &f.diags), 2);
 	ck_assert_int_lt(one(&f, "GT510")->loc.src, 0);
 	ck_assert_str_eq(one(&f, "GT510")->path, "gtplan.rank_order");

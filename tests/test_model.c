@@ -1,7 +1,7 @@
 /*
- * Tests for model: catalog lookup and sanity, parameter counts against the
- * totals the model cards and checkpoints state, and model_resolve's
- * merging of `gtplan.model` and its findings.
+ * Tests for model: catalog lookup and sanity, and parameter counts against
+ * the totals the model cards and checkpoints state. model_resolve's
+ * merging of `gtplan.model` and its findings are test_model_resolve.c's.
  */
 #include <check.h>
 #include <stddef.h>
@@ -18,14 +18,6 @@
 
 /* ---- helpers ---------------------------------------------------------- */
 
-static const struct model_shape *must_find(const char *name)
-{
-	const struct model_shape *m = model_catalog_find(name);
-
-	ck_assert_msg(m != NULL, "%s not in the catalog", name);
-	return m;
-}
-
 /* |got - want| <= 1% of want */
 static void near(const char *what, long long got, double want)
 {
@@ -33,18 +25,6 @@ static void near(const char *what, long long got, double want)
 
 	ck_assert_msg(err > -0.01 && err < 0.01, "%s: %lld, want ~%.4g (%.2f%%)",
 		      what, got, want, 100.0 * err);
-}
-
-static void expect_diag(const struct diag *d, const char *code, int line,
-			int col, const char *path)
-{
-	ck_assert_str_eq(diag_code(d), code);
-	ck_assert_int_eq(d->loc.line, line);
-	ck_assert_int_eq(d->loc.col, col);
-	if (path)
-		ck_assert_str_eq(d->path, path);
-	else
-		ck_assert_ptr_null(d->path);
 }
 
 static const char *const required_names[] = {
@@ -70,13 +50,14 @@ static const char *const required_names[] = {
 
 START_TEST(lookup_case)
 {
-	const struct model_shape *m = must_find("Qwen/Qwen2.5-7B");
+	const struct model_shape *m = model_fx_find("Qwen/Qwen2.5-7B");
 
 	ck_assert_str_eq(m->name, "Qwen/Qwen2.5-7B");
 	ck_assert_ptr_eq(model_catalog_find("qwen/qwen2.5-7b"), m);
 	ck_assert_ptr_eq(model_catalog_find("QWEN/QWEN2.5-7B"), m);
-	ck_assert_str_eq(must_find("META-LLAMA/llama-3.1-8b-instruct")->name,
-			 "meta-llama/Llama-3.1-8B-Instruct");
+	ck_assert_str_eq(
+		model_fx_find("META-LLAMA/llama-3.1-8b-instruct")->name,
+		"meta-llama/Llama-3.1-8B-Instruct");
 	/* exact names only: no prefix or suffix matches */
 	ck_assert_ptr_null(model_catalog_find("Qwen/Qwen2.5-7"));
 	ck_assert_ptr_null(model_catalog_find("Qwen/Qwen2.5-7B-Instruct-AWQ"));
@@ -87,9 +68,9 @@ END_TEST
 START_TEST(lookup_prefix)
 {
 	ck_assert_ptr_eq(model_catalog_find("Qwen2.5-7B"),
-			 must_find("Qwen/Qwen2.5-7B"));
+			 model_fx_find("Qwen/Qwen2.5-7B"));
 	ck_assert_ptr_eq(model_catalog_find("llama-3.2-1b-instruct"),
-			 must_find("meta-llama/Llama-3.2-1B-Instruct"));
+			 model_fx_find("meta-llama/Llama-3.2-1B-Instruct"));
 	/* another org is another model */
 	ck_assert_ptr_null(model_catalog_find("unsloth/Qwen2.5-7B"));
 	ck_assert_ptr_null(model_catalog_find("/Qwen2.5-7B"));
@@ -177,7 +158,7 @@ START_TEST(catalog_sane)
 		      model_catalog_error());
 	for (size_t i = 0; i < sizeof(required_names) / sizeof(required_names[0]);
 	     i++)
-		must_find(required_names[i]);
+		model_fx_find(required_names[i]);
 }
 END_TEST
 
@@ -185,29 +166,29 @@ END_TEST
  * config.json files do. */
 START_TEST(catalog_families)
 {
-	const struct model_shape *a = must_find("Qwen/Qwen2.5-Math-7B");
-	const struct model_shape *b = must_find("Qwen/Qwen2.5-7B-Instruct");
+	const struct model_shape *a = model_fx_find("Qwen/Qwen2.5-Math-7B");
+	const struct model_shape *b = model_fx_find("Qwen/Qwen2.5-7B-Instruct");
 
 	ck_assert_int_eq(a->vocab_size, 152064);
 	ck_assert(memcmp(&a->known, &b->known, sizeof(*a) -
 			 offsetof(struct model_shape, known)) == 0);
-	ck_assert(must_find("Qwen/Qwen2.5-1.5B")->add_qkv_bias);
-	ck_assert(must_find("Qwen/Qwen2.5-1.5B")->share_embeddings_and_output_weights);
-	ck_assert(!must_find("Qwen/Qwen2.5-7B")->share_embeddings_and_output_weights);
-	ck_assert(!must_find("Qwen/Qwen3-8B")->add_qkv_bias);
-	ck_assert(must_find("Qwen/Qwen3-4B")->share_embeddings_and_output_weights);
-	ck_assert(!must_find("Qwen/Qwen3-8B")->share_embeddings_and_output_weights);
-	ck_assert_int_eq(must_find("Qwen/Qwen3-0.6B")->kv_channels, 128);
-	ck_assert_int_eq(must_find("meta-llama/Llama-3.2-3B")->vocab_size, 128256);
-	ck_assert(must_find("meta-llama/Llama-3.2-3B")->share_embeddings_and_output_weights);
-	ck_assert(!must_find("meta-llama/Llama-3.3-70B-Instruct")->share_embeddings_and_output_weights);
-	a = must_find("Qwen/Qwen3-30B-A3B");
+	ck_assert(model_fx_find("Qwen/Qwen2.5-1.5B")->add_qkv_bias);
+	ck_assert(model_fx_find("Qwen/Qwen2.5-1.5B")->share_embeddings_and_output_weights);
+	ck_assert(!model_fx_find("Qwen/Qwen2.5-7B")->share_embeddings_and_output_weights);
+	ck_assert(!model_fx_find("Qwen/Qwen3-8B")->add_qkv_bias);
+	ck_assert(model_fx_find("Qwen/Qwen3-4B")->share_embeddings_and_output_weights);
+	ck_assert(!model_fx_find("Qwen/Qwen3-8B")->share_embeddings_and_output_weights);
+	ck_assert_int_eq(model_fx_find("Qwen/Qwen3-0.6B")->kv_channels, 128);
+	ck_assert_int_eq(model_fx_find("meta-llama/Llama-3.2-3B")->vocab_size, 128256);
+	ck_assert(model_fx_find("meta-llama/Llama-3.2-3B")->share_embeddings_and_output_weights);
+	ck_assert(!model_fx_find("meta-llama/Llama-3.3-70B-Instruct")->share_embeddings_and_output_weights);
+	a = model_fx_find("Qwen/Qwen3-30B-A3B");
 	ck_assert_int_eq(a->num_moe_experts, 128);
 	ck_assert_int_eq(a->moe_router_topk, 8);
 	ck_assert_int_eq(a->moe_ffn_hidden_size, 768);
 	ck_assert_int_eq(a->num_query_groups, 4);
 	/* Qwen3-Omni's thinker: the same MoE shape, the Omni vocabulary */
-	b = must_find("Qwen/Qwen3-Omni-30B-A3B-Instruct");
+	b = model_fx_find("Qwen/Qwen3-Omni-30B-A3B-Instruct");
 	ck_assert_int_eq(b->num_layers, 48);
 	ck_assert_int_eq(b->num_moe_experts, a->num_moe_experts);
 	ck_assert_int_eq(b->moe_ffn_hidden_size, a->moe_ffn_hidden_size);
@@ -222,7 +203,7 @@ START_TEST(catalog_new_entries)
 	const struct model_shape *m;
 
 	/* dense, uniform: exact */
-	m = must_find("mistralai/Mistral-Medium-3.5-128B");
+	m = model_fx_find("mistralai/Mistral-Medium-3.5-128B");
 	ck_assert(m->known);
 	ck_assert_int_eq(m->num_layers, 88);
 	ck_assert_int_eq(m->hidden_size, 12288);
@@ -231,12 +212,12 @@ START_TEST(catalog_new_entries)
 	ck_assert_int_eq(m->num_query_groups, 8);
 	ck_assert_int_eq(m->kv_channels, 128);
 	ck_assert_int_eq(m->vocab_size, 131072);
-	m = must_find("allenai/Llama-3.1-Tulu-3-8B-SFT");
+	m = model_fx_find("allenai/Llama-3.1-Tulu-3-8B-SFT");
 	ck_assert(m->known);
 	ck_assert_int_eq(m->vocab_size, 128264);
 	ck_assert_int_eq(m->ffn_hidden_size, 14336);
 	/* MoE in every layer, no shared expert, MTP not built: exact */
-	m = must_find("MiniMaxAI/MiniMax-M2.7");
+	m = model_fx_find("MiniMaxAI/MiniMax-M2.7");
 	ck_assert(m->known);
 	ck_assert_int_eq(m->num_layers, 62);
 	ck_assert_int_eq(m->num_attention_heads, 48);
@@ -249,7 +230,7 @@ START_TEST(catalog_new_entries)
 	ck_assert_int_eq(model_moe_layers(m, 0, 62), 62);
 	/* Gemma 4: sliding and global layers differ, so approximate; the
 	 * sliding layers' head dim and KV heads, tied 262144 vocabulary */
-	m = must_find("google/gemma-4-31B-it");
+	m = model_fx_find("google/gemma-4-31B-it");
 	ck_assert(m->shape_known && !m->known);
 	ck_assert_int_eq(m->num_layers, 60);
 	ck_assert_int_eq(m->hidden_size, 5376);
@@ -258,38 +239,40 @@ START_TEST(catalog_new_entries)
 	ck_assert_int_eq(m->kv_channels, 256);
 	ck_assert_int_eq(m->vocab_size, 262144);
 	ck_assert(m->share_embeddings_and_output_weights);
-	m = must_find("google/gemma-4-26B-A4B-it");
+	m = model_fx_find("google/gemma-4-26B-A4B-it");
 	ck_assert_int_eq(m->num_layers, 30);
 	ck_assert_int_eq(m->num_moe_experts, 128);
 	ck_assert_int_eq(m->moe_ffn_hidden_size, 704);
 	ck_assert_int_eq(m->moe_shared_expert_intermediate_size, 2112);
 	ck_assert_int_eq(model_moe_layers(m, 0, 30), 30);
-	ck_assert_int_eq(must_find("google/gemma-4-E2B-it")->num_query_groups, 1);
-	ck_assert_int_eq(must_find("google/gemma-4-E4B-it")->num_layers, 42);
+	ck_assert_int_eq(model_fx_find("google/gemma-4-E2B-it")->num_query_groups, 1);
+	ck_assert_int_eq(model_fx_find("google/gemma-4-E4B-it")->num_layers,
+			 42);
 	/* Qwen3.5: gated delta net layers, approximate */
-	m = must_find("Qwen/Qwen3.5-35B-A3B-Base");
+	m = model_fx_find("Qwen/Qwen3.5-35B-A3B-Base");
 	ck_assert(m->shape_known && !m->known);
 	ck_assert_int_eq(m->num_layers, 40);
 	ck_assert_int_eq(m->num_query_groups, 2);
 	ck_assert_int_eq(m->num_moe_experts, 256);
 	ck_assert_int_eq(m->vocab_size, 248320);
 	ck_assert_int_eq(m->mtp_num_layers, 1);
-	m = must_find("Qwen/Qwen3.5-9B-Base");
+	m = model_fx_find("Qwen/Qwen3.5-9B-Base");
 	ck_assert(m->shape_known && !m->known);
 	ck_assert_int_eq(m->num_layers, 32);
 	ck_assert_int_eq(m->num_query_groups, 4);
 	ck_assert_int_eq(m->kv_channels, 256);
 	ck_assert_int_eq(m->num_moe_experts, 0);
-	ck_assert_int_eq(must_find("Qwen/Qwen3.5-397B-A17B")->kv_channels, 256);
+	ck_assert_int_eq(model_fx_find("Qwen/Qwen3.5-397B-A17B")->kv_channels,
+			 256);
 	/* GLM-5.1: three dense layers, then MoE; one MTP layer */
-	m = must_find("zai-org/GLM-5.1");
+	m = model_fx_find("zai-org/GLM-5.1");
 	ck_assert(m->shape_known && !m->known && m->multi_latent_attention);
 	ck_assert_int_eq(m->num_layers, 78);
 	ck_assert_int_eq(model_moe_layers(m, 0, 78), 75);
 	ck_assert_int_eq(model_moe_layers(m, 0, 3), 0);
 	ck_assert_int_eq(m->mtp_num_layers, 1);
 	/* Nemotron 3.5 Lightning: Nemotron 3 Nano's layers and one MTP layer */
-	m = must_find("nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-BF16");
+	m = model_fx_find("nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-BF16");
 	ck_assert(m->shape_known && !m->known);
 	ck_assert_int_eq(m->num_layers, 52);
 	ck_assert_int_eq(model_moe_layers(m, 0, 52), 23);
@@ -298,10 +281,10 @@ START_TEST(catalog_new_entries)
 	ck_assert_int_eq(m->moe_shared_expert_intermediate_size, 3712);
 	ck_assert_int_eq(m->num_query_groups, 2);
 	ck_assert_int_eq(m->mtp_num_layers, 1);
-	ck_assert_int_eq(must_find("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
-			 ->mtp_num_layers, 0);
+	m = model_fx_find("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16");
+	ck_assert_int_eq(m->mtp_num_layers, 0);
 	/* Llama-Nemotron Super: heterogeneous blocks, the parallel shape only */
-	m = must_find("nvidia/Llama-3_3-Nemotron-Super-49B-v1_5");
+	m = model_fx_find("nvidia/Llama-3_3-Nemotron-Super-49B-v1_5");
 	ck_assert(m->shape_known && !m->known);
 	ck_assert_int_eq(m->num_layers, 80);
 	ck_assert_int_eq(m->num_attention_heads, 64);
@@ -340,26 +323,28 @@ START_TEST(param_totals)
 	};
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-		near(v[i].name, model_total_params(must_find(v[i].name)),
+		near(v[i].name, model_total_params(model_fx_find(v[i].name)),
 		     v[i].total);
 	/* exact: Llama-3.1-8B's safetensors hold 8,030,261,248 elements */
-	ck_assert_int_eq(model_total_params(must_find("meta-llama/Llama-3.1-8B")),
+	ck_assert_int_eq(model_total_params(model_fx_find("meta-llama/Llama-3.1-8B")),
 			 8030261248LL);
 	/* model cards' non-embedding counts */
 	near("Qwen2.5-7B non-embedding",
-	     28 * model_layer_params(must_find("Qwen/Qwen2.5-7B")), 6.53e9);
+	     28 * model_layer_params(model_fx_find("Qwen/Qwen2.5-7B")), 6.53e9);
 	near("Qwen2.5-0.5B non-embedding",
-	     24 * model_layer_params(must_find("Qwen/Qwen2.5-0.5B")), 0.36e9);
+	     24 * model_layer_params(model_fx_find("Qwen/Qwen2.5-0.5B")),
+	     0.36e9);
 	near("Qwen3-0.6B non-embedding",
-	     28 * model_layer_params(must_find("Qwen/Qwen3-0.6B")), 0.44e9);
+	     28 * model_layer_params(model_fx_find("Qwen/Qwen3-0.6B")), 0.44e9);
 	near("Qwen3-30B-A3B non-embedding",
-	     48 * model_layer_params(must_find("Qwen/Qwen3-30B-A3B")), 29.9e9);
+	     48 * model_layer_params(model_fx_find("Qwen/Qwen3-30B-A3B")),
+	     29.9e9);
 }
 END_TEST
 
 START_TEST(param_embedding_and_mtp)
 {
-	struct model_shape m = *must_find("Qwen/Qwen2.5-7B");
+	struct model_shape m = *model_fx_find("Qwen/Qwen2.5-7B");
 	long long e = 152064LL * 3584;
 
 	ck_assert_int_eq(model_embedding_params(&m), 2 * e);
@@ -383,7 +368,7 @@ END_TEST
 /* The parts add up, biases included. */
 START_TEST(param_parts)
 {
-	struct model_shape m = *must_find("Qwen/Qwen2.5-7B");
+	struct model_shape m = *model_fx_find("Qwen/Qwen2.5-7B");
 	struct model_weight w[MODEL_MAX_WEIGHTS];
 	size_t n = model_layer_weights(&m, w, MODEL_MAX_WEIGHTS);
 	long long sum = 0;
@@ -405,7 +390,7 @@ START_TEST(param_parts)
 			 4608LL * 3584 + 3584LL * 3584 + 2 * 18944LL * 3584 +
 			 2 * 3584 + 4608 + 3584 + 18944 + 3584);
 
-	m = *must_find("Qwen/Qwen3-30B-A3B");
+	m = *model_fx_find("Qwen/Qwen3-30B-A3B");
 	ck_assert_int_eq(model_layer_expert_params(&m),
 			 128LL * (2 * 768 * 2048 + 2048 * 768));
 	ck_assert_int_eq(model_layer_replicated_params(&m),
@@ -423,7 +408,7 @@ END_TEST
 START_TEST(layer_weights_dense)
 {
 	struct model_weight w[MODEL_MAX_WEIGHTS];
-	const struct model_shape *m = must_find("meta-llama/Llama-3.1-8B");
+	const struct model_shape *m = model_fx_find("meta-llama/Llama-3.1-8B");
 
 	ck_assert_uint_eq(model_layer_weights(m, w, MODEL_MAX_WEIGHTS), 4);
 	ck_assert_str_eq(w[0].name, "linear_qkv");
@@ -445,7 +430,7 @@ START_TEST(layer_weights_dense)
 	ck_assert_uint_eq(model_expert_weights(m, w, MODEL_MAX_WEIGHTS), 0);
 
 	/* kv_channels: Qwen3-0.6B's heads x head dim (2048) is not hidden */
-	m = must_find("Qwen/Qwen3-0.6B");
+	m = model_fx_find("Qwen/Qwen3-0.6B");
 	ck_assert_int_eq(model_head_dim(m), 128);
 	ck_assert_int_eq(model_kv_heads(m), 8);
 	ck_assert_uint_eq(model_layer_weights(m, w, MODEL_MAX_WEIGHTS), 4);
@@ -465,7 +450,7 @@ END_TEST
 START_TEST(layer_weights_moe)
 {
 	struct model_weight w[MODEL_MAX_WEIGHTS];
-	const struct model_shape *m = must_find("Qwen/Qwen3-30B-A3B");
+	const struct model_shape *m = model_fx_find("Qwen/Qwen3-30B-A3B");
 
 	ck_assert_uint_eq(model_layer_weights(m, w, MODEL_MAX_WEIGHTS), 2);
 	ck_assert_str_eq(w[0].name, "linear_qkv");
@@ -486,381 +471,6 @@ START_TEST(layer_weights_moe)
 }
 END_TEST
 
-/* ---- model_resolve ---------------------------------------------------- */
-
-START_TEST(resolve_catalog)
-{
-	struct model_fx f;
-
-	model_fx_resolve(&f,
-			 "policy:\n  model_name: qwen/qwen2.5-7b-instruct\n");
-	ck_assert_int_eq(f.rc, 0);
-	ck_assert_int_eq(f.diags.n, 0);
-	ck_assert(f.m.known);
-	ck_assert_str_eq(f.m.name, "qwen/qwen2.5-7b-instruct");
-	ck_assert_int_eq(f.m.loc.line, 2);
-	ck_assert_int_eq(f.m.loc.col, 15);
-	ck_assert_int_eq(f.m.hidden_size, 3584);
-	ck_assert_int_eq(f.m.kv_channels, 128);  /* filled in */
-	ck_assert_int_eq(model_total_params(&f.m),
-			 model_total_params(must_find("Qwen/Qwen2.5-7B")));
-	model_fx_release(&f);
-}
-END_TEST
-
-/* Each field of gtplan.model overrides the catalog's, and only that one. */
-START_TEST(resolve_overrides)
-{
-	static const struct {
-		const char *key, *value;
-		size_t off;
-		int is_bool;
-		long long want;
-	} v[] = {
-#define I(k, val, w) { #k, val, offsetof(struct model_shape, k), 0, w }
-#define B(k, val, w) { #k, val, offsetof(struct model_shape, k), 1, w }
-		I(num_layers, "4", 4),
-		I(hidden_size, "7168", 7168),
-		I(ffn_hidden_size, "1000", 1000),
-		I(num_attention_heads, "56", 56),
-		I(num_query_groups, "14", 14),
-		I(kv_channels, "64", 64),
-		I(vocab_size, "32000", 32000),
-		B(share_embeddings_and_output_weights, "true", 1),
-		B(add_bias_linear, "true", 1),
-		B(add_qkv_bias, "false", 0),
-		I(num_moe_experts, "64", 64),
-		I(moe_ffn_hidden_size, "512", 512),
-		I(moe_router_topk, "6", 6),
-		I(mtp_num_layers, "1", 1),
-		B(gated_linear_unit, "false", 0),
-#undef I
-#undef B
-	};
-	const struct model_shape *cat = must_find("Qwen/Qwen2.5-7B");
-
-	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		char yaml[256];
-		struct model_fx f;
-		struct model_shape want = *cat;
-
-		snprintf(yaml, sizeof(yaml),
-			 "policy:\n  model_name: Qwen/Qwen2.5-7B\n"
-			 "gtplan:\n  model:\n    %s: %s\n", v[i].key,
-			 v[i].value);
-		model_fx_resolve(&f, yaml);
-		ck_assert_msg(f.rc == 0 && f.diags.n == 0 && f.m.known,
-			      "%s: rc %d, %zu findings", v[i].key, f.rc,
-			      f.diags.n);
-		if (v[i].is_bool) {
-			ck_assert_int_eq(*(const int *)(const void *)
-					 ((const char *)&f.m + v[i].off),
-					 v[i].want);
-			*(int *)(void *)((char *)&want + v[i].off) =
-				(int)v[i].want;
-		} else {
-			ck_assert_int_eq(*(const long long *)(const void *)
-					 ((const char *)&f.m + v[i].off),
-					 v[i].want);
-			*(long long *)(void *)((char *)&want + v[i].off) =
-				v[i].want;
-		}
-		/* everything else as the catalog has it, defaults filled */
-		if (!want.kv_channels)
-			want.kv_channels = want.hidden_size /
-					   want.num_attention_heads;
-		ck_assert_int_eq(f.m.num_layers, want.num_layers);
-		ck_assert_int_eq(f.m.hidden_size, want.hidden_size);
-		ck_assert_int_eq(f.m.ffn_hidden_size, want.ffn_hidden_size);
-		ck_assert_int_eq(f.m.num_attention_heads,
-				 want.num_attention_heads);
-		ck_assert_int_eq(f.m.num_query_groups, want.num_query_groups);
-		ck_assert_int_eq(f.m.kv_channels, want.kv_channels);
-		ck_assert_int_eq(f.m.vocab_size, want.vocab_size);
-		ck_assert_int_eq(f.m.share_embeddings_and_output_weights,
-				 want.share_embeddings_and_output_weights);
-		ck_assert_int_eq(f.m.add_bias_linear, want.add_bias_linear);
-		ck_assert_int_eq(f.m.add_qkv_bias, want.add_qkv_bias);
-		ck_assert_int_eq(f.m.num_moe_experts, want.num_moe_experts);
-		ck_assert_int_eq(f.m.mtp_num_layers, want.mtp_num_layers);
-		ck_assert_int_eq(f.m.gated_linear_unit,
-				 want.gated_linear_unit);
-		if (!want.num_moe_experts) {
-			ck_assert_int_eq(f.m.moe_ffn_hidden_size,
-					 want.moe_ffn_hidden_size);
-			ck_assert_int_eq(f.m.moe_router_topk,
-					 want.moe_router_topk);
-		}
-		/* located at the gtplan.model map */
-		ck_assert_int_eq(f.m.loc.line, 5);
-		ck_assert_int_eq(f.m.loc.col, 5);
-		ck_assert_str_eq(f.m.name, "Qwen/Qwen2.5-7B");
-		model_fx_release(&f);
-	}
-}
-END_TEST
-
-START_TEST(resolve_null_restores_default)
-{
-	struct model_fx f;
-
-	model_fx_resolve(&f, "policy:\n  model_name: Qwen/Qwen3-30B-A3B\n"
-		    "gtplan:\n  model:\n    num_moe_experts: null\n"
-		    "    num_query_groups: null\n    kv_channels: ~\n");
-	ck_assert_int_eq(f.rc, 0);
-	ck_assert_int_eq(f.diags.n, 0);
-	ck_assert(f.m.known);
-	ck_assert_int_eq(f.m.num_moe_experts, 0);
-	ck_assert_int_eq(f.m.num_query_groups, 32);
-	ck_assert_int_eq(f.m.kv_channels, 2048 / 32);
-	/* dense now: the MLP is linear_fc1/linear_fc2 of ffn_hidden_size */
-	ck_assert_uint_eq(model_layer_weights(&f.m, (struct model_weight[4]){ 0 },
-					      4), 4);
-	model_fx_release(&f);
-}
-END_TEST
-
-START_TEST(resolve_moe_defaults)
-{
-	struct model_fx f;
-
-	model_fx_resolve(&f, "gtplan:\n  model:\n    num_layers: 2\n"
-		    "    hidden_size: 64\n"
-		    "    ffn_hidden_size: 128\n    num_attention_heads: 4\n"
-		    "    vocab_size: 1000\n    num_moe_experts: 8\n");
-	ck_assert_int_eq(f.rc, 0);
-	ck_assert_int_eq(f.diags.n, 0);
-	ck_assert(f.m.known);
-	ck_assert_int_eq(f.m.moe_ffn_hidden_size, 128);
-	ck_assert_int_eq(f.m.moe_router_topk, 2);
-	model_fx_release(&f);
-}
-END_TEST
-
-START_TEST(resolve_unknown_warns)
-{
-	struct model_fx f;
-	const struct diag *d;
-
-	model_fx_resolve(&f, "policy:\n  model_name: acme/Foo-7B\n");
-	ck_assert_int_eq(f.rc, 0);
-	ck_assert(!f.m.known);
-	ck_assert_str_eq(f.m.name, "acme/Foo-7B");
-	ck_assert_uint_eq(f.diags.n, 1);
-	d = &f.diags.v[0];
-	expect_diag(d, "GT524", 2, 15, "policy.model_name");
-	ck_assert_int_eq(d->severity, DIAG_WARNING);
-	ck_assert_ptr_nonnull(strstr(d->msg, "'acme/Foo-7B'"));
-	ck_assert_ptr_nonnull(d->hint);
-	ck_assert_ptr_nonnull(strstr(d->hint, "gtplan.model"));
-	ck_assert_ptr_nonnull(strstr(d->hint, "num_layers, hidden_size, "
-				     "ffn_hidden_size, num_attention_heads, "
-				     "num_query_groups, vocab_size"));
-	model_fx_release(&f);
-
-	model_fx_resolve(&f,
-			 "policy:\n  model_name: \"/path/to/hf_checkpoint\"\n");
-	ck_assert_int_eq(f.rc, 0);
-	ck_assert_uint_eq(f.diags.n, 1);
-	expect_diag(&f.diags.v[0], "GT524", 2, 15, "policy.model_name");
-	ck_assert_ptr_nonnull(strstr(f.diags.v[0].msg, "local path"));
-	model_fx_release(&f);
-}
-END_TEST
-
-/* GT524 says why a name gives no shape, which checks are skipped and how
- * to describe the model, for each kind of name the corpus holds. */
-START_TEST(resolve_unknown_kinds)
-{
-	static const struct {
-		const char *yaml, *why;
-	} v[] = {
-		{ "policy:\n  model_name: \"Follow instructions in "
-		  "https://github.com/NVIDIA-NeMo/RL/blob/main/docs/guides/"
-		  "deepseek.md\"\n", "not a Hugging Face model id" },
-		{ "policy:\n  model_name: \"<your model>\"\n",
-		  "not a Hugging Face model id" },
-		{ "policy:\n  model_name: models/Qwen/Qwen2.5-7B\n",
-		  "local path" },
-		{ "policy:\n  model_name: \"${oc.env:MODEL}\"\n",
-		  "interpolation resolved only at launch" },
-		{ "policy:\n  model_name: ~/ckpt/hf\n", "local path" },
-		{ "policy:\n  model_name: acme/Foo-7B.v2_x\n",
-		  "not in gtplan's catalog" },
-		{ "policy:\n  model_name: your-model\n",
-		  "not in gtplan's catalog" },
-	};
-
-	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		struct model_fx f;
-		const struct diag *d;
-
-		model_fx_resolve(&f, v[i].yaml);
-		ck_assert_int_eq(f.rc, 0);
-		ck_assert(!f.m.shape_known);
-		ck_assert_uint_eq(f.diags.n, 1);
-		d = &f.diags.v[0];
-		expect_diag(d, "GT524", 2, 15, "policy.model_name");
-		ck_assert_msg(strstr(d->msg, v[i].why), "%zu: %s", i, d->msg);
-		ck_assert_ptr_nonnull(strstr(d->msg, "heads and query groups "
-					     "vs TP"));
-		ck_assert_ptr_nonnull(strstr(d->hint, "gtplan.model"));
-		ck_assert_ptr_nonnull(strstr(d->hint, "num_query_groups = "
-					     "num_key_value_heads"));
-		model_fx_release(&f);
-	}
-}
-END_TEST
-
-START_TEST(resolve_incomplete_desc)
-{
-	struct model_fx f;
-	const struct diag *d;
-
-	model_fx_resolve(&f, "policy:\n  model_name: acme/Foo-7B\n"
-		    "gtplan:\n  model:\n    num_layers: 32\n"
-		    "    hidden_size: 4096\n    num_attention_heads: 32\n");
-	ck_assert_int_eq(f.rc, 0);
-	ck_assert(!f.m.known);
-	ck_assert_uint_eq(f.diags.n, 1);
-	d = &f.diags.v[0];
-	expect_diag(d, "GT524", 2, 15, "policy.model_name");
-	ck_assert_ptr_nonnull(strstr(d->msg, "ffn_hidden_size, vocab_size"));
-	ck_assert_ptr_nonnull(strstr(d->hint, "ffn_hidden_size, vocab_size"));
-	ck_assert_uint_eq(d->n_notes, 1);
-	ck_assert_int_eq(d->notes[0].loc.line, 5);
-	model_fx_release(&f);
-
-	/* no model name: at gtplan.model */
-	model_fx_resolve(&f, "gtplan:\n  model:\n    num_layers: 32\n");
-	ck_assert_int_eq(f.rc, 0);
-	ck_assert(!f.m.known);
-	ck_assert_uint_eq(f.diags.n, 1);
-	expect_diag(&f.diags.v[0], "GT524", 3, 5, "gtplan.model");
-	ck_assert_ptr_nonnull(strstr(f.diags.v[0].hint, "hidden_size, "
-				     "ffn_hidden_size, num_attention_heads, "
-				     "vocab_size"));
-	model_fx_release(&f);
-}
-END_TEST
-
-START_TEST(resolve_complete_desc)
-{
-	struct model_fx f;
-
-	model_fx_resolve(&f, "policy:\n  model_name: acme/Foo-7B\n"
-		    "gtplan:\n  model:\n    num_layers: 32\n"
-		    "    hidden_size: 4096\n    ffn_hidden_size: 14336\n"
-		    "    num_attention_heads: 32\n    num_query_groups: 8\n"
-		    "    vocab_size: 128256\n");
-	ck_assert_int_eq(f.rc, 0);
-	ck_assert_int_eq(f.diags.n, 0);
-	ck_assert(f.m.known);
-	ck_assert_str_eq(f.m.name, "acme/Foo-7B");
-	ck_assert_int_eq(f.m.loc.line, 5);
-	ck_assert_int_eq(f.m.kv_channels, 128);
-	ck_assert(f.m.gated_linear_unit);
-	ck_assert(!f.m.share_embeddings_and_output_weights);
-	ck_assert(!f.m.add_bias_linear && !f.m.add_qkv_bias);
-	/* the Llama-3.1-8B shape, described by hand */
-	ck_assert_int_eq(model_total_params(&f.m), 8030261248LL);
-	model_fx_release(&f);
-
-	/* no model name at all */
-	model_fx_resolve(&f, "gtplan:\n  model:\n    num_layers: 2\n"
-		    "    hidden_size: 64\n"
-		    "    ffn_hidden_size: 128\n    num_attention_heads: 4\n"
-		    "    vocab_size: 1000\n");
-	ck_assert_int_eq(f.rc, 0);
-	ck_assert_int_eq(f.diags.n, 0);
-	ck_assert(f.m.known);
-	ck_assert_str_eq(f.m.name, "gtplan.model");
-	ck_assert_int_eq(f.m.num_query_groups, 4);
-	ck_assert_int_eq(f.m.kv_channels, 16);
-	model_fx_release(&f);
-}
-END_TEST
-
-START_TEST(resolve_nothing)
-{
-	static const char *const yaml[] = {
-		"",  /* an empty file: no tree at all */
-		"cluster:\n  num_nodes: 1\n",
-		"policy:\n  model_name: null\n",
-		"policy:\n  model_name: \"\"\ngtplan:\n  model: null\n",
-	};
-
-	for (size_t i = 0; i < sizeof(yaml) / sizeof(yaml[0]); i++) {
-		struct model_fx f;
-
-		model_fx_resolve(&f, yaml[i]);
-		ck_assert_int_eq(f.rc, 0);
-		ck_assert_int_eq(f.diags.n, 0);
-		ck_assert(!f.m.known);
-		ck_assert_int_lt(f.m.loc.src, 0);
-		model_fx_release(&f);
-	}
-}
-END_TEST
-
-START_TEST(resolve_bad_values)
-{
-	static const struct {
-		const char *desc, *code, *path;
-		int line, col;
-	} v[] = {
-		{ "    num_layers: \"32\"\n", "GT200", "gtplan.model.num_layers",
-		  5, 17 },
-		{ "    add_qkv_bias: 1\n", "GT200", "gtplan.model.add_qkv_bias",
-		  5, 19 },
-		{ "    num_query_groups: 2.5\n", "GT200",
-		  "gtplan.model.num_query_groups", 5, 23 },
-		{ "    hidden_size: 0\n", "GT201", "gtplan.model.hidden_size",
-		  5, 18 },
-		{ "    mtp_num_layers: -1\n", "GT201",
-		  "gtplan.model.mtp_num_layers", 5, 21 },
-		{ "    num_query_groups: 5\n", "GT205", "gtplan.model", 5, 23 },
-		{ "    hidden_size: 3000\n    num_attention_heads: 7\n"
-		  "    num_query_groups: 7\n    kv_channels: null\n",
-		  "GT205", "gtplan.model", 5, 18 },
-		{ "    moe_router_topk: 9\n    num_moe_experts: 8\n", "GT205",
-		  "gtplan.model", 5, 22 },
-	};
-
-	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		char yaml[512];
-		struct model_fx f;
-
-		snprintf(yaml, sizeof(yaml),
-			 "policy:\n  model_name: Qwen/Qwen2.5-7B\n"
-			 "gtplan:\n  model:\n%s", v[i].desc);
-		model_fx_resolve(&f, yaml);
-		ck_assert_msg(f.rc == -1, "%s: rc %d", v[i].desc, f.rc);
-		ck_assert(!f.m.known);
-		ck_assert_msg(f.diags.n == 1, "%s: %zu findings", v[i].desc,
-			      f.diags.n);
-		expect_diag(&f.diags.v[0], v[i].code, v[i].line, v[i].col,
-			    v[i].path);
-		ck_assert_ptr_nonnull(f.diags.v[0].hint);
-		model_fx_release(&f);
-	}
-}
-END_TEST
-
-START_TEST(resolve_desc_not_a_map)
-{
-	struct model_fx f;
-
-	model_fx_resolve(&f, "policy:\n  model_name: Qwen/Qwen2.5-7B\n"
-		    "gtplan:\n  model: [1, 2]\n");
-	ck_assert_int_eq(f.rc, -1);
-	ck_assert(!f.m.known);
-	ck_assert_uint_eq(f.diags.n, 1);
-	expect_diag(&f.diags.v[0], "GT200", 4, 10, "gtplan.model");
-	model_fx_release(&f);
-}
-END_TEST
-
 /* ---- suite ------------------------------------------------------------ */
 
 int main(void)
@@ -877,17 +487,6 @@ int main(void)
 		{ "param_parts", param_parts },
 		{ "layer_weights_dense", layer_weights_dense },
 		{ "layer_weights_moe", layer_weights_moe },
-		{ "resolve_catalog", resolve_catalog },
-		{ "resolve_overrides", resolve_overrides },
-		{ "resolve_null_restores_default", resolve_null_restores_default },
-		{ "resolve_moe_defaults", resolve_moe_defaults },
-		{ "resolve_unknown_warns", resolve_unknown_warns },
-		{ "resolve_unknown_kinds", resolve_unknown_kinds },
-		{ "resolve_incomplete_desc", resolve_incomplete_desc },
-		{ "resolve_complete_desc", resolve_complete_desc },
-		{ "resolve_nothing", resolve_nothing },
-		{ "resolve_bad_values", resolve_bad_values },
-		{ "resolve_desc_not_a_map", resolve_desc_not_a_map },
 	};
 
 	return RUN_CASES("model", cases, 0);

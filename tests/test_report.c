@@ -2,8 +2,9 @@
  * The report writers (report/report.h) on a plan and its simulation given
  * apart: the plan JSON's "calls", "memory", "checkpoint" and "stack" come
  * from the sim_report argument (null or empty without one), each call's
- * findings are its own diagnostics, and `gtplan sim`'s text has one line
- * per call. The JSON is read back with Jansson.
+ * findings are its own diagnostics, its "diagnostics" are the bytes lint's
+ * JSON writes, and `gtplan sim`'s text has one line per call. The JSON is
+ * read back with Jansson.
  */
 #include <check.h>
 #include <jansson.h>
@@ -260,6 +261,71 @@ START_TEST(sim_text_table)
 }
 END_TEST
 
+/* The "diagnostics" array of a JSON document (from its key to the
+ * array's closing line at the root's indent), without "configs" lines
+ * (heap; free()). */
+static char *diag_array(const char *doc)
+{
+	const char *a = strstr(doc, "\n  \"diagnostics\": [");
+	const char *b = a ? strstr(a, "\n  ],\n") : NULL;
+	char *out, *o;
+
+	ck_assert_ptr_nonnull(b);
+	out = o = calloc(1, (size_t)(b - a) + 1);
+	ck_assert_ptr_nonnull(out);
+	for (const char *l = a; l < b;) {
+		const char *e = strchr(l + 1, '\n');
+
+		if (!e || e > b)
+			e = b;
+		if (!strstr(l, "\"configs\": []") ||
+		    strstr(l, "\"configs\": []") > e) {
+			memcpy(o, l, (size_t)(e - l));
+			o += e - l;
+		}
+		l = e;
+	}
+	return out;
+}
+
+/* The plan JSON's findings and `gtplan lint --format json`'s are one
+ * writer's bytes (but for lint's "configs"), escapes included: a control
+ * character, a non-ASCII letter and a byte that is not UTF-8 in the
+ * messages (the two writers once escaped them differently). */
+START_TEST(findings_as_lint_writes_them)
+{
+	struct sim_fx f;
+	char *plan, *lint = NULL, *pa, *la;
+	size_t n = 0;
+	FILE *m;
+	char yaml[2048];
+
+	snprintf(yaml, sizeof(yaml), "%s  stack:\n    preset: \"a\\x1bb\\u00e9\"\n",
+		 cfg("4d"));
+	ck_assert_int_ge(sim_fx_run(&f, yaml), 0);
+	ck_assert_ptr_nonnull(sim_fx_first(&f, "GT700"));
+	diag_note(diag_add(&f.diags, "GT520", DIAG_NOLOC, NULL, "bad \xff byte"),
+		  f.diags.v[0].loc, "a note \x01 here");
+	diag_sort(&f.diags);
+	plan = plan_text(&f, &f.sim);
+	m = open_memstream(&lint, &n);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(diag_print_json(m, &f.diags), 0);
+	ck_assert_int_eq(fclose(m), 0);
+	pa = diag_array(plan);
+	la = diag_array(lint);
+	ck_assert_str_eq(pa, la);
+	ck_assert_ptr_nonnull(strstr(pa, "unknown stack preset 'a\\u001bb\xc3\xa9'"));
+	ck_assert_ptr_nonnull(strstr(pa, "bad \\ufffd byte"));
+	ck_assert_ptr_nonnull(strstr(pa, "a note \\u0001 here"));
+	free(pa);
+	free(la);
+	free(plan);
+	free(lint);
+	sim_fx_release(&f);
+}
+END_TEST
+
 int main(void)
 {
 	const struct test_case cases[] = {
@@ -267,6 +333,7 @@ int main(void)
 		{ "calls", calls_from_the_report },
 		{ "findings", findings_per_call },
 		{ "sim_text", sim_text_table },
+		{ "findings_json", findings_as_lint_writes_them },
 	};
 
 	return RUN_CASES("report", cases, 60);

@@ -36,6 +36,7 @@ static void read_yaml(struct fx *f, const char *yaml)
 
 static void release(struct fx *f)
 {
+	settings_release(&f->s);
 	cfg_free(f->root);
 	diag_list_release(&f->diags);
 	src_set_release(&f->srcs);
@@ -201,6 +202,105 @@ START_TEST(gtplan_keys)
 }
 END_TEST
 
+/* The simulator's own keys are kept as written, each with its kind and
+ * place (lines and columns 1-based in the YAML text below), for
+ * sim/stack.c and sim/calls.c to judge. */
+START_TEST(sim_keys_as_written)
+{
+	const struct set_call *c;
+	struct fx f;
+
+	read_yaml(&f,
+		"policy:\n"
+		"  train_global_batch_size: 8\n"
+		"gtplan:\n"
+		"  rank_order: tp-cp-gtp-ep-dp-pp\n"
+		"  stack:\n"
+		"    preset: nemo-rl-pr4512\n"
+		"    transformer_engine: null\n"
+		"    megatron_lm_7162: false\n"
+		"    refit_gather: 3\n"
+		"  calls:\n"
+		"    - 7\n"
+		"    - name: train\n"
+		"      sharded: [data_parallel, 2]\n"
+		"      replicated: null\n"
+		"      dummy: true\n");
+	ck_assert_int_eq(f.s.sim.stack.preset.kind, CFG_STR);
+	ck_assert_str_eq(f.s.sim.stack.preset.text, "nemo-rl-pr4512");
+	ck_assert_int_eq(f.s.sim.stack.preset.loc.line, 6);
+	ck_assert_int_eq(f.s.sim.stack.preset.loc.col, 13);
+	ck_assert_int_eq(f.s.sim.stack.transformer_engine.given, 1);
+	ck_assert_int_eq(f.s.sim.stack.transformer_engine.kind, CFG_NULL);
+	ck_assert_ptr_null(f.s.sim.stack.transformer_engine.text);
+	ck_assert_int_eq(f.s.sim.stack.megatron_lm_7162.kind, CFG_BOOL);
+	ck_assert_int_eq(f.s.sim.stack.megatron_lm_7162.b, 0);
+	ck_assert_int_eq(f.s.sim.stack.refit_gather.kind, CFG_INT);
+	ck_assert_str_eq(f.s.sim.stack.refit_gather.kind_name, "integer");
+	ck_assert_ptr_null(f.s.sim.stack.refit_gather.text);
+	ck_assert_int_eq(f.s.sim.stack.batch_split.given, 0);
+	ck_assert_int_eq(f.s.sim.stack.batch_split.loc.src, -1);
+	ck_assert_int_eq(f.s.sim.rank_order.loc.line, 4);
+	ck_assert_int_eq(f.s.sim.global_batch.loc.line, 2);
+	ck_assert_int_eq(f.s.sim.driver_layout.given, 0);
+
+	ck_assert_int_eq(f.s.sim.calls.list.kind, CFG_SEQ);
+	ck_assert_uint_eq(f.s.sim.calls.n_given, 2);
+	ck_assert_uint_eq(f.s.sim.calls.n, 2);
+	ck_assert_int_eq(f.s.sim.calls.unread.src, -1);
+	c = &f.s.sim.calls.v[0];
+	ck_assert_int_eq(c->entry.kind, CFG_INT);
+	ck_assert_int_eq(c->name.given, 0);  /* not a map: no keys */
+	c = &f.s.sim.calls.v[1];
+	ck_assert_int_eq(c->entry.kind, CFG_MAP);
+	ck_assert_int_eq(c->entry.loc.line, 12);
+	ck_assert_str_eq(c->name.text, "train");
+	ck_assert_int_eq(c->dummy.b, 1);
+	ck_assert_int_eq(c->dummy.key_loc.line, 15);
+	ck_assert_int_eq(c->dummy.key_loc.col, 7);
+	ck_assert_int_eq(c->dummy.loc.col, 14);
+	ck_assert_int_eq(c->dispatch.given, 0);
+	ck_assert_uint_eq(c->sharded.n, 2);
+	ck_assert_str_eq(c->sharded.items[0].text, "data_parallel");
+	ck_assert_int_eq(c->sharded.items[1].kind, CFG_INT);
+	ck_assert_int_eq(c->sharded.items[1].loc.col, 32);
+	ck_assert_int_eq(c->replicated.v.given, 1);
+	ck_assert_int_eq(c->replicated.v.kind, CFG_NULL);
+	ck_assert_uint_eq(c->replicated.n, 0);
+	ck_assert_int_eq(c->output.v.given, 0);
+	release(&f);
+}
+END_TEST
+
+/* Past SET_CALLS_MAX entries only the first are kept, and where the first
+ * one left out starts; not a list: nothing kept. */
+START_TEST(sim_calls_limit)
+{
+	size_t n = SET_CALLS_MAX + 3, cap = 32 + n * 24, len;
+	char *yaml = malloc(cap);
+	struct fx f;
+
+	ck_assert_ptr_nonnull(yaml);
+	len = (size_t)snprintf(yaml, cap, "gtplan:\n  calls:\n");
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(yaml + len, cap - len,
+					"    - {name: c%zu}\n", i);
+	read_yaml(&f, yaml);
+	free(yaml);
+	ck_assert_uint_eq(f.s.sim.calls.n_given, n);
+	ck_assert_uint_eq(f.s.sim.calls.n, SET_CALLS_MAX);
+	ck_assert_int_eq(f.s.sim.calls.unread.line, 3 + SET_CALLS_MAX);
+	ck_assert_str_eq(f.s.sim.calls.v[SET_CALLS_MAX - 1].name.text,
+			 "c255");
+	release(&f);
+	read_yaml(&f, "gtplan: {calls: {name: train}}\n");
+	ck_assert_int_eq(f.s.sim.calls.list.kind, CFG_MAP);
+	ck_assert_uint_eq(f.s.sim.calls.n, 0);
+	ck_assert_ptr_null(f.s.sim.calls.v);
+	release(&f);
+}
+END_TEST
+
 /* plan_build reads them first; plan_release leaves an empty plan's. */
 START_TEST(plan_holds_them)
 {
@@ -237,6 +337,8 @@ int main(void)
 		{ "unset", unset_and_wrong_types },
 		{ "gtplan", gtplan_keys },
 		{ "plan", plan_holds_them },
+		{ "sim_keys", sim_keys_as_written },
+		{ "sim_calls_limit", sim_calls_limit },
 	};
 
 	return RUN_CASES("settings", cases, 0);

@@ -78,6 +78,7 @@ static int read_stack(const char *text, struct stack *s, size_t *n_diags)
 	struct src_set srcs;
 	struct diag_list diags;
 	struct cfg_node *root;
+	struct settings set;
 	char *t = strdup(text);
 	int rc;
 
@@ -85,16 +86,18 @@ static int read_stack(const char *text, struct stack *s, size_t *n_diags)
 	diag_list_init(&diags, &srcs);
 	ck_assert_int_eq(cfg_parse_text("s.yaml", t, strlen(text), &srcs,
 					&diags, &root), 0);
-	rc = stack_read(root, s, &diags);
+	settings_read(&set, root);
+	rc = stack_read(&set.sim.stack, s, &diags);
 	*n_diags = diags.n;
 	if (diags.n)
 		ck_assert_str_eq(diag_code(&diags.v[0]), "GT700");
-	/* s->preset and s->transformer_engine point into root: copy */
+	/* s->transformer_engine points into root: copy */
 	if (s->transformer_engine)
 		s->transformer_engine =
 			!strcmp(s->transformer_engine, "2.14.1") ? "2.14.1" :
 			!strcmp(s->transformer_engine, "2.19.0") ? "2.19.0" :
 			"other";
+	settings_release(&set);
 	cfg_free(root);
 	diag_list_release(&diags);
 	src_set_release(&srcs);
