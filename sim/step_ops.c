@@ -99,7 +99,7 @@ struct row {
 		  WT_NONE }
 #define END { NULL, K_MEM, 0, 0, Z_ONE, Z_ONE, Z_ONE, Z_ONE, 0, WT_NONE }
 
-/* ---- the table ------------------------------------------------------------ */
+/* ---- the table ---------------------------------------------------------- */
 
 /* rt_model_train_step: the gradients zeroed. */
 static const struct row step_begin[] = {
@@ -264,7 +264,7 @@ static const struct row scatter[] = {
 	END,
 };
 
-/* ---- the walk --------------------------------------------------------------- */
+/* ---- the walk ----------------------------------------------------------- */
 
 static long long wt_shard(const struct step_walk *w, enum wt t)
 {
