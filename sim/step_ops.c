@@ -107,6 +107,13 @@ static const struct row step_begin[] = {
 	END,
 };
 
+/* rt_load_micro_batch: the tokens and targets (int32) uploaded */
+static const struct row load[] = {
+	COPY("upload", 0, 4, Z_N, Z_ONE),
+	COPY("upload", 0, 4, Z_N, Z_ONE),
+	END,
+};
+
 /* embed_fwd */
 static const struct row embed_fwd[] = {
 	USE(WT_EMB),
@@ -200,7 +207,8 @@ static const struct row mlp_bwd[] = {
 };
 
 /* attn_block_bwd with attn_core_bwd (qkv_bwd: two GEMMs per query group
- * and part) */
+ * and part; with a bias, bias_split's per-group copies and axpys of d
+ * elements are left out) */
 static const struct row attn_bwd[] = {
 	COPY("copy", C_NOSP, 8, Z_N, Z_H),
 	MEM("round_bf16", C_BF16, 8, Z_N, Z_H),
@@ -501,6 +509,7 @@ void step_ops_walk(struct step_walk *w)
 	w->into = &w->once;
 	play(w, step_begin, WT_NONE);
 	w->into = &w->mb;
+	play(w, load, WT_NONE);
 	for (int v = 0; v < vpp; v++) {
 		pass(w, v, 1);
 		pass(w, v, 0);

@@ -149,7 +149,16 @@ START_TEST(profile_is_the_data_file)
 					  sizeof(err)), 0);
 	run(&f, cfg(2, "bf16", 1, 0));
 	e = &f.sim.step;
-	ck_assert(memcmp(&file, &e->hw, sizeof(file)) == 0);
+	ck_assert_str_eq(file.name, e->hw.name);
+	ck_assert_str_eq(file.measured, e->hw.measured);
+	ck_assert(file.gemm_efficiency == e->hw.gemm_efficiency &&
+		  file.gemm_call_us == e->hw.gemm_call_us &&
+		  file.hbm_gbps == e->hw.hbm_gbps &&
+		  file.launch_us == e->hw.launch_us &&
+		  file.n_attn == e->hw.n_attn);
+	for (int c = 0; c < HW_MEM_CLASSES; c++)
+		ck_assert(file.mem_efficiency[c] == e->hw.mem_efficiency[c] &&
+			  file.mem_call_us[c] == e->hw.mem_call_us[c]);
 	/* GEMMs twice as efficient: their FLOP time halves */
 	t2 = edit(text, "gemm_efficiency", "gemm_efficiency 0.9");
 	ck_assert_int_eq(hw_profile_parse(t2, strlen(t2), "h200", &twice,
@@ -200,6 +209,40 @@ START_TEST(parser_refuses_bad_profiles)
 	ck_assert_ptr_nonnull(strstr(err, "unknown field 'launch_usec'"));
 	ck_assert_ptr_nonnull(strstr(err, "data/hardware.txt:"));
 	free(bad);
+	free(text);
+}
+END_TEST
+
+/* The parser's limits: HW_LINE_MAX, HW_MAX_ATTN. */
+START_TEST(parser_limits)
+{
+	struct hw_profile hw;
+	char err[256], line[HW_LINE_MAX + 16];
+	size_t len;
+	char *text = read_data(&len), *bad, *more;
+
+	memset(line, 'x', sizeof(line) - 1);
+	line[sizeof(line) - 1] = '\0';
+	memcpy(line, "description ", 12);
+	bad = edit(text, "description", line);
+	ck_assert_int_ne(hw_profile_parse(bad, strlen(bad), "h200", &hw, err,
+					  sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(err, "line too long"));
+	free(bad);
+	/* HW_MAX_ATTN rows parse, one more is refused */
+	more = calloc(1, len + 64 * (HW_MAX_ATTN + 1));
+	ck_assert_ptr_nonnull(more);
+	memcpy(more, text, len);
+	for (int i = 2; i < HW_MAX_ATTN; i++)
+		sprintf(more + strlen(more), "attention %d 100 100\n", 16 * i);
+	ck_assert_int_eq(hw_profile_parse(more, strlen(more), "h200", &hw, err,
+					  sizeof(err)), 0);
+	ck_assert_int_eq((int)hw.n_attn, HW_MAX_ATTN);
+	strcat(more, "attention 999 100 100\n");
+	ck_assert_int_ne(hw_profile_parse(more, strlen(more), "h200", &hw, err,
+					  sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(err, "too many attention rows"));
+	free(more);
 	free(text);
 }
 END_TEST
@@ -264,6 +307,7 @@ int main(void)
 		{ "flops_by_hand", gemm_and_attention_flops_by_hand },
 		{ "profile_data", profile_is_the_data_file },
 		{ "parser", parser_refuses_bad_profiles },
+		{ "parser_limits", parser_limits },
 		{ "fp32", no_estimate_for_fp32 },
 		{ "prefetch", prefetch_hides_gathers },
 		{ "plan_json", plan_json_carries_it },
