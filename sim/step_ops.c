@@ -65,6 +65,9 @@ enum kind {
 				in head_bwd: untied, or a later stage's copy */
 #define C_EMBZERO (1u << 9)  /* embed_bwd zeroes the embedding gradient:
 				untied, or not the last stage */
+#define C_FLASH   (1u << 10) /* head dim 64 or 128: attention runs the
+				flash kernels on bf16 copies of its inputs
+				(kernels/kern_cuda_fast.cu, kern_fast_attn_ok) */
 
 /* GEMM operand casts (bf16 runs): A, B. */
 #define CAST_A 1u
@@ -137,7 +140,7 @@ static const struct row attn_fwd[] = {
 	MEM("rope", 0, 8, Z_N, Z_KVL),
 	MEM("round_bf16", C_BF16, 8, Z_N, Z_QKVL),
 	ATTN(K_ATTN_F),
-	MEM("attn_cast", C_BF16 | C_CP1, 6, Z_N, Z_QKVL),
+	MEM("attn_cast", C_BF16 | C_CP1 | C_FLASH, 6, Z_N, Z_QKVL),
 	MEM("round_bf16", C_BF16, 8, Z_N, Z_QL),
 	USE(WT_PROJ),
 	GEMM(Z_N, Z_H, Z_QL, Z_ONE),
@@ -219,8 +222,8 @@ static const struct row attn_bwd[] = {
 	COPY("zero", 0, 4, Z_N, Z_QL),
 	COPY("zero", C_CP1, 8, Z_N, Z_KVL),
 	ATTN(K_ATTN_B),
-	MEM("attn_cast", C_BF16 | C_CP1, 18, Z_N, Z_QL),
-	MEM("attn_cast", C_BF16 | C_CP1, 12, Z_N, Z_KVL),
+	MEM("attn_cast", C_BF16 | C_CP1 | C_FLASH, 18, Z_N, Z_QL),
+	MEM("attn_cast", C_BF16 | C_CP1 | C_FLASH, 12, Z_N, Z_KVL),
 	MEM("rope", 0, 8, Z_N, Z_QL),
 	MEM("rope", 0, 8, Z_N, Z_KVL),
 	MEM("rmsnorm_bwd", C_QKN, 12, Z_N, Z_QL),
@@ -330,7 +333,9 @@ static int holds(const struct step_walk *w, unsigned when)
 			(s->d.cp <= 1 ? C_CP1 : 0) |
 			(s->d.g <= 1 ? C_G1 : 0) |
 			(!s->d.tie || s->d.skip_pre ? C_OUTSCAT : 0) |
-			(!s->d.tie || s->d.skip_post ? C_EMBZERO : 0);
+			(!s->d.tie || s->d.skip_post ? C_EMBZERO : 0) |
+			(s->d.head_dim == 64 || s->d.head_dim == 128 ?
+			 C_FLASH : 0);
 
 	return (when & have) == when;
 }
