@@ -85,7 +85,7 @@ struct row {
 	double per;         /* bytes per element */
 	enum sym a, b, c;   /* elements: a x b x c; GEMM: m, n, k */
 	enum sym rep;       /* repeated this many times */
-	unsigned cast;      /* GEMM: CAST_* */
+	unsigned cast;      /* GEMM: the operands cast to bf16 (CAST_*) */
 	enum wt w;          /* K_USE, K_SCATTER */
 };
 
@@ -360,7 +360,7 @@ static void add_mem(struct step_walk *w, enum step_class c, double bytes,
 }
 
 static void add_gemm(struct step_walk *w, double m, double n, double k,
-		     double rep)
+		     double rep, unsigned cast)
 {
 	const struct hw_profile *hw = w->hw;
 	double flops = 2 * m * n * k * rep;
@@ -371,9 +371,11 @@ static void add_gemm(struct step_walk *w, double m, double n, double k,
 	w->into->work[STEP_GEMM] += flops;
 	w->into->calls[STEP_GEMM] += (long long)rep;
 	w->seg_us += us;
-	if (w->s->bf16)   /* the operand casts: A (m x k) and B (k x n) */
-		add_mem(w, STEP_ELEMENTWISE, 6 * (m * k + k * n) * rep,
-			2 * (long long)rep);
+	/* the operand casts: A (m x k) and B (k x n) */
+	if (w->s->bf16 && (cast & CAST_A))
+		add_mem(w, STEP_ELEMENTWISE, 6 * m * k * rep, (long long)rep);
+	if (w->s->bf16 && (cast & CAST_B))
+		add_mem(w, STEP_ELEMENTWISE, 6 * k * n * rep, (long long)rep);
 }
 
 /* Attention of one layer: causal, halved (FlashAttention's count). */
@@ -455,7 +457,7 @@ static void play(struct step_walk *w, const struct row *rows, enum wt cur)
 				(long long)rep);
 			break;
 		case K_GEMM:
-			add_gemm(w, a, b, c, rep);
+			add_gemm(w, a, b, c, rep, r->cast);
 			break;
 		case K_ATTN_F:
 		case K_ATTN_B:
