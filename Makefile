@@ -80,10 +80,12 @@ build/gpu/runtime/%.o build/gpu/kernels/%.o: GPU_CFLAGS += -Ibase
 layer_src = $(filter-out cli/main.c,$(wildcard $(1)/*.c))
 # The generated sources belong to the planner: the schema (schema.c) and
 # the model catalog (model_catalog.c) read them.
-GEN_SRC  := build/gen/embedded_schemas.c build/gen/embedded_models.c
+GEN_SRC  := build/gen/embedded_schemas.c build/gen/embedded_models.c \
+	    build/gen/embedded_hardware.c
 layer_obj = $(patsubst %.c,build/$(1)/%.o,$(call layer_src,$(2))) \
 	    $(if $(filter planner,$(2)),build/$(1)/gen/embedded_schemas.o \
-				     build/$(1)/gen/embedded_models.o)
+				     build/$(1)/gen/embedded_models.o \
+				     build/$(1)/gen/embedded_hardware.o)
 # Archives, highest first, as the linker wants them.
 LIBS_ORDER := cli report sim planner base
 REL_LIBS  := $(LIBS_ORDER:%=build/rel/lib%.a)
@@ -107,6 +109,10 @@ build/gen/embedded_schemas.c: schemas/config.schema.json scripts/embed.sh
 build/gen/embedded_models.c: data/models.txt scripts/embed.sh
 	@mkdir -p $(@D)
 	$(Q)scripts/embed.sh gtplan_models_txt data/models.txt > $@.tmp && mv $@.tmp $@
+# So do the GPUs' measured speeds (data/hardware.txt, planner/hardware.c).
+build/gen/embedded_hardware.c: data/hardware.txt scripts/embed.sh
+	@mkdir -p $(@D)
+	$(Q)scripts/embed.sh gtplan_hardware_txt data/hardware.txt > $@.tmp && mv $@.tmp $@
 
 # V=1 shows the full commands.
 Q = $(if $(V),,@)

@@ -14,6 +14,8 @@ void settings_init(struct settings *s)
 	s->grad_reduce_in_fp32 = 1;
 	s->distributed_optimizer = 1;
 	s->offload_fraction = 1.0;
+	s->intra_lat_us = -1;
+	s->inter_lat_us = -1;
 	s->pp_loc = DIAG_NOLOC;
 	s->tracker_loc = DIAG_NOLOC;
 	s->stack_loc = DIAG_NOLOC;
@@ -74,6 +76,44 @@ static void read_optimizer(struct settings *s, const struct cfg_node *root)
 	/* unset: settings_init's 1.0 stays */
 	cfg_num(root, KEY_MEG_OPT "optimizer_offload_fraction",
 		&s->offload_fraction);
+}
+
+/* A number at `path` in (lo, hi] (lo_open) or [lo, hi], else `dflt`. */
+static double num_at(const struct cfg_node *root, const char *path,
+		     double lo, int lo_open, double hi, double dflt)
+{
+	double v = 0;
+
+	if (cfg_num(root, path, &v) != 1 || v > hi || v < lo ||
+	    (lo_open && v == lo))
+		return dflt;
+	return v;
+}
+
+/* gtplan.interconnect and gtplan.hardware: the cost model's speeds. */
+static void read_hardware(struct settings *s, const struct cfg_node *root)
+{
+	static const char *const none[] = { "none", NULL };
+	const char *t = NULL;
+
+	s->nvlink_domain = positive_at(root, KEY_INTERCONNECT
+				       "nvlink_domain_size");
+	s->intra_gbps = num_at(root, KEY_INTERCONNECT "intra_node_gbps", 0, 1,
+			       1e300, 0);
+	s->inter_gbps = num_at(root, KEY_INTERCONNECT "inter_node_gbps", 0, 1,
+			       1e300, 0);
+	s->intra_lat_us = num_at(root, KEY_INTERCONNECT
+				 "intra_node_latency_us", 0, 0, 1e300, -1);
+	s->inter_lat_us = num_at(root, KEY_INTERCONNECT
+				 "inter_node_latency_us", 0, 0, 1e300, -1);
+	s->peak_tflops = num_at(root, KEY_HARDWARE "peak_tflops", 0, 1, 1e300,
+				0);
+	s->compute_efficiency = num_at(root, KEY_HARDWARE "compute_efficiency",
+				       0, 1, 1, 0);
+	s->overlap_none = str_is(root, KEY_HARDWARE "overlap", none);
+	s->gpu_memory_gb = num_at(root, KEY_GPU_MEMORY, 0, 1, 1e300, 0);
+	if (cfg_str(root, KEY_HARDWARE "gpu", &t) == 1)
+		s->hardware_gpu = t;
 }
 
 /* gtplan's own keys the simulator reads, and where findings point. */
@@ -142,6 +182,7 @@ void settings_read(struct settings *s, const struct cfg_node *root)
 	s->checkpointing = bool_at(root, "checkpointing.enabled", 0);
 	s->preference_pairs = is_map(root, "dpo") || is_map(root, "rm");
 	s->segment_size = positive_at(root, KEY_CLUSTER "segment_size");
+	read_hardware(s, root);
 	read_gtplan(s, root);
 	settings_sim_read(&s->sim, root);
 }

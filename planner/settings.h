@@ -60,6 +60,19 @@ struct settings {
 					  a chosen/rejected pair, trained in
 					  one micro-batch (batches double) */
 	long long segment_size;        /* cluster.segment_size; 0 unset */
+	/* gtplan.interconnect, gtplan.hardware and gtplan.gpu_memory_gb for
+	 * the cost model (sim/cost.h), which keeps its defaults where these
+	 * are unset: 0 (latencies: -1, since 0 is a value) */
+	long long nvlink_domain;       /* nvlink_domain_size, > 0 */
+	double intra_gbps, inter_gbps; /* intra_node_gbps, inter_node_gbps */
+	double intra_lat_us, inter_lat_us; /* *_latency_us, >= 0 */
+	double peak_tflops;            /* hardware.peak_tflops */
+	double compute_efficiency;     /* hardware.compute_efficiency, (0, 1] */
+	int overlap_none;              /* hardware.overlap is "none" */
+	double gpu_memory_gb;
+	/* gtplan.hardware.gpu: the profile of data/hardware.txt the step
+	 * estimate uses; NULL unset (the file's first) */
+	const char *hardware_gpu;
 	/* the model named: KEY_MODEL_NAME when policy.model_name is set and
 	 * not null, else KEY_GTPLAN_MODEL when set, else NULL */
 	const char *model_key;

@@ -575,6 +575,7 @@ int plan_write_json(FILE *f, const struct plan *p, const struct sim_report *sim,
 	write_ranks(w, p);
 	write_resources(w, p);
 	write_runtime(w, p);
+	step_write_json(w, sim);
 	write_sizes(w, p);
 	write_stack(w, sim);
 	size_or_null(w, "world_size", p->world);

@@ -2,6 +2,7 @@
  * report: the plan and the simulator's results written out, for programs
  * and for people:
  *   plan_json.c     the plan JSON ("gtplan-plan/1", schemas/plan.schema.json)
+ *   step_json.c     its "runtime_estimate": gtplan-run's step, estimated
  *   plan_summary.c  `gtplan plan --summary`
  *   sim_text.c      `gtplan sim`'s table of calls, times and memory
  *   calls_text.c    `gtplan sim --list-calls`: the call table
@@ -31,6 +32,13 @@
  * in the world size. Returns 0, or -1 on a write error. */
 int plan_write_json(FILE *f, const struct plan *p, const struct sim_report *sim,
 		    const struct diag_list *diags);
+
+struct jw;
+/* The plan JSON's "runtime_estimate" key and value: null when the
+ * simulator did not run, {"step_s": null, "why": ...} without an
+ * estimate, else the step, its classes (calls, time_s, work: FLOPs or
+ * bytes), the profile and the hidden communication (sim/step_est.h). */
+void step_write_json(struct jw *w, const struct sim_report *r);
 
 /* Writes `gtplan plan --summary`'s few lines for people: sizes, lanes,
  * batch split, rank order, group counts and the first ranks' (at most four

@@ -1,7 +1,8 @@
 /*
  * sim_text: `gtplan sim`'s table for people (report.h): one line per
- * simulated call, then where the time goes and the train call's memory
- * per stage, as the cost model (sim/cost.h) estimated them.
+ * simulated call, then where the time goes, gtplan-run's train step
+ * (sim/step_est.h) and the train call's memory per stage, as the cost
+ * model (sim/cost.h) estimated them.
  */
 #include <stdio.h>
 
@@ -21,8 +22,8 @@ static void print_times(FILE *f, const struct cost_model *cm,
 	char a[32], b[32], c[32], d[32], e[32], g[16];
 
 	if (cm->o.runtime_model) {
-		fprintf(f, "time: no estimate: gtplan-run's model has no "
-			"compute model (gtplan-run --log measures it)\n");
+		fprintf(f, "time: gtplan-run's model: its train step below "
+			"(the calls' collectives alone are not a time)\n");
 		return;
 	}
 	if (!cm->known) {
@@ -61,6 +62,40 @@ static void print_times(FILE *f, const struct cost_model *cm,
 				prog_op_kind_name((enum prog_op_kind)x->top_kind),
 				x->top_ops, cost_time_text(x->top_us, e, sizeof(e)),
 				x->top_spans ? " (across domains)" : "");
+		fprintf(f, "\n");
+	}
+}
+
+/* gtplan-run's train step (sim/step_est.h), class by class. */
+static void print_step(FILE *f, const struct step_estimate *e)
+{
+	char t[32];
+
+	if (!e->valid) {
+		fprintf(f, "gtplan-run's train step: no estimate: %s\n", e->why);
+		return;
+	}
+	fprintf(f, "gtplan-run's train step (estimate; profile %s: %s):"
+		" %s", e->hw.name, e->hw.measured,
+		cost_time_text(e->total_us, t, sizeof(t)));
+	if (e->stage >= 0)
+		fprintf(f, " (stage %lld)", e->stage);
+	fprintf(f, "\n");
+	for (int c = 0; c < STEP_CLASSES; c++) {
+		int flops = c <= STEP_ATTN_BWD;
+
+		fprintf(f, "  %-14s %10s %9lld calls", step_class_name(c),
+			cost_time_text(e->w.us[c], t, sizeof(t)),
+			e->w.calls[c]);
+		if (c == STEP_HOST_GAPS)
+			fprintf(f, " (kernels issued)");
+		else if (e->w.work[c] > 0)
+			fprintf(f, " %10.3f %s", e->w.work[c] /
+				(flops ? 1e12 : 1e9), flops ? "TFLOP" : "GB");
+		if (c == STEP_COMM && e->comm_hidden_us > 0)
+			fprintf(f, " (%s of GTP gathers hidden by prefetch)",
+				cost_time_text(e->comm_hidden_us, t,
+					       sizeof(t)));
 		fprintf(f, "\n");
 	}
 }
@@ -166,5 +201,6 @@ void sim_print_text(FILE *f, const struct plan *p, const struct sim_report *r)
 	else
 		fprintf(f, "all %zu calls complete\n", r->n_res);
 	print_times(f, &r->cost, r->res, r->est, r->n_res);
+	print_step(f, &r->step);
 	print_memory(f, &r->cost, &r->mem);
 }

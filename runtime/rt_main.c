@@ -106,20 +106,26 @@ static void describe_data(const struct rt_text *t, const char *spec)
 
 /* Rank 0's per-step output: the log line and, on a terminal, one
  * progress line rewritten in place. A loss that is not finite is JSON's
- * null in the log (JSON has no NaN), with "diverged": true. */
+ * null in the log (JSON has no NaN), with "diverged": true. The plan's
+ * estimate of the step (predicted, seconds; < 0: none) goes next to the
+ * measured time. */
 static int report_step(FILE *log, long long step, long long steps,
-		       double loss, long long tokens, double secs, double lr)
+		       double loss, long long tokens, double secs, double lr,
+		       double predicted)
 {
 	double tps = secs > 0 ? (double)tokens / secs : 0;
-	char num[32];
+	char num[32], pred[48] = "";
 
 	snprintf(num, sizeof(num), "%.9g", loss);
+	if (predicted >= 0)
+		snprintf(pred, sizeof(pred), "\"predicted_step_s\":%.6f,",
+			 predicted);
 	if (log) {
-		fprintf(log, "{%s\"loss\":%s,\"lr\":%.9g,\"step\":%lld,"
+		fprintf(log, "{%s\"loss\":%s,\"lr\":%.9g,%s\"step\":%lld,"
 			"\"step_time_s\":%.6f,\"tokens\":%lld,"
 			"\"tokens_per_s\":%.1f}\n", isfinite(loss) ? "" :
 			"\"diverged\":true,", isfinite(loss) ? num : "null",
-			lr, step, secs, tokens, tps);
+			lr, pred, step, secs, tokens, tps);
 		if (fflush(log) || ferror(log))
 			return rt_error(RT_EIO, "--log: write error");
 	}
@@ -213,12 +219,27 @@ static int check_loss(const struct rt_model *m, long long step, double loss)
 			     "NaN" : "infinite", m->lr, m->sgd ? "SGD" : "Adam");
 }
 
+/* The plan's estimate next to the measured mean step (steps after the
+ * first, which warms up; the first when it is the only one). */
+static void report_estimate(const struct rt_estimate *e, double mean_s)
+{
+	printf("gtplan-run: step %.1f ms measured, %.1f ms estimated by the "
+	       "plan (", mean_s * 1e3, e->step_s * 1e3);
+	for (int i = 0; i < e->n; i++)
+		printf("%s%s %.1f", i ? ", " : "", e->name[i], e->s[i] * 1e3);
+	printf(" ms)\n");
+}
+
 /* Steps m->step + 1 .. steps (after --load, m->step is the checkpoint's). */
 static int train(struct rt_model *m, const struct rt_plan *p,
 		 const struct rt_opts *o, long long steps, int root, FILE *log)
 {
-	double first = 0, loss = 0, t_all = 0;
+	double first = 0, loss = 0, t_all = 0, t_rest = 0;
 	long long tokens = 0, start = m->step + 1;
+	/* the estimate is the plan's batch's (no --global-batch or
+	 * --micro-batch override) */
+	double predicted = p->est.valid && !o->global_batch &&
+			   !o->micro_batch ? p->est.step_s : -1;
 	int rc = 0;
 
 	for (long long step = start; step <= steps && !rc; step++) {
@@ -230,11 +251,13 @@ static int train(struct rt_model *m, const struct rt_plan *p,
 			rc = rt_error(RT_EKERNEL, "profile: %s", /* from step 2 */
 				      kern_strerror(rc));
 		t_all += secs;
+		if (step > start)
+			t_rest += secs;
 		if (step == start)
 			first = loss;
 		if (!rc && root)
 			rc = report_step(log, step, steps, loss, tokens, secs,
-					 m->lr);
+					 m->lr, predicted);
 		if (!rc)
 			rc = check_loss(m, step, loss);
 		if (!rc && o->save_every && step % o->save_every == 0 &&
@@ -245,6 +268,9 @@ static int train(struct rt_model *m, const struct rt_plan *p,
 		printf("gtplan-run: %lld steps, loss %.6f -> %.6f, %.0f tokens/s"
 		       "\n", steps - start + 1, first, loss, t_all > 0 ?
 		       (double)(tokens * (steps - start + 1)) / t_all : 0);
+	if (!rc && root && steps >= start && predicted >= 0)
+		report_estimate(&p->est, steps > start ?
+				t_rest / (double)(steps - start) : t_all);
 	return rc;
 }
 

@@ -529,6 +529,30 @@ static void read_memory(struct rt_plan *p, const json_t *root)
 	}
 }
 
+/* runtime_estimate: the step and its classes' seconds. */
+static void read_estimate(struct rt_plan *p, const json_t *root)
+{
+	const json_t *e = json_object_get(root, "runtime_estimate");
+	const json_t *step = json_object_get(e, "step_s");
+	const json_t *v;
+	const char *key;
+	struct rt_estimate *x = &p->est;
+
+	memset(x, 0, sizeof(*x));
+	if (!json_is_number(step) || json_number_value(step) < 0)
+		return;
+	x->valid = 1;
+	x->step_s = json_number_value(step);
+	json_object_foreach((json_t *)json_object_get(e, "classes"), key, v) {
+		const json_t *t = json_object_get(v, "time_s");
+
+		if (x->n == RT_EST_CLASSES || !json_is_number(t))
+			continue;
+		snprintf(x->name[x->n], sizeof(x->name[0]), "%s", key);
+		x->s[x->n++] = json_number_value(t);
+	}
+}
+
 /* Whether the driver calls this rank for call `name`: calls[].called_when
  * maps axes to the coordinate a called rank has (the 5-D driver layout
  * calls only index 0 of an axis the call neither shards nor replicates). */
@@ -611,6 +635,7 @@ int rt_plan_load(struct rt_plan *p, const char *path, int me, int world)
 	if ((rc = read_ranks(p, root)) || (rc = read_groups(p, root)))
 		goto out;
 	read_memory(p, root);
+	read_estimate(p, root);
 	p->train_called = read_called(p, root, "train", p->train_why,
 				      sizeof(p->train_why));
 	p->logprobs_called = read_called(p, root, "get_logprobs",

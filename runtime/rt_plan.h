@@ -73,6 +73,18 @@ struct rt_settings {
 	int prefetch; /* runtime.prefetch: GTP gathers one weight ahead */
 };
 
+/* The plan's estimate of this run's train step (runtime_estimate, made by
+ * gtplan sim: sim/step_est.h): the step and its kernel classes in the
+ * plan's (sorted) order; valid 0 when the plan has none. */
+#define RT_EST_CLASSES 8
+struct rt_estimate {
+	int valid;
+	double step_s;
+	int n;
+	char name[RT_EST_CLASSES][24];
+	double s[RT_EST_CLASSES];
+};
+
 struct rt_plan {
 	int world;
 	int size[RT_NAXES];
@@ -86,6 +98,7 @@ struct rt_plan {
 	struct rt_settings rt;
 	long long mem_per_rank;     /* the plan's memory estimate of one rank
 				       (largest stage), 0 when skipped */
+	struct rt_estimate est;     /* the plan's step-time estimate */
 	/* calls the driver does not make on this rank (plan calls[].
 	 * called_when; every call is made where the plan says nothing) */
 	int train_called, logprobs_called;

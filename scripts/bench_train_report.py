@@ -3,7 +3,16 @@
 conventions).
 
   bench_train_report.py NAME PLAN LOG OUT   one JSON line for a run
-  bench_train_report.py --table JSONL       the Markdown table of the runs
+  bench_train_report.py --table JSONL       the Markdown tables of the runs
+  bench_train_report.py --calibrate JSONL   data/hardware.txt's figures
+                                            from the runs' per-class times
+
+Predicted vs measured: the plan's "runtime_estimate" (gtplan sim's
+estimate of the step, sim/step_est.h) against the profile's classes:
+gemm and copy as measured, attention forward and backward from the
+profile's attn_fwd and attn_bwd ops, optimizer its adam op, elementwise
+the memory-bound class less adam (the casts inside GEMM and attention
+calls are memory-bound in both).
 """
 import json
 import re
@@ -33,8 +42,30 @@ def profile(out, head):
     raise SystemExit("no '%s' line in %s" % (head, out))
 
 
+# The estimate's classes, in the tables' order.
+CLASSES = ["gemm", "attention_fwd", "attention_bwd", "elementwise", "copy",
+           "optimizer", "communication", "host_gaps"]
+
+
+def measured_classes(per, ops_ms, comm, gaps):
+    """The profile's device seconds a step by the estimate's classes."""
+    op = lambda k: ops_ms.get(k, 0.0) / 1e3
+    return {
+        "gemm": per.get("gemm", 0.0),
+        "attention_fwd": op("attn_fwd"),
+        "attention_bwd": op("attn_bwd"),
+        "elementwise": per.get("memory-bound", 0.0) - op("adam"),
+        "copy": per.get("copy", 0.0),
+        "optimizer": op("adam"),
+        "communication": comm,
+        "host_gaps": gaps,
+    }
+
+
 def run(name, plan, log, out):
-    p = json.load(open(plan))["runtime"]
+    doc = json.load(open(plan))
+    p = doc["runtime"]
+    est = doc.get("runtime_estimate") or {}
     m, seq = p["model"], p["seq_len"]
     rows = [json.loads(x) for x in open(log)]
     times = [r["step_time_s"] for r in rows[1:]]
@@ -60,6 +91,14 @@ def run(name, plan, log, out):
                             host_gaps=max(mean - busy, 0.0)),
         "mean_step_s": mean,
         "ops_ms_per_step": ops,
+        "head_dim": m["head_dim"],
+        "predicted_step_s": est.get("step_s"),
+        "predicted_s": {k: v["time_s"] for k, v in
+                        (est.get("classes") or {}).items()},
+        "predicted_work": {k: [v["work"], v["calls"]] for k, v in
+                           (est.get("classes") or {}).items()},
+        "measured_s": measured_classes(per, ops, 0.0, max(mean - busy, 0.0)),
+        "logged_prediction_s": rows[-1].get("predicted_step_s"),
     }
     print(json.dumps(r, sort_keys=True))
 
@@ -80,10 +119,65 @@ def table(jsonl):
                   100 * r["mfu_unhalved"], cell("gemm"), cell("attention"),
                   cell("memory-bound"), cell("copy"), cell("communication"),
                   cell("host_gaps")))
+    print()
+    print("Predicted (gtplan sim, the plan's runtime_estimate) vs measured "
+          "(device ms a step, profiled):")
+    print()
+    print("| config | step | " + " | ".join(CLASSES) + " |")
+    print("|---" * (len(CLASSES) + 2) + "|")
+    for r in rs:
+        pr, me = r.get("predicted_s") or {}, r["measured_s"]
+        pair = lambda k: "%s / %.1f" % (
+            "%.1f" % (pr[k] * 1e3) if k in pr else "-", me.get(k, 0) * 1e3)
+        step = r.get("predicted_step_s")
+        print("| %s | %s / %.1f ms | %s |" % (
+            r["config"], "%.1f" % (step * 1e3) if step else "-",
+            r["step_s"] * 1e3, " | ".join(pair(k) for k in CLASSES)))
+
+
+def fit(points):
+    """(a, t) with time = work * a + calls * t, least squares over the
+    points [(work, calls, seconds)]; t = 0 when the fit would make it
+    negative (a fixed cost below zero means nothing)."""
+    sww = sum(w * w for w, c, y in points)
+    swc = sum(w * c for w, c, y in points)
+    scc = sum(c * c for w, c, y in points)
+    swy = sum(w * y for w, c, y in points)
+    scy = sum(c * y for w, c, y in points)
+    det = sww * scc - swc * swc
+    if len(points) >= 2 and abs(det) > 1e-12 * sww * scc:
+        a = (swy * scc - scy * swc) / det
+        t = (sww * scy - swc * swy) / det
+        if t >= 0 and a > 0:
+            return a, t
+    return swy / sww, 0.0
+
+
+def calibrate(jsonl, peak=989.5e12, hbm=4800e9):
+    """data/hardware.txt's lines from the runs (at least two configs)."""
+    rs = [json.loads(x) for x in open(jsonl) if x.strip()]
+    pts = lambda k: [(r["predicted_work"][k][0], r["predicted_work"][k][1],
+                      r["measured_s"][k]) for r in rs]
+    a, t = fit(pts("gemm"))
+    print("gemm_efficiency %.3f" % (1 / a / peak))
+    print("gemm_call_us %.2f" % (t * 1e6))
+    for k, key in (("elementwise", "elementwise"), ("copy", "copy"),
+                   ("optimizer", "optimizer")):
+        a, t = fit(pts(k))
+        print("%s_efficiency %.3f" % (key, 1 / a / hbm))
+        print("%s_call_us %.2f" % (key, t * 1e6))
+    for hd in sorted({r["head_dim"] for r in rs}):
+        tf = lambda k: statistics.mean(
+            r["predicted_work"][k][0] / r["measured_s"][k] / 1e12
+            for r in rs if r["head_dim"] == hd)
+        print("attention %d %.1f %.1f" % (hd, tf("attention_fwd"),
+                                          tf("attention_bwd")))
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "--table":
         table(sys.argv[2])
+    elif sys.argv[1] == "--calibrate":
+        calibrate(sys.argv[2])
     else:
         run(*sys.argv[1:5])

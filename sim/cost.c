@@ -54,40 +54,32 @@ void cost_settings_init(struct cost_settings *s)
 }
 
 
-void cost_settings_read(struct cost_settings *s, const struct cfg_node *root,
-			const struct plan *p)
+void cost_settings_read(struct cost_settings *s, const struct plan *p)
 {
 	const struct settings *c = &p->set;
 	double v;
-	long long n = 0;
-	const char *str = NULL;
 
 	s->domain = p->train.gpus_per_node;
 	if (c->segment_size)
 		s->domain = c->segment_size * p->train.gpus_per_node;
-	if (cfg_int(root, KEY_INTERCONNECT "nvlink_domain_size", &n) == 1 &&
-	    n > 0)
-		s->domain = n;
-	if (cfg_num(root, KEY_INTERCONNECT "intra_node_gbps", &v) == 1 && v > 0)
-		s->intra_gbps = v;
-	if (cfg_num(root, KEY_INTERCONNECT "inter_node_gbps", &v) == 1 && v > 0)
-		s->inter_gbps = v;
-	if (cfg_num(root, KEY_INTERCONNECT "intra_node_latency_us", &v) == 1 &&
-	    v >= 0)
-		s->intra_lat_us = v;
-	if (cfg_num(root, KEY_INTERCONNECT "inter_node_latency_us", &v) == 1 &&
-	    v >= 0)
-		s->inter_lat_us = v;
-	if (cfg_num(root, KEY_HARDWARE "peak_tflops", &v) == 1 && v > 0)
-		s->peak_tflops = v;
-	if (cfg_num(root, KEY_HARDWARE "compute_efficiency", &v) == 1 &&
-	    v > 0 && v <= 1)
-		s->efficiency = v;
-	if (cfg_str(root, KEY_HARDWARE "overlap", &str) == 1)
-		s->overlap = strcmp(str, "none") == 0 ? COST_OVERLAP_NONE :
-			     COST_OVERLAP_GTP;
-	if (cfg_num(root, KEY_GPU_MEMORY, &v) == 1 && v > 0)
-		s->gpu_memory_gb = v;
+	if (c->nvlink_domain > 0)
+		s->domain = c->nvlink_domain;
+	if (c->intra_gbps > 0)
+		s->intra_gbps = c->intra_gbps;
+	if (c->inter_gbps > 0)
+		s->inter_gbps = c->inter_gbps;
+	if (c->intra_lat_us >= 0)
+		s->intra_lat_us = c->intra_lat_us;
+	if (c->inter_lat_us >= 0)
+		s->inter_lat_us = c->inter_lat_us;
+	if (c->peak_tflops > 0)
+		s->peak_tflops = c->peak_tflops;
+	if (c->compute_efficiency > 0)
+		s->efficiency = c->compute_efficiency;
+	if (c->overlap_none)
+		s->overlap = COST_OVERLAP_NONE;
+	if (c->gpu_memory_gb > 0)
+		s->gpu_memory_gb = c->gpu_memory_gb;
 
 	/* Megatron's settings, as the planner read them */
 	s->megatron = c->megatron;

@@ -97,15 +97,14 @@ struct cost_settings {
 /* The defaults above: Megatron with the distributed optimizer, no
  * recompute, flash attention, fp32 grads, Adam 12 B/param on the GPU. */
 void cost_settings_init(struct cost_settings *s);
-/* Reads the config's values over the defaults: gtplan.interconnect
- * (*_gbps, *_latency_us, nvlink_domain_size), cluster.segment_size (an
- * NVLink domain of that many nodes), gtplan.hardware (peak_tflops,
- * compute_efficiency, overlap), gtplan.gpu_memory_gb; the Megatron
- * settings the memory model uses come from the plan (p->set, settings.h)
- * and cluster.segment_size too. The default domain is one node of the
- * training GPUs (p->train.gpus_per_node). */
-void cost_settings_read(struct cost_settings *s, const struct cfg_node *root,
-			const struct plan *p);
+/* Reads the plan's settings (p->set, planner/settings.h) over the
+ * defaults: gtplan.interconnect (*_gbps, *_latency_us,
+ * nvlink_domain_size), cluster.segment_size (an NVLink domain of that
+ * many nodes), gtplan.hardware (peak_tflops, compute_efficiency,
+ * overlap), gtplan.gpu_memory_gb, and the Megatron settings the memory
+ * model uses. The default domain is one node of the training GPUs
+ * (p->train.gpus_per_node). */
+void cost_settings_read(struct cost_settings *s, const struct plan *p);
 
 /* ---- memory ------------------------------------------------------------ */
 

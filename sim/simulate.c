@@ -3,6 +3,7 @@
  */
 #include "simulate.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,16 +161,32 @@ static int call_applies(const struct call_def *c, const struct plan *p)
 
 /* ---- estimates and the hardware checks ---------------------------------- */
 
+/* gtplan-run's train step with the configured profile (the built-in
+ * default when gtplan.hardware.gpu is unset). */
+static int step_of(const struct plan *p, struct sim_report *r)
+{
+	const char *gpu = p->set.hardware_gpu ? p->set.hardware_gpu :
+			  hw_profile_default_name();
+	struct hw_profile hw;
+	char err[200];
+
+	if (hw_profile_builtin(gpu, &hw, err, sizeof(err))) {
+		memset(&r->step, 0, sizeof(r->step));
+		snprintf(r->step.why, sizeof(r->step.why), "%s", err);
+		return 0;
+	}
+	return step_estimate(p, &r->cost, &hw, &r->step);
+}
+
 /* Times every call that completes (a call that plays like an earlier one
- * takes its estimate) and the train call's memory. */
-static int estimate(const struct plan *p, const struct cfg_node *root,
-		    const struct prog_opts *o, struct sim_report *r,
-		    const size_t *from)
+ * takes its estimate), the train call's memory and gtplan-run's step. */
+static int estimate(const struct plan *p, const struct prog_opts *o,
+		    struct sim_report *r, const size_t *from)
 {
 	struct cost_settings cs;
 
 	cost_settings_init(&cs);
-	cost_settings_read(&cs, root, p);
+	cost_settings_read(&cs, p);
 	cost_model_init(&r->cost, p, &r->model, o, &cs);
 	r->est = calloc(r->n_res + 1, sizeof(*r->est));
 	if (!r->est)
@@ -184,6 +201,8 @@ static int estimate(const struct plan *p, const struct cfg_node *root,
 				   &r->est[i], NULL, NULL))
 			r->est[i].valid = 0; /* out of memory or too long */
 	}
+	if (step_of(p, r))
+		return -1;
 	return cost_memory(p, &r->model, o, &cs, &r->mem);
 }
 
@@ -255,7 +274,7 @@ int sim_run(const struct plan *p, const struct cfg_node *root,
 	}
 	r->n_res = n_run;
 	r->ran = 1;
-	rc = estimate(p, root, &o, r, from);
+	rc = estimate(p, &o, r, from);
 	free(from);
 	if (rc == 0)
 		rc = check_hardware(root, r, diags);

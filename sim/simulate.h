@@ -19,6 +19,7 @@
 #include "dispatch.h"
 #include "plan.h"
 #include "sim.h"
+#include "step_est.h"
 
 struct sim_report {
 	struct call_def *calls;       /* the effective table */
@@ -35,6 +36,9 @@ struct sim_report {
 	struct cost_model cost;
 	struct cost_call *est;
 	struct cost_memory mem;
+	/* step_est.h: gtplan-run's train step on the plan (valid = 0: none,
+	 * with the reason) */
+	struct step_estimate step;
 	/* ckpt.h: the checkpoint plan's summary (valid = 0: none) */
 	struct ckpt_summary ckpt;
 	/* gtplan.stack as read (defaults where the config says nothing) */
@@ -48,7 +52,9 @@ void sim_report_release(struct sim_report *r);
  * otherwise -2 is returned and nothing is run) for a plan built from
  * `root`. Without a rank grid (p->grid_ok == 0) nothing runs and r->ran
  * stays 0. Then estimates each call that completes (cost.h), the train
- * call's memory per stage, and checks the layout against the hardware:
+ * call's memory per stage, gtplan-run's train step (step_est.h, with
+ * gtplan.hardware.gpu's profile of data/hardware.txt), and checks the
+ * layout against the hardware:
  * GT530 (does not fit even optimistically), GT532 (the estimate does not
  * fit), GT531 (a TP group, or a GTP group whose gathers are not hidden,
  * spans NVLink domains). Returns 0, -1 when out of memory, -2 for an

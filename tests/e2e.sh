@@ -66,6 +66,15 @@ expect_rc "plan json" 0 "$GTPLAN" plan "$D" -o "$tmp/plan1.json"
 expect_rc "plan json again" 0 "$GTPLAN" plan "$D" -o "$tmp/plan2.json"
 if cmp -s "$tmp/plan1.json" "$tmp/plan2.json"; then ok; else bad "plan JSON is not deterministic"; fi
 expect_rc "plan schema" 0 "$PY" tests/check_plan_schema.py schemas/plan.schema.json "$tmp/plan1.json"
+# gtplan-run's step estimate (sim/step_est.h): a bf16 run of its model has
+# one, deterministic and valid against the schema
+expect_rc "plan estimate" 0 "$GTPLAN" plan tests/runtime/parity.yaml gtplan.runtime.dtype=bf16 -o "$tmp/est1.json"
+expect_rc "plan estimate again" 0 "$GTPLAN" plan tests/runtime/parity.yaml gtplan.runtime.dtype=bf16 -o "$tmp/est2.json"
+if cmp -s "$tmp/est1.json" "$tmp/est2.json"; then ok; else bad "the estimate is not deterministic"; fi
+expect_rc "plan estimate schema" 0 "$PY" tests/check_plan_schema.py schemas/plan.schema.json "$tmp/est1.json"
+expect_rc "plan estimate step" 0 "$PY" -c 'import json, sys
+e = json.load(open(sys.argv[1]))["runtime_estimate"]
+sys.exit(not (e["step_s"] > 0 and e["why"] is None and e["gpu"] == "h200"))' "$tmp/est1.json"
 expect_rc "plan content" 0 "$PY" - "$tmp/plan1.json" <<'EOF'
 import json, sys
 p = json.load(open(sys.argv[1]))

@@ -21,7 +21,11 @@
 #    step after the last, on the default text after one SGD step and on the
 #    synthetic text with --steps 0;
 # 4. --data: the start-up note names the text; missing, empty and too large
-#    files and bad orders are refused with exit 2.
+#    files and bad orders are refused with exit 2;
+# 5. the plan's step estimate (runtime_estimate, sim/step_est.h): a bf16
+#    plan's step_s is every --log line's predicted_step_s and the summary
+#    shows it; an fp32 plan (no estimate) and a --global-batch override
+#    (another batch than the plan's) log none.
 # Every mpirun runs under `timeout`, so a hang fails instead of blocking.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -151,6 +155,20 @@ p = json.load(open(sys.argv[1])); p["stack"] = {"refit_gather": "tp_last"}
 json.dump(p, open(sys.argv[2], "w"))' "$tmp/ref.json" "$tmp/badstack.json"
 refuse "bad stack.refit_gather" 1 "plan: stack.refit_gather must be" mpi 1 "$tmp/badstack.json"
 refuse "unwritable --export" 2 "--export: cannot write" mpi 1 "$tmp/ref.json" --steps 0 --export "$tmp/no/such/dir.st"
+
+# 5. the estimate next to the measured step
+"$GTPLAN" plan "$CFG" gtplan.runtime.dtype=bf16 -o "$tmp/est.json" >/dev/null 2>&1
+check "estimate: 2 bf16 steps" mpi 1 "$tmp/est.json" --steps 2 --log "$tmp/est.log"
+grep -q "estimated by the plan (attention_bwd" "$tmp/out" && ok || bad "estimate: the summary names no estimate"
+"$PY" -c 'import json, sys
+want = round(json.load(open(sys.argv[1]))["runtime_estimate"]["step_s"], 6)
+got = [json.loads(x)["predicted_step_s"] for x in open(sys.argv[2])]
+sys.exit(not (want > 0 and got == [want, want]))' "$tmp/est.json" "$tmp/est.log" &&
+	ok || bad "estimate: --log's predicted_step_s is not the plan's step_s"
+check "estimate: fp32" mpi 1 "$tmp/ref.json" --steps 1 --log "$tmp/est32.log"
+check "estimate: batch override" mpi 1 "$tmp/est.json" --steps 1 --global-batch 1 --log "$tmp/estgb.log"
+if grep -q predicted_step_s "$tmp/est32.log" "$tmp/estgb.log"; then
+	bad "estimate: a log without the plan's estimate has predicted_step_s"; else ok; fi
 
 echo "runtime calls: $(($(date +%s) - start)) s"
 finish

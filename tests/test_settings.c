@@ -301,6 +301,43 @@ START_TEST(sim_calls_limit)
 }
 END_TEST
 
+/* gtplan.interconnect and gtplan.hardware for the cost model: unset
+ * values keep the markers (0, latencies -1: 0 is a latency), values out
+ * of range count as unset. */
+START_TEST(hardware_keys)
+{
+	struct fx f;
+
+	read_yaml(&f, "policy:\n  model_name: x\n");
+	ck_assert(f.s.intra_gbps == 0 && f.s.peak_tflops == 0);
+	ck_assert(f.s.intra_lat_us == -1 && f.s.inter_lat_us == -1);
+	ck_assert_ptr_null(f.s.hardware_gpu);
+	release(&f);
+	read_yaml(&f,
+		"gtplan:\n"
+		"  interconnect: {intra_node_gbps: 300, inter_node_gbps: 25,\n"
+		"                 intra_node_latency_us: 0,\n"
+		"                 inter_node_latency_us: 7, nvlink_domain_size: 72}\n"
+		"  hardware: {peak_tflops: 2250, compute_efficiency: 0.5,\n"
+		"             overlap: none, gpu: b200}\n"
+		"  gpu_memory_gb: 180\n");
+	ck_assert(f.s.intra_gbps == 300 && f.s.inter_gbps == 25);
+	ck_assert(f.s.intra_lat_us == 0 && f.s.inter_lat_us == 7);
+	ck_assert_int_eq(f.s.nvlink_domain, 72);
+	ck_assert(f.s.peak_tflops == 2250 && f.s.compute_efficiency == 0.5);
+	ck_assert_int_eq(f.s.overlap_none, 1);
+	ck_assert(f.s.gpu_memory_gb == 180);
+	ck_assert_str_eq(f.s.hardware_gpu, "b200");
+	release(&f);
+	read_yaml(&f, "gtplan:\n  hardware: {compute_efficiency: 1.5, "
+		      "overlap: gtp_prefetch}\n"
+		      "  interconnect: {intra_node_latency_us: -1}\n");
+	ck_assert(f.s.compute_efficiency == 0 && f.s.intra_lat_us == -1);
+	ck_assert_int_eq(f.s.overlap_none, 0);
+	release(&f);
+}
+END_TEST
+
 /* plan_build reads them first; plan_release leaves an empty plan's. */
 START_TEST(plan_holds_them)
 {
@@ -336,6 +373,7 @@ int main(void)
 		{ "every_field", every_field },
 		{ "unset", unset_and_wrong_types },
 		{ "gtplan", gtplan_keys },
+		{ "hardware", hardware_keys },
 		{ "plan", plan_holds_them },
 		{ "sim_keys", sim_keys_as_written },
 		{ "sim_calls_limit", sim_calls_limit },

@@ -1,0 +1,526 @@
+/*
+ * step_ops: every kernel of a gtplan-run train step as one table, block
+ * by block in runtime/rt_train.c's order (and rt_step.c's start and end,
+ * rt_weights.c's gather and scatter of a weight), with the elements each
+ * touches as a formula of the decoder's sizes (base/decoder_sizes.h) and
+ * the bytes it moves per element. When the runtime's kernels change,
+ * this table changes with them: a row per kern_* call (or per group of
+ * calls of one kind), its condition, its size.
+ *
+ * Bytes per element of the kernels (fp32 arrays, kernels/kern.h):
+ *   rmsnorm_fwd 8 (x in, y out), rmsnorm_bwd 12 (x, dy in, dx out),
+ *   round_bf16 8 (in place), to_bf16 / from_bf16 6 (4 + 2), axpy 12
+ *   (x, y in, y out), copy 8, zero 4, rope 8 (in place), swiglu_fwd
+ *   12 per F (gate and up in, one out), swiglu_bwd 20 per F, ce passes
+ *   4 per logit read (ce_bwd 8: read and write), embedding lookup 8,
+ *   its backward 12, Adam 28 per parameter (p, m, v read and written, g
+ *   read), bf16 operand casts 6 (kernels/kern_cuda_fast.cu casts a
+ *   GEMM's A and B, and attention's inputs, afresh on every call).
+ */
+#include "step_est.h"
+
+#include <string.h>
+
+/* What a row's elements are: the product of up to three of these. */
+enum sym {
+	Z_ONE,
+	Z_N,      /* the micro-batch's token rows on the rank */
+	Z_NL,     /* the residual stream's rows (N / T with SP) */
+	Z_H,
+	Z_QL, Z_KVL, Z_QKVL, /* query, key (= value), qkv rows per TP rank */
+	Z_QG,     /* query rows of one query group (heads per group x d) */
+	Z_HD,
+	Z_FL, Z_F2,  /* F / T and 2 F / T */
+	Z_VL,     /* vocabulary rows per TP rank */
+	Z_KL,     /* query groups per TP rank */
+	Z_EMB,    /* the TP-local embedding, padded rows included */
+	Z_PARAMS, /* the rank's parameters (shards and replicated) */
+	Z_W,      /* the current weight gathered: G shards */
+	Z_WS,     /* its shard */
+	Z_WPAD,   /* its padding rows x columns */
+	Z_SYMS
+};
+
+enum kind {
+	K_MEM,    /* memory-bound kernel: elementwise class */
+	K_COPY,   /* device copy or zeroing */
+	K_OPTIM,  /* the optimizer */
+	K_GEMM,   /* m = a, n = b, k = c; 2 m n k FLOPs */
+	K_ATTN_F, /* attention forward of the layer */
+	K_ATTN_B, /* and its backward */
+	K_USE,    /* rt_weights_next: the gather block of weight `w` */
+	K_SCATTER /* rt_scatter_grad: the scatter block of weight `w` */
+};
+
+/* Conditions (all given bits must hold). */
+#define C_BF16    (1u << 0)  /* gtplan.runtime.dtype bf16 */
+#define C_FP32    (1u << 1)
+#define C_SP      (1u << 2)  /* sequence parallelism */
+#define C_NOSP    (1u << 3)
+#define C_QKN     (1u << 4)  /* QK layernorm */
+#define C_BIAS    (1u << 5)  /* qkv bias */
+#define C_CP1     (1u << 6)  /* no context parallelism */
+#define C_G1      (1u << 7)  /* GTP group of one: gathers are copies */
+#define C_OUTSCAT (1u << 8)  /* the output layer's gradient is scattered
+				in head_bwd: untied, or a later stage's copy */
+#define C_EMBZERO (1u << 9)  /* embed_bwd zeroes the embedding gradient:
+				untied, or not the last stage */
+#define C_FLASH   (1u << 10) /* head dim 64 or 128: attention runs the
+				flash kernels on bf16 copies of its inputs
+				(kernels/kern_cuda_fast.cu, kern_fast_attn_ok) */
+
+/* GEMM operand casts (bf16 runs): A, B. */
+#define CAST_A 1u
+#define CAST_B 2u
+#define CAST_AB (CAST_A | CAST_B)
+
+/* The large weights, as rt_weights_begin names them. */
+enum wt { WT_QKV = DSZ_QKV, WT_PROJ = DSZ_PROJ, WT_FC1 = DSZ_FC1,
+	  WT_FC2 = DSZ_FC2, WT_EMB, WT_OUT, WT_NONE };
+
+struct row {
+	const char *op;     /* the kern op (profile name) */
+	enum kind kind;
+	unsigned when;      /* C_* bits */
+	double per;         /* bytes per element */
+	enum sym a, b, c;   /* elements: a x b x c; GEMM: m, n, k */
+	enum sym rep;       /* repeated this many times */
+	unsigned cast;      /* GEMM: the operands cast to bf16 (CAST_*) */
+	enum wt w;          /* K_USE, K_SCATTER */
+};
+
+#define MEM(op, when, per, a, b) { op, K_MEM, when, per, a, b, Z_ONE, \
+				   Z_ONE, 0, WT_NONE }
+#define COPY(op, when, per, a, b) { op, K_COPY, when, per, a, b, Z_ONE, \
+				    Z_ONE, 0, WT_NONE }
+#define GEMM(m, n, k, rep) { "gemm", K_GEMM, 0, 0, m, n, k, rep, CAST_AB, \
+			     WT_NONE }
+#define USE(w) { "gather", K_USE, 0, 0, Z_ONE, Z_ONE, Z_ONE, Z_ONE, 0, w }
+#define SCATTER(w, when) { "scatter", K_SCATTER, when, 0, Z_ONE, Z_ONE, \
+			   Z_ONE, Z_ONE, 0, w }
+#define ATTN(k) { "attention", k, 0, 0, Z_ONE, Z_ONE, Z_ONE, Z_ONE, 0, \
+		  WT_NONE }
+#define END { NULL, K_MEM, 0, 0, Z_ONE, Z_ONE, Z_ONE, Z_ONE, 0, WT_NONE }
+
+/* ---- the table ---------------------------------------------------------- */
+
+/* rt_model_train_step: the gradients zeroed. */
+static const struct row step_begin[] = {
+	COPY("zero", 0, 4, Z_PARAMS, Z_ONE),
+	END,
+};
+
+/* rt_load_micro_batch: the tokens and targets (int32) uploaded */
+static const struct row load[] = {
+	COPY("upload", 0, 4, Z_N, Z_ONE),
+	COPY("upload", 0, 4, Z_N, Z_ONE),
+	END,
+};
+
+/* embed_fwd */
+static const struct row embed_fwd[] = {
+	USE(WT_EMB),
+	MEM("embed_fwd", 0, 8, Z_N, Z_H),
+	COPY("copy", C_NOSP, 8, Z_NL, Z_H),    /* tp_reduce's result to x0 */
+	END,
+};
+
+/* attn_block_fwd (qkv_fwd: three GEMMs per query group) */
+static const struct row attn_fwd[] = {
+	MEM("rmsnorm_fwd", 0, 8, Z_NL, Z_H),
+	MEM("round_bf16", C_BF16, 8, Z_NL, Z_H),
+	USE(WT_QKV),
+	GEMM(Z_N, Z_QG, Z_H, Z_KL),
+	GEMM(Z_N, Z_HD, Z_H, Z_KL),
+	GEMM(Z_N, Z_HD, Z_H, Z_KL),
+	MEM("bias_add", C_BIAS, 8, Z_N, Z_QKVL),
+	MEM("rmsnorm_fwd", C_QKN, 8, Z_N, Z_QL),
+	MEM("rmsnorm_fwd", C_QKN, 8, Z_N, Z_KVL),
+	MEM("rope", 0, 8, Z_N, Z_QL),
+	MEM("rope", 0, 8, Z_N, Z_KVL),
+	MEM("round_bf16", C_BF16, 8, Z_N, Z_QKVL),
+	ATTN(K_ATTN_F),
+	MEM("attn_cast", C_BF16 | C_CP1 | C_FLASH, 6, Z_N, Z_QKVL),
+	MEM("round_bf16", C_BF16, 8, Z_N, Z_QL),
+	USE(WT_PROJ),
+	GEMM(Z_N, Z_H, Z_QL, Z_ONE),
+	COPY("copy", 0, 8, Z_NL, Z_H),
+	MEM("axpy", 0, 12, Z_NL, Z_H),
+	END,
+};
+
+/* mlp_block_fwd */
+static const struct row mlp_fwd[] = {
+	MEM("rmsnorm_fwd", 0, 8, Z_NL, Z_H),
+	MEM("round_bf16", C_BF16, 8, Z_NL, Z_H),
+	USE(WT_FC1),
+	GEMM(Z_N, Z_F2, Z_H, Z_ONE),
+	MEM("swiglu_fwd", 0, 12, Z_N, Z_FL),
+	MEM("round_bf16", C_BF16, 8, Z_N, Z_FL),
+	USE(WT_FC2),
+	GEMM(Z_N, Z_H, Z_FL, Z_ONE),
+	COPY("copy", 0, 8, Z_NL, Z_H),
+	MEM("axpy", 0, 12, Z_NL, Z_H),
+	END,
+};
+
+/* head_fwd */
+static const struct row head_fwd[] = {
+	MEM("rmsnorm_fwd", 0, 8, Z_NL, Z_H),
+	MEM("round_bf16", C_BF16, 8, Z_NL, Z_H),
+	USE(WT_OUT),
+	GEMM(Z_N, Z_VL, Z_H, Z_ONE),
+	MEM("ce_max", 0, 4, Z_N, Z_VL),
+	MEM("ce_target", 0, 8, Z_N, Z_ONE),
+	MEM("ce_sumexp", 0, 4, Z_N, Z_VL),
+	MEM("ce_loss", 0, 16, Z_N, Z_ONE),
+	COPY("download", 0, 4, Z_N, Z_ONE),
+	END,
+};
+
+/* head_bwd */
+static const struct row head_bwd[] = {
+	MEM("ce_bwd", 0, 8, Z_N, Z_VL),
+	MEM("round_bf16", C_BF16, 8, Z_N, Z_VL),
+	USE(WT_OUT),
+	GEMM(Z_N, Z_H, Z_VL, Z_ONE),
+	GEMM(Z_VL, Z_H, Z_N, Z_ONE),
+	SCATTER(WT_OUT, C_OUTSCAT),
+	MEM("rmsnorm_bwd", 0, 12, Z_NL, Z_H),
+	END,
+};
+
+/* mlp_block_bwd (tp_grad_in: a copy without SP) */
+static const struct row mlp_bwd[] = {
+	COPY("copy", C_NOSP, 8, Z_N, Z_H),
+	MEM("round_bf16", C_BF16, 8, Z_N, Z_H),
+	USE(WT_FC2),
+	GEMM(Z_N, Z_FL, Z_H, Z_ONE),
+	GEMM(Z_H, Z_FL, Z_N, Z_ONE),
+	SCATTER(WT_FC2, 0),
+	MEM("swiglu_bwd", 0, 20, Z_N, Z_FL),
+	MEM("round_bf16", C_BF16, 8, Z_N, Z_F2),
+	USE(WT_FC1),
+	GEMM(Z_N, Z_H, Z_F2, Z_ONE),
+	GEMM(Z_F2, Z_H, Z_N, Z_ONE),
+	SCATTER(WT_FC1, 0),
+	MEM("rmsnorm_bwd", 0, 12, Z_NL, Z_H),
+	MEM("axpy", 0, 12, Z_NL, Z_H),
+	END,
+};
+
+/* attn_block_bwd with attn_core_bwd (qkv_bwd: two GEMMs per query group
+ * and part; with a bias, bias_split's per-group copies and axpys of d
+ * elements are left out) */
+static const struct row attn_bwd[] = {
+	COPY("copy", C_NOSP, 8, Z_N, Z_H),
+	MEM("round_bf16", C_BF16, 8, Z_N, Z_H),
+	USE(WT_PROJ),
+	GEMM(Z_N, Z_QL, Z_H, Z_ONE),
+	GEMM(Z_H, Z_QL, Z_N, Z_ONE),
+	SCATTER(WT_PROJ, 0),
+	COPY("zero", 0, 4, Z_N, Z_QL),
+	COPY("zero", C_CP1, 8, Z_N, Z_KVL),
+	ATTN(K_ATTN_B),
+	MEM("attn_cast", C_BF16 | C_CP1 | C_FLASH, 18, Z_N, Z_QL),
+	MEM("attn_cast", C_BF16 | C_CP1 | C_FLASH, 12, Z_N, Z_KVL),
+	MEM("rope", 0, 8, Z_N, Z_QL),
+	MEM("rope", 0, 8, Z_N, Z_KVL),
+	MEM("rmsnorm_bwd", C_QKN, 12, Z_N, Z_QL),
+	MEM("rmsnorm_bwd", C_QKN, 12, Z_N, Z_KVL),
+	MEM("round_bf16", C_BF16, 8, Z_N, Z_QKVL),
+	USE(WT_QKV),
+	GEMM(Z_N, Z_H, Z_QG, Z_KL),
+	GEMM(Z_QG, Z_H, Z_N, Z_KL),
+	GEMM(Z_N, Z_H, Z_HD, Z_KL),
+	GEMM(Z_HD, Z_H, Z_N, Z_KL),
+	GEMM(Z_N, Z_H, Z_HD, Z_KL),
+	GEMM(Z_HD, Z_H, Z_N, Z_KL),
+	MEM("bias_grad", C_BIAS, 4, Z_N, Z_QKVL),
+	SCATTER(WT_QKV, 0),
+	MEM("rmsnorm_bwd", 0, 12, Z_NL, Z_H),
+	MEM("axpy", 0, 12, Z_NL, Z_H),
+	END,
+};
+
+/* embed_bwd */
+static const struct row embed_bwd[] = {
+	COPY("zero", C_EMBZERO, 4, Z_EMB, Z_ONE),
+	MEM("embed_bwd", 0, 12, Z_N, Z_H),
+	SCATTER(WT_EMB, 0),
+	END,
+};
+
+/* finish_grads: Adam (the runtime's default optimizer) */
+static const struct row step_end[] = {
+	{ "adam", K_OPTIM, 0, 28, Z_PARAMS, Z_ONE, Z_ONE, Z_ONE, 0, WT_NONE },
+	END,
+};
+
+/* rt_weights_next's gather of a weight (rt_gather_weight; with prefetch
+ * start_gather casts, the wait widens: the same kernels) */
+static const struct row gather[] = {
+	MEM("to_bf16", C_BF16, 6, Z_WS, Z_ONE),
+	COPY("copy", C_BF16 | C_G1, 4, Z_WS, Z_ONE),
+	COPY("copy", C_FP32 | C_G1, 8, Z_WS, Z_ONE),
+	MEM("from_bf16", C_BF16, 6, Z_W, Z_ONE),
+	END,
+};
+
+/* rt_scatter_grad */
+static const struct row scatter[] = {
+	COPY("zero", 0, 4, Z_WPAD, Z_ONE),
+	COPY("copy", C_G1, 8, Z_WS, Z_ONE),
+	MEM("axpy", 0, 12, Z_WS, Z_ONE),
+	END,
+};
+
+/* ---- the walk ----------------------------------------------------------- */
+
+static long long wt_shard(const struct step_walk *w, enum wt t)
+{
+	const struct dsz_sizes *z = &w->s->z;
+
+	return t == WT_EMB || t == WT_OUT ? z->shard_emb : z->shard[t];
+}
+
+static long long wt_real(const struct step_walk *w, enum wt t)
+{
+	const struct dsz_sizes *z = &w->s->z;
+
+	return t == WT_EMB || t == WT_OUT ? z->emb_d0 * z->emb_d1 :
+	       z->d0[t] * z->d1[t];
+}
+
+static double sym(const struct step_walk *w, enum sym y, enum wt cur)
+{
+	const struct prog_rt_shape *s = w->s;
+	const struct dsz_sizes *z = &s->z;
+	long long g = s->d.g > 0 ? s->d.g : 1;
+
+	switch (y) {
+	case Z_ONE: return 1;
+	case Z_N: return (double)z->tokens;
+	case Z_NL: return (double)z->local;
+	case Z_H: return (double)s->d.h;
+	case Z_QL: return (double)z->q_l;
+	case Z_KVL: return (double)z->kv_l;
+	case Z_QKVL: return (double)z->qkv_l;
+	case Z_QG: return z->kl > 0 ? (double)(z->q_l / z->kl) : 0;
+	case Z_HD: return (double)s->d.head_dim;
+	case Z_FL: return (double)z->fl;
+	case Z_F2: return 2.0 * (double)z->fl;
+	case Z_VL: return (double)z->vl;
+	case Z_KL: return (double)z->kl;
+	case Z_EMB: return (double)z->shard_emb * (double)g;
+	case Z_PARAMS: return (double)w->params;
+	case Z_W: return cur == WT_NONE ? 0 : (double)wt_shard(w, cur) * g;
+	case Z_WS: return cur == WT_NONE ? 0 : (double)wt_shard(w, cur);
+	case Z_WPAD: return cur == WT_NONE ? 0 :
+			    (double)(wt_shard(w, cur) * g - wt_real(w, cur));
+	case Z_SYMS: break;
+	}
+	return 0;
+}
+
+static int holds(const struct step_walk *w, unsigned when)
+{
+	const struct prog_rt_shape *s = w->s;
+	unsigned have = (s->bf16 ? C_BF16 : C_FP32) |
+			(s->d.sp ? C_SP : C_NOSP) |
+			(s->d.qk_norm ? C_QKN : 0) |
+			(s->d.qkv_bias ? C_BIAS : 0) |
+			(s->d.cp <= 1 ? C_CP1 : 0) |
+			(s->d.g <= 1 ? C_G1 : 0) |
+			(!s->d.tie || s->d.skip_pre ? C_OUTSCAT : 0) |
+			(!s->d.tie || s->d.skip_post ? C_EMBZERO : 0) |
+			(s->d.head_dim == 64 || s->d.head_dim == 128 ?
+			 C_FLASH : 0);
+
+	return (when & have) == when;
+}
+
+/* Adds `calls` kernels of class c moving `bytes` (memory classes). */
+static void add_mem(struct step_walk *w, enum step_class c, double bytes,
+		    long long calls)
+{
+	static const enum hw_mem_class hc[STEP_CLASSES] = {
+		[STEP_ELEMENTWISE] = HW_MEM_ELEMENTWISE,
+		[STEP_COPY] = HW_MEM_COPY,
+		[STEP_OPTIMIZER] = HW_MEM_OPTIMIZER,
+	};
+	const struct hw_profile *hw = w->hw;
+	double us = bytes / (hw->hbm_gbps * 1e3 * hw->mem_efficiency[hc[c]]) +
+		    (double)calls * hw->mem_call_us[hc[c]];
+
+	w->into->us[c] += us;
+	w->into->work[c] += bytes;
+	w->into->calls[c] += calls;
+	w->seg_us += us;
+}
+
+static void add_gemm(struct step_walk *w, double m, double n, double k,
+		     double rep, unsigned cast)
+{
+	const struct hw_profile *hw = w->hw;
+	double flops = 2 * m * n * k * rep;
+	double us = flops / (hw->bf16_tflops * 1e6 * hw->gemm_efficiency) +
+		    rep * hw->gemm_call_us;
+
+	w->into->us[STEP_GEMM] += us;
+	w->into->work[STEP_GEMM] += flops;
+	w->into->calls[STEP_GEMM] += (long long)rep;
+	w->seg_us += us;
+	/* the operand casts: A (m x k) and B (k x n) */
+	if (w->s->bf16 && (cast & CAST_A))
+		add_mem(w, STEP_ELEMENTWISE, 6 * m * k * rep, (long long)rep);
+	if (w->s->bf16 && (cast & CAST_B))
+		add_mem(w, STEP_ELEMENTWISE, 6 * k * n * rep, (long long)rep);
+}
+
+/* Attention of one layer: causal, halved (FlashAttention's count). */
+static void add_attn(struct step_walk *w, int bwd)
+{
+	const struct prog_rt_shape *s = w->s;
+	const struct hw_attn *a = hw_attn_at(w->hw, s->d.head_dim);
+	double seq = (double)s->d.seq_len, cp = s->d.cp > 0 ? s->d.cp : 1;
+	double f = 4 * (double)s->micro * (double)s->z.hl *
+		   (double)s->d.head_dim * seq * seq / 2 / cp;
+	enum step_class c = bwd ? STEP_ATTN_BWD : STEP_ATTN_FWD;
+	double us;
+
+	if (bwd)
+		f *= 2.5;
+	us = f / ((bwd ? a->bwd_tflops : a->fwd_tflops) * 1e6);
+	w->into->us[c] += us;
+	w->into->work[c] += f;
+	w->into->calls[c]++;
+	w->seg_us += us;
+}
+
+static void play(struct step_walk *w, const struct row *rows, enum wt cur);
+
+/* rt_weights_next: the weight's GTP all-gather (exposed, or with
+ * prefetch hidden behind the compute since the previous weight's use),
+ * then the gather block's kernels. */
+static void use(struct step_walk *w, enum wt t)
+{
+	const struct prog_rt_shape *s = w->s;
+	struct cost_model *cm = w->cm;
+	long long g = s->d.g > 0 ? s->d.g : 1;
+	double us = 0, hidden = 0;
+
+	if (g > 1) {
+		unsigned k = prog_kind("gtp");
+
+		us = cost_coll_us(&cm->s, OP_ALL_GATHER, g, wt_shard(w, t) *
+				  (s->bf16 ? 2 : 4),
+				  cost_group_spans(cm, k, NULL));
+		if (w->prefetch && !w->first_use &&
+		    cm->s.overlap == COST_OVERLAP_GTP)
+			hidden = us < w->seg_us ? us : w->seg_us;
+		w->into->us[STEP_COMM] += us - hidden;
+		w->into->work[STEP_COMM] += (double)(wt_shard(w, t) * (g - 1) *
+						     (s->bf16 ? 2 : 4));
+		w->into->calls[STEP_COMM]++;
+		w->gtp_us += us;
+		w->gtp_hidden_us += hidden;
+	}
+	w->first_use = 0;
+	w->seg_us = 0;
+	play(w, gather, t);
+}
+
+static void play(struct step_walk *w, const struct row *rows, enum wt cur)
+{
+	for (const struct row *r = rows; r->op; r++) {
+		double a, b, c, rep;
+
+		if (!holds(w, r->when))
+			continue;
+		a = sym(w, r->a, cur);
+		b = sym(w, r->b, cur);
+		c = sym(w, r->c, cur);
+		rep = sym(w, r->rep, cur);
+		switch (r->kind) {
+		case K_MEM:
+			add_mem(w, STEP_ELEMENTWISE, r->per * a * b * c * rep,
+				(long long)rep);
+			break;
+		case K_COPY:
+			if (a * b * c > 0)
+				add_mem(w, STEP_COPY, r->per * a * b * c * rep,
+					(long long)rep);
+			break;
+		case K_OPTIM:
+			add_mem(w, STEP_OPTIMIZER, r->per * a * b * c,
+				(long long)rep);
+			break;
+		case K_GEMM:
+			add_gemm(w, a, b, c, rep, r->cast);
+			break;
+		case K_ATTN_F:
+		case K_ATTN_B:
+			add_attn(w, r->kind == K_ATTN_B);
+			break;
+		case K_USE:
+			use(w, r->w);
+			break;
+		case K_SCATTER:
+			play(w, scatter, r->w);
+			break;
+		}
+	}
+}
+
+/* One chunk's pass, forward or backward (rt_forward_chunk,
+ * rt_backward_chunk). */
+static void pass(struct step_walk *w, int v, int forward)
+{
+	const struct prog_rt_shape *s = w->s;
+	int vpp = s->vpp > 0 ? s->vpp : 1;
+	long long L = s->chunk_layers > 0 ? s->chunk_layers : s->d.layers;
+	int first = !s->d.skip_pre && v == 0;
+	int head = !s->d.skip_post && v == vpp - 1;
+
+	w->first_use = 1;
+	if (forward) {
+		if (first)
+			play(w, embed_fwd, WT_NONE);
+		for (long long l = 0; l < L; l++) {
+			play(w, attn_fwd, WT_NONE);
+			play(w, mlp_fwd, WT_NONE);
+		}
+		if (head)
+			play(w, head_fwd, WT_NONE);
+		return;
+	}
+	if (head)
+		play(w, head_bwd, WT_NONE);
+	for (long long l = 0; l < L; l++) {
+		play(w, mlp_bwd, WT_NONE);
+		play(w, attn_bwd, WT_NONE);
+	}
+	if (first)
+		play(w, embed_bwd, WT_NONE);
+}
+
+void step_ops_walk(struct step_walk *w)
+{
+	int vpp = w->s->vpp > 0 ? w->s->vpp : 1;
+
+	memset(&w->mb, 0, sizeof(w->mb));
+	memset(&w->once, 0, sizeof(w->once));
+	w->gtp_us = w->gtp_hidden_us = 0;
+	w->params = w->s->z.n_shard + w->s->z.n_rep;
+	w->into = &w->once;
+	play(w, step_begin, WT_NONE);
+	w->into = &w->mb;
+	play(w, load, WT_NONE);
+	for (int v = 0; v < vpp; v++) {
+		pass(w, v, 1);
+		pass(w, v, 0);
+	}
+	w->into = &w->once;
+	play(w, step_end, WT_NONE);
+}
