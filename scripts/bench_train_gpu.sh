@@ -6,6 +6,9 @@
 #   scripts/bench_train_gpu.sh --plans-only  makes the plans and stops
 # Configurations (sequence 4096, one sample a step):
 #   1b   Llama-3.2-1B's shape, all 16 layers (tied embedding)
+#   3b   Llama-3.2-3B's shape, all 28 layers (tied; head dim 128): the
+#        simulator's estimate is calibrated on 1b and 8b, so this one
+#        checks it (docs/runtime-gpu.md, "The simulator's step time")
 #   8b   Llama-3.1-8B's layer shape cut to 20 layers: each layer holds
 #        ~3.5 GB of fp32 weights, gradients and Adam moments and ~1.3 GB of
 #        fp32 activations at 4096 tokens, next to ~27 GB for the 128256 x
@@ -45,6 +48,7 @@ plan() { # NAME MODEL LAYERS
 }
 if [ -x "$GTPLAN" ]; then
 	plan 1b meta-llama/Llama-3.2-1B 16
+	plan 3b meta-llama/Llama-3.2-3B 28
 	for l in 20 16 8 4; do
 		plan "8b-$l" meta-llama/Llama-3.1-8B "$l" 2>/dev/null
 	done
@@ -59,7 +63,7 @@ fi
 # kernels load at start-up, not inside the first profiled step
 export CUDA_MODULE_LOADING=EAGER GTPLAN_KERN_PROFILE=1
 : >"$logs/bench.jsonl"
-for c in 1b 8b-20 8b-16 8b-8 8b-4; do
+for c in 1b 3b 8b-20 8b-16 8b-8 8b-4; do
 	[ -s "$PLANS/train-$c.json" ] || { echo "bench-train-gpu: no $PLANS/train-$c.json (--plans-only where gtplan runs)"; exit 2; }
 	# the 8B slice: the most layers that run
 	case $c in 8b-20) ;; 8b-*) grep -q '"config": "8b' "$logs/bench.jsonl" && continue ;; esac

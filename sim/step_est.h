@@ -99,6 +99,9 @@ struct step_walk {
 	struct step_work *into;    /* where the rows go now */
 	double seg_us;             /* compute since the last weight use */
 	int first_use;             /* the next use is its pass's first */
+	int pending;               /* a block's output is not yet added to the
+				      residual stream: the next norm adds it
+				      (runtime/rt_train.c norm_in) */
 	double gtp_us, gtp_hidden_us; /* one micro-batch's GTP gathers */
 	long long params;          /* the rank's parameter elements */
 };

@@ -7,15 +7,20 @@
  * this table changes with them: a row per kern_* call (or per group of
  * calls of one kind), its condition, its size.
  *
- * Bytes per element of the kernels (fp32 arrays, kernels/kern.h):
- *   rmsnorm_fwd 8 (x in, y out), rmsnorm_bwd 12 (x, dy in, dx out),
- *   round_bf16 8 (in place), to_bf16 / from_bf16 6 (4 + 2), axpy 12
- *   (x, y in, y out), copy 8, zero 4, rope 8 (in place), swiglu_fwd
- *   12 per F (gate and up in, one out), swiglu_bwd 20 per F, ce passes
- *   4 per logit read (ce_bwd 8: read and write), embedding lookup 8,
- *   its backward 12, Adam 28 per parameter (p, m, v read and written, g
- *   read), bf16 operand casts 6 (kernels/kern_cuda_fast.cu casts a
- *   GEMM's A and B, and attention's inputs, afresh on every call).
+ * Bytes per element of the kernels (fp32 arrays and, in bf16 runs, the
+ * bf16 copies written beside them: kernels/kern.h):
+ *   rmsnorm_fwd 8 (x in, y out), with the residual add in its pass
+ *   (add_rmsnorm_fwd) 20 (x and r in, the sum out and in again, y out),
+ *   rmsnorm_bwd 12 (x, dy in, dx out), rmsnorm_bwd_add 16 (dx read and
+ *   written), bf16 copies +2 per element they cover, round_bf16 8 (in
+ *   place), its _copy 10, to_bf16 / from_bf16 6 (4 + 2), axpy 12 (x, y
+ *   in, y out), copy 8, zero 4, rope 8 (in place), qkv split and merge
+ *   8, swiglu_fwd 12 per F (gate and up in, one out; _bf 14),
+ *   swiglu_bwd 20 per F (_bf 24), ce passes 4 per logit read (ce_bwd 8:
+ *   read and write; _bf 10), embedding lookup 8, its backward 12, Adam
+ *   28 per parameter (p, m, v read and written, g read; _bf 30 where it
+ *   writes the weights' bf16 copy), attention's remaining cast (the
+ *   backward's dout) 6. GEMMs read bf16 copies (kern_gemm_bf): no casts.
  */
 #include "step_est.h"
 
@@ -35,6 +40,7 @@ enum sym {
 	Z_KL,     /* query groups per TP rank */
 	Z_EMB,    /* the TP-local embedding, padded rows included */
 	Z_PARAMS, /* the rank's parameters (shards and replicated) */
+	Z_REP,    /* its replicated parameters */
 	Z_W,      /* the current weight gathered: G shards */
 	Z_WS,     /* its shard */
 	Z_WPAD,   /* its padding rows x columns */
@@ -48,7 +54,8 @@ enum kind {
 	K_GEMM,   /* m = a, n = b, k = c; 2 m n k FLOPs */
 	K_ATTN_F, /* attention forward of the layer */
 	K_ATTN_B, /* and its backward */
-	K_USE,    /* rt_weights_next: the gather block of weight `w` */
+	K_USE,    /* rt_weights_next: the gather block of weight `w` (cast
+		     set: widened for fp32 use, USE_W) */
 	K_SCATTER /* rt_scatter_grad: the scatter block of weight `w` */
 };
 
@@ -68,11 +75,9 @@ enum kind {
 #define C_FLASH   (1u << 10) /* head dim 64 or 128: attention runs the
 				flash kernels on bf16 copies of its inputs
 				(kernels/kern_cuda_fast.cu, kern_fast_attn_ok) */
-
-/* GEMM operand casts (bf16 runs): A, B. */
-#define CAST_A 1u
-#define CAST_B 2u
-#define CAST_AB (CAST_A | CAST_B)
+#define C_NOFLASH (1u << 11)
+#define C_GN      (1u << 12) /* GTP of more than one rank */
+#define C_CPN     (1u << 13) /* context parallelism */
 
 /* The large weights, as rt_weights_begin names them. */
 enum wt { WT_QKV = DSZ_QKV, WT_PROJ = DSZ_PROJ, WT_FC1 = DSZ_FC1,
@@ -85,7 +90,7 @@ struct row {
 	double per;         /* bytes per element */
 	enum sym a, b, c;   /* elements: a x b x c; GEMM: m, n, k */
 	enum sym rep;       /* repeated this many times */
-	unsigned cast;      /* GEMM: the operands cast to bf16 (CAST_*) */
+	int widen;          /* K_USE: the weight widened to fp32 (USE_W) */
 	enum wt w;          /* K_USE, K_SCATTER */
 };
 
@@ -93,9 +98,9 @@ struct row {
 				   Z_ONE, 0, WT_NONE }
 #define COPY(op, when, per, a, b) { op, K_COPY, when, per, a, b, Z_ONE, \
 				    Z_ONE, 0, WT_NONE }
-#define GEMM(m, n, k, rep) { "gemm", K_GEMM, 0, 0, m, n, k, rep, CAST_AB, \
-			     WT_NONE }
+#define GEMM(m, n, k, rep) { "gemm", K_GEMM, 0, 0, m, n, k, rep, 0, WT_NONE }
 #define USE(w) { "gather", K_USE, 0, 0, Z_ONE, Z_ONE, Z_ONE, Z_ONE, 0, w }
+#define USE_W(w) { "gather", K_USE, 0, 0, Z_ONE, Z_ONE, Z_ONE, Z_ONE, 1, w }
 #define SCATTER(w, when) { "scatter", K_SCATTER, when, 0, Z_ONE, Z_ONE, \
 			   Z_ONE, Z_ONE, 0, w }
 #define ATTN(k) { "attention", k, 0, 0, Z_ONE, Z_ONE, Z_ONE, Z_ONE, 0, \
@@ -104,9 +109,13 @@ struct row {
 
 /* ---- the table ---------------------------------------------------------- */
 
-/* rt_model_train_step: the gradients zeroed. */
+/* rt_model_train_step: rt_grads_begin zeroes the gradients no GEMM's
+ * first write sets whole: the replicated parameters' with one GTP rank,
+ * all of them with more (the weights' bf16 copy is Adam's: no refresh
+ * after the first step) */
 static const struct row step_begin[] = {
-	COPY("zero", 0, 4, Z_PARAMS, Z_ONE),
+	COPY("zero", C_G1, 4, Z_REP, Z_ONE),
+	COPY("zero", C_GN, 4, Z_PARAMS, Z_ONE),
 	END,
 };
 
@@ -117,57 +126,78 @@ static const struct row load[] = {
 	END,
 };
 
-/* embed_fwd */
+/* embed_fwd: its table widened from the bf16 copy (USE_W) */
 static const struct row embed_fwd[] = {
-	USE(WT_EMB),
+	USE_W(WT_EMB),
 	MEM("embed_fwd", 0, 8, Z_N, Z_H),
 	COPY("copy", C_NOSP, 8, Z_NL, Z_H),    /* tp_reduce's result to x0 */
 	END,
 };
 
-/* attn_block_fwd (qkv_fwd: three GEMMs per query group) */
-static const struct row attn_fwd[] = {
+/* norm_in: input_layernorm or final_layernorm, with the pending residual
+ * add in its pass (add_rmsnorm_fwd) after a layer, alone after the
+ * embedding or a received chunk input */
+static const struct row norm_in_add[] = {
+	MEM("add_rmsnorm_fwd", C_FP32, 20, Z_NL, Z_H),
+	MEM("add_rmsnorm_fwd", C_BF16, 22, Z_NL, Z_H),
+	END,
+};
+
+static const struct row norm_in_alone[] = {
 	MEM("rmsnorm_fwd", 0, 8, Z_NL, Z_H),
-	MEM("round_bf16", C_BF16, 8, Z_NL, Z_H),
+	MEM("round_bf16_copy", C_BF16, 10, Z_NL, Z_H),
+	END,
+};
+
+/* tp_gather_in with SP: the gathered rows' bf16 copy */
+static const struct row gather_in[] = {
+	MEM("to_bf16", C_BF16 | C_SP, 6, Z_N, Z_H),
+	END,
+};
+
+/* attn_block_fwd after its norm: one qkv GEMM, split by query group */
+static const struct row attn_fwd[] = {
 	USE(WT_QKV),
-	GEMM(Z_N, Z_QG, Z_H, Z_KL),
-	GEMM(Z_N, Z_HD, Z_H, Z_KL),
-	GEMM(Z_N, Z_HD, Z_H, Z_KL),
+	GEMM(Z_N, Z_QKVL, Z_H, Z_ONE),
 	MEM("bias_add", C_BIAS, 8, Z_N, Z_QKVL),
+	MEM("qkv_split", 0, 8, Z_N, Z_QKVL),
 	MEM("rmsnorm_fwd", C_QKN, 8, Z_N, Z_QL),
 	MEM("rmsnorm_fwd", C_QKN, 8, Z_N, Z_KVL),
 	MEM("rope", 0, 8, Z_N, Z_QL),
 	MEM("rope", 0, 8, Z_N, Z_KVL),
-	MEM("round_bf16", C_BF16, 8, Z_N, Z_QKVL),
+	MEM("round_bf16_copy", C_BF16, 10, Z_N, Z_QKVL),
 	ATTN(K_ATTN_F),
-	MEM("attn_cast", C_BF16 | C_CP1 | C_FLASH, 6, Z_N, Z_QKVL),
-	MEM("round_bf16", C_BF16, 8, Z_N, Z_QL),
+	/* attention without the flash kernels reads widened copies and
+	 * rounds o after (kern_attn_fwd_bf's fallback), as CP's ring does */
+	MEM("from_bf16", C_BF16 | C_CP1 | C_NOFLASH, 6, Z_N, Z_QKVL),
+	MEM("round_bf16_copy", C_BF16 | C_NOFLASH, 10, Z_N, Z_QL),
+	MEM("round_bf16_copy", C_BF16 | C_CPN | C_FLASH, 10, Z_N, Z_QL),
 	USE(WT_PROJ),
 	GEMM(Z_N, Z_H, Z_QL, Z_ONE),
-	COPY("copy", 0, 8, Z_NL, Z_H),
-	MEM("axpy", 0, 12, Z_NL, Z_H),
 	END,
 };
 
-/* mlp_block_fwd */
+/* mlp_block_fwd after its norm (the attention's output added in it);
+ * its own output is left pending */
 static const struct row mlp_fwd[] = {
-	MEM("rmsnorm_fwd", 0, 8, Z_NL, Z_H),
-	MEM("round_bf16", C_BF16, 8, Z_NL, Z_H),
 	USE(WT_FC1),
 	GEMM(Z_N, Z_F2, Z_H, Z_ONE),
-	MEM("swiglu_fwd", 0, 12, Z_N, Z_FL),
-	MEM("round_bf16", C_BF16, 8, Z_N, Z_FL),
+	MEM("swiglu_fwd", C_FP32, 12, Z_N, Z_FL),
+	MEM("swiglu_fwd_bf", C_BF16, 14, Z_N, Z_FL),
 	USE(WT_FC2),
 	GEMM(Z_N, Z_H, Z_FL, Z_ONE),
+	END,
+};
+
+/* a pipeline chunk's output, added whole before it is sent */
+static const struct row chunk_out[] = {
 	COPY("copy", 0, 8, Z_NL, Z_H),
 	MEM("axpy", 0, 12, Z_NL, Z_H),
 	END,
 };
 
-/* head_fwd */
+/* head_fwd after final_layernorm */
 static const struct row head_fwd[] = {
-	MEM("rmsnorm_fwd", 0, 8, Z_NL, Z_H),
-	MEM("round_bf16", C_BF16, 8, Z_NL, Z_H),
 	USE(WT_OUT),
 	GEMM(Z_N, Z_VL, Z_H, Z_ONE),
 	MEM("ce_max", 0, 4, Z_N, Z_VL),
@@ -180,8 +210,8 @@ static const struct row head_fwd[] = {
 
 /* head_bwd */
 static const struct row head_bwd[] = {
-	MEM("ce_bwd", 0, 8, Z_N, Z_VL),
-	MEM("round_bf16", C_BF16, 8, Z_N, Z_VL),
+	MEM("ce_bwd", C_FP32, 8, Z_N, Z_VL),
+	MEM("ce_bwd_bf", C_BF16, 10, Z_N, Z_VL),
 	USE(WT_OUT),
 	GEMM(Z_N, Z_H, Z_VL, Z_ONE),
 	GEMM(Z_VL, Z_H, Z_N, Z_ONE),
@@ -190,31 +220,29 @@ static const struct row head_bwd[] = {
 	END,
 };
 
-/* mlp_block_bwd (tp_grad_in: a copy without SP) */
+/* mlp_block_bwd (tp_grad_in: a copy without SP, then the bf16 copy) */
 static const struct row mlp_bwd[] = {
 	COPY("copy", C_NOSP, 8, Z_N, Z_H),
-	MEM("round_bf16", C_BF16, 8, Z_N, Z_H),
+	MEM("round_bf16_copy", C_BF16, 10, Z_N, Z_H),
 	USE(WT_FC2),
 	GEMM(Z_N, Z_FL, Z_H, Z_ONE),
 	GEMM(Z_H, Z_FL, Z_N, Z_ONE),
 	SCATTER(WT_FC2, 0),
-	MEM("swiglu_bwd", 0, 20, Z_N, Z_FL),
-	MEM("round_bf16", C_BF16, 8, Z_N, Z_F2),
+	MEM("swiglu_bwd", C_FP32, 20, Z_N, Z_FL),
+	MEM("swiglu_bwd_bf", C_BF16, 24, Z_N, Z_FL),
 	USE(WT_FC1),
 	GEMM(Z_N, Z_H, Z_F2, Z_ONE),
 	GEMM(Z_F2, Z_H, Z_N, Z_ONE),
 	SCATTER(WT_FC1, 0),
-	MEM("rmsnorm_bwd", 0, 12, Z_NL, Z_H),
-	MEM("axpy", 0, 12, Z_NL, Z_H),
+	MEM("rmsnorm_bwd_add", 0, 16, Z_NL, Z_H),
 	END,
 };
 
-/* attn_block_bwd with attn_core_bwd (qkv_bwd: two GEMMs per query group
- * and part; with a bias, bias_split's per-group copies and axpys of d
- * elements are left out) */
+/* attn_block_bwd with attn_core_bwd and qkv_bwd (dq, dk, dv merged for
+ * one GEMM each way) */
 static const struct row attn_bwd[] = {
 	COPY("copy", C_NOSP, 8, Z_N, Z_H),
-	MEM("round_bf16", C_BF16, 8, Z_N, Z_H),
+	MEM("round_bf16_copy", C_BF16, 10, Z_N, Z_H),
 	USE(WT_PROJ),
 	GEMM(Z_N, Z_QL, Z_H, Z_ONE),
 	GEMM(Z_H, Z_QL, Z_N, Z_ONE),
@@ -222,24 +250,22 @@ static const struct row attn_bwd[] = {
 	COPY("zero", 0, 4, Z_N, Z_QL),
 	COPY("zero", C_CP1, 8, Z_N, Z_KVL),
 	ATTN(K_ATTN_B),
-	MEM("attn_cast", C_BF16 | C_CP1 | C_FLASH, 18, Z_N, Z_QL),
-	MEM("attn_cast", C_BF16 | C_CP1 | C_FLASH, 12, Z_N, Z_KVL),
+	MEM("attn_cast", C_BF16 | C_CP1 | C_FLASH, 6, Z_N, Z_QL),
+	MEM("from_bf16", C_BF16 | C_CP1 | C_NOFLASH, 6, Z_N, Z_QKVL),
+	MEM("from_bf16", C_BF16 | C_CP1 | C_NOFLASH, 6, Z_N, Z_QL),
 	MEM("rope", 0, 8, Z_N, Z_QL),
 	MEM("rope", 0, 8, Z_N, Z_KVL),
 	MEM("rmsnorm_bwd", C_QKN, 12, Z_N, Z_QL),
 	MEM("rmsnorm_bwd", C_QKN, 12, Z_N, Z_KVL),
 	MEM("round_bf16", C_BF16, 8, Z_N, Z_QKVL),
+	MEM("qkv_merge", 0, 8, Z_N, Z_QKVL),
+	MEM("round_bf16_copy", C_BF16, 10, Z_N, Z_QKVL),
 	USE(WT_QKV),
-	GEMM(Z_N, Z_H, Z_QG, Z_KL),
-	GEMM(Z_QG, Z_H, Z_N, Z_KL),
-	GEMM(Z_N, Z_H, Z_HD, Z_KL),
-	GEMM(Z_HD, Z_H, Z_N, Z_KL),
-	GEMM(Z_N, Z_H, Z_HD, Z_KL),
-	GEMM(Z_HD, Z_H, Z_N, Z_KL),
+	GEMM(Z_N, Z_H, Z_QKVL, Z_ONE),
+	GEMM(Z_QKVL, Z_H, Z_N, Z_ONE),
 	MEM("bias_grad", C_BIAS, 4, Z_N, Z_QKVL),
 	SCATTER(WT_QKV, 0),
-	MEM("rmsnorm_bwd", 0, 12, Z_NL, Z_H),
-	MEM("axpy", 0, 12, Z_NL, Z_H),
+	MEM("rmsnorm_bwd_add", 0, 16, Z_NL, Z_H),
 	END,
 };
 
@@ -251,27 +277,35 @@ static const struct row embed_bwd[] = {
 	END,
 };
 
-/* finish_grads: Adam (the runtime's default optimizer) */
+/* finish_grads: Adam (the runtime's default optimizer), writing the
+ * weights' bf16 copy in bf16 runs */
 static const struct row step_end[] = {
-	{ "adam", K_OPTIM, 0, 28, Z_PARAMS, Z_ONE, Z_ONE, Z_ONE, 0, WT_NONE },
+	{ "adam", K_OPTIM, C_FP32, 28, Z_PARAMS, Z_ONE, Z_ONE, Z_ONE, 0,
+	  WT_NONE },
+	{ "adam_bf", K_OPTIM, C_BF16, 30, Z_PARAMS, Z_ONE, Z_ONE, Z_ONE, 0,
+	  WT_NONE },
 	END,
 };
 
-/* rt_weights_next's gather of a weight (rt_gather_weight; with prefetch
- * start_gather casts, the wait widens: the same kernels) */
+/* rt_weights_next's gather of a weight (rt_gather_weight): bf16 runs
+ * gather the weights' bf16 copy (nothing to do with one GTP rank) and
+ * widen it only for the embedding's lookup (USE_W); fp32 runs gather
+ * the weight (a copy with one GTP rank) */
 static const struct row gather[] = {
-	MEM("to_bf16", C_BF16, 6, Z_WS, Z_ONE),
-	COPY("copy", C_BF16 | C_G1, 4, Z_WS, Z_ONE),
 	COPY("copy", C_FP32 | C_G1, 8, Z_WS, Z_ONE),
+	END,
+};
+
+static const struct row gather_widen[] = {
 	MEM("from_bf16", C_BF16, 6, Z_W, Z_ONE),
 	END,
 };
 
-/* rt_scatter_grad */
+/* rt_scatter_grad: with one GTP rank the GEMM wrote the shard gradient
+ * itself (rt_grad_out); else padding zeroed, reduce-scatter, add */
 static const struct row scatter[] = {
-	COPY("zero", 0, 4, Z_WPAD, Z_ONE),
-	COPY("copy", C_G1, 8, Z_WS, Z_ONE),
-	MEM("axpy", 0, 12, Z_WS, Z_ONE),
+	COPY("zero", C_GN, 4, Z_WPAD, Z_ONE),
+	MEM("axpy", C_GN, 12, Z_WS, Z_ONE),
 	END,
 };
 
@@ -314,6 +348,7 @@ static double sym(const struct step_walk *w, enum sym y, enum wt cur)
 	case Z_KL: return (double)z->kl;
 	case Z_EMB: return (double)z->shard_emb * (double)g;
 	case Z_PARAMS: return (double)w->params;
+	case Z_REP: return (double)s->z.n_rep;
 	case Z_W: return cur == WT_NONE ? 0 : (double)wt_shard(w, cur) * g;
 	case Z_WS: return cur == WT_NONE ? 0 : (double)wt_shard(w, cur);
 	case Z_WPAD: return cur == WT_NONE ? 0 :
@@ -330,12 +365,12 @@ static int holds(const struct step_walk *w, unsigned when)
 			(s->d.sp ? C_SP : C_NOSP) |
 			(s->d.qk_norm ? C_QKN : 0) |
 			(s->d.qkv_bias ? C_BIAS : 0) |
-			(s->d.cp <= 1 ? C_CP1 : 0) |
-			(s->d.g <= 1 ? C_G1 : 0) |
+			(s->d.cp <= 1 ? C_CP1 : C_CPN) |
+			(s->d.g <= 1 ? C_G1 : C_GN) |
 			(!s->d.tie || s->d.skip_pre ? C_OUTSCAT : 0) |
 			(!s->d.tie || s->d.skip_post ? C_EMBZERO : 0) |
 			(s->d.head_dim == 64 || s->d.head_dim == 128 ?
-			 C_FLASH : 0);
+			 C_FLASH : C_NOFLASH);
 
 	return (when & have) == when;
 }
@@ -360,7 +395,7 @@ static void add_mem(struct step_walk *w, enum step_class c, double bytes,
 }
 
 static void add_gemm(struct step_walk *w, double m, double n, double k,
-		     double rep, unsigned cast)
+		     double rep)
 {
 	const struct hw_profile *hw = w->hw;
 	double flops = 2 * m * n * k * rep;
@@ -371,11 +406,6 @@ static void add_gemm(struct step_walk *w, double m, double n, double k,
 	w->into->work[STEP_GEMM] += flops;
 	w->into->calls[STEP_GEMM] += (long long)rep;
 	w->seg_us += us;
-	/* the operand casts: A (m x k) and B (k x n) */
-	if (w->s->bf16 && (cast & CAST_A))
-		add_mem(w, STEP_ELEMENTWISE, 6 * m * k * rep, (long long)rep);
-	if (w->s->bf16 && (cast & CAST_B))
-		add_mem(w, STEP_ELEMENTWISE, 6 * k * n * rep, (long long)rep);
 }
 
 /* Attention of one layer: causal, halved (FlashAttention's count). */
@@ -402,8 +432,8 @@ static void play(struct step_walk *w, const struct row *rows, enum wt cur);
 
 /* rt_weights_next: the weight's GTP all-gather (exposed, or with
  * prefetch hidden behind the compute since the previous weight's use),
- * then the gather block's kernels. */
-static void use(struct step_walk *w, enum wt t)
+ * then the gather block's kernels (and the widening, `widen`). */
+static void use(struct step_walk *w, enum wt t, int widen)
 {
 	const struct prog_rt_shape *s = w->s;
 	struct cost_model *cm = w->cm;
@@ -429,6 +459,8 @@ static void use(struct step_walk *w, enum wt t)
 	w->first_use = 0;
 	w->seg_us = 0;
 	play(w, gather, t);
+	if (widen)
+		play(w, gather_widen, t);
 }
 
 static void play(struct step_walk *w, const struct row *rows, enum wt cur)
@@ -457,20 +489,28 @@ static void play(struct step_walk *w, const struct row *rows, enum wt cur)
 				(long long)rep);
 			break;
 		case K_GEMM:
-			add_gemm(w, a, b, c, rep, r->cast);
+			add_gemm(w, a, b, c, rep);
 			break;
 		case K_ATTN_F:
 		case K_ATTN_B:
 			add_attn(w, r->kind == K_ATTN_B);
 			break;
 		case K_USE:
-			use(w, r->w);
+			use(w, r->w, r->widen);
 			break;
 		case K_SCATTER:
 			play(w, scatter, r->w);
 			break;
 		}
 	}
+}
+
+/* A forward's norm: the pending residual added in its pass, or alone;
+ * then, with SP, the gathered rows' bf16 copy. */
+static void norm(struct step_walk *w)
+{
+	play(w, w->pending ? norm_in_add : norm_in_alone, WT_NONE);
+	play(w, gather_in, WT_NONE);
 }
 
 /* One chunk's pass, forward or backward (rt_forward_chunk,
@@ -485,14 +525,22 @@ static void pass(struct step_walk *w, int v, int forward)
 
 	w->first_use = 1;
 	if (forward) {
+		w->pending = 0;
 		if (first)
 			play(w, embed_fwd, WT_NONE);
 		for (long long l = 0; l < L; l++) {
+			norm(w);
 			play(w, attn_fwd, WT_NONE);
+			w->pending = 1; /* the attention's output */
+			norm(w);
 			play(w, mlp_fwd, WT_NONE);
 		}
-		if (head)
+		if (head) {
+			norm(w);
 			play(w, head_fwd, WT_NONE);
+		} else if (w->pending) {
+			play(w, chunk_out, WT_NONE);
+		}
 		return;
 	}
 	if (head)
