@@ -122,6 +122,13 @@ static const struct {
 	  "    min-severity: warning    # --min-severity replaces it\n"
 	  "    strict: true             # as --strict\n"
 	  "    format: github           # --format replaces it\n"
+	  "    hardware: {peak_tflops: 989}       # defaults for gtplan.hardware,\n"
+	  "    interconnect: {inter_node_gbps: 48} # gtplan.interconnect and\n"
+	  "    gpu_memory_gb: 141                 # gtplan.gpu_memory_gb\n"
+	  "The config's own gtplan.hardware, gtplan.interconnect and\n"
+	  "gtplan.gpu_memory_gb keys (overrides included) win over the project\n"
+	  "file's, which win over the built-in defaults (gtplan help sim);\n"
+	  "in pyproject.toml write [tool.gtplan.hardware] tables or dotted keys.\n"
 	  "A suppression that matches nothing is a warning itself (GT001,\n"
 	  "unused-suppression; those of --ignore never are). The summary\n"
 	  "counts what was suppressed.\n" },
