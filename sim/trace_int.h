@@ -55,7 +55,6 @@ struct trace_shape {
 	struct model_shape m; /* known = 1: the programs are built with it */
 	const char *source;   /* where it comes from, in words (static) */
 	int approximate;      /* sizes are estimates or stand-ins */
-	int no_compute;       /* gtplan-run's programs: collectives only */
 };
 
 /* The shape the trace plays the calls with: the config's model when the

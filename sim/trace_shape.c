@@ -106,7 +106,6 @@ void trace_shape_pick(const struct plan *p, const struct sim_report *r,
 		runtime_shape(p, &ts->m);
 		ts->source = "runtime.model (gtplan-run's decoder; its programs "
 			     "hold collectives only, no compute)";
-		ts->no_compute = 1;
 	} else if (approx_shape(&r->model, &ts->m)) {
 		ts->source = "the model's sizes as uniform transformer layers";
 		ts->approximate = 1;

@@ -412,7 +412,7 @@ static void svg_text(const char *from, const char *to, char *buf, size_t len)
 	buf[n] = '\0';
 }
 
-/* The legend's box (its outer rounded border, stroke #999999) holds each
+/* The legend's box (its outer rounded border, in grey) holds each
  * of its texts from its x to x + render_text_width(text). SVG coordinates
  * are written with two decimals: 0.01 pt of slack. */
 static void check_legend(const char *svg)
