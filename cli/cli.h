@@ -53,6 +53,7 @@ struct cli_opts {
 	const char *render_format; /* render --format svg|png|dot|text */
 	const char *render_color;  /* render --color lane|gtp|tp|... */
 	const char *render_groups; /* render --groups gtp,tp */
+	const char *render_nodes;  /* render --nodes A-B */
 	char layout_override[48];  /* render --layout 4d|5d, as an override */
 	/* --model-config PATH, as the override ++gtplan.model.hf_config */
 	char model_config_override[1100];

@@ -17,7 +17,7 @@ static const char bash_script[] =
 "\tlocal cmds='lint plan sim explain config render ckpt run completion help'\n"
 "\tlocal opts='--format --strict --color --ignore --select --min-severity\n"
 "\t\t-q --quiet --config --no-config -o --output --summary --rank --call\n"
-"\t\t--list-calls --trace --predict-record --steps --no-sim --groups\n"
+"\t\t--list-calls --trace --predict-record --steps --no-sim --groups --nodes\n"
 "\t\t--layout --list --markdown --dry-run --force --oversubscribe\n"
 "\t\t--allow-run-as-root --mpirun --gtplan-run --launcher --hosts\n"
 "\t\t--hostfile --script --model-config --help'\n"

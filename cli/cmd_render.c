@@ -38,6 +38,10 @@ int cmd_render(const struct cli_opts *o)
 						    &ro.groups, err,
 						    sizeof(err)))
 		return cli_usage_error("%s", err);
+	if (o->render_nodes && render_nodes_parse(o->render_nodes,
+						  &ro.node_first, &ro.node_last,
+						  err, sizeof(err)))
+		return cli_usage_error("%s", err);
 	src_set_init(&srcs);
 	diag_list_init(&diags, &srcs);
 	job_init(&j, o->n_overrides, o->overrides);
@@ -58,6 +62,9 @@ int cmd_render(const struct cli_opts *o)
 	 * GPUs; one node unless set) */
 	ro.prog = &j.sim.cost.o;
 	ro.segment_size = j.sim.cost.s.domain;
+	/* --groups that draw nothing are said, not silently dropped */
+	if (render_groups_unlinked(&ro, &j.plan, err, sizeof(err)))
+		fprintf(stderr, "gtplan: note: --groups %s\n", err);
 	if (outfile_open(&out, path)) {
 		rc = CLI_EXIT_USAGE;
 		goto out;

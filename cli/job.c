@@ -46,6 +46,12 @@ static int job_pipeline(struct job *j, const char *path, enum job_stage upto,
 		return 1;
 	if (cfg_resolve(j->root, srcs, diags))
 		return 1;
+	/* the project file's hardware defaults, where the config is silent
+	 * (`gtplan config` shows the config as written) */
+	if (j->proj && upto != JOB_UPTO_CONFIG &&
+	    proj_apply_defaults(j->proj, path, j->root, srcs, diags))
+		return cli_error(2, "out of memory while reading the project "
+				 "file");
 	if (schema_check_config_limits(j->root, diags, &past_max) < 0)
 		return 1;
 	/* A size past its maximum (GT201 at its key) is not planned: no
@@ -75,10 +81,17 @@ static int job_pipeline(struct job *j, const char *path, enum job_stage upto,
 int job_run(struct job *j, const char *path, enum job_stage upto,
 	    const char *only, struct src_set *srcs, struct diag_list *diags)
 {
-	size_t before = diags->n;
-	int rc = job_pipeline(j, path, upto, only, srcs, diags);
+	size_t before = diags->n, mine;
+	int rc;
 
-	for (size_t i = before; i < diags->n; i++)
+	/* the project file's own findings name no config */
+	if (j->proj && proj_read(j->proj, path, srcs, diags)) {
+		fprintf(stderr, "gtplan: out of memory\n");
+		return 2;
+	}
+	mine = diags->n;
+	rc = job_pipeline(j, path, upto, only, srcs, diags);
+	for (size_t i = mine; i < diags->n; i++)
 		if (diag_add_config(&diags->v[i], path)) {
 			fprintf(stderr, "gtplan: out of memory\n");
 			return 2;

@@ -42,13 +42,14 @@ static int is_override(const char *a)
 	return a[0] == '~' || a[0] == '+' || strchr(a, '=') != NULL;
 }
 
-/* render's own --format, --color and --layout values, and --groups.
+/* render's own --format, --color and --layout values, --groups and
+ * --nodes.
  * Returns 1 when it took argv[*i] (and its value), 0 when argv[*i] is none
  * of them, -1 on a usage error (printed). */
 static int render_option(int argc, char **argv, int *i, struct cli_opts *o)
 {
 	static const char *const names[] = {
-		"--format", "--color", "--groups", "--layout",
+		"--format", "--color", "--groups", "--layout", "--nodes",
 	};
 	const char *a = argv[*i], *v;
 
@@ -65,6 +66,8 @@ static int render_option(int argc, char **argv, int *i, struct cli_opts *o)
 			o->render_color = v;
 		else if (k == 2)
 			o->render_groups = v;
+		else if (k == 4)
+			o->render_nodes = v;
 		else if (strcmp(v, "4d") && strcmp(v, "5d")) {
 			cli_usage_error("unknown --layout '%s' (use 4d or 5d)",
 					v);

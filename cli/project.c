@@ -127,7 +127,8 @@ static int has_our_table(const char *path)
 	int found = 0;
 
 	while (f && !found && fgets(line, sizeof(line), f))
-		found = !strncmp(line, "[tool.gtplan]", 13);
+		found = !strncmp(line, "[tool.gtplan]", 13) ||
+			!strncmp(line, "[tool.gtplan.", 13);
 	if (f)
 		fclose(f);
 	return found;
@@ -216,6 +217,7 @@ static int read_toml(const char *name, struct src_set *srcs,
 
 static const char *const proj_keys[] = {
 	"ignore", "select", "min-severity", "strict", "format",
+	"hardware", "interconnect", "gpu_memory_gb",
 };
 static const char *const formats[] = {
 	"text", "json", "sarif", "github", "concise", "junit",
@@ -270,7 +272,31 @@ static void unknown_key(struct diag_list *diags, const struct cfg_node *n)
 		diag_hint(d, "did you mean '%s'?", proj_keys[k]);
 	else
 		diag_hint(d, "the keys are ignore, select, min-severity, "
-			  "strict and format");
+			  "strict, format, hardware, interconnect and "
+			  "gpu_memory_gb");
+}
+
+/* A hardware default (gtplan.hardware, gtplan.interconnect: maps of the
+ * config's keys; gtplan.gpu_memory_gb: a number) into pf->defaults, with
+ * its places in the project file. Its keys and values are checked as the
+ * config's own once they are in a config (proj_apply_defaults). */
+static int read_hardware(struct proj_file *pf, struct diag_list *diags,
+			 const struct cfg_node *n)
+{
+	int map = strcmp(n->key, "gpu_memory_gb") != 0;
+	struct cfg_node *c;
+
+	if (map ? n->kind != CFG_MAP :
+		  n->kind != CFG_INT && n->kind != CFG_FLOAT) {
+		bad_value(diags, n, map ? "a map of the keys the config's "
+			  "gtplan section has there" : "a number (GiB)");
+		return 0;
+	}
+	if (!pf->defaults && !(pf->defaults = cfg_new(CFG_MAP, n->loc)))
+		return -1;
+	if (!(c = cfg_clone(n)))
+		return -1;
+	return cfg_map_set(pf->defaults, n->key, c);
 }
 
 /* One key of a project file's map into pf (and ignore into sel). */
@@ -312,6 +338,10 @@ static int read_key(struct proj_state *ps, struct proj_file *pf,
 			bad_value(diags, n, "true or false");
 		else
 			pf->strict = n->v.b;
+	} else if (!strcmp(n->key, "hardware") ||
+		   !strcmp(n->key, "interconnect") ||
+		   !strcmp(n->key, "gpu_memory_gb")) {
+		return read_hardware(pf, diags, n);
 	} else if (!strcmp(n->key, "format")) {
 		if (n->kind != CFG_STR || !one_of(n->text, formats,
 						  sizeof(formats) / sizeof(*formats)))
@@ -410,6 +440,7 @@ void proj_state_release(struct proj_state *ps)
 		free(ps->files[i].real);
 		free_list(ps->files[i].select, ps->files[i].n_select);
 		free(ps->files[i].format);
+		cfg_free(ps->files[i].defaults);
 	}
 	free(ps->files);
 	sel_set_release(&ps->sel);
@@ -533,4 +564,59 @@ void proj_defaults(const struct proj_opts *opts, const char *config,
 	proj_state_release(&ps);
 	diag_list_release(&diags);
 	src_set_release(&srcs);
+}
+
+int proj_read(struct proj_state *ps, const char *config, struct src_set *srcs,
+	      struct diag_list *diags)
+{
+	return project_for(ps, config, srcs, diags) == -2 ? -1 : 0;
+}
+
+/* Copies what `from` (a map) has and `into` (a map) lacks, one level of
+ * maps deep; a key `into` holds as another kind stays (the config's). */
+static int fill_missing(struct cfg_node *into, const struct cfg_node *from,
+			int depth)
+{
+	for (size_t i = 0; i < from->n; i++) {
+		const struct cfg_node *k = from->kids[i];
+		struct cfg_node *have = cfg_get(into, k->key), *c;
+
+		if (have && have->kind == CFG_MAP && k->kind == CFG_MAP &&
+		    depth == 0) {
+			if (fill_missing(have, k, depth + 1))
+				return -1;
+			continue;
+		}
+		if (have)
+			continue;
+		if (!(c = cfg_clone(k)) || cfg_map_set(into, k->key, c))
+			return -1;
+	}
+	return 0;
+}
+
+int proj_apply_defaults(struct proj_state *ps, const char *config,
+			struct cfg_node *root, struct src_set *srcs,
+			struct diag_list *diags)
+{
+	int pf = project_for(ps, config, srcs, diags);
+	const struct cfg_node *d;
+	struct cfg_node *gt;
+
+	if (pf == -2)
+		return -1;
+	if (pf < 0 || !root || root->kind != CFG_MAP ||
+	    !(d = ps->files[pf].defaults))
+		return 0;
+	gt = cfg_get(root, "gtplan");
+	if (!gt) {
+		struct cfg_node *m = cfg_new(CFG_MAP, d->loc);
+
+		if (!m || cfg_map_set(root, "gtplan", m))
+			return -1;
+		gt = cfg_get(root, "gtplan");
+	}
+	if (gt->kind != CFG_MAP)
+		return 0; /* the schema says what is wrong with it */
+	return fill_missing(gt, d, 0);
 }

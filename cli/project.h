@@ -10,7 +10,10 @@
  *                      a [tool.gtplan] table, in the config's folder or
  *                      above it, up to the folder that holds .git (or the
  *                      file --config names): keys ignore, select,
- *                      min-severity, strict, format (GT003 otherwise);
+ *                      min-severity, strict, format, and the hardware
+ *                      defaults hardware, interconnect, gpu_memory_gb
+ *                      (the keys of gtplan.hardware, gtplan.interconnect
+ *                      and gtplan.gpu_memory_gb; GT003 otherwise);
  *   the config         gtplan.ignore: a list of selectors;
  *   the YAML line      `# gtplan: ignore[SEL, ...] reason` (select.h).
  * Suppressions (ignore lists, inline comments) add up; --select and
@@ -67,6 +70,9 @@ struct proj_file {
 	int min_severity;    /* -1: not set */
 	int strict;          /* -1: not set */
 	char *format;        /* NULL: not set */
+	/* hardware defaults: a map of hardware, interconnect and
+	 * gpu_memory_gb as written (NULL: none) */
+	struct cfg_node *defaults;
 };
 
 struct proj_state {
@@ -91,6 +97,21 @@ void proj_state_release(struct proj_state *ps);
 int proj_filter_job(struct proj_state *ps, const char *config,
 		    const struct cfg_node *root, struct src_set *srcs,
 		    struct diag_list *diags, size_t from);
+
+/* Reads the project file of the config at `config` (once per command;
+ * its findings go to diags). Returns 0, or -1 when out of memory. */
+int proj_read(struct proj_state *ps, const char *config, struct src_set *srcs,
+	      struct diag_list *diags);
+
+/* The project file's hardware defaults into the config `root`: every key
+ * of gtplan.hardware and gtplan.interconnect, and gtplan.gpu_memory_gb,
+ * that the config (overrides included) does not set, with its place in
+ * the project file. So the config wins over the project file, which wins
+ * over gtplan's built-in defaults (cost.h), and the schema checks the
+ * values where they are written. Returns 0, or -1 when out of memory. */
+int proj_apply_defaults(struct proj_state *ps, const char *config,
+			struct cfg_node *root, struct src_set *srcs,
+			struct diag_list *diags);
 
 /* At the end of a command: the unused suppressions (GT001), selected as
  * the first job's findings were. Returns 0, or -1 when out of memory. */

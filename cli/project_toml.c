@@ -2,12 +2,14 @@
  * project_toml: the [tool.gtplan] table of a pyproject.toml (project.h).
  *
  * The subset of TOML 1.0 a table of settings needs: `key = value` lines
- * with bare or quoted keys, basic strings ("..." with \" \\ \n \t
- * escapes), literal strings ('...'), booleans, integers, and arrays of
- * those that may span lines (trailing comma and comments allowed). The
- * table ends at the next [header]. A value of another TOML type (a
- * float, a date, an inline table, a multi-line string) is GT003: gtplan's
- * settings have none.
+ * with bare or quoted keys, or dotted bare keys one level deep
+ * (`hardware.peak_tflops = 989`), basic strings ("..." with \" \\ \n \t
+ * escapes), literal strings ('...'), booleans, integers, floats, and
+ * arrays of those that may span lines (trailing comma and comments
+ * allowed). Sub-tables [tool.gtplan.NAME] (the hardware defaults) become
+ * maps under NAME. The table ends at the next other [header]. A value of
+ * another TOML type (a date, an inline table, a multi-line string) is
+ * GT003: gtplan's settings have none.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -38,8 +40,8 @@ static int fail(struct toml_rd *r, const char *what)
 	struct diag *d = diag_add(r->diags, "GT003", here(r), NULL,
 				  "[tool.gtplan]: %s", what);
 
-	diag_hint(d, "gtplan reads strings, booleans, integers and arrays "
-		  "of them there (TOML)");
+	diag_hint(d, "gtplan reads strings, booleans, numbers and arrays "
+		  "of them there, and [tool.gtplan.NAME] tables (TOML)");
 	return -1;
 }
 
@@ -90,6 +92,19 @@ static int read_string(struct toml_rd *r, char **out)
 }
 
 static struct cfg_node *read_value(struct toml_rd *r);
+
+/* A TOML float as gtplan's settings write one: digits, a fraction and/or
+ * an exponent (no underscores, inf or nan). */
+static int is_float(const char *s)
+{
+	char *end;
+
+	if (!strpbrk(s, ".eE") || strchr(s, '_') || strchr(s, ':') ||
+	    !isdigit((unsigned char)s[*s == '-' || *s == '+']))
+		return 0;
+	strtod(s, &end);
+	return *end == '\0';
+}
 
 /* An array at r->p ('['), over as many lines as it takes. */
 static struct cfg_node *read_array(struct toml_rd *r)
@@ -157,6 +172,8 @@ static struct cfg_node *read_value(struct toml_rd *r)
 	else if (n && *s && strspn(s + (*s == '-' || *s == '+'), "0123456789_") ==
 			 strlen(s + (*s == '-' || *s == '+')))
 		n->kind = CFG_INT, n->v.i = strtoll(s, NULL, 10);
+	else if (n && is_float(s))
+		n->kind = CFG_FLOAT, n->v.f = strtod(s, NULL);
 	else if (n) {
 		cfg_free(n);
 		n = NULL;
@@ -170,25 +187,63 @@ static struct cfg_node *read_value(struct toml_rd *r)
 	return n;
 }
 
-/* `key = value` at r->p into map; 0, or -1 (said). */
+/* A bare key at r->p; a fresh copy, or NULL (said, or out of memory). */
+static char *bare_key(struct toml_rd *r)
+{
+	const char *w = r->p;
+
+	while (r->p < r->end && (isalnum((unsigned char)*r->p) ||
+				 *r->p == '_' || *r->p == '-'))
+		r->p++;
+	if (r->p == w) {
+		fail(r, "a line that is not `key = value`");
+		return NULL;
+	}
+	return strndup(w, (size_t)(r->p - w));
+}
+
+/* map[name] as a map, made when absent; NULL (said) when name holds a
+ * value, or out of memory. */
+static struct cfg_node *sub_map(struct toml_rd *r, struct cfg_node *map,
+				const char *name, struct diag_loc loc)
+{
+	struct cfg_node *m = cfg_get(map, name);
+
+	if (m) {
+		if (m->kind != CFG_MAP)
+			fail(r, "a key defined twice");
+		return m->kind == CFG_MAP ? m : NULL;
+	}
+	if (!(m = cfg_new(CFG_MAP, loc)) || !(m->key = strdup(name)) ||
+	    cfg_append(map, m)) {
+		cfg_free(m);
+		return NULL;
+	}
+	return cfg_get(map, name);
+}
+
+/* `key = value` (or `table.key = value`) at r->p into map; 0, or -1
+ * (said). */
 static int read_pair(struct toml_rd *r, struct cfg_node *map)
 {
 	struct diag_loc kloc = here(r);
 	struct cfg_node *v;
-	const char *w = r->p;
 	char *key;
 
 	if (*r->p == '"' || *r->p == '\'') {
 		if (read_string(r, &key))
 			return -1;
-	} else {
-		while (r->p < r->end && (isalnum((unsigned char)*r->p) ||
-					 *r->p == '_' || *r->p == '-'))
-			r->p++;
-		if (r->p == w)
-			return fail(r, "a line that is not `key = value`");
-		if (!(key = strndup(w, (size_t)(r->p - w))))
+	} else if (!(key = bare_key(r))) {
+		return -1;
+	}
+	if (r->p < r->end && *r->p == '.') {
+		struct cfg_node *m = sub_map(r, map, key, kloc);
+
+		free(key);
+		r->p++;
+		if (!m || !(key = bare_key(r)))
 			return -1;
+		map = m;
 	}
 	skip_blank(r);
 	if (r->p == r->end || *r->p != '=') {
@@ -218,48 +273,61 @@ static int read_pair(struct toml_rd *r, struct cfg_node *map)
 	return cfg_append(map, v);
 }
 
-/* 1 when the line at r is the header [tool.gtplan] (blanks allowed). */
-static int is_our_header(struct toml_rd *r)
+/* The header line at r: 0 when it is not ours, 1 for [tool.gtplan], 2
+ * for [tool.gtplan.NAME] (NAME into name). Blanks are allowed. */
+static int our_header(struct toml_rd *r, char *name, size_t len)
 {
-	const char *p = r->p, *want = "[tool.gtplan]";
+	char text[128];
+	size_t n = 0, k;
 
-	for (; *want && p < r->end; p++) {
-		if (*p == ' ' || *p == '\t')
-			continue;
-		if (*p != *want++)
-			return 0;
-	}
-	r->p = p;
-	skip_blank(r);
-	return !*want && r->p == r->end;
+	for (const char *p = r->p; p < r->end && *p != '#'; p++)
+		if (*p != ' ' && *p != '\t' && n + 1 < sizeof(text))
+			text[n++] = *p;
+	text[n] = '\0';
+	if (!strcmp(text, "[tool.gtplan]"))
+		return 1;
+	if (strncmp(text, "[tool.gtplan.", 13) || text[n - 1] != ']')
+		return 0;
+	k = strspn(text + 13, "abcdefghijklmnopqrstuvwxyz"
+		   "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
+	if (k == 0 || 13 + k != n - 1 || k >= len)
+		return 0;
+	memcpy(name, text + 13, k);
+	name[k] = '\0';
+	return 2;
 }
 
 int proj_toml_table(const struct src_set *srcs, int id,
 		    struct diag_list *diags, struct cfg_node **out)
 {
 	struct toml_rd r = { srcs, id, 0, NULL, NULL, NULL, diags };
-	int inside = 0;
+	struct cfg_node *into = NULL;
+	char name[64];
 
 	*out = NULL;
 	while (next_line(&r)) {
+		int h;
+
 		skip_blank(&r);
 		if (r.p == r.end)
 			continue;
-		if (*r.p == '[') {
-			if (inside)
-				return 0;
-			if (!is_our_header(&r))
-				continue;
-			inside = 1;
-			if (!(*out = cfg_new(CFG_MAP, here(&r))))
-				return -1;
+		if (*r.p != '[') {
+			if (into && read_pair(&r, into))
+				goto fail;
 			continue;
 		}
-		if (inside && read_pair(&r, *out)) {
-			cfg_free(*out);
-			*out = NULL;
+		into = NULL;
+		if (!(h = our_header(&r, name, sizeof(name))))
+			continue;
+		if (!*out && !(*out = cfg_new(CFG_MAP, here(&r))))
 			return -1;
-		}
+		into = h == 1 ? *out : sub_map(&r, *out, name, here(&r));
+		if (!into)
+			goto fail;
 	}
 	return 0;
+fail:
+	cfg_free(*out);
+	*out = NULL;
+	return -1;
 }

@@ -194,7 +194,7 @@ static void defaults(Agraph_t *g)
 		{ "margin", "0.08,0.04" }, { "color", "#444444" },
 		{ "fillcolor", "white" }, { "fontcolor", "black" },
 		{ "penwidth", "1" }, { "peripheries", "1" },
-		{ "gradientangle", "" }, { "label", "\\N" }, { "tooltip", "" },
+		{ "label", "\\N" }, { "tooltip", "" },
 	};
 	static const char *const eattr[][2] = {
 		/* arrowhead and arrowtail too: 2.42 draws heads on flat
@@ -218,19 +218,9 @@ static void defaults(Agraph_t *g)
 
 static void paint(const struct render_ctx *x, Agnode_t *n, long long v)
 {
-	int pattern;
-	const char *fill = render_fill(x, v, &pattern);
-	char buf[32];
+	char fill[8];
 
-	if (pattern & 1) {
-		snprintf(buf, sizeof(buf), "%s:white", fill);
-		set(n, "fillcolor", buf);
-		set(n, "gradientangle", "270");
-	} else {
-		set(n, "fillcolor", fill);
-	}
-	if (pattern & 2)
-		set(n, "peripheries", "2");
+	set(n, "fillcolor", render_fill(x, v, fill));
 }
 
 /* Borders by the call's state, whatever the fill says. */
@@ -387,7 +377,8 @@ static Agedge_t *link(const struct render_ctx *x, Agraph_t *g, long long t,
 	return e;
 }
 
-/* Links between the members of each group of the chosen kinds. */
+/* Links between the members of each group of the chosen kinds, where
+ * both ends are drawn. */
 static void group_links(const struct render_ctx *x, Agraph_t *g,
 			struct strbuf *b)
 {
@@ -413,7 +404,11 @@ static void group_links(const struct render_ctx *x, Agraph_t *g,
 				long long t = lay_group_member(grid, gk->axes, i, j);
 				long long h = lay_group_member(grid, gk->axes, i,
 							       j + 1);
-				Agedge_t *e = link(x, g, t, h);
+				Agedge_t *e;
+
+				if (t < x->r_lo || h > x->r_hi)
+					continue;
+				e = link(x, g, t, h);
 
 				set(e, "constraint", "false");
 				set(e, "color", render_group_color(k));
@@ -430,14 +425,14 @@ static void group_links(const struct render_ctx *x, Agraph_t *g,
 static int summary_boxes(const struct render_ctx *x, struct place *pl,
 			 long long *values, size_t *nv, struct strbuf *b)
 {
-	long long drawn = x->nodes > RENDER_MAX_NODES ? RENDER_MAX_NODES - 1 :
-			  x->nodes;
+	long long want = x->n_hi - x->n_lo + 1;
+	long long drawn = want > RENDER_MAX_NODES ? RENDER_MAX_NODES - 1 : want;
 	long long *tmp = malloc((size_t)x->gpn * sizeof(*tmp));
 	Agraph_t *where = pl->g;
 
 	if (!tmp)
 		return -1;
-	for (long long node = 0; node < drawn; node++) {
+	for (long long node = x->n_lo; node < x->n_lo + drawn; node++) {
 		Agnode_t *n;
 		long long v;
 		enum render_state worst;
@@ -456,7 +451,7 @@ static int summary_boxes(const struct render_ctx *x, struct place *pl,
 		values[(*nv)++] = v;
 	}
 	free(tmp);
-	if (drawn < x->nodes) {
+	if (drawn < want) {
 		Agnode_t *n = agnode(where, "more", 1);
 
 		place_row(pl, where, n);
@@ -527,7 +522,7 @@ static int build(const struct render_ctx *x, Agraph_t *g, struct strbuf *b)
 			return -1;
 		}
 	} else {
-		for (long long r = 0; r < x->p->world; r++) {
+		for (long long r = x->r_lo; r <= x->r_hi; r++) {
 			struct render_rank rk;
 
 			detail_box(x, &pl, r, b);

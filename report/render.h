@@ -5,11 +5,13 @@
  * when cluster.segment_size is given), in rank order; each box shows the
  * global rank, the node's local GPU, Megatron's coordinates (t, c, g, d, p)
  * and the lane. Boxes are coloured by one coordinate (colour-blind-safe
- * palette, with a legend); chosen group kinds are drawn as links between
- * their members; one simulated call can be laid over the grid (who is
- * called, with which shard, who never is, who is stuck and on which
- * collective). Worlds above RENDER_MAX_RANKS draw one box per node with a
- * summary instead, and say so.
+ * palette, then distinct generated pastels, with a legend); chosen group
+ * kinds are drawn as links between their members (the picture says when
+ * a kind has none to draw); one simulated call can be laid over the grid
+ * (who is called, with which shard, who never is, who is stuck and on
+ * which collective). Worlds above RENDER_MAX_RANKS draw one box per node
+ * with a summary instead, and say so; --nodes A-B draws only those nodes
+ * (in detail when their ranks are few enough).
  *
  * Formats: DOT (the graph gtplan builds, before layout), SVG and PNG (laid
  * out and drawn by Graphviz's libraries; nothing is run), and a compact
@@ -69,6 +71,9 @@ struct render_opts {
 	 * anything else is only named in the title. */
 	long long segment_size;
 	long long max_ranks;    /* detail up to this world; 0 RENDER_MAX_RANKS */
+	/* The nodes drawn, first .. last (--nodes A-B); last < 0: all. The
+	 * ranks of the chosen nodes decide between detail and summary. */
+	long long node_first, node_last;
 };
 
 void render_opts_init(struct render_opts *o);
@@ -87,13 +92,23 @@ int render_color_parse(const char *s, enum render_color *c, char *err,
 int render_groups_parse(const char *s, uint64_t *mask, char *err,
 			size_t errlen);
 const char *render_color_name(enum render_color c);
+/* A node range, "A-B" or "A" (decimal, A <= B). Returns 0, or -1 with
+ * the reason and a hint in err. */
+int render_nodes_parse(const char *s, long long *first, long long *last,
+		       char *err, size_t errlen);
+/* The chosen group kinds of o that draw no link on plan p, in words
+ * ("pp: every group has one rank"; the per-node summary draws none),
+ * into buf. Returns how many kinds that is (0: buf ""). */
+size_t render_groups_unlinked(const struct render_opts *o,
+			      const struct plan *p, char *buf, size_t len);
 
 /* Draws plan p (p->grid_ok required) to `out` in o->format. `r` is the
  * simulator's report (NULL or !r->ran: no simulation shown); with o->call
  * it must hold that call's result. Returns 0, or -1 with the reason in err
  * (unsimulated call, --color call without a call, expert groups without
- * an expert grid, Graphviz missing its dot layout or the format's plugin,
- * a write error, out of memory). */
+ * an expert grid, nodes past the plan's, Graphviz missing its dot layout
+ * or the format's plugin, a write error, out of memory); a reason may
+ * carry a second line "hint: ...". */
 int render_run(const struct render_opts *o, const struct plan *p,
 	       const struct sim_report *r, FILE *out, char *err,
 	       size_t errlen);

@@ -4,6 +4,7 @@
  */
 #include "render_int.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,7 @@ void render_opts_init(struct render_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->format = RENDER_TEXT;
 	o->color = RENDER_BY_AUTO;
+	o->node_first = o->node_last = -1;
 }
 
 static const char *const color_names[RENDER_BY_COUNT] = {
@@ -127,6 +129,123 @@ bad: {
 	return -1;
 }
 
+int render_nodes_parse(const char *s, long long *first, long long *last,
+		       char *err, size_t errlen)
+{
+	char *end;
+
+	*first = *last = -1;
+	if (*s >= '0' && *s <= '9') {
+		*first = strtoll(s, &end, 10);
+		*last = *first;
+		if (*end == '-' && end[1] >= '0' && end[1] <= '9')
+			*last = strtoll(end + 1, &end, 10);
+		if (!*end && *first <= *last && *last < LLONG_MAX)
+			return 0;
+	}
+	snprintf(err, errlen, "bad node range '%s'\nhint: --nodes A-B draws "
+		 "nodes A to B (0-based, A <= B), --nodes A node A alone", s);
+	return -1;
+}
+
+/* The node range of o on a plan of `nodes` nodes; -1 (reason and hint in
+ * err) when it goes past them. */
+static int node_range(const struct render_opts *o, long long nodes,
+		      long long *lo, long long *hi, char *err, size_t errlen)
+{
+	*lo = 0;
+	*hi = nodes - 1;
+	if (o->node_last < 0)
+		return 0;
+	if (o->node_first < 0 || o->node_first > o->node_last ||
+	    o->node_last >= nodes) {
+		snprintf(err, errlen, "--nodes %lld-%lld: the plan has %lld "
+			 "node%s (0-%lld)\nhint: choose nodes between 0 and "
+			 "%lld, e.g. --nodes 0-%lld", o->node_first,
+			 o->node_last, nodes, nodes == 1 ? "" : "s", nodes - 1,
+			 nodes - 1, nodes - 1 < 3 ? nodes - 1 : 3);
+		return -1;
+	}
+	*lo = o->node_first;
+	*hi = o->node_last;
+	return 0;
+}
+
+/* Whether the ranks drawn get one box per node. */
+static int is_summary(const struct render_opts *o, long long ranks)
+{
+	/* the text grid stays one cell per GPU at any size */
+	return o->format != RENDER_TEXT &&
+	       ranks > (o->max_ranks > 0 ? o->max_ranks : RENDER_MAX_RANKS);
+}
+
+/* The chosen kinds that draw no link: every group has one rank, or no
+ * group has two members among ranks r_lo .. r_hi (all of them, in the
+ * per-node summary, which draws no links). */
+static uint64_t unlinked_kinds(const struct render_opts *o,
+			       const struct plan *p, long long r_lo,
+			       long long r_hi, int summary)
+{
+	uint64_t m = 0;
+
+	for (size_t k = 0; k < lay_group_kind_count(); k++) {
+		const struct lay_group_kind *gk = lay_group_kind_at(k);
+		const struct lay_grid *g = gk->expert ? &p->expert : &p->dense;
+		long long idx, pos, size;
+		int linked = 0;
+
+		if (!(o->groups >> k & 1))
+			continue;
+		if (gk->expert && !p->expert_grid_ok)
+			continue; /* refused by render_ctx_init */
+		size = lay_group_size(g, gk->axes);
+		for (long long r = r_lo; !summary && size > 1 && r <= r_hi &&
+		     !linked; r++) {
+			lay_group_of(g, gk->axes, r, &idx, &pos);
+			linked = (pos > 0 && lay_group_member(g, gk->axes, idx,
+							      pos - 1) >= r_lo) ||
+				 (pos + 1 < size && lay_group_member(g, gk->axes,
+						idx, pos + 1) <= r_hi);
+		}
+		if (!linked)
+			m |= 1ull << k;
+	}
+	return m;
+}
+
+size_t render_groups_unlinked(const struct render_opts *o,
+			      const struct plan *p, char *buf, size_t len)
+{
+	long long gpn, nodes, lo, hi, r_lo, r_hi;
+	uint64_t m;
+	size_t n = 0, at = 0;
+	char err[256];
+
+	buf[0] = '\0';
+	if (!p->grid_ok || !o->groups)
+		return 0;
+	gpn = p->train.gpus_per_node > 0 ? p->train.gpus_per_node : p->world;
+	nodes = (p->world + gpn - 1) / gpn;
+	if (node_range(o, nodes, &lo, &hi, err, sizeof(err)))
+		return 0;
+	r_lo = lo * gpn;
+	r_hi = (hi + 1) * gpn - 1 < p->world ? (hi + 1) * gpn - 1 :
+	       p->world - 1;
+	m = unlinked_kinds(o, p, r_lo, r_hi, is_summary(o, r_hi - r_lo + 1));
+	for (size_t k = 0; k < lay_group_kind_count() && at < len; k++)
+		if (m >> k & 1)
+			at += (size_t)snprintf(buf + at, len - at, "%s%s", n++ ?
+					       ", " : "", lay_group_kind_at(k)->name);
+	if (n && at < len)
+		snprintf(buf + at, len - at, ": no link%s to draw (%s)",
+			 n > 1 ? "s" : "", is_summary(o, r_hi - r_lo + 1) ?
+			 "the per-node summary counts groups leaving each "
+			 "node instead; --nodes A-B draws fewer nodes in "
+			 "detail" : "every group has one rank, or no two "
+			 "members among the nodes drawn");
+	return n;
+}
+
 /* ---- the context -------------------------------------------------------- */
 
 static const struct sim_call_result *find_call(const struct sim_report *r,
@@ -179,10 +298,13 @@ int render_ctx_init(struct render_ctx *x, const struct render_opts *o,
 	}
 	x->gpn = p->train.gpus_per_node > 0 ? p->train.gpus_per_node : p->world;
 	x->nodes = (p->world + x->gpn - 1) / x->gpn;
-	/* the text grid stays one cell per GPU at any size */
-	x->summary = o->format != RENDER_TEXT &&
-		     p->world > (o->max_ranks > 0 ? o->max_ranks :
-				 RENDER_MAX_RANKS);
+	if (node_range(o, x->nodes, &x->n_lo, &x->n_hi, err, errlen))
+		return -1;
+	x->partial = x->n_lo > 0 || x->n_hi < x->nodes - 1;
+	x->r_lo = x->n_lo * x->gpn;
+	x->r_hi = (x->n_hi + 1) * x->gpn - 1 < p->world ?
+		  (x->n_hi + 1) * x->gpn - 1 : p->world - 1;
+	x->summary = is_summary(o, x->r_hi - x->r_lo + 1);
 	/* NVLink segments that do not nest with the nodes are named in the
 	 * title, not drawn */
 	x->seg = o->segment_size > 0 ? o->segment_size : 0;
@@ -200,6 +322,7 @@ int render_ctx_init(struct render_ctx *x, const struct render_opts *o,
 				 lay_group_kind_at(i)->name);
 			return -1;
 		}
+	x->unlinked = unlinked_kinds(o, p, x->r_lo, x->r_hi, x->summary);
 	x->color = o->color;
 	if (x->color == RENDER_BY_AUTO)
 		x->color = o->call ? RENDER_BY_CALL : RENDER_BY_LANE;
@@ -311,15 +434,30 @@ static const char *const state_fill[RS_COUNT] = {
 	[RS_STUCK] = "#EE8866", [RS_NEVER] = "#F4F4F4",
 };
 
-const char *render_fill(const struct render_ctx *x, long long v, int *pattern)
+/* Past the palette: a lattice of 16 levels per channel from 0x80 to 0xF8
+ * (light enough for black text; no palette colour is on it), value k at
+ * lattice point k x 1877 mod 4096 so that neighbours differ in every
+ * channel. An odd multiplier permutes 0 .. 4095: each value its own
+ * colour. */
+#define LATTICE 4096
+#define LATTICE_STEP 1877
+
+const char *render_fill(const struct render_ctx *x, long long v, char *buf)
 {
-	*pattern = 0;
+	long long i;
+
 	if (x->color == RENDER_BY_CALL)
-		return state_fill[v >= 0 && v < RS_COUNT ? v : RS_NEVER];
+		return strcpy(buf, state_fill[v >= 0 && v < RS_COUNT ? v :
+					      RS_NEVER]);
 	if (v < 0)
 		v = 0;
-	*pattern = (int)((v / (long long)NPAL) % 4);
-	return palette[v % (long long)NPAL];
+	if (v < (long long)NPAL)
+		return strcpy(buf, palette[v]);
+	i = (v - (long long)NPAL) % LATTICE * LATTICE_STEP % LATTICE;
+	snprintf(buf, 8, "#%02X%02X%02X", (unsigned)(0x80 + 8 * (i & 15)),
+		 (unsigned)(0x80 + 8 * (i >> 4 & 15)),
+		 (unsigned)(0x80 + 8 * (i >> 8 & 15)));
+	return buf;
 }
 
 /* Group links: Paul Tol's "bright" scheme (dark enough on the fills),
@@ -343,12 +481,12 @@ const char *render_group_style(size_t kind)
 	return s[kind % 4];
 }
 
-void render_groups_text(const struct render_ctx *x, struct strbuf *b)
+void render_groups_text(struct strbuf *b, uint64_t kinds)
 {
 	int first = 1;
 
 	for (size_t i = 0; i < lay_group_kind_count(); i++)
-		if (x->o->groups >> i & 1) {
+		if (kinds >> i & 1) {
 			strbuf_addf(b, "%s%s", first ? "" : ", ",
 					  lay_group_kind_at(i)->name);
 			first = 0;
@@ -440,6 +578,38 @@ static void call_line(const struct render_ctx *x, struct strbuf *b)
 		strbuf_addstr(b, " (the findings say why)");
 }
 
+/* The first title line: the config, the GPUs, the segments, the nodes
+ * drawn. */
+static void world_line(const struct render_ctx *x, struct strbuf *b)
+{
+	const struct plan *p = x->p;
+
+	strbuf_addf(b, "%s: %lld GPUs, %lld node%s x %lld",
+			  base_name(p->config_name), p->world, x->nodes,
+			  x->nodes == 1 ? "" : "s", x->gpn);
+	if (p->world != p->cluster.nodes * p->cluster.gpus_per_node)
+		strbuf_addf(b, " (training part of a %lld-GPU "
+				  "cluster)", p->cluster.nodes *
+				  p->cluster.gpus_per_node);
+	if (x->seg > x->gpn)
+		strbuf_addf(b, ", NVLink segments of %lld nodes",
+				  x->seg / x->gpn);
+	else if (x->seg && x->seg < x->gpn)
+		strbuf_addf(b, ", NVLink domains of %lld GPUs",
+				  x->seg);
+	if (x->seg_skipped)
+		strbuf_addf(b, " (NVLink domains of %lld GPUs not "
+				  "drawn: they do not nest with the "
+				  "nodes)", x->seg_skipped);
+	if (x->partial && x->n_lo == x->n_hi)
+		strbuf_addf(b, "; drawn: node %lld (ranks %lld-%lld)",
+				  x->n_lo, x->r_lo, x->r_hi);
+	else if (x->partial)
+		strbuf_addf(b, "; drawn: nodes %lld-%lld (ranks "
+				  "%lld-%lld)", x->n_lo, x->n_hi, x->r_lo,
+				  x->r_hi);
+}
+
 void render_title_line(const struct render_ctx *x, size_t i, struct strbuf *b)
 {
 	const struct plan *p = x->p;
@@ -447,23 +617,7 @@ void render_title_line(const struct render_ctx *x, size_t i, struct strbuf *b)
 
 	switch (title_kind(x, i)) {
 	case T_WORLD:
-		strbuf_addf(b, "%s: %lld GPUs, %lld node%s x %lld",
-				  base_name(p->config_name), p->world, x->nodes,
-				  x->nodes == 1 ? "" : "s", x->gpn);
-		if (p->world != p->cluster.nodes * p->cluster.gpus_per_node)
-			strbuf_addf(b, " (training part of a %lld-GPU "
-					  "cluster)", p->cluster.nodes *
-					  p->cluster.gpus_per_node);
-		if (x->seg > x->gpn)
-			strbuf_addf(b, ", NVLink segments of %lld nodes",
-					  x->seg / x->gpn);
-		else if (x->seg && x->seg < x->gpn)
-			strbuf_addf(b, ", NVLink domains of %lld GPUs",
-					  x->seg);
-		if (x->seg_skipped)
-			strbuf_addf(b, " (NVLink domains of %lld GPUs not "
-					  "drawn: they do not nest with the "
-					  "nodes)", x->seg_skipped);
+		world_line(x, b);
 		break;
 	case T_SIZES:
 		strbuf_addf(b, "TP %lld · CP %lld · GTP %lld (%lld weight "
@@ -486,21 +640,29 @@ void render_title_line(const struct render_ctx *x, size_t i, struct strbuf *b)
 		strbuf_addf(b, "colour: %s", x->color == RENDER_BY_CALL ?
 				  "the call's view" :
 				  render_color_name(x->color));
-		if (x->o->groups) {
+		if (x->o->groups & ~x->unlinked) {
 			strbuf_addstr(b, " · lines: ");
-			render_groups_text(x, b);
+			render_groups_text(b, x->o->groups & ~x->unlinked);
 			strbuf_addstr(b, " groups, members in rank order");
+		}
+		if (x->unlinked) {
+			strbuf_addstr(b, " · no links to draw for ");
+			render_groups_text(b, x->unlinked);
+			strbuf_addstr(b, x->summary ? " (one box per node)" :
+				      " (groups of one rank, or none among the "
+				      "nodes drawn)");
 		}
 		break;
 	case T_SUMMARY:
 		strbuf_addf(b, "%lld ranks: one box per node (details "
-				  "above %lld ranks would not be legible)",
-				  p->world, x->o->max_ranks > 0 ?
+				  "above %lld ranks would not be legible; "
+				  "--nodes A-B draws fewer nodes)",
+				  x->r_hi - x->r_lo + 1, x->o->max_ranks > 0 ?
 				  x->o->max_ranks : (long long)RENDER_MAX_RANKS);
-		if (x->nodes > RENDER_MAX_NODES)
+		if (x->n_hi - x->n_lo + 1 > RENDER_MAX_NODES)
 			strbuf_addf(b, "; the first %d of %lld nodes are "
 					  "drawn", RENDER_MAX_NODES - 1,
-					  x->nodes);
+					  x->n_hi - x->n_lo + 1);
 		break;
 	case T_CALL:
 		call_line(x, b);

@@ -9,6 +9,7 @@
 #define GTPLAN_RENDER_INT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "match.h"
 #include "render.h"
@@ -55,6 +56,10 @@ struct render_ctx {
 	long long seg_skipped;        /* the sim's domain, when it does not
 					 nest with the nodes */
 	int summary;                  /* one box per node */
+	/* the nodes and ranks drawn (render_opts.node_first/last) */
+	long long n_lo, n_hi, r_lo, r_hi;
+	int partial;                  /* not every node is drawn */
+	uint64_t unlinked;            /* chosen kinds with no link drawn */
 	/* with a call: rank counts by state, distinct stuck ops */
 	long long n_state[RS_COUNT];
 	struct render_stuck stuck[RENDER_MAX_STUCK];
@@ -76,11 +81,17 @@ long long render_value(const struct render_ctx *x,
 void render_value_text(const struct render_ctx *x, long long v,
 		       struct strbuf *b);
 
-/* A fill colour for a value: the palette by value, or the state colours.
- * *pattern is the palette cycle (0 plain, 1 fading, 2 double border, 3
- * both) so that more values than colours stay apart. */
-const char *render_fill(const struct render_ctx *x, long long v,
-			int *pattern);
+/* A fill colour "#RRGGBB" for a value into buf (8 bytes at least): the
+ * palette by value, then generated pastels, every value its own colour
+ * (for values 0 .. RENDER_DISTINCT_FILLS - 1); or the state colours.
+ * Returns buf. */
+#define RENDER_DISTINCT_FILLS (8 + 4096)
+const char *render_fill(const struct render_ctx *x, long long v, char *buf);
+/* A conservative width in points of text (UTF-8, no markup) in the
+ * picture's font at `pt` points: Helvetica's widths by character class,
+ * bold wider, and a margin for the wider sans fonts a viewer may put in
+ * its place. */
+double render_text_width(const char *text, double pt, int bold);
 /* The colour group kind i's links are drawn in, and their line style. */
 const char *render_group_color(size_t kind);
 const char *render_group_style(size_t kind);
@@ -89,8 +100,8 @@ const char *render_group_style(size_t kind);
  * Returns the number of lines; line i (0 ..) goes to b. */
 size_t render_title_count(const struct render_ctx *x);
 void render_title_line(const struct render_ctx *x, size_t i, struct strbuf *b);
-/* "tp, gtp" for the chosen groups ("" none). */
-void render_groups_text(const struct render_ctx *x, struct strbuf *b);
+/* "tp, gtp" for the group kinds of mask `kinds` ("" none). */
+void render_groups_text(struct strbuf *b, uint64_t kinds);
 
 /* Labels (render_label.c): Graphviz HTML-like label text, appended to b.
  * render_label_node() returns the value the node's box is coloured by and

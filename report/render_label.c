@@ -6,6 +6,7 @@
  */
 #include "render_int.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,8 +39,10 @@ void render_label_gpu(const struct render_ctx *x, const struct render_rank *rk,
 		strbuf_addf(b, "<B>shard %lld</B>", rk->dr.shard);
 	else
 		strbuf_addstr(b, "called");
+	/* one font per line: a viewer whose font is wider than Graphviz's
+	 * measure would run a bold word into the plain one after it */
 	if (rk->state == RS_STUCK)
-		strbuf_addf(b, "<BR/><B>stuck</B> at op %lld:<BR/><B>%s %s"
+		strbuf_addf(b, "<BR/><B>stuck at op #%lld:</B><BR/><B>%s %s"
 				  "</B>", rk->mc->op, rk->mc->group,
 				  rk->mc->kind);
 }
@@ -179,8 +182,8 @@ void render_label_more(const struct render_ctx *x, long long drawn,
 		       struct strbuf *b)
 {
 	strbuf_addf(b, "%lld more nodes<BR/>(ranks %lld-%lld)<BR/>not "
-			  "drawn", x->nodes - drawn, drawn * x->gpn,
-			  x->p->world - 1);
+			  "drawn", x->n_hi - x->n_lo + 1 - drawn,
+			  (x->n_lo + drawn) * x->gpn, x->r_hi);
 }
 
 /* ---- title and legend ----------------------------------------------------- */
@@ -215,32 +218,104 @@ void render_label_title(const struct render_ctx *x, struct strbuf *b)
 	strbuf_release(&line);
 }
 
+/* ---- text widths ------------------------------------------------------- */
+
+/* Helvetica's advance widths (its AFM, in 1/1000 em) by character class:
+ * the legend sizes its cells with them, so that its box holds its text
+ * whatever font the viewer draws it in (WIDTH_MARGIN: DejaVu Sans and
+ * Liberation Sans, the usual stand-ins, are up to ~15% wider). */
+#define WIDTH_MARGIN 1.2
+#define BOLD_FACTOR 1.08
+
+static int char_width(unsigned char c)
+{
+	if (c >= 0x80)
+		return 1000;               /* a code point: counted once below */
+	if (strchr("ijl'|", c))
+		return 222;
+	if (strchr(" .,:;!ftI/[]()-r", c))
+		return 333;
+	if (strchr("mw", c))
+		return 833;
+	if (strchr("MW", c))
+		return 944;
+	if (c >= 'A' && c <= 'Z')
+		return 722;
+	return 556;                        /* lower case, digits, the rest */
+}
+
+double render_text_width(const char *text, double pt, int bold)
+{
+	double w = 0;
+
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+		if ((*p & 0xC0) != 0x80)   /* not a continuation byte */
+			w += char_width(*p);
+	return w / 1000.0 * pt * (bold ? BOLD_FACTOR : 1.0) * WIDTH_MARGIN;
+}
+
+/* ---- the legend ------------------------------------------------------- */
+
+#define LEGEND_PT 10.0   /* the node font size (render.c) */
+#define LEGEND_PAD 2     /* CELLPADDING */
+
+/* A left-aligned text cell at least as wide as each of its lines
+ * (`lines`: plain text, '\n' between lines) by render_text_width;
+ * `html` is what it shows. */
+static void text_cell(struct strbuf *b, int colspan, const char *lines,
+		      int bold, const char *html)
+{
+	double w = 0;
+	char line[256];
+
+	for (const char *p = lines, *q; *p; p = *q ? q + 1 : q) {
+		size_t n;
+		double lw;
+
+		q = p + strcspn(p, "\n");
+		n = (size_t)(q - p) < sizeof(line) ? (size_t)(q - p) :
+		    sizeof(line) - 1;
+		memcpy(line, p, n);
+		line[n] = '\0';
+		lw = render_text_width(line, LEGEND_PT, bold);
+		if (lw > w)
+			w = lw;
+	}
+	strbuf_addf(b, "<TD ALIGN=\"LEFT\" WIDTH=\"%d\"", (int)ceil(w) + 2 *
+			  LEGEND_PAD + 1);
+	if (colspan > 1)
+		strbuf_addf(b, " COLSPAN=\"%d\"", colspan);
+	strbuf_addf(b, ">%s</TD>", html);
+}
+
 /* One legend entry: a swatch and its name, two cells. */
 static void swatch(const struct render_ctx *x, long long v, struct strbuf *b)
 {
-	int pattern;
-	const char *fill = render_fill(x, v, &pattern);
+	char fill[8];
 	int stuck = x->color == RENDER_BY_CALL && v == RS_STUCK;
 	int never = x->color == RENDER_BY_CALL && v == RS_NEVER;
+	struct strbuf name = STRBUF_INIT;
 
-	strbuf_addf(b, "<TD BORDER=\"%d\" COLOR=\"%s\" BGCOLOR=\"%s%s\" "
-			  "WIDTH=\"16\" HEIGHT=\"14\" FIXEDSIZE=\"TRUE\"%s%s></TD>"
-			  "<TD ALIGN=\"LEFT\">",
-			  pattern & 2 || stuck ? 3 : 1, stuck ? STUCK_RED :
-			  never ? "#888888" : "#444444", fill,
-			  pattern & 1 ? ":white" : "",
-			  pattern & 1 ? " GRADIENTANGLE=\"270\"" : "",
+	strbuf_addf(b, "<TD BORDER=\"%d\" COLOR=\"%s\" BGCOLOR=\"%s\" "
+			  "WIDTH=\"16\" HEIGHT=\"14\" FIXEDSIZE=\"TRUE\"%s></TD>",
+			  stuck ? 3 : 1, stuck ? STUCK_RED : never ? "#888888" :
+			  "#444444", render_fill(x, v, fill),
 			  never ? " STYLE=\"dashed\"" : "");
-	render_value_text(x, v, b);
-	strbuf_addstr(b, "</TD>");
+	render_value_text(x, v, &name);
+	text_cell(b, 1, name.bad ? "" : strbuf_str(&name), 0,
+		  name.bad ? "" : strbuf_str(&name));
+	if (name.bad)
+		b->bad = name.bad;
+	strbuf_release(&name);
 }
 
 /* A text row over the legend's full width. */
-static void wide_row(struct strbuf *b, int cols, const char *fmt, const char *s)
+static void wide_row(struct strbuf *b, int cols, const char *lines, int bold,
+		     const char *html)
 {
-	strbuf_addf(b, "<TR><TD COLSPAN=\"%d\" ALIGN=\"LEFT\">", cols);
-	strbuf_addf(b, fmt, s);
-	strbuf_addstr(b, "</TD></TR>");
+	strbuf_addstr(b, "<TR>");
+	text_cell(b, cols, lines, bold, html);
+	strbuf_addstr(b, "</TR>");
 }
 
 /* The legend is one table of swatch and name cells, LEGEND_PER_COLUMN
@@ -253,7 +328,7 @@ void render_label_legend(const struct render_ctx *x, long long *v, size_t nv,
 	size_t pairs = (shown + LEGEND_PER_COLUMN - 1) / LEGEND_PER_COLUMN;
 	size_t rows = pairs ? (shown + pairs - 1) / pairs : 0;
 	int cols = 2 * (int)(pairs ? pairs : 1);
-	char what[96];
+	char what[96], line[192], html[224];
 
 	strbuf_addf(b, "<TABLE BORDER=\"1\" COLOR=\"#999999\" STYLE="
 			  "\"ROUNDED\" CELLBORDER=\"0\" CELLSPACING=\"3\" "
@@ -264,7 +339,9 @@ void render_label_legend(const struct render_ctx *x, long long *v, size_t nv,
 	else
 		snprintf(what, sizeof(what), "%s%s", render_color_name(x->color),
 			 x->summary ? " of each node's first GPU" : "");
-	wide_row(b, cols, "<B>colour: %s</B>", what);
+	snprintf(line, sizeof(line), "colour: %s", what);
+	snprintf(html, sizeof(html), "<B>%s</B>", line);
+	wide_row(b, cols, line, 1, html);
 	for (size_t r = 0; r < rows; r++) {
 		strbuf_addstr(b, "<TR>");
 		for (size_t c = 0; c < pairs; c++) {
@@ -276,24 +353,29 @@ void render_label_legend(const struct render_ctx *x, long long *v, size_t nv,
 		strbuf_addstr(b, "</TR>");
 	}
 	if (shown < n) {
-		snprintf(what, sizeof(what), "%zu", n - shown);
-		wide_row(b, cols, "and %s more values: the boxes name each",
-			 what);
+		snprintf(line, sizeof(line), "and %zu more values: the boxes "
+			 "name each", n - shown);
+		wide_row(b, cols, line, 0, line);
 	}
 	if (x->call && x->color != RENDER_BY_CALL)
-		wide_row(b, cols, "%s", "<FONT COLOR=\"" STUCK_RED "\">thick red "
-			 "border: stuck in a collective</FONT><BR ALIGN=\"LEFT\""
-			 "/>dashed border: never called<BR ALIGN=\"LEFT\"/>");
+		wide_row(b, cols, "thick red border: stuck in a collective\n"
+			 "dashed border: never called", 0, "<FONT COLOR=\""
+			 STUCK_RED "\">thick red border: stuck in a collective"
+			 "</FONT><BR ALIGN=\"LEFT\"/>dashed border: never called"
+			 "<BR ALIGN=\"LEFT\"/>");
 	for (size_t k = 0; !x->summary && k < lay_group_kind_count(); k++) {
 		if (!(x->o->groups >> k & 1))
 			continue;
+		snprintf(line, sizeof(line), "%s groups (%s line): %s",
+			 lay_group_kind_at(k)->name, render_group_style(k),
+			 x->unlinked >> k & 1 ? "no links to draw (one rank "
+			 "each, or none among the nodes drawn)" :
+			 "members linked in rank order");
 		strbuf_addf(b, "<TR><TD BGCOLOR=\"%s\" WIDTH=\"16\" HEIGHT="
-				  "\"3\" CELLPADDING=\"0\" FIXEDSIZE=\"TRUE\"></TD>"
-				  "<TD ALIGN=\"LEFT\" COLSPAN=\"%d\">%s groups (%s "
-				  "line): members linked in rank order</TD></TR>",
-				  render_group_color(k), cols - 1,
-				  lay_group_kind_at(k)->name,
-				  render_group_style(k));
+				  "\"3\" CELLPADDING=\"0\" FIXEDSIZE=\"TRUE\">"
+				  "</TD>", render_group_color(k));
+		text_cell(b, cols - 1, line, 0, line);
+		strbuf_addstr(b, "</TR>");
 	}
 	strbuf_addstr(b, "</TABLE>");
 }

@@ -102,7 +102,7 @@ static int cell_width(const struct render_ctx *x, long long last)
 	char buf[48];
 	int w = 1;
 
-	for (long long r = 0; r <= last; r++) {
+	for (long long r = x->r_lo; r <= last; r++) {
 		cell(x, r, buf, sizeof(buf));
 		if ((int)strlen(buf) > w)
 			w = (int)strlen(buf);
@@ -138,9 +138,9 @@ static void row(const struct render_ctx *x, FILE *f, long long node, int w,
 int render_text(const struct render_ctx *x, FILE *f)
 {
 	struct strbuf b = STRBUF_INIT;
-	long long rows = x->nodes > RENDER_MAX_NODES ? RENDER_MAX_NODES - 1 :
-			 x->nodes;
-	long long last = rows * x->gpn - 1;
+	long long want = x->n_hi - x->n_lo + 1;
+	long long rows = want > RENDER_MAX_NODES ? RENDER_MAX_NODES - 1 : want;
+	long long last = (x->n_lo + rows) * x->gpn - 1;
 	size_t n = render_title_count(x);
 	int w, lw;
 	char buf[32];
@@ -161,7 +161,7 @@ int render_text(const struct render_ctx *x, FILE *f)
 	if (last >= x->p->world)
 		last = x->p->world - 1;
 	w = cell_width(x, last);
-	lw = snprintf(buf, sizeof(buf), "%lld", x->nodes - 1);
+	lw = snprintf(buf, sizeof(buf), "%lld", x->n_hi);
 	fprintf(f, "\n%*s", lw + 5, "");
 	for (long long c = 0; c < x->gpn && c < TEXT_COLS; c++) {
 		if (x->seg && x->seg < x->gpn && c > 0 && c % x->seg == 0)
@@ -169,14 +169,15 @@ int render_text(const struct render_ctx *x, FILE *f)
 		fprintf(f, " %*lld", w, c);
 	}
 	fprintf(f, "  (GPU)\n");
-	for (long long node = 0; node < rows; node++) {
-		if (x->seg > x->gpn && node % (x->seg / x->gpn) == 0)
-			fprintf(f, "%s-- NVLink segment %lld\n", node ? "\n" : "",
-				node / (x->seg / x->gpn));
+	for (long long node = x->n_lo; node < x->n_lo + rows; node++) {
+		if (x->seg > x->gpn && (node % (x->seg / x->gpn) == 0 ||
+					node == x->n_lo))
+			fprintf(f, "%s-- NVLink segment %lld\n", node > x->n_lo ?
+				"\n" : "", node / (x->seg / x->gpn));
 		row(x, f, node, w, lw);
 	}
-	if (rows < x->nodes)
+	if (rows < want)
 		fprintf(f, "... %lld more nodes (ranks %lld-%lld)\n",
-			x->nodes - rows, rows * x->gpn, x->p->world - 1);
+			want - rows, (x->n_lo + rows) * x->gpn, x->r_hi);
 	return ferror(f) ? -1 : 0;
 }

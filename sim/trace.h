@@ -5,7 +5,21 @@
  * one process per call (pid = the call's index in the simulator's results,
  * named by a process_name event), one track per rank (tid = the rank) with
  * its compute and collectives as "X" complete events, ts and dur in
- * microseconds, named like "gtp all-gather L3 fwd mb0".
+ * microseconds (whole nanoseconds: three decimals), named like "gtp
+ * all-gather L3 fwd mb0", under a parent slice per phase of a
+ * micro-batch ("fwd mb0", cat "phase"); ends are rounded, not durations,
+ * so slices nest as they do before rounding.
+ *
+ * A call that does not complete (hang, mismatch) shows each track's ops
+ * up to the first op one of its ranks stops in, then an instant ("i",
+ * cat "hang") event per op its ranks stop in, named "stuck in gtp
+ * all-gather (op #12)" with the collective in args, and one for ranks
+ * the driver never calls (match.h's play of the call).
+ *
+ * Without a model shape the simulator can size, the calls are played
+ * with the best shape the plan has (trace_int.h: runtime.model, the
+ * catalog's or gtplan.model's sizes, gtplan's default shape);
+ * otherData.shape says which, and whether its sizes are approximate.
  *
  * The cost model times pipeline stages, not ranks: every rank of a stage
  * has the same timeline. Worlds of at most TRACE_RANK_TRACKS ranks get a
@@ -43,10 +57,11 @@ struct trace_opts {
 void trace_opts_init(struct trace_opts *o);
 
 /* Writes the trace of every simulated call of r (sim_run on p) to f.
- * Calls without an estimate (they do not complete, or the model's shape is
- * unknown) get a named process and no tracks. `o` NULL: trace_opts_init.
- * Replays each call's programs (r->cost's caches fill in). Returns 0, or
- * -1 on a write error or when out of memory. */
+ * Calls the cost model cannot play (an error, a program too long) get a
+ * named process and no tracks. `o` NULL: trace_opts_init. Replays each
+ * call's programs, and the matcher's play of each call that does not
+ * complete (r->cost's caches fill in). Returns 0, or -1 on a write error
+ * or when out of memory. */
 int trace_write(FILE *f, const struct plan *p, struct sim_report *r,
 		const struct trace_opts *o);
 

@@ -6,7 +6,7 @@
 #   above the config (up to .git), --config, --no-config; unused (GT001)
 #   and unknown (GT002) suppressions, bad project settings (GT003);
 #   --format concise|github|junit; colour from NO_COLOR, FORCE_COLOR, TERM;
-#   explain by rule name; -V.
+#   explain by rule name; -V; hardware defaults in project files.
 # Each case builds its own folder (with a .git marker, so that no project
 # file above the test's folder is read). Prints "RESULT passed failed skipped".
 set -u
@@ -353,6 +353,66 @@ if command -v script >/dev/null; then
 	(cd "$tmp/p" && TERM=xterm script -qec "$GTPLAN lint cfg/w.yaml" /dev/null) >"$tmp/err" 2>&1
 	has "$tmp/err" "$esc"
 fi
+
+# ---- hardware defaults in project files ------------------------------------
+# The config wins over the project file, which wins over the built-in
+# defaults (989 TFLOP/s at 45%, 48 GB/s across nodes: sim/cost.h).
+hw_cfg() {
+	cat >"$tmp/p/cfg/h.yaml" <<EOF
+policy:
+  model_name: meta-llama/Llama-3.2-1B-Instruct
+  train_global_batch_size: 16
+  train_micro_batch_size: 1
+  megatron_cfg:
+    enabled: true
+    tensor_model_parallel_size: 2
+cluster:
+  num_nodes: 2
+  gpus_per_node: 8
+$1
+EOF
+}
+fresh; hw_cfg ""
+run 0 "$GTPLAN" sim cfg/h.yaml
+has "$tmp/out" "compute at 45% of 989 TFLOP/s"
+has "$tmp/out" "48.0 GB/s across"
+printf 'hardware:\n  peak_tflops: 500\n  compute_efficiency: 0.5\ninterconnect:\n  inter_node_gbps: 10\ngpu_memory_gb: 80\n' >"$tmp/p/.gtplan.yaml"
+run 0 "$GTPLAN" sim cfg/h.yaml
+has "$tmp/out" "compute at 50% of 500 TFLOP/s"
+has "$tmp/out" "10.0 GB/s across"
+has "$tmp/out" "in the 80 GiB of a GPU"
+run 0 "$GTPLAN" sim cfg/h.yaml --no-config
+has "$tmp/out" "compute at 45% of 989 TFLOP/s"
+# the config's own value, and an override, win key by key
+hw_cfg "gtplan:
+  hardware:
+    peak_tflops: 700"
+run 0 "$GTPLAN" sim cfg/h.yaml
+has "$tmp/out" "compute at 50% of 700 TFLOP/s"
+run 0 "$GTPLAN" sim cfg/h.yaml ++gtplan.hardware.compute_efficiency=0.4
+has "$tmp/out" "compute at 40% of 700 TFLOP/s"
+# `gtplan config` shows the config as written
+run 0 "$GTPLAN" config cfg/h.yaml
+hasnt "$tmp/out" "compute_efficiency"
+# the schema checks the project file's values where they are written
+printf 'hardware:\n  peek_tflops: 500\ninterconnect:\n  inter_node_gbps: -1\ngpu_memory_gb: "x"\n' >"$tmp/p/.gtplan.yaml"
+run 1 "$GTPLAN" lint cfg/h.yaml
+same "bad hardware" ".gtplan.yaml:2:3: error[GT205]
+.gtplan.yaml:4:20: error[GT201]
+.gtplan.yaml:5:16: error[GT003]"
+has "$tmp/err" "did you mean 'peak_tflops'?"
+printf 'hardware: 3\n' >"$tmp/p/.gtplan.yaml"
+run 1 "$GTPLAN" lint cfg/h.yaml
+has "$tmp/err" "project setting 'hardware' must be a map"
+# pyproject.toml: a [tool.gtplan.hardware] table, dotted keys, floats
+rm "$tmp/p/.gtplan.yaml"; hw_cfg ""
+printf '[tool.gtplan.hardware]\npeak_tflops = 400.0\n[tool.other]\nx = 1\n[tool.gtplan]\ninterconnect.inter_node_gbps = 12.5\nhardware.compute_efficiency = 5e-1\n' >"$tmp/p/pyproject.toml"
+run 0 "$GTPLAN" sim cfg/h.yaml
+has "$tmp/out" "compute at 50% of 400 TFLOP/s"
+has "$tmp/out" "12.5 GB/s across"
+printf '[tool.gtplan]\nhardware.peak_tflops = 400\nhardware.peak_tflops = 500\n' >"$tmp/p/pyproject.toml"
+run 1 "$GTPLAN" lint cfg/h.yaml
+same "pyproject twice" "pyproject.toml:3:1: error[GT003]"
 
 # ---- explain by name, -V ---------------------------------------------------
 run 0 "$GTPLAN" explain microbatches-below-pp

@@ -121,6 +121,20 @@ expect_rc "color call without call" 2 "$GTPLAN" render $D --color call
 expect_rc "no grid" 1 "$GTPLAN" render $D cluster.num_nodes=1 policy.megatron_cfg.tensor_parallel_num_weight_shards=24
 contains "no grid says" "$tmp/err" "nothing to draw"
 expect_rc "two configs" 2 "$GTPLAN" render $D $D
+# --nodes: the nodes drawn; a bad range or one past the plan is a usage
+# error (exit 2) with a hint, and no file is written
+expect_rc "--nodes 1" 0 "$GTPLAN" render $D --nodes 1 --format text
+contains "--nodes 1 draws node 1" "$tmp/out" "drawn: node 1 (ranks 8-15)"
+if grep -q "^node [02] " "$tmp/out"; then bad "--nodes 1 drew another node"; else ok; fi
+expect_rc "bad --nodes" 2 "$GTPLAN" render $D --nodes 2-1
+contains "bad --nodes hints" "$tmp/err" "hint: --nodes A-B"
+expect_rc "--nodes past the plan" 2 "$GTPLAN" render $D --nodes 1-7 -o "$tmp/past.svg"
+contains "--nodes past the plan says" "$tmp/err" "the plan has 3 nodes (0-2)"
+contains "--nodes past the plan hints" "$tmp/err" "hint: choose nodes between 0 and 2"
+if [ -e "$tmp/past.svg" ]; then bad "a file was written for --nodes past the plan"; else ok; fi
+# --groups with nothing to link are said on stderr
+expect_rc "--groups pp" 0 "$GTPLAN" render $D --groups gtp,pp --format dot
+contains "--groups pp says" "$tmp/err" "note: --groups pp: no link to draw"
 # Graphviz without its plugins (no config6a): a clear error, no file; DOT
 # needs no plugin
 mkdir -p "$tmp/noplugins"

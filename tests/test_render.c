@@ -279,7 +279,7 @@ START_TEST(golden_5d_hang)
 	 * (the config names no model, so the model is gtplan-run's, whose
 	 * forward starts with the embedding's gather) */
 	ck_assert_uint_eq(count(dot, "<I>never called</I>"), 16);
-	ck_assert_uint_eq(count(dot, "<B>stuck</B> at op 0:<BR/><B>gtp "
+	ck_assert_uint_eq(count(dot, "<B>stuck at op #0:</B><BR/><B>gtp "
 				"all-gather</B>"), 8);
 	ck_assert_ptr_nonnull(strstr(dot, "8 stuck at op #0: the GTP all-gather"
 				     " &quot;embedding&quot;"));
