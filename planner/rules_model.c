@@ -200,7 +200,7 @@ static int suggest_split(const struct split *s, long long *first,
 	long long best = -1, avg = s->layers / (s->pp > 0 ? s->pp : 1);
 
 	/* within SPLIT_WINDOW layers of the average: every split of a real
-	 * model (hundreds of layers), and bounded work for num_layers 2^24 */
+	 * model (hundreds of layers), and bounded work for num_layers 2^20 */
 	long long lo = avg - SPLIT_WINDOW > 1 ? avg - SPLIT_WINDOW : 1;
 	long long hi = avg + SPLIT_WINDOW;
 
