@@ -77,12 +77,15 @@ int fw_generates(const struct fw *f);
 void fw_model_note(const struct fw *f, struct diag *d, const char *key,
 		   const char *fmt, long long a);
 
-/* Writes the values v in [1, max] with keep(v, ctx) true, as "1, 2, 4 or
- * 8" (at most `limit` of them, nearest to `near` first, then sorted),
- * into buf. Returns how many it wrote. */
-size_t fw_list(char *buf, size_t len, long long near, long long max,
-	       size_t limit, int (*keep)(long long v, const void *ctx),
-	       const void *ctx);
+/* Writes the divisors v of n in [1, max] with keep(v, ctx) true, as
+ * "1, 2, 4 or 8" (at most `limit` of them, nearest to `near` first, the
+ * lower of two equally near, then sorted), into buf. Every valid size a
+ * hint lists divides some count of the model or the cluster, so this
+ * enumerates n's divisors (trial division, O(min(sqrt(n), max))) instead
+ * of scanning [1, max]. Returns how many it wrote. */
+size_t fw_list(char *buf, size_t len, long long near, long long n,
+	       long long max, size_t limit,
+	       int (*keep)(long long v, const void *ctx), const void *ctx);
 /* keep() for fw_list: v divides *(const long long *)ctx. */
 int fw_divides(long long v, const void *ctx);
 

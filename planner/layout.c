@@ -211,6 +211,17 @@ void lay_coords(const struct lay_grid *g, long long rank,
 		coord[a] = (rank / g->stride[a]) % g->size[a];
 }
 
+void lay_coords_next(const struct lay_grid *g, long long coord[LAY_NAXES])
+{
+	for (int i = 0; i < LAY_NAXES; i++) {
+		enum lay_axis a = g->order.axis[i];
+
+		if (++coord[a] < g->size[a])
+			return;
+		coord[a] = 0;
+	}
+}
+
 /* ---- groups ----------------------------------------------------------- */
 
 #define K(name, axes, expert, meaning) { name, axes, expert, meaning }

@@ -71,6 +71,9 @@ void lay_grid_init(struct lay_grid *g, const struct lay_order *o,
 long long lay_rank(const struct lay_grid *g, const long long coord[LAY_NAXES]);
 void lay_coords(const struct lay_grid *g, long long rank,
 		long long coord[LAY_NAXES]);
+/* Advances coord (lay_coords of some rank) to the next rank's without
+ * dividing, for loops over every rank; the last rank wraps to rank 0. */
+void lay_coords_next(const struct lay_grid *g, long long coord[LAY_NAXES]);
 
 /* A group kind: a set of axes on the dense or the expert grid. */
 struct lay_group_kind {

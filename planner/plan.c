@@ -261,7 +261,7 @@ static void report_world(const struct plan *p, const struct cfg_node *root,
 			diag_note(d, l, "%s is %lld%s%s", f[i].name, f[i].v,
 				  f[i].how ? " " : " here", f[i].how ? f[i].how : "");
 	}
-	/* nodes and GPUs per node are at most 2^24 each (schema.h) */
+	/* nodes and GPUs per node are at most 2^20 each (schema.h) */
 	if (p->world != p->cluster.nodes * p->cluster.gpus_per_node)
 		diag_note(d, DIAG_NOLOC, "the cluster has %lld GPUs; %lld train "
 			  "(the rest serve generation, rewards or teachers)",
@@ -627,7 +627,7 @@ static int build(struct plan *p, const struct cfg_node *root,
 			  "plans is %lld GPUs", PLAN_MAX_WORLD);
 		return 0;
 	}
-	/* four sizes of up to 2^24 each: saturated, never wrapped (a wrapped
+	/* four sizes of up to 2^20 each: saturated, never wrapped (a wrapped
 	 * product once divided by zero) */
 	{
 		long long f[] = { p->tp, p->cp, p->gtp, p->pp };

@@ -19,8 +19,17 @@
 #include "model.h"
 #include "settings.h"
 
-/* Hostile-input limit: the largest world gtplan plans. */
-#define PLAN_MAX_WORLD (1LL << 24)
+/* Hostile-input limit: the largest world gtplan plans. The simulator
+ * visits every rank of the world a few times per call (the dispatch, the
+ * colour refinement of sim/classes.c, the placement and checkpoint
+ * checks), so its time is linear in the world. Measured on an idle core
+ * of a 2-core machine (CPU time, release build; scripts/bench.sh's
+ * layout, with CP 2, PP 4, other rank orders or the 5-D driver layout):
+ * 2^20 ranks lint in 0.2 to 0.4 s, 2^24 ranks in 4 to 6.5 s with up to
+ * 250 MiB, and several times that on a loaded machine, past "any config
+ * within the limits finishes in seconds" (README "Limits"). 2^20 GPUs is
+ * also far above any cluster Megatron has been run on. */
+#define PLAN_MAX_WORLD (1LL << 20)
 
 /* A set of GPUs: `nodes` nodes of `gpus_per_node` GPUs. */
 struct plan_gpus {

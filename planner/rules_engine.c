@@ -75,7 +75,8 @@ static void vllm_shape(struct fw *f, long long tp)
 		v.padded_vocab = tp;  /* no vocabulary rule */
 	if (vllm_tp_fits(tp, &v))
 		return;
-	fw_list(valid, sizeof(valid), tp, v.heads, 8, vllm_tp_fits, &v);
+	fw_list(valid, sizeof(valid), tp, v.heads, v.heads, 8, vllm_tp_fits,
+		&v);
 	if (v.heads % tp) {
 		d = diag_add(f->diags, "GT610", fw_loc(f, at), at,
 			     "vLLM tensor parallel size %lld must divide the "
@@ -143,7 +144,8 @@ static void vllm_world(struct fw *f, long long tp, long long pp)
 	if (world < 1 || gpn < 1)
 		return;
 	if (world % mp) {
-		fw_list(valid, sizeof(valid), mp, world, 6, mp_fits, &world);
+		fw_list(valid, sizeof(valid), mp, world, world, 6, mp_fits,
+			&world);
 		d = diag_add(f->diags, "GT613", fw_loc(f, at), at,
 			     "one vLLM instance takes TP %lld x PP %lld = %lld "
 			     "GPUs, which does not divide the %lld GPUs %s "

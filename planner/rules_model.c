@@ -62,37 +62,68 @@ int fw_divides(long long v, const void *ctx)
 	return v > 0 && n % v == 0;
 }
 
-size_t fw_list(char *buf, size_t len, long long near, long long max,
-	       size_t limit, int (*keep)(long long v, const void *ctx),
-	       const void *ctx)
+/* Whether v goes before w among the candidates: nearer to `near` first,
+ * the lower of two equally near. */
+static int nearer(long long v, long long w, long long near)
+{
+	long long dv = llabs(v - near), dw = llabs(w - near);
+
+	return dv < dw || (dv == dw && v < w);
+}
+
+/* Offers divisor v to the `limit` nearest kept so far (pick[], sorted
+ * nearest first, *n of them). */
+static void offer(long long *pick, size_t *n, size_t limit, long long v,
+		  long long near)
+{
+	size_t i = *n;
+
+	if (i == limit && !nearer(v, pick[limit - 1], near))
+		return;
+	if (i == limit)
+		i--;
+	for (; i > 0 && nearer(v, pick[i - 1], near); i--)
+		pick[i] = pick[i - 1];
+	pick[i] = v;
+	if (*n < limit)
+		(*n)++;
+}
+
+size_t fw_list(char *buf, size_t len, long long near, long long n,
+	       long long max, size_t limit,
+	       int (*keep)(long long v, const void *ctx), const void *ctx)
 {
 	long long pick[16];
-	size_t n = 0, used = 0;
+	size_t k = 0, used = 0;
 
 	if (limit > 16)
 		limit = 16;
 	buf[0] = '\0';
-	/* Nearest first: walk outwards from `near`, clamped into [1, max]
-	 * (every pick is there, and the order is the same), so the walk is
-	 * bounded by max, not by the value the config set. */
 	if (near > max)
 		near = max;
 	if (near < 1)
 		near = 1;
-	for (long long d = 0; n < limit && (near - d >= 1 || near + d <= max);
-	     d++) {
-		if (near - d >= 1 && near - d <= max && keep(near - d, ctx))
-			pick[n++] = near - d;
-		if (d && n < limit && near + d <= max && near + d >= 1 &&
-		    keep(near + d, ctx))
-			pick[n++] = near + d;
+	/* Every divisor v of n pairs with n / v, and the smaller of the two
+	 * is at most sqrt(n): trial division by d <= sqrt(n) finds them all.
+	 * A divisor n / d <= max needs d >= n / max, so when max < sqrt(n)
+	 * every wanted divisor is a d itself: stopping at d <= max as well
+	 * bounds the work by min(sqrt(n), max), never by scanning up to n. */
+	for (long long d = 1; limit && n > 0 && d <= max && d <= n / d; d++) {
+		long long e = n / d;
+
+		if (n % d)
+			continue;
+		if (keep(d, ctx))
+			offer(pick, &k, limit, d, near);
+		if (e != d && e <= max && keep(e, ctx))
+			offer(pick, &k, limit, e, near);
 	}
-	qsort(pick, n, sizeof(pick[0]), ll_cmp);
-	for (size_t i = 0; i < n && used < len; i++)
+	qsort(pick, k, sizeof(pick[0]), ll_cmp);
+	for (size_t i = 0; i < k && used < len; i++)
 		used += (size_t)snprintf(buf + used, len - used, "%s%lld",
-					 i == 0 ? "" : i + 1 == n ? " or " : ", ",
+					 i == 0 ? "" : i + 1 == k ? " or " : ", ",
 					 pick[i]);
-	return n;
+	return k;
 }
 
 long long fw_padded_vocab(long long vocab, long long divisor, long long tp)
@@ -169,7 +200,7 @@ static int suggest_split(const struct split *s, long long *first,
 	long long best = -1, avg = s->layers / (s->pp > 0 ? s->pp : 1);
 
 	/* within SPLIT_WINDOW layers of the average: every split of a real
-	 * model (hundreds of layers), and bounded work for num_layers 2^24 */
+	 * model (hundreds of layers), and bounded work for num_layers 2^20 */
 	long long lo = avg - SPLIT_WINDOW > 1 ? avg - SPLIT_WINDOW : 1;
 	long long hi = avg + SPLIT_WINDOW;
 
@@ -224,7 +255,8 @@ static void layers_rule(struct fw *f, const struct fw_layout *l)
 			     l->vpp ? " of whole virtual stages" : "",
 			     s.layers / l->pp, s.layers % l->pp);
 	}
-	fw_list(valid, sizeof(valid), l->pp, cap(f, s.layers), 8, pp_fits, &s);
+	fw_list(valid, sizeof(valid), l->pp, s.layers, cap(f, s.layers), 8,
+		pp_fits, &s);
 	if (suggest_split(&s, &first, &last))
 		diag_hint(d, "use PP %s, or keep PP %lld with "
 			  "num_layers_in_first_pipeline_stage: %lld and "
@@ -261,7 +293,8 @@ static void heads_rule(struct fw *f, const struct fw_layout *l)
 		h.groups = h.heads;
 	if (l->tp < 1 || tp_fits(l->tp, &h))
 		return;
-	fw_list(valid, sizeof(valid), l->tp, cap(f, h.heads), 8, tp_fits, &h);
+	fw_list(valid, sizeof(valid), l->tp, h.heads, cap(f, h.heads), 8,
+		tp_fits, &h);
 	if (h.heads % l->tp) {
 		d = diag_add(f->diags, "GT601", fw_loc(f, l->tp_path),
 			     l->tp_path, "%s: TP %lld must divide the %lld "
@@ -308,7 +341,7 @@ static void experts_rule(struct fw *f, const struct fw_layout *l)
 	}
 	if (e % l->ep == 0)
 		return;
-	fw_list(valid, sizeof(valid), l->ep, cap(f, e), 8, fw_divides, &e);
+	fw_list(valid, sizeof(valid), l->ep, e, cap(f, e), 8, fw_divides, &e);
 	d = diag_add(f->diags, "GT603", fw_loc(f, l->ep_path), l->ep_path,
 		     "%s: EP %lld must divide the %lld experts (Megatron: "
 		     "the number of experts should be a multiple of expert "

@@ -53,7 +53,7 @@
 #define SCHEMA_MAX_DEPTH 256 /* nested schema applications for one check
 				 ($ref cycles end here) */
 #define SCHEMA_MAX_PATH  512 /* bytes of a config path kept for messages */
-#define SCHEMA_MAX_SIZE  (1LL << 24) /* every size's "maximum" in
+#define SCHEMA_MAX_SIZE  (1LL << 20) /* every size's "maximum" in
 					 schemas/config.schema.json: the
 					 world limit, PLAN_MAX_WORLD */
 

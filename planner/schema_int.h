@@ -22,7 +22,7 @@
 #define MAX_PHRASES 12 /* alternatives listed in "expected A, B or C" */
 /* A maximum this large only refuses absurd values (every size's limit,
  * schema.h): messages about the type do not spell it out. */
-#define SCH_QUIET_MAX (1LL << 24)
+#define SCH_QUIET_MAX SCHEMA_MAX_SIZE
 #define WALK_BUDGET 256 /* subschemas visited to describe a schema or to
 			   see whether a type fits it ($ref cycles end) */
 

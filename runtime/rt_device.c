@@ -8,6 +8,7 @@
 
 #include "coll.h"
 #include "rt_err.h"
+#include "rt_limits.h"
 
 /* What the plan and the options allow before any work starts. */
 int rt_device_preflight(const struct rt_opts *o, const struct rt_plan *p)
@@ -35,10 +36,10 @@ int rt_device_preflight(const struct rt_opts *o, const struct rt_plan *p)
 
 /* Binds this rank to GPU local_rank % device_count, before kern_init, and
  * checks what the GPU must offer: the build's compute capability and,
- * unless forced, the plan's memory estimate within the free memory this
- * rank's share of the GPU has. */
+ * unless forced, the runtime's own bytes for shape s (rt_limits_gpu)
+ * within the free memory this rank's share of the GPU has. */
 int rt_device_select_gpu(struct rt_device *d, const struct rt_plan *p,
-			 int force)
+			 const struct rt_shape *s, int force)
 {
 	int local = 0, nlocal = 1, n = 0, dev, share, rc;
 	struct cudaDeviceProp prop;
@@ -77,29 +78,16 @@ int rt_device_select_gpu(struct rt_device *d, const struct rt_plan *p,
 				cudaGetErrorString(e));
 	/* ranks on this host that share GPU dev */
 	share = nlocal / n + (dev < nlocal % n);
-	if (p->mem_per_rank > 0 &&
-	    (double)p->mem_per_rank > (double)free_b / share) {
-		if (!force)
-			return rt_error(RT_EDEVICE, "GPU %d (%s) has %.1f GiB "
-					"free for %d rank%s; the plan estimates "
-					"%.1f GiB per rank: use more GPUs, a "
-					"smaller layout or model, or --force",
-					dev, prop.name, free_b / 1073741824.0,
-					share, share > 1 ? "s" : "",
-					p->mem_per_rank / 1073741824.0);
-		rt_note("GPU %d: the plan's %.1f GiB per rank exceeds the free "
-			"%.1f GiB per rank (--force)", dev,
-			p->mem_per_rank / 1073741824.0,
-			free_b / 1073741824.0 / share);
-	}
-	return 0;
+	return rt_limits_gpu(s, p, force, dev, prop.name, (double)free_b,
+			     share);
 }
 #else
 int rt_device_select_gpu(struct rt_device *d, const struct rt_plan *p,
-			 int force)
+			 const struct rt_shape *s, int force)
 {
 	(void)d;
 	(void)p;
+	(void)s;
 	(void)force;
 	return rt_error(RT_EDEVICE, "--device cuda: no CUDA path in this "
 			"build");

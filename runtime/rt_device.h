@@ -9,6 +9,7 @@
 #ifndef GTPLAN_RT_DEVICE_H
 #define GTPLAN_RT_DEVICE_H
 
+#include "rt_model.h"
 #include "rt_opts.h"
 #include "rt_plan.h"
 
@@ -25,11 +26,12 @@ int rt_device_preflight(const struct rt_opts *o, const struct rt_plan *p);
 
 /* Binds this rank to GPU local_rank % device_count, before kern_init, and
  * checks what the GPU must offer: the build's compute capability and,
- * unless force, the plan's memory estimate within the free memory this
- * rank's share of the GPU has (RT_EDEVICE). Fills d. Builds without CUDA
- * refuse (RT_EDEVICE). */
+ * unless force, the runtime's own bytes for shape s (rt_limits_gpu: every
+ * buffer rt_model_init will allocate, and a reserve) within the free
+ * memory this rank's share of the GPU has (RT_EDEVICE). Fills d. Builds
+ * without CUDA refuse (RT_EDEVICE). */
 int rt_device_select_gpu(struct rt_device *d, const struct rt_plan *p,
-			 int force);
+			 const struct rt_shape *s, int force);
 
 /* --comm want (auto, nccl or mpi) on the GPUs of d: *nccl 1 for NCCL
  * where every rank of every host has a GPU of its own, else 0 (MPI with

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ckmath.h"
 #include "coll.h"
 #include "rt_err.h"
 
@@ -49,6 +50,20 @@ int rt_limits_plan(const struct rt_plan *p, long long global_batch,
 	return 0;
 }
 
+void rt_limits_need(const struct rt_shape *s, const struct rt_plan *p,
+		    struct rt_need *n)
+{
+	long long io = s->local * s->h, k = (long long)s->slots * s->vpp;
+
+	rt_model_mem(s, p->rt.bf16, p->rt.prefetch, &n->mm);
+	n->pp = 0;
+	/* saturated: slots may be every micro-batch of the step */
+	if (s->pp > 1)
+		n->pp = ck_add_sat(ck_mul_sat(s->slots - 1, n->mm.acts),
+				   ck_mul_sat(4 * (io > 0 ? io : 1), 1 + k));
+	n->total = ck_add_sat(n->mm.total, n->pp);
+}
+
 /* The host's memory, or its cgroup's limit (cgroup v2) when lower. */
 static double host_bytes(void)
 {
@@ -64,31 +79,45 @@ static double host_bytes(void)
 	return b;
 }
 
-static int refuse(const struct rt_shape *s, const struct rt_model_mem *mm,
+/* The parts of a rank's bytes, for messages: ", weights, gradients and
+ * Adam state S, ..." */
+static void parts(char *buf, size_t len, const struct rt_shape *s,
+		  const struct rt_need *n)
+{
+	int k = snprintf(buf, len, "weights, gradients and Adam state %lld, "
+			 "gathered-weight buffers %lld, activations of one "
+			 "micro-batch %lld, of which the logits of %lld tokens "
+			 "x %lld vocabulary rows %lld", n->mm.state,
+			 n->mm.scratch, n->mm.acts, s->tokens, s->z.vl,
+			 n->mm.logits);
+
+	if (n->pp && k > 0 && (size_t)k < len)
+		snprintf(buf + k, len - (size_t)k, ", pipeline slots and "
+			 "buffers %lld", n->pp);
+}
+
+static int refuse(const struct rt_shape *s, const struct rt_need *n,
 		  long long ckpt, long long need, double budget,
 		  const char *whose)
 {
-	char extra[80] = "";
+	char extra[80] = "", what[512];
 
 	if (ckpt)
 		snprintf(extra, sizeof(extra), ", the checkpoint's host copy "
 			 "%lld", ckpt);
+	parts(what, sizeof(what), s, n);
 	return rt_error(RT_EPLAN, "this rank needs %lld bytes (%.3f GiB) on "
 			"--device cpu, more than its budget of %.0f bytes "
-			"(%.3f GiB, %s): weights, gradients and Adam state "
-			"%lld, gathered-weight buffers %lld, activations of "
-			"one micro-batch %lld, of which the logits of %lld "
-			"tokens x %lld vocabulary rows %lld%s: use a smaller "
-			"micro batch, seq_len or model, more TP, CP or GTP "
-			"ranks, or --mem-budget GIB", need, need / GIB, budget,
-			budget / GIB, whose, mm->state, mm->scratch, mm->acts,
-			s->tokens, s->z.vl, mm->logits, extra);
+			"(%.3f GiB, %s): %s%s: use a smaller micro batch, "
+			"seq_len or model, more TP, CP or GTP ranks, or "
+			"--mem-budget GIB", need, need / GIB, budget,
+			budget / GIB, whose, what, extra);
 }
 
 int rt_limits_memory(const struct rt_shape *s, const struct rt_plan *p,
 		     const struct rt_opts *o)
 {
-	struct rt_model_mem mm;
+	struct rt_need n;
 	long long ckpt = 0, need;
 	double budget;
 	char whose[96];
@@ -98,10 +127,10 @@ int rt_limits_memory(const struct rt_shape *s, const struct rt_plan *p,
 		return 0;
 	if ((rc = coll_local_rank(&local, &nlocal)))
 		return rc;
-	rt_model_mem(s, p->rt.bf16, p->rt.prefetch, &mm);
+	rt_limits_need(s, p, &n);
 	if (o->save || o->load)
 		ckpt = 3 * 4 * (s->z.n_shard + s->z.n_rep);
-	need = mm.total + ckpt;
+	need = n.total + ckpt;
 	if (o->mem_budget > 0) {
 		budget = o->mem_budget * GIB;
 		snprintf(whose, sizeof(whose), "--mem-budget");
@@ -115,11 +144,46 @@ int rt_limits_memory(const struct rt_shape *s, const struct rt_plan *p,
 	/* the lowest rank over its budget says why */
 	first = coll_mpi_agree(over ? p->me - (RT_MAX_WORLD + 1) : 0);
 	if (first < 0 && p->me == first + RT_MAX_WORLD + 1)
-		return refuse(s, &mm, ckpt, need, budget, whose);
+		return refuse(s, &n, ckpt, need, budget, whose);
 	if (first < 0)
 		return RT_EPLAN;
 	rt_note("memory: %.3f GiB per rank (weights and optimizer %.3f, "
 		"activations %.3f) within %.3f GiB (%s)", need / GIB,
-		mm.state / GIB, mm.acts / GIB, budget / GIB, whose);
+		n.mm.state / GIB, n.mm.acts / GIB, budget / GIB, whose);
 	return 0;
+}
+
+int rt_limits_gpu(const struct rt_shape *s, const struct rt_plan *p,
+		  int force, int dev, const char *name, double free_b,
+		  int share)
+{
+	struct rt_need n;
+	char what[512];
+	double avail = free_b / (share > 0 ? share : 1);
+	long long need;
+
+	rt_limits_need(s, p, &n);
+	need = ck_add_sat(n.total, RT_GPU_RESERVE);
+	if ((double)need <= avail) {
+		rt_note("GPU %d: %.3f GiB per rank (weights and optimizer "
+			"%.3f, activations %.3f, reserve %.3f) within %.3f GiB "
+			"free per rank", dev, need / GIB, n.mm.state / GIB,
+			n.mm.acts / GIB, RT_GPU_RESERVE / GIB, avail / GIB);
+		return 0;
+	}
+	if (force) {
+		rt_note("GPU %d: this rank needs %.3f GiB, more than the %.3f "
+			"GiB free per rank (--force)", dev, need / GIB,
+			avail / GIB);
+		return 0;
+	}
+	parts(what, sizeof(what), s, &n);
+	return rt_error(RT_EDEVICE, "GPU %d (%s) has %.0f bytes (%.3f GiB) "
+			"free for %d rank%s, %.0f each; this rank needs %lld "
+			"bytes (%.3f GiB): %s, and %lld kept for cuBLASLt, "
+			"NCCL and kernel scratch: use fewer layers, a shorter "
+			"sequence or a smaller micro batch, more GPUs (TP, CP, "
+			"GTP or PP), or --force", dev, name, free_b,
+			free_b / GIB, share, share > 1 ? "s" : "", avail, need,
+			need / GIB, what, RT_GPU_RESERVE);
 }

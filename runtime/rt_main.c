@@ -350,7 +350,8 @@ int main(int argc, char **argv)
 		 * environment says otherwise */
 		int cuda = !strcmp(o.device, "cuda");
 
-		rc = cuda ? rt_device_select_gpu(&dev, &plan, o.force) : 0;
+		rc = cuda ? rt_device_select_gpu(&dev, &plan, &shape,
+						  o.force) : 0;
 		if (!rc) {
 			rc = kern_init(&kern, cuda ? KERN_CUDA : KERN_CPU,
 				       threads ? 0 : 1);

@@ -72,7 +72,7 @@ void rt_opts_usage(FILE *f)
 "                        plan that needs more is refused before any\n"
 "                        allocation\n"
 "  --force               run a plan that has error diagnostics, or whose\n"
-"                        memory estimate exceeds the GPU's free memory\n"
+"                        buffers exceed the GPU's free memory\n"
 "  -h, --help            this text\n", RT_CKPT_KEEP_DEFAULT);
 }
 

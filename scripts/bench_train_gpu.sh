@@ -67,11 +67,11 @@ for c in 1b 3b 8b-20 8b-16 8b-8 8b-4; do
 	[ -s "$PLANS/train-$c.json" ] || { echo "bench-train-gpu: no $PLANS/train-$c.json (--plans-only where gtplan runs)"; exit 2; }
 	# the 8B slice: the most layers that run
 	case $c in 8b-20) ;; 8b-*) grep -q '"config": "8b' "$logs/bench.jsonl" && continue ;; esac
-	# --force: gtplan-run checks the GPU's free memory against the plan's
-	# estimate, which is the whole named model's (Megatron's bf16 layout),
-	# not the runtime's layer slice
+	# no --force: gtplan-run checks its own buffers for the slice against
+	# the GPU's free memory (runtime/rt_limits.c), and a slice that does
+	# not fit is refused at once, so the next smaller one runs
 	mpirun --bind-to none -np 1 "$RUN" "$PLANS/train-$c.json" --device cuda \
-		--force --steps "$STEPS" --data synthetic --log "$logs/$c.log" \
+		--steps "$STEPS" --data synthetic --log "$logs/$c.log" \
 		>"$logs/$c.out" 2>&1 || { echo "bench-train-gpu: $c failed"; grep -v '^\[' "$logs/$c.out" | head -8; continue; }
 	python3 scripts/bench_train_report.py "$c" "$PLANS/train-$c.json" "$logs/$c.log" \
 		"$logs/$c.out" | tee -a "$logs/bench.jsonl"

@@ -188,14 +188,19 @@ static int compress(struct cls_part *cp, const uint64_t *h64,
 	long long *count = NULL, *rep = NULL;
 	size_t cap = 0;
 	int rc = -1;
+	uint64_t last = 0;
+	uint32_t id = UINT32_MAX;
 
 	if (idmap_init(&m, 1024))
 		goto out;
 	for (long long r = 0; r < cp->world; r++) {
-		int fresh;
+		int fresh = 0;
 		uint64_t key = h64 ? h64[r] : h32[r];
-		uint32_t id = idmap_get(&m, key, &fresh);
 
+		/* neighbours mostly share a colour: look up runs once */
+		if (id == UINT32_MAX || key != last)
+			id = idmap_get(&m, key, &fresh);
+		last = key;
 		if (id == UINT32_MAX)
 			goto out;
 		if (fresh) {
@@ -290,14 +295,19 @@ static int stage_equitable(const struct cls_part *cp, const struct plan *p)
 	long long pp = p->dense.size[LAY_PP], stride = p->dense.stride[LAY_PP];
 	uint32_t *by_stage = calloc((size_t)pp, sizeof(*by_stage));
 	int ok = by_stage != NULL;
+	long long st = 0, step = 0;
 
+	/* r's stage r / stride % pp, counted along instead of divided */
 	for (long long r = 0; ok && r < cp->world; r++) {
-		long long st = r / stride % pp;
 		uint32_t c = cp->colour[r];
 
 		if (c == 0 || (by_stage[st] && by_stage[st] != c))
 			ok = 0;
 		by_stage[st] = c;
+		if (++step == stride) {
+			step = 0;
+			st = st + 1 == pp ? 0 : st + 1;
+		}
 	}
 	for (long long a = 0; ok && a < pp; a++)
 		for (long long b = a + 1; ok && b < pp; b++)

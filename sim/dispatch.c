@@ -105,6 +105,15 @@ void drv_coords(const struct drv_layout *dl, long long rank,
 	}
 }
 
+void drv_coords_next(const struct drv_layout *dl, long long coord[AX_N])
+{
+	for (int k = dl->n - 1; k >= 0; k--) {
+		if (++coord[dl->axis[k]] < dl->size[k])
+			return;
+		coord[dl->axis[k]] = 0;
+	}
+}
+
 /* Where an axis sits in the driver's numbering: tensor_parallel and
  * context_parallel below the lanes, pipeline_parallel above them. */
 static const int drv_level[LAY_NAXES] = {

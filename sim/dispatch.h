@@ -39,6 +39,10 @@ long long drv_axis_size(const struct drv_layout *dl, enum drv_axis a);
  * axes the layout does not have. */
 void drv_coords(const struct drv_layout *dl, long long rank,
 		long long coord[AX_N]);
+/* Advances coord (drv_coords of some rank) to the next rank's, without
+ * dividing: for loops over every worker. Axes the layout does not have
+ * stay -1; the last rank wraps to rank 0. */
+void drv_coords_next(const struct drv_layout *dl, long long coord[AX_N]);
 /* Parses "data_parallel" etc.; AX_N when unknown. drv_axis_name (sim.h)
  * is the inverse; drv_axis_short gives "pp", "dp", "gtp", "cp", "tp". */
 enum drv_axis drv_axis_parse(const char *name);
@@ -56,6 +60,10 @@ int drv_follows_rank_order(const struct plan *p);
  * output_is_replicated, run_rank_0_only_axes). */
 void disp_rank(const struct drv_layout *dl, const struct call_def *c,
 	       long long rank, struct disp_rank *out);
+/* disp_rank from driver coordinates already computed (drv_coords, or
+ * drv_coords_next in a loop over every worker). */
+void disp_decide(const struct drv_layout *dl, const struct call_def *c,
+		 const long long co[AX_N], struct disp_rank *out);
 /* How many workers' results the driver keeps for call `c`: the count of
  * ranks disp_rank() marks returned, in O(axes). */
 long long disp_returned_count(const struct drv_layout *dl,

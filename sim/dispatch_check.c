@@ -208,14 +208,14 @@ struct scan {
 	long long shared, share_l1, share_l2, share_shard;
 };
 
-static void scan_rank(struct scan *s, long long r)
+/* Rank r, with its Megatron coordinates m and driver coordinates co. */
+static void scan_rank(struct scan *s, long long r, const long long *m,
+		      const long long *co)
 {
-	long long m[LAY_NAXES], co[AX_N], lane, data;
+	long long lane, data;
 	struct disp_rank d;
 
-	lay_coords(&s->p->dense, r, m);
 	lay_group_of_coords(&s->p->dense, DP_KIND, m, NULL, &lane);
-	drv_coords(s->dl, r, co);
 	disp_decide(s->dl, s->c, co, &d);
 	data = data_of(&d);
 	if (s->lane_rank[lane] < 0) {
@@ -510,6 +510,7 @@ int disp_check_placement(const struct plan *p, const struct drv_layout *dl,
 			 long long micro, struct diag_list *diags)
 {
 	struct scan s;
+	long long m[LAY_NAXES], co[AX_N];
 	size_t L;
 	int errors = -1;
 
@@ -536,8 +537,14 @@ int disp_check_placement(const struct plan *p, const struct drv_layout *dl,
 		s.lane_rank[l] = s.lane_shard[l] = -1;
 	for (long long i = 0; s.owner && i < s.shards; i++)
 		s.owner[i] = -1;
-	for (long long r = 0; r < p->world; r++)
-		scan_rank(&s, r);
+	/* both coordinates advance rank by rank: no division per rank */
+	lay_coords(&p->dense, 0, m);
+	drv_coords(dl, 0, co);
+	for (long long r = 0; r < p->world; r++) {
+		scan_rank(&s, r, m, co);
+		lay_coords_next(&p->dense, m);
+		drv_coords_next(dl, co);
+	}
 	if (!s.owner && shared_by_sort(&s))
 		goto out;
 

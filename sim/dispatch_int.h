@@ -7,9 +7,6 @@
 
 #include "dispatch.h"
 
-/* disp_rank from driver coordinates already computed. */
-void disp_decide(const struct drv_layout *dl, const struct call_def *c,
-		 const long long co[AX_N], struct disp_rank *out);
 /* The first pair of dense axes of size > 1 that Megatron's order puts the
  * other way round from the driver; 0 when there is none. */
 int drv_order_clash(const struct plan *p, enum lay_axis *early,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch.h"
 #include "match_int.h"
 #include "stages.h"
 
@@ -15,18 +16,48 @@ struct call_ctx {
 	const struct drv_layout *dl;
 	const struct call_def *c;
 	int per_stage;
+	/* rank `next`'s driver coordinates and pipeline stage (`step`: its
+	 * place in the run of stride[LAY_PP] ranks of one stage): the setup
+	 * asks for every rank in order, and these advance without dividing */
+	long long next, co[AX_N], stage, step;
 };
+
+static void call_ctx_init(struct call_ctx *x, const struct plan *p,
+			  const struct drv_layout *dl,
+			  const struct call_def *c)
+{
+	memset(x, 0, sizeof(*x));
+	x->p = p;
+	x->dl = dl;
+	x->c = c;
+	x->per_stage = 1;
+	if (p->grid_ok) /* else dl is not set up, and no rank is asked */
+		drv_coords(dl, 0, x->co);
+}
 
 static int call_rank_prog(void *ctx, long long rank, struct disp_rank *dr)
 {
-	const struct call_ctx *x = ctx;
+	struct call_ctx *x = ctx;
+	const struct lay_grid *g = &x->p->dense;
+	long long stage;
 
-	disp_rank(x->dl, x->c, rank, dr);
+	if (rank != x->next) {
+		disp_rank(x->dl, x->c, rank, dr);
+		stage = rank / g->stride[LAY_PP] % g->size[LAY_PP];
+	} else {
+		disp_decide(x->dl, x->c, x->co, dr);
+		stage = x->stage;
+		x->next = rank + 1 < x->dl->world ? rank + 1 : 0;
+		drv_coords_next(x->dl, x->co);
+		if (++x->step == g->stride[LAY_PP]) {
+			x->step = 0;
+			if (++x->stage == g->size[LAY_PP])
+				x->stage = 0;
+		}
+	}
 	if (!dr->called)
 		return -1;
-	if (!x->per_stage)
-		return 0;
-	return (int)((rank / x->p->dense.stride[LAY_PP]) % x->p->dense.size[LAY_PP]);
+	return x->per_stage ? (int)stage : 0;
 }
 
 /* The programs of call c, one per pipeline stage when they differ by
@@ -82,7 +113,7 @@ int match_call(const struct plan *p, const struct model_shape *m,
 	       const struct prog_opts *o, struct sim_call_result *res,
 	       struct diag_list *diags)
 {
-	struct call_ctx x = { p, dl, c, 1 };
+	struct call_ctx x;
 	struct match_setup s = {
 		.p = p, .call = c->name, .loc = c->loc, .rank_prog =
 		call_rank_prog, .ctx = &x, .dl = dl, .def = c,
@@ -91,6 +122,7 @@ int match_call(const struct plan *p, const struct model_shape *m,
 	size_t n = 0;
 	int rc = -1;
 
+	call_ctx_init(&x, p, dl, c);
 	res->call = c;
 	res->status = SIM_ERROR;
 	res->first_diag = diags->n;
@@ -119,7 +151,7 @@ int match_call_where(const struct plan *p, const struct model_shape *m,
 		     const struct drv_layout *dl, const struct call_def *c,
 		     const struct prog_opts *o, struct match_where *w)
 {
-	struct call_ctx x = { p, dl, c, 1 };
+	struct call_ctx x;
 	struct match_setup s = {
 		.p = p, .call = c->name, .loc = c->loc, .rank_prog =
 		call_rank_prog, .ctx = &x, .dl = dl, .def = c,
@@ -130,6 +162,7 @@ int match_call_where(const struct plan *p, const struct model_shape *m,
 	size_t n = 0;
 	int rc = -1, played = 0;
 
+	call_ctx_init(&x, p, dl, c);
 	memset(w, 0, sizeof(*w));
 	memset(&res, 0, sizeof(res));
 	if (call_progs(p, m, c, o, &x, &s, &progs, &n))

@@ -41,15 +41,15 @@ bounded() {
 # ---- arithmetic: sizes past the world limit are GT201 at their own key --
 for ov in "$M.context_parallel_size=4611686018427387904" "cluster.num_nodes=2305843009213693952" \
 	"$M.tensor_model_parallel_size=4294967297" "$M.pipeline_model_parallel_size=4294967297" \
-	"policy.generation.vllm_cfg.tensor_parallel_size=4294967297" "cluster.gpus_per_node=16777217" \
+	"policy.generation.vllm_cfg.tensor_parallel_size=4294967297" "cluster.gpus_per_node=1048577" \
 	"+gtplan.model.num_layers=2147483648" "+gtplan.model.vocab_size=4611686018427387904"; do
 	expect "limit $ov" 1 "$SAN" lint "$D" "$ov" --color never
 	has "limit $ov is GT201 on the command line" "$tmp/err" "command line:1:"
-	has "limit $ov names the limit" "$tmp/err" "error[GT201]: must be at most 16777216"
+	has "limit $ov names the limit" "$tmp/err" "error[GT201]: must be at most 1048576"
 	if grep -q "training GPUs\|valid" "$tmp/err"; then bad "limit $ov: planned anyway"; else ok; fi
 done
 # every size at the limit at once: no overflow anywhere (UBSan aborts)
-X=16777216
+X=1048576
 mkdir -p "$tmp/max"
 cat >"$tmp/max/c.yaml" <<YAML
 policy:
@@ -72,9 +72,21 @@ for ov in "+gtplan.model.num_moe_experts=1" "policy.train_micro_batch_size=1" "+
 done
 
 # ---- bounded work ----------------------------------------------------------
-bounded "global batch 2^24" 0 20 "$REL" lint "$D" policy.train_global_batch_size=16777200 --color never
+bounded "global batch 2^20" 0 20 "$REL" lint "$D" policy.train_global_batch_size=1048560 --color never
 has "global batch: GT505" "$tmp/err" "warning[GT505]: train was not simulated"
-bounded "num_layers 2^24" 1 20 "$REL" lint "$D" +gtplan.model.num_layers=16777216 --color never
+bounded "num_layers 2^20" 1 20 "$REL" lint "$D" +gtplan.model.num_layers=1048576 --color never
+# a world at the limit, 2^20 ranks (scripts/bench.sh's layout with CP 2,
+# among the slowest measured), lints in seconds; one past it is GT308 at
+# once, without simulating
+for drv in 4d 5d; do
+	bounded "world 2^20, CP 2, $drv" "$([ $drv = 4d ] && echo 0 || echo 1)" 30 "$REL" lint "$D" \
+		cluster.num_nodes=131072 $M.context_parallel_size=2 \
+		$M.tensor_parallel_num_weight_shards=16 gtplan.driver_layout=$drv \
+		policy.train_global_batch_size=262144 policy.train_micro_batch_size=1 \
+		policy.logprob_batch_size=1 grpo.num_prompts_per_step=32768 --color never
+done
+bounded "world 2^20 + 8" 1 5 "$REL" lint "$D" cluster.num_nodes=131073 --color never
+has "world past the limit: GT308" "$tmp/err" "error[GT308]: 1048584 training GPUs exceed gtplan's limit of 1048576"
 cat >"$tmp/pp.yaml" <<YAML
 policy:
   train_global_batch_size: 1

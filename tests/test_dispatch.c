@@ -169,7 +169,7 @@ END_TEST
 START_TEST(layout_5d)
 {
 	struct fx f;
-	long long c[AX_N];
+	long long c[AX_N], n[AX_N];
 
 	build(&f, cfg(4, 1, 1, 12, 3, 480, 4, FIVE_D));
 	ck_assert_int_eq(f.dl.five_d, 1);
@@ -185,6 +185,11 @@ START_TEST(layout_5d)
 	ck_assert_int_eq(c[AX_DP], 1);
 	ck_assert_int_eq(c[AX_GTP], 2);
 	ck_assert_int_eq(c[AX_TP], 3);
+	drv_coords(&f.dl, 0, n);
+	for (long long r = 0; r < 24; r++, drv_coords_next(&f.dl, n)) {
+		drv_coords(&f.dl, r, c);
+		ck_assert_mem_eq(n, c, sizeof(c));
+	}
 	release(&f);
 }
 END_TEST
@@ -192,16 +197,22 @@ END_TEST
 START_TEST(coords_are_row_major)
 {
 	struct fx f;
-	long long c[AX_N];
+	long long c[AX_N], n[AX_N];
 
 	/* PP 2, CP 2, TP 2 on 32 GPUs: data_parallel 4 */
 	build(&f, cfg(2, 2, 2, 2, 4, 64, 1, NULL));
 	ck_assert_int_eq(drv_axis_size(&f.dl, AX_DP), 4);
+	drv_coords(&f.dl, 0, n);
 	for (long long r = 0; r < 32; r++) {
 		drv_coords(&f.dl, r, c);
 		ck_assert_int_eq(((c[AX_PP] * 4 + c[AX_DP]) * 2 + c[AX_CP]) * 2 +
 				 c[AX_TP], r);
+		/* drv_coords_next walks the same, -1 where no axis */
+		ck_assert_mem_eq(n, c, sizeof(c));
+		drv_coords_next(&f.dl, n);
 	}
+	drv_coords(&f.dl, 0, c);
+	ck_assert_mem_eq(n, c, sizeof(c)); /* wrapped to rank 0 */
 	release(&f);
 }
 END_TEST

@@ -241,20 +241,25 @@ START_TEST(coords_round_trip)
 		for (j = 0; j < NVEC(sizes); j++) {
 			const long long *s = sizes[j];
 			struct lay_grid g;
-			long long r, c[LAY_NAXES], bad;
+			long long r, c[LAY_NAXES], n[LAY_NAXES], bad;
 
 			make_grid(&g, orders[i], s[0], s[1], s[2], s[3], s[4],
 				  s[5]);
 			ck_assert_int_eq(g.world, s[0] * s[1] * s[2] * s[3] *
 							  s[4] * s[5]);
+			lay_coords(&g, 0, n);
 			for (r = 0, bad = 0; r < g.world; r++) {
 				int a;
 
 				lay_coords(&g, r, c);
 				for (a = 0; a < LAY_NAXES; a++)
-					bad += c[a] < 0 || c[a] >= g.size[a];
+					bad += c[a] < 0 || c[a] >= g.size[a] ||
+					       n[a] != c[a]; /* the odometer */
 				bad += lay_rank(&g, c) != r;
+				lay_coords_next(&g, n);
 			}
+			/* past the last rank: rank 0 again */
+			bad += lay_rank(&g, n) != 0;
 			ck_assert_msg(bad == 0, "%s: %lld bad ranks",
 				      orders[i], bad);
 		}

@@ -274,7 +274,7 @@ START_TEST(world_size_limit)
 {
 	struct fx f;
 
-	build(&f, cfg(TP4_S12, 4194304, 48, 2, NULL));
+	build(&f, cfg(TP4_S12, 262144, 48, 2, NULL)); /* 2^21 GPUs */
 	ck_assert_ptr_nonnull(find(&f, "GT308"));
 	ck_assert(!f.plan.grid_ok);
 	release(&f);

@@ -1,10 +1,12 @@
 /*
  * gtplan-run's parts that need no MPI: reading the plan (rt_plan.c) that
  * gtplan writes, the command line (rt_opts.c) and the deterministic data
- * (rt_data.c). The plans come from build/gtplan ($GTPLAN), so these tests
+ * (rt_data.c), and the GPU memory check's arithmetic (rt_limits.c) with
+ * the free memory given. The plans come from build/gtplan ($GTPLAN), so these tests
  * also hold the planner and the runtime to one plan format.
  */
 #include <check.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdint.h>
@@ -17,6 +19,8 @@
 #include "harness.h"
 #include "rt_data.h"
 #include "rt_err.h"
+#include "rt_limits.h"
+#include "rt_model.h"
 #include "rt_opts.h"
 #include "rt_plan.h"
 
@@ -295,6 +299,103 @@ START_TEST(data_samples_are_text)
 }
 END_TEST
 
+/* Rank 0's shape of plan `path` (12 ranks) and its bytes. */
+static void shape_of(const char *path, struct rt_plan *p, struct rt_shape *s,
+		     struct rt_need *n)
+{
+	rt_plan_init(p);
+	ck_assert_int_eq(rt_plan_load(p, path, 0, 12), 0);
+	ck_assert_int_eq(rt_model_shape(s, p, 0, 0), 0);
+	rt_limits_need(s, p, n);
+}
+
+/* rt_limits_gpu on GPU 3 "Fake GPU" with free_b bytes free over `share`
+ * ranks; returns its code, and what it printed in said. */
+static int gpu_check(const struct rt_plan *p, const struct rt_shape *s,
+		     int force, double free_b, int share, char *said,
+		     size_t len)
+{
+	char log[128];
+	int fd, keep, rc;
+	FILE *f;
+	size_t got;
+
+	snprintf(log, sizeof(log), "%s/stderr", dir);
+	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	fflush(stderr);
+	keep = dup(2);
+	ck_assert_int_eq(dup2(fd, 2), 2);
+	rc = rt_limits_gpu(s, p, force, 3, "Fake GPU", free_b, share);
+	fflush(stderr);
+	dup2(keep, 2);
+	close(keep);
+	close(fd);
+	f = fopen(log, "r");
+	ck_assert_ptr_nonnull(f);
+	got = fread(said, 1, len - 1, f);
+	said[got] = '\0';
+	fclose(f);
+	return rc;
+}
+
+/* The CUDA path's check before allocating: the runtime's own bytes (every
+ * buffer rt_model_init allocates, the pipeline's slots, a reserve) within
+ * a rank's share of the free memory (given here, as cudaMemGetInfo would);
+ * refused with the sizes, or noted with --force. */
+START_TEST(gpu_memory_check)
+{
+	struct rt_plan p;
+	struct rt_shape s;
+	struct rt_need n;
+	char said[2048], want[160];
+	double exact;
+
+	shape_of(plan_12("p.json", ""), &p, &s, &n);
+	ck_assert_int_eq(n.pp, 0);
+	ck_assert_int_eq(n.total, n.mm.total);
+	ck_assert_int_gt(n.mm.state, 0);
+	ck_assert_int_gt(n.mm.logits, 0);
+	/* exactly the bytes needed, for 2 ranks sharing the GPU: fits */
+	exact = (double)(n.total + RT_GPU_RESERVE) * 2;
+	ck_assert_int_eq(gpu_check(&p, &s, 0, exact, 2, said, sizeof(said)),
+			 0);
+	ck_assert_ptr_nonnull(strstr(said, "within"));
+	/* two bytes less over 2 ranks: one byte short each */
+	ck_assert_int_eq(gpu_check(&p, &s, 0, exact - 2, 2, said,
+				   sizeof(said)), RT_EDEVICE);
+	snprintf(want, sizeof(want), "GPU 3 (Fake GPU) has %.0f bytes",
+		 exact - 2);
+	ck_assert_ptr_nonnull(strstr(said, want));
+	snprintf(want, sizeof(want), "this rank needs %lld bytes",
+		 n.total + RT_GPU_RESERVE);
+	ck_assert_ptr_nonnull(strstr(said, want));
+	snprintf(want, sizeof(want), "weights, gradients and Adam state %lld",
+		 n.mm.state);
+	ck_assert_ptr_nonnull(strstr(said, want));
+	ck_assert_ptr_nonnull(strstr(said, "fewer layers, a shorter sequence"));
+	ck_assert_ptr_nonnull(strstr(said, "or --force"));
+	/* --force: noted, not refused */
+	ck_assert_int_eq(gpu_check(&p, &s, 1, exact - 2, 2, said,
+				   sizeof(said)), 0);
+	ck_assert_ptr_nonnull(strstr(said, "(--force)"));
+	rt_plan_release(&p);
+	/* a pipeline keeps more micro-batches: its slots and buffers count */
+	shape_of(plan_12("pp.json", M "tensor_parallel_num_weight_shards=2 "
+			 M "pipeline_model_parallel_size=3 "
+			 "+" M "virtual_pipeline_model_parallel_size=2 "
+			 "gtplan.runtime.layers=6"), &p, &s, &n);
+	ck_assert_int_gt(s.slots, 1);
+	ck_assert_int_gt(n.pp, n.mm.acts);
+	ck_assert_int_eq(n.total, n.mm.total + n.pp);
+	ck_assert_int_eq(gpu_check(&p, &s, 0, 1e6, 1, said, sizeof(said)),
+			 RT_EDEVICE);
+	snprintf(want, sizeof(want), "pipeline slots and buffers %lld", n.pp);
+	ck_assert_ptr_nonnull(strstr(said, want));
+	rt_plan_release(&p);
+}
+END_TEST
+
 int main(void)
 {
 	const struct test_case cases[] = {
@@ -307,6 +408,7 @@ int main(void)
 		{ "opts_bad", opts_refuse_bad_lines },
 		{ "data_random", data_is_counter_based },
 		{ "data_text", data_samples_are_text },
+		{ "gpu_memory", gpu_memory_check },
 	};
 
 	return RUN_CASES_FIXTURE("rt", cases, 60, setup, teardown);

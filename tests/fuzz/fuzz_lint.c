@@ -29,7 +29,7 @@ static FILE *sink(void)
 }
 
 /* The simulator's work grows with the ranks (README's Limits: a world of
- * 2^24 ranks takes about a minute in a release build, 25 times that under
+ * 2^20 ranks takes a few seconds in a release build, 25 times that under
  * the fuzzer's instrumentation), so worlds past this many ranks are planned
  * but not simulated here: the fuzzer looks for crashes, not for scale,
  * which tests/hostile.sh measures. */
