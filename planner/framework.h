@@ -4,7 +4,7 @@
  * rules.def).
  *
  * framework_check() runs after plan_build() has derived the sizes. It
- * resolves the model shape (model.h: the catalog in data/models.txt,
+ * resolves the model shape (model.h: the catalog in data/models.yaml,
  * then gtplan.model) and runs four groups of rules, one file each:
  *   rules_model.c   model shape against the training layout (layers vs PP,
  *                   heads and query groups vs TP, experts vs EP, the padded
