@@ -12,6 +12,9 @@
  * deterministic). huggingface_hub's file_download.py lays the cache out
  * so.
  *
+ * The catalog (data/models.yaml) is written in the same keys and goes
+ * through the same mapping (model_hf_map; model_catalog_load.c).
+ *
  * What: the fields Megatron-Bridge's bridges read (megatron/bridge/models/
  * <family>/<family>_bridge.py, provider_bridge), by config.json name:
  *   num_hidden_layers -> num_layers, hidden_size, intermediate_size ->
@@ -20,12 +23,13 @@
  *   tie_word_embeddings -> share_embeddings_and_output_weights,
  *   attention_bias -> add_qkv_bias;
  *   experts: num_experts / num_local_experts / n_routed_experts ->
- *   num_moe_experts, moe_intermediate_size -> moe_ffn_hidden_size (Mixtral
- *   and gpt-oss: intermediate_size), num_experts_per_tok -> moe_router_topk,
+ *   num_moe_experts, moe_intermediate_size -> moe_ffn_hidden_size (Mixtral,
+ *   gpt-oss and MiniMax-M2: intermediate_size), num_experts_per_tok -> moe_router_topk,
  *   first_k_dense_replace -> moe_layer_freq [0]*k+[1]*(L-k),
  *   decoder_sparse_step -> moe_layer_freq k, shared_expert_intermediate_size
  *   or n_shared_experts x moe_intermediate_size ->
- *   moe_shared_expert_intermediate_size, num_nextn_predict_layers ->
+ *   moe_shared_expert_intermediate_size (Nemotron-H: that key itself),
+ *   num_nextn_predict_layers (Qwen3.5: mtp_num_hidden_layers) ->
  *   mtp_num_layers, kv_lora_rank -> multi_latent_attention,
  *   hybrid_override_pattern -> hybrid_layer_pattern (Nemotron-H).
  * A config.json with a text_config (Gemma 3, Qwen3.5 multimodal
@@ -33,8 +37,10 @@
  * not in config.json): gated_linear_unit (every family below is SwiGLU or
  * GeGLU), add_qkv_bias for qwen2 / qwen2_moe, add_bias_linear for gpt_oss.
  * Sizes are approximate for families whose layers are not uniform
- * transformer layers: deepseek_v3 (multi-latent attention), qwen3_next and
- * qwen3_5 (gated delta-net layers), nemotron_h (Mamba), and any
+ * transformer layers: deepseek_v3, glm4_moe_lite and glm_moe_dsa
+ * (multi-latent attention), qwen3_next and qwen3_5 (gated delta-net
+ * layers), nemotron_h (Mamba), nemotron-nas (blocks of varying width),
+ * gemma4_text (two head dims), and any
  * model_type gtplan does not map (its common fields are read; which GLU
  * and biases it has is not known). Not in config.json, so left to
  * Megatron's defaults: make_vocab_size_divisible_by.
