@@ -219,6 +219,33 @@ static int check_keys(struct loader *l, const yaml_node_t *at,
 	return 0;
 }
 
+/* One shape per hub name of jn into out[*n ...], each a copy of *s. */
+static int add_names(struct loader *l, const yaml_node_t *at, const json_t *jn,
+		     const struct model_shape *s, struct model_shape *out,
+		     size_t max, size_t *n)
+{
+	size_t i, k = 0;
+	json_t *v;
+
+	json_array_foreach((json_t *)jn, i, v) {
+		const char *name = json_string_value(v);
+		const char *slash = name ? strchr(name, '/') : NULL;
+
+		if (!slash || slash == name || !slash[1] ||
+		    strchr(slash + 1, '/') || strlen(name) >= sizeof(s->name))
+			return fail_at(l, at, "a name is not a hub id ORG/NAME:",
+				       name ? name : "(not text)");
+		if (*n + k == max)
+			return fail_at(l, at, "more names than the catalog "
+				       "holds", NULL);
+		out[*n + k] = *s;
+		snprintf(out[*n + k].name, sizeof(s->name), "%s", name);
+		k++;
+	}
+	*n += k;
+	return 0;
+}
+
 /* One entry of `models` into out[*n ...], one shape per name. */
 static int entry(struct loader *l, const yaml_node_t *e,
 		 struct model_shape *out, size_t max, size_t *n)
@@ -227,8 +254,7 @@ static int entry(struct loader *l, const yaml_node_t *e,
 	yaml_node_t *pad = child(l, e, "make_vocab_size_divisible_by");
 	struct model_hf_info info;
 	struct model_shape s;
-	json_t *config = NULL, *jn = NULL, *jpad = NULL, *v;
-	size_t i, k = 0;
+	json_t *config = NULL, *jn = NULL, *jpad = NULL;
 	int rc = -1;
 
 	if (e->type != YAML_MAPPING_NODE ||
@@ -272,26 +298,8 @@ static int entry(struct loader *l, const yaml_node_t *e,
 			"num_attention_heads or vocab_size", NULL);
 		goto out;
 	}
-	json_array_foreach(jn, i, v) {
-		const char *name = json_string_value(v);
-		const char *slash = name ? strchr(name, '/') : NULL;
-
-		if (!slash || slash == name || !slash[1] ||
-		    strchr(slash + 1, '/') || strlen(name) >= sizeof(s.name)) {
-			fail_at(l, names, "a name is not a hub id ORG/NAME:",
-				name ? name : "(not text)");
-			goto out;
-		}
-		if (*n + k == max) {
-			fail_at(l, names, "more names than the catalog holds",
-				NULL);
-			goto out;
-		}
-		out[*n + k] = s;
-		snprintf(out[*n + k].name, sizeof(s.name), "%s", name);
-		k++;
-	}
-	*n += k;
+	if (add_names(l, names, jn, &s, out, max, n))
+		goto out;
 	rc = 0;
 out:
 	json_decref(config);
