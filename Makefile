@@ -105,10 +105,10 @@ deps-test:
 build/gen/embedded_schemas.c: schemas/config.schema.json scripts/embed.sh
 	@mkdir -p $(@D)
 	$(Q)scripts/embed.sh gtplan_config_schema schemas/config.schema.json > $@.tmp && mv $@.tmp $@
-# The model catalog (data/models.txt) travels inside the binary too.
-build/gen/embedded_models.c: data/models.txt scripts/embed.sh
+# The model catalog (data/models.yaml) travels inside the binary too.
+build/gen/embedded_models.c: data/models.yaml scripts/embed.sh
 	@mkdir -p $(@D)
-	$(Q)scripts/embed.sh gtplan_models_txt data/models.txt > $@.tmp && mv $@.tmp $@
+	$(Q)scripts/embed.sh gtplan_models_yaml data/models.yaml > $@.tmp && mv $@.tmp $@
 # So do the GPUs' measured speeds (data/hardware.txt, planner/hardware.c).
 build/gen/embedded_hardware.c: data/hardware.txt scripts/embed.sh
 	@mkdir -p $(@D)

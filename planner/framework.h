@@ -4,7 +4,7 @@
  * rules.def).
  *
  * framework_check() runs after plan_build() has derived the sizes. It
- * resolves the model shape (model.h: the catalog in data/models.txt,
+ * resolves the model shape (model.h: the catalog in data/models.yaml,
  * then gtplan.model) and runs four groups of rules, one file each:
  *   rules_model.c   model shape against the training layout (layers vs PP,
  *                   heads and query groups vs TP, experts vs EP, the padded
@@ -112,5 +112,13 @@ void fw_engine_rules(struct fw *f);
 void fw_coupling_rules(struct fw *f);
 void fw_batch_rules(struct fw *f);
 void fw_state_rules(struct fw *f);
+/* The config's algorithm from its top-level sections: "grpo", "ppo",
+ * "distillation", "off_policy_distillation", "sft", "dpo", "rm", or "". */
+const char *fw_algorithm(const struct cfg_node *root);
+/* GT529 for each class of checks that a size resolved only at launch
+ * (an unresolved ${...}) skips (rules_launch.c); `algorithm` is the
+ * config's algorithm section ("" when none). */
+void fw_launch_notes(const struct cfg_node *root, int megatron,
+		     const char *algorithm, struct diag_list *diags);
 
 #endif

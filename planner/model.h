@@ -110,11 +110,15 @@ enum model_origin {
 int model_resolve(const struct cfg_node *root, struct model_shape *m,
 		  struct diag_list *diags);
 
-/* The catalog is data/models.txt, embedded into the binary at build time
- * and parsed on first use (see that file for its format and sources).
+/* The catalog is data/models.yaml, embedded into the binary at build time
+ * and read with libyaml on first use (see that file for its format and
+ * sources): each entry is a Hugging Face config.json, mapped as
+ * model_hf.c maps a model's own.
  * Entries are sorted by name, case-insensitively. An entry has
- * shape_known = 1; known = 1 unless the file marks its sizes approximate
- * (then the shape checks run but collective sizes use the default shape).
+ * shape_known = 1; known = 1 unless the mapping finds its sizes
+ * approximate (its family's layers are not uniform, dense first layers,
+ * shared experts; then the shape checks run but collective sizes use the
+ * default shape).
  * Hostile-input limit: at most MODEL_CATALOG_MAX names. */
 #define MODEL_CATALOG_MAX 256
 
@@ -124,8 +128,8 @@ int model_resolve(const struct cfg_node *root, struct model_shape *m,
 const struct model_shape *model_catalog_find(const char *name);
 size_t model_catalog_count(void);
 const struct model_shape *model_catalog_at(size_t i);
-/* NULL when the embedded data parsed cleanly, else "data/models.txt:LINE:
- * what" (a build with a broken data file; the tests check it). */
+/* NULL when the embedded data parsed cleanly, else "data/models.yaml:LINE:
+ * COL: what" (a build with a broken data file; the tests check it). */
 const char *model_catalog_error(void);
 
 /* The shape's fields by Megatron's name, for `gtplan explain`: how many,

@@ -1,6 +1,7 @@
 /*
- * model_catalog: the built-in catalog, data/models.txt embedded at build
- * time and parsed on first use, and which layers of a shape are MoE.
+ * model_catalog: the built-in catalog (data/models.yaml, embedded at build
+ * time and read on first use by model_catalog_load.c), the shape fields,
+ * and which layers of a shape are MoE.
  * Part of the model module (model.h; model_int.h is its private half).
  */
 #include <stddef.h>
@@ -58,78 +59,14 @@ const struct model_field *model_field_find(const char *key)
 
 /* ---- the catalog ------------------------------------------------------ */
 
-/* data/models.txt, embedded at build time (scripts/embed.sh). */
-extern const char gtplan_models_txt[];
-extern const unsigned long gtplan_models_txt_len;
-
-/* Hostile-input limits of the catalog parser: the data ships with the
- * binary, but a limit still holds it to a fixed footprint. */
-#define CATALOG_MAX_SHAPES  128
-#define CATALOG_MAX_NAMES   8
-#define CATALOG_LINE_MAX    512
-
-struct stanza {
-	char id[64];
-	char names[CATALOG_MAX_NAMES][128];
-	size_t n_names;
-	int approximate;
-	struct model_shape s;
-};
+/* data/models.yaml, embedded at build time (scripts/embed.sh). */
+extern const char gtplan_models_yaml[];
+extern const unsigned long gtplan_models_yaml_len;
 
 static struct model_shape catalog[MODEL_CATALOG_MAX];
 static size_t catalog_n;
 static int catalog_loaded;
-static char catalog_err[160];
-
-/* A shape's parallel fields are all there. */
-static int has_parallel_shape(const struct model_shape *m)
-{
-	return m->num_layers > 0 && m->hidden_size > 0 &&
-	       m->num_attention_heads > 0 && m->vocab_size > 0;
-}
-
-/* Sets one field from the data file's text; -1 when the value is bad. */
-static int set_field(struct model_shape *m, const struct model_field *f,
-		     const char *v)
-{
-	char *end;
-	long long x;
-
-	switch (f->type) {
-	case MF_BOOL:
-		if (strcmp(v, "true") && strcmp(v, "false"))
-			return -1;
-		*model_bool_at(m, f) = v[0] == 't';
-		return 0;
-	case MF_TEXT:
-		if (strlen(v) >= MODEL_TEXT_MAX)
-			return -1;
-		snprintf(model_text_at(m, f), MODEL_TEXT_MAX, "%s", v);
-		return 0;
-	case MF_REAL: {
-		double r = strtod(v, &end);
-
-		if (end == v || *end || !(r > 0))
-			return -1;
-		*model_real_at(m, f) = r;
-		return 0;
-	}
-	case MF_INT:
-		x = strtoll(v, &end, 10);
-		if (end == v || *end || x < f->min)
-			return -1;
-		*model_int_at(m, f) = x;
-		return 0;
-	}
-	return -1;
-}
-
-static int catalog_fail(unsigned line, const char *what)
-{
-	snprintf(catalog_err, sizeof(catalog_err),
-		 "data/models.txt:%u: %s", line, what);
-	return -1;
-}
+static char catalog_err[256];
 
 void model_fill_defaults(struct model_shape *m)
 {
@@ -145,135 +82,33 @@ void model_fill_defaults(struct model_shape *m)
 	}
 }
 
-/* Turns a finished stanza into catalog entries, one per name. */
-static int stanza_emit(const struct stanza *st, unsigned line)
+int model_catalog_shape(struct model_shape *s, int approximate)
 {
-	struct model_shape s = st->s;
-
-	s.loc = DIAG_NOLOC;
-	s.shape_known = has_parallel_shape(&s);
-	s.known = s.shape_known && s.ffn_hidden_size > 0 && !st->approximate;
-	if (st->n_names && !s.shape_known)
-		return catalog_fail(line, "a named shape lacks num_layers, "
-				    "hidden_size, num_attention_heads or "
-				    "vocab_size");
-	if (s.known)
-		model_fill_defaults(&s);
-	else if (!s.num_query_groups)
-		s.num_query_groups = s.num_attention_heads;
-	for (size_t i = 0; i < st->n_names; i++) {
-		if (catalog_n == MODEL_CATALOG_MAX)
-			return catalog_fail(line, "too many names");
-		catalog[catalog_n] = s;
-		snprintf(catalog[catalog_n].name, sizeof(s.name), "%s",
-			 st->names[i]);
-		catalog_n++;
-	}
+	s->loc = DIAG_NOLOC;
+	s->approximate = 0;
+	s->shape_known = s->num_layers > 0 && s->hidden_size > 0 &&
+			 s->num_attention_heads > 0 && s->vocab_size > 0;
+	s->known = s->shape_known && s->ffn_hidden_size > 0 && !approximate;
+	if (!s->shape_known)
+		return -1;
+	if (s->known)
+		model_fill_defaults(s);
+	else if (!s->num_query_groups)
+		s->num_query_groups = s->num_attention_heads;
 	return 0;
 }
 
-static int cmp_entry(const void *a, const void *b)
-{
-	return strcasecmp(((const struct model_shape *)a)->name,
-			  ((const struct model_shape *)b)->name);
-}
-
-/* One stanza line: a keyword and the rest of the line. */
-static int stanza_line(struct stanza *shapes, size_t *n, unsigned line,
-		       char *key, char *rest)
-{
-	struct stanza *st = *n ? &shapes[*n - 1] : NULL;
-	const struct model_field *f;
-
-	if (!strcmp(key, "shape")) {
-		if (st && stanza_emit(st, line))
-			return -1;
-		if (*n == CATALOG_MAX_SHAPES || !*rest ||
-		    strlen(rest) >= sizeof(st->id))
-			return catalog_fail(line, "bad or too many shapes");
-		st = &shapes[(*n)++];
-		memset(st, 0, sizeof(*st));
-		snprintf(st->id, sizeof(st->id), "%s", rest);
-		return 0;
-	}
-	if (!st)
-		return catalog_fail(line, "a field before the first shape");
-	if (!strcmp(key, "source"))
-		return 0;
-	if (!strcmp(key, "from")) {
-		for (size_t i = 0; i + 1 < *n; i++)
-			if (!strcmp(shapes[i].id, rest)) {
-				st->s = shapes[i].s;
-				st->approximate = shapes[i].approximate;
-				return 0;
-			}
-		return catalog_fail(line, "from names no earlier shape");
-	}
-	if (!strcmp(key, "names")) {
-		for (char *w = strtok(rest, " "); w; w = strtok(NULL, " ")) {
-			if (st->n_names == CATALOG_MAX_NAMES ||
-			    strlen(w) >= sizeof(st->names[0]))
-				return catalog_fail(line, "too many names");
-			snprintf(st->names[st->n_names++],
-				 sizeof(st->names[0]), "%s", w);
-		}
-		return 0;
-	}
-	if (!strcmp(key, "sizes")) {
-		if (strcmp(rest, "exact") && strcmp(rest, "approximate"))
-			return catalog_fail(line, "sizes is exact or "
-					    "approximate");
-		st->approximate = rest[0] == 'a';
-		return 0;
-	}
-	f = model_field_find(key);
-	if (!f)
-		return catalog_fail(line, "unknown field");
-	if (set_field(&st->s, f, rest))
-		return catalog_fail(line, "bad value");
-	return 0;
-}
-
-/* Parses the embedded data once. On a malformed line the entries before
- * it stay and model_catalog_error() says where. */
+/* Parses the embedded data once; on an error the catalog is empty and
+ * model_catalog_error() says where. */
 static void catalog_load(void)
 {
-	static struct stanza shapes[CATALOG_MAX_SHAPES];
-	const char *p = gtplan_models_txt, *end = p + gtplan_models_txt_len;
-	size_t n = 0;
-	unsigned line = 0;
-	int rc = 0;
-
 	if (catalog_loaded)
 		return;
 	catalog_loaded = 1;
-	while (p < end && !rc) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t len = (size_t)((nl ? nl : end) - p);
-		char buf[CATALOG_LINE_MAX], *key, *rest;
-
-		line++;
-		if (len >= sizeof(buf)) {
-			rc = catalog_fail(line, "line too long");
-			break;
-		}
-		memcpy(buf, p, len);
-		buf[len] = '\0';
-		p += len + (nl != NULL);
-		while (len && (buf[len - 1] == ' ' || buf[len - 1] == '\r'))
-			buf[--len] = '\0';
-		key = buf + strspn(buf, " \t");
-		if (!*key || *key == '#')
-			continue;
-		rest = key + strcspn(key, " \t");
-		if (*rest)
-			*rest++ = '\0';
-		rest += strspn(rest, " \t");
-		rc = stanza_line(shapes, &n, line, key, rest);
-	}
-	if (!rc && n)
-		stanza_emit(&shapes[n - 1], line);
-	qsort(catalog, catalog_n, sizeof(catalog[0]), cmp_entry);
+	if (model_catalog_parse(gtplan_models_yaml, gtplan_models_yaml_len,
+				catalog, MODEL_CATALOG_MAX, &catalog_n,
+				catalog_err, sizeof(catalog_err)))
+		catalog_n = 0;
 }
 
 const char *model_catalog_error(void)

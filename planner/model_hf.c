@@ -12,6 +12,9 @@
  * deterministic). huggingface_hub's file_download.py lays the cache out
  * so.
  *
+ * The catalog (data/models.yaml) is written in the same keys and goes
+ * through the same mapping (model_hf_map; model_catalog_load.c).
+ *
  * What: the fields Megatron-Bridge's bridges read (megatron/bridge/models/
  * <family>/<family>_bridge.py, provider_bridge), by config.json name:
  *   num_hidden_layers -> num_layers, hidden_size, intermediate_size ->
@@ -20,12 +23,13 @@
  *   tie_word_embeddings -> share_embeddings_and_output_weights,
  *   attention_bias -> add_qkv_bias;
  *   experts: num_experts / num_local_experts / n_routed_experts ->
- *   num_moe_experts, moe_intermediate_size -> moe_ffn_hidden_size (Mixtral
- *   and gpt-oss: intermediate_size), num_experts_per_tok -> moe_router_topk,
+ *   num_moe_experts, moe_intermediate_size -> moe_ffn_hidden_size (Mixtral,
+ *   gpt-oss and MiniMax-M2: intermediate_size), num_experts_per_tok -> moe_router_topk,
  *   first_k_dense_replace -> moe_layer_freq [0]*k+[1]*(L-k),
  *   decoder_sparse_step -> moe_layer_freq k, shared_expert_intermediate_size
  *   or n_shared_experts x moe_intermediate_size ->
- *   moe_shared_expert_intermediate_size, num_nextn_predict_layers ->
+ *   moe_shared_expert_intermediate_size (Nemotron-H: that key itself),
+ *   num_nextn_predict_layers (Qwen3.5: mtp_num_hidden_layers) ->
  *   mtp_num_layers, kv_lora_rank -> multi_latent_attention,
  *   hybrid_override_pattern -> hybrid_layer_pattern (Nemotron-H).
  * A config.json with a text_config (Gemma 3, Qwen3.5 multimodal
@@ -33,8 +37,10 @@
  * not in config.json): gated_linear_unit (every family below is SwiGLU or
  * GeGLU), add_qkv_bias for qwen2 / qwen2_moe, add_bias_linear for gpt_oss.
  * Sizes are approximate for families whose layers are not uniform
- * transformer layers: deepseek_v3 (multi-latent attention), qwen3_next and
- * qwen3_5 (gated delta-net layers), nemotron_h (Mamba), and any
+ * transformer layers: deepseek_v3, glm4_moe_lite and glm_moe_dsa
+ * (multi-latent attention), qwen3_next and qwen3_5 (gated delta-net
+ * layers), nemotron_h (Mamba), nemotron-nas (blocks of varying width),
+ * gemma4_text (two head dims), and any
  * model_type gtplan does not map (its common fields are read; which GLU
  * and biases it has is not known). Not in config.json, so left to
  * Megatron's defaults: make_vocab_size_divisible_by.
@@ -241,23 +247,35 @@ static void take_text(struct model_shape *m, const char *key, const char *v)
 	m->origin[f - model_fields] = MODEL_FROM_HF;
 }
 
-/* The families gtplan maps, with what the bridges add to config.json. */
+/* The families gtplan maps, with what the bridges add to config.json.
+ * moe_ffn_is_ffn: the experts' width is intermediate_size (Mixtral,
+ * gpt-oss, MiniMax-M2: one FFN size, no moe_intermediate_size). */
 struct hf_family {
 	const char *type;   /* config.json model_type */
-	int glu, qkv_bias, bias_linear, approximate;
+	int glu, qkv_bias, bias_linear, approximate, moe_ffn_is_ffn;
 };
 
+/* Beyond the bridges named above: nemotron-nas (Llama-3.3-Nemotron-Super,
+ * DeciLM blocks of varying width: megatron/bridge/models/llama_nemotron/),
+ * gemma4_text (sliding and global layers of different head dims:
+ * transformers models/gemma4/configuration_gemma4.py), minimax_m2
+ * (Mixtral-like experts: megatron/bridge/models/minimax_m2/), glm4_moe_lite
+ * (GLM-4.7-Flash, DeepSeek-V3 layers) and glm_moe_dsa (GLM-5, DeepSeek
+ * sparse attention: megatron/bridge/models/glm/). */
 static const struct hf_family families[] = {
-	{ "llama", 1, 0, 0, 0 },      { "mistral", 1, 0, 0, 0 },
-	{ "qwen2", 1, 1, 0, 0 },      { "qwen3", 1, 0, 0, 0 },
-	{ "qwen2_moe", 1, 1, 0, 0 },  { "qwen3_moe", 1, 0, 0, 0 },
-	{ "qwen3_next", 1, 0, 0, 1 }, { "qwen3_5", 1, 0, 0, 1 },
-	{ "qwen3_5_moe", 1, 0, 0, 1 }, { "qwen3_5_text", 1, 0, 0, 1 },
-	{ "qwen3_5_moe_text", 1, 0, 0, 1 },
-	{ "deepseek_v3", 1, 0, 0, 1 }, { "gpt_oss", 1, 1, 1, 0 },
-	{ "gemma2", 1, 0, 0, 0 },     { "gemma3", 1, 0, 0, 0 },
-	{ "gemma3_text", 1, 0, 0, 0 }, { "glm4_moe", 1, 0, 0, 0 },
-	{ "mixtral", 1, 0, 0, 0 },    { "nemotron_h", 0, 0, 0, 1 },
+	{ "llama", 1, 0, 0, 0, 0 },      { "mistral", 1, 0, 0, 0, 0 },
+	{ "qwen2", 1, 1, 0, 0, 0 },      { "qwen3", 1, 0, 0, 0, 0 },
+	{ "qwen2_moe", 1, 1, 0, 0, 0 },  { "qwen3_moe", 1, 0, 0, 0, 0 },
+	{ "qwen3_next", 1, 0, 0, 1, 0 }, { "qwen3_5", 1, 0, 0, 1, 0 },
+	{ "qwen3_5_moe", 1, 0, 0, 1, 0 }, { "qwen3_5_text", 1, 0, 0, 1, 0 },
+	{ "qwen3_5_moe_text", 1, 0, 0, 1, 0 },
+	{ "deepseek_v3", 1, 0, 0, 1, 0 }, { "gpt_oss", 1, 1, 1, 0, 1 },
+	{ "gemma2", 1, 0, 0, 0, 0 },     { "gemma3", 1, 0, 0, 0, 0 },
+	{ "gemma3_text", 1, 0, 0, 0, 0 }, { "glm4_moe", 1, 0, 0, 0, 0 },
+	{ "mixtral", 1, 0, 0, 0, 1 },    { "nemotron_h", 0, 0, 0, 1, 0 },
+	{ "nemotron-nas", 1, 0, 0, 1, 0 }, { "gemma4_text", 1, 0, 0, 1, 0 },
+	{ "minimax_m2", 1, 0, 0, 0, 1 }, { "glm4_moe_lite", 1, 0, 0, 1, 0 },
+	{ "glm_moe_dsa", 1, 0, 0, 1, 0 },
 };
 
 static const struct hf_family *family_of(const char *type)
@@ -270,7 +288,7 @@ static const struct hf_family *family_of(const char *type)
 
 /* The experts: counts, sizes, which layers, shared experts. */
 static void read_experts(struct model_shape *m, const json_t *o,
-			 const char *type)
+			 const struct hf_family *fam)
 {
 	long long e = 0, k = 0, layers = m->num_layers, v;
 	char freq[MODEL_TEXT_MAX];
@@ -283,11 +301,15 @@ static void read_experts(struct model_shape *m, const json_t *o,
 		return;
 	take_int(m, o, "num_experts_per_tok", "moe_router_topk");
 	take_int(m, o, "experts_per_token", "moe_router_topk");
-	if (!strcmp(type, "mixtral") || !strcmp(type, "gpt_oss"))
+	if (fam && fam->moe_ffn_is_ffn)
 		take_int(m, o, "intermediate_size", "moe_ffn_hidden_size");
 	else
 		take_int(m, o, "moe_intermediate_size", "moe_ffn_hidden_size");
 	take_int(m, o, "shared_expert_intermediate_size",
+		 "moe_shared_expert_intermediate_size");
+	/* Nemotron-H's name for it (transformers models/nemotron_h/
+	 * configuration_nemotron_h.py) */
+	take_int(m, o, "moe_shared_expert_intermediate_size",
 		 "moe_shared_expert_intermediate_size");
 	if (get_int(o, "n_shared_experts", &v) && v > 0 &&
 	    get_int(o, "moe_intermediate_size", &e) && e > 0) {
@@ -322,6 +344,8 @@ static void read_common(struct model_shape *m, const json_t *o)
 	take_int(m, o, "head_dim", "kv_channels");
 	take_int(m, o, "vocab_size", "vocab_size");
 	take_int(m, o, "num_nextn_predict_layers", "mtp_num_layers");
+	/* Qwen3.5's name for it (its text_config) */
+	take_int(m, o, "mtp_num_hidden_layers", "mtp_num_layers");
 	/* RoPE base and norm epsilon, as Megatron-Bridge maps them
 	 * (rope_theta -> rotary_base, rms_norm_eps -> layernorm_epsilon;
 	 * transformers 5 moves rope_theta into rope_parameters) */
@@ -374,18 +398,31 @@ static json_t *load(const char *path, char *err, size_t elen)
 	return j;
 }
 
-int model_hf_read(const char *path, struct model_shape *m,
-		  struct model_hf_info *info, char *err, size_t elen)
+/* The config.json keys model_map reads (model_int.h), for the catalog's
+ * check that none of its keys is misspelt; "architectures" is read by no
+ * one but names the class, as in every config.json. */
+const char *const model_hf_keys[] = {
+	"architectures", "model_type", "text_config",
+	"num_hidden_layers", "hidden_size", "intermediate_size",
+	"num_attention_heads", "num_key_value_heads", "head_dim", "vocab_size",
+	"num_nextn_predict_layers", "mtp_num_hidden_layers", "rope_theta",
+	"rope_parameters", "rms_norm_eps", "tie_word_embeddings",
+	"attention_bias", "kv_lora_rank", "hybrid_override_pattern",
+	"num_experts", "num_local_experts", "n_routed_experts",
+	"num_experts_per_tok", "experts_per_token", "moe_intermediate_size",
+	"shared_expert_intermediate_size",
+	"moe_shared_expert_intermediate_size", "n_shared_experts",
+	"first_k_dense_replace", "decoder_sparse_step", NULL,
+};
+
+void model_hf_map(const json_t *j, struct model_shape *m,
+		  struct model_hf_info *info)
 {
-	json_t *j, *o;
+	const json_t *o = j;
 	const struct hf_family *fam;
 	const char *type, *top;
 
 	memset(info, 0, sizeof(*info));
-	j = load(path, err, elen);
-	if (!j)
-		return -1;
-	o = j;
 	if (!json_object_get(o, "num_hidden_layers") &&
 	    json_is_object(json_object_get(o, "text_config"))) {
 		o = json_object_get(j, "text_config");
@@ -401,7 +438,7 @@ int model_hf_read(const char *path, struct model_shape *m,
 	if (!fam && top)
 		fam = family_of(top);
 	read_common(m, o);
-	read_experts(m, o, fam ? fam->type : info->model_type);
+	read_experts(m, o, fam);
 	info->mapped = fam != NULL;
 	/* dense first layers and shared experts are not uniform layers */
 	info->approximate = !fam || fam->approximate || m->moe_layer_freq[0] ||
@@ -417,6 +454,18 @@ int model_hf_read(const char *path, struct model_shape *m,
 		if (!strncmp(fam->type, "qwen3", 5))
 			take_bool(m, "qk_layernorm", 1);
 	}
+}
+
+int model_hf_read(const char *path, struct model_shape *m,
+		  struct model_hf_info *info, char *err, size_t elen)
+{
+	json_t *j;
+
+	memset(info, 0, sizeof(*info));
+	j = load(path, err, elen);
+	if (!j)
+		return -1;
+	model_hf_map(j, m, info);
 	json_decref(j);
 	return 0;
 }

@@ -57,6 +57,17 @@ static inline char *model_text_at(struct model_shape *m,
 /* Megatron's TransformerConfig defaults for what is left unset
  * (num_query_groups, kv_channels, and the MoE sizes of an MoE model). */
 void model_fill_defaults(struct model_shape *m);
+/* Finishes a catalog entry mapped from its config.json: no location,
+ * shape_known / known (known: uniform layers, approximate == 0, with an
+ * FFN size), Megatron's defaults for a known shape, else query groups =
+ * heads. -1 when the parallel shape (layers, hidden, heads, vocabulary)
+ * is incomplete. */
+int model_catalog_shape(struct model_shape *s, int approximate);
+/* data/models.yaml's text into out[0..*n) (at most max shapes, one per
+ * name, sorted by name case-insensitively). 0, or -1 with
+ * "data/models.yaml:LINE:COL: what" in err and *n = 0. */
+int model_catalog_parse(const char *text, size_t len, struct model_shape *out,
+			size_t max, size_t *n, char *err, size_t elen);
 /* A local checkpoint path rather than a hub id. */
 int model_is_local_path(const char *name);
 /* Megatron's --moe-layer-freq text into out[0..layers) (0/1); 0, or -1
@@ -81,8 +92,18 @@ struct model_hf_info {
 	int text_config;      /* read from the "text_config" object */
 };
 
-/* Sets the fields config.json gives over *m (origin MODEL_FROM_HF).
- * Returns 0, or -1 with err set when it cannot be read or parsed (a
+/* The one mapping from config.json's fields to Megatron's (model_hf.c's
+ * comment lists it), for a model's own config.json and the catalog's
+ * entries alike: sets the fields the JSON object j gives over *m (origin
+ * MODEL_FROM_HF) and fills *info. */
+struct json_t;
+void model_hf_map(const struct json_t *j, struct model_shape *m,
+		  struct model_hf_info *info);
+/* The config.json keys model_hf_map reads (and "architectures"),
+ * NULL-terminated. */
+extern const char *const model_hf_keys[];
+
+/* model_hf_map over the config.json at path. Returns 0, or -1 with err set when it cannot be read or parsed (a
  * missing file, not JSON, over 1 MiB, not an object). */
 int model_hf_read(const char *path, struct model_shape *m,
 		  struct model_hf_info *info, char *err, size_t elen);

@@ -661,6 +661,8 @@ int plan_build(struct plan *p, const struct cfg_node *root,
 	int rc;
 
 	settings_read(&p->set, root);
+	/* before the layout: without its sizes build() stops early */
+	fw_launch_notes(root, p->set.megatron, fw_algorithm(root), diags);
 	rc = build(p, root, config_name, diags);
 	if (rc)
 		return rc;

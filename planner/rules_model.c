@@ -462,7 +462,7 @@ void fw_model_rules(struct fw *f)
 
 /* Which entry point runs the config, from its top-level sections (as
  * tests/corpus_ref.py's algorithm()). */
-static const char *algorithm_of(const struct cfg_node *root)
+const char *fw_algorithm(const struct cfg_node *root)
 {
 	static const char *const names[] = { "grpo", "ppo", "distillation",
 					     "sft", "dpo", "rm" };
@@ -543,7 +543,7 @@ void framework_check(const struct plan *p, const struct cfg_node *root,
 	f.p = p;
 	f.root = root;
 	f.diags = diags;
-	f.algorithm = algorithm_of(root);
+	f.algorithm = fw_algorithm(root);
 	if (p->model_rc < 0) {
 		/* refused values: no rule judges them */
 		memcpy(f.m.name, p->model.name, sizeof(f.m.name));

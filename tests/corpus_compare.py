@@ -29,7 +29,7 @@ count as skipped.
 
 Then one more check over the whole corpus, `models`: the training configs'
 policy.model_name values are listed as resolving (no GT524 from lint) or
-not, and every name data/models.txt lists must resolve.
+not, and every name data/models.yaml lists must resolve.
 
 Prints one line per failure, a warning summary, then
 `RESULT <passed> <failed> <skipped>`; exits 1 when anything failed.
@@ -261,17 +261,15 @@ def check_lint(rec, res, expected, warn_summary):
 
 
 EXPECTED = "tests/corpus_expected_errors.txt"
-MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "models.txt")
+MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "models.yaml")
 
 
 def catalog_names():
-    """The hub names data/models.txt lists, lower case."""
-    names = set()
-    for line in read(MODELS).splitlines():
-        key, _, rest = line.strip().partition(" ")
-        if key == "names":
-            names.update(n.lower() for n in rest.split())
-    return names
+    """The hub names data/models.yaml lists, lower case."""
+    import yaml
+    with open(MODELS, encoding="utf-8") as f:
+        doc = yaml.safe_load(f)
+    return {n.lower() for e in doc["models"] for n in e["names"]}
 
 
 
@@ -344,8 +342,8 @@ def main(argv):
         miss = any(code_of(x) == "GT524" and x.get("path") == "policy.model_name" for x in diags)
         (unknown if miss else resolved).add(model)
     wrong = sorted(m for m in unknown if m.lower() in catalog)
-    result("models", "data/models.txt",
-           [f"{m}: in data/models.txt but lint reports GT524" for m in wrong])
+    result("models", "data/models.yaml",
+           [f"{m}: in data/models.yaml but lint reports GT524" for m in wrong])
     print(f"corpus: {len(resolved)} of {len(resolved | unknown)} model names resolve: "
           + ", ".join(sorted(resolved, key=str.lower)))
     print("corpus: not in the catalog (GT524): " + ", ".join(sorted(unknown, key=str.lower)))

@@ -447,48 +447,46 @@ def derive(cfg):
 #
 # Written from the frameworks' sources (see planner/rules_*.c for the file
 # references), not from gtplan's C: the same verdicts, computed again. Model
-# shapes come from gtplan's data file data/models.txt (the shared facts);
+# shapes come from gtplan's data file data/models.yaml (the shared facts);
 # every check on them is this file's own.
 
-MODELS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "models.txt")
+MODELS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "models.yaml")
 _MODELS = None
 
-MODEL_INT = ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads",
-             "num_query_groups", "kv_channels", "vocab_size", "make_vocab_size_divisible_by",
-             "num_moe_experts", "moe_ffn_hidden_size", "moe_router_topk",
-             "moe_shared_expert_intermediate_size", "mtp_num_layers")
-MODEL_BOOL = ("share_embeddings_and_output_weights", "add_bias_linear", "add_qkv_bias",
-              "gated_linear_unit", "multi_latent_attention")
-MODEL_TEXT = ("moe_layer_freq", "hybrid_layer_pattern")
+
+def hf_fields(c):
+    """The Megatron fields these checks use, from a catalog entry's
+    config.json keys, as Megatron-Bridge's bridges map them
+    (megatron/bridge/models/*/*_bridge.py: num_hidden_layers ->
+    num_layers, num_key_value_heads -> num_query_groups, kv_lora_rank ->
+    multi-latent attention, the experts' count under its three names)."""
+    out = {}
+    for hf, meg in (("num_hidden_layers", "num_layers"), ("hidden_size", "hidden_size"),
+                    ("num_attention_heads", "num_attention_heads"),
+                    ("num_key_value_heads", "num_query_groups"), ("vocab_size", "vocab_size"),
+                    ("num_experts", "num_moe_experts"), ("num_local_experts", "num_moe_experts"),
+                    ("n_routed_experts", "num_moe_experts")):
+        if is_int(c.get(hf)) and c[hf] > 0:
+            out[meg] = c[hf]
+    if c.get("kv_lora_rank") is not None:
+        out["multi_latent_attention"] = True
+    return out
 
 
 def load_models():
-    """name (lower case) -> dict of fields, from data/models.txt stanzas."""
+    """name (lower case) -> dict of fields, from data/models.yaml's entries
+    (PyYAML's safe loader: merge keys as in the file)."""
     global _MODELS
     if _MODELS is not None:
         return _MODELS
-    shapes, names, cur = {}, {}, None
-    for raw in open(MODELS_FILE, encoding="utf-8"):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        key, _, rest = line.partition(" ")
-        rest = rest.strip()
-        if key == "shape":
-            cur = shapes.setdefault(rest, {"fields": {}, "names": []})
-        elif key == "from":
-            cur["fields"] = dict(shapes[rest]["fields"])
-        elif key == "names":
-            cur["names"] += rest.split()
-        elif key in MODEL_INT:
-            cur["fields"][key] = int(rest)
-        elif key in MODEL_BOOL:
-            cur["fields"][key] = rest == "true"
-        elif key in MODEL_TEXT:
-            cur["fields"][key] = rest
-    for sh in shapes.values():
-        for n in sh["names"]:
-            names[n.lower()] = sh["fields"]
+    import yaml
+    with open(MODELS_FILE, encoding="utf-8") as f:
+        doc = yaml.safe_load(f)
+    names = {}
+    for e in doc["models"]:
+        fields = hf_fields(e["config"])
+        for n in e["names"]:
+            names[n.lower()] = fields
     _MODELS = names
     return names
 
