@@ -536,20 +536,23 @@ int kern_swiglu_bwd(struct kern_ctx *k, long long rows, long long f,
 					   dx) : KERN_ENODEV;
 }
 
-/* The sizes of a qkv split or merge are usable. */
+/* A qkv split or merge's arguments are usable: sizes, arrays set where
+ * there are rows, the packed array apart from the parts. */
 static int qkv_ok(long long rows, long long groups, long long nq,
-		  long long nk)
+		  long long nk, const float *packed, const float *q,
+		  const float *kk, const float *v)
 {
-	return rows >= 0 && groups >= 1 && nq >= 1 && nk >= 1;
+	return rows >= 0 && groups >= 1 && nq >= 1 && nk >= 1 &&
+	       OK_N(packed, rows) && OK_N(q, rows) && OK_N(kk, rows) &&
+	       OK_N(v, rows) &&
+	       (!rows || (packed != q && packed != kk && packed != v));
 }
 
 int kern_qkv_split(struct kern_ctx *k, long long rows, long long groups,
 		   long long nq, long long nk, const float *packed, float *q,
 		   float *kk, float *v)
 {
-	if (!qkv_ok(rows, groups, nq, nk) || !OK_N(packed, rows) ||
-	    !OK_N(q, rows) || !OK_N(kk, rows) || !OK_N(v, rows) ||
-	    (rows && (packed == q || packed == kk || packed == v)))
+	if (!qkv_ok(rows, groups, nq, nk, packed, q, kk, v))
 		return KERN_EINVAL;
 	if (!rows)
 		return 0;
@@ -561,9 +564,7 @@ int kern_qkv_merge(struct kern_ctx *k, long long rows, long long groups,
 		   long long nq, long long nk, const float *q,
 		   const float *kk, const float *v, float *packed)
 {
-	if (!qkv_ok(rows, groups, nq, nk) || !OK_N(packed, rows) ||
-	    !OK_N(q, rows) || !OK_N(kk, rows) || !OK_N(v, rows) ||
-	    (rows && (packed == q || packed == kk || packed == v)))
+	if (!qkv_ok(rows, groups, nq, nk, packed, q, kk, v))
 		return KERN_EINVAL;
 	if (!rows)
 		return 0;

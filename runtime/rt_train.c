@@ -416,6 +416,34 @@ static int head_bwd(struct rt_model *m, float scale)
 	return 0;
 }
 
+/* A row-parallel linear's backward (linear_proj, linear_fc2: out = in
+ * W^T, in [N, n], W [h, n] TP-local): its output gradient is the
+ * residual's, a->dx, brought to all N rows (tp_grad_in, with its bf16
+ * copy); din [N, n] = dout W, w's gradient += dout^T in (in16: in's bf16
+ * copy). */
+static int row_linear_bwd(struct rt_model *m, const struct rt_weight *w,
+			  const float *in, const uint16_t *in16, long long n,
+			  float *din)
+{
+	const struct rt_shape *s = &m->s;
+	struct rt_acts *a = &m->a;
+	long long N = s->tokens, h = s->h;
+	const float *W;
+	const uint16_t *W16;
+	float beta, *g;
+	char what[64];
+
+	RCHECK(tp_grad_in(m, rt_label(what, sizeof(what), w->name, "dout"),
+			  a->dx, a->full_h));
+	RCHECK(rt_weights_next(m, &W, &W16));
+	KCHECK(kern_gemm_bf(m->k, 0, 0, N, n, h, 1.0f, a->full_h, a->full_h16,
+			    h, W, W16, n, 0.0f, din, n));
+	g = rt_grad_out(m, w, &beta);
+	KCHECK(kern_gemm_bf(m->k, 1, 0, h, n, N, 1.0f, a->full_h, a->full_h16,
+			    h, in, in16, n, beta, g, n));
+	return rt_scatter_grad(m, w, g);
+}
+
 /* a->dx = dL/dout in, dL/dxm out. */
 static int mlp_block_bwd(struct rt_model *m, long long l)
 {
@@ -430,16 +458,8 @@ static int mlp_block_bwd(struct rt_model *m, long long l)
 	float *r, *g, beta;
 	char what[64];
 
-	/* linear_fc2 (row-parallel): its output gradient is dx */
-	rt_label(what, sizeof(what), ly->fc2->name, "dout");
-	RCHECK(tp_grad_in(m, what, a->dx, a->full_h));
-	RCHECK(rt_weights_next(m, &W, &W16));
-	KCHECK(kern_gemm_bf(k, 0, 0, N, fl, h, 1.0f, a->full_h, a->full_h16, h,
-			    W, W16, fl, 0.0f, a->dsw, fl));
-	g = rt_grad_out(m, ly->fc2, &beta);
-	KCHECK(kern_gemm_bf(k, 1, 0, h, fl, N, 1.0f, a->full_h, a->full_h16, h,
-			    la->sw, la->sw16, fl, beta, g, fl));
-	RCHECK(rt_scatter_grad(m, ly->fc2, g));
+	/* linear_fc2 (row-parallel) */
+	RCHECK(row_linear_bwd(m, ly->fc2, la->sw, la->sw16, fl, a->dsw));
 	KCHECK(kern_swiglu_bwd_bf(k, N, fl, la->u, a->dsw, a->du, a->du16));
 	/* linear_fc1 (column-parallel): its input gradient summed over TP */
 	RCHECK(rt_weights_next(m, &W, &W16));
@@ -512,22 +532,14 @@ static int attn_block_bwd(struct rt_model *m, long long l)
 	struct rt_layer_acts *la = &m->la[l];
 	struct rt_acts *a = &m->a;
 	struct kern_ctx *k = m->k;
-	long long N = s->tokens, Nl = s->local, h = s->h, ql = s->z.q_l;
+	long long Nl = s->local, h = s->h, ql = s->z.q_l;
 	const float *W;
 	const uint16_t *W16;
-	float *r, *dq = NULL, *dk = NULL, *g, beta;
+	float *r, *dq = NULL, *dk = NULL, beta;
 	char what[64];
 
 	/* linear_proj (row-parallel) */
-	RCHECK(tp_grad_in(m, rt_label(what, sizeof(what), ly->proj->name,
-				   "dout"), a->dx, a->full_h));
-	RCHECK(rt_weights_next(m, &W, &W16));
-	KCHECK(kern_gemm_bf(k, 0, 0, N, ql, h, 1.0f, a->full_h, a->full_h16, h,
-			    W, W16, ql, 0.0f, a->dout, ql));
-	g = rt_grad_out(m, ly->proj, &beta);
-	KCHECK(kern_gemm_bf(k, 1, 0, h, ql, N, 1.0f, a->full_h, a->full_h16, h,
-			    la->o, la->o16, ql, beta, g, ql));
-	RCHECK(rt_scatter_grad(m, ly->proj, g));
+	RCHECK(row_linear_bwd(m, ly->proj, la->o, la->o16, ql, a->dout));
 	RCHECK(attn_core_bwd(m, l, &dq, &dk));
 	/* linear_qkv (column-parallel) */
 	RCHECK(rt_weights_next(m, &W, &W16));
