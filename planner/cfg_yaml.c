@@ -93,12 +93,18 @@ static int anchor_open(struct parser *p, const char *name)
 }
 
 /* The anchor keeps its own copy of the finished node: the tree may later
- * replace or free the original (duplicate keys, merge keys). */
+ * replace or free the original (duplicate keys, merge keys). A node
+ * closes the latest definition of its name still open: an anchor
+ * redefined inside the node it names (`&a [ {k: &a 1} ]`) is another
+ * definition, closed first. */
 static int anchor_close(struct parser *p, const char *name,
 			const struct cfg_node *n)
 {
-	struct anchor *a = anchor_find(p, name);
+	struct anchor *a = NULL;
 
+	for (size_t i = p->n_anchors; i-- > 0 && !a;)
+		if (!p->anchors[i].node && strcmp(p->anchors[i].name, name) == 0)
+			a = &p->anchors[i];
 	if (!a)
 		return 0;
 	a->node = cfg_clone(n);
