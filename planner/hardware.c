@@ -36,7 +36,8 @@ enum key_kind { KEY_NUMBER, KEY_TEXT, KEY_SOURCE, KEY_ATTENTION };
 
 /* The keys of a profile: kind, place in the profile (text: the array's
  * size; numbers: the largest value that makes sense, efficiencies being
- * fractions), whether a profile needs it. */
+ * fractions), whether a profile needs it (a required text is not
+ * empty). */
 static const struct hw_key {
 	const char *key;
 	enum key_kind kind;
