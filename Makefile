@@ -78,8 +78,9 @@ $(foreach d,runtime kernels,$(eval build/rel/$(d)/%.o build/asan/$(d)/%.o: LAYER
 build/gpu/runtime/%.o build/gpu/kernels/%.o: GPU_CFLAGS += -Ibase
 
 layer_src = $(filter-out cli/main.c,$(wildcard $(1)/*.c))
-# The generated sources belong to the planner: the schema (schema.c) and
-# the model catalog (model_catalog.c) read them.
+# The generated sources belong to the planner: the schema (schema.c), the
+# model catalog (model_catalog.c) and the hardware profiles (hardware.c)
+# read them.
 GEN_SRC  := build/gen/embedded_schemas.c build/gen/embedded_models.c \
 	    build/gen/embedded_hardware.c
 layer_obj = $(patsubst %.c,build/$(1)/%.o,$(call layer_src,$(2))) \
@@ -109,10 +110,10 @@ build/gen/embedded_schemas.c: schemas/config.schema.json scripts/embed.sh
 build/gen/embedded_models.c: data/models.yaml scripts/embed.sh
 	@mkdir -p $(@D)
 	$(Q)scripts/embed.sh gtplan_models_yaml data/models.yaml > $@.tmp && mv $@.tmp $@
-# So do the GPUs' measured speeds (data/hardware.txt, planner/hardware.c).
-build/gen/embedded_hardware.c: data/hardware.txt scripts/embed.sh
+# So do the GPUs' measured speeds (data/hardware.yaml, planner/hardware.c).
+build/gen/embedded_hardware.c: data/hardware.yaml scripts/embed.sh
 	@mkdir -p $(@D)
-	$(Q)scripts/embed.sh gtplan_hardware_txt data/hardware.txt > $@.tmp && mv $@.tmp $@
+	$(Q)scripts/embed.sh gtplan_hardware_yaml data/hardware.yaml > $@.tmp && mv $@.tmp $@
 
 # V=1 shows the full commands.
 Q = $(if $(V),,@)

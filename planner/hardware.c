@@ -1,247 +1,329 @@
 /*
- * hardware: data/hardware.txt's profiles (hardware.h).
+ * hardware: data/hardware.yaml's profiles (hardware.h).
  *
- * The format, line by line ('#' starts a comment line):
- *   gpu NAME                starts a profile
- *   FIELD VALUE             a number (or text for description, measured)
- *   attention HD FWD BWD    attention's TFLOP/s at head dim HD
- * Every numeric field is required, and at least one attention row.
+ * The file is a YAML list of profiles, each a mapping (yaml_doc.h loads
+ * it, as model_catalog_load.c loads data/models.yaml):
+ *   gpu: NAME                  the profile's name
+ *   description, measured      text
+ *   source                     a list of text (not kept)
+ *   FIELD: X                   the numbers of keys[] below
+ *   attention                  a list of {head_dim, fwd_tflops,
+ *                              bwd_tflops}, attention's TFLOP/s
+ * Numbers are plain scalars as YAML's core schema types them. gpu, every
+ * number and at least one attention row are required; any other key, a
+ * key twice, a head dim twice and a gpu named twice are refused. Every
+ * profile is checked, not only the one asked for.
  */
 #include "hardware.h"
 
-#include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* data/hardware.txt, embedded at build time (scripts/embed.sh). */
-extern const char gtplan_hardware_txt[];
-extern const unsigned long gtplan_hardware_txt_len;
+#include "yaml_doc.h"
 
+/* data/hardware.yaml, embedded at build time (scripts/embed.sh). */
+extern const char gtplan_hardware_yaml[];
+extern const unsigned long gtplan_hardware_yaml_len;
+
+#define HW_FILE "data/hardware.yaml"
 #define OFF(f) offsetof(struct hw_profile, f)
+#define SIZE(f) sizeof(((struct hw_profile *)0)->f)
 
-/* The numeric fields: name in the file, place in the profile, the largest
- * value that makes sense (efficiencies are fractions). */
-static const struct {
+enum key_kind { KEY_NUMBER, KEY_TEXT, KEY_SOURCE, KEY_ATTENTION };
+
+/* The keys of a profile: kind, place in the profile (text: the array's
+ * size; numbers: the largest value that makes sense, efficiencies being
+ * fractions), whether a profile needs it (a required text is not
+ * empty). */
+static const struct hw_key {
 	const char *key;
-	size_t off;
+	enum key_kind kind;
+	size_t off, size;
 	double max;
-} fields[] = {
-	{ "bf16_tflops", OFF(bf16_tflops), 1e6 },
-	{ "gemm_efficiency", OFF(gemm_efficiency), 1 },
-	{ "gemm_call_us", OFF(gemm_call_us), 1e6 },
-	{ "hbm_gbps", OFF(hbm_gbps), 1e6 },
-	{ "elementwise_efficiency",
-	  OFF(mem_efficiency[HW_MEM_ELEMENTWISE]), 1 },
-	{ "elementwise_call_us", OFF(mem_call_us[HW_MEM_ELEMENTWISE]), 1e6 },
-	{ "copy_efficiency", OFF(mem_efficiency[HW_MEM_COPY]), 1 },
-	{ "copy_call_us", OFF(mem_call_us[HW_MEM_COPY]), 1e6 },
-	{ "optimizer_efficiency", OFF(mem_efficiency[HW_MEM_OPTIMIZER]), 1 },
-	{ "optimizer_call_us", OFF(mem_call_us[HW_MEM_OPTIMIZER]), 1e6 },
-	{ "launch_us", OFF(launch_us), 1e6 },
+	int required;
+} keys[] = {
+	{ "gpu", KEY_TEXT, OFF(name), SIZE(name), 0, 1 },
+	{ "description", KEY_TEXT, OFF(description), SIZE(description), 0, 0 },
+	{ "measured", KEY_TEXT, OFF(measured), SIZE(measured), 0, 0 },
+	{ "source", KEY_SOURCE, 0, 0, 0, 0 },
+#define NUM(k, f, max) { k, KEY_NUMBER, OFF(f), 0, max, 1 }
+	NUM("bf16_tflops", bf16_tflops, 1e6),
+	NUM("gemm_efficiency", gemm_efficiency, 1),
+	NUM("gemm_call_us", gemm_call_us, 1e6),
+	NUM("hbm_gbps", hbm_gbps, 1e6),
+	NUM("elementwise_efficiency", mem_efficiency[HW_MEM_ELEMENTWISE], 1),
+	NUM("elementwise_call_us", mem_call_us[HW_MEM_ELEMENTWISE], 1e6),
+	NUM("copy_efficiency", mem_efficiency[HW_MEM_COPY], 1),
+	NUM("copy_call_us", mem_call_us[HW_MEM_COPY], 1e6),
+	NUM("optimizer_efficiency", mem_efficiency[HW_MEM_OPTIMIZER], 1),
+	NUM("optimizer_call_us", mem_call_us[HW_MEM_OPTIMIZER], 1e6),
+	NUM("launch_us", launch_us, 1e6),
+#undef NUM
+	{ "attention", KEY_ATTENTION, 0, 0, 0, 1 },
 };
-#define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
+#define N_KEYS (sizeof(keys) / sizeof(keys[0]))
 
-struct parse {
-	const char *want;        /* the profile asked for */
-	struct hw_profile *out;
-	int in;                  /* inside the wanted profile */
-	int found;
-	int gpus;                /* gpu lines so far */
-	unsigned seen;           /* bit per fields[] entry */
-	unsigned line;
-	char *err;
-	size_t errlen;
-};
+static int failf(struct ydoc *d, const yaml_node_t *n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-static int fail(struct parse *ps, const char *what, const char *key)
+/* ydoc_fail with a formatted message; returns -1. */
+static int failf(struct ydoc *d, const yaml_node_t *n, const char *fmt, ...)
 {
-	snprintf(ps->err, ps->errlen, "data/hardware.txt:%u: %s%s%s%s",
-		 ps->line, what, key ? " '" : "", key ? key : "",
-		 key ? "'" : "");
-	return -1;
+	char what[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return ydoc_fail(d, n, what, NULL);
 }
 
-/* A finite number in [0, max] that fills the whole word. */
-static int number(const char *s, double max, double *v)
+static size_t count(const yaml_node_t *n)
 {
-	char *end;
-
-	errno = 0;
-	*v = strtod(s, &end);
-	return end == s || *end || errno || !isfinite(*v) || *v < 0 ||
-	       *v > max ? -1 : 0;
+	if (n->type == YAML_SEQUENCE_NODE)
+		return (size_t)(n->data.sequence.items.top -
+				 n->data.sequence.items.start);
+	if (n->type == YAML_MAPPING_NODE)
+		return (size_t)(n->data.mapping.pairs.top -
+				n->data.mapping.pairs.start);
+	return 0;
 }
 
-static int attention_row(struct parse *ps, char *rest)
+/* A plain number in [0, max] at n. */
+static int number(const yaml_node_t *n, double max, double *v)
 {
-	struct hw_profile *hw = ps->out;
-	char *a = strtok(rest, " \t"), *b = strtok(NULL, " \t");
-	char *c = strtok(NULL, " \t");
+	json_t *j;
+	int ok;
+
+	if (!n || n->type != YAML_SCALAR_NODE)
+		return -1;
+	j = ydoc_scalar(n);
+	ok = json_is_number(j);
+	*v = ok ? json_number_value(j) : 0;
+	json_decref(j);
+	return ok && isfinite(*v) && *v >= 0 && *v <= max ? 0 : -1;
+}
+
+/* One row {head_dim, fwd_tflops, bwd_tflops}, all positive. */
+static int attention_row(struct ydoc *d, const yaml_node_t *row,
+			 struct hw_attn *a)
+{
 	double hd, f, w;
 
-	if (!a || !b || !c || strtok(NULL, " \t") ||
-	    number(a, 1 << 20, &hd) || hd < 1 || hd != floor(hd) ||
-	    number(b, 1e6, &f) || number(c, 1e6, &w) || f <= 0 || w <= 0)
-		return fail(ps, "attention wants HEAD_DIM FWD_TFLOPS "
-			    "BWD_TFLOPS, all positive", NULL);
-	if (hw->n_attn == HW_MAX_ATTN)
-		return fail(ps, "too many attention rows", NULL);
-	hw->attn[hw->n_attn++] = (struct hw_attn){ (long long)hd, f, w };
+	if (row->type != YAML_MAPPING_NODE || count(row) != 3 ||
+	    number(ydoc_child(d, row, "head_dim"), 1 << 20, &hd) ||
+	    number(ydoc_child(d, row, "fwd_tflops"), 1e6, &f) ||
+	    number(ydoc_child(d, row, "bwd_tflops"), 1e6, &w) ||
+	    hd < 1 || hd != floor(hd) || f <= 0 || w <= 0)
+		return failf(d, row, "an attention row is {head_dim: HD, "
+			     "fwd_tflops: FWD, bwd_tflops: BWD}, all positive, "
+			     "HD whole");
+	*a = (struct hw_attn){ (long long)hd, f, w };
 	return 0;
 }
 
-static int text_field(struct parse *ps, char *dst, size_t n,
-		      const char *rest)
+static int attention(struct ydoc *d, const yaml_node_t *n,
+		     struct hw_profile *hw)
 {
-	if (strlen(rest) >= n)
-		return fail(ps, "text too long", NULL);
-	memcpy(dst, rest, strlen(rest) + 1);
-	return 0;
-}
+	yaml_node_item_t *it;
 
-static int field(struct parse *ps, const char *key, char *rest)
-{
-	struct hw_profile *hw = ps->out;
+	if (n->type != YAML_SEQUENCE_NODE || !count(n))
+		return failf(d, n, "attention is a list of rows {head_dim, "
+			     "fwd_tflops, bwd_tflops}, at least one");
+	for (it = n->data.sequence.items.start;
+	     it < n->data.sequence.items.top; it++) {
+		yaml_node_t *row = ydoc_node(d, *it);
+		struct hw_attn *a = &hw->attn[hw->n_attn];
 
-	if (!strcmp(key, "attention"))
-		return attention_row(ps, rest);
-	if (!strcmp(key, "description"))
-		return text_field(ps, hw->description,
-				  sizeof(hw->description), rest);
-	if (!strcmp(key, "measured"))
-		return text_field(ps, hw->measured, sizeof(hw->measured),
-				  rest);
-	if (!strcmp(key, "source"))
-		return 0;
-	for (size_t i = 0; i < N_FIELDS; i++) {
-		double v;
-
-		if (strcmp(key, fields[i].key))
-			continue;
-		if (number(rest, fields[i].max, &v))
-			return fail(ps, "bad value of", key);
-		*(double *)((char *)hw + fields[i].off) = v;
-		ps->seen |= 1u << i;
-		return 0;
-	}
-	return fail(ps, "unknown field", key);
-}
-
-/* One line (key and rest split); the fields of other profiles are
- * skipped. */
-static int line(struct parse *ps, const char *key, char *rest)
-{
-	if (strcmp(key, "gpu")) {
-		if (!ps->gpus)
-			return fail(ps, "a field before the first gpu line",
-				    key);
-		return ps->in ? field(ps, key, rest) : 0;
-	}
-	if (!*rest || strlen(rest) >= sizeof(ps->out->name))
-		return fail(ps, "gpu wants a name of at most 31 characters",
-			    NULL);
-	ps->gpus++;
-	ps->in = !ps->found && !strcmp(rest, ps->want);
-	if (ps->in) {
-		ps->found = 1;
-		memset(ps->out, 0, sizeof(*ps->out));
-		memcpy(ps->out->name, rest, strlen(rest) + 1);
-	}
-	return 0;
-}
-
-static int complete(struct parse *ps)
-{
-	if (!ps->found) {
-		snprintf(ps->err, ps->errlen, "data/hardware.txt has no "
-			 "profile '%s'", ps->want);
-		return -1;
-	}
-	for (size_t i = 0; i < N_FIELDS; i++)
-		if (!(ps->seen & (1u << i))) {
-			snprintf(ps->err, ps->errlen, "data/hardware.txt: "
-				 "profile '%s' lacks %s", ps->want,
-				 fields[i].key);
+		if (hw->n_attn == HW_MAX_ATTN)
+			return failf(d, row, "too many attention rows (at "
+				     "most %d)", HW_MAX_ATTN);
+		if (attention_row(d, row, a))
 			return -1;
-		}
-	if (!ps->out->n_attn || ps->out->bf16_tflops <= 0 ||
-	    ps->out->gemm_efficiency <= 0 || ps->out->hbm_gbps <= 0) {
-		snprintf(ps->err, ps->errlen, "data/hardware.txt: profile '%s' "
-			 "needs an attention row and a positive peak, GEMM "
-			 "efficiency and bandwidth", ps->want);
-		return -1;
+		for (size_t i = 0; i < hw->n_attn; i++)
+			if (hw->attn[i].head_dim == a->head_dim)
+				return failf(d, row, "attention lists head "
+					     "dim %lld twice", a->head_dim);
+		hw->n_attn++;
 	}
+	return 0;
+}
+
+static int text(struct ydoc *d, const yaml_node_t *n, const struct hw_key *k,
+		char *dst)
+{
+	const char *s;
+
+	if (n->type != YAML_SCALAR_NODE)
+		return failf(d, n, "%s is text", k->key);
+	s = (const char *)n->data.scalar.value;
+	if (strlen(s) >= k->size || (k->required && !*s))
+		return failf(d, n, "%s wants %s%zu characters", k->key,
+			     k->required ? "1 to " : "at most ", k->size - 1);
+	memcpy(dst, s, strlen(s) + 1);
+	return 0;
+}
+
+static int sources(struct ydoc *d, const yaml_node_t *n)
+{
+	yaml_node_item_t *it;
+
+	if (n->type != YAML_SEQUENCE_NODE)
+		return failf(d, n, "source is a list of text");
+	for (it = n->data.sequence.items.start;
+	     it < n->data.sequence.items.top; it++)
+		if (ydoc_node(d, *it)->type != YAML_SCALAR_NODE)
+			return failf(d, n, "source is a list of text");
+	return 0;
+}
+
+/* keys[i]'s value v into hw. */
+static int value(struct ydoc *d, const struct hw_key *k, const yaml_node_t *v,
+		 struct hw_profile *hw)
+{
+	char *at = (char *)hw + k->off;
+
+	switch (k->kind) {
+	case KEY_TEXT:
+		return text(d, v, k, at);
+	case KEY_SOURCE:
+		return sources(d, v);
+	case KEY_ATTENTION:
+		return attention(d, v, hw);
+	case KEY_NUMBER:
+		break;
+	}
+	if (number(v, k->max, (double *)(void *)at))
+		return failf(d, v, "bad value of '%s': a plain number from 0 "
+			     "to %g", k->key, k->max);
+	return 0;
+}
+
+/* The figures the estimate divides by are positive. */
+static int positive(struct ydoc *d, const yaml_node_t *m,
+		    const struct hw_profile *hw)
+{
+	if (hw->bf16_tflops <= 0 || hw->gemm_efficiency <= 0 ||
+	    hw->hbm_gbps <= 0)
+		return failf(d, m, "profile '%s' needs a positive peak, GEMM "
+			     "efficiency and bandwidth", hw->name);
 	for (int c = 0; c < HW_MEM_CLASSES; c++)
-		if (ps->out->mem_efficiency[c] <= 0) {
-			snprintf(ps->err, ps->errlen, "data/hardware.txt: "
-				 "profile '%s' has an efficiency of 0",
-				 ps->want);
+		if (hw->mem_efficiency[c] <= 0)
+			return failf(d, m, "profile '%s' has an efficiency "
+				     "of 0", hw->name);
+	return 0;
+}
+
+/* One profile, the mapping m, into *hw. */
+static int profile(struct ydoc *d, const yaml_node_t *m,
+		   struct hw_profile *hw)
+{
+	unsigned long seen = 0;
+	yaml_node_pair_t *p;
+
+	memset(hw, 0, sizeof(*hw));
+	if (m->type != YAML_MAPPING_NODE)
+		return failf(d, m, "a profile is a mapping (gpu: NAME, ...)");
+	for (p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top;
+	     p++) {
+		yaml_node_t *k = ydoc_node(d, p->key);
+		const char *key;
+		size_t i = 0;
+
+		if (!k || k->type != YAML_SCALAR_NODE)
+			return failf(d, k ? k : m, "a key is text");
+		key = (const char *)k->data.scalar.value;
+		while (i < N_KEYS && strcmp(keys[i].key, key))
+			i++;
+		if (i == N_KEYS)
+			return failf(d, k, "unknown field '%.40s'", key);
+		if (seen & (1ul << i))
+			return failf(d, k, "duplicate key '%s'", key);
+		seen |= 1ul << i;
+		if (value(d, &keys[i], ydoc_node(d, p->value), hw))
 			return -1;
+	}
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (keys[i].required && !(seen & (1ul << i)))
+			return failf(d, m, "profile '%s' lacks %s",
+				     hw->name[0] ? hw->name : "?", keys[i].key);
+	return positive(d, m, hw);
+}
+
+/* The name of a profile that profile() took. */
+static const char *gpu_of(struct ydoc *d, const yaml_node_t *m)
+{
+	return (const char *)ydoc_child(d, m, "gpu")->data.scalar.value;
+}
+
+/* Every profile checked; *out the one named want (the first when want is
+ * NULL). */
+static int profiles(struct ydoc *d, const char *want, struct hw_profile *out)
+{
+	yaml_node_t *root = yaml_document_get_root_node(&d->doc);
+	yaml_node_item_t *it, *prev;
+	struct hw_profile hw;
+	int found = 0;
+
+	if (!root || root->type != YAML_SEQUENCE_NODE || !count(root))
+		return ydoc_fail(d, root, "the file is a list of GPU profiles",
+				 NULL);
+	if (count(root) > HW_MAX_PROFILES)
+		return failf(d, root, "more than %d profiles",
+			     HW_MAX_PROFILES);
+	for (it = root->data.sequence.items.start;
+	     it < root->data.sequence.items.top; it++) {
+		yaml_node_t *m = ydoc_node(d, *it);
+
+		if (profile(d, m, &hw))
+			return -1;
+		for (prev = root->data.sequence.items.start; prev < it; prev++)
+			if (!strcmp(hw.name, gpu_of(d, ydoc_node(d, *prev))))
+				return failf(d, ydoc_child(d, m, "gpu"),
+					     "duplicate gpu '%s'", hw.name);
+		if (!found && (!want || !strcmp(hw.name, want))) {
+			*out = hw;
+			found = 1;
 		}
+	}
+	if (!found) {
+		snprintf(d->err, d->elen, HW_FILE " has no profile '%s'", want);
+		return -1;
+	}
 	return 0;
 }
 
 int hw_profile_parse(const char *text, size_t len, const char *name,
 		     struct hw_profile *out, char *err, size_t errlen)
 {
-	struct parse ps = { name, out, 0, 0, 0, 0, 0, err, errlen };
-	const char *p = text, *end = text + len;
+	struct ydoc d;
+	int rc;
 
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t n = (size_t)((nl ? nl : end) - p);
-		char buf[HW_LINE_MAX], *key, *rest;
-
-		ps.line++;
-		if (n >= sizeof(buf))
-			return fail(&ps, "line too long", NULL);
-		memcpy(buf, p, n);
-		buf[n] = '\0';
-		p += n + (nl != NULL);
-		while (n && (buf[n - 1] == ' ' || buf[n - 1] == '\r' ||
-			     buf[n - 1] == '\t'))
-			buf[--n] = '\0';
-		key = buf + strspn(buf, " \t");
-		if (!*key || *key == '#')
-			continue;
-		rest = key + strcspn(key, " \t");
-		if (*rest)
-			*rest++ = '\0';
-		rest += strspn(rest, " \t");
-		if (line(&ps, key, rest))
-			return -1;
-	}
-	return complete(&ps);
+	if (ydoc_load(&d, HW_FILE, text, len, err, errlen))
+		return -1;
+	rc = profiles(&d, name, out);
+	ydoc_release(&d);
+	return rc;
 }
 
 int hw_profile_builtin(const char *name, struct hw_profile *out, char *err,
 		       size_t errlen)
 {
-	return hw_profile_parse(gtplan_hardware_txt, gtplan_hardware_txt_len,
+	return hw_profile_parse(gtplan_hardware_yaml, gtplan_hardware_yaml_len,
 				name, out, err, errlen);
 }
 
 const char *hw_profile_default_name(void)
 {
-	static char name[32];
-	const char *p = gtplan_hardware_txt;
-	const char *end = p + gtplan_hardware_txt_len;
+	static char name[SIZE(name)];
+	struct hw_profile hw;
+	char err[256];
 
-	if (name[0])
-		return name;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t n = (size_t)((nl ? nl : end) - p);
-
-		if (n > 4 && !strncmp(p, "gpu ", 4) && n - 4 < sizeof(name)) {
-			memcpy(name, p + 4, n - 4);
-			name[n - 4] = '\0';
-			break;
-		}
-		p += n + (nl != NULL);
-	}
+	if (!name[0] && !hw_profile_builtin(NULL, &hw, err, sizeof(err)))
+		memcpy(name, hw.name, sizeof(name));
 	return name;
 }
 

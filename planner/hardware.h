@@ -1,5 +1,5 @@
 /*
- * hardware: the measured speed of one GPU kind, as data (data/hardware.txt,
+ * hardware: the measured speed of one GPU kind, as data (data/hardware.yaml,
  * embedded at build time), for the simulator's estimate of gtplan-run's
  * step time (sim/step_est.h).
  *
@@ -22,9 +22,9 @@
 #include <stddef.h>
 
 /* Hostile-input limits of the parser (the data ships with the binary, a
- * test feeds it edited copies): the longest line, the attention rows of
- * one profile. */
-#define HW_LINE_MAX 512
+ * test feeds it edited copies): the profiles of the file, the attention
+ * rows of one profile. Text fields are held to their arrays' sizes. */
+#define HW_MAX_PROFILES 64
 #define HW_MAX_ATTN 8
 
 /* The classes of memory-bound work with their own efficiency. */
@@ -53,13 +53,14 @@ struct hw_profile {
 	size_t n_attn;
 };
 
-/* Parses profile `name` out of text (data/hardware.txt's format, len
- * bytes). Returns 0; -1 when the text is malformed or the profile is
- * missing or incomplete, with one sentence in err (the line number where
- * there is one). */
+/* Parses profile `name` (NULL: the first) out of text (data/hardware.yaml's
+ * format, len bytes), checking every profile of it. Returns 0; -1 when the
+ * text is malformed, a profile is incomplete or out of range, or the one
+ * asked for is missing, with one sentence in err
+ * ("data/hardware.yaml:LINE:COL: what" where there is a place). */
 int hw_profile_parse(const char *text, size_t len, const char *name,
 		     struct hw_profile *out, char *err, size_t errlen);
-/* The same from the embedded data/hardware.txt. */
+/* The same from the embedded data/hardware.yaml. */
 int hw_profile_builtin(const char *name, struct hw_profile *out, char *err,
 		       size_t errlen);
 /* The built-in profile's name (the file's first). */

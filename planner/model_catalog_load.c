@@ -22,76 +22,30 @@
 #include <strings.h>
 
 #include <jansson.h>
-#include <yaml.h>
 
 #include "model.h"
 #include "model_int.h"
+#include "yaml_doc.h"
 
 #define CATALOG_MAX_DEPTH 16   /* nesting, aliases included */
 #define CATALOG_MAX_NAMES 8    /* hub names of one entry */
 
-struct loader {
-	yaml_document_t *doc;
-	char *err;
-	size_t elen;
-};
-
-/* "data/models.yaml:LINE:COL: what"; returns -1. */
-static int fail_at(struct loader *l, const yaml_node_t *n, const char *what,
-		   const char *arg)
-{
-	snprintf(l->err, l->elen, "data/models.yaml:%lu:%lu: %s%s%s",
-		 n ? (unsigned long)n->start_mark.line + 1 : 0UL,
-		 n ? (unsigned long)n->start_mark.column + 1 : 0UL, what,
-		 arg ? " " : "", arg ? arg : "");
-	return -1;
-}
-
-/* A plain scalar's value by YAML's core schema; a quoted one is a string. */
-static json_t *scalar(const yaml_node_t *n)
-{
-	const char *s = (const char *)n->data.scalar.value;
-	char *end;
-
-	if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-		return json_string(s);
-	if (!strcmp(s, "null") || !strcmp(s, "~") || !*s)
-		return json_null();
-	if (!strcmp(s, "true") || !strcmp(s, "false"))
-		return json_boolean(s[0] == 't');
-	if (strspn(s + (*s == '-' || *s == '+'), "0123456789") ==
-	    strlen(s + (*s == '-' || *s == '+'))) {
-		long long v = strtoll(s, &end, 10);
-
-		return *end ? json_string(s) : json_integer(v);
-	}
-	if (strpbrk(s, ".eE") && strspn(s, "+-.0123456789eE") == strlen(s)) {
-		double v = strtod(s, &end);
-
-		if (!*end && end != s)
-			return json_real(v);
-	}
-	return json_string(s);
-}
-
-static json_t *convert(struct loader *l, const yaml_node_t *n, int depth);
+static json_t *convert(struct ydoc *l, const yaml_node_t *n, int depth);
 
 /* Merges the mapping(s) `<<` names into obj, keys obj sets winning. */
-static int merge(struct loader *l, json_t *obj, const yaml_node_t *v,
-		 int depth)
+static int merge(struct ydoc *l, json_t *obj, const yaml_node_t *v, int depth)
 {
 	yaml_node_item_t *it;
 
 	if (v->type == YAML_SEQUENCE_NODE) {
 		for (it = v->data.sequence.items.start;
 		     it < v->data.sequence.items.top; it++)
-			if (merge(l, obj, yaml_document_get_node(l->doc, *it),
-				  depth))
+			if (merge(l, obj, ydoc_node(l, *it), depth))
 				return -1;
 		return 0;
 	}
 	if (v->type != YAML_MAPPING_NODE)
-		return fail_at(l, v, "a merge key '<<' needs a mapping", NULL);
+		return ydoc_fail(l, v, "a merge key '<<' needs a mapping", NULL);
 	{
 		json_t *m = convert(l, v, depth + 1);
 		int rc;
@@ -100,27 +54,27 @@ static int merge(struct loader *l, json_t *obj, const yaml_node_t *v,
 			return -1;
 		rc = json_object_update_missing(obj, m);
 		json_decref(m);
-		return rc ? fail_at(l, v, "out of memory", NULL) : 0;
+		return rc ? ydoc_fail(l, v, "out of memory", NULL) : 0;
 	}
 }
 
 /* A mapping's explicit keys first (no duplicates), then its merges. */
-static json_t *mapping(struct loader *l, const yaml_node_t *n, int depth)
+static json_t *mapping(struct ydoc *l, const yaml_node_t *n, int depth)
 {
 	json_t *obj = json_object();
 	yaml_node_pair_t *p;
 
 	if (!obj)
-		return fail_at(l, n, "out of memory", NULL), NULL;
+		return ydoc_fail(l, n, "out of memory", NULL), NULL;
 	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
 	     p++) {
-		yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
-		yaml_node_t *v = yaml_document_get_node(l->doc, p->value);
+		yaml_node_t *k = ydoc_node(l, p->key);
+		yaml_node_t *v = ydoc_node(l, p->value);
 		const char *key;
 		json_t *jv;
 
 		if (!k || k->type != YAML_SCALAR_NODE) {
-			fail_at(l, k ? k : n, "a key must be text", NULL);
+			ydoc_fail(l, k ? k : n, "a key must be text", NULL);
 			goto fail;
 		}
 		key = (const char *)k->data.scalar.value;
@@ -128,7 +82,7 @@ static json_t *mapping(struct loader *l, const yaml_node_t *n, int depth)
 		    !strcmp(key, "<<"))
 			continue;
 		if (json_object_get(obj, key)) {
-			fail_at(l, k, "duplicate key", key);
+			ydoc_fail(l, k, "duplicate key", key);
 			goto fail;
 		}
 		jv = convert(l, v, depth + 1);
@@ -137,12 +91,11 @@ static json_t *mapping(struct loader *l, const yaml_node_t *n, int depth)
 	}
 	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
 	     p++) {
-		yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
+		yaml_node_t *k = ydoc_node(l, p->key);
 
 		if (k->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
 		    !strcmp((const char *)k->data.scalar.value, "<<") &&
-		    merge(l, obj, yaml_document_get_node(l->doc, p->value),
-			  depth))
+		    merge(l, obj, ydoc_node(l, p->value), depth))
 			goto fail;
 	}
 	return obj;
@@ -152,25 +105,25 @@ fail:
 }
 
 /* The YAML node as JSON; NULL with the error set. */
-static json_t *convert(struct loader *l, const yaml_node_t *n, int depth)
+static json_t *convert(struct ydoc *l, const yaml_node_t *n, int depth)
 {
 	json_t *arr;
 	yaml_node_item_t *it;
 
 	if (!n)
-		return fail_at(l, NULL, "a node is missing", NULL), NULL;
+		return ydoc_fail(l, NULL, "a node is missing", NULL), NULL;
 	if (depth > CATALOG_MAX_DEPTH)
-		return fail_at(l, n, "nested too deep", NULL), NULL;
+		return ydoc_fail(l, n, "nested too deep", NULL), NULL;
 	if (n->type == YAML_SCALAR_NODE)
-		return scalar(n);
+		return ydoc_scalar(n);
 	if (n->type == YAML_MAPPING_NODE)
 		return mapping(l, n, depth);
 	arr = json_array();
 	if (!arr)
-		return fail_at(l, n, "out of memory", NULL), NULL;
+		return ydoc_fail(l, n, "out of memory", NULL), NULL;
 	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top;
 	     it++) {
-		json_t *v = convert(l, yaml_document_get_node(l->doc, *it),
+		json_t *v = convert(l, ydoc_node(l, *it),
 				    depth + 1);
 
 		if (!v || json_array_append_new(arr, v)) {
@@ -181,27 +134,8 @@ static json_t *convert(struct loader *l, const yaml_node_t *n, int depth)
 	return arr;
 }
 
-/* The YAML node of map[key] (a mapping node), or NULL. */
-static yaml_node_t *child(struct loader *l, const yaml_node_t *map,
-			  const char *key)
-{
-	yaml_node_pair_t *p;
-
-	if (!map || map->type != YAML_MAPPING_NODE)
-		return NULL;
-	for (p = map->data.mapping.pairs.start;
-	     p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = yaml_document_get_node(l->doc, p->key);
-
-		if (k && k->type == YAML_SCALAR_NODE &&
-		    !strcmp((const char *)k->data.scalar.value, key))
-			return yaml_document_get_node(l->doc, p->value);
-	}
-	return NULL;
-}
-
 /* Every key of an entry's config is one the mapping reads. */
-static int check_keys(struct loader *l, const yaml_node_t *at,
+static int check_keys(struct ydoc *l, const yaml_node_t *at,
 		      const json_t *config)
 {
 	const char *key;
@@ -213,14 +147,14 @@ static int check_keys(struct loader *l, const yaml_node_t *at,
 		while (model_hf_keys[i] && strcmp(model_hf_keys[i], key))
 			i++;
 		if (!model_hf_keys[i])
-			return fail_at(l, at, "config.json key not read by "
-				       "planner/model_hf.c:", key);
+			return ydoc_fail(l, at, "config.json key not read by "
+				          "planner/model_hf.c:", key);
 	}
 	return 0;
 }
 
 /* One shape per hub name of jn into out[*n ...], each a copy of *s. */
-static int add_names(struct loader *l, const yaml_node_t *at, const json_t *jn,
+static int add_names(struct ydoc *l, const yaml_node_t *at, const json_t *jn,
 		     const struct model_shape *s, struct model_shape *out,
 		     size_t max, size_t *n)
 {
@@ -233,11 +167,11 @@ static int add_names(struct loader *l, const yaml_node_t *at, const json_t *jn,
 
 		if (!slash || slash == name || !slash[1] ||
 		    strchr(slash + 1, '/') || strlen(name) >= sizeof(s->name))
-			return fail_at(l, at, "a name is not a hub id ORG/NAME:",
-				       name ? name : "(not text)");
+			return ydoc_fail(l, at, "a name is not a hub id ORG/NAME:",
+				          name ? name : "(not text)");
 		if (*n + k == max)
-			return fail_at(l, at, "more names than the catalog "
-				       "holds", NULL);
+			return ydoc_fail(l, at, "more names than the catalog "
+				          "holds", NULL);
 		out[*n + k] = *s;
 		snprintf(out[*n + k].name, sizeof(s->name), "%s", name);
 		k++;
@@ -247,11 +181,12 @@ static int add_names(struct loader *l, const yaml_node_t *at, const json_t *jn,
 }
 
 /* One entry of `models` into out[*n ...], one shape per name. */
-static int entry(struct loader *l, const yaml_node_t *e,
+static int entry(struct ydoc *l, const yaml_node_t *e,
 		 struct model_shape *out, size_t max, size_t *n)
 {
-	yaml_node_t *names = child(l, e, "names"), *cfg = child(l, e, "config");
-	yaml_node_t *pad = child(l, e, "make_vocab_size_divisible_by");
+	yaml_node_t *names = ydoc_child(l, e, "names");
+	yaml_node_t *cfg = ydoc_child(l, e, "config");
+	yaml_node_t *pad = ydoc_child(l, e, "make_vocab_size_divisible_by");
 	struct model_hf_info info;
 	struct model_shape s;
 	json_t *config = NULL, *jn = NULL, *jpad = NULL;
@@ -260,9 +195,9 @@ static int entry(struct loader *l, const yaml_node_t *e,
 	if (e->type != YAML_MAPPING_NODE ||
 	    e->data.mapping.pairs.top - e->data.mapping.pairs.start !=
 	    2 + (pad != NULL) || !names || !cfg)
-		return fail_at(l, e, "an entry has names, config and "
-			       "optionally make_vocab_size_divisible_by, "
-			       "nothing else", NULL);
+		return ydoc_fail(l, e, "an entry has names, config and "
+			          "optionally make_vocab_size_divisible_by, "
+			          "nothing else", NULL);
 	config = convert(l, cfg, 1);
 	jn = config ? convert(l, names, 1) : NULL;
 	jpad = jn && pad ? convert(l, pad, 1) : NULL;
@@ -270,23 +205,23 @@ static int entry(struct loader *l, const yaml_node_t *e,
 		goto out;
 	if (!json_is_object(config) || check_keys(l, cfg, config)) {
 		if (!json_is_object(config))
-			fail_at(l, cfg, "config is a mapping", NULL);
+			ydoc_fail(l, cfg, "config is a mapping", NULL);
 		goto out;
 	}
 	if (pad && (!json_is_integer(jpad) || json_integer_value(jpad) < 1)) {
-		fail_at(l, pad, "make_vocab_size_divisible_by is a positive "
-			"integer", NULL);
+		ydoc_fail(l, pad, "make_vocab_size_divisible_by is a positive "
+			   "integer", NULL);
 		goto out;
 	}
 	if (!json_is_array(jn) || !json_array_size(jn) ||
 	    json_array_size(jn) > CATALOG_MAX_NAMES) {
-		fail_at(l, names, "names is a list of 1 to 8 hub names", NULL);
+		ydoc_fail(l, names, "names is a list of 1 to 8 hub names", NULL);
 		goto out;
 	}
 	memset(&s, 0, sizeof(s));
 	model_hf_map(config, &s, &info);
 	if (!info.mapped) {
-		fail_at(l, cfg, "model_type is not a family planner/model_hf.c "
+		ydoc_fail(l, cfg, "model_type is not a family planner/model_hf.c "
 			"maps:", info.model_type[0] ? info.model_type : "none");
 		goto out;
 	}
@@ -294,8 +229,8 @@ static int entry(struct loader *l, const yaml_node_t *e,
 		s.make_vocab_size_divisible_by = json_integer_value(jpad);
 	memset(s.origin, 0, sizeof(s.origin));
 	if (model_catalog_shape(&s, info.approximate)) {
-		fail_at(l, cfg, "an entry lacks num_hidden_layers, hidden_size, "
-			"num_attention_heads or vocab_size", NULL);
+		ydoc_fail(l, cfg, "an entry lacks num_hidden_layers, hidden_size, "
+			   "num_attention_heads or vocab_size", NULL);
 		goto out;
 	}
 	if (add_names(l, names, jn, &s, out, max, n))
@@ -315,31 +250,31 @@ static int cmp_entry(const void *a, const void *b)
 }
 
 /* The top level: `bases` (anchors only) and `models` (the entries). */
-static int document(struct loader *l, struct model_shape *out, size_t max,
+static int document(struct ydoc *l, struct model_shape *out, size_t max,
 		    size_t *n)
 {
-	yaml_node_t *root = yaml_document_get_root_node(l->doc);
-	yaml_node_t *models = child(l, root, "models");
-	yaml_node_t *bases = child(l, root, "bases");
+	yaml_node_t *root = yaml_document_get_root_node(&l->doc);
+	yaml_node_t *models = ydoc_child(l, root, "models");
+	yaml_node_t *bases = ydoc_child(l, root, "bases");
 	yaml_node_item_t *it;
 
 	if (!root || root->type != YAML_MAPPING_NODE ||
 	    root->data.mapping.pairs.top - root->data.mapping.pairs.start !=
 	    1 + (bases != NULL) || !models ||
 	    models->type != YAML_SEQUENCE_NODE)
-		return fail_at(l, root, "the catalog is a mapping of models "
-			       "(a list) and optionally bases", NULL);
+		return ydoc_fail(l, root, "the catalog is a mapping of models "
+			          "(a list) and optionally bases", NULL);
 	if (bases && bases->type != YAML_MAPPING_NODE)
-		return fail_at(l, bases, "bases is a mapping", NULL);
+		return ydoc_fail(l, bases, "bases is a mapping", NULL);
 	for (it = models->data.sequence.items.start;
 	     it < models->data.sequence.items.top; it++)
-		if (entry(l, yaml_document_get_node(l->doc, *it), out, max, n))
+		if (entry(l, ydoc_node(l, *it), out, max, n))
 			return -1;
 	for (size_t i = 1; i < *n; i++)
 		for (size_t j = 0; j < i; j++)
 			if (!strcasecmp(out[i].name, out[j].name))
-				return fail_at(l, models, "a name is listed "
-					       "twice:", out[i].name);
+				return ydoc_fail(l, models, "a name is listed "
+					          "twice:", out[i].name);
 	qsort(out, *n, sizeof(out[0]), cmp_entry);
 	return 0;
 }
@@ -347,31 +282,15 @@ static int document(struct loader *l, struct model_shape *out, size_t max,
 int model_catalog_parse(const char *text, size_t len, struct model_shape *out,
 			size_t max, size_t *n, char *err, size_t elen)
 {
-	yaml_parser_t parser;
-	yaml_document_t doc;
-	struct loader l = { &doc, err, elen };
+	struct ydoc l;
 	int rc;
 
 	*n = 0;
-	err[0] = '\0';
-	if (!yaml_parser_initialize(&parser)) {
-		snprintf(err, elen, "data/models.yaml: out of memory");
+	if (ydoc_load(&l, "data/models.yaml", text, len, err, elen))
 		return -1;
-	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text,
-				     len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		snprintf(err, elen, "data/models.yaml:%lu:%lu: %s",
-			 (unsigned long)parser.problem_mark.line + 1,
-			 (unsigned long)parser.problem_mark.column + 1,
-			 parser.problem ? parser.problem : "not YAML");
-		yaml_parser_delete(&parser);
-		return -1;
-	}
 	rc = document(&l, out, max, n);
 	if (rc)
 		*n = 0;
-	yaml_document_delete(&doc);
-	yaml_parser_delete(&parser);
+	ydoc_release(&l);
 	return rc;
 }

@@ -70,7 +70,7 @@ struct settings {
 	double compute_efficiency;     /* hardware.compute_efficiency, (0, 1] */
 	int overlap_none;              /* hardware.overlap is "none" */
 	double gpu_memory_gb;
-	/* gtplan.hardware.gpu: the profile of data/hardware.txt the step
+	/* gtplan.hardware.gpu: the profile of data/hardware.yaml the step
 	 * estimate uses; NULL unset (the file's first) */
 	const char *hardware_gpu;
 	/* the model named: KEY_MODEL_NAME when policy.model_name is set and

@@ -4,7 +4,7 @@ conventions).
 
   bench_train_report.py NAME PLAN LOG OUT   one JSON line for a run
   bench_train_report.py --table JSONL       the Markdown tables of the runs
-  bench_train_report.py --calibrate JSONL   data/hardware.txt's figures
+  bench_train_report.py --calibrate JSONL   data/hardware.yaml's figures
                                             from the runs' per-class times
 
 Predicted vs measured: the plan's "runtime_estimate" (gtplan sim's
@@ -154,24 +154,26 @@ def fit(points):
 
 
 def calibrate(jsonl, peak=989.5e12, hbm=4800e9):
-    """data/hardware.txt's lines from the runs (at least two configs)."""
+    """data/hardware.yaml's keys of a profile from the runs (at least two
+    configs), indented to paste into its mapping."""
     rs = [json.loads(x) for x in open(jsonl) if x.strip()]
     pts = lambda k: [(r["predicted_work"][k][0], r["predicted_work"][k][1],
                       r["measured_s"][k]) for r in rs]
     a, t = fit(pts("gemm"))
-    print("gemm_efficiency %.3f" % (1 / a / peak))
-    print("gemm_call_us %.2f" % (t * 1e6))
+    print("  gemm_efficiency: %.3f" % (1 / a / peak))
+    print("  gemm_call_us: %.2f" % (t * 1e6))
     for k, key in (("elementwise", "elementwise"), ("copy", "copy"),
                    ("optimizer", "optimizer")):
         a, t = fit(pts(k))
-        print("%s_efficiency %.3f" % (key, 1 / a / hbm))
-        print("%s_call_us %.2f" % (key, t * 1e6))
+        print("  %s_efficiency: %.3f" % (key, 1 / a / hbm))
+        print("  %s_call_us: %.2f" % (key, t * 1e6))
+    print("  attention:")
     for hd in sorted({r["head_dim"] for r in rs}):
         tf = lambda k: statistics.mean(
             r["predicted_work"][k][0] / r["measured_s"][k] / 1e12
             for r in rs if r["head_dim"] == hd)
-        print("attention %d %.1f %.1f" % (hd, tf("attention_fwd"),
-                                          tf("attention_bwd")))
+        print("    - {head_dim: %d, fwd_tflops: %.1f, bwd_tflops: %.1f}" % (
+            hd, tf("attention_fwd"), tf("attention_bwd")))
 
 
 if __name__ == "__main__":

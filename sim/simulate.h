@@ -53,7 +53,7 @@ void sim_report_release(struct sim_report *r);
  * `root`. Without a rank grid (p->grid_ok == 0) nothing runs and r->ran
  * stays 0. Then estimates each call that completes (cost.h), the train
  * call's memory per stage, gtplan-run's train step (step_est.h, with
- * gtplan.hardware.gpu's profile of data/hardware.txt), and checks the
+ * gtplan.hardware.gpu's profile of data/hardware.yaml), and checks the
  * layout against the hardware:
  * GT530 (does not fit even optimistically), GT532 (the estimate does not
  * fit), GT531 (a TP group, or a GTP group whose gathers are not hidden,

@@ -2,7 +2,7 @@
  * step_est: the simulator's estimate of one gtplan-run train step on one
  * rank, per kernel class, from the decoder's shapes (program_rt.h's
  * prog_rt_shape, base/decoder_sizes.h), a hardware profile
- * (planner/hardware.h, data/hardware.txt) and the cost model's
+ * (planner/hardware.h, data/hardware.yaml) and the cost model's
  * collectives (cost.h).
  *
  *   GEMM        every GEMM's 2 m n k FLOPs / (bf16 peak x GEMM efficiency)

@@ -2,8 +2,9 @@
  * gtplan-run's step estimate (sim/step_est.h) and the hardware profiles
  * (planner/hardware.h): the GEMM and attention FLOPs of a small decoder
  * against formulas by hand, class times from the profile's figures, a
- * profile edited in data/hardware.txt's text changing the estimate, the
- * parser's refusals, GTP prefetch hiding gathers, the plan JSON's field.
+ * profile edited in data/hardware.yaml's text changing the estimate, a
+ * second profile, the parser's refusals and limits, GTP prefetch hiding
+ * gathers, the plan JSON's field.
  */
 #include <check.h>
 #include <math.h>
@@ -106,10 +107,10 @@ START_TEST(gemm_and_attention_flops_by_hand)
 }
 END_TEST
 
-/* data/hardware.txt as in the repository (tests run from its root). */
+/* data/hardware.yaml as in the repository (tests run from its root). */
 static char *read_data(size_t *len)
 {
-	FILE *fp = fopen("data/hardware.txt", "rb");
+	FILE *fp = fopen("data/hardware.yaml", "rb");
 	char *buf = calloc(1, 1 << 16);
 
 	ck_assert_ptr_nonnull(fp);
@@ -119,21 +120,47 @@ static char *read_data(size_t *len)
 	return buf;
 }
 
-/* text with the line that starts with `key ` replaced by `line`. */
-static char *edit(const char *text, const char *key, const char *line)
+/* The line of text that starts with `from`, or NULL. */
+static const char *line_of(const char *text, const char *from)
 {
-	char *out = calloc(1, strlen(text) + strlen(line) + 2), *at;
-	const char *p = text;
-	char pat[64];
+	char pat[128];
+	const char *at;
 
+	if (!strncmp(text, from, strlen(from)))
+		return text;
+	snprintf(pat, sizeof(pat), "\n%s", from);
+	at = strstr(text, pat);
+	return at ? at + 1 : NULL;
+}
+
+/* text with the line that starts with `from` replaced by `to` (lines,
+ * newline-terminated but the last); a new string. */
+static char *edit(const char *text, const char *from, const char *to)
+{
+	const char *at = line_of(text, from), *nl;
+	char *out = calloc(1, strlen(text) + strlen(to) + 2);
+
+	ck_assert_msg(at != NULL, "no line '%s'", from);
 	ck_assert_ptr_nonnull(out);
-	snprintf(pat, sizeof(pat), "\n%s ", key);
-	at = strstr(p, pat);
-	ck_assert_ptr_nonnull(at);
-	memcpy(out, text, (size_t)(at - text) + 1);
-	strcat(out, line);
-	strcat(out, strchr(at + 1, '\n'));
+	nl = strchr(at, '\n');
+	memcpy(out, text, (size_t)(at - text));
+	strcat(out, to);
+	strcat(out, nl ? nl : "\n");
 	return out;
+}
+
+/* "data/hardware.yaml:LINE:COL:" of column col of the line of text that
+ * starts with `from`. */
+static void place(const char *text, const char *from, int col, char *out,
+		  size_t n)
+{
+	const char *at = line_of(text, from);
+	int line = 1;
+
+	ck_assert_ptr_nonnull(at);
+	for (const char *p = text; p < at; p++)
+		line += *p == '\n';
+	snprintf(out, n, "data/hardware.yaml:%d:%d:", line, col);
 }
 
 START_TEST(profile_is_the_data_file)
@@ -145,14 +172,19 @@ START_TEST(profile_is_the_data_file)
 	char err[256], *text = read_data(&len), *t2, *t3;
 	const struct step_estimate *e;
 
-	/* the embedded profile is the file's */
+	/* the embedded profile is the file's, its first the default */
 	ck_assert_int_eq(hw_profile_parse(text, len, "h200", &file, err,
 					  sizeof(err)), 0);
+	ck_assert_int_eq(hw_profile_parse(text, len, NULL, &twice, err,
+					  sizeof(err)), 0);
+	ck_assert_str_eq(twice.name, hw_profile_default_name());
 	run(&f, cfg(2, "bf16", 1, 0));
 	e = &f.sim.step;
 	ck_assert_str_eq(file.name, e->hw.name);
+	ck_assert_str_eq(file.description, e->hw.description);
 	ck_assert_str_eq(file.measured, e->hw.measured);
-	ck_assert(file.gemm_efficiency == e->hw.gemm_efficiency &&
+	ck_assert(file.bf16_tflops == e->hw.bf16_tflops &&
+		  file.gemm_efficiency == e->hw.gemm_efficiency &&
 		  file.gemm_call_us == e->hw.gemm_call_us &&
 		  file.hbm_gbps == e->hw.hbm_gbps &&
 		  file.launch_us == e->hw.launch_us &&
@@ -160,8 +192,12 @@ START_TEST(profile_is_the_data_file)
 	for (int c = 0; c < HW_MEM_CLASSES; c++)
 		ck_assert(file.mem_efficiency[c] == e->hw.mem_efficiency[c] &&
 			  file.mem_call_us[c] == e->hw.mem_call_us[c]);
+	for (size_t i = 0; i < file.n_attn; i++)
+		ck_assert(file.attn[i].head_dim == e->hw.attn[i].head_dim &&
+			  file.attn[i].fwd_tflops == e->hw.attn[i].fwd_tflops &&
+			  file.attn[i].bwd_tflops == e->hw.attn[i].bwd_tflops);
 	/* GEMMs twice as efficient: their FLOP time halves */
-	t2 = edit(text, "gemm_efficiency", "gemm_efficiency 0.9");
+	t2 = edit(text, "  gemm_efficiency:", "  gemm_efficiency: 0.9");
 	ck_assert_int_eq(hw_profile_parse(t2, strlen(t2), "h200", &twice,
 					  err, sizeof(err)), 0);
 	ck_assert(twice.gemm_efficiency == 0.9);
@@ -171,7 +207,8 @@ START_TEST(profile_is_the_data_file)
 	      file.gemm_efficiency / 0.9);
 	CLOSE(e2.w.us[STEP_ELEMENTWISE], e->w.us[STEP_ELEMENTWISE]);
 	/* a slower forward attention at head dim 16's nearest row */
-	t3 = edit(text, "attention 64", "attention 64 10 10");
+	t3 = edit(text, "    - {head_dim: 64,", "    - {head_dim: 64, "
+		  "fwd_tflops: 10, bwd_tflops: 10}");
 	ck_assert_int_eq(hw_profile_parse(t3, strlen(t3), "h200", &twice,
 					  err, sizeof(err)), 0);
 	ck_assert_int_eq(step_estimate(&f.plan, &f.sim.cost, &twice, &e2), 0);
@@ -184,65 +221,207 @@ START_TEST(profile_is_the_data_file)
 }
 END_TEST
 
-START_TEST(parser_refuses_bad_profiles)
+/* text with its profile h200 appended again, named `name`
+ * (gemm_efficiency 0.5); a new string. */
+static char *add_profile(const char *text, const char *name)
+{
+	const char *from = line_of(text, "- gpu: h200"), *to;
+	char *copy, *named, *out, line[64];
+
+	ck_assert_ptr_nonnull(from);
+	to = strstr(from, "\n- ");
+	copy = strndup(from, to ? (size_t)(to + 1 - from) : strlen(from));
+	ck_assert_ptr_nonnull(copy);
+	snprintf(line, sizeof(line), "- gpu: %s", name);
+	named = edit(copy, "- gpu: h200", line);
+	free(copy);
+	copy = named;
+	named = edit(copy, "  gemm_efficiency:", "  gemm_efficiency: 0.5");
+	out = calloc(1, strlen(text) + strlen(named) + 1);
+	ck_assert_ptr_nonnull(out);
+	strcat(strcat(out, text), named);
+	free(copy);
+	free(named);
+	return out;
+}
+
+START_TEST(second_profile)
 {
 	struct hw_profile hw;
 	char err[256];
+	size_t len;
+	char *text = read_data(&len), *two = add_profile(text, "b200");
+
+	ck_assert_msg(hw_profile_parse(two, strlen(two), "b200", &hw, err,
+				       sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(hw.name, "b200");
+	ck_assert(hw.gemm_efficiency == 0.5);
+	ck_assert_int_eq(hw_profile_parse(two, strlen(two), NULL, &hw, err,
+					  sizeof(err)), 0);
+	ck_assert_str_eq(hw.name, "h200");
+	ck_assert(hw.gemm_efficiency != 0.5);
+	free(two);
+	free(text);
+}
+END_TEST
+
+/* Breakages of the file: a line replaced, the message wanted, and where
+ * (column col of the line of the file that starts with `at`; not checked
+ * when at is NULL). */
+static const struct breakage {
+	const char *from, *to, *want, *at;
+	int col;
+} breakages[] = {
+	{ "  gemm_efficiency:", "  gemm_efficiency: 1.5",
+	  "bad value of 'gemm_efficiency'", "  gemm_efficiency:", 20 },
+	{ "  gemm_efficiency:", "  gemm_efficiency: fast",
+	  "bad value of 'gemm_efficiency'", "  gemm_efficiency:", 20 },
+	{ "  gemm_efficiency:", "  gemm_efficiency: \"0.7\"",
+	  "bad value of 'gemm_efficiency'", "  gemm_efficiency:", 20 },
+	{ "  bf16_tflops:", "  bf16_tflops: [989.5]",
+	  "bad value of 'bf16_tflops'", "  bf16_tflops:", 16 },
+	{ "  launch_us:", "  launch_us: -1", "bad value of 'launch_us'",
+	  "  launch_us:", 14 },
+	{ "  hbm_gbps:", "  # hbm_gbps dropped", "profile 'h200' lacks hbm_gbps",
+	  "- gpu: h200", 3 },
+	{ "- gpu: h200", "-", "profile '?' lacks gpu", "  description:", 3 },
+	{ "  launch_us:", "  launch_usec: 4", "unknown field 'launch_usec'",
+	  "  launch_us", 3 },
+	{ "  launch_us:", "  launch_us: 4\n  launch_us: 5",
+	  "duplicate key 'launch_us'", NULL, 0 },
+	{ "  attention:", "  attention: 64\n  rows:",
+	  "attention is a list of rows", "  attention:", 14 },
+	{ "    - {head_dim: 64,", "    - {head_dim: 64.5, fwd_tflops: 1, "
+	  "bwd_tflops: 1}", "an attention row is", "    - {head_dim: 64,", 7 },
+	{ "    - {head_dim: 64,", "    - {head_dim: 64, fwd_tflops: 1}",
+	  "an attention row is", "    - {head_dim: 64,", 7 },
+	{ "    - {head_dim: 64,", "    - {head_dim: 128, fwd_tflops: 1, "
+	  "bwd_tflops: 1}", "attention lists head dim 128 twice", NULL, 0 },
+	{ "  source:", "  source: a datasheet\n  sources:",
+	  "source is a list of text", "  source:", 11 },
+	{ "  description:", "  description: [a, b]", "description is text",
+	  "  description:", 16 },
+	{ "  copy_efficiency:", "  copy_efficiency: 0",
+	  "profile 'h200' has an efficiency of 0", "- gpu: h200", 3 },
+	{ "  hbm_gbps:", "  hbm_gbps: 0", "needs a positive peak",
+	  "- gpu: h200", 3 },
+	{ "- gpu: h200", "- gpu: [h200]", "gpu is text", "- gpu: h200", 8 },
+	{ "- gpu: h200", "- gpu: \"\"", "gpu wants 1 to 31 characters",
+	  "- gpu: h200", 8 },
+	{ "- gpu: h200", "- 7\n- gpu: h200", "a profile is a mapping",
+	  "- gpu: h200", 3 },
+	{ "- gpu: h200", "gpu: h200", "mapping values are not allowed", NULL,
+	  0 },
+	{ "- gpu: h200", "profiles:\n- gpu: h200",
+	  "the file is a list of GPU profiles", NULL, 0 },
+};
+
+START_TEST(parser_refuses_bad_profiles)
+{
+	struct hw_profile hw;
+	char err[256], where[64];
 	size_t len;
 	char *text = read_data(&len), *bad;
 
 	ck_assert_int_ne(hw_profile_parse(text, len, "b999", &hw, err,
 					  sizeof(err)), 0);
-	ck_assert_ptr_nonnull(strstr(err, "no profile 'b999'"));
-	bad = edit(text, "gemm_efficiency", "gemm_efficiency 1.5");
+	ck_assert_str_eq(err, "data/hardware.yaml has no profile 'b999'");
+	for (size_t i = 0; i < sizeof(breakages) / sizeof(breakages[0]); i++) {
+		const struct breakage *b = &breakages[i];
+
+		bad = edit(text, b->from, b->to);
+		ck_assert_int_ne(hw_profile_parse(bad, strlen(bad), "h200", &hw,
+						  err, sizeof(err)), 0);
+		ck_assert_msg(strstr(err, b->want) &&
+			      !strncmp(err, "data/hardware.yaml:", 19),
+			      "case %zu: got '%s', want '%s'", i, err, b->want);
+		if (b->at) {
+			place(text, b->at, b->col, where, sizeof(where));
+			ck_assert_msg(!strncmp(err, where, strlen(where)),
+				      "case %zu: got '%s', want at %s", i, err,
+				      where);
+		}
+		free(bad);
+	}
+	/* a gpu named twice: refused at the second's name */
+	bad = add_profile(text, "h200");
 	ck_assert_int_ne(hw_profile_parse(bad, strlen(bad), "h200", &hw, err,
 					  sizeof(err)), 0);
-	ck_assert_ptr_nonnull(strstr(err, "bad value of 'gemm_efficiency'"));
-	free(bad);
-	bad = edit(text, "hbm_gbps", "# hbm_gbps dropped");
-	ck_assert_int_ne(hw_profile_parse(bad, strlen(bad), "h200", &hw, err,
-					  sizeof(err)), 0);
-	ck_assert_ptr_nonnull(strstr(err, "lacks hbm_gbps"));
-	free(bad);
-	bad = edit(text, "launch_us", "launch_usec 4");
-	ck_assert_int_ne(hw_profile_parse(bad, strlen(bad), "h200", &hw, err,
-					  sizeof(err)), 0);
-	ck_assert_ptr_nonnull(strstr(err, "unknown field 'launch_usec'"));
-	ck_assert_ptr_nonnull(strstr(err, "data/hardware.txt:"));
+	place(bad + len, "- gpu: h200", 8, where, sizeof(where));
+	ck_assert_msg(strstr(err, "duplicate gpu 'h200'"), "%s", err);
+	{
+		int line_in_copy, line_in_text = 0;
+
+		sscanf(where, "data/hardware.yaml:%d", &line_in_copy);
+		for (const char *p = text; *p; p++)
+			line_in_text += *p == '\n';
+		snprintf(where, sizeof(where), "data/hardware.yaml:%d:8:",
+			 line_in_text + line_in_copy);
+		ck_assert_msg(!strncmp(err, where, strlen(where)),
+			      "got '%s', want at %s", err, where);
+	}
 	free(bad);
 	free(text);
 }
 END_TEST
 
-/* The parser's limits: HW_LINE_MAX, HW_MAX_ATTN. */
+/* The parser's limits: the text fields' sizes, HW_MAX_ATTN,
+ * HW_MAX_PROFILES. */
 START_TEST(parser_limits)
 {
 	struct hw_profile hw;
-	char err[256], line[HW_LINE_MAX + 16];
+	char err[256], line[sizeof(hw.description) + 32];
 	size_t len;
 	char *text = read_data(&len), *bad, *more;
+	int n;
 
-	memset(line, 'x', sizeof(line) - 1);
-	line[sizeof(line) - 1] = '\0';
-	memcpy(line, "description ", 12);
-	bad = edit(text, "description", line);
+	/* the longest description fits, one character more is refused */
+	n = snprintf(line, sizeof(line), "  description: ");
+	memset(line + n, 'x', sizeof(hw.description) - 1);
+	line[n + sizeof(hw.description) - 1] = '\0';
+	bad = edit(text, "  description:", line);
+	ck_assert_int_eq(hw_profile_parse(bad, strlen(bad), "h200", &hw, err,
+					  sizeof(err)), 0);
+	ck_assert_uint_eq(strlen(hw.description), sizeof(hw.description) - 1);
+	free(bad);
+	strcat(line, "x");
+	bad = edit(text, "  description:", line);
 	ck_assert_int_ne(hw_profile_parse(bad, strlen(bad), "h200", &hw, err,
 					  sizeof(err)), 0);
-	ck_assert_ptr_nonnull(strstr(err, "line too long"));
+	ck_assert_ptr_nonnull(strstr(err, "description wants at most 127 "
+				     "characters"));
 	free(bad);
 	/* HW_MAX_ATTN rows parse, one more is refused */
 	more = calloc(1, len + 64 * (HW_MAX_ATTN + 1));
 	ck_assert_ptr_nonnull(more);
 	memcpy(more, text, len);
 	for (int i = 2; i < HW_MAX_ATTN; i++)
-		sprintf(more + strlen(more), "attention %d 100 100\n", 16 * i);
-	ck_assert_int_eq(hw_profile_parse(more, strlen(more), "h200", &hw, err,
-					  sizeof(err)), 0);
+		sprintf(more + strlen(more), "    - {head_dim: %d, fwd_tflops: "
+			"100, bwd_tflops: 100}\n", 16 * i + 8);
+	ck_assert_msg(hw_profile_parse(more, strlen(more), "h200", &hw, err,
+				       sizeof(err)) == 0, "%s", err);
 	ck_assert_int_eq((int)hw.n_attn, HW_MAX_ATTN);
-	strcat(more, "attention 999 100 100\n");
+	strcat(more, "    - {head_dim: 999, fwd_tflops: 100, bwd_tflops: 100}\n");
 	ck_assert_int_ne(hw_profile_parse(more, strlen(more), "h200", &hw, err,
 					  sizeof(err)), 0);
 	ck_assert_ptr_nonnull(strstr(err, "too many attention rows"));
+	free(more);
+	/* HW_MAX_PROFILES profiles parse, one more is refused */
+	more = strdup(text);
+	ck_assert_ptr_nonnull(more);
+	for (int i = 1; i <= HW_MAX_PROFILES; i++) {
+		char name[16], *next;
+
+		snprintf(name, sizeof(name), "gpu%d", i);
+		next = add_profile(more, name);
+		free(more);
+		more = next;
+		ck_assert_int_eq(hw_profile_parse(more, strlen(more), name,
+						  &hw, err, sizeof(err)),
+				 i < HW_MAX_PROFILES ? 0 : -1);
+	}
+	snprintf(line, sizeof(line), "more than %d profiles", HW_MAX_PROFILES);
+	ck_assert_ptr_nonnull(strstr(err, line));
 	free(more);
 	free(text);
 }
@@ -307,6 +486,7 @@ int main(void)
 	const struct test_case cases[] = {
 		{ "flops_by_hand", gemm_and_attention_flops_by_hand },
 		{ "profile_data", profile_is_the_data_file },
+		{ "second_profile", second_profile },
 		{ "parser", parser_refuses_bad_profiles },
 		{ "parser_limits", parser_limits },
 		{ "fp32", no_estimate_for_fp32 },
