@@ -49,7 +49,8 @@ CLASSES = ["gemm", "attention_fwd", "attention_bwd", "elementwise", "copy",
 
 def measured_classes(per, ops_ms, comm, gaps):
     """The profile's device seconds a step by the estimate's classes."""
-    op = lambda k: ops_ms.get(k, 0.0) / 1e3
+    # each op under its plain name and its bf16-copy variant (kern.h's _bf)
+    op = lambda k: (ops_ms.get(k, 0.0) + ops_ms.get(k + "_bf", 0.0)) / 1e3
     return {
         "gemm": per.get("gemm", 0.0),
         "attention_fwd": op("attn_fwd"),
