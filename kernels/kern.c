@@ -225,16 +225,24 @@ int kern_sync(struct kern_ctx *k)
 	return k->ops->sync(k);
 }
 
+/* A GEMM's sizes and leading dimensions are usable (row-major: each
+ * operand's leading dimension at least its stored row length). */
+static int gemm_dims_ok(int ta, int tb, long long m, long long n,
+			long long kd, long long lda, long long ldb,
+			long long ldc)
+{
+	long long arow = ta ? m : kd, brow = tb ? kd : n;
+
+	return m >= 0 && n >= 0 && kd >= 0 && lda >= (arow > 1 ? arow : 1) &&
+	       ldb >= (brow > 1 ? brow : 1) && ldc >= (n > 1 ? n : 1);
+}
+
 int kern_gemm(struct kern_ctx *k, int ta, int tb, long long m, long long n,
 	      long long kd, float alpha, const float *a, long long lda,
 	      const float *b, long long ldb, float beta, float *c,
 	      long long ldc)
 {
-	/* row-major: the stored row length of each operand */
-	long long arow = ta ? m : kd, brow = tb ? kd : n;
-
-	if (m < 0 || n < 0 || kd < 0 || lda < (arow > 1 ? arow : 1) ||
-	    ldb < (brow > 1 ? brow : 1) || ldc < (n > 1 ? n : 1))
+	if (!gemm_dims_ok(ta, tb, m, n, kd, lda, ldb, ldc))
 		return KERN_EINVAL;
 	if (m == 0 || n == 0)
 		return 0;
@@ -300,10 +308,7 @@ int kern_gemm_bf(struct kern_ctx *k, int ta, int tb, long long m,
 		 const uint16_t *b16, long long ldb, float beta, float *c,
 		 long long ldc)
 {
-	long long arow = ta ? m : kd, brow = tb ? kd : n;
-
-	if (m < 0 || n < 0 || kd < 0 || lda < (arow > 1 ? arow : 1) ||
-	    ldb < (brow > 1 ? brow : 1) || ldc < (n > 1 ? n : 1))
+	if (!gemm_dims_ok(ta, tb, m, n, kd, lda, ldb, ldc))
 		return KERN_EINVAL;
 	if (m == 0 || n == 0)
 		return 0;
