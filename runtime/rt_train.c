@@ -139,17 +139,19 @@ static int qkv_fwd(struct rt_model *m, const struct rt_layer *ly,
 /* Its backward: dq, dk, dv merged into a.qkv in the weight's row order
  * (with its bf16 copy a.qkv16: the values are bf16 already, attn_core_bwd
  * rounded them), then din [N, h] = dqkv W and the weight gradient
- * dqkv^T in (rt_grad_out), and the bias gradient summed over the rows. */
+ * dqkv^T in (rt_grad_out: *gw, for the scatter after the input
+ * gradient's reduction), and the bias gradient summed over the rows. */
 static int qkv_bwd(struct rt_model *m, const struct rt_layer *ly,
 		   const float *in, const uint16_t *in16, const float *W,
 		   const uint16_t *W16, const float *dq, const float *dk,
-		   const float *dv, float *din)
+		   const float *dv, float *din, float **gw)
 {
 	const struct rt_shape *s = &m->s;
 	const struct dsz_sizes *z = &s->z;
 	long long N = s->tokens, h = s->h, d = s->hd, r = z->hl / z->kl;
 	float *dqkv = m->a.qkv, beta, *gout = rt_grad_out(m, ly->qkv, &beta);
 
+	*gw = gout;
 	KCHECK(kern_qkv_merge(m->k, N, z->kl, r * d, d, dq, dk, dv, dqkv));
 	RCHECK(rt_bf16_copy(m, dqkv, m->a.qkv16, N * z->qkv_l));
 	KCHECK(kern_gemm_bf(m->k, 0, 0, N, h, z->qkv_l, 1.0f, dqkv,
@@ -535,7 +537,7 @@ static int attn_block_bwd(struct rt_model *m, long long l)
 	long long Nl = s->local, h = s->h, ql = s->z.q_l;
 	const float *W;
 	const uint16_t *W16;
-	float *r, *dq = NULL, *dk = NULL, beta;
+	float *r, *dq = NULL, *dk = NULL, *gw;
 	char what[64];
 
 	/* linear_proj (row-parallel) */
@@ -544,10 +546,10 @@ static int attn_block_bwd(struct rt_model *m, long long l)
 	/* linear_qkv (column-parallel) */
 	RCHECK(rt_weights_next(m, &W, &W16));
 	RCHECK(qkv_bwd(m, ly, la->n1g, la->n1g16, W, W16, dq, dk, a->dv,
-		       a->full_h));
+		       a->full_h, &gw));
 	rt_label(what, sizeof(what), ly->qkv->name, "dgrad");
 	RCHECK(tp_reduce(m, what, a->full_h, a->dn, &r));
-	RCHECK(rt_scatter_grad(m, ly->qkv, rt_grad_out(m, ly->qkv, &beta)));
+	RCHECK(rt_scatter_grad(m, ly->qkv, gw));
 	KCHECK(kern_rmsnorm_bwd_add(k, Nl, h, la->x, P(m, ly->ln1), la->rstd1,
 				    r, a->dx, G(m, ly->ln1)));
 	return 0;
