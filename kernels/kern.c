@@ -666,14 +666,14 @@ int kern_attn_fwd(struct kern_ctx *k, const struct kern_attn *a,
 					 kpos, o, lse) : KERN_ENODEV;
 }
 
-/* n bf16 values at x16 widened into a buffer of this context (*out). */
+/* n bf16 values at x16 widened into a buffer of this context (*out):
+ * widen_operand of one row. */
 static int widen16(struct kern_ctx *k, long long n, const uint16_t *x16,
 		   float **out)
 {
-	int rc = kern_alloc(k, (size_t)(n > 0 ? n : 1) * sizeof(float),
-			    (void **)out);
+	const float *w;
 
-	return rc ? rc : kern_from_bf16(k, n, x16, *out);
+	return widen_operand(k, 1, n, n, NULL, x16, out, &w);
 }
 
 int kern_attn_fwd_bf(struct kern_ctx *k, const struct kern_attn *a,

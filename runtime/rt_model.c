@@ -276,6 +276,9 @@ static const struct act_entry layer_table[] = {
 	LB(sw16, A_NFL, W_ALL, NONE),
 };
 
+/* Its first HEAD_N entries are the head's part, which a micro-batch keeps
+ * from its forward to its backward: one copy per PP slot. */
+#define HEAD_N 9
 static const struct act_entry global_table[] = {
 	GA(xL, A_LH, W_ALL, NONE),
 	GA(rstdf, A_L, W_ALL, NONE),
@@ -284,9 +287,10 @@ static const struct act_entry global_table[] = {
 	GA(zg, A_NH, W_SP, offsetof(struct rt_acts, z)),
 	GB(zg16, A_NH, W_SP, offsetof(struct rt_acts, z16)),
 	GA(logits, A_NV, W_ALL, NONE),
-	GB(logits16, A_NV, W_ALL, NONE),
 	GA(cmax, A_N, W_ALL, NONE),
 	GA(csum, A_N, W_ALL, NONE),
+	/* HEAD_N */
+	GB(logits16, A_NV, W_ALL, NONE),
 	GA(ctgt, A_N, W_ALL, NONE),
 	GA(closs, A_N, W_ALL, NONE),
 	GA(full_h, A_NH, W_ALL, NONE),
@@ -314,20 +318,9 @@ static const struct act_entry global_table[] = {
 	GB(du16, A_NFC1, W_ALL, NONE),
 	GA(dsw, A_NFL, W_ALL, NONE),
 };
+_Static_assert(HEAD_N <= sizeof(global_table) / sizeof(global_table[0]),
+	       "the head's entries are global_table's first HEAD_N");
 
-/* The part of global_table a micro-batch keeps from its forward to its
- * backward (the head's), one copy per PP slot. */
-static const struct act_entry head_table[] = {
-	GA(xL, A_LH, W_ALL, NONE),
-	GA(rstdf, A_L, W_ALL, NONE),
-	GA(z, A_LH, W_ALL, NONE),
-	GB(z16, A_LH, W_ALL, NONE),
-	GA(zg, A_NH, W_SP, offsetof(struct rt_acts, z)),
-	GB(zg16, A_NH, W_SP, offsetof(struct rt_acts, z16)),
-	GA(logits, A_NV, W_ALL, NONE),
-	GA(cmax, A_N, W_ALL, NONE),
-	GA(csum, A_N, W_ALL, NONE),
-};
 
 static long long act_elems(const struct rt_shape *s, enum act_size sz)
 {
@@ -446,19 +439,19 @@ static int upload_positions(struct rt_model *m)
 
 int rt_head_acts_alloc(struct rt_model *m, struct rt_acts *h)
 {
-	return acts_alloc(m, head_table, NTAB(head_table), h);
+	return acts_alloc(m, global_table, HEAD_N, h);
 }
 
 void rt_head_acts_free(struct rt_model *m, struct rt_acts *h)
 {
-	acts_free(m, head_table, NTAB(head_table), h);
+	acts_free(m, global_table, HEAD_N, h);
 }
 
 void rt_head_acts_use(struct rt_model *m, const struct rt_acts *h)
 {
-	for (size_t i = 0; i < NTAB(head_table); i++)
-		*SLOT(&m->a, head_table[i].off) =
-			*SLOT((void *)h, head_table[i].off);
+	for (size_t i = 0; i < HEAD_N; i++)
+		*SLOT(&m->a, global_table[i].off) =
+			*SLOT((void *)h, global_table[i].off);
 }
 
 int rt_layer_acts_alloc(struct rt_model *m, struct rt_layer_acts *la)
