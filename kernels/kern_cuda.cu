@@ -22,6 +22,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kern_cuda.h"
 
@@ -113,6 +114,10 @@ static void cuda_release(struct kern_ctx *k)
 	kern_fast_free(c->fast);
 	kern_cuda_prof_free(c->prof);
 	cudaFree(c->scratch);
+	for (int i = 0; i < KERN_CUDA_STAGE_SLOTS; i++)
+		if (c->stage_ev[i])
+			cudaEventDestroy(c->stage_ev[i]);
+	cudaFreeHost(c->stage);
 	if (c->blas)
 		cublasDestroy(c->blas);
 	if (c->stream) {
@@ -164,12 +169,50 @@ int kern_cuda_scratch(struct cuda_impl *c, size_t bytes, void **out)
 
 /* Host transfers finish before returning: the caller may reuse or read the
  * host buffer at once. */
+/* The staging ring, made at the first small upload. */
+static int stage_setup(struct cuda_impl *c)
+{
+	CUDACHECK(cudaMallocHost((void **)&c->stage, (size_t)
+				 KERN_CUDA_STAGE_SLOTS * KERN_CUDA_STAGE_BYTES));
+	for (int i = 0; i < KERN_CUDA_STAGE_SLOTS; i++)
+		CUDACHECK(cudaEventCreateWithFlags(&c->stage_ev[i],
+						   cudaEventDisableTiming));
+	return 0;
+}
+
+/* src is free again on return, as on the CPU. A small upload (a
+ * micro-batch's tokens, a host-staged collective's share) goes through
+ * the pinned ring and does not wait for the stream: the step's queue
+ * keeps running while the host loads the next micro-batch. A large one
+ * (the weights at start-up, a checkpoint) is copied straight from src
+ * and waited for. Either way the copy is ordered on the kernels' stream
+ * before everything queued after it (the GTP and p2p streams enter
+ * through events recorded on it: runtime/coll_nccl.c). */
 static int cuda_upload(struct kern_ctx *k, void *dst, const void *src,
 		       size_t n)
 {
-	CUDACHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice,
+	struct cuda_impl *c = impl_of(k);
+	unsigned char *slot;
+	int i;
+
+	if (n > KERN_CUDA_STAGE_BYTES) {
+		CUDACHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice,
+					  stream_of(k)));
+		CUDACHECK(cudaStreamSynchronize(stream_of(k)));
+		return 0;
+	}
+	if (!c->stage)
+		KERN_TRY(stage_setup(c));
+	i = c->stage_next;
+	c->stage_next = (i + 1) % KERN_CUDA_STAGE_SLOTS;
+	/* the slot's previous copy has left it (at once, unless the host
+	 * is 8 uploads ahead of the device) */
+	CUDACHECK(cudaEventSynchronize(c->stage_ev[i]));
+	slot = c->stage + (size_t)i * KERN_CUDA_STAGE_BYTES;
+	memcpy(slot, src, n);
+	CUDACHECK(cudaMemcpyAsync(dst, slot, n, cudaMemcpyHostToDevice,
 				  stream_of(k)));
-	CUDACHECK(cudaStreamSynchronize(stream_of(k)));
+	CUDACHECK(cudaEventRecord(c->stage_ev[i], stream_of(k)));
 	return 0;
 }
 

@@ -26,6 +26,9 @@ extern "C" {
  * kernels/kern_cuda_prof.cu). */
 struct kern_fast;
 struct kern_prof;
+#define KERN_CUDA_STAGE_SLOTS 8
+#define KERN_CUDA_STAGE_BYTES (256u << 10)
+
 struct cuda_impl {
 	int dev;
 	cudaStream_t stream;
@@ -34,6 +37,13 @@ struct cuda_impl {
 	struct kern_prof *prof;
 	void *scratch; /* kern_cuda_scratch */
 	size_t scratch_cap;
+	/* kern_upload of at most KERN_CUDA_STAGE_BYTES: the bytes copied
+	 * into slot stage_next of this pinned ring and sent from there
+	 * without waiting for the stream; a slot is reused once the event
+	 * of its last copy has passed (kernels/kern_cuda.cu cuda_upload) */
+	unsigned char *stage;
+	cudaEvent_t stage_ev[KERN_CUDA_STAGE_SLOTS];
+	int stage_next;
 };
 
 /* kernels/kern_cuda.cu: a scratch buffer of at least `bytes` for one

@@ -472,7 +472,7 @@ static int alloc_activations(struct rt_model *m)
 	m->sample = malloc((size_t)(s->seq_len + 1) * sizeof(int32_t));
 	m->h_tokens = malloc((size_t)N * sizeof(int32_t));
 	m->h_targets = malloc((size_t)N * sizeof(int32_t));
-	m->h_loss = malloc((size_t)N * sizeof(float));
+	m->h_loss = malloc((size_t)(N * s->micro_batches) * sizeof(float));
 	if (!m->la || !m->head || !m->slot_tokens || !m->slot_targets ||
 	    !m->sample || !m->h_tokens || !m->h_targets || !m->h_loss)
 		return rt_error(RT_ENOMEM, "out of memory");
@@ -485,6 +485,8 @@ static int alloc_activations(struct rt_model *m)
 	KCHECK(kern_alloc(m->k, (size_t)N * sizeof(int32_t),
 			  (void **)&m->targets));
 	KCHECK(kern_alloc(m->k, (size_t)N * sizeof(int32_t), (void **)&m->pos));
+	KCHECK(kern_alloc(m->k, (size_t)(N * s->micro_batches) * sizeof(float),
+			  (void **)&m->dloss));
 	KCHECK(kern_alloc(m->k, (size_t)s->local_seq * sizeof(int32_t),
 			  (void **)&m->qpos));
 	KCHECK(kern_alloc(m->k, (size_t)s->seq_len * sizeof(int32_t),
@@ -614,7 +616,7 @@ static void release_bufs(struct rt_model *m)
 	};
 	void *other[] = {
 		m->tokens, m->targets, m->pos, m->qpos, m->kpos, m->param16,
-		m->full16, m->full16_b,
+		m->full16, m->full16_b, m->dloss,
 	};
 
 	for (size_t i = 0; i < NTAB(bufs); i++)

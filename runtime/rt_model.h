@@ -316,7 +316,15 @@ struct rt_model {
 					positions, CP rank by CP rank */
 	int32_t *sample;             /* host: one sample's tokens */
 	int32_t *h_tokens, *h_targets;
-	float *h_loss;
+	float *h_loss;               /* host: [micro_batches, N] */
+	/* A training step's token losses stay on the device until its end
+	 * (rt_loss_flush): dloss [micro_batches, N], written by head_fwd in
+	 * the order of its calls, loss_rows of them so far; loss_defer set
+	 * by rt_model_train_step for the step's length. Without it (the
+	 * forward-only calls) each forward downloads its losses at once. */
+	float *dloss;
+	long long loss_rows;
+	int loss_defer;
 
 	/* PP (rt_pp.c): per slot (rt_model_use_slot) the layers' saved
 	 * activations, the head's (struct rt_acts' per-micro-batch part) and
@@ -382,6 +390,11 @@ int32_t rt_row_pos(const struct rt_shape *s, int c, long long i);
  * file); leaves each token's loss -log p(target) in m->h_loss (host, in
  * m->tokens' order) and adds their sum to *loss_sum. Collective. */
 int rt_forward(struct rt_model *m, double *loss_sum);
+/* The losses the step's forwards left on the device (m->loss_defer):
+ * downloaded into m->h_loss in one copy, their sum added to *loss_sum in
+ * the order rt_forward would have added them (micro-batch, then token):
+ * the same double to the bit. The step's one wait for the device. */
+int rt_loss_flush(struct rt_model *m, double *loss_sum);
 
 /* Pipeline chunks (rt_pp.c runs them in schedule order). The forward of
  * chunk v of the loaded micro-batch: the embedding first on stage 0's

@@ -325,10 +325,33 @@ static int head_fwd(struct rt_model *m, const float *pb, const float *pr,
 			      a->csum));
 	RCHECK(coll_all_reduce(m->c, RT_K_TP, "ce.sumexp", a->csum, N,
 			       COLL_SUM));
+	if (m->loss_defer) { /* kept on the device until the step's end */
+		if (m->loss_rows >= s->micro_batches)
+			return rt_error(RT_EPLAN, "more forwards in the step "
+					"than its %lld micro-batches",
+					s->micro_batches);
+		KCHECK(kern_ce_loss(k, N, a->cmax, a->csum, a->ctgt,
+				    m->dloss + m->loss_rows++ * N));
+		return 0;
+	}
 	KCHECK(kern_ce_loss(k, N, a->cmax, a->csum, a->ctgt, a->closs));
 	KCHECK(kern_download(k, m->h_loss, a->closs, (size_t)N *
 			     sizeof(float)));
 	for (long long i = 0; i < N; i++)
+		*loss_sum += m->h_loss[i];
+	return 0;
+}
+
+int rt_loss_flush(struct rt_model *m, double *loss_sum)
+{
+	long long n = m->loss_rows * m->s.tokens;
+
+	m->loss_rows = 0;
+	if (n == 0)
+		return 0;
+	KCHECK(kern_download(m->k, m->h_loss, m->dloss, (size_t)n *
+			     sizeof(float)));
+	for (long long i = 0; i < n; i++)
 		*loss_sum += m->h_loss[i];
 	return 0;
 }

@@ -82,6 +82,7 @@ def run(name, plan, log, out):
     r = {
         "config": name, "model": m["name"], "layers": m["layers"],
         "seq": seq, "tokens": tokens, "params_gemm": n,
+        "samples": doc["batch"]["global"],
         "step_s": step, "tokens_per_s": tokens / step,
         "tflops": half * tokens / step / 1e12,
         "mfu": half * tokens / step / PEAK,
@@ -104,6 +105,10 @@ def run(name, plan, log, out):
     print(json.dumps(r, sort_keys=True))
 
 
+def plural(n, word):
+    return "%d %s%s" % (n, word, "" if n == 1 else "s")
+
+
 def table(jsonl):
     rs = [json.loads(x) for x in open(jsonl) if x.strip()]
     print("| config | step | tokens/s | TFLOP/s | MFU (halved) | MFU (un-halved) "
@@ -113,9 +118,10 @@ def table(jsonl):
         b, t = r["breakdown_s"], r["mean_step_s"]
         cell = lambda k: "%.1f ms (%.0f%%)" % (b.get(k, 0) * 1e3,
                                               100 * b.get(k, 0) / t)
-        print("| %s, %d layers, seq %d | %.1f ms | %.0f | %.0f | %.1f%% | %.1f%% "
-              "| %s | %s | %s | %s | %s | %s |" % (
-                  r["model"], r["layers"], r["seq"], r["step_s"] * 1e3,
+        print("| %s, %d layers, seq %d, %s a step | %.1f ms | %.0f | %.0f "
+              "| %.1f%% | %.1f%% | %s | %s | %s | %s | %s | %s |" % (
+                  r["model"], r["layers"], r["seq"],
+                  plural(r.get("samples", 1), "sample"), r["step_s"] * 1e3,
                   r["tokens_per_s"], r["tflops"], 100 * r["mfu"],
                   100 * r["mfu_unhalved"], cell("gemm"), cell("attention"),
                   cell("memory-bound"), cell("copy"), cell("communication"),

@@ -30,6 +30,7 @@
 enum sym {
 	Z_ONE,
 	Z_N,      /* the micro-batch's token rows on the rank */
+	Z_NSTEP,  /* the step's: Z_N times its micro-batches */
 	Z_NL,     /* the residual stream's rows (N / T with SP) */
 	Z_H,
 	Z_QL, Z_KVL, Z_QKVL, /* query, key (= value), qkv rows per TP rank */
@@ -204,7 +205,6 @@ static const struct row head_fwd[] = {
 	MEM("ce_target", 0, 8, Z_N, Z_ONE),
 	MEM("ce_sumexp", 0, 4, Z_N, Z_VL),
 	MEM("ce_loss", 0, 16, Z_N, Z_ONE),
-	COPY("download", 0, 4, Z_N, Z_ONE),
 	END,
 };
 
@@ -287,6 +287,13 @@ static const struct row step_end[] = {
 	END,
 };
 
+/* rt_loss_flush at the step's end, on the stage with the head: its
+ * micro-batches' token losses downloaded in one copy */
+static const struct row loss_end[] = {
+	COPY("download", 0, 4, Z_NSTEP, Z_ONE),
+	END,
+};
+
 /* rt_weights_next's gather of a weight (rt_gather_weight): bf16 runs
  * gather the weights' bf16 copy (nothing to do with one GTP rank) and
  * widen it only for the embedding's lookup (USE_W); fp32 runs gather
@@ -335,6 +342,7 @@ static double sym(const struct step_walk *w, enum sym y, enum wt cur)
 	switch (y) {
 	case Z_ONE: return 1;
 	case Z_N: return (double)z->tokens;
+	case Z_NSTEP: return (double)z->tokens * (double)s->micro_batches;
 	case Z_NL: return (double)z->local;
 	case Z_H: return (double)s->d.h;
 	case Z_QL: return (double)z->q_l;
@@ -571,4 +579,6 @@ void step_ops_walk(struct step_walk *w)
 	}
 	w->into = &w->once;
 	play(w, step_end, WT_NONE);
+	if (!w->s->d.skip_post)
+		play(w, loss_end, WT_NONE);
 }

@@ -61,6 +61,46 @@ static void test_memory(void)
 	report("memory", &v, 0);
 }
 
+/* Small uploads go through a ring of 8 pinned slots without waiting for
+ * the stream (kernels/kern_cuda.cu cuda_upload): 20 uploads from one host
+ * buffer rewritten between them (the ring wraps twice, and a slot reused
+ * too early would send a later value), and one upload larger than a slot
+ * (the direct path); each destination must hold its own value. */
+static void test_upload_ring(void)
+{
+	enum { UPLOADS = 20 };
+	struct verdict v = { 0, 0 };
+	long long n = 3000, big = 100000;
+	float *h = xmalloc((size_t)big * sizeof(float));
+	float *back = xmalloc((size_t)big * sizeof(float));
+	float *d[UPLOADS + 1] = { NULL };
+
+	for (int u = 0; u <= UPLOADS; u++)
+		see_rc(&v, kern_alloc(&G, (size_t)big * sizeof(float),
+				      (void **)&d[u]));
+	for (int u = 0; !v.rc && u <= UPLOADS; u++) {
+		long long len = u < UPLOADS ? n : big;
+
+		for (long long i = 0; i < len; i++)
+			h[i] = (float)(u * 100000 + i);
+		see_rc(&v, kern_upload(&G, d[u], h, (size_t)len *
+				       sizeof(float)));
+	}
+	for (int u = 0; !v.rc && u <= UPLOADS; u++) {
+		long long len = u < UPLOADS ? n : big;
+
+		see_rc(&v, down(back, d[u], (size_t)len * sizeof(float)));
+		for (long long i = 0; i < len; i++)
+			h[i] = (float)(u * 100000 + i);
+		see(&v, relerr(back, h, len));
+	}
+	for (int u = 0; u <= UPLOADS; u++)
+		kern_free(&G, d[u]);
+	free(h);
+	free(back);
+	report("upload ring", &v, 0);
+}
+
 /* ---- BLAS --------------------------------------------------------------- */
 
 static void test_gemm(void)
@@ -452,6 +492,7 @@ int main(void)
 		return 1;
 	}
 	test_memory();
+	test_upload_ring();
 	test_gemm();
 	test_axpy_scale();
 	test_rmsnorm();
