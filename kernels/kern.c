@@ -625,6 +625,141 @@ int kern_ce_bwd_bf(struct kern_ctx *k, long long rows, long long cols,
 	return rc;
 }
 
+/* ---- bf16 logits (kern_gemm_bf16, kern_ce_*_b16) ------------------------ */
+
+/* A device without the op: the n values of x16 widened into a scratch
+ * buffer of this context (*out), freed by b16_done after the queued work
+ * that reads it. */
+static int b16_widen(struct kern_ctx *k, long long n, const uint16_t *x16,
+		     float **out)
+{
+	int rc = kern_alloc(k, (size_t)(n > 0 ? n : 1) * sizeof(float),
+			    (void **)out);
+
+	return rc ? rc : kern_from_bf16(k, n, x16, *out);
+}
+
+static int b16_done(struct kern_ctx *k, float *tmp, int rc)
+{
+	if (!rc)
+		rc = kern_sync(k);
+	kern_free(k, tmp);
+	return rc;
+}
+
+int kern_gemm_bf16(struct kern_ctx *k, int ta, int tb, long long m,
+		   long long n, long long kd, const uint16_t *a16,
+		   long long lda, const uint16_t *b16, long long ldb,
+		   uint16_t *c16)
+{
+	float *c = NULL;
+	int rc;
+
+	if (!gemm_dims_ok(ta, tb, m, n, kd, lda, ldb, n))
+		return KERN_EINVAL;
+	if (m == 0 || n == 0)
+		return 0;
+	if (!c16 || (kd > 0 && (!a16 || !b16)))
+		return KERN_EINVAL;
+	if (kd > 0 && k->math == KERN_MATH_BF16 && HAS_OP(k, gemm_bf16))
+		return RUN(GEMM, gemm_bf16, ta, tb, m, n, kd, a16, lda, b16,
+			   ldb, c16);
+	rc = kern_alloc(k, (size_t)(m * n) * sizeof(float), (void **)&c);
+	if (rc)
+		return rc;
+	rc = kern_gemm_bf(k, ta, tb, m, n, kd, 1.0f, NULL, a16, lda, NULL, b16,
+			  ldb, 0.0f, c, n);
+	if (!rc)
+		rc = kern_to_bf16(k, m * n, c, c16);
+	return b16_done(k, c, rc);
+}
+
+int kern_ce_max_b16(struct kern_ctx *k, long long rows, long long cols,
+		    long long nvalid, const uint16_t *l16, float *max)
+{
+	float *l = NULL;
+	int rc;
+
+	if (!ce_ok(rows, cols, nvalid, l16) || !OK_N(max, rows))
+		return KERN_EINVAL;
+	if (!rows)
+		return 0;
+	if (HAS_OP(k, ce_max_b16))
+		return RUN(MEM, ce_max_b16, rows, cols, nvalid, l16, max);
+	rc = b16_widen(k, rows * cols, l16, &l);
+	if (!rc)
+		rc = kern_ce_max(k, rows, cols, nvalid, l, max);
+	return b16_done(k, l, rc);
+}
+
+int kern_ce_sumexp_b16(struct kern_ctx *k, long long rows, long long cols,
+		       long long nvalid, const uint16_t *l16, const float *max,
+		       float *sum)
+{
+	float *l = NULL;
+	int rc;
+
+	if (!ce_ok(rows, cols, nvalid, l16) || !OK_N(max, rows) ||
+	    !OK_N(sum, rows))
+		return KERN_EINVAL;
+	if (!rows)
+		return 0;
+	if (HAS_OP(k, ce_sumexp_b16))
+		return RUN(MEM, ce_sumexp_b16, rows, cols, nvalid, l16, max,
+			   sum);
+	rc = b16_widen(k, rows * cols, l16, &l);
+	if (!rc)
+		rc = kern_ce_sumexp(k, rows, cols, nvalid, l, max, sum);
+	return b16_done(k, l, rc);
+}
+
+int kern_ce_target_b16(struct kern_ctx *k, long long rows, long long cols,
+		       long long first, const int32_t *targets,
+		       const uint16_t *l16, float *target)
+{
+	float *l = NULL;
+	int rc;
+
+	if (rows < 0 || cols < 0 || first < 0 || !OK_N(l16, rows * cols) ||
+	    !OK_N(targets, rows) || !OK_N(target, rows))
+		return KERN_EINVAL;
+	if (!rows)
+		return 0;
+	if (HAS_OP(k, ce_target_b16))
+		return RUN(MEM, ce_target_b16, rows, cols, first, targets, l16,
+			   target);
+	rc = b16_widen(k, rows * cols, l16, &l);
+	if (!rc)
+		rc = kern_ce_target(k, rows, cols, first, targets, l, target);
+	return b16_done(k, l, rc);
+}
+
+int kern_ce_bwd_b16(struct kern_ctx *k, long long rows, long long cols,
+		    long long nvalid, long long first, const int32_t *targets,
+		    const float *max, const float *sum, float scale,
+		    const uint16_t *l16, uint16_t *d16)
+{
+	float *l = NULL;
+	int rc;
+
+	if (!ce_ok(rows, cols, nvalid, l16) || first < 0 ||
+	    !OK_N(targets, rows) || !OK_N(max, rows) || !OK_N(sum, rows) ||
+	    !OK_N(d16, rows * cols))
+		return KERN_EINVAL;
+	if (!rows)
+		return 0;
+	if (HAS_OP(k, ce_bwd_b16))
+		return RUN(MEM, ce_bwd_b16, rows, cols, nvalid, first, targets,
+			   max, sum, scale, l16, d16);
+	rc = b16_widen(k, rows * cols, l16, &l);
+	if (!rc)
+		rc = kern_ce_bwd(k, rows, cols, nvalid, first, targets, max,
+				 sum, scale, l, l);
+	if (!rc)
+		rc = kern_to_bf16(k, rows * cols, l, d16);
+	return b16_done(k, l, rc);
+}
+
 int kern_rope(struct kern_ctx *k, long long rows, long long heads,
 	      long long hd, double theta, const int32_t *pos, int inverse,
 	      float *x)

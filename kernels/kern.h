@@ -229,6 +229,27 @@ struct kern_ops {
 			 const int32_t *targets, const float *max,
 			 const float *sum, float scale, const float *logits,
 			 float *dlogits, uint16_t *dlogits16);
+	/* optional: the output layer's bf16 logits and the cross-entropy
+	 * on them (NULL: kern.c widens, runs the fp32 op, rounds) */
+	int (*gemm_bf16)(struct kern_ctx *k, int ta, int tb, long long m,
+			 long long n, long long kd, const uint16_t *a16,
+			 long long lda, const uint16_t *b16, long long ldb,
+			 uint16_t *c16);
+	int (*ce_max_b16)(struct kern_ctx *k, long long rows, long long cols,
+			  long long nvalid, const uint16_t *l16, float *max);
+	int (*ce_sumexp_b16)(struct kern_ctx *k, long long rows,
+			     long long cols, long long nvalid,
+			     const uint16_t *l16, const float *max,
+			     float *sum);
+	int (*ce_target_b16)(struct kern_ctx *k, long long rows,
+			     long long cols, long long first,
+			     const int32_t *targets, const uint16_t *l16,
+			     float *target);
+	int (*ce_bwd_b16)(struct kern_ctx *k, long long rows, long long cols,
+			  long long nvalid, long long first,
+			  const int32_t *targets, const float *max,
+			  const float *sum, float scale, const uint16_t *l16,
+			  uint16_t *d16);
 	int (*rope)(struct kern_ctx *k, long long rows, long long heads,
 		    long long hd, double theta, const int32_t *pos, int inverse,
 		    float *x);
@@ -436,6 +457,33 @@ int kern_ce_bwd_bf(struct kern_ctx *k, long long rows, long long cols,
 		   long long nvalid, long long first, const int32_t *targets,
 		   const float *max, const float *sum, float scale,
 		   const float *logits, float *dlogits, uint16_t *dlogits16);
+
+/* The output layer in mixed-precision runs, as Megatron-core runs it: its
+ * logits are the bf16 product of the bf16 output layer (c16, dense [m, n],
+ * op(A) op(B) rounded to bf16 from the operands' bf16 copies, as
+ * kern_gemm_bf reads them), and the cross-entropy widens them to fp32
+ * (megatron/core/tensor_parallel/cross_entropy.py, calculate_logits_max:
+ * vocab_parallel_logits.float()). Each _b16 piece is the kern_ce_ piece of
+ * the same name on the widened logits l16; ce_bwd_b16 writes the gradient
+ * rounded to bf16 into d16, which may alias l16. Devices without their own
+ * op widen into a scratch buffer, run the fp32 op and round (kern.c), so
+ * the CPU twin is the fp32 pieces exactly. */
+int kern_gemm_bf16(struct kern_ctx *k, int ta, int tb, long long m,
+		   long long n, long long kd, const uint16_t *a16,
+		   long long lda, const uint16_t *b16, long long ldb,
+		   uint16_t *c16);
+int kern_ce_max_b16(struct kern_ctx *k, long long rows, long long cols,
+		    long long nvalid, const uint16_t *l16, float *max);
+int kern_ce_sumexp_b16(struct kern_ctx *k, long long rows, long long cols,
+		       long long nvalid, const uint16_t *l16, const float *max,
+		       float *sum);
+int kern_ce_target_b16(struct kern_ctx *k, long long rows, long long cols,
+		       long long first, const int32_t *targets,
+		       const uint16_t *l16, float *target);
+int kern_ce_bwd_b16(struct kern_ctx *k, long long rows, long long cols,
+		    long long nvalid, long long first, const int32_t *targets,
+		    const float *max, const float *sum, float scale,
+		    const uint16_t *l16, uint16_t *d16);
 
 /* Megatron's fused query-key-value columns (linear_qkv's output,
  * megatron/core/transformer/attention.py get_query_key_value_tensors): a

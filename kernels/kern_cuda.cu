@@ -282,6 +282,15 @@ static int cuda_gemm_bf(struct kern_ctx *k, int ta, int tb, long long m,
 				 lda, b, b16, ldb, beta, c, ldc);
 }
 
+static int cuda_gemm_bf16(struct kern_ctx *k, int ta, int tb, long long m,
+			  long long n, long long kd, const uint16_t *a16,
+			  long long lda, const uint16_t *b16, long long ldb,
+			  uint16_t *c16)
+{
+	return kern_fast_gemm_bf16(impl_of(k), ta, tb, m, n, kd, a16, lda,
+				   b16, ldb, c16);
+}
+
 /* kern_attn_*_bf on the flash kernels; KERN_ENODEV for a shape they do
  * not take (kern.c then widens the copies for the reference kernels). */
 static int cuda_attn_fwd_bf(struct kern_ctx *k, const struct kern_attn *a,
@@ -883,6 +892,11 @@ static struct kern_ops make_ops(void)
 	o.round_bf16 = kern_cuda_round_bf16;
 	o.round_bf16_copy = kern_cuda_round_bf16_copy;
 	o.gemm_bf = cuda_gemm_bf;
+	o.gemm_bf16 = cuda_gemm_bf16;
+	o.ce_max_b16 = kern_cuda_ce_max_b16;
+	o.ce_sumexp_b16 = kern_cuda_ce_sumexp_b16;
+	o.ce_target_b16 = kern_cuda_ce_target_b16;
+	o.ce_bwd_b16 = kern_cuda_ce_bwd_b16;
 	o.attn_fwd_bf = cuda_attn_fwd_bf;
 	o.attn_bwd_bf = cuda_attn_bwd_bf;
 	o.bias_add = kern_cuda_bias_add;

@@ -205,6 +205,22 @@ int kern_cuda_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
 		       const int32_t *qpos, const int32_t *kpos, float *dq,
 		       float *dk, float *dv);
 
+/* kernels/kern_cuda_ce16.cu */
+int kern_cuda_ce_max_b16(struct kern_ctx *k, long long rows, long long cols,
+			 long long nvalid, const uint16_t *l16, float *max);
+int kern_cuda_ce_sumexp_b16(struct kern_ctx *k, long long rows,
+			    long long cols, long long nvalid,
+			    const uint16_t *l16, const float *max, float *sum);
+int kern_cuda_ce_target_b16(struct kern_ctx *k, long long rows,
+			    long long cols, long long first,
+			    const int32_t *targets, const uint16_t *l16,
+			    float *target);
+int kern_cuda_ce_bwd_b16(struct kern_ctx *k, long long rows, long long cols,
+			 long long nvalid, long long first,
+			 const int32_t *targets, const float *max,
+			 const float *sum, float scale, const uint16_t *l16,
+			 uint16_t *d16);
+
 /* kernels/kern_cuda_bf16.cu */
 int kern_cuda_to_bf16(struct kern_ctx *k, long long n, const float *x,
 		      uint16_t *y);
@@ -233,6 +249,12 @@ int kern_fast_gemm_bf(struct cuda_impl *c, int ta, int tb, long long m,
 		      const uint16_t *a16, long long lda, const float *b,
 		      const uint16_t *b16, long long ldb, float beta,
 		      float *cc, long long ldc);
+/* kern_gemm_bf16: C16 = op(A) op(B) rounded to bf16 by cuBLASLt's
+ * epilogue, from the copies alone. */
+int kern_fast_gemm_bf16(struct cuda_impl *c, int ta, int tb, long long m,
+			long long n, long long kd, const uint16_t *a16,
+			long long lda, const uint16_t *b16, long long ldb,
+			uint16_t *c16);
 int kern_fast_attn_ok(const struct kern_attn *a);
 int kern_fast_attn_fwd(struct cuda_impl *c, const struct kern_attn *a,
 		       const float *q, const float *kk, const float *v,

@@ -220,6 +220,18 @@ int kern_fast_gemm_bf(struct cuda_impl *c, int ta, int tb, long long m,
 			    beta, cc, KERN_LT_F32, ldc, NULL);
 }
 
+int kern_fast_gemm_bf16(struct cuda_impl *c, int ta, int tb, long long m,
+			long long n, long long kd, const uint16_t *a16,
+			long long lda, const uint16_t *b16, long long ldb,
+			uint16_t *c16)
+{
+	struct kern_fast *f;
+
+	KERN_TRY(fast_get(c, &f));
+	return kern_lt_gemm(f->lt, ta, tb, m, n, kd, 1.0f, a16, lda, b16, ldb,
+			    0.0f, c16, KERN_LT_BF16, n, NULL);
+}
+
 /* ---- attention ---------------------------------------------------------- */
 
 int kern_fast_attn_ok(const struct kern_attn *a)

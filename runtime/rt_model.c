@@ -226,8 +226,11 @@ enum act_size {
 /* When an entry is allocated; else it aliases `alias` (or stays NULL). */
 enum act_when { W_ALL, W_SP, W_QKN, W_AG, W_AGMB, W_P2P };
 
-/* bf: a bf16 copy (rt_bf16_copy) of the entry before it, half its bytes,
- * allocated in bf16 runs only. */
+/* bf: BF_COPY, a bf16 copy (rt_bf16_copy) of the entry before it, half
+ * its bytes, allocated in bf16 runs only; BF_NONE, fp32 values that bf16
+ * runs keep in bf16 alone (the logits: rt_train.c head_fwd), allocated in
+ * fp32 runs only; 0, in every run. */
+enum { BF_COPY = 1, BF_NONE = 2 };
 struct act_entry {
 	const char *name;
 	size_t off, alias;
@@ -237,10 +240,16 @@ struct act_entry {
 };
 
 #define NONE ((size_t)-1)
-#define LA(f, sz, w, al) { #f, offsetof(struct rt_layer_acts, f), al, sz, w, 0 }
-#define GA(f, sz, w, al) { #f, offsetof(struct rt_acts, f), al, sz, w, 0 }
-#define LB(f, sz, w, al) { #f, offsetof(struct rt_layer_acts, f), al, sz, w, 1 }
-#define GB(f, sz, w, al) { #f, offsetof(struct rt_acts, f), al, sz, w, 1 }
+#define LA(f, sz, w, al) \
+	{ #f, offsetof(struct rt_layer_acts, f), al, sz, w, 0 }
+#define GA(f, sz, w, al) \
+	{ #f, offsetof(struct rt_acts, f), al, sz, w, 0 }
+#define LB(f, sz, w, al) \
+	{ #f, offsetof(struct rt_layer_acts, f), al, sz, w, BF_COPY }
+#define GB(f, sz, w, al) \
+	{ #f, offsetof(struct rt_acts, f), al, sz, w, BF_COPY }
+#define GF(f, sz, w, al) \
+	{ #f, offsetof(struct rt_acts, f), al, sz, w, BF_NONE }
 
 static const struct act_entry layer_table[] = {
 	LA(x, A_LH, W_ALL, NONE),
@@ -286,7 +295,7 @@ static const struct act_entry global_table[] = {
 	GB(z16, A_LH, W_ALL, NONE),
 	GA(zg, A_NH, W_SP, offsetof(struct rt_acts, z)),
 	GB(zg16, A_NH, W_SP, offsetof(struct rt_acts, z16)),
-	GA(logits, A_NV, W_ALL, NONE),
+	GF(logits, A_NV, W_ALL, NONE),
 	GA(cmax, A_N, W_ALL, NONE),
 	GA(csum, A_N, W_ALL, NONE),
 	/* HEAD_N */
@@ -361,7 +370,9 @@ static int act_when_on(const struct rt_shape *s, enum act_when w)
 static int act_on(const struct rt_shape *s, int bf16,
 		  const struct act_entry *e)
 {
-	return act_when_on(s, e->when) && (!e->bf || bf16);
+	return act_when_on(s, e->when) &&
+	       (e->bf == 0 || (e->bf == BF_COPY && bf16) ||
+		(e->bf == BF_NONE && !bf16));
 }
 
 /* Its bytes. */
@@ -370,7 +381,7 @@ static long long act_bytes(const struct rt_shape *s,
 {
 	long long n = act_elems(s, e->size);
 
-	return (e->bf ? 2 : 4) * (n > 0 ? n : 1);
+	return (e->bf == BF_COPY ? 2 : 4) * (n > 0 ? n : 1);
 }
 
 #define SLOT(base, off) ((void **)(void *)((char *)(base) + (off)))
@@ -568,7 +579,7 @@ void rt_model_mem(const struct rt_shape *s, int bf16, int prefetch,
 		     (bf16 ? 2 * floats(z->n_shard) : 0);
 	mem->scratch = 4 * ((2 + !!prefetch) * floats(full) + floats(shard) +
 			    floats(z->shard_emb * s->g)) + (bf16 ? 2 * n16 : 0);
-	mem->logits = 4 * N * z->vl;
+	mem->logits = (bf16 ? 2 : 4) * N * z->vl;
 	mem->acts = s->layers * table_bytes(s, bf16, layer_table,
 					    NTAB(layer_table)) +
 		    table_bytes(s, bf16, global_table, NTAB(global_table)) +

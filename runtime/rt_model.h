@@ -227,7 +227,9 @@ struct rt_acts {
 	float *rstdf;        /* [Nl] */
 	float *z;            /* [Nl, h] final_layernorm(xL) */
 	float *zg;           /* [N, h] z gathered (SP), else z */
-	float *logits;       /* [N, Vp/T]; the backward's dlogits in place */
+	float *logits;       /* [N, Vp/T]; the backward's dlogits in place;
+				fp32 runs only: bf16 runs hold the logits
+				and their gradient in logits16 alone */
 	float *qkv;          /* [N, q + 2 kv] linear_qkv's output in its
 				weight's row order, then (backward) dq, dk,
 				dv merged the same way */

@@ -299,7 +299,9 @@ static int embed_fwd(struct rt_model *m)
 
 /* final_layernorm (of xL = pb + pr when the last layer's output is
  * pending), the output layer and the vocab-parallel CE statistics (kern.h:
- * max, then target logit and sum of exp, reduced over TP). */
+ * max, then target logit and sum of exp, reduced over TP). bf16 runs keep
+ * the logits in bf16 alone, as Megatron-core's bf16 output layer gives
+ * them to its cross-entropy (kern_gemm_bf16, kern_ce_*_b16). */
 static int head_fwd(struct rt_model *m, const float *pb, const float *pr,
 		    double *loss_sum)
 {
@@ -307,21 +309,31 @@ static int head_fwd(struct rt_model *m, const float *pb, const float *pr,
 	struct rt_acts *a = &m->a;
 	struct kern_ctx *k = m->k;
 	long long N = s->tokens, h = s->h, vl = s->vl;
+	const uint16_t *l16 = a->logits16;
 	const float *W;
 	const uint16_t *W16;
 
 	RCHECK(norm_in(m, pb, pr, a->xL, m->lnf, a->z, a->rstdf, a->z16));
 	RCHECK(tp_gather_in(m, "output.in", a->z, a->zg, a->zg16));
 	RCHECK(rt_weights_next(m, &W, &W16));
-	KCHECK(kern_gemm_bf(k, 0, 1, N, vl, h, 1.0f, a->zg, a->zg16, h, W, W16,
-			    h, 0.0f, a->logits, vl));
-	KCHECK(kern_ce_max(k, N, vl, s->vvalid, a->logits, a->cmax));
+	if (m->bf16)
+		KCHECK(kern_gemm_bf16(k, 0, 1, N, vl, h, a->zg16, h, W16, h,
+				      a->logits16));
+	else
+		KCHECK(kern_gemm_bf(k, 0, 1, N, vl, h, 1.0f, a->zg, a->zg16, h,
+				    W, W16, h, 0.0f, a->logits, vl));
+	KCHECK(m->bf16 ? kern_ce_max_b16(k, N, vl, s->vvalid, l16, a->cmax) :
+	       kern_ce_max(k, N, vl, s->vvalid, a->logits, a->cmax));
 	RCHECK(coll_all_reduce(m->c, RT_K_TP, "ce.max", a->cmax, N, COLL_MAX));
-	KCHECK(kern_ce_target(k, N, vl, s->vfirst, m->targets, a->logits,
+	KCHECK(m->bf16 ? kern_ce_target_b16(k, N, vl, s->vfirst, m->targets,
+					    l16, a->ctgt) :
+	       kern_ce_target(k, N, vl, s->vfirst, m->targets, a->logits,
 			      a->ctgt));
 	RCHECK(coll_all_reduce(m->c, RT_K_TP, "ce.target", a->ctgt, N,
 			       COLL_SUM));
-	KCHECK(kern_ce_sumexp(k, N, vl, s->vvalid, a->logits, a->cmax,
+	KCHECK(m->bf16 ? kern_ce_sumexp_b16(k, N, vl, s->vvalid, l16, a->cmax,
+					    a->csum) :
+	       kern_ce_sumexp(k, N, vl, s->vvalid, a->logits, a->cmax,
 			      a->csum));
 	RCHECK(coll_all_reduce(m->c, RT_K_TP, "ce.sumexp", a->csum, N,
 			       COLL_SUM));
@@ -417,16 +429,21 @@ static int head_bwd(struct rt_model *m, float scale)
 	struct rt_acts *a = &m->a;
 	struct kern_ctx *k = m->k;
 	long long N = s->tokens, h = s->h, vl = s->vl;
-	float *dlogits = a->logits, *r; /* in place */
+	float *dlogits = a->logits, *r; /* in place (bf16: in logits16) */
 	float beta = 0.0f;
 	float *gout = s->tie ? emb_grad(m, m->out, &beta) :
 		      rt_grad_out(m, m->out, &beta);
 	const float *W;
 	const uint16_t *W16;
 
-	KCHECK(kern_ce_bwd_bf(k, N, vl, s->vvalid, s->vfirst, m->targets,
-			      a->cmax, a->csum, scale, a->logits, dlogits,
-			      a->logits16));
+	if (m->bf16)
+		KCHECK(kern_ce_bwd_b16(k, N, vl, s->vvalid, s->vfirst,
+				       m->targets, a->cmax, a->csum, scale,
+				       a->logits16, a->logits16));
+	else
+		KCHECK(kern_ce_bwd(k, N, vl, s->vvalid, s->vfirst, m->targets,
+				   a->cmax, a->csum, scale, a->logits,
+				   dlogits));
 	RCHECK(rt_weights_next(m, &W, &W16));
 	KCHECK(kern_gemm_bf(k, 0, 0, N, h, vl, 1.0f, dlogits, a->logits16, vl,
 			    W, W16, h, 0.0f, a->full_h, h));

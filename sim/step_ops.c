@@ -17,7 +17,8 @@
  *   in, y out), copy 8, zero 4, rope 8 (in place), qkv split and merge
  *   8, swiglu_fwd 12 per F (gate and up in, one out; _bf 14),
  *   swiglu_bwd 20 per F (_bf 24), ce passes 4 per logit read (ce_bwd 8:
- *   read and write; _bf 10), embedding lookup 8, its backward 12, Adam
+ *   read and write; bf16 runs hold the logits in bf16: _b16 2 and 4),
+ *   embedding lookup 8, its backward 12, Adam
  *   28 per parameter (p, m, v read and written, g read; _bf 30 where it
  *   writes the weights' bf16 copy), attention's remaining cast (the
  *   backward's dout) 6. GEMMs read bf16 copies (kern_gemm_bf): no casts.
@@ -201,9 +202,12 @@ static const struct row chunk_out[] = {
 static const struct row head_fwd[] = {
 	USE(WT_OUT),
 	GEMM(Z_N, Z_VL, Z_H, Z_ONE),
-	MEM("ce_max", 0, 4, Z_N, Z_VL),
-	MEM("ce_target", 0, 8, Z_N, Z_ONE),
-	MEM("ce_sumexp", 0, 4, Z_N, Z_VL),
+	MEM("ce_max", C_FP32, 4, Z_N, Z_VL),
+	MEM("ce_max_b16", C_BF16, 2, Z_N, Z_VL),
+	MEM("ce_target", C_FP32, 8, Z_N, Z_ONE),
+	MEM("ce_target_b16", C_BF16, 6, Z_N, Z_ONE),
+	MEM("ce_sumexp", C_FP32, 4, Z_N, Z_VL),
+	MEM("ce_sumexp_b16", C_BF16, 2, Z_N, Z_VL),
 	MEM("ce_loss", 0, 16, Z_N, Z_ONE),
 	END,
 };
@@ -211,7 +215,7 @@ static const struct row head_fwd[] = {
 /* head_bwd */
 static const struct row head_bwd[] = {
 	MEM("ce_bwd", C_FP32, 8, Z_N, Z_VL),
-	MEM("ce_bwd_bf", C_BF16, 10, Z_N, Z_VL),
+	MEM("ce_bwd_b16", C_BF16, 4, Z_N, Z_VL),
 	USE(WT_OUT),
 	GEMM(Z_N, Z_H, Z_VL, Z_ONE),
 	GEMM(Z_VL, Z_H, Z_N, Z_ONE),

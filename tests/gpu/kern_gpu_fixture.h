@@ -29,6 +29,8 @@ extern unsigned seed;
 void test_llm_kernels(void);
 /* tests/gpu/test_kernels_fast_gpu.c: the bf16 math mode. */
 void test_fast_kernels(void);
+/* tests/gpu/test_kernels_b16_gpu.c: the output layer's bf16 logits. */
+void test_b16_kernels(void);
 
 static inline void *xmalloc(size_t n)
 {

@@ -503,6 +503,7 @@ int main(void)
 	test_bf16();
 	test_llm_kernels();
 	test_fast_kernels();
+	test_b16_kernels();
 	kern_release(&C);
 	kern_release(&G);
 	printf("RESULT %d %d 0\n", n_pass, n_fail);

@@ -1,0 +1,204 @@
+/*
+ * kern_cuda_ce16: the cross-entropy pieces on bf16 logits (kern_ce_*_b16,
+ * kernels/kern.h) and the GEMM that writes them (kern_gemm_bf16, through
+ * kernels/kern_cuda_fast.cu's cuBLASLt with a bf16 C).
+ *
+ * The logits of a Llama vocabulary are the largest tensor of a step
+ * (4096 tokens x 128256 ids: 1 GB in bf16, 2 GB in fp32), read by the max
+ * and the sum of exponentials and read and written by the gradient; in
+ * bf16 each pass moves half the bytes. Rows of a multiple of 8 values
+ * from a 16-byte-aligned base are read and written 8 values (16 bytes) at
+ * a time, other shapes one value at a time. Every value is widened
+ * exactly (bf16 bits << 16), so each piece computes what the fp32 piece
+ * computes on the widened logits; the reductions sum in another order
+ * than the CPU twin's (a block's tree), as kern_cuda.cu's do.
+ */
+#include <cuda_runtime.h>
+
+#include <float.h>
+#include <stdint.h>
+
+#include "kern_cuda.h"
+
+static cudaStream_t stream_of(struct kern_ctx *k)
+{
+	return ((struct cuda_impl *)k->impl)->stream;
+}
+
+__device__ __forceinline__ static float widen(uint16_t b)
+{
+	return __uint_as_float((unsigned int)b << 16);
+}
+
+/* The 8 values of a 16-byte chunk. */
+__device__ __forceinline__ static void widen8(uint4 u, float v[8])
+{
+	unsigned int w[4] = { u.x, u.y, u.z, u.w };
+
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		v[2 * i] = __uint_as_float(w[i] << 16);
+		v[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+	}
+}
+
+/* Rows are read 8 at a time: cols a multiple of 8, base 16-byte aligned. */
+static int vec8(long long cols, const void *p)
+{
+	return cols % 8 == 0 && (uintptr_t)p % 16 == 0;
+}
+
+/* One block per row: the max of its first nvalid values (-FLT_MAX when
+ * none), or (SUM) the sum of exp(l - max[r]). */
+template <int SUM>
+__global__ static void ce_row_k(long long rows, long long cols,
+				long long nvalid, int vec, const uint16_t *l16,
+				const float *max, float *out)
+{
+	for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
+		const uint16_t *l = l16 + r * cols;
+		float acc = SUM ? 0.0f : -FLT_MAX, mr = SUM ? max[r] : 0.0f;
+		long long j0 = vec ? nvalid / 8 * 8 : 0;
+
+		for (long long c = threadIdx.x; c < j0 / 8; c += blockDim.x) {
+			float v[8];
+
+			widen8(((const uint4 *)l)[c], v);
+#pragma unroll
+			for (int i = 0; i < 8; i++)
+				acc = SUM ? acc + expf(v[i] - mr) :
+					    fmaxf(acc, v[i]);
+		}
+		for (long long j = j0 + threadIdx.x; j < nvalid; j += blockDim.x)
+			acc = SUM ? acc + expf(widen(l[j]) - mr) :
+				    fmaxf(acc, widen(l[j]));
+		acc = SUM ? block_sum(acc) : block_max(acc);
+		if (threadIdx.x == 0)
+			out[r] = acc;
+	}
+}
+
+__global__ static void ce_target_b16_k(long long rows, long long cols,
+				       long long first, const int32_t *targets,
+				       const uint16_t *l16, float *target)
+{
+	GRID_STRIDE(r, rows) {
+		long long j = (long long)targets[r] - first;
+
+		target[r] = j >= 0 && j < cols ? widen(l16[r * cols + j]) :
+						 0.0f;
+	}
+}
+
+/* d = scale (softmax - onehot) of one widened logit of row r; 0 past
+ * nvalid. */
+__device__ __forceinline__ static float ce_grad(float l, long long j,
+						long long nvalid, long long t,
+						float mr, float inv,
+						float scale)
+{
+	float p;
+
+	if (j >= nvalid)
+		return 0.0f;
+	p = expf(l - mr) * inv;
+	return scale * (j == t ? p - 1.0f : p);
+}
+
+/* The gradient of the 8 logits of chunk c (columns 8c ..) of a row. */
+__device__ __forceinline__ static uint4 ce_grad8(uint4 u, long long c,
+						 long long nvalid, long long t,
+						 float mr, float inv,
+						 float scale)
+{
+	float v[8], d[8];
+
+	widen8(u, v);
+#pragma unroll
+	for (int i = 0; i < 8; i++)
+		d[i] = ce_grad(v[i], 8 * c + i, nvalid, t, mr, inv, scale);
+	return make_uint4(bf16_pair(d[0], d[1]), bf16_pair(d[2], d[3]),
+			  bf16_pair(d[4], d[5]), bf16_pair(d[6], d[7]));
+}
+
+/* Grid (column chunks, rows): a thread owns chunks of 8 columns of a row
+ * (single columns where rows are not read 8 at a time) and reads only its
+ * own values before writing them, so d16 may alias l16. */
+__global__ static void ce_bwd_b16_k(long long rows, long long cols,
+				    long long nvalid, long long first, int vec,
+				    const int32_t *targets, const float *max,
+				    const float *sum, float scale,
+				    const uint16_t *l16, uint16_t *d16)
+{
+	long long c0 = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+	long long step = (long long)gridDim.x * blockDim.x;
+	long long chunks = vec ? cols / 8 : cols;
+
+	for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
+		long long t = (long long)targets[r] - first;
+		float mr = max[r], inv = 1.0f / sum[r];
+		const uint16_t *l = l16 + r * cols;
+		uint16_t *d = d16 + r * cols;
+
+		for (long long c = c0; c < chunks; c += step) {
+			if (vec)
+				((uint4 *)d)[c] = ce_grad8(
+					((const uint4 *)l)[c], c, nvalid, t,
+					mr, inv, scale);
+			else
+				d[c] = bf16_bits(ce_grad(widen(l[c]), c,
+							 nvalid, t, mr, inv,
+							 scale));
+		}
+	}
+}
+
+int kern_cuda_ce_max_b16(struct kern_ctx *k, long long rows, long long cols,
+			 long long nvalid, const uint16_t *l16, float *max)
+{
+	ce_row_k<0><<<rows_grid(rows), KERN_CUDA_THREADS, 0, stream_of(k)>>>(
+		rows, cols, nvalid, vec8(cols, l16), l16, NULL, max);
+	LAUNCHCHECK(ce_row_k);
+	return 0;
+}
+
+int kern_cuda_ce_sumexp_b16(struct kern_ctx *k, long long rows,
+			    long long cols, long long nvalid,
+			    const uint16_t *l16, const float *max, float *sum)
+{
+	ce_row_k<1><<<rows_grid(rows), KERN_CUDA_THREADS, 0, stream_of(k)>>>(
+		rows, cols, nvalid, vec8(cols, l16), l16, max, sum);
+	LAUNCHCHECK(ce_row_k);
+	return 0;
+}
+
+int kern_cuda_ce_target_b16(struct kern_ctx *k, long long rows,
+			    long long cols, long long first,
+			    const int32_t *targets, const uint16_t *l16,
+			    float *target)
+{
+	ce_target_b16_k<<<blocks_for(rows), KERN_CUDA_THREADS, 0,
+			  stream_of(k)>>>(rows, cols, first, targets, l16,
+					  target);
+	LAUNCHCHECK(ce_target_b16_k);
+	return 0;
+}
+
+int kern_cuda_ce_bwd_b16(struct kern_ctx *k, long long rows, long long cols,
+			 long long nvalid, long long first,
+			 const int32_t *targets, const float *max,
+			 const float *sum, float scale, const uint16_t *l16,
+			 uint16_t *d16)
+{
+	int vec = vec8(cols, l16) && vec8(cols, d16);
+	long long chunks = vec ? cols / 8 : cols;
+	dim3 grid(blocks_for(chunks), (unsigned)rows_grid(rows));
+
+	if (chunks == 0)
+		return 0;
+	ce_bwd_b16_k<<<grid, KERN_CUDA_THREADS, 0, stream_of(k)>>>(
+		rows, cols, nvalid, first, vec, targets, max, sum, scale, l16,
+		d16);
+	LAUNCHCHECK(ce_bwd_b16_k);
+	return 0;
+}

@@ -1,0 +1,178 @@
+/*
+ * test_kernels_b16_gpu: the output layer's bf16 logits on the CUDA twin
+ * (kern_gemm_bf16 through cuBLASLt, kernels/kern_cuda_ce16.cu's
+ * cross-entropy pieces) against the CPU twin (kern.c: the fp32 pieces on
+ * the widened values, then the rounding). Linked into test_kernels_gpu.
+ *
+ * Shapes: a Llama 3 vocabulary row (128256 ids, 8 at a time), a width
+ * that is not a multiple of 8 (one value at a time) with masked columns,
+ * and a short one whose last chunk of 8 is partly masked; targets in and
+ * out of the rank's range; the gradient in place over its logits.
+ *
+ * Tolerances and why:
+ *  - gemm_bf16_out 4e-3 (TOL_BF_OUT): both sides round fp32 sums of exact
+ *    products to bf16; the sums' order differs (tensor cores against the
+ *    CPU's BLAS), so an element may round the other way (2^-8 relative).
+ *  - ce_max_b16, ce_target_b16 0: the max of, and a value moved from, the
+ *    same widened values.
+ *  - ce_sumexp_b16 1e-4 (TOL_RED): fp32 sums of 128256 terms in a block's
+ *    tree order against the CPU's running sum, and the device's expf.
+ *  - ce_bwd_b16 4e-3 (TOL_BF_OUT): rounded to bf16 on both sides, the
+ *    device's expf against the C library's (as producers_bf).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kern.h"
+#include "kern_gpu_fixture.h"
+
+#define TOL_BF_OUT 4e-3
+
+/* bf16 bits widened on the host. */
+static float *widened(const uint16_t *h, long long n)
+{
+	float *f = xmalloc((size_t)n * sizeof(float));
+
+	for (long long i = 0; i < n; i++) {
+		uint32_t u = (uint32_t)h[i] << 16;
+
+		memcpy(&f[i], &u, sizeof(u));
+	}
+	return f;
+}
+
+/* n random bf16 values in [-scale, scale) (host bits). */
+static uint16_t *rnd_bf16(long long n, float scale)
+{
+	float *x = rnd(n, scale);
+	uint16_t *h = xmalloc((size_t)n * sizeof(uint16_t));
+
+	if (kern_to_bf16(&C, n, x, h))
+		memset(h, 0, (size_t)n * sizeof(uint16_t));
+	free(x);
+	return h;
+}
+
+/* The device's bf16 d16 against the CPU's c16, both widened. */
+static void see_bf16(struct verdict *v, const uint16_t *d16,
+		     const uint16_t *c16, long long n)
+{
+	uint16_t *g = xmalloc((size_t)n * sizeof(uint16_t));
+	float *gw, *cw;
+
+	see_rc(v, down(g, d16, (size_t)n * sizeof(uint16_t)));
+	gw = widened(g, n);
+	cw = widened(c16, n);
+	see(v, relerr(gw, cw, n));
+	free(g);
+	free(gw);
+	free(cw);
+}
+
+static void see_f32(struct verdict *v, const float *d, const float *c,
+		    long long n)
+{
+	float *g = xmalloc((size_t)n * sizeof(float));
+
+	see_rc(v, down(g, d, (size_t)n * sizeof(float)));
+	see(v, relerr(g, c, n));
+	free(g);
+}
+
+/* C16 = round(A B^T), the output layer's forward shape (m tokens, n ids,
+ * kd hidden), and dX = dL W (the backward's first GEMM, bf16 operands). */
+static void test_gemm_bf16(void)
+{
+	static const long long dims[][3] = {
+		{ 64, 1000, 256 }, { 17, 33, 65 }, { 128, 4096, 512 },
+	};
+	struct verdict v = { 0, 0 };
+
+	for (size_t s = 0; s < sizeof(dims) / sizeof(dims[0]); s++) {
+		long long m = dims[s][0], n = dims[s][1], kd = dims[s][2];
+		uint16_t *a = rnd_bf16(m * kd, 1), *b = rnd_bf16(n * kd, 1);
+		uint16_t *c = xmalloc((size_t)(m * n) * 2), *dc = NULL;
+		uint16_t *da = up(a, (size_t)(m * kd) * 2);
+		uint16_t *db = up(b, (size_t)(n * kd) * 2);
+
+		see_rc(&v, kern_gemm_bf16(&C, 0, 1, m, n, kd, a, kd, b, kd, c));
+		see_rc(&v, kern_alloc(&G, (size_t)(m * n) * 2, (void **)&dc));
+		see_rc(&v, kern_gemm_bf16(&G, 0, 1, m, n, kd, da, kd, db, kd,
+					  dc));
+		see_bf16(&v, dc, c, m * n);
+		kern_free(&G, da);
+		kern_free(&G, db);
+		kern_free(&G, dc);
+		free(a);
+		free(b);
+		free(c);
+	}
+	report("gemm_bf16_out", &v, TOL_BF_OUT);
+}
+
+static void test_ce_b16(void)
+{
+	static const long long dims[][3] = { /* rows, cols, nvalid */
+		{ 16, 128256, 128256 }, { 37, 1001, 990 }, { 5, 24, 20 },
+	};
+	struct verdict vm = { 0, 0 }, vt = { 0, 0 }, vs = { 0, 0 };
+	struct verdict vb = { 0, 0 };
+
+	for (size_t s = 0; s < sizeof(dims) / sizeof(dims[0]); s++) {
+		long long r = dims[s][0], c = dims[s][1], nv = dims[s][2];
+		long long first = 7;
+		uint16_t *l = rnd_bf16(r * c, 8);
+		uint16_t *cd = xmalloc((size_t)(r * c) * 2);
+		float *mx = xmalloc((size_t)r * 4), *sm = xmalloc((size_t)r * 4);
+		float *tg = xmalloc((size_t)r * 4);
+		int32_t *t = rnd_ids(r, 0, (int32_t)(c + 2 * first));
+		uint16_t *dl = up(l, (size_t)(r * c) * 2);
+		int32_t *dt = up(t, (size_t)r * 4);
+		float *dmx = NULL, *dsm = NULL, *dtg = NULL;
+
+		see_rc(&vm, kern_alloc(&G, (size_t)r * 4, (void **)&dmx));
+		see_rc(&vm, kern_alloc(&G, (size_t)r * 4, (void **)&dsm));
+		see_rc(&vm, kern_alloc(&G, (size_t)r * 4, (void **)&dtg));
+		see_rc(&vm, kern_ce_max_b16(&C, r, c, nv, l, mx));
+		see_rc(&vm, kern_ce_max_b16(&G, r, c, nv, dl, dmx));
+		see_f32(&vm, dmx, mx, r);
+		see_rc(&vt, kern_ce_target_b16(&C, r, c, first, t, l, tg));
+		see_rc(&vt, kern_ce_target_b16(&G, r, c, first, dt, dl, dtg));
+		see_f32(&vt, dtg, tg, r);
+		/* the sums and the gradient from the same max on both sides */
+		see_rc(&vs, kern_upload(&G, dmx, mx, (size_t)r * 4));
+		see_rc(&vs, kern_ce_sumexp_b16(&C, r, c, nv, l, mx, sm));
+		see_rc(&vs, kern_ce_sumexp_b16(&G, r, c, nv, dl, dmx, dsm));
+		see_f32(&vs, dsm, sm, r);
+		see_rc(&vb, kern_upload(&G, dsm, sm, (size_t)r * 4));
+		see_rc(&vb, kern_ce_bwd_b16(&C, r, c, nv, first, t, mx, sm,
+					    0.5f, l, cd));
+		see_rc(&vb, kern_ce_bwd_b16(&G, r, c, nv, first, dt, dmx, dsm,
+					    0.5f, dl, dl)); /* in place */
+		see_bf16(&vb, dl, cd, r * c);
+		kern_free(&G, dl);
+		kern_free(&G, dt);
+		kern_free(&G, dmx);
+		kern_free(&G, dsm);
+		kern_free(&G, dtg);
+		free(l); free(cd); free(mx); free(sm); free(tg); free(t);
+	}
+	report("ce_max_b16", &vm, 0);
+	report("ce_target_b16", &vt, 0);
+	report("ce_sumexp_b16", &vs, TOL_RED);
+	report("ce_bwd_b16", &vb, TOL_BF_OUT);
+}
+
+void test_b16_kernels(void)
+{
+	struct verdict v = { 0, 0 };
+
+	see_rc(&v, kern_set_math(&G, KERN_MATH_BF16));
+	test_gemm_bf16();
+	test_ce_b16();
+	see_rc(&v, kern_set_math(&G, KERN_MATH_FP32));
+	report("b16_math_mode", &v, 0);
+}
