@@ -760,6 +760,28 @@ int kern_ce_bwd_b16(struct kern_ctx *k, long long rows, long long cols,
 	return b16_done(k, l, rc);
 }
 
+int kern_embed_fwd_b16(struct kern_ctx *k, long long n, long long h,
+		       long long first, long long rows,
+		       const uint16_t *table16, const int32_t *tokens,
+		       float *out)
+{
+	float *t = NULL;
+	int rc;
+
+	if (n < 0 || h < 1 || first < 0 || rows < 0 ||
+	    !OK_N(table16, rows * h) || !OK_N(tokens, n) || !OK_N(out, n * h))
+		return KERN_EINVAL;
+	if (!n)
+		return 0;
+	if (HAS_OP(k, embed_fwd_b16))
+		return RUN(MEM, embed_fwd_b16, n, h, first, rows, table16,
+			   tokens, out);
+	rc = b16_widen(k, rows * h, table16, &t);
+	if (!rc)
+		rc = kern_embed_fwd(k, n, h, first, rows, t, tokens, out);
+	return b16_done(k, t, rc);
+}
+
 int kern_rope(struct kern_ctx *k, long long rows, long long heads,
 	      long long hd, double theta, const int32_t *pos, int inverse,
 	      float *x)

@@ -250,6 +250,10 @@ struct kern_ops {
 			  const int32_t *targets, const float *max,
 			  const float *sum, float scale, const uint16_t *l16,
 			  uint16_t *d16);
+	int (*embed_fwd_b16)(struct kern_ctx *k, long long n, long long h,
+			     long long first, long long rows,
+			     const uint16_t *table, const int32_t *tokens,
+			     float *out);
 	int (*rope)(struct kern_ctx *k, long long rows, long long heads,
 		    long long hd, double theta, const int32_t *pos, int inverse,
 		    float *x);
@@ -484,6 +488,12 @@ int kern_ce_bwd_b16(struct kern_ctx *k, long long rows, long long cols,
 		    long long nvalid, long long first, const int32_t *targets,
 		    const float *max, const float *sum, float scale,
 		    const uint16_t *l16, uint16_t *d16);
+/* kern_embed_fwd on the table's bf16 copy (table16 [rows, h]): out gets
+ * the widened rows, fp32 as kern_embed_fwd writes them. */
+int kern_embed_fwd_b16(struct kern_ctx *k, long long n, long long h,
+		       long long first, long long rows,
+		       const uint16_t *table16, const int32_t *tokens,
+		       float *out);
 
 /* Megatron's fused query-key-value columns (linear_qkv's output,
  * megatron/core/transformer/attention.py get_query_key_value_tensors): a

@@ -205,7 +205,11 @@ int kern_cuda_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
 		       const int32_t *qpos, const int32_t *kpos, float *dq,
 		       float *dk, float *dv);
 
-/* kernels/kern_cuda_ce16.cu */
+/* kernels/kern_cuda_vocab16.cu */
+int kern_cuda_embed_fwd_b16(struct kern_ctx *k, long long n, long long h,
+			    long long first, long long rows,
+			    const uint16_t *table, const int32_t *tokens,
+			    float *out);
 int kern_cuda_ce_max_b16(struct kern_ctx *k, long long rows, long long cols,
 			 long long nvalid, const uint16_t *l16, float *max);
 int kern_cuda_ce_sumexp_b16(struct kern_ctx *k, long long rows,

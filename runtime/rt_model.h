@@ -424,9 +424,9 @@ int rt_layer_acts_alloc(struct rt_model *m, struct rt_layer_acts *la);
  * the math uses it: in bf16 runs the shard's bf16 copy (m->param16) is
  * gathered as bf16 (half the bytes) into m->full16 (with one GTP rank it
  * is the tensor already), *full16 set to it, the fp32 master shard staying
- * as it is, and widened into m->full only when `widen` is set. */
+ * as it is. */
 int rt_gather_weight(struct rt_model *m, const struct rt_weight *w,
-		     int widen, const uint16_t **full16);
+		     const uint16_t **full16);
 /* bf16 runs: m->param16 = the sharded weights rounded to bf16, what the
  * GTP gathers send (and, with one GTP rank, what the GEMMs read as it
  * is). The weights change only in the optimizer step (Adam writes
@@ -444,10 +444,9 @@ int rt_gather_weight_exact(struct rt_model *m, const struct rt_weight *w);
  * (rt_forward_chunk): the embedding on stage 0's chunk 0 only, the output
  * layer on the last stage's last chunk only. It gets each with
  * rt_weights_next(), which returns the TP-local tensor as the math uses it
- * (rt_gather_weight): in fp32 runs *full; in bf16 runs the gathered bf16
- * tensor as *full16 (*full NULL: kern_gemm_bf reads it as it is), or, when
- * the caller passes full16 NULL (the embedding's lookup), widened into
- * *full. Just in time (prefetch off), each is gathered when
+ * (rt_gather_weight): in fp32 runs *full (*full16 NULL); in bf16 runs the
+ * gathered bf16 tensor as *full16 (*full NULL: kern_gemm_bf and
+ * kern_embed_fwd_b16 read it as it is). Just in time (prefetch off), each is gathered when
  * it is asked for; with prefetch rt_weights_begin starts the first, and
  * each rt_weights_next, once its weight has arrived, starts the gather of
  * the one after, into the other buffer, so that it runs while this one is

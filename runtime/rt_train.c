@@ -88,22 +88,33 @@ static int tp_reduce(struct rt_model *m, const char *what, float *full,
 				   s->local * s->h);
 }
 
-/* The backward of tp_reduce for a gradient dx [local, h]: into full as
- * all N rows (all-gathered with SP, copied without), rounded for the GEMMs
- * that read it, with its bf16 copy in a.full_h16 (bf16 runs; full is
- * always a.full_h). */
+/* The backward of tp_reduce for a gradient dx [local, h]: all N rows
+ * (all-gathered with SP into full = a.full_h) for the GEMMs that read it,
+ * *in the fp32 operand to hand them. bf16 runs hand them only its bf16
+ * rounding, a.full_h16 (written from dx, or from full with SP), and *in
+ * is NULL: the GEMMs read the copy alone (kern_gemm_bf). fp32 runs: *in
+ * is full, a copy of dx without SP. */
 static int tp_grad_in(struct rt_model *m, const char *what, const float *dx,
-		      float *full)
+		      const float **in)
 {
 	const struct rt_shape *s = &m->s;
+	float *full = m->a.full_h;
+	long long n = s->tokens * s->h;
 
-	if (s->sp)
+	if (s->sp) {
 		RCHECK(coll_all_gather(m->c, RT_K_TP, what, dx, full,
 				       s->local * s->h));
-	else
-		KCHECK(kern_copy(m->k, full, dx, (size_t)(s->tokens * s->h) *
-				 sizeof(float)));
-	return rt_bf16_copy(m, full, m->a.full_h16, s->tokens * s->h);
+		dx = full;
+	}
+	if (m->bf16 && m->a.full_h16) {
+		*in = NULL;
+		KCHECK(kern_to_bf16(m->k, n, dx, m->a.full_h16));
+		return 0;
+	}
+	*in = full;
+	if (!s->sp)
+		KCHECK(kern_copy(m->k, full, dx, (size_t)n * sizeof(float)));
+	return rt_bf16(m, full, n);
 }
 
 const char *rt_label(char *buf, size_t n, const char *w, const char *sfx)
@@ -286,10 +297,18 @@ static int embed_fwd(struct rt_model *m)
 	const struct rt_shape *s = &m->s;
 	float *x0 = s->chunk_layers ? m->la[0].x : m->a.xL, *r;
 	const float *W;
+	const uint16_t *W16;
 
-	RCHECK(rt_weights_next(m, &W, NULL));
-	KCHECK(kern_embed_fwd(m->k, s->tokens, s->h, s->vfirst,
-			      m->emb->d0_real, W, m->tokens, m->a.full_h));
+	/* bf16 runs look up the rows in the table's bf16 copy */
+	RCHECK(rt_weights_next(m, &W, &W16));
+	if (W16)
+		KCHECK(kern_embed_fwd_b16(m->k, s->tokens, s->h, s->vfirst,
+					  m->emb->d0_real, W16, m->tokens,
+					  m->a.full_h));
+	else
+		KCHECK(kern_embed_fwd(m->k, s->tokens, s->h, s->vfirst,
+				      m->emb->d0_real, W, m->tokens,
+				      m->a.full_h));
 	RCHECK(tp_reduce(m, "embedding.out", m->a.full_h, x0, &r));
 	if (r != x0)
 		KCHECK(kern_copy(m->k, x0, r, (size_t)(s->local * s->h) *
@@ -472,17 +491,18 @@ static int row_linear_bwd(struct rt_model *m, const struct rt_weight *w,
 	long long N = s->tokens, h = s->h;
 	const float *W;
 	const uint16_t *W16;
+	const float *dout;
 	float beta, *g;
 	char what[64];
 
 	RCHECK(tp_grad_in(m, rt_label(what, sizeof(what), w->name, "dout"),
-			  a->dx, a->full_h));
+			  a->dx, &dout));
 	RCHECK(rt_weights_next(m, &W, &W16));
-	KCHECK(kern_gemm_bf(m->k, 0, 0, N, n, h, 1.0f, a->full_h, a->full_h16,
-			    h, W, W16, n, 0.0f, din, n));
+	KCHECK(kern_gemm_bf(m->k, 0, 0, N, n, h, 1.0f, dout, a->full_h16, h,
+			    W, W16, n, 0.0f, din, n));
 	g = rt_grad_out(m, w, &beta);
-	KCHECK(kern_gemm_bf(m->k, 1, 0, h, n, N, 1.0f, a->full_h, a->full_h16,
-			    h, in, in16, n, beta, g, n));
+	KCHECK(kern_gemm_bf(m->k, 1, 0, h, n, N, 1.0f, dout, a->full_h16, h,
+			    in, in16, n, beta, g, n));
 	return rt_scatter_grad(m, w, g);
 }
 

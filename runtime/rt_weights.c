@@ -43,7 +43,7 @@ static int gather_is_own(const struct rt_model *m)
 }
 
 int rt_gather_weight(struct rt_model *m, const struct rt_weight *w,
-		     int widen, const uint16_t **full16)
+		     const uint16_t **full16)
 {
 	long long n = w->shard * w->d1;
 
@@ -54,8 +54,6 @@ int rt_gather_weight(struct rt_model *m, const struct rt_weight *w,
 	if (!gather_is_own(m))
 		RCHECK(coll_all_gather_bf16(m->c, RT_K_GTP, w->name,
 					    shard16_of(m, w), m->full16, n));
-	if (widen)
-		KCHECK(kern_from_bf16(m->k, n * m->s.g, *full16, m->full));
 	return 0;
 }
 
@@ -124,7 +122,6 @@ int rt_weights_next(struct rt_model *m, const float **full,
 		    const uint16_t **full16)
 {
 	int i = m->seq_next, b = i % 2;
-	int widen = !full16; /* the caller wants fp32 values */
 	const struct rt_weight *w;
 	const uint16_t *f16;
 
@@ -133,18 +130,14 @@ int rt_weights_next(struct rt_model *m, const float **full,
 				"it named");
 	m->seq_next++;
 	w = m->seq[i];
-	if (full16)
-		*full16 = NULL;
+	*full16 = NULL;
 	if (!m->prefetch) {
-		RCHECK(rt_gather_weight(m, w, widen, &f16));
+		RCHECK(rt_gather_weight(m, w, &f16));
 		*full = m->full;
 	} else {
 		RCHECK(coll_all_gather_wait(m->c, b));
 		f16 = !m->bf16 ? NULL : gather_is_own(m) ? shard16_of(m, w) :
 		      full16_of(m, b);
-		if (f16 && widen)
-			KCHECK(kern_from_bf16(m->k, w->shard * w->d1 * m->s.g,
-					      f16, full_of(m, b)));
 		/* the next weight's gather runs while this one is used: into
 		 * the other buffers, which the previous weight's calls,
 		 * queued before this point, have finished reading in stream
@@ -153,7 +146,7 @@ int rt_weights_next(struct rt_model *m, const float **full,
 			RCHECK(start_gather(m, i + 1));
 		*full = full_of(m, b);
 	}
-	if (f16 && !widen) {
+	if (f16) {
 		*full = NULL;
 		*full16 = f16;
 	}

@@ -56,8 +56,7 @@ enum kind {
 	K_GEMM,   /* m = a, n = b, k = c; 2 m n k FLOPs */
 	K_ATTN_F, /* attention forward of the layer */
 	K_ATTN_B, /* and its backward */
-	K_USE,    /* rt_weights_next: the gather block of weight `w` (cast
-		     set: widened for fp32 use, USE_W) */
+	K_USE,    /* rt_weights_next: the gather block of weight `w` */
 	K_SCATTER /* rt_scatter_grad: the scatter block of weight `w` */
 };
 
@@ -92,22 +91,20 @@ struct row {
 	double per;         /* bytes per element */
 	enum sym a, b, c;   /* elements: a x b x c; GEMM: m, n, k */
 	enum sym rep;       /* repeated this many times */
-	int widen;          /* K_USE: the weight widened to fp32 (USE_W) */
 	enum wt w;          /* K_USE, K_SCATTER */
 };
 
 #define MEM(op, when, per, a, b) { op, K_MEM, when, per, a, b, Z_ONE, \
-				   Z_ONE, 0, WT_NONE }
+				   Z_ONE, WT_NONE }
 #define COPY(op, when, per, a, b) { op, K_COPY, when, per, a, b, Z_ONE, \
-				    Z_ONE, 0, WT_NONE }
-#define GEMM(m, n, k, rep) { "gemm", K_GEMM, 0, 0, m, n, k, rep, 0, WT_NONE }
-#define USE(w) { "gather", K_USE, 0, 0, Z_ONE, Z_ONE, Z_ONE, Z_ONE, 0, w }
-#define USE_W(w) { "gather", K_USE, 0, 0, Z_ONE, Z_ONE, Z_ONE, Z_ONE, 1, w }
+				    Z_ONE, WT_NONE }
+#define GEMM(m, n, k, rep) { "gemm", K_GEMM, 0, 0, m, n, k, rep, WT_NONE }
+#define USE(w) { "gather", K_USE, 0, 0, Z_ONE, Z_ONE, Z_ONE, Z_ONE, w }
 #define SCATTER(w, when) { "scatter", K_SCATTER, when, 0, Z_ONE, Z_ONE, \
-			   Z_ONE, Z_ONE, 0, w }
-#define ATTN(k) { "attention", k, 0, 0, Z_ONE, Z_ONE, Z_ONE, Z_ONE, 0, \
+			   Z_ONE, Z_ONE, w }
+#define ATTN(k) { "attention", k, 0, 0, Z_ONE, Z_ONE, Z_ONE, Z_ONE, \
 		  WT_NONE }
-#define END { NULL, K_MEM, 0, 0, Z_ONE, Z_ONE, Z_ONE, Z_ONE, 0, WT_NONE }
+#define END { NULL, K_MEM, 0, 0, Z_ONE, Z_ONE, Z_ONE, Z_ONE, WT_NONE }
 
 /* ---- the table ---------------------------------------------------------- */
 
@@ -128,10 +125,11 @@ static const struct row load[] = {
 	END,
 };
 
-/* embed_fwd: its table widened from the bf16 copy (USE_W) */
+/* embed_fwd: bf16 runs look the rows up in the table's bf16 copy */
 static const struct row embed_fwd[] = {
-	USE_W(WT_EMB),
-	MEM("embed_fwd", 0, 8, Z_N, Z_H),
+	USE(WT_EMB),
+	MEM("embed_fwd", C_FP32, 8, Z_N, Z_H),
+	MEM("embed_fwd_b16", C_BF16, 6, Z_N, Z_H),
 	COPY("copy", C_NOSP, 8, Z_NL, Z_H),    /* tp_reduce's result to x0 */
 	END,
 };
@@ -224,10 +222,11 @@ static const struct row head_bwd[] = {
 	END,
 };
 
-/* mlp_block_bwd (tp_grad_in: a copy without SP, then the bf16 copy) */
+/* mlp_block_bwd (tp_grad_in: a copy without SP in fp32 runs; bf16 runs
+ * write the gradient's bf16 rounding alone) */
 static const struct row mlp_bwd[] = {
-	COPY("copy", C_NOSP, 8, Z_N, Z_H),
-	MEM("round_bf16_copy", C_BF16, 10, Z_N, Z_H),
+	COPY("copy", C_NOSP | C_FP32, 8, Z_N, Z_H),
+	MEM("to_bf16", C_BF16, 6, Z_N, Z_H),
 	USE(WT_FC2),
 	GEMM(Z_N, Z_FL, Z_H, Z_ONE),
 	GEMM(Z_H, Z_FL, Z_N, Z_ONE),
@@ -245,8 +244,8 @@ static const struct row mlp_bwd[] = {
 /* attn_block_bwd with attn_core_bwd and qkv_bwd (dq, dk, dv merged for
  * one GEMM each way) */
 static const struct row attn_bwd[] = {
-	COPY("copy", C_NOSP, 8, Z_N, Z_H),
-	MEM("round_bf16_copy", C_BF16, 10, Z_N, Z_H),
+	COPY("copy", C_NOSP | C_FP32, 8, Z_N, Z_H),
+	MEM("to_bf16", C_BF16, 6, Z_N, Z_H),
 	USE(WT_PROJ),
 	GEMM(Z_N, Z_QL, Z_H, Z_ONE),
 	GEMM(Z_H, Z_QL, Z_N, Z_ONE),
@@ -284,9 +283,9 @@ static const struct row embed_bwd[] = {
 /* finish_grads: Adam (the runtime's default optimizer), writing the
  * weights' bf16 copy in bf16 runs */
 static const struct row step_end[] = {
-	{ "adam", K_OPTIM, C_FP32, 28, Z_PARAMS, Z_ONE, Z_ONE, Z_ONE, 0,
+	{ "adam", K_OPTIM, C_FP32, 28, Z_PARAMS, Z_ONE, Z_ONE, Z_ONE,
 	  WT_NONE },
-	{ "adam_bf", K_OPTIM, C_BF16, 30, Z_PARAMS, Z_ONE, Z_ONE, Z_ONE, 0,
+	{ "adam_bf", K_OPTIM, C_BF16, 30, Z_PARAMS, Z_ONE, Z_ONE, Z_ONE,
 	  WT_NONE },
 	END,
 };
@@ -299,16 +298,10 @@ static const struct row loss_end[] = {
 };
 
 /* rt_weights_next's gather of a weight (rt_gather_weight): bf16 runs
- * gather the weights' bf16 copy (nothing to do with one GTP rank) and
- * widen it only for the embedding's lookup (USE_W); fp32 runs gather
- * the weight (a copy with one GTP rank) */
+ * gather the weights' bf16 copy (nothing to do with one GTP rank); fp32
+ * runs gather the weight (a copy with one GTP rank) */
 static const struct row gather[] = {
 	COPY("copy", C_FP32 | C_G1, 8, Z_WS, Z_ONE),
-	END,
-};
-
-static const struct row gather_widen[] = {
-	MEM("from_bf16", C_BF16, 6, Z_W, Z_ONE),
 	END,
 };
 
@@ -444,8 +437,8 @@ static void play(struct step_walk *w, const struct row *rows, enum wt cur);
 
 /* rt_weights_next: the weight's GTP all-gather (exposed, or with
  * prefetch hidden behind the compute since the previous weight's use),
- * then the gather block's kernels (and the widening, `widen`). */
-static void use(struct step_walk *w, enum wt t, int widen)
+ * then the gather block's kernels. */
+static void use(struct step_walk *w, enum wt t)
 {
 	const struct prog_rt_shape *s = w->s;
 	struct cost_model *cm = w->cm;
@@ -471,8 +464,6 @@ static void use(struct step_walk *w, enum wt t, int widen)
 	w->first_use = 0;
 	w->seg_us = 0;
 	play(w, gather, t);
-	if (widen)
-		play(w, gather_widen, t);
 }
 
 static void play(struct step_walk *w, const struct row *rows, enum wt cur)
@@ -508,7 +499,7 @@ static void play(struct step_walk *w, const struct row *rows, enum wt cur)
 			add_attn(w, r->kind == K_ATTN_B);
 			break;
 		case K_USE:
-			use(w, r->w, r->widen);
+			use(w, r->w);
 			break;
 		case K_SCATTER:
 			play(w, scatter, r->w);

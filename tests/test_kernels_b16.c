@@ -1,6 +1,7 @@
 /*
- * Tests for the output layer's bf16 logits on the CPU (kern.h:
- * kern_gemm_bf16 and the cross-entropy pieces kern_ce_*_b16): each equals,
+ * Tests for the vocabulary's bf16 tensors on the CPU (kern.h: the output
+ * layer's logits, kern_gemm_bf16 and the cross-entropy pieces
+ * kern_ce_*_b16, and the lookup kern_embed_fwd_b16): each equals,
  * bit for bit, its fp32 counterpart on the widened values followed by
  * the rounding to bf16 (the CPU has no op of its own: kern.c widens, runs
  * the fp32 op, rounds), with masked columns (nvalid < cols), targets of
@@ -128,6 +129,29 @@ START_TEST(ce_pieces_on_bf16_logits)
 }
 END_TEST
 
+/* The lookup in the table's bf16 copy: the widened rows of kern_embed_fwd
+ * on the widened table, ids of another rank giving zeros. */
+START_TEST(embed_fwd_b16_looks_up_rows)
+{
+	enum { ROWS = 9, H = 12, N = 7, FIRST = 4 };
+	float *t, out[N * H], want[N * H];
+	uint16_t *t16 = bf16_values(ROWS * H, 44, 2.0f, &t);
+	int32_t tok[N] = { 4, 12, 3, 13, 8, 4, 100 };
+
+	memset(out, 0xff, sizeof(out));
+	ck_assert_int_eq(kern_embed_fwd_b16(&K, N, H, FIRST, ROWS, t16, tok,
+					    out), 0);
+	ck_assert_int_eq(kern_embed_fwd(&K, N, H, FIRST, ROWS, t, tok, want),
+			 0);
+	ck_assert_int_eq(memcmp(out, want, sizeof(out)), 0);
+	ck_assert(out[2 * H] == 0.0f && out[1 * H] != 0.0f);
+	ck_assert_int_eq(kern_embed_fwd_b16(&K, N, H, FIRST, ROWS, NULL, tok,
+					    out), KERN_EINVAL);
+	free(t);
+	free(t16);
+}
+END_TEST
+
 START_TEST(ce_b16_refuses_bad_arguments)
 {
 	uint16_t l16[4] = { 0 };
@@ -151,6 +175,7 @@ int main(void)
 	const struct test_case cases[] = {
 		{ "gemm_bf16_rounds_the_product", gemm_bf16_rounds_the_product },
 		{ "ce_pieces_on_bf16_logits", ce_pieces_on_bf16_logits },
+		{ "embed_fwd_b16_looks_up_rows", embed_fwd_b16_looks_up_rows },
 		{ "ce_b16_refuses_bad_arguments", ce_b16_refuses_bad_arguments },
 	};
 

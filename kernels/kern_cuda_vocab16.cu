@@ -1,7 +1,10 @@
 /*
- * kern_cuda_ce16: the cross-entropy pieces on bf16 logits (kern_ce_*_b16,
- * kernels/kern.h) and the GEMM that writes them (kern_gemm_bf16, through
- * kernels/kern_cuda_fast.cu's cuBLASLt with a bf16 C).
+ * kern_cuda_vocab16: the vocabulary's bf16 tensors in mixed-precision runs
+ * (kernels/kern.h): the cross-entropy pieces on bf16 logits
+ * (kern_ce_*_b16; the GEMM that writes them, kern_gemm_bf16, is
+ * kernels/kern_cuda_fast.cu's cuBLASLt with a bf16 C) and the embedding's
+ * lookup in the weights' bf16 copy (kern_embed_fwd_b16), which reads the
+ * looked-up rows alone instead of widening the whole table.
  *
  * The logits of a Llama vocabulary are the largest tensor of a step
  * (4096 tokens x 128256 ids: 1 GB in bf16, 2 GB in fp32), read by the max
@@ -90,8 +93,13 @@ __global__ static void ce_target_b16_k(long long rows, long long cols,
 	}
 }
 
+#define CE_LOG2E 1.4426950408889634f
+
 /* d = scale (softmax - onehot) of one widened logit of row r; 0 past
- * nvalid. */
+ * nvalid. exp(l - m) as exp2f((l - m) log2 e): one MUFU.EX2 instead of
+ * expf's range reduction, which made this pass compute-bound (2.2 TB/s
+ * on an H200); the result is rounded to bf16, 2^-8, far above the two
+ * ulp exp2f and the argument's rounding differ by. */
 __device__ __forceinline__ static float ce_grad(float l, long long j,
 						long long nvalid, long long t,
 						float mr, float inv,
@@ -101,7 +109,7 @@ __device__ __forceinline__ static float ce_grad(float l, long long j,
 
 	if (j >= nvalid)
 		return 0.0f;
-	p = expf(l - mr) * inv;
+	p = exp2f((l - mr) * CE_LOG2E) * inv;
 	return scale * (j == t ? p - 1.0f : p);
 }
 
@@ -151,6 +159,49 @@ __global__ static void ce_bwd_b16_k(long long rows, long long cols,
 							 scale));
 		}
 	}
+}
+
+/* out[i] = the widened row tokens[i] - first of the table, or zeros for
+ * an id of another rank (embed_fwd_k's contract on a bf16 table): one
+ * thread per 8 values where rows allow, else per value. */
+__global__ static void embed_fwd_b16_k(long long n, long long h,
+				       long long first, long long rows,
+				       int vec, const uint16_t *table,
+				       const int32_t *tokens, float *out)
+{
+	long long per = vec ? h / 8 : h;
+
+	GRID_STRIDE(idx, n * per) {
+		long long i = idx / per, c = idx - i * per;
+		long long r = (long long)tokens[i] - first;
+		int own = r >= 0 && r < rows;
+
+		if (vec) {
+			float v[8] = { 0 };
+			float4 *o = (float4 *)(out + i * h) + 2 * c;
+
+			if (own)
+				widen8(((const uint4 *)(table + r * h))[c], v);
+			o[0] = make_float4(v[0], v[1], v[2], v[3]);
+			o[1] = make_float4(v[4], v[5], v[6], v[7]);
+		} else {
+			out[i * h + c] = own ? widen(table[r * h + c]) : 0.0f;
+		}
+	}
+}
+
+int kern_cuda_embed_fwd_b16(struct kern_ctx *k, long long n, long long h,
+			    long long first, long long rows,
+			    const uint16_t *table, const int32_t *tokens,
+			    float *out)
+{
+	int vec = vec8(h, table) && (uintptr_t)out % 16 == 0;
+
+	embed_fwd_b16_k<<<blocks_for(n * (vec ? h / 8 : h)), KERN_CUDA_THREADS,
+			  0, stream_of(k)>>>(n, h, first, rows, vec, table,
+					     tokens, out);
+	LAUNCHCHECK(embed_fwd_b16_k);
+	return 0;
 }
 
 int kern_cuda_ce_max_b16(struct kern_ctx *k, long long rows, long long cols,
