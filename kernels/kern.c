@@ -625,16 +625,21 @@ int kern_ce_bwd_bf(struct kern_ctx *k, long long rows, long long cols,
 	return rc;
 }
 
-/* ---- bf16 logits (kern_gemm_bf16, kern_ce_*_b16) ------------------------ */
+/* ---- tensors held in bf16 alone (the _b16 ops) -------------------------- */
 
-/* A device without the op: the n values of x16 widened into a scratch
- * buffer of this context (*out), freed by b16_done after the queued work
- * that reads it. */
+/* A device without the op widens into a scratch buffer of this context:
+ * b16_scratch's n floats, b16_widen's the n values of x16; b16_done frees
+ * it after the queued work that reads it. */
+static int b16_scratch(struct kern_ctx *k, long long n, float **out)
+{
+	return kern_alloc(k, (size_t)(n > 0 ? n : 1) * sizeof(float),
+			  (void **)out);
+}
+
 static int b16_widen(struct kern_ctx *k, long long n, const uint16_t *x16,
 		     float **out)
 {
-	int rc = kern_alloc(k, (size_t)(n > 0 ? n : 1) * sizeof(float),
-			    (void **)out);
+	int rc = b16_scratch(k, n, out);
 
 	return rc ? rc : kern_from_bf16(k, n, x16, *out);
 }
@@ -758,6 +763,56 @@ int kern_ce_bwd_b16(struct kern_ctx *k, long long rows, long long cols,
 	if (!rc)
 		rc = kern_to_bf16(k, rows * cols, l, d16);
 	return b16_done(k, l, rc);
+}
+
+int kern_swiglu_fwd_b16(struct kern_ctx *k, long long rows, long long f,
+			const uint16_t *x16, uint16_t *y16)
+{
+	float *x = NULL; /* [rows, 2f] widened, then y [rows, f] */
+	long long n = rows * 2 * f;
+	int rc;
+
+	if (rows < 0 || f < 1 || !OK_N(x16, rows) || !OK_N(y16, rows))
+		return KERN_EINVAL;
+	if (!rows)
+		return 0;
+	if (HAS_OP(k, swiglu_fwd_b16))
+		return RUN(MEM, swiglu_fwd_b16, rows, f, x16, y16);
+	rc = b16_scratch(k, n + rows * f, &x);
+	if (!rc)
+		rc = kern_from_bf16(k, n, x16, x);
+	if (!rc)
+		rc = kern_swiglu_fwd(k, rows, f, x, x + n);
+	if (!rc)
+		rc = kern_to_bf16(k, rows * f, x + n, y16);
+	return b16_done(k, x, rc);
+}
+
+int kern_swiglu_bwd_b16(struct kern_ctx *k, long long rows, long long f,
+			const uint16_t *x16, const uint16_t *dy16,
+			uint16_t *dx16)
+{
+	float *x = NULL; /* [rows, 2f] x, [rows, f] dy, [rows, 2f] dx */
+	long long n = rows * 2 * f, m = rows * f;
+	int rc;
+
+	if (rows < 0 || f < 1 || !OK_N(x16, rows) || !OK_N(dy16, rows) ||
+	    !OK_N(dx16, rows))
+		return KERN_EINVAL;
+	if (!rows)
+		return 0;
+	if (HAS_OP(k, swiglu_bwd_b16))
+		return RUN(MEM, swiglu_bwd_b16, rows, f, x16, dy16, dx16);
+	rc = b16_scratch(k, 2 * n + m, &x);
+	if (!rc)
+		rc = kern_from_bf16(k, n, x16, x);
+	if (!rc)
+		rc = kern_from_bf16(k, m, dy16, x + n);
+	if (!rc)
+		rc = kern_swiglu_bwd(k, rows, f, x, x + n, x + n + m);
+	if (!rc)
+		rc = kern_to_bf16(k, n, x + n + m, dx16);
+	return b16_done(k, x, rc);
 }
 
 int kern_embed_fwd_b16(struct kern_ctx *k, long long n, long long h,

@@ -250,6 +250,11 @@ struct kern_ops {
 			  const int32_t *targets, const float *max,
 			  const float *sum, float scale, const uint16_t *l16,
 			  uint16_t *d16);
+	int (*swiglu_fwd_b16)(struct kern_ctx *k, long long rows, long long f,
+			      const uint16_t *x16, uint16_t *y16);
+	int (*swiglu_bwd_b16)(struct kern_ctx *k, long long rows, long long f,
+			      const uint16_t *x16, const uint16_t *dy16,
+			      uint16_t *dx16);
 	int (*embed_fwd_b16)(struct kern_ctx *k, long long n, long long h,
 			     long long first, long long rows,
 			     const uint16_t *table, const int32_t *tokens,
@@ -488,6 +493,15 @@ int kern_ce_bwd_b16(struct kern_ctx *k, long long rows, long long cols,
 		    long long nvalid, long long first, const int32_t *targets,
 		    const float *max, const float *sum, float scale,
 		    const uint16_t *l16, uint16_t *d16);
+/* SwiGLU on linear_fc1's bf16 output x16 [rows, 2f] (bf16 runs hold it in
+ * bf16 alone, as Megatron-core's bf16 linear_fc1 gives it): y16 [rows, f]
+ * and dx16 [rows, 2f] are kern_swiglu_fwd's and kern_swiglu_bwd's on the
+ * widened x16 and dy16, rounded to bf16. */
+int kern_swiglu_fwd_b16(struct kern_ctx *k, long long rows, long long f,
+			const uint16_t *x16, uint16_t *y16);
+int kern_swiglu_bwd_b16(struct kern_ctx *k, long long rows, long long f,
+			const uint16_t *x16, const uint16_t *dy16,
+			uint16_t *dx16);
 /* kern_embed_fwd on the table's bf16 copy (table16 [rows, h]): out gets
  * the widened rows, fp32 as kern_embed_fwd writes them. */
 int kern_embed_fwd_b16(struct kern_ctx *k, long long n, long long h,

@@ -898,6 +898,8 @@ static struct kern_ops make_ops(void)
 	o.ce_target_b16 = kern_cuda_ce_target_b16;
 	o.ce_bwd_b16 = kern_cuda_ce_bwd_b16;
 	o.embed_fwd_b16 = kern_cuda_embed_fwd_b16;
+	o.swiglu_fwd_b16 = kern_cuda_swiglu_fwd_b16;
+	o.swiglu_bwd_b16 = kern_cuda_swiglu_bwd_b16;
 	o.attn_fwd_bf = cuda_attn_fwd_bf;
 	o.attn_bwd_bf = cuda_attn_bwd_bf;
 	o.bias_add = kern_cuda_bias_add;

@@ -205,7 +205,12 @@ int kern_cuda_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
 		       const int32_t *qpos, const int32_t *kpos, float *dq,
 		       float *dk, float *dv);
 
-/* kernels/kern_cuda_vocab16.cu */
+/* kernels/kern_cuda_b16.cu */
+int kern_cuda_swiglu_fwd_b16(struct kern_ctx *k, long long rows, long long f,
+			     const uint16_t *x16, uint16_t *y16);
+int kern_cuda_swiglu_bwd_b16(struct kern_ctx *k, long long rows, long long f,
+			     const uint16_t *x16, const uint16_t *dy16,
+			     uint16_t *dx16);
 int kern_cuda_embed_fwd_b16(struct kern_ctx *k, long long n, long long h,
 			    long long first, long long rows,
 			    const uint16_t *table, const int32_t *tokens,

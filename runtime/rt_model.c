@@ -226,10 +226,11 @@ enum act_size {
 /* When an entry is allocated; else it aliases `alias` (or stays NULL). */
 enum act_when { W_ALL, W_SP, W_QKN, W_AG, W_AGMB, W_P2P };
 
-/* bf: BF_COPY, a bf16 copy (rt_bf16_copy) of the entry before it, half
- * its bytes, allocated in bf16 runs only; BF_NONE, fp32 values that bf16
- * runs keep in bf16 alone (the logits: rt_train.c head_fwd), allocated in
- * fp32 runs only; 0, in every run. */
+/* bf: BF_COPY, a bf16 tensor (2 bytes an element) allocated in bf16 runs
+ * only: a bf16 copy (rt_bf16_copy) of the entry before it, or a tensor
+ * bf16 runs hold in bf16 alone (u16, dsw16); BF_NONE, fp32 values that
+ * bf16 runs keep in bf16 alone (the logits: rt_train.c head_fwd; u, sw,
+ * du, dsw: the MLP), allocated in fp32 runs only; 0, in every run. */
 enum { BF_COPY = 1, BF_NONE = 2 };
 struct act_entry {
 	const char *name;
@@ -248,6 +249,8 @@ struct act_entry {
 	{ #f, offsetof(struct rt_layer_acts, f), al, sz, w, BF_COPY }
 #define GB(f, sz, w, al) \
 	{ #f, offsetof(struct rt_acts, f), al, sz, w, BF_COPY }
+#define LF(f, sz, w, al) \
+	{ #f, offsetof(struct rt_layer_acts, f), al, sz, w, BF_NONE }
 #define GF(f, sz, w, al) \
 	{ #f, offsetof(struct rt_acts, f), al, sz, w, BF_NONE }
 
@@ -280,8 +283,9 @@ static const struct act_entry layer_table[] = {
 	LB(n2_16, A_LH, W_ALL, NONE),
 	LA(n2g, A_NH, W_SP, offsetof(struct rt_layer_acts, n2)),
 	LB(n2g16, A_NH, W_SP, offsetof(struct rt_layer_acts, n2_16)),
-	LA(u, A_NFC1, W_ALL, NONE),
-	LA(sw, A_NFL, W_ALL, NONE),
+	LF(u, A_NFC1, W_ALL, NONE),
+	LB(u16, A_NFC1, W_ALL, NONE),
+	LF(sw, A_NFL, W_ALL, NONE),
 	LB(sw16, A_NFL, W_ALL, NONE),
 };
 
@@ -323,9 +327,10 @@ static const struct act_entry global_table[] = {
 	GA(dqraw, A_NQ, W_QKN, NONE),
 	GA(dkraw, A_NKV, W_QKN, NONE),
 	GA(dout, A_NQ, W_ALL, NONE),
-	GA(du, A_NFC1, W_ALL, NONE),
+	GF(du, A_NFC1, W_ALL, NONE),
 	GB(du16, A_NFC1, W_ALL, NONE),
-	GA(dsw, A_NFL, W_ALL, NONE),
+	GF(dsw, A_NFL, W_ALL, NONE),
+	GB(dsw16, A_NFL, W_ALL, NONE),
 };
 _Static_assert(HEAD_N <= sizeof(global_table) / sizeof(global_table[0]),
 	       "the head's entries are global_table's first HEAD_N");

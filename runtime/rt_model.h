@@ -218,6 +218,10 @@ struct rt_layer_acts {
 	float *n2g;          /* [N, h] n2 gathered (SP), else n2 */
 	float *u;            /* [N, 2 F/T] linear_fc1 output, gate | up */
 	float *sw;           /* [N, F/T] SwiGLU(u) */
+	/* u and sw are fp32 runs': bf16 runs hold linear_fc1's output in
+	 * bf16 alone, u16 (as Megatron-core's bf16 linear_fc1 gives it),
+	 * and SwiGLU's in sw16 */
+	uint16_t *u16;
 };
 
 /* The rest of a micro-batch's activations and the backward's scratch
@@ -257,6 +261,8 @@ struct rt_acts {
 	float *dout;         /* [N, q] attention output gradient */
 	float *du;           /* [N, 2 F/T] */
 	float *dsw;          /* [N, F/T] */
+	uint16_t *dsw16;     /* bf16 runs: dsw in bf16 alone (as du in du16;
+				du and dsw are fp32 runs') */
 };
 
 struct rt_model {

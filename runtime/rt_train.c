@@ -280,9 +280,15 @@ static int mlp_block_fwd(struct rt_model *m, long long l, const float *res,
 	rt_label(what, sizeof(what), ly->fc1->name, "in");
 	RCHECK(tp_gather_in(m, what, la->n2, la->n2g, la->n2g16));
 	RCHECK(rt_weights_next(m, &W, &W16));
-	KCHECK(kern_gemm_bf(k, 0, 1, N, 2 * fl, h, 1.0f, la->n2g, la->n2g16, h,
-			    W, W16, h, 0.0f, la->u, 2 * fl));
-	KCHECK(kern_swiglu_fwd_bf(k, N, fl, la->u, la->sw, la->sw16));
+	if (m->bf16) { /* linear_fc1's output and SwiGLU's in bf16 alone */
+		KCHECK(kern_gemm_bf16(k, 0, 1, N, 2 * fl, h, la->n2g16, h, W16,
+				      h, la->u16));
+		KCHECK(kern_swiglu_fwd_b16(k, N, fl, la->u16, la->sw16));
+	} else {
+		KCHECK(kern_gemm_bf(k, 0, 1, N, 2 * fl, h, 1.0f, la->n2g, NULL,
+				    h, W, NULL, h, 0.0f, la->u, 2 * fl));
+		KCHECK(kern_swiglu_fwd(k, N, fl, la->u, la->sw));
+	}
 	RCHECK(rt_weights_next(m, &W, &W16));
 	KCHECK(kern_gemm_bf(k, 0, 1, N, h, fl, 1.0f, la->sw, la->sw16, fl, W,
 			    W16, fl, 0.0f, m->a.full_h, h));
@@ -480,11 +486,11 @@ static int head_bwd(struct rt_model *m, float scale)
 /* A row-parallel linear's backward (linear_proj, linear_fc2: out = in
  * W^T, in [N, n], W [h, n] TP-local): its output gradient is the
  * residual's, a->dx, brought to all N rows (tp_grad_in, with its bf16
- * copy); din [N, n] = dout W, w's gradient += dout^T in (in16: in's bf16
- * copy). */
+ * copy); din [N, n] = dout W, or with din16 set (bf16 runs) that product
+ * in bf16 alone; w's gradient += dout^T in (in16: in's bf16 copy). */
 static int row_linear_bwd(struct rt_model *m, const struct rt_weight *w,
 			  const float *in, const uint16_t *in16, long long n,
-			  float *din)
+			  float *din, uint16_t *din16)
 {
 	const struct rt_shape *s = &m->s;
 	struct rt_acts *a = &m->a;
@@ -498,8 +504,12 @@ static int row_linear_bwd(struct rt_model *m, const struct rt_weight *w,
 	RCHECK(tp_grad_in(m, rt_label(what, sizeof(what), w->name, "dout"),
 			  a->dx, &dout));
 	RCHECK(rt_weights_next(m, &W, &W16));
-	KCHECK(kern_gemm_bf(m->k, 0, 0, N, n, h, 1.0f, dout, a->full_h16, h,
-			    W, W16, n, 0.0f, din, n));
+	if (din16)
+		KCHECK(kern_gemm_bf16(m->k, 0, 0, N, n, h, a->full_h16, h, W16,
+				      n, din16));
+	else
+		KCHECK(kern_gemm_bf(m->k, 0, 0, N, n, h, 1.0f, dout,
+				    a->full_h16, h, W, W16, n, 0.0f, din, n));
 	g = rt_grad_out(m, w, &beta);
 	KCHECK(kern_gemm_bf(m->k, 1, 0, h, n, N, 1.0f, dout, a->full_h16, h,
 			    in, in16, n, beta, g, n));
@@ -521,8 +531,16 @@ static int mlp_block_bwd(struct rt_model *m, long long l)
 	char what[64];
 
 	/* linear_fc2 (row-parallel) */
-	RCHECK(row_linear_bwd(m, ly->fc2, la->sw, la->sw16, fl, a->dsw));
-	KCHECK(kern_swiglu_bwd_bf(k, N, fl, la->u, a->dsw, a->du, a->du16));
+	if (m->bf16) {
+		RCHECK(row_linear_bwd(m, ly->fc2, NULL, la->sw16, fl, NULL,
+				      a->dsw16));
+		KCHECK(kern_swiglu_bwd_b16(k, N, fl, la->u16, a->dsw16,
+					   a->du16));
+	} else {
+		RCHECK(row_linear_bwd(m, ly->fc2, la->sw, NULL, fl, a->dsw,
+				      NULL));
+		KCHECK(kern_swiglu_bwd(k, N, fl, la->u, a->dsw, a->du));
+	}
 	/* linear_fc1 (column-parallel): its input gradient summed over TP */
 	RCHECK(rt_weights_next(m, &W, &W16));
 	KCHECK(kern_gemm_bf(k, 0, 0, N, h, 2 * fl, 1.0f, a->du, a->du16, 2 * fl,
@@ -601,7 +619,8 @@ static int attn_block_bwd(struct rt_model *m, long long l)
 	char what[64];
 
 	/* linear_proj (row-parallel) */
-	RCHECK(row_linear_bwd(m, ly->proj, la->o, la->o16, ql, a->dout));
+	RCHECK(row_linear_bwd(m, ly->proj, la->o, la->o16, ql, a->dout,
+			      NULL));
 	RCHECK(attn_core_bwd(m, l, &dq, &dk));
 	/* linear_qkv (column-parallel) */
 	RCHECK(rt_weights_next(m, &W, &W16));

@@ -15,8 +15,8 @@
  *   written), bf16 copies +2 per element they cover, round_bf16 8 (in
  *   place), its _copy 10, to_bf16 / from_bf16 6 (4 + 2), axpy 12 (x, y
  *   in, y out), copy 8, zero 4, rope 8 (in place), qkv split and merge
- *   8, swiglu_fwd 12 per F (gate and up in, one out; _bf 14),
- *   swiglu_bwd 20 per F (_bf 24), ce passes 4 per logit read (ce_bwd 8:
+ *   8, swiglu_fwd 12 per F (gate and up in, one out; bf16 runs hold
+ *   them in bf16: _b16 6), swiglu_bwd 20 per F (_b16 10), ce passes 4 per logit read (ce_bwd 8:
  *   read and write; bf16 runs hold the logits in bf16: _b16 2 and 4),
  *   embedding lookup 8, its backward 12, Adam
  *   28 per parameter (p, m, v read and written, g read; _bf 30 where it
@@ -183,7 +183,7 @@ static const struct row mlp_fwd[] = {
 	USE(WT_FC1),
 	GEMM(Z_N, Z_F2, Z_H, Z_ONE),
 	MEM("swiglu_fwd", C_FP32, 12, Z_N, Z_FL),
-	MEM("swiglu_fwd_bf", C_BF16, 14, Z_N, Z_FL),
+	MEM("swiglu_fwd_b16", C_BF16, 6, Z_N, Z_FL),
 	USE(WT_FC2),
 	GEMM(Z_N, Z_H, Z_FL, Z_ONE),
 	END,
@@ -232,7 +232,7 @@ static const struct row mlp_bwd[] = {
 	GEMM(Z_H, Z_FL, Z_N, Z_ONE),
 	SCATTER(WT_FC2, 0),
 	MEM("swiglu_bwd", C_FP32, 20, Z_N, Z_FL),
-	MEM("swiglu_bwd_bf", C_BF16, 24, Z_N, Z_FL),
+	MEM("swiglu_bwd_b16", C_BF16, 10, Z_N, Z_FL),
 	USE(WT_FC1),
 	GEMM(Z_N, Z_H, Z_F2, Z_ONE),
 	GEMM(Z_F2, Z_H, Z_N, Z_ONE),

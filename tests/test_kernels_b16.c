@@ -1,7 +1,8 @@
 /*
  * Tests for the vocabulary's bf16 tensors on the CPU (kern.h: the output
  * layer's logits, kern_gemm_bf16 and the cross-entropy pieces
- * kern_ce_*_b16, and the lookup kern_embed_fwd_b16): each equals,
+ * kern_ce_*_b16, SwiGLU on linear_fc1's bf16 output, and the lookup
+ * kern_embed_fwd_b16): each equals,
  * bit for bit, its fp32 counterpart on the widened values followed by
  * the rounding to bf16 (the CPU has no op of its own: kern.c widens, runs
  * the fp32 op, rounds), with masked columns (nvalid < cols), targets of
@@ -129,6 +130,33 @@ START_TEST(ce_pieces_on_bf16_logits)
 }
 END_TEST
 
+/* SwiGLU on bf16: kern_swiglu_fwd / bwd on the widened values, rounded. */
+START_TEST(swiglu_b16_rounds_the_plain_op)
+{
+	enum { R = 5, F = 7 };
+	float *x, *dy, y[R * F], dx[R * 2 * F];
+	uint16_t *x16 = bf16_values(R * 2 * F, 45, 3.0f, &x);
+	uint16_t *dy16 = bf16_values(R * F, 46, 1.0f, &dy);
+	uint16_t y16[R * F], w16[R * 2 * F], dx16[R * 2 * F];
+
+	ck_assert_int_eq(kern_swiglu_fwd_b16(&K, R, F, x16, y16), 0);
+	ck_assert_int_eq(kern_swiglu_fwd(&K, R, F, x, y), 0);
+	ck_assert_int_eq(kern_to_bf16(&K, R * F, y, w16), 0);
+	ck_assert_int_eq(memcmp(y16, w16, sizeof(y16)), 0);
+	ck_assert_int_eq(kern_swiglu_bwd_b16(&K, R, F, x16, dy16, dx16), 0);
+	ck_assert_int_eq(kern_swiglu_bwd(&K, R, F, x, dy, dx), 0);
+	ck_assert_int_eq(kern_to_bf16(&K, R * 2 * F, dx, w16), 0);
+	ck_assert_int_eq(memcmp(dx16, w16, sizeof(dx16)), 0);
+	ck_assert_int_eq(kern_swiglu_fwd_b16(&K, R, 0, x16, y16), KERN_EINVAL);
+	ck_assert_int_eq(kern_swiglu_bwd_b16(&K, R, F, x16, NULL, dx16),
+			 KERN_EINVAL);
+	free(x);
+	free(dy);
+	free(x16);
+	free(dy16);
+}
+END_TEST
+
 /* The lookup in the table's bf16 copy: the widened rows of kern_embed_fwd
  * on the widened table, ids of another rank giving zeros. */
 START_TEST(embed_fwd_b16_looks_up_rows)
@@ -176,6 +204,8 @@ int main(void)
 		{ "gemm_bf16_rounds_the_product", gemm_bf16_rounds_the_product },
 		{ "ce_pieces_on_bf16_logits", ce_pieces_on_bf16_logits },
 		{ "embed_fwd_b16_looks_up_rows", embed_fwd_b16_looks_up_rows },
+		{ "swiglu_b16_rounds_the_plain_op",
+		  swiglu_b16_rounds_the_plain_op },
 		{ "ce_b16_refuses_bad_arguments", ce_b16_refuses_bad_arguments },
 	};
 

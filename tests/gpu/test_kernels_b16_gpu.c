@@ -1,6 +1,6 @@
 /*
  * test_kernels_b16_gpu: the output layer's bf16 logits on the CUDA twin
- * (kern_gemm_bf16 through cuBLASLt, kernels/kern_cuda_vocab16.cu's
+ * (kern_gemm_bf16 through cuBLASLt, kernels/kern_cuda_b16.cu's
  * cross-entropy pieces) against the CPU twin (kern.c: the fp32 pieces on
  * the widened values, then the rounding). Linked into test_kernels_gpu.
  *
@@ -19,6 +19,8 @@
  *    block's tree order against the CPU's running sum, whose own error
  *    grows with the terms' count (bound n 2^-24 = 7.6e-3 for 128256;
  *    measured 1.1e-4 on an H200), and the device's exponential.
+ *  - swiglu_b16 4e-3 (TOL_BF_OUT): rounded to bf16 on both sides, the
+ *    device's expf against the C library's (as producers_bf).
  *  - ce_bwd_b16 4e-3 (TOL_BF_OUT): rounded to bf16 on both sides; the
  *    device's exponential is exp2f of a base-2 argument (one MUFU.EX2,
  *    within 2 ulp of expf), the CPU's the C library's expf (as
@@ -204,6 +206,43 @@ static void test_embed_b16(void)
 	report("embed_fwd_b16", &v, 0);
 }
 
+/* SwiGLU on bf16, f a multiple of 8 (8 values a thread) and not. */
+static void test_swiglu_b16(void)
+{
+	static const long long dims[][2] = { { 300, 512 }, { 37, 64 },
+					     { 5, 7 } };
+	struct verdict v = { 0, 0 };
+
+	for (size_t s = 0; s < sizeof(dims) / sizeof(dims[0]); s++) {
+		long long r = dims[s][0], f = dims[s][1];
+		uint16_t *x = rnd_bf16(r * 2 * f, 3), *dy = rnd_bf16(r * f, 1);
+		uint16_t *y = xmalloc((size_t)(r * f) * 2);
+		uint16_t *dx = xmalloc((size_t)(r * 2 * f) * 2);
+		uint16_t *gx = up(x, (size_t)(r * 2 * f) * 2);
+		uint16_t *gdy = up(dy, (size_t)(r * f) * 2);
+		uint16_t *gy = NULL, *gdx = NULL;
+
+		see_rc(&v, kern_alloc(&G, (size_t)(r * f) * 2, (void **)&gy));
+		see_rc(&v, kern_alloc(&G, (size_t)(r * 2 * f) * 2,
+				      (void **)&gdx));
+		see_rc(&v, kern_swiglu_fwd_b16(&C, r, f, x, y));
+		see_rc(&v, kern_swiglu_fwd_b16(&G, r, f, gx, gy));
+		see_bf16(&v, gy, y, r * f);
+		see_rc(&v, kern_swiglu_bwd_b16(&C, r, f, x, dy, dx));
+		see_rc(&v, kern_swiglu_bwd_b16(&G, r, f, gx, gdy, gdx));
+		see_bf16(&v, gdx, dx, r * 2 * f);
+		kern_free(&G, gx);
+		kern_free(&G, gdy);
+		kern_free(&G, gy);
+		kern_free(&G, gdx);
+		free(x);
+		free(dy);
+		free(y);
+		free(dx);
+	}
+	report("swiglu_b16", &v, TOL_BF_OUT);
+}
+
 void test_b16_kernels(void)
 {
 	struct verdict v = { 0, 0 };
@@ -212,6 +251,7 @@ void test_b16_kernels(void)
 	test_gemm_bf16();
 	test_ce_b16();
 	test_embed_b16();
+	test_swiglu_b16();
 	see_rc(&v, kern_set_math(&G, KERN_MATH_FP32));
 	report("b16_math_mode", &v, 0);
 }

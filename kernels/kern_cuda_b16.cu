@@ -1,10 +1,11 @@
 /*
- * kern_cuda_vocab16: the vocabulary's bf16 tensors in mixed-precision runs
- * (kernels/kern.h): the cross-entropy pieces on bf16 logits
- * (kern_ce_*_b16; the GEMM that writes them, kern_gemm_bf16, is
- * kernels/kern_cuda_fast.cu's cuBLASLt with a bf16 C) and the embedding's
- * lookup in the weights' bf16 copy (kern_embed_fwd_b16), which reads the
- * looked-up rows alone instead of widening the whole table.
+ * kern_cuda_b16: kernels on the tensors mixed-precision runs hold in bf16
+ * alone (kernels/kern.h, the _b16 ops; the GEMMs that write them,
+ * kern_gemm_bf16, are kernels/kern_cuda_fast.cu's cuBLASLt with a bf16
+ * C): the cross-entropy pieces on bf16 logits, SwiGLU on linear_fc1's
+ * bf16 output and its gradient, and the embedding's lookup in the
+ * weights' bf16 copy (kern_embed_fwd_b16), which reads the looked-up rows
+ * alone instead of widening the whole table.
  *
  * The logits of a Llama vocabulary are the largest tensor of a step
  * (4096 tokens x 128256 ids: 1 GB in bf16, 2 GB in fp32), read by the max
@@ -160,6 +161,127 @@ __global__ static void ce_bwd_b16_k(long long rows, long long cols,
 		}
 	}
 }
+
+/* ---- SwiGLU on bf16 ---------------------------------------------------- */
+
+__device__ __forceinline__ static float sig(float a)
+{
+	return 1.0f / (1.0f + expf(-a));
+}
+
+/* y16 = bf16(silu(gate) up) of x16's row [gate | up] (kern.h's
+ * kern_swiglu_fwd on the widened values, rounded): 8 values a thread
+ * where f is a multiple of 8 and the arrays 16-byte aligned, else one. */
+__global__ static void swiglu_fwd_b16_k(long long rows, long long f, int vec,
+					const uint16_t *x16, uint16_t *y16)
+{
+	long long per = vec ? f / 8 : f;
+
+	GRID_STRIDE(idx, rows * per) {
+		long long r = idx / per, c = idx - r * per;
+		const uint16_t *g = x16 + r * 2 * f, *u = g + f;
+
+		if (vec) {
+			float a[8], b[8], y[8];
+
+			widen8(((const uint4 *)g)[c], a);
+			widen8(((const uint4 *)u)[c], b);
+#pragma unroll
+			for (int i = 0; i < 8; i++)
+				y[i] = a[i] * sig(a[i]) * b[i];
+			((uint4 *)(y16 + r * f))[c] = make_uint4(
+				bf16_pair(y[0], y[1]), bf16_pair(y[2], y[3]),
+				bf16_pair(y[4], y[5]), bf16_pair(y[6], y[7]));
+		} else {
+			float a = widen(g[c]);
+
+			y16[r * f + c] = bf16_bits(a * sig(a) * widen(u[c]));
+		}
+	}
+}
+
+/* dx16 [rows, 2f] from dy16 [rows, f]: d gate = dy up silu'(gate),
+ * d up = dy silu(gate), silu'(a) = s(a) (1 + a (1 - s(a))), as the CPU
+ * twin's kern_swiglu_bwd, each rounded to bf16. */
+__device__ __forceinline__ static void swiglu_d(float a, float up, float d,
+						float *dg, float *du)
+{
+	float s = sig(a);
+
+	*dg = d * up * s * (1.0f + a * (1.0f - s));
+	*du = d * a * s;
+}
+
+__global__ static void swiglu_bwd_b16_k(long long rows, long long f, int vec,
+					const uint16_t *x16,
+					const uint16_t *dy16, uint16_t *dx16)
+{
+	long long per = vec ? f / 8 : f;
+
+	GRID_STRIDE(idx, rows * per) {
+		long long r = idx / per, c = idx - r * per;
+		const uint16_t *g = x16 + r * 2 * f, *u = g + f;
+		uint16_t *dg = dx16 + r * 2 * f, *du = dg + f;
+
+		if (vec) {
+			float a[8], b[8], d[8], og[8], ou[8];
+
+			widen8(((const uint4 *)g)[c], a);
+			widen8(((const uint4 *)u)[c], b);
+			widen8(((const uint4 *)(dy16 + r * f))[c], d);
+#pragma unroll
+			for (int i = 0; i < 8; i++)
+				swiglu_d(a[i], b[i], d[i], &og[i], &ou[i]);
+			((uint4 *)dg)[c] = make_uint4(
+				bf16_pair(og[0], og[1]), bf16_pair(og[2], og[3]),
+				bf16_pair(og[4], og[5]), bf16_pair(og[6], og[7]));
+			((uint4 *)du)[c] = make_uint4(
+				bf16_pair(ou[0], ou[1]), bf16_pair(ou[2], ou[3]),
+				bf16_pair(ou[4], ou[5]), bf16_pair(ou[6], ou[7]));
+		} else {
+			float og, ou;
+
+			swiglu_d(widen(g[c]), widen(u[c]), widen(dy16[r * f + c]),
+				 &og, &ou);
+			dg[c] = bf16_bits(og);
+			du[c] = bf16_bits(ou);
+		}
+	}
+}
+
+static int vec8_all(long long f, const void *a, const void *b,
+		    const void *c)
+{
+	return vec8(f, a) && vec8(f, b) && (!c || vec8(f, c));
+}
+
+int kern_cuda_swiglu_fwd_b16(struct kern_ctx *k, long long rows, long long f,
+			     const uint16_t *x16, uint16_t *y16)
+{
+	int vec = vec8_all(f, x16, y16, NULL);
+
+	swiglu_fwd_b16_k<<<blocks_for(rows * (vec ? f / 8 : f)),
+			   KERN_CUDA_THREADS, 0, stream_of(k)>>>(rows, f, vec,
+								 x16, y16);
+	LAUNCHCHECK(swiglu_fwd_b16_k);
+	return 0;
+}
+
+int kern_cuda_swiglu_bwd_b16(struct kern_ctx *k, long long rows, long long f,
+			     const uint16_t *x16, const uint16_t *dy16,
+			     uint16_t *dx16)
+{
+	int vec = vec8_all(f, x16, dy16, dx16);
+
+	swiglu_bwd_b16_k<<<blocks_for(rows * (vec ? f / 8 : f)),
+			   KERN_CUDA_THREADS, 0, stream_of(k)>>>(rows, f, vec,
+								 x16, dy16,
+								 dx16);
+	LAUNCHCHECK(swiglu_bwd_b16_k);
+	return 0;
+}
+
+/* ---- the embedding ------------------------------------------------------ */
 
 /* out[i] = the widened row tokens[i] - first of the table, or zeros for
  * an id of another rank (embed_fwd_k's contract on a bf16 table): one
