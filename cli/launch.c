@@ -47,21 +47,23 @@ const char launch_help[] =
 "  --oversubscribe    start more ranks than this machine has cores\n"
 "                     (mpirun --oversubscribe --bind-to none); never\n"
 "                     added on its own: on a cluster, too few slots is a\n"
-"                     mistake to see, not to hide\n"
+"                     mistake to see, not to hide; mpirun only\n"
 "  --allow-run-as-root  pass mpirun --allow-run-as-root (Open MPI refuses\n"
 "                     root otherwise, unless OMPI_ALLOW_RUN_AS_ROOT=1 and\n"
 "                     OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 are set); gtplan\n"
-"                     never sets them for you\n"
+"                     never sets them for you; mpirun only (srun starts\n"
+"                     ranks as root without it)\n"
 "  --dry-run          print the mpirun command, shell-quoted, and exit 0\n"
 "                     without running it (PLAN.json stands for the\n"
 "                     temporary plan; with -o FILE the plan is written)\n"
 "  --launcher mpirun|srun|sbatch  how the ranks start: mpirun (default);\n"
-"                     srun --mpi=pmix inside a Slurm allocation, with\n"
-"                     --nodes, --ntasks, --ntasks-per-node (and, with\n"
-"                     --device cuda, --gpus-per-node) from the plan's\n"
-"                     training nodes; sbatch: a batch script of that srun\n"
-"                     line, written to --script FILE (default: the -o\n"
-"                     plan's name + .sbatch; -o is needed) and submitted;\n"
+"                     srun --mpi=pmix inside a Slurm allocation (outside\n"
+"                     one, srun asks Slurm for its own), with --nodes,\n"
+"                     --ntasks, --ntasks-per-node (and, with --device\n"
+"                     cuda, --gpus-per-node) from the plan's training\n"
+"                     nodes; sbatch: a batch script of that srun line,\n"
+"                     written to --script FILE (default: the -o plan's\n"
+"                     name + .sbatch; -o is needed) and submitted;\n"
 "                     --dry-run prints the whole script\n"
 "  --hosts H0,H1,...  with mpirun: write --hostfile FILE, one line 'H\n"
 "                     slots=P' per plan node (P GPUs each), and pass it\n"
@@ -69,7 +71,8 @@ const char launch_help[] =
 "  -o FILE            write the plan to FILE and keep it\n"
 "  --format, --strict, --color  as for gtplan plan\n"
 "\n"
-"mpirun runs without a shell; ^C or SIGTERM stops the ranks through it.\n"
+"mpirun (or srun) runs without a shell; ^C or SIGTERM stops the ranks\n"
+"through it.\n"
 "Exit 0 the run succeeded, 1 the plan was refused or the run failed\n"
 "(mpirun or a rank exited non-zero, or a signal stopped it), 2 usage or\n"
 "I/O: a bad option, mpirun or gtplan-run not found, the plan file not\n"
@@ -488,13 +491,19 @@ static FILE *open_plan(const struct launch_opts *o, char *tmp, size_t tmplen,
 	return f;
 }
 
-/* After a failed run: the hints that may explain it. */
+/* After a failed run: the hints that may explain it (mpirun's are
+ * mpirun's: srun needs neither flag). */
 static void failure_hints(const struct launch_opts *o, long long world,
 			  char *err, size_t errlen)
 {
 	size_t n = strlen(err);
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 
+	if (o->launcher) {
+		if (!strcmp(o->launcher, "srun"))
+			launch_srun_hint(o, world, err, errlen);
+		return;
+	}
 	if (geteuid() == 0 && !o->allow_root &&
 	    !getenv("OMPI_ALLOW_RUN_AS_ROOT") && n < errlen)
 		n += (size_t)snprintf(err + n, errlen - n, "\nhint: running as "

@@ -122,9 +122,15 @@ int launch_srun_build(struct launch_cmd *c, const struct launch_opts *o,
 int launch_sbatch_write(FILE *f, const struct launch_opts *o,
 			const char *runner, const char *plan, long long world);
 /* The launcher options that do not go together (sbatch without -o, --hosts
- * without --hostfile or with Slurm): 0, or -1 with the reason in err. */
+ * without --hostfile or with Slurm, mpirun's --oversubscribe and
+ * --allow-run-as-root with Slurm): 0, or -1 with the reason in err. */
 int launch_check_launcher(const struct launch_opts *o, char *err,
 			  size_t errlen);
+/* After a failed srun inside an allocation ($SLURM_JOB_ID set): appends
+ * to err a hint that the allocation must hold the plan's nodes and ranks
+ * (srun's own error names what it lacked). */
+void launch_srun_hint(const struct launch_opts *o, long long world,
+		      char *err, size_t errlen);
 /* Writes the hostfile (--hosts, mpirun) or else the sbatch script to
  * path, kept. Returns 0, or LAUNCH_USAGE with the reason in err. */
 int launch_write_kept(const char *path, const struct launch_opts *o,

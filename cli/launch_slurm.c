@@ -116,6 +116,16 @@ static int hostfile_write(FILE *f, const struct launch_opts *o, char *err,
 int launch_check_launcher(const struct launch_opts *o, char *err,
 			  size_t errlen)
 {
+	if (o->launcher && o->oversubscribe) {
+		snprintf(err, errlen, "--oversubscribe is mpirun's: with srun, "
+			 "the allocation places the ranks");
+		return -1;
+	}
+	if (o->launcher && o->allow_root) {
+		snprintf(err, errlen, "--allow-run-as-root is mpirun's: srun "
+			 "starts ranks as root without it");
+		return -1;
+	}
 	if (o->launcher && !strcmp(o->launcher, "sbatch") && !o->plan_out &&
 	    !o->dry_run) {
 		snprintf(err, errlen, "--launcher sbatch runs the plan later: "
@@ -154,4 +164,19 @@ int launch_write_kept(const char *path, const struct launch_opts *o,
 		snprintf(err, errlen, "error writing '%s': %s", path,
 			 strerror(errno));
 	return rc ? LAUNCH_USAGE : 0;
+}
+
+void launch_srun_hint(const struct launch_opts *o, long long world,
+		      char *err, size_t errlen)
+{
+	const char *job = getenv("SLURM_JOB_ID");
+	size_t n = strlen(err);
+	long long p = per_node(o, world), m = nodes(o, world);
+
+	if (!job || !*job || n >= errlen)
+		return;
+	snprintf(err + n, errlen - n, "\nhint: inside Slurm job %s: its "
+		 "allocation must hold the plan's %lld rank%s, %lld node%s x "
+		 "%lld (salloc --nodes=%lld --ntasks-per-node=%lld)", job,
+		 world, world == 1 ? "" : "s", m, m == 1 ? "" : "s", p, m, p);
 }

@@ -16,6 +16,11 @@ if [ "${1:-build}" = test ]; then
 	# tests/install.sh: man renders the man page, zsh and fish parse
 	# their completions
 	want+=(man-db zsh fish)
+	# tests/launch_slurm_real.sh: a one-node Slurm (its own slurm.conf,
+	# munge key and ports in a temporary folder) for gtplan run
+	# --launcher srun|sbatch; the packages' services stay down without
+	# /etc/slurm/slurm.conf
+	want+=(slurmctld slurmd slurm-client munge)
 	# tests/precommit.sh: pre-commit try-repo runs the hook for real
 	want+=(pre-commit)
 	# tests/render_e2e.sh: xmllint checks the SVG, Chromium draws it

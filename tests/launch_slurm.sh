@@ -2,9 +2,9 @@
 # gtplan run's launchers beyond one mpirun (cli/launch_slurm.c): srun
 # inside an allocation, an sbatch script (printed by --dry-run, written and
 # submitted otherwise), mpirun's hostfile from --hosts; nodes, tasks per
-# node and GPUs per node come from the plan's training pool. Slurm itself
-# is not run here: a fake srun/sbatch on PATH records what it was given
-# (a real slurmctld + slurmd needs root, munge and cgroups; not in CI).
+# node and GPUs per node come from the plan's training pool. Here a fake
+# srun/sbatch on PATH records what it was given; tests/launch_slurm_real.sh
+# runs the same launchers against a real one-node Slurm.
 # Prints "RESULT passed failed skipped".
 set -u
 cd "$(dirname "$0")/.."
@@ -55,6 +55,18 @@ chmod +x "$tmp/bin/srun"
 PATH="$tmp/bin:$PATH" run --launcher srun --steps 1
 if [ $? -eq 0 ] && grep -q -- '--ntasks-per-node=3 /bin/true ' "$tmp/srun-args" && [ -s "$tmp/had-plan" ]; then ok; else
 	bad "srun run"; cat "$tmp/err"; fi
+# a failed srun inside an allocation: the hint is about the allocation,
+# not mpirun's flags
+printf '#!/bin/sh\nexit 1\n' >"$tmp/bin/srun"
+SLURM_JOB_ID=42 PATH="$tmp/bin:$PATH" run --launcher srun
+if [ $? -eq 1 ] && grep -q "the run failed: 'srun' exited with status 1" "$tmp/err" &&
+	grep -q "inside Slurm job 42: its allocation must hold the plan's 6 ranks, 2 nodes x 3 (salloc --nodes=2 --ntasks-per-node=3)" "$tmp/err" &&
+	! grep -q -e --allow-run-as-root -e --oversubscribe "$tmp/err"; then ok; else bad "srun failure hint"; cat "$tmp/err"; fi
+# mpirun's own flags are refused with Slurm
+run --launcher srun --oversubscribe --dry-run
+[ $? -eq 2 ] && grep -q "\-\-oversubscribe is mpirun's" "$tmp/err" && ok || bad "srun --oversubscribe"
+run --launcher sbatch --allow-run-as-root --dry-run
+[ $? -eq 2 ] && grep -q "\-\-allow-run-as-root is mpirun's" "$tmp/err" && ok || bad "sbatch --allow-run-as-root"
 # mpirun with a hostfile from the plan's nodes
 run --hosts n0,n1 --hostfile "$tmp/hosts" --dry-run
 want "mpirun hostfile" "mpirun --hostfile $tmp/hosts -np 6 /bin/true PLAN.json"

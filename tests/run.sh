@@ -9,7 +9,8 @@
 #    tests/schema_corpus.sh: the editor schema on the corpus under ajv,
 #    tests/install.sh: make install/uninstall, man page, completions,
 #    tests/precommit.sh: the pre-commit hook and the GitHub Action,
-#    tests/launch_slurm.sh: gtplan run --launcher srun|sbatch, hostfiles;
+#    tests/launch_slurm.sh: gtplan run --launcher srun|sbatch, hostfiles,
+#    tests/launch_slurm_real.sh: the same launchers on a one-node Slurm;
 # 3. tests/corpus.sh: every NeMo-RL corpus config against OmegaConf;
 # 4. tests/runtime_parity.sh, tests/runtime_calls.sh, tests/runtime_ckpt.sh,
 #    tests/runtime_pp.sh: gtplan-run under mpirun (parity of layouts;
@@ -62,7 +63,7 @@ for bin in "$@"; do
 	fi
 	add "$name" "$rc" "$tmp/$name.out"
 done
-for script in tests/layers.sh tests/e2e.sh tests/lint_select.sh tests/docs.sh tests/schema_corpus.sh tests/install.sh tests/precommit.sh tests/launch_slurm.sh tests/render_e2e.sh tests/corpus.sh tests/runtime_parity.sh \
+for script in tests/layers.sh tests/e2e.sh tests/lint_select.sh tests/docs.sh tests/schema_corpus.sh tests/install.sh tests/precommit.sh tests/launch_slurm.sh tests/launch_slurm_real.sh tests/render_e2e.sh tests/corpus.sh tests/runtime_parity.sh \
 	tests/runtime_calls.sh tests/runtime_ckpt.sh tests/runtime_pp.sh tests/citations.py tests/hostile.sh tests/fuzz.sh; do
 	if [ ! -x "$script" ]; then # a part that cannot run has failed
 		echo "run: $script is missing or not executable"
