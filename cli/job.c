@@ -52,7 +52,11 @@ static int job_pipeline(struct job *j, const char *path, enum job_stage upto,
 	    proj_apply_defaults(j->proj, path, j->root, srcs, diags))
 		return cli_error(2, "out of memory while reading the project "
 				 "file");
-	if (schema_check_config_limits(j->root, diags, &past_max) < 0)
+	/* a float the schema takes as an integer (2.0, GT206) is planned
+	 * as that integer; `gtplan config` shows the value as written */
+	if ((upto == JOB_UPTO_CONFIG ?
+	     schema_check_config_limits(j->root, diags, &past_max) :
+	     schema_settle_config(j->root, diags, &past_max)) < 0)
 		return 1;
 	/* A size past its maximum (GT201 at its key) is not planned: no
 	 * product of sizes is computed from it (schema.h). */
