@@ -452,6 +452,9 @@ run 0 "$GTPLAN" lint cfg/f.yaml --select GT3
 sed -i 's/^    tensor_model_parallel_size: 4.0$/&  # gtplan: ignore[GT206] checked by our launcher/' "$tmp/p/cfg/f.yaml"
 run 0 "$GTPLAN" lint cfg/f.yaml --strict --color never
 same "suppressed inline" ""
+# `gtplan config` prints the value as written (a float, as OmegaConf has it)
+run 0 "$GTPLAN" config cfg/f.yaml
+has "$tmp/out" '"tensor_model_parallel_size": 4.0,'
 # elsewhere a warning: --strict fails on it
 run 0 "$GTPLAN" lint cfg/b.yaml --color never
 same "batch 64.0: a warning" "cfg/b.yaml:3:28: warning[GT206]"
