@@ -105,14 +105,15 @@ void diag_list_release(struct diag_list *l)
 	diag_list_init(l, NULL);
 }
 
-struct diag *diag_add(struct diag_list *l, const char *code,
-		      struct diag_loc loc, const char *path, const char *fmt,
-		      ...)
+/* diag_add() with the severity given (sev < 0: the rule's default). */
+static struct diag *add_v(struct diag_list *l, const char *code, int sev_in,
+			  struct diag_loc loc, const char *path,
+			  const char *fmt, va_list ap)
 {
 	const struct diag_rule *rule = diag_rule_find(code);
-	enum diag_severity sev = rule ? rule->severity : DIAG_ERROR;
+	enum diag_severity sev = sev_in >= 0 ? (enum diag_severity)sev_in :
+				 rule ? rule->severity : DIAG_ERROR;
 	struct diag *d;
-	va_list ap;
 
 	if (l->n >= DIAG_MAX_COUNT)
 		goto drop;
@@ -131,9 +132,7 @@ struct diag *diag_add(struct diag_list *l, const char *code,
 	d->severity = sev;
 	d->loc = loc;
 	d->seq = l->next_seq++;
-	va_start(ap, fmt);
 	d->msg = diag_vfmt(fmt, ap);
-	va_end(ap);
 	if (!d->msg || (path && !(d->path = strdup(path))) ||
 	    (!rule && !(d->unknown_code = strdup(code ? code : "(null)")))) {
 		diag_release(d);
@@ -145,6 +144,32 @@ drop:
 	l->n_dropped++;
 	l->dropped_by_sev[sev]++;
 	return NULL;
+}
+
+struct diag *diag_add(struct diag_list *l, const char *code,
+		      struct diag_loc loc, const char *path, const char *fmt,
+		      ...)
+{
+	struct diag *d;
+	va_list ap;
+
+	va_start(ap, fmt);
+	d = add_v(l, code, -1, loc, path, fmt, ap);
+	va_end(ap);
+	return d;
+}
+
+struct diag *diag_add_sev(struct diag_list *l, enum diag_severity sev,
+			  const char *code, struct diag_loc loc,
+			  const char *path, const char *fmt, ...)
+{
+	struct diag *d;
+	va_list ap;
+
+	va_start(ap, fmt);
+	d = add_v(l, code, (int)sev, loc, path, fmt, ap);
+	va_end(ap);
+	return d;
 }
 
 size_t diag_list_keep(struct diag_list *l, size_t from,

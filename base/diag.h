@@ -162,6 +162,14 @@ void diag_list_release(struct diag_list *l);
 struct diag *diag_add(struct diag_list *l, const char *code,
 		      struct diag_loc loc, const char *path, const char *fmt,
 		      ...) __attribute__((format(printf, 5, 6)));
+/* diag_add() with severity `sev` in place of the rule's default, for a rule
+ * whose findings differ in weight (GT206: an error where the value reaches
+ * Megatron's parallel sizes, a warning elsewhere); a dropped finding is
+ * counted under `sev`. */
+struct diag *diag_add_sev(struct diag_list *l, enum diag_severity sev,
+			  const char *code, struct diag_loc loc,
+			  const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
 /* Sets (or replaces) the hint of d. */
 void diag_hint(struct diag *d, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -112,6 +112,7 @@ int cmd_config(const struct cli_opts *o)
 	diag_list_init(&diags, &srcs);
 	job_init(&j, o->n_overrides, o->overrides);
 	j.proj = o->proj;
+	j.as_written = 1;
 	lrc = job_run(&j, o->configs[0], JOB_UPTO_CONFIG, NULL, &srcs, &diags);
 	rc = cli_report(o, &diags, stderr);
 	if (lrc)

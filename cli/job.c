@@ -14,6 +14,7 @@ void job_init(struct job *j, int n_overrides, char *const *overrides)
 	j->overrides = overrides;
 	j->root = NULL;
 	j->proj = NULL;
+	j->as_written = 0;
 	plan_init(&j->plan);
 	sim_report_init(&j->sim);
 }
@@ -52,7 +53,11 @@ static int job_pipeline(struct job *j, const char *path, enum job_stage upto,
 	    proj_apply_defaults(j->proj, path, j->root, srcs, diags))
 		return cli_error(2, "out of memory while reading the project "
 				 "file");
-	if (schema_check_config_limits(j->root, diags, &past_max) < 0)
+	/* a float the schema takes as an integer (2.0, GT206) is planned
+	 * as that integer; `gtplan config` shows the value as written */
+	if ((j->as_written ?
+	     schema_check_config_limits(j->root, diags, &past_max) :
+	     schema_settle_config(j->root, diags, &past_max)) < 0)
 		return 1;
 	/* A size past its maximum (GT201 at its key) is not planned: no
 	 * product of sizes is computed from it (schema.h). */

@@ -27,6 +27,10 @@ struct job {
 	struct plan plan;
 	struct sim_report sim;    /* sim.ran 0: not simulated */
 	struct proj_state *proj;  /* borrowed; NULL: every finding is kept */
+	int as_written;           /* 1: floats the schema takes as integers
+				     (2.0, GT206) stay floats, for a
+				     command that prints the tree (gtplan
+				     config); 0: they become integers */
 };
 
 /* A job with nothing run yet; overrides are Hydra's words (cfg.h). */

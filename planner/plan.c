@@ -52,9 +52,10 @@ static long long size_at(const struct cfg_node *root, const char *path,
 	return v;
 }
 
-/* 1 when the schema refuses one of the parallel sizes (a float, a string,
- * below 1): the sizes then hold a default in its place, and no rule may
- * judge a layout the user did not write ("TP is 1" after TP: 4.0). */
+/* 1 when the schema refuses one of the parallel sizes (a string, a float
+ * with a fractional part, below 1; 4.0 is settled to 4 before planning,
+ * schema.h): the sizes then hold a default in its place, and no rule may
+ * judge a layout the user did not write ("TP is 1" after TP: -4). */
 static int sizes_refused(const struct cfg_node *root, int megatron)
 {
 	static const char *const meg[] = {

@@ -299,7 +299,7 @@ static int check_choices(struct ctx *c, const json_t *sch, const json_t *arr,
 				first = (long)i;
 			else if (second < 0)
 				second = (long)i;
-		} else if (sch_fits(c->s, b, n->kind)) {
+		} else if (sch_fits(c->s, b, n)) {
 			n_fit++;
 			if (best < 0 || e < best_errs) {
 				best = (long)i;
@@ -373,13 +373,16 @@ static int check_here(struct ctx *c, const json_t *sch,
 {
 	const json_t *ref = json_object_get(sch, "$ref");
 	const json_t *type = json_object_get(sch, "type");
-	int errs = 0;
+	int errs = 0, as_int;
 
 	if (ref)
 		errs += check(c, sch_resolve_ref(c->s->root,
 						 json_string_value(ref)), n);
-	if (type && !sch_type_fits(type, n->kind))
+	if (type && !sch_type_takes(type, n))
 		return errs + sch_type_error(c, sch, n);
+	/* 2.0 where an integer goes: valid (JSON Schema), and GT206 once the
+	 * value passes this schema's other checks */
+	as_int = type && !sch_type_fits(type, n->kind);
 	errs += sch_check_choice(c, sch, n);
 	switch (n->kind) {
 	case CFG_INT:
@@ -398,7 +401,10 @@ static int check_here(struct ctx *c, const json_t *sch,
 	default:
 		break;
 	}
-	return errs + check_logic(c, sch, n);
+	errs += check_logic(c, sch, n);
+	if (as_int && !errs)
+		sch_ints_note(c, n);
+	return errs;
 }
 
 /* 1 when sch is already being applied to n: only the top entries can be
@@ -457,9 +463,11 @@ static int check(struct ctx *c, const json_t *sch, const struct cfg_node *n)
 /* ---- entry points ------------------------------------------------------ */
 
 static int validate(const struct schema *s, const struct cfg_node *root,
-		    struct diag_list *diags, int *past_max)
+		    struct diag_list *diags, int *past_max,
+		    struct sch_ints *ints)
 {
-	struct ctx c = { .s = s, .diags = diags, .outer = s->root };
+	struct ctx c = { .s = s, .diags = diags, .outer = s->root,
+			 .ints = ints };
 	int errs;
 
 	if (!root)
@@ -467,22 +475,34 @@ static int validate(const struct schema *s, const struct cfg_node *root,
 	errs = check(&c, s->root, root);
 	if (past_max)
 		*past_max = c.past_max;
+	if (ints && diags && sch_ints_report(ints, diags)) {
+		fprintf(stderr, "gtplan: out of memory while checking the "
+			"config's integers\n");
+		return -1;
+	}
 	return errs;
 }
 
 int schema_validate(const struct schema *s, const struct cfg_node *root,
 		    struct diag_list *diags)
 {
-	return validate(s, root, diags, NULL);
+	struct sch_ints ints = { 0 };
+	int errs = validate(s, root, diags, NULL, &ints);
+
+	sch_ints_release(&ints);
+	return errs;
 }
 
-int schema_check_config_limits(const struct cfg_node *root,
-			       struct diag_list *diags, int *past_max)
+/* The built-in schema's check of root; settles the floats it takes as
+ * integers when `settle` is given (the same tree as root). */
+static int check_config(const struct cfg_node *root, struct cfg_node *settle,
+			struct diag_list *diags, int *past_max)
 {
 	char err[256];
 	struct schema *s = schema_load(gtplan_config_schema,
 				       gtplan_config_schema_len, err,
 				       sizeof(err));
+	struct sch_ints ints = { 0 };
 	int errs;
 
 	*past_max = 0;
@@ -491,9 +511,27 @@ int schema_check_config_limits(const struct cfg_node *root,
 			"%s\n", err);
 		return -1;
 	}
-	errs = validate(s, root, diags, past_max);
+	errs = validate(s, root, diags, past_max, &ints);
+	if (errs >= 0 && settle && sch_ints_settle(&ints, settle)) {
+		fprintf(stderr, "gtplan: out of memory while settling the "
+			"config's integers\n");
+		errs = -1;
+	}
+	sch_ints_release(&ints);
 	schema_free(s);
 	return errs;
+}
+
+int schema_check_config_limits(const struct cfg_node *root,
+			       struct diag_list *diags, int *past_max)
+{
+	return check_config(root, NULL, diags, past_max);
+}
+
+int schema_settle_config(struct cfg_node *root, struct diag_list *diags,
+			 int *past_max)
+{
+	return check_config(root, root, diags, past_max);
 }
 
 int schema_check_config(const struct cfg_node *root, struct diag_list *diags)

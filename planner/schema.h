@@ -9,8 +9,10 @@
  *
  * Supported keywords (anything else that asserts is refused at load, so a
  * schema never silently checks less than it says):
- *   type (a name or a list; a YAML integer is also a "number", a float is
- *   never an "integer", not even 48.0), enum, const, minimum, maximum,
+ *   type (a name or a list; a YAML integer is also a "number", and a
+ *   float with a zero fractional part is an "integer", as JSON Schema
+ *   2020-12 has it: 48.0, up to 2^53; schema_ints.c), enum, const,
+ *   minimum, maximum,
  *   exclusiveMinimum, exclusiveMaximum, multipleOf, minLength, maxLength,
  *   pattern (POSIX extended regex, unanchored), properties,
  *   patternProperties, additionalProperties (boolean or schema), required,
@@ -31,8 +33,10 @@
  * unknown key one typo away from a declared key (a warning; only where the
  * schema declares `properties` and leaves the map open), GT204 required,
  * GT205 everything else, including an unknown key in a closed map
- * (additionalProperties: false). Every finding carries the dotted config
- * path and a hint.
+ * (additionalProperties: false), GT206 an integer written as a float
+ * (valid, but Python gets a float: an error for Megatron's parallel
+ * sizes, a warning for NeMo-RL's other keys, a note for gtplan's own).
+ * Every finding carries the dotted config path and a hint.
  *
  * Ownership: a struct schema owns its parsed JSON and compiled patterns;
  * schema_free() releases everything. Validation never changes the tree.
@@ -68,8 +72,9 @@ struct schema *schema_load(const char *text, size_t len, char *err,
 void schema_free(struct schema *s);
 
 /* Validates the config tree `root` against `s`, adding findings to diags.
- * Returns the number of errors found (warnings are not counted); a NULL
- * root is an empty config with nothing to check (0). */
+ * Returns the number of errors found (warnings are not counted; nor is
+ * GT206, a valid value), or -1 when out of memory; a NULL root is an
+ * empty config with nothing to check (0). */
 int schema_validate(const struct schema *s, const struct cfg_node *root,
 		    struct diag_list *diags);
 
@@ -84,6 +89,14 @@ int schema_check_config(const struct cfg_node *root, struct diag_list *diags);
  * not planned (job.c), so no product of sizes is ever computed from it. */
 int schema_check_config_limits(const struct cfg_node *root,
 			       struct diag_list *diags, int *past_max);
+/* schema_check_config_limits(), then every float it took as an integer
+ * (GT206) becomes in the tree the integer node its value written without
+ * the decimal point gives (kind, value and text), so that planning and
+ * every rule read `tensor_model_parallel_size: 2.0` as they read `2`.
+ * `gtplan config` shows the tree as written and does not settle. Returns
+ * as schema_check_config_limits(), or -1 when out of memory. */
+int schema_settle_config(struct cfg_node *root, struct diag_list *diags,
+			 int *past_max);
 
 /* The description the schema gives the key at a dotted config path
  * ("policy.megatron_cfg.tensor_model_parallel_size"; list items by index),

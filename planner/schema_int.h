@@ -6,6 +6,7 @@
  *   schema_words.c  values and schemas described in words, for messages
  *   schema_value.c  the checks of one value: type, numbers, strings,
  *                   enum and const
+ *   schema_ints.c   floats taken as integers: GT206 and settling them
  *   schema.c        validation: maps, lists, combinators, the entry points
  * Every name here starts with `sch_`.
  */
@@ -37,6 +38,13 @@ struct schema {
 	size_t n_pats, cap_pats;
 };
 
+/* The floats one validation took as integers (schema_ints.c). */
+struct sch_ints {
+	struct sch_int_seen *v;
+	size_t n, cap;
+	int oom;                 /* a note was lost: the result is unusable */
+};
+
 /* One validation (schema.c). */
 struct ctx {
 	const struct schema *s;
@@ -45,6 +53,8 @@ struct ctx {
 	int depth;
 	int limit_reported;      /* a cycle or the depth limit, once */
 	int past_max;            /* integers reported above their maximum */
+	struct sch_ints *ints;   /* where floats taken as integers go, or
+				    NULL */
 	/* The schemas being applied, innermost last: a schema that comes
 	 * back to the same value without reaching into it is a cycle. */
 	struct {
@@ -93,9 +103,14 @@ int sch_example(const struct ctx *c, const json_t *sch, char *buf,
 
 /* 1 when `type` (a name or a list of names) takes values of kind k. */
 int sch_type_fits(const json_t *t, enum cfg_kind k);
-/* 1 when a value of kind k could satisfy sch as far as types go (type,
- * enum and const members, through $ref and the combinators). */
-int sch_fits(const struct schema *s, const json_t *sch, enum cfg_kind k);
+/* 1 when `type` takes the value n: its kind fits, or n is a float JSON
+ * Schema counts as an integer (sch_integral_float) and `type` takes
+ * integers. */
+int sch_type_takes(const json_t *t, const struct cfg_node *n);
+/* 1 when the value n could satisfy sch as far as types go (type, enum
+ * and const members, through $ref and the combinators). */
+int sch_fits(const struct schema *s, const json_t *sch,
+	     const struct cfg_node *n);
 /* GT200: the value's type is not one the schema takes. Returns 1. */
 int sch_type_error(struct ctx *c, const json_t *sch,
 		   const struct cfg_node *n);
@@ -108,6 +123,23 @@ int sch_check_string(struct ctx *c, const json_t *sch,
 		     const struct cfg_node *n);
 int sch_check_choice(struct ctx *c, const json_t *sch,
 		     const struct cfg_node *n);
+
+/* ---- schema_ints.c -------------------------------------------------- */
+
+/* 1 when n is a float that is an integer for JSON Schema and for gtplan:
+ * finite, a zero fractional part, a magnitude of at most 2^53. */
+int sch_integral_float(const struct cfg_node *n);
+/* Notes that n, a float, passed a schema as an integer (at c's path), when
+ * c reports and collects; a lost note sets c->ints->oom. */
+void sch_ints_note(struct ctx *c, const struct cfg_node *n);
+/* Reports GT206 once per noted value, in the order seen. Returns 0, or -1
+ * when a note was lost (out of memory). */
+int sch_ints_report(struct sch_ints *x, struct diag_list *diags);
+/* Makes every noted node of the tree at root the integer node its value
+ * written without the decimal point gives. Returns 0 or -1 (out of
+ * memory). */
+int sch_ints_settle(struct sch_ints *x, struct cfg_node *root);
+void sch_ints_release(struct sch_ints *x);
 
 /* ---- schema.c ------------------------------------------------------- */
 

@@ -59,8 +59,14 @@ int sch_type_fits(const json_t *t, enum cfg_kind k)
 	return 0;
 }
 
+int sch_type_takes(const json_t *t, const struct cfg_node *n)
+{
+	return sch_type_fits(t, n->kind) ||
+	       (sch_integral_float(n) && sch_type_fits(t, CFG_INT));
+}
+
 static int fits_walk(const struct schema *s, const json_t *sch,
-		     enum cfg_kind k, int *budget)
+		     const struct cfg_node *n, int *budget)
 {
 	const json_t *v;
 	json_t *e;
@@ -71,19 +77,19 @@ static int fits_walk(const struct schema *s, const json_t *sch,
 		return !json_is_false(sch);
 	v = json_object_get(sch, "$ref");
 	if (v && !fits_walk(s, sch_resolve_ref(s->root, json_string_value(v)),
-			    k, budget))
+			    n, budget))
 		return 0;
 	v = json_object_get(sch, "type");
-	if (v && !sch_type_fits(v, k))
+	if (v && !sch_type_takes(v, n))
 		return 0;
 	v = json_object_get(sch, "const");
-	if (v && !json_fits_kind(v, k))
+	if (v && !json_fits_kind(v, n->kind))
 		return 0;
 	v = json_object_get(sch, "enum");
 	if (v) {
 		any = 0;
 		json_array_foreach(v, i, e)
-			any |= json_fits_kind(e, k);
+			any |= json_fits_kind(e, n->kind);
 		if (!any)
 			return 0;
 	}
@@ -93,21 +99,22 @@ static int fits_walk(const struct schema *s, const json_t *sch,
 			continue;
 		any = 0;
 		json_array_foreach(v, i, e)
-			any |= fits_walk(s, e, k, budget);
+			any |= fits_walk(s, e, n, budget);
 		if (!any)
 			return 0;
 	}
 	json_array_foreach(json_object_get(sch, "allOf"), i, e)
-		if (!fits_walk(s, e, k, budget))
+		if (!fits_walk(s, e, n, budget))
 			return 0;
 	return 1;
 }
 
-int sch_fits(const struct schema *s, const json_t *sch, enum cfg_kind k)
+int sch_fits(const struct schema *s, const json_t *sch,
+	     const struct cfg_node *n)
 {
 	int budget = WALK_BUDGET;
 
-	return fits_walk(s, sch, k, &budget);
+	return fits_walk(s, sch, n, &budget);
 }
 
 /* ---- findings -------------------------------------------------------- */
@@ -130,7 +137,7 @@ int sch_type_error(struct ctx *c, const json_t *sch,
 
 		cfg_scalar_type(&t, n->text);
 		if (t.kind != CFG_STR && t.kind != CFG_NULL &&
-		    sch_fits(c->s, sch, t.kind)) {
+		    sch_fits(c->s, sch, &t)) {
 			diag_hint(d, "remove the quotes: in YAML \"%s\" is a "
 				  "string, %s is %s", n->text, n->text,
 				  t.kind == CFG_INT ? "an integer" :
@@ -138,14 +145,6 @@ int sch_type_error(struct ctx *c, const json_t *sch,
 				  "a boolean");
 			return 1;
 		}
-	}
-	if (n->kind == CFG_FLOAT && isfinite(n->v.f) &&
-	    n->v.f == floor(n->v.f) && fabs(n->v.f) < 9e18 &&
-	    sch_fits(c->s, sch, CFG_INT)) {
-		diag_hint(d, "write %lld without the decimal point: %s is a "
-			  "float, not an integer", (long long)n->v.f,
-			  n->text ? n->text : "the value");
-		return 1;
 	}
 	if (json_is_array(json_object_get(sch, "enum")) && !strncmp(w,
 			  "one of ", 7))
@@ -240,10 +239,10 @@ int sch_check_number(struct ctx *c, const json_t *sch,
 			       bounds[i].words, lim, got);
 		if (!d)
 			return 1;
-		if (n->kind == CFG_INT && bounds[i].bad_hi == 1 &&
-		    bounds[i].bad_lo >= 0)
+		if ((n->kind == CFG_INT || sch_integral_float(n)) &&
+		    bounds[i].bad_hi == 1 && bounds[i].bad_lo >= 0)
 			c->past_max++;
-		if (t && sch_type_fits(t, n->kind))
+		if (t && sch_type_takes(t, n))
 			sch_number_phrase(w, sizeof(w), sch,
 					  sch_type_fits(t, CFG_FLOAT)
 					  ? "number" : "integer");

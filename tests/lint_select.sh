@@ -414,6 +414,68 @@ printf '[tool.gtplan]\nhardware.peak_tflops = 400\nhardware.peak_tflops = 500\n'
 run 1 "$GTPLAN" lint cfg/h.yaml
 same "pyproject twice" "pyproject.toml:3:1: error[GT003]"
 
+# ---- an integer written as a float (GT206) ---------------------------------
+# JSON Schema 2020-12's integer: TP 4.0 is valid for gtplan as for
+# python-jsonschema, planned as TP 4 (the same plan JSON), with one finding
+# about the spelling, which every output and every selector takes.
+fresh
+tp_cfg() { # FILE TP [GLOBAL-BATCH]
+	printf 'policy:\n  model_name: meta-llama/Llama-3.1-8B-Instruct\n  train_global_batch_size: %s\n  train_micro_batch_size: 1\n  megatron_cfg:\n    enabled: true\n    tensor_model_parallel_size: %s\n    sequence_parallel: true\n    make_vocab_size_divisible_by: 64\ncluster:\n  num_nodes: 1\n  gpus_per_node: 8\n' "${3:-64}" "$2" >"$tmp/p/cfg/$1"
+}
+tp_cfg f.yaml 4.0; tp_cfg i.yaml 4; tp_cfg b.yaml 4 64.0
+run 1 "$GTPLAN" lint cfg/f.yaml --color never
+same "tp 4.0: one finding" "cfg/f.yaml:7:33: error[GT206]"
+has "$tmp/err" "gtplan: 1 error, 0 warnings, 0 notes"
+run 0 "$GTPLAN" lint cfg/i.yaml --color never
+same "tp 4: no finding" ""
+run 1 "$GTPLAN" plan cfg/f.yaml --format json; cp "$tmp/out" "$tmp/pf.json"
+run 0 "$GTPLAN" plan cfg/i.yaml --format json; cp "$tmp/out" "$tmp/pi.json"
+"$PY" - "$tmp/pf.json" "$tmp/pi.json" <<'EOF' && ok || bad "tp 4.0 is not planned as tp 4"
+import json, sys
+f, i = (json.load(open(p)) for p in sys.argv[1:])
+assert [d["code"] for d in f.pop("diagnostics")] == ["GT206"]
+assert i.pop("diagnostics") == []
+assert (f.pop("config"), i.pop("config")) == ("cfg/f.yaml", "cfg/i.yaml")
+assert f == i and f["sizes"]["tp"] == 4, f["sizes"]
+EOF
+run 1 "$GTPLAN" lint cfg/f.yaml --format concise
+has "$tmp/out" "cfg/f.yaml:7:33: error[GT206] 4.0 is a float: gtplan plans with 4"
+run 1 "$GTPLAN" lint cfg/f.yaml --format github
+has "$tmp/out" "::error file=cfg/f.yaml,line=7,col=33,title=GT206 integer-as-float::"
+run 1 "$GTPLAN" lint cfg/f.yaml --format json
+"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1]))["diagnostics"]; assert [(x["code"], x["name"], x["severity"], x["path"]) for x in d] == [("GT206", "integer-as-float", "error", "policy.megatron_cfg.tensor_model_parallel_size")], d' "$tmp/out" && ok || bad "GT206 in json"
+run 1 "$GTPLAN" lint cfg/f.yaml --format sarif
+"$PY" -c 'import json,sys; r=json.load(open(sys.argv[1]))["runs"][0]; assert [(x["ruleId"], x["level"]) for x in r["results"]] == [("GT206", "error")], r["results"]; assert [x["helpUri"] for x in r["tool"]["driver"]["rules"] if x["id"] == "GT206"][0].endswith("rules.md#gt206")' "$tmp/out" && ok || bad "GT206 in sarif"
+run 0 "$GTPLAN" lint cfg/f.yaml --ignore GT206
+run 0 "$GTPLAN" lint cfg/f.yaml --ignore integer-as-float
+run 0 "$GTPLAN" lint cfg/f.yaml --select GT3
+sed -i 's/^    tensor_model_parallel_size: 4.0$/&  # gtplan: ignore[GT206] checked by our launcher/' "$tmp/p/cfg/f.yaml"
+run 0 "$GTPLAN" lint cfg/f.yaml --strict --color never
+same "suppressed inline" ""
+# `gtplan config` prints the value as written (a float, as OmegaConf has it)
+run 0 "$GTPLAN" config cfg/f.yaml
+has "$tmp/out" '"tensor_model_parallel_size": 4.0,'
+# elsewhere a warning: --strict fails on it
+run 0 "$GTPLAN" lint cfg/b.yaml --color never
+same "batch 64.0: a warning" "cfg/b.yaml:3:28: warning[GT206]"
+run 1 "$GTPLAN" lint cfg/b.yaml --strict
+run 0 "$GTPLAN" lint cfg/b.yaml --strict --min-severity error
+# python-jsonschema takes TP 4.0 as an integer too, and refuses 4.5
+for v in 4.0 4.5; do
+	printf '{"policy": {"megatron_cfg": {"tensor_model_parallel_size": %s}}, "cluster": {"num_nodes": 1, "gpus_per_node": 8}}\n' "$v" >"$tmp/p/cfg/tp$v.json"
+done
+if [ -x "$PY" ] && "$PY" -c 'import jsonschema' 2>/dev/null; then
+	"$PY" tests/check_plan_schema.py schemas/config.schema.json "$tmp/p/cfg/tp4.0.json" >/dev/null && ok || bad "jsonschema refuses TP 4.0"
+	"$PY" tests/check_plan_schema.py schemas/config.schema.json "$tmp/p/cfg/tp4.5.json" 2>/dev/null && bad "jsonschema takes TP 4.5" || ok
+else
+	skip=$((skip + 2)); echo "lint_select: no python3 jsonschema: the integer agreement checks skipped"
+fi
+run 1 "$GTPLAN" lint cfg/tp4.0.json --format concise
+has "$tmp/out" "cfg/tp4.0.json:1:60: error[GT206]"
+hasnt "$tmp/out" "GT200"
+run 1 "$GTPLAN" lint cfg/tp4.5.json --format concise
+has "$tmp/out" "cfg/tp4.5.json:1:60: error[GT200] expected a positive integer, got number 4.5"
+
 # ---- explain by name, -V ---------------------------------------------------
 run 0 "$GTPLAN" explain microbatches-below-pp
 has "$tmp/out" "GT632 microbatches-below-pp"

@@ -29,12 +29,18 @@ validate() {
 		-s schemas/config.schema.json "${args[@]}" >"$tmp/out" 2>&1
 }
 
-# ajv can fail: a closed gtplan section and a size that is no number
+# ajv can fail: a closed gtplan section and a size that is no number; an
+# integer is JSON Schema's, as gtplan reads it (TP 4.0 yes, 4.5 no: GT206
+# and GT200, tests/lint_select.sh)
 printf 'cluster:\n  num_nodes: two\n  gpus_per_node: 8\ngtplan:\n  rank_ordr: x\n' >"$tmp/bad.yaml"
 printf 'defaults: base.yaml\npolicy:\n  train_global_batch_size: ${mul:${.x}, 2}\n' >"$tmp/child.yaml"
-validate "$tmp/bad.yaml" "$tmp/child.yaml" examples/default.yaml
+for v in 4.0 4.5; do
+	printf 'policy:\n  megatron_cfg:\n    tensor_model_parallel_size: %s\ncluster:\n  num_nodes: 1\n  gpus_per_node: 8\n' "$v" >"$tmp/tp$v.yaml"
+done
+validate "$tmp/bad.yaml" "$tmp/child.yaml" examples/default.yaml "$tmp/tp4.0.yaml" "$tmp/tp4.5.yaml"
 if grep -q "bad.yaml invalid" "$tmp/out" && grep -q "child.yaml valid" "$tmp/out" &&
-	grep -q "default.yaml valid" "$tmp/out"; then pass=$((pass + 1)); else
+	grep -q "default.yaml valid" "$tmp/out" && grep -q "tp4.0.yaml valid" "$tmp/out" &&
+	grep -q "tp4.5.yaml invalid" "$tmp/out"; then pass=$((pass + 1)); else
 	fail=$((fail + 1)); echo "FAIL: ajv on the schema's own cases:"; sed 's/^/    /' "$tmp/out" | head -30; fi
 
 if [ ! -d "$corpus/nemo-rl/examples/configs" ]; then

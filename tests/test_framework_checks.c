@@ -191,12 +191,12 @@ START_TEST(vllm_every_rule)
 }
 END_TEST
 
-/* TP 4.0 is the schema's (GT200); nothing is judged with TP 1. */
+/* TP "4" is the schema's (GT200); nothing is judged with TP 1. */
 START_TEST(refused_size_one_error)
 {
 	struct sim_fx f;
 
-	lint(&f, cfg("", "    tensor_model_parallel_size: 4.0\n"
+	lint(&f, cfg("", "    tensor_model_parallel_size: \"4\"\n"
 		     "    sequence_parallel: true\n", ""));
 	ck_assert(f.plan.sizes_refused);
 	ck_assert_uint_eq(sim_fx_count(&f, "GT621"), 0);

@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sim_report_init(&sim);
 	if (cfg_parse_text("fuzz.yaml", text, size, &srcs, &diags, &root) ||
 	    cfg_resolve(root, &srcs, &diags) ||
-	    schema_check_config_limits(root, &diags, &past_max) < 0 ||
+	    schema_settle_config(root, &diags, &past_max) < 0 ||
 	    past_max || plan_build(&p, root, "fuzz.yaml", &diags))
 		goto report;
 	if (p.world <= FUZZ_SIM_MAX_WORLD)
