@@ -570,10 +570,9 @@ static int qkv_rope(const struct kern_qkv *a, const int32_t *pos, int merge,
 				int p = h < qh ? 0 : h < qh + kh ? 1 : 2;
 				long long per = p ? kh : qh;
 				long long lh = h - (p ? qh + (p - 1) * kh : 0);
-				long long off = ((r * a->groups + j) * per + lh) *
-						hd;
-				long long po = ((r * a->groups + j) * hpg + h) *
-					       hd;
+				long long rj = r * a->groups + j;
+				long long off = (rj * per + lh) * hd;
+				long long po = (rj * hpg + h) * hd;
 				const float *t = p < 2 ? cs : NULL;
 
 				if (merge)

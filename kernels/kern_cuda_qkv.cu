@@ -265,19 +265,23 @@ __global__ static void qkv_rope_k(struct qkv_rope_args a)
 			int j = hh / hpg, h = hh - j * hpg;
 			int p = h < a.qh ? 0 : h < a.qh + a.kh ? 1 : 2;
 			int lh = h - (p ? a.qh + (p - 1) * a.kh : 0);
-			long long off = ((r * a.groups + j) * (p ? a.kh : a.qh) +
-					 lh) * a.hd;
+			long long rj = r * a.groups + j;
+			long long off = (rj * (p ? a.kh : a.qh) + lh) * a.hd;
 			long long po = (r * a.groups * hpg + hh) * a.hd;
 			const float *t = p < 2 ? cs : NULL;
+			/* selected, not indexed: a's arrays stay parameters */
+			float *pf = p == 0 ? a.part[0] : p == 1 ? a.part[1] :
+				    a.part[2];
+			uint16_t *ph = p == 0 ? a.part16[0] :
+				       p == 1 ? a.part16[1] : a.part16[2];
 
 			if (a.merge)
-				head_chunk<V>(a.part[p] + off, half, i0, t,
+				head_chunk<V>(pf + off, half, i0, t,
 					      a.packed ? a.packed + po : NULL,
 					      a.packed16 + po);
 			else
 				head_chunk<V>(a.packed + po, half, i0, t,
-					      a.part[p] ? a.part[p] + off :
-					      NULL, a.part16[p] + off);
+					      pf ? pf + off : NULL, ph + off);
 		}
 	}
 }
@@ -301,6 +305,8 @@ static int qkv_rope_run(struct kern_ctx *k, const struct kern_qkv *s,
 	int vec = s->hd % 16 == 0 && aligned16(a->packed) &&
 		  aligned16(a->packed16);
 	long long items, threads;
+	size_t smem = (size_t)s->hd * sizeof(float);
+	unsigned grid = rows_grid(s->rows);
 
 	if (s->hd > QKV_ROPE_MAX_HD || row > INT_MAX)
 		return kern_set_error(KERN_EINVAL, "qkv_rope: head dim %lld or "
@@ -318,11 +324,11 @@ static int qkv_rope_run(struct kern_ctx *k, const struct kern_qkv *s,
 	threads = items < QKV_ROPE_THREADS ? (items + 31) / 32 * 32 :
 		  QKV_ROPE_THREADS;
 	if (vec)
-		qkv_rope_k<8><<<rows_grid(s->rows), (unsigned)threads,
-				(size_t)s->hd * sizeof(float), stream_of(k)>>>(*a);
+		qkv_rope_k<8><<<grid, (unsigned)threads, smem,
+				stream_of(k)>>>(*a);
 	else
-		qkv_rope_k<1><<<rows_grid(s->rows), (unsigned)threads,
-				(size_t)s->hd * sizeof(float), stream_of(k)>>>(*a);
+		qkv_rope_k<1><<<grid, (unsigned)threads, smem,
+				stream_of(k)>>>(*a);
 	LAUNCHCHECK(qkv_rope_k);
 	return 0;
 }

@@ -162,7 +162,7 @@ static int qkv_split_fwd(struct rt_model *m, long long l)
 }
 
 /* linear_qkv and what follows it up to attention, for layer l: one GEMM
- * in16 W^T into a.qkv [N, qkv_l] in the weight's interleaved row order
+ * in [N, h] W^T into a.qkv [N, qkv_l] in the weight's interleaved row order
  * (Megatron's: per query group r query heads, then its key, then its
  * value head, d rows each), the bias added there (it has the same
  * order), then q, k, v with RoPE and their bf16 copies (la): in one pass

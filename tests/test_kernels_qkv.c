@@ -131,8 +131,9 @@ START_TEST(fwd_is_unfused)
 			wh[j] = take((size_t)n[j] * 2);
 		}
 		fwd_unfused(&c, p, w[0], w[1], w[2], wh);
-		ck_assert_int_eq(kern_qkv_rope_bf(&K, &c.a, c.pos, p, f[0], f[1],
-						  f[2], h[0], h[1], h[2]), 0);
+		ck_assert_int_eq(kern_qkv_rope_bf(&K, &c.a, c.pos, p, f[0],
+						  f[1], f[2], h[0], h[1], h[2]),
+				 0);
 		for (int j = 0; j < 3; j++) {
 			ck_assert_msg(!memcmp(f[j], w[j], (size_t)n[j] * 4),
 				      "case %d part %d: fp32", i, j);
@@ -141,8 +142,9 @@ START_TEST(fwd_is_unfused)
 			memset(h[j], 0, (size_t)n[j] * 2);
 		}
 		/* the fp32 outputs left out: the same copies */
-		ck_assert_int_eq(kern_qkv_rope_bf(&K, &c.a, c.pos, p, NULL, NULL,
-						  NULL, h[0], h[1], h[2]), 0);
+		ck_assert_int_eq(kern_qkv_rope_bf(&K, &c.a, c.pos, p, NULL,
+						  NULL, NULL, h[0], h[1], h[2]),
+				 0);
 		for (int j = 0; j < 3; j++) {
 			ck_assert_msg(!memcmp(h[j], wh[j], (size_t)n[j] * 2),
 				      "case %d part %d: copy alone", i, j);
