@@ -577,6 +577,62 @@ int kern_qkv_merge(struct kern_ctx *k, long long rows, long long groups,
 					  q, kk, v, packed) : KERN_ENODEV;
 }
 
+/* A fused qkv pass's shape is usable: kern_qkv's sizes, whole heads,
+ * RoPE's base and the positions of its rows. */
+static int qkv_rope_ok(const struct kern_qkv *a, const int32_t *pos)
+{
+	return a && a->rows >= 0 && a->groups >= 1 && a->hd >= 2 &&
+	       a->hd % 2 == 0 && a->nq >= a->hd && a->nq % a->hd == 0 &&
+	       a->nk >= a->hd && a->nk % a->hd == 0 && a->theta > 0 &&
+	       OK_N(pos, a->rows);
+}
+
+/* No two of n arrays are the same (NULL ones aside). */
+static int apart(const void *const *p, int n)
+{
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			if (p[i] && p[i] == p[j])
+				return 0;
+	return 1;
+}
+
+int kern_qkv_rope_bf(struct kern_ctx *k, const struct kern_qkv *a,
+		     const int32_t *pos, const float *packed, float *q,
+		     float *kk, float *v, uint16_t *q16, uint16_t *k16,
+		     uint16_t *v16)
+{
+	const void *all[7] = { packed, q, kk, v, q16, k16, v16 };
+
+	if (!qkv_rope_ok(a, pos))
+		return KERN_EINVAL;
+	if (!a->rows)
+		return 0;
+	if (!packed || !q16 || !k16 || !v16 || !apart(all, 7))
+		return KERN_EINVAL;
+	return HAS_OP(k, qkv_rope_bf) ? RUN(MEM, qkv_rope_bf, a, pos, packed,
+					    q, kk, v, q16, k16,
+					    v16) : KERN_ENODEV;
+}
+
+int kern_qkv_merge_rope_bf(struct kern_ctx *k, const struct kern_qkv *a,
+			   const int32_t *pos, const float *dq,
+			   const float *dk, const float *dv, float *packed,
+			   uint16_t *packed16)
+{
+	const void *all[5] = { dq, dk, dv, packed, packed16 };
+
+	if (!qkv_rope_ok(a, pos))
+		return KERN_EINVAL;
+	if (!a->rows)
+		return 0;
+	if (!dq || !dk || !dv || !packed16 || !apart(all, 5))
+		return KERN_EINVAL;
+	return HAS_OP(k, qkv_merge_rope_bf) ? RUN(MEM, qkv_merge_rope_bf, a,
+						  pos, dq, dk, dv, packed,
+						  packed16) : KERN_ENODEV;
+}
+
 int kern_swiglu_fwd_bf(struct kern_ctx *k, long long rows, long long f,
 		       const float *x, float *y, uint16_t *y16)
 {

@@ -107,6 +107,16 @@ struct kern_attn {
 	float scale;
 };
 
+/* linear_qkv's output columns on their way to attention (kern_qkv_rope_bf,
+ * kern_qkv_merge_rope_bf): `rows` token rows of `groups` query groups,
+ * each nq query then nk key then nk value values (kern_qkv_split's
+ * layout), heads of hd values (nq and nk multiples of hd), RoPE's base
+ * theta (kern_rope). */
+struct kern_qkv {
+	long long rows, groups, nq, nk, hd;
+	double theta;
+};
+
 /* One device's implementation; every member follows the wrapper of the
  * same name below. */
 struct kern_ops {
@@ -195,6 +205,14 @@ struct kern_ops {
 	int (*qkv_merge)(struct kern_ctx *k, long long rows, long long groups,
 			 long long nq, long long nk, const float *q,
 			 const float *kk, const float *v, float *packed);
+	int (*qkv_rope_bf)(struct kern_ctx *k, const struct kern_qkv *a,
+			   const int32_t *pos, const float *packed, float *q,
+			   float *kk, float *v, uint16_t *q16, uint16_t *k16,
+			   uint16_t *v16);
+	int (*qkv_merge_rope_bf)(struct kern_ctx *k, const struct kern_qkv *a,
+				 const int32_t *pos, const float *dq,
+				 const float *dk, const float *dv,
+				 float *packed, uint16_t *packed16);
 	/* optional: the kern_*_bf producers fused (NULL: kern.c calls the
 	 * plain op, then kern_round_bf16_copy) */
 	int (*swiglu_fwd_bf)(struct kern_ctx *k, long long rows, long long f,
@@ -522,6 +540,26 @@ int kern_qkv_split(struct kern_ctx *k, long long rows, long long groups,
 int kern_qkv_merge(struct kern_ctx *k, long long rows, long long groups,
 		   long long nq, long long nk, const float *q,
 		   const float *kk, const float *v, float *packed);
+
+/* linear_qkv's columns to attention's bf16 operands in one pass, for
+ * mixed-precision runs without QK-norm (shape: struct kern_qkv): bit for
+ * bit kern_qkv_split of packed into (q, kk, v), kern_rope (pos, forward)
+ * of q over its groups nq / hd heads and of kk over its groups nk / hd,
+ * then kern_round_bf16_copy of q into q16, kk into k16 and v into v16. q,
+ * kk and v may each be NULL: that fp32 output is then not written (its
+ * copy is). kern_qkv_merge_rope_bf is its backward: kern_rope (inverse)
+ * of dq and dk, kern_round_bf16 of dq, dk and dv, kern_qkv_merge into
+ * packed, then kern_round_bf16_copy of packed into packed16 (packed may
+ * be NULL: not written); dq, dk and dv are left as they are. No output
+ * aliases an input. */
+int kern_qkv_rope_bf(struct kern_ctx *k, const struct kern_qkv *a,
+		     const int32_t *pos, const float *packed, float *q,
+		     float *kk, float *v, uint16_t *q16, uint16_t *k16,
+		     uint16_t *v16);
+int kern_qkv_merge_rope_bf(struct kern_ctx *k, const struct kern_qkv *a,
+			   const int32_t *pos, const float *dq,
+			   const float *dk, const float *dv, float *packed,
+			   uint16_t *packed16);
 
 /* Rotary position embedding in place on x [rows, heads, hd] (hd even),
  * rotate-half form (Megatron's default and Hugging Face Llama's): row r is

@@ -420,9 +420,30 @@ static int cpu_qkv_merge(struct kern_ctx *k, long long rows,
 	return 0;
 }
 
-/* Rotate-half RoPE (kern.h): pair (i, i + hd/2) turns by pos * theta^(-2i/hd),
- * the angle and its cos and sin in double, rounded to fp32 before the
- * multiply as Megatron's and Hugging Face's cos/sin tables are. */
+/* Rotate-half RoPE's cos and sin for pair i of a row at position p
+ * (kern.h): the angle pos * theta^(-2i/hd) and its cos and sin in double,
+ * rounded to fp32 before the multiply as Megatron's and Hugging Face's
+ * cos/sin tables are; the sin negated for the inverse. */
+static void rope_cs(int32_t p, long long i, long long hd, double theta,
+		    int inverse, float *c, float *s)
+{
+	double a = (double)p * pow(theta, -2.0 * (double)i / (double)hd);
+
+	*c = (float)cos(a);
+	*s = (float)sin(a);
+	if (inverse)
+		*s = -*s;
+}
+
+/* The pair (x1, x2) turned by the angle whose cos and sin are c, s. */
+static void rope_turn(float *x1, float *x2, float c, float s)
+{
+	float a = *x1, b = *x2;
+
+	*x1 = a * c - b * s;
+	*x2 = b * c + a * s;
+}
+
 static int cpu_rope(struct kern_ctx *k, long long rows, long long heads,
 		    long long hd, double theta, const int32_t *pos,
 		    int inverse, float *x)
@@ -432,18 +453,13 @@ static int cpu_rope(struct kern_ctx *k, long long rows, long long heads,
 	(void)k;
 	for (long long r = 0; r < rows; r++)
 		for (long long i = 0; i < half; i++) {
-			double a = (double)pos[r] *
-				   pow(theta, -2.0 * (double)i / (double)hd);
-			float c = (float)cos(a), s = (float)sin(a);
+			float c, s;
 
-			if (inverse)
-				s = -s;
+			rope_cs(pos[r], i, hd, theta, inverse, &c, &s);
 			for (long long h = 0; h < heads; h++) {
 				float *v = x + (r * heads + h) * hd;
-				float x1 = v[i], x2 = v[i + half];
 
-				v[i] = x1 * c - x2 * s;
-				v[i + half] = x2 * c + x1 * s;
+				rope_turn(&v[i], &v[i + half], c, s);
 			}
 		}
 	return 0;
@@ -508,6 +524,95 @@ static int cpu_round_bf16_copy(struct kern_ctx *k, long long n, float *x,
 	return 0;
 }
 
+/* One head of hd values from src into dst16 and, when set, dst: turned
+ * by RoPE's table cs of the row (cos in [0, hd/2), sin after; rope_cs)
+ * when cs is set, each value rounded to bf16 (cpu_round_bf16_copy's
+ * arithmetic). */
+static void head_bf(const float *src, long long hd, const float *cs,
+		    float *dst, uint16_t *dst16)
+{
+	long long half = hd / 2;
+
+	for (long long i = 0; i < half; i++) {
+		float x1 = src[i], x2 = src[i + half];
+
+		if (cs)
+			rope_turn(&x1, &x2, cs[i], cs[half + i]);
+		dst16[i] = bf16_of(x1);
+		dst16[i + half] = bf16_of(x2);
+		if (dst) {
+			dst[i] = float_of(dst16[i]);
+			dst[i + half] = float_of(dst16[i + half]);
+		}
+	}
+}
+
+/* kern_qkv_rope_bf (merge 0: packed to the parts q, k, v and their copies)
+ * and kern_qkv_merge_rope_bf (merge 1: the parts to packed and its copy),
+ * head by head in the packed order; the same float operations as the
+ * unfused ops, so the same bits (kern.h). */
+static int qkv_rope(const struct kern_qkv *a, const int32_t *pos, int merge,
+		    float *packed, uint16_t *packed16, float *const part[3],
+		    uint16_t *const part16[3])
+{
+	long long hd = a->hd, half = hd / 2, qh = a->nq / hd, kh = a->nk / hd;
+	long long hpg = qh + 2 * kh;
+	float *cs = malloc((size_t)hd * sizeof(float));
+
+	if (!cs)
+		return KERN_ENOMEM;
+	for (long long r = 0; r < a->rows; r++) {
+		for (long long i = 0; i < half; i++)
+			rope_cs(pos[r], i, hd, a->theta, merge, &cs[i],
+				&cs[half + i]);
+		for (long long j = 0; j < a->groups; j++)
+			for (long long h = 0; h < hpg; h++) {
+				int p = h < qh ? 0 : h < qh + kh ? 1 : 2;
+				long long per = p ? kh : qh;
+				long long lh = h - (p ? qh + (p - 1) * kh : 0);
+				long long rj = r * a->groups + j;
+				long long off = (rj * per + lh) * hd;
+				long long po = (rj * hpg + h) * hd;
+				const float *t = p < 2 ? cs : NULL;
+
+				if (merge)
+					head_bf(part[p] + off, hd, t,
+						packed ? packed + po : NULL,
+						packed16 + po);
+				else
+					head_bf(packed + po, hd, t,
+						part[p] ? part[p] + off : NULL,
+						part16[p] + off);
+			}
+	}
+	free(cs);
+	return 0;
+}
+
+static int cpu_qkv_rope_bf(struct kern_ctx *k, const struct kern_qkv *a,
+			   const int32_t *pos, const float *packed, float *q,
+			   float *kk, float *v, uint16_t *q16, uint16_t *k16,
+			   uint16_t *v16)
+{
+	float *part[3] = { q, kk, v };
+	uint16_t *part16[3] = { q16, k16, v16 };
+
+	(void)k;
+	return qkv_rope(a, pos, 0, (float *)packed, NULL, part, part16);
+}
+
+static int cpu_qkv_merge_rope_bf(struct kern_ctx *k, const struct kern_qkv *a,
+				 const int32_t *pos, const float *dq,
+				 const float *dk, const float *dv,
+				 float *packed, uint16_t *packed16)
+{
+	float *part[3] = { (float *)dq, (float *)dk, (float *)dv };
+	uint16_t *part16[3] = { NULL, NULL, NULL };
+
+	(void)k;
+	return qkv_rope(a, pos, 1, packed, packed16, part, part16);
+}
+
 const struct kern_ops kern_cpu_ops = {
 	.name = "cpu",
 	.init = cpu_init,
@@ -543,6 +648,8 @@ const struct kern_ops kern_cpu_ops = {
 	.bias_grad = cpu_bias_grad,
 	.qkv_split = cpu_qkv_split,
 	.qkv_merge = cpu_qkv_merge,
+	.qkv_rope_bf = cpu_qkv_rope_bf,
+	.qkv_merge_rope_bf = cpu_qkv_merge_rope_bf,
 	.swiglu_fwd = cpu_swiglu_fwd,
 	.swiglu_bwd = cpu_swiglu_bwd,
 	.rope = cpu_rope,

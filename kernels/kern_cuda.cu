@@ -906,6 +906,8 @@ static struct kern_ops make_ops(void)
 	o.bias_grad = kern_cuda_bias_grad;
 	o.qkv_split = kern_cuda_qkv_split;
 	o.qkv_merge = kern_cuda_qkv_merge;
+	o.qkv_rope_bf = kern_cuda_qkv_rope_bf;
+	o.qkv_merge_rope_bf = kern_cuda_qkv_merge_rope_bf;
 	o.swiglu_fwd = kern_cuda_swiglu_fwd;
 	o.swiglu_fwd_bf = kern_cuda_swiglu_fwd_bf;
 	o.swiglu_bwd_bf = kern_cuda_swiglu_bwd_bf;

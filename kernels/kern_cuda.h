@@ -183,15 +183,6 @@ int kern_cuda_swiglu_fwd_bf(struct kern_ctx *k, long long rows, long long f,
 int kern_cuda_swiglu_bwd_bf(struct kern_ctx *k, long long rows, long long f,
 			    const float *x, const float *dy, float *dx,
 			    uint16_t *dx16);
-int kern_cuda_qkv_split(struct kern_ctx *k, long long rows, long long groups,
-			long long nq, long long nk, const float *packed,
-			float *q, float *kk, float *v);
-int kern_cuda_qkv_merge(struct kern_ctx *k, long long rows, long long groups,
-			long long nq, long long nk, const float *q,
-			const float *kk, const float *v, float *packed);
-int kern_cuda_rope(struct kern_ctx *k, long long rows, long long heads,
-		   long long hd, double theta, const int32_t *pos, int inverse,
-		   float *x);
 int kern_cuda_attn_fwd(struct kern_ctx *k, const struct kern_attn *a,
 		       const float *q, const float *kk, const float *v,
 		       const int32_t *qpos, const int32_t *kpos, float *o,
@@ -204,6 +195,25 @@ int kern_cuda_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
 		       const float *o, const float *lse, const float *dout,
 		       const int32_t *qpos, const int32_t *kpos, float *dq,
 		       float *dk, float *dv);
+
+/* kernels/kern_cuda_qkv.cu */
+int kern_cuda_qkv_split(struct kern_ctx *k, long long rows, long long groups,
+			long long nq, long long nk, const float *packed,
+			float *q, float *kk, float *v);
+int kern_cuda_qkv_merge(struct kern_ctx *k, long long rows, long long groups,
+			long long nq, long long nk, const float *q,
+			const float *kk, const float *v, float *packed);
+int kern_cuda_rope(struct kern_ctx *k, long long rows, long long heads,
+		   long long hd, double theta, const int32_t *pos, int inverse,
+		   float *x);
+int kern_cuda_qkv_rope_bf(struct kern_ctx *k, const struct kern_qkv *a,
+			  const int32_t *pos, const float *packed, float *q,
+			  float *kk, float *v, uint16_t *q16, uint16_t *k16,
+			  uint16_t *v16);
+int kern_cuda_qkv_merge_rope_bf(struct kern_ctx *k, const struct kern_qkv *a,
+				const int32_t *pos, const float *dq,
+				const float *dk, const float *dv, float *packed,
+				uint16_t *packed16);
 
 /* kernels/kern_cuda_b16.cu */
 int kern_cuda_swiglu_fwd_b16(struct kern_ctx *k, long long rows, long long f,

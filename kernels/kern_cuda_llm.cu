@@ -1,15 +1,16 @@
 /*
  * kern_cuda_llm: the CUDA twin of the decoder's kernels (kern.h): bias,
- * SwiGLU, rotate-half RoPE and causal grouped-query attention, queued on
- * the context's stream (kern_stream). These are the simple references that
+ * SwiGLU and causal grouped-query attention, queued on the context's
+ * stream (kern_stream; linear_qkv's columns and RoPE are
+ * kernels/kern_cuda_qkv.cu's). These are the simple references that
  * faster kernels are tested against: clarity over speed.
  *
  * Semantics follow kernels/kern_cpu.c and kernels/kern_cpu_attn.c; what may
- * differ is rounding. bias_grad and RoPE's angles are computed in double
- * as on the CPU; attention works in fp32 with an online softmax (the max
- * and the sums rescaled as keys come, Milakov and Gimelshein, "Online
- * normalizer calculation for softmax", 2018) where the CPU twin sums in
- * double, and its dot products are warp trees.
+ * differ is rounding. bias_grad is computed in double as on the CPU;
+ * attention works in fp32 with an online softmax (the max and the sums
+ * rescaled as keys come, Milakov and Gimelshein, "Online normalizer
+ * calculation for softmax", 2018) where the CPU twin sums in double, and
+ * its dot products are warp trees.
  *
  * Attention: one warp per query row (forward, dq) or per key row (dk, dv);
  * lane l holds head dims l, l + 32, ... in registers, so hd is at most
@@ -280,101 +281,6 @@ int kern_cuda_swiglu_bwd(struct kern_ctx *k, long long rows, long long f,
 	swiglu_bwd_k<<<blocks_for(rows * f), KERN_CUDA_THREADS, 0,
 		       stream_of(k)>>>(rows, f, x, dy, dx);
 	LAUNCHCHECK(swiglu_bwd_k);
-	return 0;
-}
-
-/* ---- the fused qkv columns ---------------------------------------------- */
-
-/* One thread a packed value: row r, group j, column c of the group's
- * nq + 2 nk (kern.h); merge copies the other way. I: the index type (32
- * bits where the sizes allow: the divisions are most of the work). */
-template <typename I>
-__global__ static void qkv_move_k(I n, I gw, I nq, I nk, float *packed,
-				  float *q, float *kk, float *v, int merge)
-{
-	for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < n;
-	     i += (I)gridDim.x * blockDim.x) {
-		I rg = i / gw, c = i - rg * gw;
-		float *x = c < nq ? q + rg * nq + c :
-			   c < nq + nk ? kk + rg * nk + c - nq :
-			   v + rg * nk + c - nq - nk;
-
-		if (merge)
-			packed[i] = *x;
-		else
-			*x = packed[i];
-	}
-}
-
-static int qkv_move(struct kern_ctx *k, long long rows, long long groups,
-		    long long nq, long long nk, float *packed, float *q,
-		    float *kk, float *v, int merge)
-{
-	long long gw = nq + 2 * nk, n = rows * groups * gw;
-
-	if (n < (1LL << 31))
-		qkv_move_k<unsigned><<<blocks_for(n), KERN_CUDA_THREADS, 0,
-				       stream_of(k)>>>(
-			(unsigned)n, (unsigned)gw, (unsigned)nq, (unsigned)nk,
-			packed, q, kk, v, merge);
-	else
-		qkv_move_k<long long><<<blocks_for(n), KERN_CUDA_THREADS, 0,
-					stream_of(k)>>>(
-			n, gw, nq, nk, packed, q, kk, v, merge);
-	LAUNCHCHECK(qkv_move_k);
-	return 0;
-}
-
-int kern_cuda_qkv_split(struct kern_ctx *k, long long rows, long long groups,
-			long long nq, long long nk, const float *packed,
-			float *q, float *kk, float *v)
-{
-	return qkv_move(k, rows, groups, nq, nk, (float *)packed, q, kk, v, 0);
-}
-
-int kern_cuda_qkv_merge(struct kern_ctx *k, long long rows, long long groups,
-			long long nq, long long nk, const float *q,
-			const float *kk, const float *v, float *packed)
-{
-	return qkv_move(k, rows, groups, nq, nk, packed, (float *)q,
-			(float *)kk, (float *)v, 1);
-}
-
-/* ---- RoPE --------------------------------------------------------------- */
-
-/* One thread per (row, pair i): the angle, cos and sin in double, rounded
- * to fp32, then every head of the row turned by it. */
-__global__ static void rope_k(long long rows, long long heads, long long hd,
-			      double theta, const int32_t *pos, int inverse,
-			      float *x)
-{
-	long long half = hd / 2;
-
-	GRID_STRIDE(idx, rows * half) {
-		long long r = idx / half, i = idx - r * half;
-		double a = (double)pos[r] *
-			   pow(theta, -2.0 * (double)i / (double)hd);
-		float c = (float)cos(a), s = (float)sin(a);
-
-		if (inverse)
-			s = -s;
-		for (long long h = 0; h < heads; h++) {
-			float *v = x + (r * heads + h) * hd;
-			float x1 = v[i], x2 = v[i + half];
-
-			v[i] = x1 * c - x2 * s;
-			v[i + half] = x2 * c + x1 * s;
-		}
-	}
-}
-
-int kern_cuda_rope(struct kern_ctx *k, long long rows, long long heads,
-		   long long hd, double theta, const int32_t *pos, int inverse,
-		   float *x)
-{
-	rope_k<<<blocks_for(rows * (hd / 2)), KERN_CUDA_THREADS, 0,
-		 stream_of(k)>>>(rows, heads, hd, theta, pos, inverse, x);
-	LAUNCHCHECK(rope_k);
 	return 0;
 }
 

@@ -205,7 +205,10 @@ struct rt_layer_acts {
 		 *sw16;
 	float *qraw, *kraw;  /* [N, q], [N, kv] before QK-norm (qk_norm) */
 	float *qrstd, *krstd;/* [N H/T], [N G/T] (qk_norm) */
-	float *q, *k, *v;    /* [N, q], [N, kv], [N, kv] as attention reads */
+	float *q, *k, *v;    /* [N, q], [N, kv], [N, kv] as attention reads;
+				bf16 runs without QK-norm write them only
+				with CP (rt_train.c qkv_fwd: attention reads
+				the copies) */
 	float *kg, *vg;      /* [micro x seq_len, kv]: k, v of every CP rank
 				(CP all_gather), else k, v */
 	float *kvlast;       /* [2 N, kv] (CP p2p): k then v of the ring's

@@ -125,53 +125,119 @@ const char *rt_label(char *buf, size_t n, const char *w, const char *sfx)
 
 /* ---- linear_qkv: one GEMM, then the columns split ------------------------ */
 
-/* q, k, v [N, ...] = in [N, h] W^T (+ bias): one GEMM into a.qkv [N,
- * qkv_l] in the weight's interleaved row order (Megatron's: per query
- * group r query heads, then its key, then its value head, d rows each),
- * the bias added there (it has the same order), then split by group
- * (kern_qkv_split). in16, W16: the bf16 copies (kern_gemm_bf). */
-static int qkv_fwd(struct rt_model *m, const struct rt_layer *ly,
-		   const float *in, const uint16_t *in16, const float *W,
-		   const uint16_t *W16, float *q, float *k, float *v)
+/* Whether linear_qkv's columns reach attention in one pass each way
+ * (kern_qkv_rope_bf, kern_qkv_merge_rope_bf): bf16 runs without QK-norm,
+ * which sits between the split and RoPE. fp32 runs keep the plain ops. */
+static int qkv_fused(const struct rt_model *m)
+{
+	return m->bf16 && !m->s.qk_norm;
+}
+
+static struct kern_qkv qkv_shape(const struct rt_shape *s)
+{
+	long long d = s->hd;
+
+	return (struct kern_qkv){
+		.rows = s->tokens, .groups = s->z.kl,
+		.nq = s->z.hl / s->z.kl * d, .nk = d, .hd = d,
+		.theta = s->theta,
+	};
+}
+
+/* a.qkv's columns to attention's q, k, v (la) in separate passes: split
+ * by group (kern_qkv_split), QK-norm, RoPE, then each rounded with its
+ * bf16 copy in bf16 runs (rt_bf16_copy). */
+static int qkv_split_fwd(struct rt_model *m, long long l)
 {
 	const struct rt_shape *s = &m->s;
-	const struct dsz_sizes *z = &s->z;
-	long long N = s->tokens, h = s->h, d = s->hd, r = z->hl / z->kl;
-	float *qkv = m->a.qkv;
+	const struct rt_layer *ly = &m->layer[l];
+	struct rt_layer_acts *la = &m->la[l];
+	struct kern_ctx *k = m->k;
+	struct kern_qkv a = qkv_shape(s);
+	long long N = s->tokens, d = s->hd;
 
-	KCHECK(kern_gemm_bf(m->k, 0, 1, N, z->qkv_l, h, 1.0f, in, in16, h, W,
-			    W16, h, 0.0f, qkv, z->qkv_l));
+	KCHECK(kern_qkv_split(k, N, a.groups, a.nq, a.nk, m->a.qkv,
+			      s->qk_norm ? la->qraw : la->q,
+			      s->qk_norm ? la->kraw : la->k, la->v));
+	if (s->qk_norm) {
+		KCHECK(kern_rmsnorm_fwd(k, N * s->z.hl, d, s->eps, la->qraw,
+					P(m, ly->qn), la->q, la->qrstd));
+		KCHECK(kern_rmsnorm_fwd(k, N * s->z.kl, d, s->eps, la->kraw,
+					P(m, ly->kn), la->k, la->krstd));
+	}
+	KCHECK(kern_rope(k, N, s->z.hl, d, s->theta, m->pos, 0, la->q));
+	KCHECK(kern_rope(k, N, s->z.kl, d, s->theta, m->pos, 0, la->k));
+	RCHECK(rt_bf16_copy(m, la->q, la->q16, N * s->z.q_l));
+	RCHECK(rt_bf16_copy(m, la->k, la->k16, N * s->z.kv_l));
+	return rt_bf16_copy(m, la->v, la->v16, N * s->z.kv_l);
+}
+
+/* linear_qkv and what follows it up to attention, for layer l: one GEMM
+ * in [N, h] W^T into a.qkv [N, qkv_l] in the weight's interleaved row order
+ * (Megatron's: per query group r query heads, then its key, then its
+ * value head, d rows each), the bias added there (it has the same
+ * order), then q, k, v with RoPE and their bf16 copies (la): in one pass
+ * where qkv_fused, which writes the fp32 values only where CP's attention
+ * reads them (rt_cp.c; the flash kernels and attn_core_bwd read the
+ * copies), else qkv_split_fwd. in16, W16: the bf16 copies
+ * (kern_gemm_bf). */
+static int qkv_fwd(struct rt_model *m, long long l, const float *in,
+		   const uint16_t *in16, const float *W, const uint16_t *W16)
+{
+	const struct rt_shape *s = &m->s;
+	const struct rt_layer *ly = &m->layer[l];
+	struct rt_layer_acts *la = &m->la[l];
+	struct kern_qkv a = qkv_shape(s);
+	long long N = s->tokens, h = s->h, ql = s->z.qkv_l;
+	int f32 = s->cp > 1;
+
+	KCHECK(kern_gemm_bf(m->k, 0, 1, N, ql, h, 1.0f, in, in16, h, W, W16,
+			    h, 0.0f, m->a.qkv, ql));
 	if (ly->bias >= 0)
-		KCHECK(kern_bias_add(m->k, N, z->qkv_l, P(m, ly->bias), qkv));
-	KCHECK(kern_qkv_split(m->k, N, z->kl, r * d, d, qkv, q, k, v));
+		KCHECK(kern_bias_add(m->k, N, ql, P(m, ly->bias), m->a.qkv));
+	if (!qkv_fused(m))
+		return qkv_split_fwd(m, l);
+	KCHECK(kern_qkv_rope_bf(m->k, &a, m->pos, m->a.qkv,
+				f32 ? la->q : NULL, f32 ? la->k : NULL,
+				f32 ? la->v : NULL, la->q16, la->k16,
+				la->v16));
 	return 0;
 }
 
-/* Its backward: dq, dk, dv merged into a.qkv in the weight's row order
- * (with its bf16 copy a.qkv16: the values are bf16 already, attn_core_bwd
- * rounded them), then din [N, h] = dqkv W and the weight gradient
- * dqkv^T in (rt_grad_out: *gw, for the scatter after the input
- * gradient's reduction), and the bias gradient summed over the rows. */
+/* Its backward: dq, dk, dv (RoPE's backward still to apply where
+ * qkv_fused: kern_qkv_merge_rope_bf does it, rounds them and merges) into
+ * a.qkv in the weight's row order, with its bf16 copy a.qkv16 (the fp32
+ * values written only where the bias gradient reads them, in the fused
+ * pass), then din [N, h] = dqkv W and the weight gradient dqkv^T in
+ * (rt_grad_out: *gw, for the scatter after the input gradient's
+ * reduction), and the bias gradient summed over the rows. */
 static int qkv_bwd(struct rt_model *m, const struct rt_layer *ly,
 		   const float *in, const uint16_t *in16, const float *W,
 		   const uint16_t *W16, const float *dq, const float *dk,
 		   const float *dv, float *din, float **gw)
 {
 	const struct rt_shape *s = &m->s;
-	const struct dsz_sizes *z = &s->z;
-	long long N = s->tokens, h = s->h, d = s->hd, r = z->hl / z->kl;
+	struct kern_qkv a = qkv_shape(s);
+	long long N = s->tokens, h = s->h, ql = s->z.qkv_l;
 	float *dqkv = m->a.qkv, beta, *gout = rt_grad_out(m, ly->qkv, &beta);
 
 	*gw = gout;
-	KCHECK(kern_qkv_merge(m->k, N, z->kl, r * d, d, dq, dk, dv, dqkv));
-	RCHECK(rt_bf16_copy(m, dqkv, m->a.qkv16, N * z->qkv_l));
-	KCHECK(kern_gemm_bf(m->k, 0, 0, N, h, z->qkv_l, 1.0f, dqkv,
-			    m->a.qkv16, z->qkv_l, W, W16, h, 0.0f, din, h));
-	KCHECK(kern_gemm_bf(m->k, 1, 0, z->qkv_l, h, N, 1.0f, dqkv,
-			    m->a.qkv16, z->qkv_l, in, in16, h, beta, gout, h));
+	if (qkv_fused(m)) {
+		if (ly->bias < 0)
+			dqkv = NULL; /* the GEMMs read the copy */
+		KCHECK(kern_qkv_merge_rope_bf(m->k, &a, m->pos, dq, dk, dv,
+					      dqkv, m->a.qkv16));
+	} else {
+		KCHECK(kern_qkv_merge(m->k, N, a.groups, a.nq, a.nk, dq, dk,
+				      dv, dqkv));
+		RCHECK(rt_bf16_copy(m, dqkv, m->a.qkv16, N * ql));
+	}
+	KCHECK(kern_gemm_bf(m->k, 0, 0, N, h, ql, 1.0f, dqkv, m->a.qkv16, ql,
+			    W, W16, h, 0.0f, din, h));
+	KCHECK(kern_gemm_bf(m->k, 1, 0, ql, h, N, 1.0f, dqkv, m->a.qkv16, ql,
+			    in, in16, h, beta, gout, h));
 	if (ly->bias >= 0)
-		KCHECK(kern_bias_grad(m->k, N, z->qkv_l, dqkv,
-				      G(m, ly->bias)));
+		KCHECK(kern_bias_grad(m->k, N, ql, dqkv, G(m, ly->bias)));
 	return 0;
 }
 
@@ -218,7 +284,7 @@ static int attn_block_fwd(struct rt_model *m, long long l, const float *pb,
 	struct rt_layer_acts *la = &m->la[l];
 	struct kern_ctx *k = m->k;
 	struct kern_attn at = rt_attn_shape(s, s->seq_len);
-	long long N = s->tokens, h = s->h, d = s->hd;
+	long long N = s->tokens, h = s->h;
 	const float *W;
 	const uint16_t *W16;
 	char what[64];
@@ -228,20 +294,7 @@ static int attn_block_fwd(struct rt_model *m, long long l, const float *pb,
 	rt_label(what, sizeof(what), ly->qkv->name, "in");
 	RCHECK(tp_gather_in(m, what, la->n1, la->n1g, la->n1g16));
 	RCHECK(rt_weights_next(m, &W, &W16));
-	RCHECK(qkv_fwd(m, ly, la->n1g, la->n1g16, W, W16,
-		       s->qk_norm ? la->qraw : la->q,
-		       s->qk_norm ? la->kraw : la->k, la->v));
-	if (s->qk_norm) {
-		KCHECK(kern_rmsnorm_fwd(k, N * s->z.hl, d, s->eps, la->qraw,
-					P(m, ly->qn), la->q, la->qrstd));
-		KCHECK(kern_rmsnorm_fwd(k, N * s->z.kl, d, s->eps, la->kraw,
-					P(m, ly->kn), la->k, la->krstd));
-	}
-	KCHECK(kern_rope(k, N, s->z.hl, d, s->theta, m->pos, 0, la->q));
-	KCHECK(kern_rope(k, N, s->z.kl, d, s->theta, m->pos, 0, la->k));
-	RCHECK(rt_bf16_copy(m, la->q, la->q16, N * s->z.q_l));
-	RCHECK(rt_bf16_copy(m, la->k, la->k16, N * s->z.kv_l));
-	RCHECK(rt_bf16_copy(m, la->v, la->v16, N * s->z.kv_l));
+	RCHECK(qkv_fwd(m, l, la->n1g, la->n1g16, W, W16));
 	if (s->cp > 1) {
 		RCHECK(rt_cp_attn_fwd(m, l));
 		RCHECK(rt_bf16_copy(m, la->o, la->o16, N * s->z.q_l));
@@ -557,7 +610,9 @@ static int mlp_block_bwd(struct rt_model *m, long long l)
 }
 
 /* Attention's backward through RoPE and QK-norm: a->dq, a->dk, a->dv from
- * a->dout; returns the Q and K gradients before QK-norm. */
+ * a->dout; returns the Q and K gradients before QK-norm, rounded to bf16
+ * in bf16 runs. Where qkv_fused, RoPE's backward and the rounding are
+ * left to qkv_bwd's pass. */
 static int attn_core_bwd(struct rt_model *m, long long l, float **dq,
 			 float **dk)
 {
@@ -585,10 +640,12 @@ static int attn_core_bwd(struct rt_model *m, long long l, float **dq,
 					     la->o, la->lse, a->dout, m->qpos,
 					     m->kpos, a->dq, a->dk, a->dv));
 	}
-	KCHECK(kern_rope(k, N, s->z.hl, d, s->theta, m->pos, 1, a->dq));
-	KCHECK(kern_rope(k, N, s->z.kl, d, s->theta, m->pos, 1, a->dk));
 	*dq = a->dq;
 	*dk = a->dk;
+	if (qkv_fused(m))
+		return 0;
+	KCHECK(kern_rope(k, N, s->z.hl, d, s->theta, m->pos, 1, a->dq));
+	KCHECK(kern_rope(k, N, s->z.kl, d, s->theta, m->pos, 1, a->dk));
 	if (s->qk_norm) {
 		KCHECK(kern_rmsnorm_bwd(k, N * s->z.hl, d, la->qraw,
 					P(m, ly->qn), la->qrstd, a->dq,

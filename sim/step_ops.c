@@ -15,10 +15,13 @@
  *   written), bf16 copies +2 per element they cover, round_bf16 8 (in
  *   place), its _copy 10, to_bf16 / from_bf16 6 (4 + 2), axpy 12 (x, y
  *   in, y out), copy 8, zero 4, rope 8 (in place), qkv split and merge
- *   8, swiglu_fwd 12 per F (gate and up in, one out; bf16 runs hold
- *   them in bf16: _b16 6), swiglu_bwd 20 per F (_b16 10), ce passes 4 per logit read (ce_bwd 8:
- *   read and write; bf16 runs hold the logits in bf16: _b16 2 and 4),
- *   embedding lookup 8, its backward 12, Adam
+ *   8, qkv_rope_bf 6 (packed in, the copies out; 10 where CP's attention
+ *   reads the fp32 values too), qkv_merge_rope_bf 6 (dq, dk, dv in, the
+ *   copy out; 10 where the bias gradient reads the fp32 values),
+ *   swiglu_fwd 12 per F (gate and up in, one out; bf16 runs hold them in
+ *   bf16: _b16 6), swiglu_bwd 20 per F (_b16 10), ce passes 4 per logit
+ *   read (ce_bwd 8: read and write; bf16 runs hold the logits in bf16:
+ *   _b16 2 and 4), embedding lookup 8, its backward 12, Adam
  *   28 per parameter (p, m, v read and written, g read; _bf 30 where it
  *   writes the weights' bf16 copy), attention's remaining cast (the
  *   backward's dout) 6. GEMMs read bf16 copies (kern_gemm_bf): no casts.
@@ -79,6 +82,11 @@ enum kind {
 #define C_NOFLASH (1u << 11)
 #define C_GN      (1u << 12) /* GTP of more than one rank */
 #define C_CPN     (1u << 13) /* context parallelism */
+#define C_QKVF    (1u << 14) /* bf16 without QK-norm: linear_qkv's columns,
+				RoPE and the bf16 copies in one pass each
+				way (runtime/rt_train.c qkv_fused) */
+#define C_QKVS    (1u << 15) /* not so: split, RoPE, copies apart */
+#define C_NOBIAS  (1u << 16)
 
 /* The large weights, as rt_weights_begin names them. */
 enum wt { WT_QKV = DSZ_QKV, WT_PROJ = DSZ_PROJ, WT_FC1 = DSZ_FC1,
@@ -155,17 +163,21 @@ static const struct row gather_in[] = {
 	END,
 };
 
-/* attn_block_fwd after its norm: one qkv GEMM, split by query group */
+/* attn_block_fwd after its norm: one qkv GEMM, then split by query
+ * group, RoPE and the copies in one pass (qkv_fwd) or apart
+ * (qkv_split_fwd) */
 static const struct row attn_fwd[] = {
 	USE(WT_QKV),
 	GEMM(Z_N, Z_QKVL, Z_H, Z_ONE),
 	MEM("bias_add", C_BIAS, 8, Z_N, Z_QKVL),
-	MEM("qkv_split", 0, 8, Z_N, Z_QKVL),
+	MEM("qkv_rope_bf", C_QKVF | C_CP1, 6, Z_N, Z_QKVL),
+	MEM("qkv_rope_bf", C_QKVF | C_CPN, 10, Z_N, Z_QKVL),
+	MEM("qkv_split", C_QKVS, 8, Z_N, Z_QKVL),
 	MEM("rmsnorm_fwd", C_QKN, 8, Z_N, Z_QL),
 	MEM("rmsnorm_fwd", C_QKN, 8, Z_N, Z_KVL),
-	MEM("rope", 0, 8, Z_N, Z_QL),
-	MEM("rope", 0, 8, Z_N, Z_KVL),
-	MEM("round_bf16_copy", C_BF16, 10, Z_N, Z_QKVL),
+	MEM("rope", C_QKVS, 8, Z_N, Z_QL),
+	MEM("rope", C_QKVS, 8, Z_N, Z_KVL),
+	MEM("round_bf16_copy", C_BF16 | C_QKVS, 10, Z_N, Z_QKVL),
 	ATTN(K_ATTN_F),
 	/* attention without the flash kernels reads widened copies and
 	 * rounds o after (kern_attn_fwd_bf's fallback), as CP's ring does */
@@ -242,7 +254,8 @@ static const struct row mlp_bwd[] = {
 };
 
 /* attn_block_bwd with attn_core_bwd and qkv_bwd (dq, dk, dv merged for
- * one GEMM each way) */
+ * one GEMM each way, with RoPE's backward and the copy in one pass where
+ * fused) */
 static const struct row attn_bwd[] = {
 	COPY("copy", C_NOSP | C_FP32, 8, Z_N, Z_H),
 	MEM("to_bf16", C_BF16, 6, Z_N, Z_H),
@@ -256,13 +269,15 @@ static const struct row attn_bwd[] = {
 	MEM("attn_cast", C_BF16 | C_CP1 | C_FLASH, 6, Z_N, Z_QL),
 	MEM("from_bf16", C_BF16 | C_CP1 | C_NOFLASH, 6, Z_N, Z_QKVL),
 	MEM("from_bf16", C_BF16 | C_CP1 | C_NOFLASH, 6, Z_N, Z_QL),
-	MEM("rope", 0, 8, Z_N, Z_QL),
-	MEM("rope", 0, 8, Z_N, Z_KVL),
+	MEM("rope", C_QKVS, 8, Z_N, Z_QL),
+	MEM("rope", C_QKVS, 8, Z_N, Z_KVL),
 	MEM("rmsnorm_bwd", C_QKN, 12, Z_N, Z_QL),
 	MEM("rmsnorm_bwd", C_QKN, 12, Z_N, Z_KVL),
-	MEM("round_bf16", C_BF16, 8, Z_N, Z_QKVL),
-	MEM("qkv_merge", 0, 8, Z_N, Z_QKVL),
-	MEM("round_bf16_copy", C_BF16, 10, Z_N, Z_QKVL),
+	MEM("round_bf16", C_BF16 | C_QKVS, 8, Z_N, Z_QKVL),
+	MEM("qkv_merge", C_QKVS, 8, Z_N, Z_QKVL),
+	MEM("round_bf16_copy", C_BF16 | C_QKVS, 10, Z_N, Z_QKVL),
+	MEM("qkv_merge_rope_bf", C_QKVF | C_NOBIAS, 6, Z_N, Z_QKVL),
+	MEM("qkv_merge_rope_bf", C_QKVF | C_BIAS, 10, Z_N, Z_QKVL),
 	USE(WT_QKV),
 	GEMM(Z_N, Z_H, Z_QKVL, Z_ONE),
 	GEMM(Z_QKVL, Z_H, Z_N, Z_ONE),
@@ -369,7 +384,8 @@ static int holds(const struct step_walk *w, unsigned when)
 	unsigned have = (s->bf16 ? C_BF16 : C_FP32) |
 			(s->d.sp ? C_SP : C_NOSP) |
 			(s->d.qk_norm ? C_QKN : 0) |
-			(s->d.qkv_bias ? C_BIAS : 0) |
+			(s->d.qkv_bias ? C_BIAS : C_NOBIAS) |
+			(s->bf16 && !s->d.qk_norm ? C_QKVF : C_QKVS) |
 			(s->d.cp <= 1 ? C_CP1 : C_CPN) |
 			(s->d.g <= 1 ? C_G1 : C_GN) |
 			(!s->d.tie || s->d.skip_pre ? C_OUTSCAT : 0) |

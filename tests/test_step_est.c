@@ -3,8 +3,9 @@
  * (planner/hardware.h): the GEMM and attention FLOPs of a small decoder
  * against formulas by hand, class times from the profile's figures, a
  * profile edited in data/hardware.yaml's text changing the estimate, a
- * second profile, the parser's refusals and limits, GTP prefetch hiding
- * gathers, the plan JSON's field.
+ * layer's memory-bound kernels by hand, a second profile, the parser's
+ * refusals and limits, GTP prefetch hiding gathers, the plan JSON's
+ * field.
  */
 #include <check.h>
 #include <math.h>
@@ -430,6 +431,41 @@ START_TEST(parser_limits)
 }
 END_TEST
 
+/* One layer's memory-bound kernels (3 layers less 2) against
+ * runtime/rt_train.c's calls by hand, bytes as sim/step_ops.c counts
+ * them: bf16 without QK-norm or bias takes linear_qkv's columns, RoPE and
+ * the bf16 copies in one pass each way (kern_qkv_rope_bf and
+ * kern_qkv_merge_rope_bf, 6 bytes a value: fp32 in, bf16 out); head dim
+ * 16 has no flash kernels, so attention widens its copies (from_bf16)
+ * and rounds o after. SwiGLU and the gradients' copies read and write
+ * bf16 alone (swiglu_*_b16: 6 and 10 bytes an F value; to_bf16 6). Per
+ * micro-batch: forward two norms with the residual add, qkv_rope_bf,
+ * from_bf16, o's round_bf16_copy, swiglu_fwd_b16; backward the MLP's
+ * gradient copy, swiglu_bwd_b16, its norm's rmsnorm_bwd_add, the
+ * attention's gradient copy, two from_bf16, qkv_merge_rope_bf,
+ * rmsnorm_bwd_add. */
+START_TEST(layer_elementwise_by_hand)
+{
+	struct sim_fx a, b;
+	const double N = 32, h = 64, ql = 64, qkvl = 192, fl = 128, mbs = 2;
+	double fwd = 2 * 22 * N * h + 6 * N * qkvl + 6 * N * qkvl +
+		     10 * N * ql + 6 * N * fl;
+	double bwd = 6 * N * h + 10 * N * fl + 16 * N * h + 6 * N * h +
+		     6 * N * qkvl + 6 * N * ql + 6 * N * qkvl + 16 * N * h;
+
+	run(&a, cfg(3, "bf16", 1, 0));
+	run(&b, cfg(2, "bf16", 1, 0));
+	ck_assert(a.sim.step.valid && b.sim.step.valid);
+	CLOSE(a.sim.step.w.work[STEP_ELEMENTWISE] -
+	      b.sim.step.w.work[STEP_ELEMENTWISE], mbs * (fwd + bwd));
+	ck_assert_int_eq(a.sim.step.w.calls[STEP_ELEMENTWISE] -
+			 b.sim.step.w.calls[STEP_ELEMENTWISE],
+			 (long long)mbs * 14);
+	sim_fx_release(&a);
+	sim_fx_release(&b);
+}
+END_TEST
+
 START_TEST(no_estimate_for_fp32)
 {
 	struct sim_fx f;
@@ -492,6 +528,7 @@ int main(void)
 		{ "second_profile", second_profile },
 		{ "parser", parser_refuses_bad_profiles },
 		{ "parser_limits", parser_limits },
+		{ "layer_elementwise", layer_elementwise_by_hand },
 		{ "fp32", no_estimate_for_fp32 },
 		{ "prefetch", prefetch_hides_gathers },
 		{ "plan_json", plan_json_carries_it },

@@ -29,8 +29,11 @@ extern unsigned seed;
 void test_llm_kernels(void);
 /* tests/gpu/test_kernels_fast_gpu.c: the bf16 math mode. */
 void test_fast_kernels(void);
-/* tests/gpu/test_kernels_b16_gpu.c: the output layer's bf16 logits. */
+/* tests/gpu/test_kernels_b16_gpu.c: the tensors bf16 runs hold in bf16 alone. */
 void test_b16_kernels(void);
+/* tests/gpu/test_kernels_qkv_gpu.c: linear_qkv's columns fused with
+ * RoPE and the bf16 copies (run by test_fast_kernels). */
+void test_qkv_kernels(void);
 
 static inline void *xmalloc(size_t n)
 {

@@ -42,7 +42,8 @@
  *    TOL_BF_OUT: as producers_bf); the copy equals the bits of the
  *    device's own y (norms_fused_bits 0).
  *  - qkv_split 0: Megatron's fused qkv columns split and merged, bit for
- *    bit the CPU's (values are moved, not computed).
+ *    bit the CPU's (values are moved, not computed); fused with RoPE and
+ *    the bf16 copies: tests/gpu/test_kernels_qkv_gpu.c.
  *  - attn_bf16 2e-2 for o, dq, dk, dv (lse 1e-3): the flash kernels round
  *    P, dS and the forward's o to bf16 (FlashAttention-2's precision; the
  *    same bound as tests/gpu/test_flash_gpu.c, here elementwise-max
@@ -796,6 +797,7 @@ void test_fast_kernels(void)
 	test_gemm_reuse();
 	test_gemm_copies();
 	test_qkv_split();
+	test_qkv_kernels();
 	test_producers_bf();
 	test_adam_bf();
 	test_norms_fused();

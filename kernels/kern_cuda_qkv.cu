@@ -1,0 +1,370 @@
+/*
+ * kern_cuda_qkv: linear_qkv's columns on their way to attention and back,
+ * the CUDA twin (kern.h): Megatron's fused qkv columns split and merged
+ * (kern_qkv_split/merge), rotate-half RoPE (kern_rope), and both fused
+ * with the bf16 rounding of mixed-precision runs in one pass each way
+ * (kern_qkv_rope_bf, kern_qkv_merge_rope_bf), queued on the context's
+ * stream (kern_stream).
+ *
+ * RoPE's angle, cos and sin are computed in double and rounded to fp32 as
+ * on the CPU (kernels/kern_cpu.c rope_cs; the device's pow, cos and sin
+ * may differ from the C library's by an ulp). rope_k computes them per
+ * (row, pair) and turns every head of the row; the fused kernels compute
+ * a row's table once into shared memory and turn each head with the same
+ * rope_cs and rope_turn. ptxas may contract a multiply and an add into an
+ * FMA differently in each kernel (the Makefile keeps nvcc's default
+ * --fmad=true), so a fused value may differ from kern_rope's in its last
+ * bit (tests/gpu/test_kernels_qkv_gpu.c).
+ *
+ * The fused kernels: one block a row (grid-stride over rows), one thread a
+ * chunk of 8 pairs (i, i + hd/2) of one head: two 16-byte loads per half,
+ * a 16-byte store of the copy per half and, where the fp32 output is
+ * wanted, two more; a scalar variant takes head dims that are not
+ * multiples of 16 and arrays that are not 16-byte aligned.
+ */
+#include <cuda_runtime.h>
+
+#include <limits.h>
+#include <math.h>
+
+#include "kern_cuda.h"
+
+static cudaStream_t stream_of(struct kern_ctx *k)
+{
+	return (cudaStream_t)kern_stream(k);
+}
+
+/* ---- the fused qkv columns ---------------------------------------------- */
+
+/* One thread a packed value: row r, group j, column c of the group's
+ * nq + 2 nk (kern.h); merge copies the other way. I: the index type (32
+ * bits where the sizes allow: the divisions are most of the work). */
+template <typename I>
+__global__ static void qkv_move_k(I n, I gw, I nq, I nk, float *packed,
+				  float *q, float *kk, float *v, int merge)
+{
+	for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < n;
+	     i += (I)gridDim.x * blockDim.x) {
+		I rg = i / gw, c = i - rg * gw;
+		float *x = c < nq ? q + rg * nq + c :
+			   c < nq + nk ? kk + rg * nk + c - nq :
+			   v + rg * nk + c - nq - nk;
+
+		if (merge)
+			packed[i] = *x;
+		else
+			*x = packed[i];
+	}
+}
+
+static int qkv_move(struct kern_ctx *k, long long rows, long long groups,
+		    long long nq, long long nk, float *packed, float *q,
+		    float *kk, float *v, int merge)
+{
+	long long gw = nq + 2 * nk, n = rows * groups * gw;
+
+	if (n < (1LL << 31))
+		qkv_move_k<unsigned><<<blocks_for(n), KERN_CUDA_THREADS, 0,
+				       stream_of(k)>>>(
+			(unsigned)n, (unsigned)gw, (unsigned)nq, (unsigned)nk,
+			packed, q, kk, v, merge);
+	else
+		qkv_move_k<long long><<<blocks_for(n), KERN_CUDA_THREADS, 0,
+					stream_of(k)>>>(
+			n, gw, nq, nk, packed, q, kk, v, merge);
+	LAUNCHCHECK(qkv_move_k);
+	return 0;
+}
+
+int kern_cuda_qkv_split(struct kern_ctx *k, long long rows, long long groups,
+			long long nq, long long nk, const float *packed,
+			float *q, float *kk, float *v)
+{
+	return qkv_move(k, rows, groups, nq, nk, (float *)packed, q, kk, v, 0);
+}
+
+int kern_cuda_qkv_merge(struct kern_ctx *k, long long rows, long long groups,
+			long long nq, long long nk, const float *q,
+			const float *kk, const float *v, float *packed)
+{
+	return qkv_move(k, rows, groups, nq, nk, packed, (float *)q,
+			(float *)kk, (float *)v, 1);
+}
+
+/* ---- RoPE --------------------------------------------------------------- */
+
+/* Pair i's cos and sin for a row at position p: the angle in double, then
+ * its cos and sin rounded to fp32 (kern.h); the sin negated for the
+ * inverse. */
+__device__ __forceinline__ static void rope_cs(int32_t p, long long i,
+					       long long hd, double theta,
+					       int inverse, float *c, float *s)
+{
+	double a = (double)p * pow(theta, -2.0 * (double)i / (double)hd);
+
+	*c = (float)cos(a);
+	*s = (float)sin(a);
+	if (inverse)
+		*s = -*s;
+}
+
+/* The pair (x1, x2) turned by the angle whose cos and sin are c, s:
+ * y1 = x1 c - x2 s, y2 = x2 c + x1 s. nvcc emits y2 as fma(s, x1, x2 c)
+ * in rope_k and as fma(x2, c, x1 s) once inlined into qkv_rope_k, so that
+ * form is written out; y1's multiplies and subtraction are left to ptxas
+ * in both (the same PTX). */
+__device__ __forceinline__ static void rope_turn(float x1, float x2, float c,
+						 float s, float *y1, float *y2)
+{
+	*y1 = x1 * c - x2 * s;
+	*y2 = __fmaf_rn(s, x1, x2 * c);
+}
+
+/* One thread per (row, pair i): the angle, cos and sin, then every head
+ * of the row turned by it. */
+__global__ static void rope_k(long long rows, long long heads, long long hd,
+			      double theta, const int32_t *pos, int inverse,
+			      float *x)
+{
+	long long half = hd / 2;
+
+	GRID_STRIDE(idx, rows * half) {
+		long long r = idx / half, i = idx - r * half;
+		float c, s;
+
+		rope_cs(pos[r], i, hd, theta, inverse, &c, &s);
+		for (long long h = 0; h < heads; h++) {
+			float *v = x + (r * heads + h) * hd;
+			float x1 = v[i], x2 = v[i + half];
+
+			rope_turn(x1, x2, c, s, &v[i], &v[i + half]);
+		}
+	}
+}
+
+int kern_cuda_rope(struct kern_ctx *k, long long rows, long long heads,
+		   long long hd, double theta, const int32_t *pos, int inverse,
+		   float *x)
+{
+	rope_k<<<blocks_for(rows * (hd / 2)), KERN_CUDA_THREADS, 0,
+		 stream_of(k)>>>(rows, heads, hd, theta, pos, inverse, x);
+	LAUNCHCHECK(rope_k);
+	return 0;
+}
+
+/* ---- the columns, RoPE and the bf16 copies in one pass ------------------ */
+
+/* A fused pass: its shape in heads (qh query and kh key heads a group)
+ * and arrays. merge 0 (kern_qkv_rope_bf): packed in, the parts q, k, v
+ * out (part[] may be NULL) with their copies part16[]; merge 1
+ * (kern_qkv_merge_rope_bf): the parts in, packed (may be NULL) and
+ * packed16 out, RoPE inverse. */
+struct qkv_rope_args {
+	long long rows;
+	int groups, qh, kh, hd, merge;
+	double theta;
+	const int32_t *pos;
+	float *packed;
+	uint16_t *packed16;
+	float *part[3];
+	uint16_t *part16[3];
+};
+
+/* V consecutive floats in and out (V = 8: two 16-byte accesses). */
+template <int V>
+__device__ __forceinline__ static void load_v(const float *p, float *x)
+{
+	if (V == 8) {
+		float4 a = ((const float4 *)p)[0], b = ((const float4 *)p)[1];
+
+		x[0] = a.x; x[1] = a.y; x[2] = a.z; x[3] = a.w;
+		x[4] = b.x; x[5] = b.y; x[6] = b.z; x[7] = b.w;
+	} else {
+		for (int j = 0; j < V; j++)
+			x[j] = p[j];
+	}
+}
+
+template <int V>
+__device__ __forceinline__ static void store_v(float *p, const float *x)
+{
+	if (V == 8) {
+		((float4 *)p)[0] = make_float4(x[0], x[1], x[2], x[3]);
+		((float4 *)p)[1] = make_float4(x[4], x[5], x[6], x[7]);
+	} else {
+		for (int j = 0; j < V; j++)
+			p[j] = x[j];
+	}
+}
+
+/* V bf16 values out (V = 8: one 16-byte store). */
+template <int V>
+__device__ __forceinline__ static void store16_v(uint16_t *p,
+						 const uint16_t *h)
+{
+	if (V == 8) {
+		*(uint4 *)p = make_uint4((unsigned)h[0] | (unsigned)h[1] << 16,
+					 (unsigned)h[2] | (unsigned)h[3] << 16,
+					 (unsigned)h[4] | (unsigned)h[5] << 16,
+					 (unsigned)h[6] | (unsigned)h[7] << 16);
+	} else {
+		for (int j = 0; j < V; j++)
+			p[j] = h[j];
+	}
+}
+
+/* Pairs i0 .. i0 + V - 1 of one head (half = hd / 2) from src into dst16
+ * and, when set, dst: turned by the row's table cs (cos, then sin) when
+ * set, each value rounded to bf16 (kern_round_bf16_copy's bits). */
+template <int V>
+__device__ __forceinline__ static void head_chunk(const float *src, int half,
+						  int i0, const float *cs,
+						  float *dst, uint16_t *dst16)
+{
+	float x1[V], x2[V];
+	uint16_t h1[V], h2[V];
+
+	load_v<V>(src + i0, x1);
+	load_v<V>(src + half + i0, x2);
+#pragma unroll
+	for (int j = 0; j < V; j++) {
+		float y1 = x1[j], y2 = x2[j];
+
+		if (cs)
+			rope_turn(x1[j], x2[j], cs[i0 + j], cs[half + i0 + j],
+				  &y1, &y2);
+		x1[j] = bf16_keep(y1, &h1[j]);
+		x2[j] = bf16_keep(y2, &h2[j]);
+	}
+	store16_v<V>(dst16 + i0, h1);
+	store16_v<V>(dst16 + half + i0, h2);
+	if (dst) {
+		store_v<V>(dst + i0, x1);
+		store_v<V>(dst + half + i0, x2);
+	}
+}
+
+/* One block a row: its RoPE table (hd floats of dynamic shared memory),
+ * then one thread a chunk of V pairs of a head, heads in packed order:
+ * query group j's qh query, kh key, kh value heads. */
+template <int V>
+__global__ static void qkv_rope_k(struct qkv_rope_args a)
+{
+	extern __shared__ float cs[];
+	int half = a.hd / 2, cph = half / V, hpg = a.qh + 2 * a.kh;
+	int items = a.groups * hpg * cph;
+
+	for (long long r = blockIdx.x; r < a.rows; r += gridDim.x) {
+		__syncthreads(); /* the previous row's table is read */
+		for (int i = threadIdx.x; i < half; i += blockDim.x)
+			rope_cs(a.pos[r], i, a.hd, a.theta, a.merge, &cs[i],
+				&cs[half + i]);
+		__syncthreads();
+		for (int it = threadIdx.x; it < items; it += blockDim.x) {
+			int hh = it / cph, i0 = (it - hh * cph) * V;
+			int j = hh / hpg, h = hh - j * hpg;
+			int p = h < a.qh ? 0 : h < a.qh + a.kh ? 1 : 2;
+			int lh = h - (p ? a.qh + (p - 1) * a.kh : 0);
+			long long rj = r * a.groups + j;
+			long long off = (rj * (p ? a.kh : a.qh) + lh) * a.hd;
+			long long po = (r * a.groups * hpg + hh) * a.hd;
+			const float *t = p < 2 ? cs : NULL;
+			/* selected, not indexed: a's arrays stay parameters */
+			float *pf = p == 0 ? a.part[0] : p == 1 ? a.part[1] :
+				    a.part[2];
+			uint16_t *ph = p == 0 ? a.part16[0] :
+				       p == 1 ? a.part16[1] : a.part16[2];
+
+			if (a.merge)
+				head_chunk<V>(pf + off, half, i0, t,
+					      a.packed ? a.packed + po : NULL,
+					      a.packed16 + po);
+			else
+				head_chunk<V>(a.packed + po, half, i0, t,
+					      pf ? pf + off : NULL, ph + off);
+		}
+	}
+}
+
+/* The largest head dim of the fused kernels (their table in shared
+ * memory: 32 KB). */
+#define QKV_ROPE_MAX_HD 8192
+/* Threads a block at most. */
+#define QKV_ROPE_THREADS 512
+
+static int aligned16(const void *p)
+{
+	return (uintptr_t)p % 16 == 0;
+}
+
+static int qkv_rope_run(struct kern_ctx *k, const struct kern_qkv *s,
+			struct qkv_rope_args *a)
+{
+	long long hpg = (s->nq + 2 * s->nk) / s->hd, row = s->groups * hpg *
+			s->hd;
+	int vec = s->hd % 16 == 0 && aligned16(a->packed) &&
+		  aligned16(a->packed16);
+	long long items, threads;
+	size_t smem = (size_t)s->hd * sizeof(float);
+	unsigned grid = rows_grid(s->rows);
+
+	if (s->hd > QKV_ROPE_MAX_HD || row > INT_MAX)
+		return kern_set_error(KERN_EINVAL, "qkv_rope: head dim %lld or "
+				      "row of %lld values too large", s->hd,
+				      row);
+	for (int i = 0; i < 3; i++)
+		vec = vec && aligned16(a->part[i]) && aligned16(a->part16[i]);
+	a->rows = s->rows;
+	a->groups = (int)s->groups;
+	a->qh = (int)(s->nq / s->hd);
+	a->kh = (int)(s->nk / s->hd);
+	a->hd = (int)s->hd;
+	a->theta = s->theta;
+	items = row / 2 / (vec ? 8 : 1);
+	threads = items < QKV_ROPE_THREADS ? (items + 31) / 32 * 32 :
+		  QKV_ROPE_THREADS;
+	if (vec)
+		qkv_rope_k<8><<<grid, (unsigned)threads, smem,
+				stream_of(k)>>>(*a);
+	else
+		qkv_rope_k<1><<<grid, (unsigned)threads, smem,
+				stream_of(k)>>>(*a);
+	LAUNCHCHECK(qkv_rope_k);
+	return 0;
+}
+
+int kern_cuda_qkv_rope_bf(struct kern_ctx *k, const struct kern_qkv *s,
+			  const int32_t *pos, const float *packed, float *q,
+			  float *kk, float *v, uint16_t *q16, uint16_t *k16,
+			  uint16_t *v16)
+{
+	struct qkv_rope_args a = {};
+
+	a.merge = 0;
+	a.pos = pos;
+	a.packed = (float *)packed;
+	a.part[0] = q;
+	a.part[1] = kk;
+	a.part[2] = v;
+	a.part16[0] = q16;
+	a.part16[1] = k16;
+	a.part16[2] = v16;
+	return qkv_rope_run(k, s, &a);
+}
+
+int kern_cuda_qkv_merge_rope_bf(struct kern_ctx *k, const struct kern_qkv *s,
+				const int32_t *pos, const float *dq,
+				const float *dk, const float *dv, float *packed,
+				uint16_t *packed16)
+{
+	struct qkv_rope_args a = {};
+
+	a.merge = 1;
+	a.pos = pos;
+	a.packed = packed;
+	a.packed16 = packed16;
+	a.part[0] = (float *)dq;
+	a.part[1] = (float *)dk;
+	a.part[2] = (float *)dv;
+	return qkv_rope_run(k, s, &a);
+}

@@ -1,0 +1,255 @@
+/*
+ * test_kernels_qkv_gpu: linear_qkv's columns fused with RoPE and the bf16
+ * copies on the device (kernels/kern_cuda_qkv.cu: kern_qkv_rope_bf and
+ * its backward kern_qkv_merge_rope_bf) against the CPU twin and against
+ * the device's own unfused sequence (kern_qkv_split, kern_rope,
+ * kern_round_bf16_copy; backward kern_rope inverse, kern_round_bf16,
+ * kern_qkv_merge, kern_round_bf16_copy), on random shapes: query groups
+ * of 1, 4 and 8 query heads, head dims 64 and 128 (the 16-byte kernel)
+ * and 6 (the scalar one), odd row counts, arrays one float off 16-byte
+ * alignment (the scalar kernel again), positions up to 128k with Llama
+ * 3's theta. Linked into test_kernels_gpu (tests/gpu/test_kernels_gpu.c,
+ * whose top says how kernels are judged).
+ *
+ * Tolerances and why:
+ *  - qkv_rope_bf 4e-3 (TOL_BF_OUT, as test_kernels_fast_gpu.c's fused
+ *    producers) against the CPU twin: RoPE's cos and sin come from the
+ *    device's pow, cos and sin (kern_rope's own test, TOL_ELEM in
+ *    test_kernels_llm_gpu.c, allows their ulps) and ptxas may contract a
+ *    product into an FMA, so an fp32 value may sit an ulp away and its
+ *    bf16 rounding one bf16 ulp (2^-8 relative) away.
+ *  - qkv_rope_bits 0: every copy holds the bits of the fp32 value the
+ *    same call wrote (kern_to_bf16 of it on the CPU), and leaving the
+ *    fp32 outputs out (NULL) changes no copy.
+ *  - qkv_rope_unfused 4e-3 (TOL_BF_OUT) against the device's unfused
+ *    sequence: the same cos, sin and PTX for the turn
+ *    (kern_cuda_qkv.cu rope_cs, rope_turn), so equal unless ptxas
+ *    contracts y1 = x1 c - x2 s differently in the two kernels; the
+ *    number of values that differ is printed.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kern.h"
+#include "kern_gpu_fixture.h"
+
+#define TOL_QKV_BF 4e-3
+
+/* One shape (rows, groups, query heads a group, key heads a group, hd)
+ * and whether the device arrays start one float off alignment. */
+struct qshape {
+	long long rows, groups, qh, kh, hd;
+	int skew;
+};
+
+static const struct qshape qshapes[] = {
+	{ 1, 1, 1, 1, 64, 0 }, { 33, 2, 4, 1, 64, 0 }, { 257, 1, 8, 1, 128, 0 },
+	{ 129, 3, 1, 2, 128, 0 }, { 7, 2, 8, 1, 64, 1 }, { 5, 2, 3, 1, 6, 0 },
+	{ 1001, 4, 4, 1, 64, 0 },
+};
+#define NQSHAPE (sizeof(qshapes) / sizeof(qshapes[0]))
+
+/* A device array of n floats (n bf16 values: half) holding h (or
+ * zeros), starting `skew` floats into its block; *base is the block. */
+static void *dev_at(const void *h, long long n, size_t el, int skew,
+		    void **base)
+{
+	size_t off = (size_t)skew * 4, bytes = (size_t)n * el + off;
+	char *d = NULL;
+	int rc = kern_alloc(&G, bytes ? bytes : 1, (void **)&d);
+
+	if (!rc && h)
+		rc = kern_upload(&G, d + off, h, (size_t)n * el);
+	if (rc) {
+		fprintf(stderr, "test_kernels_gpu: qkv: %s\n",
+			kern_error_text(rc));
+		exit(1);
+	}
+	*base = d;
+	return d + off;
+}
+
+/* Device floats and bf16 bits against the host's: values by relerr into
+ * v; bits into vb (0 when h16 is the rounding of the device's floats,
+ * INFINITY else); *ndiff counts the values that differ from want. */
+static void judge(struct verdict *v, struct verdict *vb, const float *d,
+		  const uint16_t *d16, const float *want, long long n,
+		  long long *ndiff)
+{
+	float *x = xmalloc((size_t)n * 4);
+	uint16_t *b = xmalloc((size_t)n * 2), *w = xmalloc((size_t)n * 2);
+
+	see_rc(v, down(x, d, (size_t)n * 4));
+	see_rc(v, down(b, d16, (size_t)n * 2));
+	see(v, relerr(x, want, n));
+	see_rc(vb, kern_to_bf16(&C, n, x, w));
+	see(vb, memcmp(b, w, (size_t)n * 2) ? INFINITY : 0);
+	for (long long i = 0; i < n && ndiff; i++)
+		*ndiff += x[i] != want[i];
+	free(x);
+	free(b);
+	free(w);
+}
+
+/* 0 when n bf16 values at two device arrays are the same bits. */
+static double same16(struct verdict *v, const uint16_t *a, const uint16_t *b,
+		     long long n)
+{
+	uint16_t *x = xmalloc((size_t)n * 2), *y = xmalloc((size_t)n * 2);
+	double r;
+
+	see_rc(v, down(x, a, (size_t)n * 2));
+	see_rc(v, down(y, b, (size_t)n * 2));
+	r = memcmp(x, y, (size_t)n * 2) ? INFINITY : 0;
+	free(x);
+	free(y);
+	return r;
+}
+
+/* The verdicts: against the CPU, the copies' bits, against the device's
+ * unfused sequence (and the count of differing values). */
+struct qverdicts {
+	struct verdict cpu, bits, unf;
+	long long ndiff, n;
+};
+
+/* The forward of one shape on random packed columns. */
+static void qkv_fwd_case(const struct kern_qkv *a, const int32_t *pos,
+			 const int32_t *dpos, int skew, struct qverdicts *q)
+{
+	long long n[3] = { a->rows * a->groups * a->nq, a->rows * a->groups *
+			   a->nk, a->rows * a->groups * a->nk };
+	long long np = n[0] + n[1] + n[2], heads[2] = { a->groups * a->nq /
+		a->hd, a->groups * a->nk / a->hd };
+	float *p = rnd(np, 3), *cf[3], *uf[3], *df[3], *dp;
+	uint16_t *ch[3], *dh[3], *dh2[3], *uh[3];
+	void *blk[14];
+	int nb = 0;
+
+	dp = dev_at(p, np, 4, skew, &blk[nb++]);
+	for (int i = 0; i < 3; i++) {
+		cf[i] = xmalloc((size_t)n[i] * 4);
+		ch[i] = xmalloc((size_t)n[i] * 2);
+		df[i] = dev_at(NULL, n[i], 4, skew, &blk[nb++]);
+		uf[i] = dev_at(NULL, n[i], 4, skew, &blk[nb++]);
+		dh[i] = dev_at(NULL, n[i], 2, skew, &blk[nb++]);
+		dh2[i] = dev_at(NULL, n[i], 2, 0, &blk[nb++]);
+	}
+	see_rc(&q->cpu, kern_qkv_rope_bf(&C, a, pos, p, cf[0], cf[1], cf[2],
+					 ch[0], ch[1], ch[2]));
+	see_rc(&q->cpu, kern_qkv_rope_bf(&G, a, dpos, dp, df[0], df[1], df[2],
+					 dh[0], dh[1], dh[2]));
+	see_rc(&q->bits, kern_qkv_rope_bf(&G, a, dpos, dp, NULL, NULL, NULL,
+					  dh2[0], dh2[1], dh2[2]));
+	for (int i = 0; i < 3; i++) {
+		judge(&q->cpu, &q->bits, df[i], dh[i], cf[i], n[i], NULL);
+		see(&q->bits, same16(&q->bits, dh[i], dh2[i], n[i]));
+		uh[i] = dh2[i]; /* checked: now the unfused copies' place */
+	}
+	/* the device's unfused sequence, into uf and uh */
+	see_rc(&q->unf, kern_qkv_split(&G, a->rows, a->groups, a->nq, a->nk,
+				       dp, uf[0], uf[1], uf[2]));
+	for (int i = 0; i < 2; i++)
+		see_rc(&q->unf, kern_rope(&G, a->rows, heads[i], a->hd,
+					  a->theta, dpos, 0, uf[i]));
+	for (int i = 0; i < 3; i++) {
+		float *u = xmalloc((size_t)n[i] * 4);
+
+		see_rc(&q->unf, kern_round_bf16_copy(&G, n[i], uf[i], uh[i]));
+		see_rc(&q->unf, down(u, uf[i], (size_t)n[i] * 4));
+		judge(&q->unf, &q->bits, df[i], dh[i], u, n[i], &q->ndiff);
+		judge(&q->unf, &q->bits, uf[i], uh[i], u, n[i], NULL);
+		q->n += n[i];
+		free(u);
+	}
+	for (int i = 0; i < nb; i++)
+		kern_free(&G, blk[i]);
+	for (int i = 0; i < 3; i++) {
+		free(cf[i]);
+		free(ch[i]);
+	}
+	free(p);
+}
+
+/* The backward of one shape on random dq, dk, dv. */
+static void qkv_bwd_case(const struct kern_qkv *a, const int32_t *pos,
+			 const int32_t *dpos, int skew, struct qverdicts *q)
+{
+	long long n[3] = { a->rows * a->groups * a->nq, a->rows * a->groups *
+			   a->nk, a->rows * a->groups * a->nk };
+	long long np = n[0] + n[1] + n[2], heads[2] = { a->groups * a->nq /
+		a->hd, a->groups * a->nk / a->hd };
+	float *h[3], *dd[3], *cp = xmalloc((size_t)np * 4), *dp, *up_, *u;
+	uint16_t *c16 = xmalloc((size_t)np * 2), *d16, *d16b, *u16;
+	void *blk[10];
+	int nb = 0;
+
+	for (int i = 0; i < 3; i++) {
+		h[i] = rnd(n[i], 0.5f);
+		dd[i] = dev_at(h[i], n[i], 4, skew, &blk[nb++]);
+	}
+	dp = dev_at(NULL, np, 4, skew, &blk[nb++]);
+	up_ = dev_at(NULL, np, 4, skew, &blk[nb++]);
+	d16 = dev_at(NULL, np, 2, skew, &blk[nb++]);
+	d16b = dev_at(NULL, np, 2, 0, &blk[nb++]);
+	u16 = dev_at(NULL, np, 2, 0, &blk[nb++]);
+	see_rc(&q->cpu, kern_qkv_merge_rope_bf(&C, a, pos, h[0], h[1], h[2],
+					       cp, c16));
+	see_rc(&q->cpu, kern_qkv_merge_rope_bf(&G, a, dpos, dd[0], dd[1],
+					       dd[2], dp, d16));
+	see_rc(&q->bits, kern_qkv_merge_rope_bf(&G, a, dpos, dd[0], dd[1],
+						dd[2], NULL, d16b));
+	judge(&q->cpu, &q->bits, dp, d16, cp, np, NULL);
+	see(&q->bits, same16(&q->bits, d16, d16b, np));
+	/* the device's unfused sequence, on dq, dk, dv in place */
+	for (int i = 0; i < 2; i++)
+		see_rc(&q->unf, kern_rope(&G, a->rows, heads[i], a->hd,
+					  a->theta, dpos, 1, dd[i]));
+	for (int i = 0; i < 3; i++)
+		see_rc(&q->unf, kern_round_bf16(&G, n[i], dd[i]));
+	see_rc(&q->unf, kern_qkv_merge(&G, a->rows, a->groups, a->nq, a->nk,
+				       dd[0], dd[1], dd[2], up_));
+	see_rc(&q->unf, kern_round_bf16_copy(&G, np, up_, u16));
+	u = xmalloc((size_t)np * 4);
+	see_rc(&q->unf, down(u, up_, (size_t)np * 4));
+	judge(&q->unf, &q->bits, dp, d16, u, np, &q->ndiff);
+	judge(&q->unf, &q->bits, up_, u16, u, np, NULL);
+	q->n += np;
+	for (int i = 0; i < nb; i++)
+		kern_free(&G, blk[i]);
+	for (int i = 0; i < 3; i++)
+		free(h[i]);
+	free(cp); free(c16); free(u);
+}
+
+void test_qkv_kernels(void)
+{
+	struct qverdicts f, b;
+
+	memset(&f, 0, sizeof(f));
+	memset(&b, 0, sizeof(b));
+	for (size_t t = 0; t < NQSHAPE; t++) {
+		const struct qshape *s = &qshapes[t];
+		struct kern_qkv a = { s->rows, s->groups, s->qh * s->hd,
+				      s->kh * s->hd, s->hd, 500000.0 };
+		int32_t *pos = rnd_ids(s->rows, 0, 131072);
+		int32_t *dpos = up(pos, (size_t)s->rows * 4);
+
+		qkv_fwd_case(&a, pos, dpos, s->skew, &f);
+		qkv_bwd_case(&a, pos, dpos, s->skew, &b);
+		kern_free(&G, dpos);
+		free(pos);
+	}
+	printf("qkv_rope_bf: forward %lld of %lld values, backward %lld of "
+	       "%lld differ from the device's unfused sequence\n", f.ndiff,
+	       f.n, b.ndiff, b.n);
+	report("qkv_rope_bf", &f.cpu, TOL_QKV_BF);
+	report("qkv_rope_bits", &f.bits, 0);
+	report("qkv_rope_unfused", &f.unf, TOL_QKV_BF);
+	report("qkv_merge_rope_bf", &b.cpu, TOL_QKV_BF);
+	report("qkv_merge_rope_bits", &b.bits, 0);
+	report("qkv_merge_rope_unfused", &b.unf, TOL_QKV_BF);
+}
