@@ -29,6 +29,9 @@ extern unsigned seed;
 void test_llm_kernels(void);
 /* tests/gpu/test_kernels_fast_gpu.c: the bf16 math mode. */
 void test_fast_kernels(void);
+/* tests/gpu/test_kernels_mem_gpu.c: the vector and scalar paths of the
+ * norms and the cross-entropy. */
+void test_mem_kernels(void);
 
 static inline void *xmalloc(size_t n)
 {
