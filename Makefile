@@ -280,6 +280,8 @@ build/gpu/kernels/kern_gemm_lt.o: kernels/kern_gemm_lt.cu kernels/kern_gemm_lt.h
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  NVCC    $<")
 	$(Q)$(NVCC) $(FAST_NVCCFLAGS) $(GENCODE) -Ikernels -Xcompiler -Wall,-Wextra -c $< -o $@
+# bench_kernels_gpu's mem section is its own file
+build/gpu/bench_kernels_gpu: build/gpu/tests/gpu/bench_mem_gpu.o
 $(FAST_BIN): build/gpu/%: build/gpu/tests/gpu/%.o $(GPU_BASE_OBJ) $(FAST_OBJ)
 	@$(if $(V),,echo "  LINK    $@")
 	$(Q)$(NVCC) $(GENCODE) -cudart static $^ -o $@ -L$(CUDA_HOME)/lib64 \
