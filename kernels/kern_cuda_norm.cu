@@ -273,6 +273,15 @@ struct norm_bwd {
 	float *dx, *part;
 };
 
+/* One element of dx: s (g dy - x c), its operations spelled out so that
+ * no product is fused into a later add (kern_rmsnorm_bwd_add's dx + this
+ * must be kern_rmsnorm_bwd's value plus dx, bit for bit: kern.h). */
+__device__ __forceinline__ static float dx_of(float s, float g, float dy,
+					      float x, float c)
+{
+	return __fmul_rn(s, __fmaf_rn(-x, c, __fmul_rn(g, dy)));
+}
+
 /* dx_i = s (g_i dy_i - x_i s^2 mean_j(g_j dy_j x_j)), as in the CPU twin
  * (ADD: dx_i += that, kern_rmsnorm_bwd_add), for the block's rows
  * [chunk b, chunk (b + 1)); part[b, i] = the sum over them, in row order,
@@ -305,10 +314,10 @@ norm_bwd_k(struct norm_bwd a)
 			dot += g.y * dv[j].y * xv[j].y;
 			dot += g.z * dv[j].z * xv[j].z;
 			dot += g.w * dv[j].w * xv[j].w;
-			acc[j].x += dv[j].x * xv[j].x * s;
-			acc[j].y += dv[j].y * xv[j].y * s;
-			acc[j].z += dv[j].z * xv[j].z * s;
-			acc[j].w += dv[j].w * xv[j].w * s;
+			acc[j].x = fmaf(dv[j].x * xv[j].x, s, acc[j].x);
+			acc[j].y = fmaf(dv[j].y * xv[j].y, s, acc[j].y);
+			acc[j].z = fmaf(dv[j].z * xv[j].z, s, acc[j].z);
+			acc[j].w = fmaf(dv[j].w * xv[j].w, s, acc[j].w);
 		}
 		dot = block_sum(dot);
 		c = s * s * dot / (float)a.h;
@@ -316,10 +325,10 @@ norm_bwd_k(struct norm_bwd a)
 		for (int j = 0; j < NV; j++) {
 			float4 g = ld4<VEC>(a.g, ELEM(j), a.h), d;
 
-			d = make_float4(s * (g.x * dv[j].x - xv[j].x * c),
-					s * (g.y * dv[j].y - xv[j].y * c),
-					s * (g.z * dv[j].z - xv[j].z * c),
-					s * (g.w * dv[j].w - xv[j].w * c));
+			d = make_float4(dx_of(s, g.x, dv[j].x, xv[j].x, c),
+					dx_of(s, g.y, dv[j].y, xv[j].y, c),
+					dx_of(s, g.z, dv[j].z, xv[j].z, c),
+					dx_of(s, g.w, dv[j].w, xv[j].w, c));
 			if (ADD) {
 				float4 p = ld4<VEC>(a.dx + o, ELEM(j), a.h);
 
@@ -501,7 +510,7 @@ __global__ static void two_pass_dx_k(long long rows, long long h,
 		dot = block_sum(dot);
 		c = s * s * dot / (float)h;
 		for (long long i = threadIdx.x; i < h; i += blockDim.x) {
-			float d = s * (g[i] * dyr[i] - xr[i] * c);
+			float d = dx_of(s, g[i], dyr[i], xr[i], c);
 
 			dxr[i] = add ? dxr[i] + d : d;
 		}
