@@ -115,7 +115,8 @@ static double time_op(struct env *e, mem_fn fn, int iters)
 			rc = fn(e);
 		if (!rc)
 			rc = kern_prof_read(e->k, ms, calls);
-		t[i] = ms[KERN_PROF_MEM] + ms[KERN_PROF_COPY];
+		if (!rc)
+			t[i] = ms[KERN_PROF_MEM] + ms[KERN_PROF_COPY];
 	}
 	if (rc)
 		gh_die(rc, "mem benchmark");
