@@ -310,10 +310,10 @@ norm_bwd_k(struct norm_bwd a)
 		for (int j = 0; j < NV; j++) {
 			float4 g = ld4<VEC>(a.g, ELEM(j), a.h);
 
-			dot += g.x * dv[j].x * xv[j].x;
-			dot += g.y * dv[j].y * xv[j].y;
-			dot += g.z * dv[j].z * xv[j].z;
-			dot += g.w * dv[j].w * xv[j].w;
+			dot = fmaf(g.x * dv[j].x, xv[j].x, dot);
+			dot = fmaf(g.y * dv[j].y, xv[j].y, dot);
+			dot = fmaf(g.z * dv[j].z, xv[j].z, dot);
+			dot = fmaf(g.w * dv[j].w, xv[j].w, dot);
 			acc[j].x = fmaf(dv[j].x * xv[j].x, s, acc[j].x);
 			acc[j].y = fmaf(dv[j].y * xv[j].y, s, acc[j].y);
 			acc[j].z = fmaf(dv[j].z * xv[j].z, s, acc[j].z);
