@@ -298,13 +298,15 @@ norm_bwd_k(struct norm_bwd a)
 		acc[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 	for (int row = r0; row < r1; row++) {
 		size_t o = (size_t)row * a.h;
-		float4 xv[NV], dv[NV];
+		float4 xv[NV], dv[NV], pv[NV];
 		float s = a.rstd[row], dot = 0.0f, c;
 
 #pragma unroll
 		for (int j = 0; j < NV; j++) {
 			xv[j] = ld4<VEC>(a.x + o, ELEM(j), a.h);
 			dv[j] = ld4<VEC>(a.dy + o, ELEM(j), a.h);
+			if (ADD) /* with the others: one wait a row */
+				pv[j] = ld4<VEC>(a.dx + o, ELEM(j), a.h);
 		}
 #pragma unroll
 		for (int j = 0; j < NV; j++) {
@@ -329,12 +331,9 @@ norm_bwd_k(struct norm_bwd a)
 					dx_of(s, g.y, dv[j].y, xv[j].y, c),
 					dx_of(s, g.z, dv[j].z, xv[j].z, c),
 					dx_of(s, g.w, dv[j].w, xv[j].w, c));
-			if (ADD) {
-				float4 p = ld4<VEC>(a.dx + o, ELEM(j), a.h);
-
-				d = make_float4(p.x + d.x, p.y + d.y, p.z + d.z,
-						p.w + d.w);
-			}
+			if (ADD)
+				d = make_float4(pv[j].x + d.x, pv[j].y + d.y,
+						pv[j].z + d.z, pv[j].w + d.w);
 			st4<VEC>(a.dx + o, ELEM(j), a.h, d);
 		}
 	}
