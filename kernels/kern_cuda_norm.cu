@@ -3,7 +3,8 @@
  * kern_add_rmsnorm_fwd, kern_rmsnorm_bwd, kern_rmsnorm_bwd_add), queued on
  * the context's stream; arguments checked by kernels/kern.c.
  *
- * Rows of up to NORM_MAX_H values take the register path: a block of
+ * Rows of up to NORM_MAX_H values (the backward: of at least
+ * 4 NORM_THREADS - 3) take the register path: a block of
  * norm_plan()'s threads holds a row in registers (NV float4s a thread,
  * elements (j * threads + t) * 4 .. + 3 for thread t, j < NV) between
  * the row's reduction and its writes, so each input is read from memory
@@ -11,7 +12,7 @@
  * pointer is 16-byte aligned (8 for bf16 copies); otherwise the same
  * element mapping with scalar accesses, so both give the same bits for
  * the same h (kern_add_rmsnorm_fwd is bit for bit kern_rmsnorm_fwd of its
- * sum whichever path each call takes). Longer rows take the two-pass
+ * sum whichever path each call takes). Other rows take the two-pass
  * kernels at the end of this file.
  *
  * The backward computes dx and dg in one pass: a block takes a chunk of
@@ -35,7 +36,7 @@
 #define NORM_MAX_NV 8 /* float4s a thread holds, at most */
 #define NORM_MAX_H (4LL * NORM_THREADS * NORM_MAX_NV)
 #define NORM_BWD_ROWS 8 /* rows a backward part, at least */
-#define NORM_BWD_PARTS 1024 /* parts at NORM_THREADS threads, at most */
+#define NORM_BWD_PARTS 1024 /* backward parts, at most */
 #define DG_LANES 8 /* part sums a column in norm_dg_sum_k */
 
 static cudaStream_t stream_of(struct kern_ctx *k)
@@ -370,17 +371,15 @@ norm_dg_sum_k(int h, int parts, const float *part, float *dg)
 /* Parts of at least NORM_BWD_ROWS rows (times nv / 2 for nv > 2: those
  * blocks hold more registers, fewer fit an SM at once, and fewer longer
  * parts then run in one wave: 256 blocks of 16 rows for h = 4096 and 4096
- * rows), at most NORM_BWD_PARTS of NORM_THREADS threads' worth (more for
- * short rows, whose blocks are smaller); the rows of a part in *chunk.
- * A function of the shape only: the order of dg's sums is too. */
-static int norm_bwd_parts(long long rows, int nv, int tpb, int *chunk)
+ * rows), at most NORM_BWD_PARTS; the rows of a part in *chunk. A function
+ * of the shape only: the order of dg's sums is too. */
+static int norm_bwd_parts(long long rows, int nv, int *chunk)
 {
-	long long most = (long long)NORM_BWD_PARTS * (NORM_THREADS / tpb);
 	long long least = (long long)NORM_BWD_ROWS * (nv > 2 ? nv / 2 : 1);
 	long long parts = (rows + least - 1) / least, c;
 
-	if (parts > most)
-		parts = most;
+	if (parts > NORM_BWD_PARTS)
+		parts = NORM_BWD_PARTS;
 	c = (rows + parts - 1) / parts;
 	*chunk = (int)c;
 	return (int)((rows + c - 1) / c);
@@ -421,9 +420,12 @@ static int norm_bwd(struct kern_ctx *k, long long rows, long long h,
 	int tpb = 0, nv = norm_plan(rows, h, &tpb), parts, vec;
 	struct norm_bwd a = { (int)rows, (int)h, 0, x, g, rstd, dy, dx, NULL };
 
-	if (!nv)
+	/* Rows shorter than a full block (QK-norm's head dims) would leave
+	 * each block's chunk of rows to a warp or two: their many rows go
+	 * one a block to the two-pass kernels instead. */
+	if (!nv || tpb < NORM_THREADS)
 		return two_pass_bwd(k, rows, h, x, g, rstd, dy, dx, dg, add);
-	parts = norm_bwd_parts(rows, nv, tpb, &a.chunk);
+	parts = norm_bwd_parts(rows, nv, &a.chunk);
 	KERN_TRY(kern_cuda_scratch(impl_of(k), (size_t)parts * (size_t)h *
 				   sizeof(float), (void **)&a.part));
 	vec = h % 4 == 0 && ((uintptr_t)x | (uintptr_t)g | (uintptr_t)dy |
