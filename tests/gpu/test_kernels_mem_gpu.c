@@ -72,9 +72,10 @@ static double words_differ(const void *a, const void *b, long long n, int two)
 
 /* ---- RMSNorm ------------------------------------------------------------ */
 
-/* rows, h: h / 4 of 16 (32 threads, 1 float4), 250 (256, 1), 512 (256, 2),
- * 1024 (4), 2048 (8); h % 4 != 0 (scalar only); 8200 (two-pass); 300 and
- * 2000 rows: many backward parts, the last one short. */
+/* rows, h: h / 4 of 16 (32 threads, 1 float4; the backward two-pass),
+ * 250 (256, 1), 512 (256, 2), 1024 (4), 2048 (8); h % 4 != 0 (scalar
+ * only); 8200 (two-pass); 300 and 2000 rows: many backward parts, the
+ * last one short. */
 static const long long norm_dims[][2] = {
 	{ 5, 64 }, { 9, 1000 }, { 40, 2048 }, { 21, 4096 }, { 300, 4096 },
 	{ 6, 8192 }, { 3, 8190 }, { 4, 2050 }, { 1, 3 }, { 2, 8200 },
