@@ -254,7 +254,8 @@ int main(int argc, char **argv)
 
 	if (iters < 1 || (strcmp(what, "attn") && strcmp(what, "gemm") &&
 			  strcmp(what, "all") && strcmp(what, "mem"))) {
-		fprintf(stderr, "usage: bench_kernels_gpu [attn|gemm|all|mem] [iters]\n");
+		fprintf(stderr, "usage: bench_kernels_gpu "
+			"[attn|gemm|all|mem] [iters]\n");
 		return 2;
 	}
 	gh_init(&G);

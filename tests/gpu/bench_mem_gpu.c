@@ -14,28 +14,30 @@
  *
  * Bytes moved (4-byte floats and ids, 2-byte bf16; one read of each input
  * element and one write of each output element, as the contracts in
- * kernels/kern.h define them, whatever the kernel does beyond that):
- *   add_rmsnorm_fwd   x, r read; sum, y, y16 written; g; rstd  18Th + 4h + 4T
- *   rmsnorm_fwd       x read, y written; g; rstd               8Th + 4h + 4T
- *   rmsnorm_bwd       x, dy read, dx written; g; rstd; dg r+w  12Th + 12h + 4T
- *   rmsnorm_bwd_add   as rmsnorm_bwd, dx read and written      16Th + 12h + 4T
- *   swiglu_fwd_bf     x [T, 2f] read; y, y16 [T, f] written    14Tf
- *   swiglu_bwd_bf     x [T, 2f], dy [T, f] read; dx, dx16 [T, 2f] 24Tf
- *   rope              x [T, heads, hd] read and written; pos   8 T heads hd + 4T
- *   qkv_split/merge   T (q_l + 2 kv_l) read and written        8 T (q_l + 2 kv_l)
- *   round_bf16_copy   x read, x and its bits written           10n
- *   round_bf16        x read and written                       8n
- *   to_bf16           x read, bits written                     6n
- *   ce_max            logits read; max written                 4TV + 4T
- *   ce_sumexp         logits, max read; sum written            4TV + 8T
- *   ce_target         targets, one logit a row read; written   12T
- *   ce_loss           max, sum, target read; loss written      16T
- *   ce_bwd_bf         logits read; dlogits, bits written; row stats, targets  10TV + 16T
- *   adam_bf           p, g, m, v read; p, m, v, p16 written    30n
- *   zero              written                                  4n
- *   copy              read and written                         8n
- *   embed_fwd         T table rows read, out written; tokens   8Th + 4T
- *   embed_bwd         dout read, T table rows read and written; tokens 12Th + 4T
+ * kernels/kern.h define them, whatever the kernel does beyond that; r:
+ * read, w: written, rw: both):
+ *   add_rmsnorm_fwd  x, r r; sum, y, y16 w; g r; rstd w  18Th + 4h + 4T
+ *   rmsnorm_fwd      x r; y w; g r; rstd w               8Th + 4h + 4T
+ *   rmsnorm_bwd      x, dy r; dx w; g, rstd r; dg rw     12Th + 12h + 4T
+ *   rmsnorm_bwd_add  as rmsnorm_bwd, dx rw               16Th + 12h + 4T
+ *   swiglu_fwd_bf    x [T, 2f] r; y, y16 [T, f] w        14Tf
+ *   swiglu_bwd_bf    x [T, 2f], dy r; dx, dx16 [T, 2f] w 24Tf
+ *   rope             x [T, heads, hd] rw; pos r          8 T heads hd + 4T
+ *   qkv_split/merge  T (q_l + 2 kv_l) r and w            8 T (q_l + 2 kv_l)
+ *   round_bf16_copy  x rw; its bits w                    10n
+ *   round_bf16       x rw                                8n
+ *   to_bf16          x r; bits w                         6n
+ *   ce_max           logits r; max w                     4TV + 4T
+ *   ce_sumexp        logits, max r; sum w                4TV + 8T
+ *   ce_target        targets, a logit a row r; target w  12T
+ *   ce_loss          max, sum, target r; loss w          16T
+ *   ce_bwd_bf        logits r; dlogits, bits w;
+ *                    targets, max, sum r                 10TV + 16T
+ *   adam_bf          p, m, v rw; g r; p16 w              30n
+ *   zero             w                                   4n
+ *   copy             r and w                             8n
+ *   embed_fwd        T table rows r; out w; tokens r     8Th + 4T
+ *   embed_bwd        dout r; T table rows rw; tokens r   12Th + 4T
  * (the attention backward's cast of dout to bf16 is no kern op: it runs
  * inside kern_attn_bwd_bf, kernels/kern_cuda_fast.cu; to_bf16 at its size,
  * T q_l, times the same work.)
