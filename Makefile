@@ -16,7 +16,8 @@
 #                   runtime's GPU parity (tests/runtime_parity_gpu.sh; never
 #                   part of make test)
 #   make bench-kernels-gpu  TFLOP/s of the bf16 flash attention and the
-#                   cuBLASLt GEMMs at Llama shapes (scripts/bench_kernels_gpu.sh)
+#                   cuBLASLt GEMMs at Llama shapes (scripts/bench_kernels_gpu.sh;
+#                   its `mem` argument: TB/s of the memory-bound kern ops)
 #   make bench-train-gpu  gtplan-run training on one GPU in bf16 (Llama-3.2-1B
 #                   and an 8B layer slice at sequence 4096): step time, MFU,
 #                   device time per kernel class (scripts/bench_train_gpu.sh)
@@ -280,6 +281,8 @@ build/gpu/kernels/kern_gemm_lt.o: kernels/kern_gemm_lt.cu kernels/kern_gemm_lt.h
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  NVCC    $<")
 	$(Q)$(NVCC) $(FAST_NVCCFLAGS) $(GENCODE) -Ikernels -Xcompiler -Wall,-Wextra -c $< -o $@
+# bench_kernels_gpu's mem section is its own file
+build/gpu/bench_kernels_gpu: build/gpu/tests/gpu/bench_mem_gpu.o
 $(FAST_BIN): build/gpu/%: build/gpu/tests/gpu/%.o $(GPU_BASE_OBJ) $(FAST_OBJ)
 	@$(if $(V),,echo "  LINK    $@")
 	$(Q)$(NVCC) $(GENCODE) -cudart static $^ -o $@ -L$(CUDA_HOME)/lib64 \

@@ -14,7 +14,8 @@
  * (CUDACHECK in kernels/kern_cuda.h, CUBLASCHECK below), the caller prints
  * once (kern_error_text); never an exit. The decoder's kernels (bias,
  * SwiGLU, RoPE, attention) live in kernels/kern_cuda_llm.cu, the bf16
- * conversions in kernels/kern_cuda_bf16.cu.
+ * conversions in kernels/kern_cuda_bf16.cu, RMSNorm in
+ * kernels/kern_cuda_norm.cu, the cross-entropy in kernels/kern_cuda_ce.cu.
  */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -338,190 +339,6 @@ static int cuda_scale(struct kern_ctx *k, long long n, float alpha, float *x)
 	return 0;
 }
 
-/* ---- RMSNorm ------------------------------------------------------------ */
-
-__global__ static void rmsnorm_fwd_k(long long rows, long long h, float eps,
-				     const float *x, const float *g, float *y,
-				     float *rstd)
-{
-	for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
-		const float *xr = x + r * h;
-		float *yr = y + r * h, ss = 0.0f, s;
-
-		for (long long i = threadIdx.x; i < h; i += blockDim.x)
-			ss += xr[i] * xr[i];
-		ss = block_sum(ss);
-		s = 1.0f / sqrtf(ss / (float)h + eps);
-		if (threadIdx.x == 0)
-			rstd[r] = s;
-		for (long long i = threadIdx.x; i < h; i += blockDim.x)
-			yr[i] = xr[i] * s * g[i];
-	}
-}
-
-static int cuda_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
-			    float eps, const float *x, const float *g,
-			    float *y, float *rstd)
-{
-	rmsnorm_fwd_k<<<rows_grid(rows), KERN_CUDA_THREADS, 0, stream_of(k)>>>(
-		rows, h, eps, x, g, y, rstd);
-	LAUNCHCHECK(rmsnorm_fwd_k);
-	return 0;
-}
-
-/* kern_add_rmsnorm_fwd: sum = x + r, then rmsnorm_fwd_k's loops on sum
- * (the same sums in the same order), y rounded with its bits in y16 when
- * set. */
-__global__ static void add_rmsnorm_fwd_k(long long rows, long long h,
-					 float eps, const float *x,
-					 const float *r, float *sum,
-					 const float *g, float *y, float *rstd,
-					 uint16_t *y16)
-{
-	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
-		const float *xr = x + row * h, *rr = r + row * h;
-		float *sr = sum + row * h, *yr = y + row * h, ss = 0.0f, s;
-
-		for (long long i = threadIdx.x; i < h; i += blockDim.x) {
-			float v = xr[i] + rr[i];
-
-			sr[i] = v;
-			ss += v * v;
-		}
-		ss = block_sum(ss);
-		s = 1.0f / sqrtf(ss / (float)h + eps);
-		if (threadIdx.x == 0)
-			rstd[row] = s;
-		for (long long i = threadIdx.x; i < h; i += blockDim.x) {
-			float v = sr[i] * s * g[i];
-
-			yr[i] = y16 ? bf16_keep(v, y16 + row * h + i) : v;
-		}
-	}
-}
-
-static int cuda_add_rmsnorm_fwd(struct kern_ctx *k, long long rows,
-				long long h, float eps, const float *x,
-				const float *r, float *sum, const float *g,
-				float *y, float *rstd, uint16_t *y16)
-{
-	add_rmsnorm_fwd_k<<<rows_grid(rows), KERN_CUDA_THREADS, 0,
-			    stream_of(k)>>>(rows, h, eps, x, r, sum, g, y,
-					    rstd, y16);
-	LAUNCHCHECK(add_rmsnorm_fwd_k);
-	return 0;
-}
-
-/* dx_i = s (g_i dy_i - x_i s^2 mean_j(g_j dy_j x_j)), as in the CPU twin;
- * ADD: dx_i += that (kern_rmsnorm_bwd_add). */
-template <int ADD>
-__global__ static void rmsnorm_bwd_dx_k(long long rows, long long h,
-					const float *x, const float *g,
-					const float *rstd, const float *dy,
-					float *dx)
-{
-	for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
-		const float *xr = x + r * h, *dyr = dy + r * h;
-		float *dxr = dx + r * h, s = rstd[r], dot = 0.0f, c;
-
-		for (long long i = threadIdx.x; i < h; i += blockDim.x)
-			dot += g[i] * dyr[i] * xr[i];
-		dot = block_sum(dot);
-		c = s * s * dot / (float)h;
-		for (long long i = threadIdx.x; i < h; i += blockDim.x) {
-			float d = s * (g[i] * dyr[i] - xr[i] * c);
-
-			dxr[i] = ADD ? dxr[i] + d : d;
-		}
-	}
-}
-
-/* dg_i += sum_r dy[r,i] x[r,i] s[r], deterministically in two stages
- * (a column's sum over every row in one thread left 8 blocks of work for
- * Llama's h = 2048 and 4096 rows: 1.4 ms a call on an H200): each block
- * row p sums its chunk of rows per column into part[p, i], then one
- * thread per column adds the parts in order of p. */
-#define DG_CHUNKS 256 /* row chunks at most */
-#define DG_MIN_ROWS 32 /* rows a chunk at least */
-
-__global__ static void rmsnorm_bwd_dg_part_k(long long rows, long long h,
-					     long long chunk, const float *x,
-					     const float *rstd, const float *dy,
-					     float *part)
-{
-	long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-	long long r0 = blockIdx.y * chunk, r1 = r0 + chunk;
-	float acc = 0.0f;
-
-	if (i >= h)
-		return;
-	for (long long r = r0; r < r1 && r < rows; r++)
-		acc += dy[r * h + i] * x[r * h + i] * rstd[r];
-	part[blockIdx.y * h + i] = acc;
-}
-
-__global__ static void rmsnorm_bwd_dg_sum_k(long long h, long long parts,
-					    const float *part, float *dg)
-{
-	GRID_STRIDE(i, h) {
-		float acc = 0.0f;
-
-		for (long long p = 0; p < parts; p++)
-			acc += part[p * h + i];
-		dg[i] += acc;
-	}
-}
-
-static int rmsnorm_bwd_dg(struct kern_ctx *k, long long rows, long long h,
-			  const float *x, const float *rstd, const float *dy,
-			  float *dg)
-{
-	long long parts = (rows + DG_MIN_ROWS - 1) / DG_MIN_ROWS, chunk;
-	float *part;
-
-	if (parts > DG_CHUNKS)
-		parts = DG_CHUNKS;
-	chunk = (rows + parts - 1) / parts;
-	parts = (rows + chunk - 1) / chunk;
-	KERN_TRY(kern_cuda_scratch(impl_of(k), (size_t)(parts * h) *
-				   sizeof(float), (void **)&part));
-	rmsnorm_bwd_dg_part_k<<<dim3((unsigned)((h + KERN_CUDA_THREADS - 1) /
-					     KERN_CUDA_THREADS),
-				     (unsigned)parts),
-				KERN_CUDA_THREADS, 0, stream_of(k)>>>(
-		rows, h, chunk, x, rstd, dy, part);
-	LAUNCHCHECK(rmsnorm_bwd_dg_part_k);
-	rmsnorm_bwd_dg_sum_k<<<blocks_for(h), KERN_CUDA_THREADS, 0,
-			       stream_of(k)>>>(h, parts, part, dg);
-	LAUNCHCHECK(rmsnorm_bwd_dg_sum_k);
-	return 0;
-}
-
-static int cuda_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
-			    const float *x, const float *g, const float *rstd,
-			    const float *dy, float *dx, float *dg)
-{
-	/* dg first: dx may not alias dy by contract, but keep the reads of dy
-	 * ahead of any write anyway. */
-	KERN_TRY(rmsnorm_bwd_dg(k, rows, h, x, rstd, dy, dg));
-	rmsnorm_bwd_dx_k<0><<<rows_grid(rows), KERN_CUDA_THREADS, 0,
-			      stream_of(k)>>>(rows, h, x, g, rstd, dy, dx);
-	LAUNCHCHECK(rmsnorm_bwd_dx_k);
-	return 0;
-}
-
-static int cuda_rmsnorm_bwd_add(struct kern_ctx *k, long long rows,
-				long long h, const float *x, const float *g,
-				const float *rstd, const float *dy, float *dx,
-				float *dg)
-{
-	KERN_TRY(rmsnorm_bwd_dg(k, rows, h, x, rstd, dy, dg));
-	rmsnorm_bwd_dx_k<1><<<rows_grid(rows), KERN_CUDA_THREADS, 0,
-			      stream_of(k)>>>(rows, h, x, g, rstd, dy, dx);
-	LAUNCHCHECK(rmsnorm_bwd_dx_k);
-	return 0;
-}
-
 /* ---- GeLU (exact, erf) --------------------------------------------------- */
 
 __global__ static void gelu_fwd_k(long long n, const float *x, float *y)
@@ -562,148 +379,6 @@ static int cuda_gelu_bwd(struct kern_ctx *k, long long n, const float *x,
 	return 0;
 }
 
-/* ---- vocab-parallel cross-entropy -------------------------------------- */
-
-__global__ static void ce_max_k(long long rows, long long cols,
-				long long nvalid, const float *logits,
-				float *max)
-{
-	for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
-		const float *l = logits + r * cols;
-		float m = -FLT_MAX;
-
-		for (long long j = threadIdx.x; j < nvalid; j += blockDim.x)
-			m = fmaxf(m, l[j]);
-		m = block_max(m);
-		if (threadIdx.x == 0)
-			max[r] = m;
-	}
-}
-
-__global__ static void ce_sumexp_k(long long rows, long long cols,
-				   long long nvalid, const float *logits,
-				   const float *max, float *sum)
-{
-	for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
-		const float *l = logits + r * cols;
-		float s = 0.0f, mr = max[r];
-
-		for (long long j = threadIdx.x; j < nvalid; j += blockDim.x)
-			s += expf(l[j] - mr);
-		s = block_sum(s);
-		if (threadIdx.x == 0)
-			sum[r] = s;
-	}
-}
-
-__global__ static void ce_target_k(long long rows, long long cols,
-				   long long first, const int32_t *targets,
-				   const float *logits, float *target)
-{
-	GRID_STRIDE(r, rows) {
-		long long j = (long long)targets[r] - first;
-
-		target[r] = j >= 0 && j < cols ? logits[r * cols + j] : 0.0f;
-	}
-}
-
-__global__ static void ce_loss_k(long long rows, const float *max,
-				 const float *sum, const float *target,
-				 float *loss)
-{
-	GRID_STRIDE(r, rows)
-		loss[r] = logf(sum[r]) + max[r] - target[r];
-}
-
-/* One thread per logit; each reads only its own logit, so dlogits may
- * alias logits. */
-/* dlogits16 set: dlogits rounded to bf16, its bits there too
- * (kern_ce_bwd_bf). */
-__global__ static void ce_bwd_k(long long rows, long long cols,
-				long long nvalid, long long first,
-				const int32_t *targets, const float *max,
-				const float *sum, float scale,
-				const float *logits, float *dlogits,
-				uint16_t *dlogits16)
-{
-	GRID_STRIDE(idx, rows * cols) {
-		long long r = idx / cols, j = idx - r * cols;
-		long long t = (long long)targets[r] - first;
-		float d = 0.0f;
-
-		if (j < nvalid) {
-			float p = expf(logits[idx] - max[r]) * (1.0f / sum[r]);
-
-			d = scale * (j == t ? p - 1.0f : p);
-		}
-		dlogits[idx] = dlogits16 ? bf16_keep(d, &dlogits16[idx]) : d;
-	}
-}
-
-static int cuda_ce_max(struct kern_ctx *k, long long rows, long long cols,
-		       long long nvalid, const float *logits, float *max)
-{
-	ce_max_k<<<rows_grid(rows), KERN_CUDA_THREADS, 0, stream_of(k)>>>(
-		rows, cols, nvalid, logits, max);
-	LAUNCHCHECK(ce_max_k);
-	return 0;
-}
-
-static int cuda_ce_sumexp(struct kern_ctx *k, long long rows, long long cols,
-			  long long nvalid, const float *logits,
-			  const float *max, float *sum)
-{
-	ce_sumexp_k<<<rows_grid(rows), KERN_CUDA_THREADS, 0, stream_of(k)>>>(
-		rows, cols, nvalid, logits, max, sum);
-	LAUNCHCHECK(ce_sumexp_k);
-	return 0;
-}
-
-static int cuda_ce_target(struct kern_ctx *k, long long rows, long long cols,
-			  long long first, const int32_t *targets,
-			  const float *logits, float *target)
-{
-	ce_target_k<<<blocks_for(rows), KERN_CUDA_THREADS, 0, stream_of(k)>>>(
-		rows, cols, first, targets, logits, target);
-	LAUNCHCHECK(ce_target_k);
-	return 0;
-}
-
-static int cuda_ce_loss(struct kern_ctx *k, long long rows, const float *max,
-			const float *sum, const float *target, float *loss)
-{
-	ce_loss_k<<<blocks_for(rows), KERN_CUDA_THREADS, 0, stream_of(k)>>>(
-		rows, max, sum, target, loss);
-	LAUNCHCHECK(ce_loss_k);
-	return 0;
-}
-
-static int cuda_ce_bwd(struct kern_ctx *k, long long rows, long long cols,
-		       long long nvalid, long long first,
-		       const int32_t *targets, const float *max,
-		       const float *sum, float scale, const float *logits,
-		       float *dlogits)
-{
-	ce_bwd_k<<<blocks_for(rows * cols), KERN_CUDA_THREADS, 0,
-		   stream_of(k)>>>(rows, cols, nvalid, first, targets, max, sum,
-				   scale, logits, dlogits, NULL);
-	LAUNCHCHECK(ce_bwd_k);
-	return 0;
-}
-
-static int cuda_ce_bwd_bf(struct kern_ctx *k, long long rows, long long cols,
-			  long long nvalid, long long first,
-			  const int32_t *targets, const float *max,
-			  const float *sum, float scale, const float *logits,
-			  float *dlogits, uint16_t *dlogits16)
-{
-	ce_bwd_k<<<blocks_for(rows * cols), KERN_CUDA_THREADS, 0,
-		   stream_of(k)>>>(rows, cols, nvalid, first, targets, max, sum,
-				   scale, logits, dlogits, dlogits16);
-	LAUNCHCHECK(ce_bwd_k);
-	return 0;
-}
-
 /* ---- embedding ---------------------------------------------------------- */
 
 __global__ static void embed_fwd_k(long long n, long long h, long long first,
@@ -731,10 +406,66 @@ __global__ static void embed_bwd_k(long long n, long long h, long long first,
 	}
 }
 
+/* The same, one token's row a block as float4s (h % 4 == 0, 16-byte
+ * aligned arrays): no division a value, 128-bit accesses. */
+__global__ static void embed_fwd4_k(long long n, int h4, long long first,
+				    long long rows, const float4 *table,
+				    const int32_t *tokens, float4 *out)
+{
+	for (long long i = blockIdx.x; i < n; i += gridDim.x) {
+		long long row = (long long)tokens[i] - first;
+		int in = row >= 0 && row < rows;
+
+		for (int j = threadIdx.x; j < h4; j += blockDim.x)
+			out[i * h4 + j] = in ? table[row * h4 + j] :
+				make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+	}
+}
+
+__global__ static void embed_bwd4_k(long long n, int h4, long long first,
+				    long long rows, const float4 *dout,
+				    const int32_t *tokens, float4 *dtable)
+{
+	for (long long i = blockIdx.x; i < n; i += gridDim.x) {
+		long long row = (long long)tokens[i] - first;
+
+		if (row < 0 || row >= rows)
+			continue;
+		for (int j = threadIdx.x; j < h4; j += blockDim.x) {
+			float4 d = dout[i * h4 + j];
+			float4 *t = &dtable[row * h4 + j];
+#if __CUDA_ARCH__ >= 900
+			atomicAdd(t, d); /* four float adds, each atomic */
+#else
+			atomicAdd(&t->x, d.x);
+			atomicAdd(&t->y, d.y);
+			atomicAdd(&t->z, d.z);
+			atomicAdd(&t->w, d.w);
+#endif
+		}
+	}
+}
+
+/* The row kernels take h % 4 == 0, h / 4 within an int, 16-byte aligned
+ * arrays. */
+static int embed_vec(long long h, const void *a, const void *b)
+{
+	return h % 4 == 0 && h / 4 <= 0x7fffffffLL &&
+	       ((uintptr_t)a | (uintptr_t)b) % 16 == 0;
+}
+
 static int cuda_embed_fwd(struct kern_ctx *k, long long n, long long h,
 			  long long first, long long rows, const float *table,
 			  const int32_t *tokens, float *out)
 {
+	if (embed_vec(h, table, out)) {
+		embed_fwd4_k<<<rows_grid(n), KERN_CUDA_THREADS, 0,
+			       stream_of(k)>>>(n, (int)(h / 4), first, rows,
+					       (const float4 *)table, tokens,
+					       (float4 *)out);
+		LAUNCHCHECK(embed_fwd4_k);
+		return 0;
+	}
 	embed_fwd_k<<<blocks_for(n * h), KERN_CUDA_THREADS, 0, stream_of(k)>>>(
 		n, h, first, rows, table, tokens, out);
 	LAUNCHCHECK(embed_fwd_k);
@@ -745,6 +476,14 @@ static int cuda_embed_bwd(struct kern_ctx *k, long long n, long long h,
 			  long long first, long long rows, const float *dout,
 			  const int32_t *tokens, float *dtable)
 {
+	if (embed_vec(h, dout, dtable)) {
+		embed_bwd4_k<<<rows_grid(n), KERN_CUDA_THREADS, 0,
+			       stream_of(k)>>>(n, (int)(h / 4), first, rows,
+					       (const float4 *)dout, tokens,
+					       (float4 *)dtable);
+		LAUNCHCHECK(embed_bwd4_k);
+		return 0;
+	}
 	embed_bwd_k<<<blocks_for(n * h), KERN_CUDA_THREADS, 0, stream_of(k)>>>(
 		n, h, first, rows, dout, tokens, dtable);
 	LAUNCHCHECK(embed_bwd_k);
@@ -869,18 +608,18 @@ static struct kern_ops make_ops(void)
 	o.gemm = cuda_gemm;
 	o.axpy = cuda_axpy;
 	o.scale = cuda_scale;
-	o.rmsnorm_fwd = cuda_rmsnorm_fwd;
-	o.rmsnorm_bwd = cuda_rmsnorm_bwd;
+	o.rmsnorm_fwd = kern_cuda_rmsnorm_fwd;
+	o.rmsnorm_bwd = kern_cuda_rmsnorm_bwd;
 	o.gelu_fwd = cuda_gelu_fwd;
 	o.gelu_bwd = cuda_gelu_bwd;
-	o.ce_max = cuda_ce_max;
-	o.ce_sumexp = cuda_ce_sumexp;
-	o.ce_target = cuda_ce_target;
-	o.ce_loss = cuda_ce_loss;
-	o.ce_bwd = cuda_ce_bwd;
-	o.ce_bwd_bf = cuda_ce_bwd_bf;
-	o.add_rmsnorm_fwd = cuda_add_rmsnorm_fwd;
-	o.rmsnorm_bwd_add = cuda_rmsnorm_bwd_add;
+	o.ce_max = kern_cuda_ce_max;
+	o.ce_sumexp = kern_cuda_ce_sumexp;
+	o.ce_target = kern_cuda_ce_target;
+	o.ce_loss = kern_cuda_ce_loss;
+	o.ce_bwd = kern_cuda_ce_bwd;
+	o.ce_bwd_bf = kern_cuda_ce_bwd_bf;
+	o.add_rmsnorm_fwd = kern_cuda_add_rmsnorm_fwd;
+	o.rmsnorm_bwd_add = kern_cuda_rmsnorm_bwd_add;
 	o.embed_fwd = cuda_embed_fwd;
 	o.embed_bwd = cuda_embed_bwd;
 	o.adam = cuda_adam;

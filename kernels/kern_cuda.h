@@ -240,6 +240,43 @@ int kern_cuda_ce_bwd_b16(struct kern_ctx *k, long long rows, long long cols,
 			 const float *sum, float scale, const uint16_t *l16,
 			 uint16_t *d16);
 
+/* kernels/kern_cuda_norm.cu */
+int kern_cuda_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
+			  float eps, const float *x, const float *g, float *y,
+			  float *rstd);
+int kern_cuda_add_rmsnorm_fwd(struct kern_ctx *k, long long rows,
+			      long long h, float eps, const float *x,
+			      const float *r, float *sum, const float *g,
+			      float *y, float *rstd, uint16_t *y16);
+int kern_cuda_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
+			  const float *x, const float *g, const float *rstd,
+			  const float *dy, float *dx, float *dg);
+int kern_cuda_rmsnorm_bwd_add(struct kern_ctx *k, long long rows,
+			      long long h, const float *x, const float *g,
+			      const float *rstd, const float *dy, float *dx,
+			      float *dg);
+
+/* kernels/kern_cuda_ce.cu */
+int kern_cuda_ce_max(struct kern_ctx *k, long long rows, long long cols,
+		     long long nvalid, const float *logits, float *max);
+int kern_cuda_ce_sumexp(struct kern_ctx *k, long long rows, long long cols,
+			long long nvalid, const float *logits,
+			const float *max, float *sum);
+int kern_cuda_ce_target(struct kern_ctx *k, long long rows, long long cols,
+			long long first, const int32_t *targets,
+			const float *logits, float *target);
+int kern_cuda_ce_loss(struct kern_ctx *k, long long rows, const float *max,
+		      const float *sum, const float *target, float *loss);
+int kern_cuda_ce_bwd(struct kern_ctx *k, long long rows, long long cols,
+		     long long nvalid, long long first, const int32_t *targets,
+		     const float *max, const float *sum, float scale,
+		     const float *logits, float *dlogits);
+int kern_cuda_ce_bwd_bf(struct kern_ctx *k, long long rows, long long cols,
+			long long nvalid, long long first,
+			const int32_t *targets, const float *max,
+			const float *sum, float scale, const float *logits,
+			float *dlogits, uint16_t *dlogits16);
+
 /* kernels/kern_cuda_bf16.cu */
 int kern_cuda_to_bf16(struct kern_ctx *k, long long n, const float *x,
 		      uint16_t *y);

@@ -34,41 +34,78 @@ __global__ static void round_bf16_k(long long n, float *x)
 		x[i] = __uint_as_float((unsigned int)bf16_bits(x[i]) << 16);
 }
 
-/* The same four values a thread (16-byte fp32 and 8-byte bf16 accesses),
+/* The same four values a float4 (16-byte fp32 and 8-byte bf16 accesses),
  * for arrays whose pointers allow it: the scalar kernels above ran at
- * about half the H200's memory bandwidth. */
+ * about half the H200's memory bandwidth. A thread takes BF_ITEMS float4s
+ * a grid's width apart, all loaded before any is stored, so that more
+ * bytes are in flight than one float4 a thread keeps (the H200 needs
+ * about its bandwidth times its latency, some 3 MB, in flight). */
+#define BF_ITEMS 2
+
+/* i: a thread's first float4 of a round, w: the grid's width. */
+#define GRID_ITEMS(i, w, n)                                               \
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x, \
+		       w = (long long)gridDim.x * blockDim.x;              \
+	     i < (n); i += BF_ITEMS * w)
+
+__device__ __forceinline__ static float4 widen4(uint2 b)
+{
+	return make_float4(__uint_as_float(b.x << 16),
+			   __uint_as_float(b.x & 0xffff0000u),
+			   __uint_as_float(b.y << 16),
+			   __uint_as_float(b.y & 0xffff0000u));
+}
+
+__device__ __forceinline__ static uint2 bits4(float4 v)
+{
+	return make_uint2(bf16_pair(v.x, v.y), bf16_pair(v.z, v.w));
+}
 
 __global__ static void to_bf16_4k(long long n4, const float4 *x, uint2 *y)
 {
-	GRID_STRIDE(i, n4) {
-		float4 v = x[i];
+	GRID_ITEMS(i, w, n4) {
+		float4 v[BF_ITEMS];
 
-		y[i] = make_uint2(bf16_pair(v.x, v.y), bf16_pair(v.z, v.w));
+#pragma unroll
+		for (int u = 0; u < BF_ITEMS; u++)
+			if (i + u * w < n4)
+				v[u] = x[i + u * w];
+#pragma unroll
+		for (int u = 0; u < BF_ITEMS; u++)
+			if (i + u * w < n4)
+				y[i + u * w] = bits4(v[u]);
 	}
 }
 
 __global__ static void from_bf16_4k(long long n4, const uint2 *x, float4 *y)
 {
-	GRID_STRIDE(i, n4) {
-		uint2 v = x[i];
+	GRID_ITEMS(i, w, n4) {
+		uint2 v[BF_ITEMS];
 
-		y[i] = make_float4(__uint_as_float(v.x << 16),
-				   __uint_as_float(v.x & 0xffff0000u),
-				   __uint_as_float(v.y << 16),
-				   __uint_as_float(v.y & 0xffff0000u));
+#pragma unroll
+		for (int u = 0; u < BF_ITEMS; u++)
+			if (i + u * w < n4)
+				v[u] = x[i + u * w];
+#pragma unroll
+		for (int u = 0; u < BF_ITEMS; u++)
+			if (i + u * w < n4)
+				y[i + u * w] = widen4(v[u]);
 	}
 }
 
 __global__ static void round_bf16_4k(long long n4, float4 *x)
 {
-	GRID_STRIDE(i, n4) {
-		float4 v = x[i];
+	GRID_ITEMS(i, w, n4) {
+		float4 v[BF_ITEMS];
 
-		v.x = __uint_as_float((unsigned int)bf16_bits(v.x) << 16);
-		v.y = __uint_as_float((unsigned int)bf16_bits(v.y) << 16);
-		v.z = __uint_as_float((unsigned int)bf16_bits(v.z) << 16);
-		v.w = __uint_as_float((unsigned int)bf16_bits(v.w) << 16);
-		x[i] = v;
+#pragma unroll
+		for (int u = 0; u < BF_ITEMS; u++)
+			if (i + u * w < n4)
+				v[u] = x[i + u * w];
+#pragma unroll
+		for (int u = 0; u < BF_ITEMS; u++)
+			if (i + u * w < n4)
+				x[i + u * w] = widen4(bits4(v[u]));
 	}
 }
 
@@ -84,16 +121,30 @@ __global__ static void round_copy_k(long long n, float *x, uint16_t *y)
 
 __global__ static void round_copy_4k(long long n4, float4 *x, uint2 *y)
 {
-	GRID_STRIDE(i, n4) {
-		float4 v = x[i];
-		uint2 b = make_uint2(bf16_pair(v.x, v.y), bf16_pair(v.z, v.w));
+	GRID_ITEMS(i, w, n4) {
+		float4 v[BF_ITEMS];
 
-		y[i] = b;
-		x[i] = make_float4(__uint_as_float(b.x << 16),
-				   __uint_as_float(b.x & 0xffff0000u),
-				   __uint_as_float(b.y << 16),
-				   __uint_as_float(b.y & 0xffff0000u));
+#pragma unroll
+		for (int u = 0; u < BF_ITEMS; u++)
+			if (i + u * w < n4)
+				v[u] = x[i + u * w];
+#pragma unroll
+		for (int u = 0; u < BF_ITEMS; u++) {
+			uint2 b;
+
+			if (i + u * w >= n4)
+				continue;
+			b = bits4(v[u]);
+			y[i + u * w] = b;
+			x[i + u * w] = widen4(b);
+		}
 	}
+}
+
+/* Blocks for n4 float4s, BF_ITEMS a thread. */
+static unsigned blocks4(long long n4)
+{
+	return blocks_for((n4 + BF_ITEMS - 1) / BF_ITEMS);
 }
 
 /* The number of leading values the 4-wide kernels take: all but the
@@ -110,7 +161,7 @@ int kern_cuda_to_bf16(struct kern_ctx *k, long long n, const float *x,
 	long long v = vec4_of(n, x, y);
 
 	if (v) {
-		to_bf16_4k<<<blocks_for(v / 4), KERN_CUDA_THREADS, 0,
+		to_bf16_4k<<<blocks4(v / 4), KERN_CUDA_THREADS, 0,
 			     stream_of(k)>>>(v / 4, (const float4 *)x,
 					     (uint2 *)y);
 		LAUNCHCHECK(to_bf16_4k);
@@ -129,7 +180,7 @@ int kern_cuda_widen_bf16(cudaStream_t s, long long n, const uint16_t *x,
 	long long v = vec4_of(n, y, x);
 
 	if (v) {
-		from_bf16_4k<<<blocks_for(v / 4), KERN_CUDA_THREADS, 0, s>>>(
+		from_bf16_4k<<<blocks4(v / 4), KERN_CUDA_THREADS, 0, s>>>(
 			v / 4, (const uint2 *)x, (float4 *)y);
 		LAUNCHCHECK(from_bf16_4k);
 	}
@@ -152,7 +203,7 @@ int kern_cuda_round_bf16(struct kern_ctx *k, long long n, float *x)
 	long long v = vec4_of(n, x, NULL);
 
 	if (v) {
-		round_bf16_4k<<<blocks_for(v / 4), KERN_CUDA_THREADS, 0,
+		round_bf16_4k<<<blocks4(v / 4), KERN_CUDA_THREADS, 0,
 				stream_of(k)>>>(v / 4, (float4 *)x);
 		LAUNCHCHECK(round_bf16_4k);
 	}
@@ -170,7 +221,7 @@ int kern_cuda_round_bf16_copy(struct kern_ctx *k, long long n, float *x,
 	long long v = vec4_of(n, x, y);
 
 	if (v) {
-		round_copy_4k<<<blocks_for(v / 4), KERN_CUDA_THREADS, 0,
+		round_copy_4k<<<blocks4(v / 4), KERN_CUDA_THREADS, 0,
 				stream_of(k)>>>(v / 4, (float4 *)x,
 						(uint2 *)y);
 		LAUNCHCHECK(round_copy_4k);

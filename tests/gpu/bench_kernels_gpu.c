@@ -13,9 +13,14 @@
  * Inputs are random bf16 (never zeros). Each configuration: warm-up, then
  * the median of 7 batches of `iters` launches, timed on the host around a
  * device synchronisation (launch gaps are hidden by the queue).
+ *  - mem (tests/gpu/bench_mem_gpu.c, not part of all): the memory-bound
+ *    kern_* ops of the bf16 training step at the Llama-3.2-1B and
+ *    Llama-3.1-8B shapes, the median of `iters` single calls' device time,
+ *    in TB/s of the bytes each op's contract moves.
  *
- *   bench_kernels_gpu [attn|gemm|all] [iters]   (default all 10)
- * Output: one line per configuration, `ms` per call and TFLOP/s.
+ *   bench_kernels_gpu [attn|gemm|all|mem] [iters]   (default all 10)
+ * Output: one line per configuration, `ms` per call and TFLOP/s (mem:
+ * TB/s and % of the H200's copy rate).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +34,9 @@
 #define BATCHES 7
 
 static struct kern_ctx G;
+
+/* tests/gpu/bench_mem_gpu.c */
+void bench_mem(struct kern_ctx *g, int iters);
 
 typedef int (*bench_fn)(void *arg);
 
@@ -245,14 +253,17 @@ int main(int argc, char **argv)
 	int iters = argc > 2 ? atoi(argv[2]) : 10;
 
 	if (iters < 1 || (strcmp(what, "attn") && strcmp(what, "gemm") &&
-			  strcmp(what, "all"))) {
-		fprintf(stderr, "usage: bench_kernels_gpu [attn|gemm|all] [iters]\n");
+			  strcmp(what, "all") && strcmp(what, "mem"))) {
+		fprintf(stderr, "usage: bench_kernels_gpu "
+			"[attn|gemm|all|mem] [iters]\n");
 		return 2;
 	}
 	gh_init(&G);
-	if (strcmp(what, "gemm"))
+	if (!strcmp(what, "mem"))
+		bench_mem(&G, iters);
+	else if (strcmp(what, "gemm"))
 		bench_attn(iters);
-	if (strcmp(what, "attn"))
+	if (!strcmp(what, "gemm") || !strcmp(what, "all"))
 		bench_gemm(iters);
 	kern_release(&G);
 	return 0;

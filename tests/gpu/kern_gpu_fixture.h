@@ -34,6 +34,9 @@ void test_b16_kernels(void);
 /* tests/gpu/test_kernels_qkv_gpu.c: linear_qkv's columns fused with
  * RoPE and the bf16 copies (run by test_fast_kernels). */
 void test_qkv_kernels(void);
+/* tests/gpu/test_kernels_mem_gpu.c: the vector and scalar paths of the
+ * norms and the cross-entropy. */
+void test_mem_kernels(void);
 
 static inline void *xmalloc(size_t n)
 {

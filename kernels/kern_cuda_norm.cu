@@ -1,0 +1,567 @@
+/*
+ * kern_cuda_norm: the CUDA twin's RMSNorm (kern.h: kern_rmsnorm_fwd,
+ * kern_add_rmsnorm_fwd, kern_rmsnorm_bwd, kern_rmsnorm_bwd_add), queued on
+ * the context's stream; arguments checked by kernels/kern.c.
+ *
+ * Rows of up to NORM_MAX_H values (the backward: of at least
+ * 4 NORM_THREADS - 3) take the register path: a block of
+ * norm_plan()'s threads holds a row in registers (NV float4s a thread,
+ * elements (j * threads + t) * 4 .. + 3 for thread t, j < NV) between
+ * the row's reduction and its writes, so each input is read from memory
+ * once. 128-bit loads and stores where h is a multiple of 4 and every
+ * pointer is 16-byte aligned (8 for bf16 copies); otherwise the same
+ * element mapping with scalar accesses, so both give the same bits for
+ * the same h (kern_add_rmsnorm_fwd is bit for bit kern_rmsnorm_fwd of its
+ * sum whichever path each call takes). Other rows take the two-pass
+ * kernels at the end of this file.
+ *
+ * The backward computes dx and dg in one pass: a block takes a chunk of
+ * consecutive rows (norm_bwd_parts: a count fixed by the shape), adds each
+ * row's dy x rstd to per-column sums in registers and writes them as one
+ * part; norm_dg_sum_k then adds the parts to dg in a fixed order. dy and x
+ * are read once (before: once for dx, once more for dg). Results are the
+ * same on every run for a given shape; they differ from the CPU twin's
+ * left-to-right sums only by rounding (tests/gpu/test_kernels_gpu.c,
+ * tests/gpu/test_kernels_mem_gpu.c).
+ */
+#include <cuda_runtime.h>
+
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "kern_cuda.h"
+
+#define NORM_THREADS 256 /* threads a row, at most */
+#define NORM_MAX_NV 8 /* float4s a thread holds, at most */
+#define NORM_MAX_H (4LL * NORM_THREADS * NORM_MAX_NV)
+#define NORM_BWD_ROWS 8 /* rows a backward part, at least */
+#define NORM_BWD_PARTS 1024 /* backward parts, at most */
+#define DG_LANES 8 /* part sums a column in norm_dg_sum_k */
+
+static cudaStream_t stream_of(struct kern_ctx *k)
+{
+	return (cudaStream_t)kern_stream(k);
+}
+
+static struct cuda_impl *impl_of(struct kern_ctx *k)
+{
+	return (struct cuda_impl *)k->impl;
+}
+
+/* ---- float4 access, with the scalar fallback ---------------------------- */
+
+/* The first element of thread t's float4 j. */
+#define ELEM(j) (((j) * (int)blockDim.x + (int)threadIdx.x) * 4)
+
+/* p[e .. e+3], zeros past h. VEC: h % 4 == 0 and p 16-byte aligned. */
+template <int VEC>
+__device__ __forceinline__ static float4 ld4(const float *p, int e, int h)
+{
+	float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+
+	if (VEC) {
+		if (e < h)
+			v = *(const float4 *)(p + e);
+		return v;
+	}
+	if (e < h)
+		v.x = p[e];
+	if (e + 1 < h)
+		v.y = p[e + 1];
+	if (e + 2 < h)
+		v.z = p[e + 2];
+	if (e + 3 < h)
+		v.w = p[e + 3];
+	return v;
+}
+
+template <int VEC>
+__device__ __forceinline__ static void st4(float *p, int e, int h, float4 v)
+{
+	if (VEC) {
+		if (e < h)
+			*(float4 *)(p + e) = v;
+		return;
+	}
+	if (e < h)
+		p[e] = v.x;
+	if (e + 1 < h)
+		p[e + 1] = v.y;
+	if (e + 2 < h)
+		p[e + 2] = v.z;
+	if (e + 3 < h)
+		p[e + 3] = v.w;
+}
+
+/* *v rounded to bf16 (bf16_keep), its bits stored at p[e .. e+3]. */
+template <int VEC>
+__device__ __forceinline__ static void bf4(uint16_t *p, int e, int h,
+					   float4 *v)
+{
+	unsigned int b0 = bf16_bits(v->x), b1 = bf16_bits(v->y);
+	unsigned int b2 = bf16_bits(v->z), b3 = bf16_bits(v->w);
+
+	*v = make_float4(__uint_as_float(b0 << 16), __uint_as_float(b1 << 16),
+			 __uint_as_float(b2 << 16), __uint_as_float(b3 << 16));
+	if (VEC) {
+		if (e < h)
+			*(uint2 *)(p + e) = make_uint2(b0 | b1 << 16,
+						       b2 | b3 << 16);
+		return;
+	}
+	if (e < h)
+		p[e] = (uint16_t)b0;
+	if (e + 1 < h)
+		p[e + 1] = (uint16_t)b1;
+	if (e + 2 < h)
+		p[e + 2] = (uint16_t)b2;
+	if (e + 3 < h)
+		p[e + 3] = (uint16_t)b3;
+}
+
+/* ---- forward ------------------------------------------------------------ */
+
+struct norm_fwd {
+	int rows, h;
+	float eps;
+	const float *x, *r, *g;
+	float *sum, *y, *rstd;
+	uint16_t *y16;
+};
+
+/* One row a block (grid stride past the grid's cap); ADD: the row is
+ * x + r, written to sum, first (kern_add_rmsnorm_fwd). Every load of x
+ * precedes every store to sum: sum may alias x. */
+template <int NV, int VEC, int ADD>
+__global__ static void __launch_bounds__(NORM_THREADS)
+norm_fwd_k(struct norm_fwd a)
+{
+	for (int row = blockIdx.x; row < a.rows; row += gridDim.x) {
+		size_t o = (size_t)row * a.h;
+		float4 v[NV];
+		float ss = 0.0f, s;
+
+#pragma unroll
+		for (int j = 0; j < NV; j++)
+			v[j] = ld4<VEC>(a.x + o, ELEM(j), a.h);
+		if (ADD) {
+			float4 w[NV];
+
+#pragma unroll
+			for (int j = 0; j < NV; j++)
+				w[j] = ld4<VEC>(a.r + o, ELEM(j), a.h);
+#pragma unroll
+			for (int j = 0; j < NV; j++) {
+				v[j].x += w[j].x;
+				v[j].y += w[j].y;
+				v[j].z += w[j].z;
+				v[j].w += w[j].w;
+				st4<VEC>(a.sum + o, ELEM(j), a.h, v[j]);
+			}
+		}
+#pragma unroll
+		for (int j = 0; j < NV; j++) {
+			ss = fmaf(v[j].x, v[j].x, ss);
+			ss = fmaf(v[j].y, v[j].y, ss);
+			ss = fmaf(v[j].z, v[j].z, ss);
+			ss = fmaf(v[j].w, v[j].w, ss);
+		}
+		ss = block_sum(ss);
+		s = 1.0f / sqrtf(ss / (float)a.h + a.eps);
+		if (threadIdx.x == 0)
+			a.rstd[row] = s;
+#pragma unroll
+		for (int j = 0; j < NV; j++) {
+			float4 g = ld4<VEC>(a.g, ELEM(j), a.h);
+			float4 t = make_float4(v[j].x * s * g.x, v[j].y * s * g.y,
+					       v[j].z * s * g.z, v[j].w * s * g.w);
+
+			if (a.y16)
+				bf4<VEC>(a.y16 + o, ELEM(j), a.h, &t);
+			st4<VEC>(a.y + o, ELEM(j), a.h, t);
+		}
+	}
+}
+
+/* Threads a row (a multiple of 32, at most NORM_THREADS) and float4s a
+ * thread (1, 2, 4 or 8: a power of two, the extra ones past h hold
+ * zeros, whose squares add nothing) for rows of h on the register path;
+ * 0 when it does not take the shape. */
+static int norm_plan(long long rows, long long h, int *tpb)
+{
+	long long n4 = (h + 3) / 4, nv;
+
+	if (h > NORM_MAX_H || rows > INT_MAX)
+		return 0;
+	*tpb = n4 >= NORM_THREADS ? NORM_THREADS : (int)((n4 + 31) / 32 * 32);
+	nv = (n4 + *tpb - 1) / *tpb;
+	return nv <= 1 ? 1 : nv <= 2 ? 2 : nv <= 4 ? 4 : 8;
+}
+
+template <int NV, int VEC>
+static void norm_fwd_launch(cudaStream_t st, int tpb, const struct norm_fwd *a)
+{
+	if (a->r)
+		norm_fwd_k<NV, VEC, 1><<<rows_grid(a->rows), tpb, 0, st>>>(*a);
+	else
+		norm_fwd_k<NV, VEC, 0><<<rows_grid(a->rows), tpb, 0, st>>>(*a);
+}
+
+template <int VEC>
+static int norm_fwd_go(cudaStream_t st, int nv, int tpb,
+		       const struct norm_fwd *a)
+{
+	switch (nv) {
+	case 1: norm_fwd_launch<1, VEC>(st, tpb, a); break;
+	case 2: norm_fwd_launch<2, VEC>(st, tpb, a); break;
+	case 4: norm_fwd_launch<4, VEC>(st, tpb, a); break;
+	default: norm_fwd_launch<8, VEC>(st, tpb, a); break;
+	}
+	LAUNCHCHECK(norm_fwd_k);
+	return 0;
+}
+
+static int fwd_vec(const struct norm_fwd *a)
+{
+	return a->h % 4 == 0 && ((uintptr_t)a->x | (uintptr_t)a->g |
+				 (uintptr_t)a->y | (uintptr_t)a->r |
+				 (uintptr_t)a->sum) % 16 == 0 &&
+	       (uintptr_t)a->y16 % 8 == 0;
+}
+
+static int two_pass_fwd(struct kern_ctx *k, const struct norm_fwd *a,
+			long long rows, long long h);
+
+/* kern_rmsnorm_fwd (r, sum NULL) and kern_add_rmsnorm_fwd. */
+static int norm_fwd(struct kern_ctx *k, long long rows, long long h,
+		    struct norm_fwd *a)
+{
+	int tpb = 0, nv = norm_plan(rows, h, &tpb);
+
+	if (!nv)
+		return two_pass_fwd(k, a, rows, h);
+	a->rows = (int)rows;
+	a->h = (int)h;
+	return fwd_vec(a) ? norm_fwd_go<1>(stream_of(k), nv, tpb, a) :
+			    norm_fwd_go<0>(stream_of(k), nv, tpb, a);
+}
+
+int kern_cuda_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
+			  float eps, const float *x, const float *g, float *y,
+			  float *rstd)
+{
+	struct norm_fwd a = { 0, 0, eps, x, NULL, g, NULL, y, rstd, NULL };
+
+	return norm_fwd(k, rows, h, &a);
+}
+
+int kern_cuda_add_rmsnorm_fwd(struct kern_ctx *k, long long rows,
+			      long long h, float eps, const float *x,
+			      const float *r, float *sum, const float *g,
+			      float *y, float *rstd, uint16_t *y16)
+{
+	struct norm_fwd a = { 0, 0, eps, x, r, g, sum, y, rstd, y16 };
+
+	return norm_fwd(k, rows, h, &a);
+}
+
+/* ---- backward ----------------------------------------------------------- */
+
+struct norm_bwd {
+	int rows, h, chunk;
+	const float *x, *g, *rstd, *dy;
+	float *dx, *part;
+};
+
+/* One element of dx: s (g dy - x c), its operations spelled out so that
+ * no product is fused into a later add (kern_rmsnorm_bwd_add's dx + this
+ * must be kern_rmsnorm_bwd's value plus dx, bit for bit: kern.h). */
+__device__ __forceinline__ static float dx_of(float s, float g, float dy,
+					      float x, float c)
+{
+	return __fmul_rn(s, __fmaf_rn(-x, c, __fmul_rn(g, dy)));
+}
+
+/* dx_i = s (g_i dy_i - x_i s^2 mean_j(g_j dy_j x_j)), as in the CPU twin
+ * (ADD: dx_i += that, kern_rmsnorm_bwd_add), for the block's rows
+ * [chunk b, chunk (b + 1)); part[b, i] = the sum over them, in row order,
+ * of dy_i x_i s. */
+template <int NV, int VEC, int ADD>
+__global__ static void __launch_bounds__(NORM_THREADS)
+norm_bwd_k(struct norm_bwd a)
+{
+	int r0 = blockIdx.x * a.chunk, r1 = min(r0 + a.chunk, a.rows);
+	float4 acc[NV];
+
+#pragma unroll
+	for (int j = 0; j < NV; j++)
+		acc[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+	for (int row = r0; row < r1; row++) {
+		size_t o = (size_t)row * a.h;
+		float4 xv[NV], dv[NV], pv[NV];
+		float s = a.rstd[row], dot = 0.0f, c;
+
+#pragma unroll
+		for (int j = 0; j < NV; j++) {
+			xv[j] = ld4<VEC>(a.x + o, ELEM(j), a.h);
+			dv[j] = ld4<VEC>(a.dy + o, ELEM(j), a.h);
+			if (ADD) /* with the others: one wait a row */
+				pv[j] = ld4<VEC>(a.dx + o, ELEM(j), a.h);
+		}
+#pragma unroll
+		for (int j = 0; j < NV; j++) {
+			float4 g = ld4<VEC>(a.g, ELEM(j), a.h);
+
+			dot = fmaf(g.x * dv[j].x, xv[j].x, dot);
+			dot = fmaf(g.y * dv[j].y, xv[j].y, dot);
+			dot = fmaf(g.z * dv[j].z, xv[j].z, dot);
+			dot = fmaf(g.w * dv[j].w, xv[j].w, dot);
+			acc[j].x = fmaf(dv[j].x * xv[j].x, s, acc[j].x);
+			acc[j].y = fmaf(dv[j].y * xv[j].y, s, acc[j].y);
+			acc[j].z = fmaf(dv[j].z * xv[j].z, s, acc[j].z);
+			acc[j].w = fmaf(dv[j].w * xv[j].w, s, acc[j].w);
+		}
+		dot = block_sum(dot);
+		c = s * s * dot / (float)a.h;
+#pragma unroll
+		for (int j = 0; j < NV; j++) {
+			float4 g = ld4<VEC>(a.g, ELEM(j), a.h), d;
+
+			d = make_float4(dx_of(s, g.x, dv[j].x, xv[j].x, c),
+					dx_of(s, g.y, dv[j].y, xv[j].y, c),
+					dx_of(s, g.z, dv[j].z, xv[j].z, c),
+					dx_of(s, g.w, dv[j].w, xv[j].w, c));
+			if (ADD)
+				d = make_float4(pv[j].x + d.x, pv[j].y + d.y,
+						pv[j].z + d.z, pv[j].w + d.w);
+			st4<VEC>(a.dx + o, ELEM(j), a.h, d);
+		}
+	}
+#pragma unroll
+	for (int j = 0; j < NV; j++)
+		st4<VEC>(a.part + (size_t)blockIdx.x * a.h, ELEM(j), a.h, acc[j]);
+}
+
+/* dg[i] += the sum of part[p, i] over p < parts: a block takes 32
+ * columns, warp w adds the parts p = w mod DG_LANES in order of p, then
+ * the lanes' sums are added in order of w. The same order on every run:
+ * the parts are not added in order of p (as the CPU twin's rows), so the
+ * rounding differs from it. */
+__global__ static void __launch_bounds__(32 * DG_LANES)
+norm_dg_sum_k(int h, int parts, const float *part, float *dg)
+{
+	__shared__ float lane[DG_LANES][32];
+	int w = threadIdx.x >> 5, l = threadIdx.x & 31;
+	int i = blockIdx.x * 32 + l;
+	float acc = 0.0f;
+
+	if (i < h)
+#pragma unroll 8 /* loads ahead of the adds that wait for them */
+		for (int p = w; p < parts; p += DG_LANES)
+			acc += part[(size_t)p * h + i];
+	lane[w][l] = acc;
+	__syncthreads();
+	if (w == 0 && i < h) {
+		for (int q = 1; q < DG_LANES; q++)
+			acc += lane[q][l];
+		dg[i] += acc;
+	}
+}
+
+/* Parts of at least NORM_BWD_ROWS rows (times nv / 2 for nv > 2: those
+ * blocks hold more registers, fewer fit an SM at once, and fewer longer
+ * parts then run in one wave: 256 blocks of 16 rows for h = 4096 and 4096
+ * rows), at most NORM_BWD_PARTS; the rows of a part in *chunk. A function
+ * of the shape only: the order of dg's sums is too. */
+static int norm_bwd_parts(long long rows, int nv, int *chunk)
+{
+	long long least = (long long)NORM_BWD_ROWS * (nv > 2 ? nv / 2 : 1);
+	long long parts = (rows + least - 1) / least, c;
+
+	if (parts > NORM_BWD_PARTS)
+		parts = NORM_BWD_PARTS;
+	c = (rows + parts - 1) / parts;
+	*chunk = (int)c;
+	return (int)((rows + c - 1) / c);
+}
+
+template <int NV, int VEC>
+static void norm_bwd_launch(cudaStream_t st, int parts, int tpb, int add,
+			    const struct norm_bwd *a)
+{
+	if (add)
+		norm_bwd_k<NV, VEC, 1><<<parts, tpb, 0, st>>>(*a);
+	else
+		norm_bwd_k<NV, VEC, 0><<<parts, tpb, 0, st>>>(*a);
+}
+
+template <int VEC>
+static int norm_bwd_go(cudaStream_t st, int nv, int parts, int tpb, int add,
+		       const struct norm_bwd *a)
+{
+	switch (nv) {
+	case 1: norm_bwd_launch<1, VEC>(st, parts, tpb, add, a); break;
+	case 2: norm_bwd_launch<2, VEC>(st, parts, tpb, add, a); break;
+	case 4: norm_bwd_launch<4, VEC>(st, parts, tpb, add, a); break;
+	default: norm_bwd_launch<8, VEC>(st, parts, tpb, add, a); break;
+	}
+	LAUNCHCHECK(norm_bwd_k);
+	return 0;
+}
+
+static int two_pass_bwd(struct kern_ctx *k, long long rows, long long h,
+			const float *x, const float *g, const float *rstd,
+			const float *dy, float *dx, float *dg, int add);
+
+static int norm_bwd(struct kern_ctx *k, long long rows, long long h,
+		    const float *x, const float *g, const float *rstd,
+		    const float *dy, float *dx, float *dg, int add)
+{
+	int tpb = 0, nv = norm_plan(rows, h, &tpb), parts, vec;
+	struct norm_bwd a = { (int)rows, (int)h, 0, x, g, rstd, dy, dx, NULL };
+
+	/* Rows shorter than a full block (QK-norm's head dims) would leave
+	 * each block's chunk of rows to a warp or two: their many rows go
+	 * one a block to the two-pass kernels instead. */
+	if (!nv || tpb < NORM_THREADS)
+		return two_pass_bwd(k, rows, h, x, g, rstd, dy, dx, dg, add);
+	parts = norm_bwd_parts(rows, nv, &a.chunk);
+	KERN_TRY(kern_cuda_scratch(impl_of(k), (size_t)parts * (size_t)h *
+				   sizeof(float), (void **)&a.part));
+	vec = h % 4 == 0 && ((uintptr_t)x | (uintptr_t)g | (uintptr_t)dy |
+			     (uintptr_t)dx) % 16 == 0;
+	KERN_TRY(vec ? norm_bwd_go<1>(stream_of(k), nv, parts, tpb, add, &a) :
+		       norm_bwd_go<0>(stream_of(k), nv, parts, tpb, add, &a));
+	norm_dg_sum_k<<<(unsigned)((h + 31) / 32), 32 * DG_LANES, 0,
+			stream_of(k)>>>((int)h, parts, a.part, dg);
+	LAUNCHCHECK(norm_dg_sum_k);
+	return 0;
+}
+
+int kern_cuda_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
+			  const float *x, const float *g, const float *rstd,
+			  const float *dy, float *dx, float *dg)
+{
+	return norm_bwd(k, rows, h, x, g, rstd, dy, dx, dg, 0);
+}
+
+int kern_cuda_rmsnorm_bwd_add(struct kern_ctx *k, long long rows,
+			      long long h, const float *x, const float *g,
+			      const float *rstd, const float *dy, float *dx,
+			      float *dg)
+{
+	return norm_bwd(k, rows, h, x, g, rstd, dy, dx, dg, 1);
+}
+
+/* ---- rows longer than NORM_MAX_H: two passes over global memory --------- */
+
+/* rmsnorm (ADD: of x + r, written to sum first; y16: y rounded, its bits
+ * there), one row a block. */
+__global__ static void two_pass_fwd_k(long long rows, long long h, float eps,
+				      const float *x, const float *r,
+				      float *sum, const float *g, float *y,
+				      float *rstd, uint16_t *y16)
+{
+	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+		const float *xr = x + row * h;
+		float *sr = sum ? sum + row * h : NULL, *yr = y + row * h;
+		float ss = 0.0f, s;
+
+		for (long long i = threadIdx.x; i < h; i += blockDim.x) {
+			float v = r ? xr[i] + r[row * h + i] : xr[i];
+
+			if (sr)
+				sr[i] = v;
+			ss += v * v;
+		}
+		ss = block_sum(ss);
+		s = 1.0f / sqrtf(ss / (float)h + eps);
+		if (threadIdx.x == 0)
+			rstd[row] = s;
+		for (long long i = threadIdx.x; i < h; i += blockDim.x) {
+			float v = (sr ? sr[i] : xr[i]) * s * g[i];
+
+			yr[i] = y16 ? bf16_keep(v, y16 + row * h + i) : v;
+		}
+	}
+}
+
+static int two_pass_fwd(struct kern_ctx *k, const struct norm_fwd *a,
+			long long rows, long long h)
+{
+	two_pass_fwd_k<<<rows_grid(rows), KERN_CUDA_THREADS, 0,
+			 stream_of(k)>>>(rows, h, a->eps, a->x, a->r, a->sum,
+					 a->g, a->y, a->rstd, a->y16);
+	LAUNCHCHECK(two_pass_fwd_k);
+	return 0;
+}
+
+/* dx (ADD: dx +=) one row a block, as norm_bwd_k. */
+__global__ static void two_pass_dx_k(long long rows, long long h,
+				     const float *x, const float *g,
+				     const float *rstd, const float *dy,
+				     float *dx, int add)
+{
+	for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
+		const float *xr = x + r * h, *dyr = dy + r * h;
+		float *dxr = dx + r * h, s = rstd[r], dot = 0.0f, c;
+
+		for (long long i = threadIdx.x; i < h; i += blockDim.x)
+			dot += g[i] * dyr[i] * xr[i];
+		dot = block_sum(dot);
+		c = s * s * dot / (float)h;
+		for (long long i = threadIdx.x; i < h; i += blockDim.x) {
+			float d = dx_of(s, g[i], dyr[i], xr[i], c);
+
+			dxr[i] = add ? dxr[i] + d : d;
+		}
+	}
+}
+
+/* part[p, i] = the sum of dy x rstd over part p's rows, one thread a
+ * column; the parts then go to norm_dg_sum_k. */
+__global__ static void two_pass_dg_k(long long rows, long long h,
+				     long long chunk, const float *x,
+				     const float *rstd, const float *dy,
+				     float *part)
+{
+	long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+	long long r0 = blockIdx.y * chunk, r1 = min(r0 + chunk, rows);
+	float acc = 0.0f;
+
+	if (i >= h)
+		return;
+	for (long long r = r0; r < r1; r++)
+		acc += dy[r * h + i] * x[r * h + i] * rstd[r];
+	part[blockIdx.y * h + i] = acc;
+}
+
+static int two_pass_bwd(struct kern_ctx *k, long long rows, long long h,
+			const float *x, const float *g, const float *rstd,
+			const float *dy, float *dx, float *dg, int add)
+{
+	long long parts = (rows + 31) / 32, chunk;
+	float *part;
+
+	if (parts > 256)
+		parts = 256;
+	chunk = (rows + parts - 1) / parts;
+	parts = (rows + chunk - 1) / chunk;
+	if (h > INT_MAX)
+		return KERN_EINVAL;
+	KERN_TRY(kern_cuda_scratch(impl_of(k), (size_t)(parts * h) *
+				   sizeof(float), (void **)&part));
+	two_pass_dg_k<<<dim3((unsigned)((h + KERN_CUDA_THREADS - 1) /
+				      KERN_CUDA_THREADS), (unsigned)parts),
+			KERN_CUDA_THREADS, 0, stream_of(k)>>>(
+		rows, h, chunk, x, rstd, dy, part);
+	LAUNCHCHECK(two_pass_dg_k);
+	norm_dg_sum_k<<<(unsigned)((h + 31) / 32), 32 * DG_LANES, 0,
+			stream_of(k)>>>((int)h, (int)parts, part, dg);
+	LAUNCHCHECK(norm_dg_sum_k);
+	two_pass_dx_k<<<rows_grid(rows), KERN_CUDA_THREADS, 0,
+			stream_of(k)>>>(rows, h, x, g, rstd, dy, dx, add);
+	LAUNCHCHECK(two_pass_dx_k);
+	return 0;
+}

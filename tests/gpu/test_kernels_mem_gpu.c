@@ -1,0 +1,414 @@
+/*
+ * test_kernels_mem_gpu: both paths of the CUDA twin's memory-bound kernels
+ * that read 128-bit vectors where they can (kernels/kern_cuda_norm.cu,
+ * kernels/kern_cuda_ce.cu): every RMSNorm and cross-entropy pass on 16-byte
+ * aligned arrays (the vector path where h or cols is a multiple of 4) and
+ * on arrays one float (one bf16) past that (the scalar fallback), at row
+ * lengths that cover every register layout of the norms (1, 2, 4 and 8
+ * float4s a thread, 32 to 256 threads), lengths that are not multiples of
+ * 4, one longer than the register path (the two-pass kernels), and rows
+ * longer than one block's span of the gradient. Linked into
+ * test_kernels_gpu; errors are the fixture's normwise max |gpu - cpu| /
+ * max |cpu|.
+ *
+ * Tolerances and why:
+ *  - norm_paths 1e-4 (TOL_RED, as tests/gpu/test_kernels_gpu.c's
+ *    rmsnorm_fwd and rmsnorm_bwd): rstd, the dx dot product and dg are sums
+ *    in another order than the CPU twin's; dx against max |rstd g dy| (dx
+ *    cancels to near zero where h is small, as that test judges it).
+ *  - norm_paths_y 4e-3 (TOL_BF_OUT, as test_kernels_fast_gpu.c's
+ *    norms_fused_y): y rounded to bf16 on both sides, a value within an
+ *    ulp of a rounding boundary may round the other way.
+ *  - norm_vec_scalar 0: the vector and the scalar path give the same bits
+ *    (the same element a thread, the same sums in the same order).
+ *  - norm_fused_bits 0: kern.h's "bit for bit the unfused sequence" on
+ *    the device: kern_add_rmsnorm_fwd's y, y16 and rstd equal
+ *    kern_rmsnorm_fwd of its sum then kern_round_bf16_copy (run on the other
+ *    path's buffers); kern_rmsnorm_bwd_add's dx equals kern_rmsnorm_bwd's
+ *    plus the old dx, its dg kern_rmsnorm_bwd's.
+ *  - ce_paths 1e-4 (TOL_RED) for max and sum of exp, 4e-3 (TOL_BF_OUT,
+ *    as producers_bf) for the bf16 gradient; ce_vec_scalar 0: max and the
+ *    gradient (with its copy) are the same bits on both paths.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kern.h"
+#include "kern_gpu_fixture.h"
+
+#define TOL_BF_OUT 4e-3
+
+/* A device copy of n bytes of host memory (zeros when h is NULL) placed
+ * `off` bytes past an allocation's (aligned) start; *base is what to free. */
+static void *up_at(const void *h, size_t n, size_t off, void **base)
+{
+	char *d = NULL;
+	int rc = kern_alloc(&G, n + 16, (void **)&d);
+
+	if (!rc && h)
+		rc = kern_upload(&G, d + off, h, n);
+	if (rc) {
+		fprintf(stderr, "test_kernels_mem_gpu: upload: %s\n",
+			kern_error_text(rc));
+		exit(1);
+	}
+	*base = d;
+	return d + off;
+}
+
+/* The number of 4-byte (2-byte when two) words that differ. */
+static double words_differ(const void *a, const void *b, long long n, int two)
+{
+	long long d = 0;
+
+	for (long long i = 0; i < n; i++)
+		d += two ? ((const uint16_t *)a)[i] != ((const uint16_t *)b)[i] :
+			   ((const uint32_t *)a)[i] != ((const uint32_t *)b)[i];
+	return (double)d;
+}
+
+/* ---- RMSNorm ------------------------------------------------------------ */
+
+/* rows, h: h / 4 of 16 (32 threads, 1 float4; the backward two-pass),
+ * 250 (256, 1), 512 (256, 2), 1024 (4), 2048 (8); h % 4 != 0 (scalar
+ * only); 8200 (two-pass); 300 and 2000 rows: many backward parts, the
+ * last one short. */
+static const long long norm_dims[][2] = {
+	{ 5, 64 }, { 9, 1000 }, { 40, 2048 }, { 21, 4096 }, { 300, 4096 },
+	{ 6, 8192 }, { 3, 8190 }, { 4, 2050 }, { 1, 3 }, { 2, 8200 },
+	{ 2000, 2048 },
+};
+#define NNORM (sizeof(norm_dims) / sizeof(norm_dims[0]))
+
+/* Outputs of one device run (host copies), or of the CPU twin. */
+struct norm_out {
+	float *y, *rs, *sum, *ya, *rsa, *dx, *dg, *dxa, *dga;
+	uint16_t *ya16;
+};
+
+static void norm_out_init(struct norm_out *o, long long rows, long long h)
+{
+	size_t n = (size_t)(rows * h) * 4, r = (size_t)rows * 4;
+
+	o->y = xmalloc(n); o->rs = xmalloc(r); o->sum = xmalloc(n);
+	o->ya = xmalloc(n); o->rsa = xmalloc(r); o->dx = xmalloc(n);
+	o->dg = xmalloc((size_t)h * 4); o->dxa = xmalloc(n);
+	o->dga = xmalloc((size_t)h * 4); o->ya16 = xmalloc(n / 2);
+}
+
+static void norm_out_free(struct norm_out *o)
+{
+	free(o->y); free(o->rs); free(o->sum); free(o->ya); free(o->rsa);
+	free(o->dx); free(o->dg); free(o->dxa); free(o->dga); free(o->ya16);
+}
+
+/* The inputs: x, r, g, dy, the initial dx (of bwd_add) and dg. */
+struct norm_in {
+	long long rows, h;
+	float *x, *r, *g, *dy, *dx0, *dg0;
+};
+
+/* Every norm on the CPU twin; the backward passes get the forward's rstd. */
+static int norm_cpu(const struct norm_in *in, struct norm_out *o)
+{
+	long long rows = in->rows, h = in->h, n = rows * h;
+	int rc;
+
+	memcpy(o->dg, in->dg0, (size_t)h * 4);
+	memcpy(o->dga, in->dg0, (size_t)h * 4);
+	memcpy(o->dxa, in->dx0, (size_t)n * 4);
+	rc = kern_rmsnorm_fwd(&C, rows, h, 1e-5f, in->x, in->g, o->y, o->rs);
+	if (!rc)
+		rc = kern_add_rmsnorm_fwd(&C, rows, h, 1e-5f, in->x, in->r,
+					  o->sum, in->g, o->ya, o->rsa, o->ya16);
+	if (!rc)
+		rc = kern_rmsnorm_bwd(&C, rows, h, in->x, in->g, o->rs, in->dy,
+				      o->dx, o->dg);
+	if (!rc)
+		rc = kern_rmsnorm_bwd_add(&C, rows, h, in->x, in->g, o->rs,
+					  in->dy, o->dxa, o->dga);
+	return rc;
+}
+
+/* The same on the device, every array `off` bytes past alignment (bf16:
+ * off / 2); the backward passes get the CPU's rstd (cpu_rs). */
+static int norm_gpu(const struct norm_in *in, const float *cpu_rs,
+		    size_t off, struct norm_out *o)
+{
+	long long rows = in->rows, h = in->h;
+	size_t n = (size_t)(rows * h) * 4, r = (size_t)rows * 4;
+	size_t hb = (size_t)h * 4;
+	void *b[14];
+	float *x = up_at(in->x, n, off, &b[0]), *rr = up_at(in->r, n, off, &b[1]);
+	float *g = up_at(in->g, hb, off, &b[2]), *dy = up_at(in->dy, n, off, &b[3]);
+	float *y = up_at(NULL, n, off, &b[4]), *rs = up_at(NULL, r, off, &b[5]);
+	float *sum = up_at(NULL, n, off, &b[6]), *ya = up_at(NULL, n, off, &b[7]);
+	float *rsa = up_at(NULL, r, off, &b[8]), *dx = up_at(NULL, n, off, &b[9]);
+	float *dg = up_at(in->dg0, hb, off, &b[10]);
+	float *dxa = up_at(in->dx0, n, off, &b[11]);
+	float *dga = up_at(in->dg0, hb, off, &b[12]);
+	uint16_t *ya16 = up_at(NULL, n / 2, off / 2, &b[13]);
+	int rc = kern_rmsnorm_fwd(&G, rows, h, 1e-5f, x, g, y, rs);
+
+	if (!rc)
+		rc = kern_add_rmsnorm_fwd(&G, rows, h, 1e-5f, x, rr, sum, g, ya,
+					  rsa, ya16);
+	if (!rc)
+		rc = down(o->rs, rs, r);
+	if (!rc)
+		rc = kern_upload(&G, rs, cpu_rs, r);
+	if (!rc)
+		rc = kern_rmsnorm_bwd(&G, rows, h, x, g, rs, dy, dx, dg);
+	if (!rc)
+		rc = kern_rmsnorm_bwd_add(&G, rows, h, x, g, rs, dy, dxa, dga);
+	if (!rc)
+		rc = down(o->y, y, n);
+	if (!rc)
+		rc = down(o->sum, sum, n);
+	if (!rc)
+		rc = down(o->ya, ya, n);
+	if (!rc)
+		rc = down(o->ya16, ya16, n / 2);
+	if (!rc)
+		rc = down(o->rsa, rsa, r);
+	if (!rc)
+		rc = down(o->dx, dx, n);
+	if (!rc)
+		rc = down(o->dg, dg, hb);
+	if (!rc)
+		rc = down(o->dxa, dxa, n);
+	if (!rc)
+		rc = down(o->dga, dga, hb);
+	for (int i = 0; i < 14; i++)
+		kern_free(&G, b[i]);
+	return rc;
+}
+
+/* kern_rmsnorm_fwd of the device's sum then kern_round_bf16_copy, on
+ * arrays `off` bytes past alignment: y (rounded), y16 and rstd. */
+static int norm_unfused(long long rows, long long h, const float *sum,
+			const float *gh, size_t off, float *y, uint16_t *y16,
+			float *rs)
+{
+	size_t n = (size_t)(rows * h) * 4, r = (size_t)rows * 4;
+	void *b[5];
+	float *ds = up_at(sum, n, off, &b[0]);
+	float *g = up_at(gh, (size_t)h * 4, off, &b[1]);
+	float *dy = up_at(NULL, n, off, &b[2]), *drs = up_at(NULL, r, off, &b[3]);
+	uint16_t *d16 = up_at(NULL, n / 2, off / 2, &b[4]);
+	int rc = kern_rmsnorm_fwd(&G, rows, h, 1e-5f, ds, g, dy, drs);
+
+	if (!rc)
+		rc = kern_round_bf16_copy(&G, rows * h, dy, d16);
+	if (!rc)
+		rc = down(y, dy, n);
+	if (!rc)
+		rc = down(y16, d16, n / 2);
+	if (!rc)
+		rc = down(rs, drs, r);
+	for (int i = 0; i < 5; i++)
+		kern_free(&G, b[i]);
+	return rc;
+}
+
+/* Max |rstd g dy| over the rows: the scale dx is judged against. */
+static double dx_scale(const struct norm_in *in, const float *rs)
+{
+	double den = 0;
+
+	for (long long i = 0; i < in->rows * in->h; i++) {
+		double t = fabs((double)rs[i / in->h] * in->g[i % in->h] *
+				in->dy[i]);
+
+		den = t > den ? t : den;
+	}
+	return den;
+}
+
+struct norm_verdicts {
+	struct verdict cpu, y, paths, fused;
+};
+
+/* The device's outputs a (aligned) and b (off by one) against the CPU's
+ * c and each other; the fused ops against the unfused ones. */
+static void norm_judge(const struct norm_in *in, const struct norm_out *c,
+		       const struct norm_out *a, const struct norm_out *b,
+		       struct norm_verdicts *v)
+{
+	long long rows = in->rows, h = in->h, n = rows * h;
+	double den = dx_scale(in, c->rs);
+	float *uy = xmalloc((size_t)n * 4), *urs = xmalloc((size_t)rows * 4);
+	uint16_t *u16 = xmalloc((size_t)n * 2);
+	const struct norm_out *o[2] = { a, b };
+
+	for (int i = 0; i < 2; i++) {
+		see(&v->cpu, relerr(o[i]->y, c->y, n));
+		see(&v->cpu, relerr(o[i]->rs, c->rs, rows));
+		see(&v->cpu, relerr(o[i]->sum, c->sum, n));
+		see(&v->cpu, relerr(o[i]->rsa, c->rsa, rows));
+		see(&v->cpu, relerr_to(o[i]->dx, c->dx, n, den));
+		see(&v->cpu, relerr_to(o[i]->dxa, c->dxa, n, den));
+		see(&v->cpu, relerr(o[i]->dg, c->dg, h));
+		see(&v->cpu, relerr(o[i]->dga, c->dga, h));
+		see(&v->y, relerr(o[i]->ya, c->ya, n));
+	}
+	see(&v->paths, words_differ(a->y, b->y, n, 0) +
+		       words_differ(a->rs, b->rs, rows, 0) +
+		       words_differ(a->sum, b->sum, n, 0) +
+		       words_differ(a->ya, b->ya, n, 0) +
+		       words_differ(a->ya16, b->ya16, n, 1) +
+		       words_differ(a->rsa, b->rsa, rows, 0) +
+		       words_differ(a->dx, b->dx, n, 0) +
+		       words_differ(a->dg, b->dg, h, 0) +
+		       words_differ(a->dxa, b->dxa, n, 0) +
+		       words_differ(a->dga, b->dga, h, 0));
+	/* the unfused sequence on the other path's buffers */
+	see_rc(&v->fused, norm_unfused(rows, h, a->sum, in->g, 4, uy, u16, urs));
+	see(&v->fused, words_differ(uy, a->ya, n, 0) +
+		       words_differ(u16, a->ya16, n, 1) +
+		       words_differ(urs, a->rsa, rows, 0));
+	for (long long i = 0; i < n; i++)
+		uy[i] = in->dx0[i] + a->dx[i];
+	see(&v->fused, words_differ(uy, a->dxa, n, 0) +
+		       words_differ(a->dg, a->dga, h, 0));
+	free(uy); free(urs); free(u16);
+}
+
+static void test_norm_paths(void)
+{
+	struct norm_verdicts v;
+
+	memset(&v, 0, sizeof(v));
+	for (size_t s = 0; s < NNORM; s++) {
+		struct norm_in in = { norm_dims[s][0], norm_dims[s][1], NULL,
+				      NULL, NULL, NULL, NULL, NULL };
+		long long n = in.rows * in.h;
+		struct norm_out c, a, b;
+
+		in.x = rnd(n, 2);
+		in.r = rnd(n, 1);
+		in.g = rnd(in.h, 1);
+		in.dy = rnd(n, 1);
+		in.dx0 = rnd(n, 1);
+		in.dg0 = rnd(in.h, 1);
+		norm_out_init(&c, in.rows, in.h);
+		norm_out_init(&a, in.rows, in.h);
+		norm_out_init(&b, in.rows, in.h);
+		see_rc(&v.cpu, norm_cpu(&in, &c));
+		see_rc(&v.cpu, norm_gpu(&in, c.rs, 0, &a));
+		see_rc(&v.paths, norm_gpu(&in, c.rs, 4, &b));
+		norm_judge(&in, &c, &a, &b, &v);
+		norm_out_free(&c);
+		norm_out_free(&a);
+		norm_out_free(&b);
+		free(in.x); free(in.r); free(in.g); free(in.dy); free(in.dx0);
+		free(in.dg0);
+	}
+	report("norm_paths", &v.cpu, TOL_RED);
+	report("norm_paths_y", &v.y, TOL_BF_OUT);
+	report("norm_vec_scalar", &v.paths, 0);
+	report("norm_fused_bits", &v.fused, 0);
+}
+
+/* ---- cross-entropy ------------------------------------------------------ */
+
+/* rows, cols, nvalid, first: a masked tail inside a float4, rows longer
+ * than a gradient block's 4096 logits, a row of one float4. */
+static const long long ce_dims[][4] = {
+	{ 37, 1024, 1021, 0 }, { 5, 8196, 8196, 8196 }, { 3, 20000, 19999, 0 },
+	{ 64, 4, 3, 4 },
+};
+#define NCE (sizeof(ce_dims) / sizeof(ce_dims[0]))
+
+/* max, sum (from the CPU's max), the bf16 gradient in place and its copy
+ * (from the CPU's max and sum) on the device, arrays `off` bytes past
+ * alignment. */
+static int ce_gpu(const long long *dm, const float *l, const int32_t *t,
+		  const float *cmx, const float *csm, size_t off, float *mx,
+		  float *sm, float *dl, uint16_t *d16)
+{
+	long long rows = dm[0], cols = dm[1], nvalid = dm[2], first = dm[3];
+	size_t nb = (size_t)(rows * cols) * 4, rb = (size_t)rows * 4;
+	void *b[6];
+	float *dlg = up_at(l, nb, off, &b[0]), *dmx = up_at(NULL, rb, off, &b[1]);
+	float *dsm = up_at(NULL, rb, off, &b[2]);
+	uint16_t *h16 = up_at(NULL, nb / 2, off / 2, &b[3]);
+	int32_t *dt = up_at(t, rb, 0, &b[4]);
+	float *dcm = up_at(cmx, rb, 0, &b[5]);
+	int rc = kern_ce_max(&G, rows, cols, nvalid, dlg, dmx);
+
+	if (!rc)
+		rc = down(mx, dmx, rb);
+	if (!rc)
+		rc = kern_ce_sumexp(&G, rows, cols, nvalid, dlg, dcm, dsm);
+	if (!rc)
+		rc = down(sm, dsm, rb);
+	if (!rc)
+		rc = kern_upload(&G, dsm, csm, rb);
+	if (!rc)
+		rc = kern_ce_bwd_bf(&G, rows, cols, nvalid, first, dt, dcm, dsm,
+				    0.5f, dlg, dlg, h16);
+	if (!rc)
+		rc = down(dl, dlg, nb);
+	if (!rc)
+		rc = down(d16, h16, nb / 2);
+	for (int i = 0; i < 6; i++)
+		kern_free(&G, b[i]);
+	return rc;
+}
+
+static void test_ce_paths(void)
+{
+	struct verdict vc = { 0, 0 }, vg = { 0, 0 }, vp = { 0, 0 };
+
+	for (size_t s = 0; s < NCE; s++) {
+		long long rows = ce_dims[s][0], cols = ce_dims[s][1];
+		long long nvalid = ce_dims[s][2], first = ce_dims[s][3];
+		long long n = rows * cols;
+		size_t rb = (size_t)rows * 4;
+		float *l = rnd(n, 8), *cl = dup(l, n), *mx = xmalloc(rb);
+		float *sm = xmalloc(rb), *m[2], *su[2], *dl[2];
+		uint16_t *c16 = xmalloc((size_t)n * 2), *d16[2];
+		int32_t *t = rnd_ids(rows, 0, (int32_t)(first + cols +
+							cols / 2 + 1));
+
+		see_rc(&vc, kern_ce_max(&C, rows, cols, nvalid, l, mx));
+		see_rc(&vc, kern_ce_sumexp(&C, rows, cols, nvalid, l, mx, sm));
+		see_rc(&vc, kern_ce_bwd_bf(&C, rows, cols, nvalid, first, t,
+					   mx, sm, 0.5f, cl, cl, c16));
+		for (int i = 0; i < 2; i++) {
+			m[i] = xmalloc(rb);
+			su[i] = xmalloc(rb);
+			dl[i] = xmalloc((size_t)n * 4);
+			d16[i] = xmalloc((size_t)n * 2);
+			see_rc(i ? &vp : &vc,
+			       ce_gpu(ce_dims[s], l, t, mx, sm, (size_t)i * 4,
+				      m[i], su[i], dl[i], d16[i]));
+			see(&vc, relerr(m[i], mx, rows));
+			see(&vc, relerr(su[i], sm, rows));
+			see(&vg, relerr(dl[i], cl, n));
+			for (long long j = 0; j < n; j++) /* copy = own bits */
+				see(&vp, (double)(((uint32_t)d16[i][j] << 16) !=
+					 ((const uint32_t *)dl[i])[j]));
+		}
+		see(&vp, words_differ(m[0], m[1], rows, 0) +
+			 words_differ(dl[0], dl[1], n, 0) +
+			 words_differ(d16[0], d16[1], n, 1));
+		for (int i = 0; i < 2; i++) {
+			free(m[i]); free(su[i]); free(dl[i]); free(d16[i]);
+		}
+		free(l); free(cl); free(mx); free(sm); free(c16); free(t);
+	}
+	report("ce_paths", &vc, TOL_RED);
+	report("ce_paths_grad", &vg, TOL_BF_OUT);
+	report("ce_vec_scalar", &vp, 0);
+}
+
+void test_mem_kernels(void)
+{
+	test_norm_paths();
+	test_ce_paths();
+}
