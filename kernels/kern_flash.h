@@ -37,11 +37,40 @@
 
 /* o = softmax(scale q k^T) v over the attended keys (bf16), lse = the
  * natural log of its denominator (fp32); a row that attends no key gets
- * o = 0 and lse = -INFINITY (kern_attn_fwd's contract). */
+ * o = 0 and lse = -INFINITY (kern_attn_fwd's contract).
+ *
+ * Two kernels implement it: mma.sync (kern_flash.cu, any sm_80+ GPU) and
+ * wgmma (kern_flash_wg.cu, compute capability 9.0 only: FlashAttention-3's
+ * warpgroup MMA). kern_flash_fwd runs the wgmma one on a 9.0 device when
+ * the environment variable GTPLAN_FLASH is "wg", or when it is unset (or
+ * any other value but "mma") and the build's FLASH_WG_DEFAULT is 1;
+ * GTPLAN_FLASH=mma always runs mma.sync. FLASH_WG_DEFAULT is 0 unless the
+ * build sets it (make FLASH_WG_DEFAULT=1). kern_flash_fwd_mma and
+ * kern_flash_fwd_wg run one kernel each, for tests and benchmarks;
+ * kern_flash_fwd_wg returns KERN_ENODEV on another device. */
 int kern_flash_fwd(void *stream, const struct kern_attn *a,
 		   const uint16_t *q, const uint16_t *k, const uint16_t *v,
 		   const int32_t *qpos, const int32_t *kpos, uint16_t *o,
 		   float *lse);
+int kern_flash_fwd_mma(void *stream, const struct kern_attn *a,
+		       const uint16_t *q, const uint16_t *k,
+		       const uint16_t *v, const int32_t *qpos,
+		       const int32_t *kpos, uint16_t *o, float *lse);
+int kern_flash_fwd_wg(void *stream, const struct kern_attn *a,
+		      const uint16_t *q, const uint16_t *k, const uint16_t *v,
+		      const int32_t *qpos, const int32_t *kpos, uint16_t *o,
+		      float *lse);
+
+/* The wgmma kernel's two products alone, one warpgroup, for tests: d [64 x
+ * n] (fp32, row-major) = a [64 x k] b (bf16, row-major). op 0: b is given
+ * as b^T, [n][k], and both operands go through swizzled shared memory
+ * K-major (S = Q K^T's path); op 1: b is [k][n], a goes through registers
+ * and b is MN-major (O += P V's path). Built for (op, n, k) = (0, 64, 16)
+ * (one m64n64k16), (0, 128, 64), (0, 128, 128), (1, 64, 16), (1, 64, 128),
+ * (1, 128, 128); KERN_ENODEV off compute capability 9.0. Synchronous
+ * only in the stream's order, like the rest. */
+int kern_flash_wg_probe(void *stream, int op, int n, int k,
+			const uint16_t *a, const uint16_t *b, float *d);
 
 /* kern_attn_bwd's contract for bf16 inputs: given the final o and lse,
  * accumulates dq += ..., dk += ..., dv += ... (fp32, same layouts as q, k,
