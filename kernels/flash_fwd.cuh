@@ -43,17 +43,20 @@ static __device__ __forceinline__ void fl_fwd_mask(float s[BN / 8][4],
 	}
 }
 
-/* Online softmax of one row tile: new row max m, rescale l and acc, s
- * becomes exp2(s - m). A row with no attended key so far keeps m = -inf
- * and subtracts 0. */
-template <int BN, int D>
-static __device__ __forceinline__ void fl_fwd_softmax(float s[BN / 8][4],
-						      float acc[D / 8][4],
-						      float m[2], float l[2])
+/* Online softmax statistics of one row tile: new row max m, l rescaled
+ * and grown, s becomes exp2(s - m); corr[r] is the factor by which row r's
+ * earlier accumulator must be scaled (fl_fwd_rescale), left to the caller
+ * so that the wgmma kernel may apply it once its accumulator is no longer
+ * in flight. A row with no attended key so far keeps m = -inf and
+ * subtracts 0. */
+template <int BN>
+static __device__ __forceinline__ void fl_fwd_stats(float s[BN / 8][4],
+						    float m[2], float l[2],
+						    float corr[2])
 {
 #pragma unroll
 	for (int r = 0; r < 2; r++) {
-		float mx = m[r], base, corr;
+		float mx = m[r], base;
 
 #pragma unroll
 		for (int nt = 0; nt < BN / 8; nt++)
@@ -61,14 +64,9 @@ static __device__ __forceinline__ void fl_fwd_softmax(float s[BN / 8][4],
 		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
 		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
 		base = mx == -INFINITY ? 0.0f : mx;
-		corr = fl_exp2(m[r] - base);
+		corr[r] = fl_exp2(m[r] - base);
 		m[r] = mx;
-		l[r] *= corr;
-#pragma unroll
-		for (int dt = 0; dt < D / 8; dt++) {
-			acc[dt][2 * r] *= corr;
-			acc[dt][2 * r + 1] *= corr;
-		}
+		l[r] *= corr[r];
 #pragma unroll
 		for (int nt = 0; nt < BN / 8; nt++) {
 			s[nt][2 * r] = fl_exp2(s[nt][2 * r] - base);
@@ -76,6 +74,31 @@ static __device__ __forceinline__ void fl_fwd_softmax(float s[BN / 8][4],
 			l[r] += s[nt][2 * r] + s[nt][2 * r + 1];
 		}
 	}
+}
+
+template <int D>
+static __device__ __forceinline__ void fl_fwd_rescale(float acc[D / 8][4],
+						      const float corr[2])
+{
+#pragma unroll
+	for (int dt = 0; dt < D / 8; dt++) {
+		acc[dt][0] *= corr[0];
+		acc[dt][1] *= corr[0];
+		acc[dt][2] *= corr[1];
+		acc[dt][3] *= corr[1];
+	}
+}
+
+/* The online softmax of one row tile, accumulator rescaled. */
+template <int BN, int D>
+static __device__ __forceinline__ void fl_fwd_softmax(float s[BN / 8][4],
+						      float acc[D / 8][4],
+						      float m[2], float l[2])
+{
+	float corr[2];
+
+	fl_fwd_stats<BN>(s, m, l, corr);
+	fl_fwd_rescale<D>(acc, corr);
 }
 
 /* o = acc / l and lse of one row tile (rows r0 and r0 + 8 of the thread). */

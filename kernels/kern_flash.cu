@@ -209,26 +209,29 @@ static int fl_fwd_launch(const fl_params &p, cudaStream_t st)
 	return 0;
 }
 
-/* Which forward kern_flash_fwd runs (kernels/kern_flash.h): the wgmma one
- * (kern_flash_wg.cu) where the device is compute capability 9.0 and either
- * GTPLAN_FLASH=wg or FLASH_WG_DEFAULT is 1 and GTPLAN_FLASH is not "mma";
- * else mma.sync. Another value of GTPLAN_FLASH counts as unset. */
+/* Which forward kern_flash_fwd runs (kernels/kern_flash.h): GTPLAN_FLASH
+ * = mma, wg or wgp names one; unset (or another value) means the build's
+ * FLASH_WG_DEFAULT: 0 mma, 1 wg, 2 wgp. The wgmma ones need compute
+ * capability 9.0; elsewhere mma runs. */
 #ifndef FLASH_WG_DEFAULT
 #define FLASH_WG_DEFAULT 0
 #endif
 
-enum { FL_MMA, FL_WG, FL_AUTO };
+enum { FL_MMA, FL_WG, FL_WGP, FL_AUTO };
 
-static int fl_fwd_use_wg(void)
+static int fl_fwd_pick(void)
 {
 	const char *e = getenv("GTPLAN_FLASH");
-	int wg = FLASH_WG_DEFAULT;
+	int which = FLASH_WG_DEFAULT == 2 ? FL_WGP :
+		    FLASH_WG_DEFAULT == 1 ? FL_WG : FL_MMA;
 
 	if (e && !strcmp(e, "mma"))
-		return 0;
-	if (e && !strcmp(e, "wg"))
-		wg = 1;
-	return wg && fl_wg_supported();
+		which = FL_MMA;
+	else if (e && !strcmp(e, "wg"))
+		which = FL_WG;
+	else if (e && !strcmp(e, "wgp"))
+		which = FL_WGP;
+	return which != FL_MMA && !fl_wg_supported() ? FL_MMA : which;
 }
 
 /* The forward with kernel `which`; who names the entry point in errors. */
@@ -246,8 +249,8 @@ static int fl_fwd(void *stream, const struct kern_attn *a,
 	if (!q || !k || !v || !o || !lse)
 		return kern_set_error(KERN_EINVAL, "%s: NULL tensor", who);
 	if (which == FL_AUTO)
-		which = fl_fwd_use_wg() ? FL_WG : FL_MMA;
-	if (which == FL_WG && !fl_wg_supported())
+		which = fl_fwd_pick();
+	if (which != FL_MMA && !fl_wg_supported())
 		return kern_set_error(KERN_ENODEV,
 				      "%s: needs a compute capability 9.0 GPU "
 				      "(sm_90a)", who);
@@ -261,8 +264,8 @@ static int fl_fwd(void *stream, const struct kern_attn *a,
 	p.lse = lse;
 	p.qpos = qpos;
 	p.kpos = kpos;
-	if (which == FL_WG)
-		return fl_wg_run(p, (int)a->hd, st);
+	if (which != FL_MMA)
+		return fl_wg_run(p, (int)a->hd, which == FL_WGP, st);
 	return a->hd == 64 ? fl_fwd_launch<64>(p, st) :
 			     fl_fwd_launch<128>(p, st);
 }
@@ -292,4 +295,13 @@ extern "C" int kern_flash_fwd_wg(void *stream, const struct kern_attn *a,
 {
 	return fl_fwd(stream, a, q, k, v, qpos, kpos, o, lse, FL_WG,
 		      "kern_flash_fwd_wg");
+}
+
+extern "C" int kern_flash_fwd_wgp(void *stream, const struct kern_attn *a,
+				  const uint16_t *q, const uint16_t *k,
+				  const uint16_t *v, const int32_t *qpos,
+				  const int32_t *kpos, uint16_t *o, float *lse)
+{
+	return fl_fwd(stream, a, q, k, v, qpos, kpos, o, lse, FL_WGP,
+		      "kern_flash_fwd_wgp");
 }

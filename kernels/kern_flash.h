@@ -41,13 +41,16 @@
  *
  * Two kernels implement it: mma.sync (kern_flash.cu, any sm_80+ GPU) and
  * wgmma (kern_flash_wg.cu, compute capability 9.0 only: FlashAttention-3's
- * warpgroup MMA). kern_flash_fwd runs the wgmma one on a 9.0 device when
- * the environment variable GTPLAN_FLASH is "wg", or when it is unset (or
- * any other value but "mma") and the build's FLASH_WG_DEFAULT is 1;
- * GTPLAN_FLASH=mma always runs mma.sync. FLASH_WG_DEFAULT is 0 unless the
- * build sets it (make FLASH_WG_DEFAULT=1). kern_flash_fwd_mma and
- * kern_flash_fwd_wg run one kernel each, for tests and benchmarks;
- * kern_flash_fwd_wg returns KERN_ENODEV on another device. */
+ * warpgroup MMA), the latter in two schedules: "wg" (per key tile S = Q
+ * K^T, softmax, O += P V, each product waited for) and "wgp" (the softmax
+ * of tile i overlaps P V of tile i - 1, FlashAttention-3's
+ * intra-warpgroup pipelining). The environment variable GTPLAN_FLASH =
+ * mma, wg or wgp picks the kernel of kern_flash_fwd; unset (or any other
+ * value) it is the build's FLASH_WG_DEFAULT (make FLASH_WG_DEFAULT=N;
+ * 0 mma, the default, 1 wg, 2 wgp). Off compute capability 9.0 mma.sync
+ * always runs. kern_flash_fwd_mma, kern_flash_fwd_wg and
+ * kern_flash_fwd_wgp run one kernel each, for tests and benchmarks; the
+ * wgmma ones return KERN_ENODEV on another device. */
 int kern_flash_fwd(void *stream, const struct kern_attn *a,
 		   const uint16_t *q, const uint16_t *k, const uint16_t *v,
 		   const int32_t *qpos, const int32_t *kpos, uint16_t *o,
@@ -60,6 +63,10 @@ int kern_flash_fwd_wg(void *stream, const struct kern_attn *a,
 		      const uint16_t *q, const uint16_t *k, const uint16_t *v,
 		      const int32_t *qpos, const int32_t *kpos, uint16_t *o,
 		      float *lse);
+int kern_flash_fwd_wgp(void *stream, const struct kern_attn *a,
+		       const uint16_t *q, const uint16_t *k,
+		       const uint16_t *v, const int32_t *qpos,
+		       const int32_t *kpos, uint16_t *o, float *lse);
 
 /* The wgmma kernel's two products alone, one warpgroup, for tests: d [64 x
  * n] (fp32, row-major) = a [64 x k] b (bf16, row-major). op 0: b is given

@@ -14,8 +14,12 @@
  * warpgroup: S = Q K^T (A = Q and B = K from shared memory), the masked
  * online softmax on S's registers (flash_fwd.cuh, shared with the mma.sync
  * kernel), then O += P V with P from registers (rounded to bf16) and V
- * from shared memory. Grid: (query tiles, heads, batch), the last query
- * tiles (the most keys under a causal mask) first.
+ * from shared memory. Two schedules (kern_flash.h: GTPLAN_FLASH wg and
+ * wgp): wg_run_serial waits for each product (two barriers a tile);
+ * wg_run_pipe issues S_i and P_{i-1} V_{i-1} together and runs S_i's
+ * softmax while the latter is in the tensor cores (one barrier a tile).
+ * Grid: (query tiles, heads, batch), the last query tiles (the most keys
+ * under a causal mask) first.
  *
  * PTX ISA facts relied on (section names of the PTX ISA, "Asynchronous
  * Warpgroup Level Matrix Multiply-Accumulate Instructions"), cross-checked
@@ -63,8 +67,9 @@
  *    the softmax rescales O and writes P between batches.
  *  - "wgmma.commit_group" / "wgmma.wait_group": reading an accumulator or
  *    reusing an A-fragment register before the wait that covers its wgmma
- *    is undefined; every batch here is committed and waited for (0) before
- *    its registers are touched.
+ *    is undefined; groups complete in order, so with S_i then P V
+ *    committed, wait_group 1 leaves only the P V in flight (whose O and P
+ *    registers the softmax of S_i does not touch), wait_group 0 none.
  *  - "Async Proxy" (Memory Consistency Model, "Proxies"; fence.proxy.async
  *    under "membar/fence"): wgmma reads its shared-memory operands through
  *    the async proxy, while cp.async (non-bulk) and st.shared write
@@ -104,19 +109,14 @@ static __device__ __forceinline__ uint32_t wg_align(const void *p)
 	return (fl_smem(p) + 1023u) & ~1023u;
 }
 
-/* K and V tile t into buffer buf. */
+/* Rows [t WG_BN, (t + 1) WG_BN) of a K or V head (g) into the tile at s. */
 template <int D>
 static __device__ __forceinline__ void wg_load_kv(const fl_params &p,
-						  uint32_t sK, uint32_t sV,
-						  const fl_bf16 *gk,
-						  const fl_bf16 *gv, int t,
-						  int buf, int tid)
+						  uint32_t s, const fl_bf16 *g,
+						  int t, int tid)
 {
-	long long ld = (long long)p.nkv * D;
-	uint32_t off = (uint32_t)(buf * WG_BN * D * sizeof(fl_bf16));
-
-	wg_load_tile<WG_BN, D, WG_NT>(sK + off, gk, ld, t * WG_BN, p.sk, tid);
-	wg_load_tile<WG_BN, D, WG_NT>(sV + off, gv, ld, t * WG_BN, p.sk, tid);
+	wg_load_tile<WG_BN, D, WG_NT>(s, g, (long long)p.nkv * D, t * WG_BN,
+				      p.sk, tid);
 }
 
 template <int NK>
@@ -131,101 +131,213 @@ static __device__ __forceinline__ void wg_pin_u32(uint32_t a[NK][4])
 			     : "memory");
 }
 
-/* One key tile for the warpgroup: S = Q K^T, mask, online softmax, then
- * O += P V; on return every wgmma of it has completed. sQ is the
- * warpgroup's first Q row, sK and sV the tile's buffers. */
+/* A thread's rows (g and g + 8 of its warp's 16) and its block's tiles. */
 template <int D>
-static __device__ __forceinline__ void
-wg_tile(const fl_params &p, float s[WG_BN / 8][4], float o[D / 8][4],
-	float m[2], float l[2], const int qp[2], uint32_t sQ, uint32_t sK,
-	uint32_t sV, int k0, int full, int lane)
-{
-	uint32_t pf[WG_BN / 16][4];
+struct wg_rows {
+	float o[D / 8][4], s[WG_BN / 8][4], m[2], l[2];
+	uint32_t pf[WG_BN / 16][4]; /* P of the last tile as A fragments */
+	int qp[2];
+};
 
-	wg_pin<WG_BN / 8>(s);
+struct wg_tiles {
+	uint32_t q, k, v; /* the warpgroup's Q rows, K and V buffer 0 */
+	const fl_bf16 *gk, *gv;
+	const unsigned char *cls;
+	int nkt, tid, lane;
+};
+
+#define WG_TILE(D) ((uint32_t)(WG_BN * (D) * sizeof(fl_bf16)))
+
+/* Issues S = Q K^T of the K tile at sk (committed, in flight). */
+template <int D>
+static __device__ __forceinline__ void wg_issue_s(wg_rows<D> &r,
+						  const wg_tiles &w,
+						  uint32_t sk)
+{
+	wg_pin<WG_BN / 8>(r.s);
 	wg_fence();
-	wg_qk<WG_BN, D, WG_BM>(s, sQ, sK);
-	wg_wait<0>();
-	wg_pin<WG_BN / 8>(s);
-	fl_fwd_mask<WG_BN>(s, p, k0, lane, qp, full);
-	fl_fwd_softmax<WG_BN, D>(s, o, m, l);
-#pragma unroll
-	for (int j = 0; j < WG_BN / 16; j++)
-		fl_acc_to_a(pf[j], s[2 * j], s[2 * j + 1]);
-	wg_pin<D / 8>(o);
-	wg_pin_u32<WG_BN / 16>(pf);
-	wg_fence();
-	wg_pv<D, WG_BN>(o, pf, sV);
-	wg_wait<0>();
-	wg_pin<D / 8>(o);
+	wg_qk<WG_BN, D, WG_BM>(r.s, w.q, sk);
 }
 
-/* Warpgroup wg (threads 128 wg ..) owns query rows q0 + 64 wg + 0..63;
- * its warp w rows 16 w + g and 16 w + g + 8 of those (g = lane / 4). */
+/* Issues O += P V of the V tile at sv with the P of r.pf. */
 template <int D>
-__global__ void __launch_bounds__(WG_NT, 1) fl_wg_kernel(const fl_params p)
+static __device__ __forceinline__ void wg_issue_pv(wg_rows<D> &r,
+						   uint32_t sv)
 {
-	extern __shared__ __align__(1024) unsigned char wg_sm[];
-	uint32_t sQ = wg_align(wg_sm);
-	uint32_t sK = sQ + WG_BM * D * sizeof(fl_bf16);
-	uint32_t sV = sK + 2 * WG_BN * D * sizeof(fl_bf16);
-	unsigned char *cls = wg_sm + (sV + 2 * WG_BN * D * sizeof(fl_bf16) -
-				      fl_smem(wg_sm));
-	int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31;
-	int h = blockIdx.y, b = blockIdx.z, kvh = h / (p.nh / p.nkv);
-	int q0 = (gridDim.x - 1 - blockIdx.x) * WG_BM;
-	int r0 = q0 + wg * 64 + ((tid >> 5) & 3) * 16 + (lane >> 2);
-	int nkt = (p.sk + WG_BN - 1) / WG_BN;
-	long long koff = ((long long)b * p.sk * p.nkv + kvh) * D;
-	const fl_bf16 *gk = p.k + koff, *gv = p.v + koff;
-	uint32_t sQw = sQ + wg * 64 * 128;
-	float o[D / 8][4], s[WG_BN / 8][4], m[2], l[2];
-	int qp[2], qmin, qmax, qall, full, t;
+	wg_pin<D / 8>(r.o);
+	wg_pin_u32<WG_BN / 16>(r.pf);
+	wg_fence();
+	wg_pv<D, WG_BN>(r.o, r.pf, sv);
+}
 
-#pragma unroll
-	for (int r = 0; r < 2; r++) {
-		int row = r0 + 8 * r;
+/* S of key tile t is complete in r.s: mask and softmax statistics (corr
+ * as fl_fwd_stats); touches neither r.o nor r.pf, which a P V may still
+ * be using. */
+template <int D>
+static __device__ __forceinline__ void wg_softmax(wg_rows<D> &r,
+						  const fl_params &p, int t,
+						  int full, int lane,
+						  float corr[2])
+{
+	wg_pin<WG_BN / 8>(r.s);
+	fl_fwd_mask<WG_BN>(r.s, p, t * WG_BN, lane, r.qp, full);
+	fl_fwd_stats<WG_BN>(r.s, r.m, r.l, corr);
+}
 
-		qp[r] = row < p.sq ? fl_pos(p.qpos, row) : INT_MIN;
-		m[r] = -INFINITY;
-		l[r] = 0.0f;
-	}
+/* P (r.s after wg_softmax) as bf16 A fragments into r.pf. */
+template <int D>
+static __device__ __forceinline__ void wg_make_p(wg_rows<D> &r)
+{
 #pragma unroll
-	for (int dt = 0; dt < D / 8; dt++)
-		o[dt][0] = o[dt][1] = o[dt][2] = o[dt][3] = 0.0f;
-#pragma unroll
-	for (int nt = 0; nt < WG_BN / 8; nt++)
-		s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
-	fl_range(p.qpos, q0, WG_BM, p.sq, lane, &qmin, &qmax, &qall);
-	fl_classify(p.kpos, p.sk, WG_BN, qmin, qmax, qall, 1, cls, tid, WG_NT);
+	for (int j = 0; j < WG_BN / 16; j++)
+		fl_acc_to_a(r.pf[j], r.s[2 * j], r.s[2 * j + 1]);
+}
+
+/* Every thread's copies complete and visible to every warpgroup's
+ * wgmma; also orders the wgmma reads before it ahead of copies after. */
+static __device__ __forceinline__ void wg_tile_barrier(void)
+{
+	fl_wait<0>();
+	wg_proxy_fence();
 	__syncthreads();
-	t = fl_next(cls, 0, nkt, nkt, &full);
-	if (t < nkt) {
-		wg_load_tile<WG_BM, D, WG_NT>(
-			sQ, p.q + ((long long)b * p.sq * p.nh + h) * D,
-			(long long)p.nh * D, q0, p.sq, tid);
-		wg_load_kv<D>(p, sK, sV, gk, gv, t, 0, tid);
-		fl_commit();
-	}
-	for (int buf = 0; t < nkt; buf ^= 1) {
-		uint32_t off = (uint32_t)(buf * WG_BN * D * sizeof(fl_bf16));
-		int fulln, tn = fl_next(cls, t + 1, nkt, nkt, &fulln);
+	wg_proxy_fence();
+}
 
-		if (tn < nkt)
-			wg_load_kv<D>(p, sK, sV, gk, gv, tn, buf ^ 1, tid);
+/* The simple schedule: per tile, S (waited for), softmax, P V (waited
+ * for); K and V tile t + 1 load into the other buffer meanwhile. On
+ * entry Q and tile t (buffer 0) are being copied. */
+template <int D>
+static __device__ void wg_run_serial(wg_rows<D> &r, const fl_params &p,
+				     const wg_tiles &w, int t, int full)
+{
+	for (int buf = 0; t < w.nkt; buf ^= 1) {
+		uint32_t off = buf * WG_TILE(D), nxt = (buf ^ 1) * WG_TILE(D);
+		int fulln, tn = fl_next(w.cls, t + 1, w.nkt, w.nkt, &fulln);
+		float corr[2];
+
+		if (tn < w.nkt) {
+			wg_load_kv<D>(p, w.k + nxt, w.gk, tn, w.tid);
+			wg_load_kv<D>(p, w.v + nxt, w.gv, tn, w.tid);
+		}
 		fl_commit();
 		fl_wait<1>();
 		wg_proxy_fence();
 		__syncthreads();
 		wg_proxy_fence();
-		wg_tile<D>(p, s, o, m, l, qp, sQw, sK + off, sV + off,
-			   t * WG_BN, full, lane);
+		wg_issue_s<D>(r, w, w.k + off);
+		wg_wait<0>();
+		wg_softmax<D>(r, p, t, full, w.lane, corr);
+		fl_fwd_rescale<D>(r.o, corr);
+		wg_make_p<D>(r);
+		wg_issue_pv<D>(r, w.v + off);
+		wg_wait<0>();
+		wg_pin<D / 8>(r.o);
 		wg_proxy_fence();
 		__syncthreads();
 		t = tn;
 		full = fulln;
 	}
-	fl_fwd_store<D>(p, o, m, l, b, h, r0, lane);
+}
+
+/* FlashAttention-3's intra-warpgroup overlap: step i issues S_i = Q K_i^T
+ * and then O += P_{i-1} V_{i-1}; S_i's softmax runs while P_{i-1} V_{i-1}
+ * is in the tensor cores, and O is rescaled once that has completed
+ * (O then holds every earlier tile relative to the old max, so one
+ * rescale still suffices). Buffers by step parity: at step i, K_{i+1}
+ * goes where K_{i-1} was (S_{i-1} waited for in step i - 1) and V_i where
+ * V_{i-2} was (its P V waited for in step i - 1); the step's one barrier,
+ * after the copies of step i - 1, stands between. On entry Q and K of
+ * tile t (buffer 0) are being copied. */
+template <int D>
+static __device__ void wg_run_pipe(wg_rows<D> &r, const fl_params &p,
+				   const wg_tiles &w, int t, int full)
+{
+	for (int i = 0; t < w.nkt; i++) {
+		uint32_t cur = (i & 1) * WG_TILE(D), prev = cur ^ WG_TILE(D);
+		int fulln, tn = fl_next(w.cls, t + 1, w.nkt, w.nkt, &fulln);
+		float corr[2];
+
+		wg_tile_barrier(); /* K_i, V_{i-1} in */
+		if (tn < w.nkt)
+			wg_load_kv<D>(p, w.k + prev, w.gk, tn, w.tid);
+		wg_load_kv<D>(p, w.v + cur, w.gv, t, w.tid);
+		fl_commit();
+		wg_issue_s<D>(r, w, w.k + cur);
+		if (i) {
+			wg_issue_pv<D>(r, w.v + prev);
+			wg_wait<1>(); /* S_i; P_{i-1} V_{i-1} may run on */
+		} else {
+			wg_wait<0>();
+		}
+		wg_softmax<D>(r, p, t, full, w.lane, corr);
+		wg_wait<0>();
+		wg_pin<D / 8>(r.o);
+		wg_pin_u32<WG_BN / 16>(r.pf);
+		fl_fwd_rescale<D>(r.o, corr);
+		wg_make_p<D>(r);
+		if (tn >= w.nkt) { /* the last P V */
+			wg_tile_barrier();
+			wg_issue_pv<D>(r, w.v + cur);
+			wg_wait<0>();
+			wg_pin<D / 8>(r.o);
+		}
+		t = tn;
+		full = fulln;
+	}
+}
+
+/* Warpgroup wg (threads 128 wg ..) owns query rows q0 + 64 wg + 0..63;
+ * its warp w rows 16 w + g and 16 w + g + 8 of those (g = lane / 4).
+ * PIPE picks wg_run_pipe over wg_run_serial. */
+template <int D, int PIPE>
+__global__ void __launch_bounds__(WG_NT, 1) fl_wg_kernel(const fl_params p)
+{
+	extern __shared__ __align__(1024) unsigned char wg_sm[];
+	uint32_t sQ = wg_align(wg_sm), sK = sQ + WG_BM * D * sizeof(fl_bf16);
+	uint32_t sV = sK + 2 * WG_TILE(D);
+	int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31;
+	int h = blockIdx.y, b = blockIdx.z, kvh = h / (p.nh / p.nkv);
+	int q0 = (gridDim.x - 1 - blockIdx.x) * WG_BM;
+	int r0 = q0 + wg * 64 + ((tid >> 5) & 3) * 16 + (lane >> 2);
+	long long koff = ((long long)b * p.sk * p.nkv + kvh) * D;
+	unsigned char *cls = wg_sm + (sV + 2 * WG_TILE(D) - fl_smem(wg_sm));
+	wg_tiles w = { sQ + wg * 64 * 128, sK, sV, p.k + koff, p.v + koff,
+		       cls, (p.sk + WG_BN - 1) / WG_BN, tid, lane };
+	wg_rows<D> r;
+	int qmin, qmax, qall, full, t;
+
+#pragma unroll
+	for (int i = 0; i < 2; i++) {
+		int row = r0 + 8 * i;
+
+		r.qp[i] = row < p.sq ? fl_pos(p.qpos, row) : INT_MIN;
+		r.m[i] = -INFINITY;
+		r.l[i] = 0.0f;
+	}
+#pragma unroll
+	for (int dt = 0; dt < D / 8; dt++)
+		r.o[dt][0] = r.o[dt][1] = r.o[dt][2] = r.o[dt][3] = 0.0f;
+#pragma unroll
+	for (int nt = 0; nt < WG_BN / 8; nt++)
+		r.s[nt][0] = r.s[nt][1] = r.s[nt][2] = r.s[nt][3] = 0.0f;
+	fl_range(p.qpos, q0, WG_BM, p.sq, lane, &qmin, &qmax, &qall);
+	fl_classify(p.kpos, p.sk, WG_BN, qmin, qmax, qall, 1, cls, tid, WG_NT);
+	__syncthreads();
+	t = fl_next(cls, 0, w.nkt, w.nkt, &full);
+	if (t < w.nkt) {
+		wg_load_tile<WG_BM, D, WG_NT>(
+			sQ, p.q + ((long long)b * p.sq * p.nh + h) * D,
+			(long long)p.nh * D, q0, p.sq, tid);
+		wg_load_kv<D>(p, sK, w.gk, t, tid);
+		if (!PIPE)
+			wg_load_kv<D>(p, sV, w.gv, t, tid);
+		fl_commit();
+		if (PIPE)
+			wg_run_pipe<D>(r, p, w, t, full);
+		else
+			wg_run_serial<D>(r, p, w, t, full);
+	}
+	fl_fwd_store<D>(p, r.o, r.m, r.l, b, h, r0, lane);
 }
 
 /* ---- the products alone, for the tests --------------------------------- */
@@ -261,7 +373,8 @@ fl_wg_probe_kernel(const fl_bf16 *a, const fl_bf16 *b, float *d)
 	}
 	for (int k = 0; k < K / 16; k++)
 		for (int x = 0; x < 4; x++) {
-			int rr = row + (x & 1) * 8, cc = 16 * k + 2 * c + (x >> 1) * 8;
+			int rr = row + (x & 1) * 8;
+			int cc = 16 * k + 2 * c + (x >> 1) * 8;
 			__nv_bfloat162 v2 = __halves2bfloat162(a[rr * K + cc],
 							       a[rr * K + cc + 1]);
 
@@ -318,23 +431,26 @@ int fl_wg_supported(void)
 	return major == 9 && minor == 0;
 }
 
-template <int D>
+template <int D, int PIPE>
 static int fl_wg_launch(const fl_params &p, cudaStream_t st)
 {
 	size_t smem = fl_wg_smem(D, p.sk);
 	dim3 grid((p.sq + WG_BM - 1) / WG_BM, p.nh, p.batch);
 
-	CUDACHECK(cudaFuncSetAttribute(fl_wg_kernel<D>,
+	CUDACHECK(cudaFuncSetAttribute(fl_wg_kernel<D, PIPE>,
 				      cudaFuncAttributeMaxDynamicSharedMemorySize,
 				      (int)smem));
-	fl_wg_kernel<D><<<grid, WG_NT, smem, st>>>(p);
+	fl_wg_kernel<D, PIPE><<<grid, WG_NT, smem, st>>>(p);
 	CUDACHECK(cudaGetLastError());
 	return 0;
 }
 
-int fl_wg_run(const fl_params &p, int hd, cudaStream_t st)
+int fl_wg_run(const fl_params &p, int hd, int pipe, cudaStream_t st)
 {
-	return hd == 64 ? fl_wg_launch<64>(p, st) : fl_wg_launch<128>(p, st);
+	if (hd == 64)
+		return pipe ? fl_wg_launch<64, 1>(p, st) :
+			      fl_wg_launch<64, 0>(p, st);
+	return pipe ? fl_wg_launch<128, 1>(p, st) : fl_wg_launch<128, 0>(p, st);
 }
 
 extern "C" int kern_flash_wg_probe(void *stream, int op, int n, int k,
@@ -342,7 +458,6 @@ extern "C" int kern_flash_wg_probe(void *stream, int op, int n, int k,
 				   float *d)
 {
 	cudaStream_t st = (cudaStream_t)stream;
-	int key = (op << 16) | (n << 8) | k;
 
 	if (!a || !b || !d)
 		return kern_set_error(KERN_EINVAL,
@@ -351,14 +466,18 @@ extern "C" int kern_flash_wg_probe(void *stream, int op, int n, int k,
 		return kern_set_error(KERN_ENODEV,
 				      "kern_flash_wg_probe: needs a compute "
 				      "capability 9.0 GPU (sm_90a)");
-	switch (key) {
-	case (0 << 16) | (64 << 8) | 16: return fl_wg_probe_launch<64, 16, 0>(a, b, d, st);
-	case (0 << 16) | (128 << 8) | 64: return fl_wg_probe_launch<128, 64, 0>(a, b, d, st);
-	case (0 << 16) | (128 << 8) | 128: return fl_wg_probe_launch<128, 128, 0>(a, b, d, st);
-	case (1 << 16) | (64 << 8) | 16: return fl_wg_probe_launch<64, 16, 1>(a, b, d, st);
-	case (1 << 16) | (64 << 8) | 128: return fl_wg_probe_launch<64, 128, 1>(a, b, d, st);
-	case (1 << 16) | (128 << 8) | 128: return fl_wg_probe_launch<128, 128, 1>(a, b, d, st);
-	}
+	if (op == 0 && n == 64 && k == 16)
+		return fl_wg_probe_launch<64, 16, 0>(a, b, d, st);
+	if (op == 0 && n == 128 && k == 64)
+		return fl_wg_probe_launch<128, 64, 0>(a, b, d, st);
+	if (op == 0 && n == 128 && k == 128)
+		return fl_wg_probe_launch<128, 128, 0>(a, b, d, st);
+	if (op == 1 && n == 64 && k == 16)
+		return fl_wg_probe_launch<64, 16, 1>(a, b, d, st);
+	if (op == 1 && n == 64 && k == 128)
+		return fl_wg_probe_launch<64, 128, 1>(a, b, d, st);
+	if (op == 1 && n == 128 && k == 128)
+		return fl_wg_probe_launch<128, 128, 1>(a, b, d, st);
 	return kern_set_error(KERN_EINVAL,
 			      "kern_flash_wg_probe: op %d n %d k %d is not built "
 			      "(op 0: n64 k16, n128 k64, n128 k128; op 1: n64 "

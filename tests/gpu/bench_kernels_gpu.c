@@ -5,10 +5,11 @@
  *  - flash attention (kernels/kern_flash.cu), causal, whole sequences:
  *    FLOPs counted as FlashAttention's benchmarks do, causal halved:
  *    forward 4 b nh s^2 hd / 2, backward 2.5 times that. `fwd` is the
- *    mma.sync forward (kern_flash_fwd_mma), `fwd-wg` the wgmma one
- *    (kern_flash_fwd_wg, kernels/kern_flash_wg.cu; n/a off compute
- *    capability 9.0), on the same inputs; the backward reads the
- *    mma.sync forward's o and lse.
+ *    mma.sync forward (kern_flash_fwd_mma), `fwd-wg` and `fwd-wgp` the
+ *    wgmma one in its two schedules (kern_flash_fwd_wg, _wgp;
+ *    kernels/kern_flash_wg.cu; n/a off compute capability 9.0), on the
+ *    same inputs; the backward runs between them, on the mma.sync
+ *    forward's o and lse.
  *  - cuBLASLt GEMMs (kernels/kern_gemm_lt.cu) at the linear layers of
  *    Llama-3.1-8B and Llama-3.2-1B with T tokens: each layer Y = X W^T
  *    (forward, NT, bf16 Y), dX = dY W (NN, bf16) and dW += dY^T X (TN, fp32,
@@ -106,6 +107,29 @@ static int attn_fwd_wg(void *p)
 				 NULL, NULL, x->o, x->lse);
 }
 
+static int attn_fwd_wgp(void *p)
+{
+	struct attn_arg *x = p;
+
+	return kern_flash_fwd_wgp(kern_stream(&G), &x->a, x->q, x->k, x->v,
+				  NULL, NULL, x->o, x->lse);
+}
+
+/* Prints " label ms TFLOP/s" of a wgmma forward, or " label n/a" where
+ * the device has none (compute capability other than 9.0). */
+static void bench_wg(const char *label, bench_fn fn, struct attn_arg *x,
+		     double flop, int iters)
+{
+	double t;
+
+	if (fn(x) == KERN_ENODEV) {
+		printf("  %s n/a", label);
+		return;
+	}
+	t = time_median(fn, x, iters);
+	printf("  %s %7.3f ms %6.1f TFLOP/s", label, t * 1e3, flop / t * 1e-12);
+}
+
 static int attn_bwd(void *p)
 {
 	struct attn_arg *x = p;
@@ -120,7 +144,7 @@ static void bench_attn_one(const char *name, long long b, long long s,
 {
 	struct attn_arg x;
 	long long nq = b * s * nh * hd, nk = b * s * nkv * hd;
-	double flop = 4.0 * b * nh * (double)s * s * hd / 2.0, tf, tb, tw;
+	double flop = 4.0 * b * nh * (double)s * s * hd / 2.0, tf, tb;
 
 	memset(&x, 0, sizeof(x));
 	x.a.batch = b;
@@ -139,20 +163,14 @@ static void bench_attn_one(const char *name, long long b, long long s,
 	x.dq = gh_dev(&G, NULL, (size_t)nq * 4);
 	x.dk = gh_dev(&G, NULL, (size_t)nk * 4);
 	x.dv = gh_dev(&G, NULL, (size_t)nk * 4);
-	/* the wgmma forward where the device has it (compute capability 9.0) */
-	tw = attn_fwd_wg(&x) == KERN_ENODEV ? 0.0 :
-					      time_median(attn_fwd_wg, &x, iters);
 	tf = time_median(attn_fwd, &x, iters);
 	tb = time_median(attn_bwd, &x, iters);
 	printf("attn %-4s b%lld s%-5lld h%lld/%lld hd%-3lld "
 	       "fwd %7.3f ms %6.1f TFLOP/s  bwd %7.3f ms %6.1f TFLOP/s",
 	       name, b, s, nh, nkv, hd, tf * 1e3, flop / tf * 1e-12, tb * 1e3,
 	       2.5 * flop / tb * 1e-12);
-	if (tw > 0.0)
-		printf("  fwd-wg %7.3f ms %6.1f TFLOP/s", tw * 1e3,
-		       flop / tw * 1e-12);
-	else
-		printf("  fwd-wg n/a");
+	bench_wg("fwd-wg", attn_fwd_wg, &x, flop, iters);
+	bench_wg("fwd-wgp", attn_fwd_wgp, &x, flop, iters);
 	printf("\n");
 	fflush(stdout);
 	kern_free(&G, x.q); kern_free(&G, x.k); kern_free(&G, x.v);

@@ -21,21 +21,25 @@
  * The gradients start from random values and must equal them plus the
  * gradient (kern_attn_bwd accumulates).
  *
- * The forward runs through both kernels: mma.sync (kern_flash_fwd_mma, whose
- * o and lse the backward reads) and, on a compute capability 9.0 device,
- * wgmma (kern_flash_fwd_wg), each against the reference with the
- * tolerances above, and the two against each other:
+ * The forward runs through every kernel: mma.sync (kern_flash_fwd_mma,
+ * whose o and lse the backward reads) and, on a compute capability 9.0
+ * device, wgmma in both schedules (kern_flash_fwd_wg, kern_flash_fwd_wgp),
+ * each against the reference with the tolerances above, and each wgmma
+ * one against mma.sync:
  *  - o: normwise 5e-3. Both round P to bf16, but at different running
  *    maxima (key tiles of 64 and 128), and both round o to bf16: where P's
  *    rounding moves an fp32 o across a bf16 rounding boundary the two
  *    differ by one bf16 step, 2^-8 = 3.9e-3 relative; only a few elements
  *    do, so the normwise difference stays below one step.
- *  - lse: |wg - mma| <= 1e-5 max(1, |lse|): fp32 sums of the same fp32
- *    exponentials in another order (~1e-7 relative); empty rows -inf in
+ *  - lse: |wg - mma| <= 1e-5 max(1, |lse|): the scores are fp32 dot
+ *    products summed in another order (~1e-7 relative) and the softmax
+ *    sums run in another order with other rescalings (~1e-6 relative),
+ *    which the logarithm turns into ~1e-6 absolute; empty rows -inf in
  *    both.
  * kern_flash_fwd must give the bits of kern_flash_fwd_mma under
- * GTPLAN_FLASH=mma and of kern_flash_fwd_wg under GTPLAN_FLASH=wg (of
- * mma.sync where wgmma is not available).
+ * GTPLAN_FLASH=mma, of kern_flash_fwd_wg under GTPLAN_FLASH=wg and of
+ * kern_flash_fwd_wgp under GTPLAN_FLASH=wgp (of mma.sync where wgmma is
+ * not available).
  * Before the attention cases, the wgmma kernel's two products alone
  * (kern_flash_wg_probe: one m64n64k16 with both operands from swizzled
  * shared memory, one with A from registers and B MN-major, then the sizes
@@ -324,8 +328,16 @@ static void check_switch(const struct fcase *c, struct dev *d,
 	free(l2);
 }
 
-/* The wgmma forward against the reference and the mma.sync one (om, lm),
- * and the environment switch between them. */
+/* The wgmma forwards (two schedules, kernels/kern_flash.h), each named as
+ * GTPLAN_FLASH names it. */
+static const struct {
+	const char *name;
+	fwd_fn fn;
+} wg_kernels[] = { { "wg", kern_flash_fwd_wg }, { "wgp", kern_flash_fwd_wgp } };
+
+/* The wgmma forwards against the reference and the mma.sync one (om, lm),
+ * and the environment switch between them (mma.sync for every value where
+ * wgmma is not available). */
 static void run_wg(const struct fcase *c, struct dev *d, const uint16_t *om,
 		   const float *lm, const double *ro, const double *rl)
 {
@@ -336,19 +348,20 @@ static void run_wg(const struct fcase *c, struct dev *d, const uint16_t *om,
 	char name[96];
 
 	check_switch(c, d, "mma", om, lm);
-	if (!have_wg) {
-		check_switch(c, d, "wg", om, lm);
-		free(o);
-		free(lse);
-		return;
+	for (size_t i = 0; i < sizeof(wg_kernels) / sizeof(wg_kernels[0]); i++) {
+		if (!have_wg) {
+			check_switch(c, d, wg_kernels[i].name, om, lm);
+			continue;
+		}
+		snprintf(name, sizeof(name), "%s %s", c->name,
+			 wg_kernels[i].name);
+		run_fwd(c, d, wg_kernels[i].fn, name, &od, &ld, o, lse);
+		check_fwd(c, name, o, lse, ro, rl);
+		check_pair(c, name, o, lse, om, lm);
+		check_switch(c, d, wg_kernels[i].name, o, lse);
+		kern_free(&G, od);
+		kern_free(&G, ld);
 	}
-	snprintf(name, sizeof(name), "%s wg", c->name);
-	run_fwd(c, d, kern_flash_fwd_wg, "kern_flash_fwd_wg", &od, &ld, o, lse);
-	check_fwd(c, name, o, lse, ro, rl);
-	check_pair(c, name, o, lse, om, lm);
-	check_switch(c, d, "wg", o, lse);
-	kern_free(&G, od);
-	kern_free(&G, ld);
 	free(o);
 	free(lse);
 }
@@ -483,17 +496,21 @@ static void one(const char *name, long long batch, long long sq,
  * (b is [n][k] for op 0, [k][n] for op 1); returns the probe's code. */
 static int probe_one(int op, int n, int k)
 {
-	long long na = 64LL * k, nb = (long long)n * k, bad = 0, fr = 0, fc = 0;
-	float *fa, *fb, *got = gh_malloc((size_t)(64 * n) * sizeof(float));
-	uint16_t *a = gh_rand_bf16(na, 1.0f, &fa), *b = gh_rand_bf16(nb, 1.0f, &fb);
-	uint16_t *da = gh_dev(&G, a, (size_t)na * 2), *db = gh_dev(&G, b, (size_t)nb * 2);
-	float *dd = gh_dev(&G, NULL, (size_t)(64 * n) * sizeof(float));
+	long long na = 64LL * k, nb = (long long)n * k, bad = 0, fr = 0;
+	long long fc = 0;
+	size_t nd = (size_t)(64 * n) * sizeof(float);
+	float *fa, *fb, *got = gh_malloc(nd);
+	uint16_t *a = gh_rand_bf16(na, 1.0f, &fa);
+	uint16_t *b = gh_rand_bf16(nb, 1.0f, &fb);
+	uint16_t *da = gh_dev(&G, a, (size_t)na * 2);
+	uint16_t *db = gh_dev(&G, b, (size_t)nb * 2);
+	float *dd = gh_dev(&G, NULL, nd);
 	double worst = 0.0, fwant = 0.0;
 	int rc = kern_flash_wg_probe(kern_stream(&G), op, n, k, da, db, dd);
 	char name[64];
 
 	if (!rc)
-		gh_down(&G, got, dd, (size_t)(64 * n) * sizeof(float));
+		gh_down(&G, got, dd, nd);
 	for (int r = 0; r < 64 && !rc; r++)
 		for (int c = 0; c < n; c++) {
 			double want = 0.0, mag = 0.0, e;
@@ -505,7 +522,8 @@ static int probe_one(int op, int n, int k)
 				want += t;
 				mag += fabs(t);
 			}
-			e = fabs(got[r * n + c] - want) / (mag > 0.0 ? mag : 1.0);
+			e = fabs(got[r * n + c] - want) /
+			    (mag > 0.0 ? mag : 1.0);
 			if (!(e <= worst))
 				worst = isnan(e) ? INFINITY : e;
 			if (!(e <= TOL_PROBE) && !bad++) {
