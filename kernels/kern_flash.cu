@@ -7,7 +7,10 @@
  * feeds two row tiles' products) and walks the key tiles of 64 rows that
  * its rows attend; K and V tiles are double-buffered with cp.async; the
  * running max and sum are fp32 per row (online softmax in base 2, scores
- * pre-scaled by log2 e).
+ * pre-scaled by log2 e; the steps shared with the wgmma forward are in
+ * kernels/flash_fwd.cuh). kern_flash_fwd, at the end of this file, picks
+ * between this forward and kernels/kern_flash_wg.cu's (GTPLAN_FLASH,
+ * FLASH_WG_DEFAULT: kernels/kern_flash.h).
  *
  * Backward (kernels/kern_flash_bwd.cu): a block of BWD_NW warps owns
  * 16 BWD_NW key rows of one key/value head (16 a warp), keeps dK and dV in
