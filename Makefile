@@ -265,17 +265,30 @@ build/gpu/test_kernels_gpu: $(GPU_OBJ)
 # benchmark (tests/gpu/bench_kernels_gpu.c, scripts/bench_kernels_gpu.sh).
 FAST_NVCCFLAGS ?= -O3
 FAST_OBJ := build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o \
-            build/gpu/kernels/kern_gemm_lt.o
+            build/gpu/kernels/kern_flash_wg.o build/gpu/kernels/kern_gemm_lt.o
+# kern_flash_wg.cu (the wgmma forward) exists for compute capability 9.0
+# only: wgmma needs the architecture-specific sm_90a, so it alone is built
+# for it; kern_flash.cu calls it only on such a device. FLASH_WG_DEFAULT=1
+# makes it kern_flash_fwd's default there (kernels/kern_flash.h; rebuild
+# kern_flash.o after changing it).
+WG_GENCODE ?= -gencode arch=compute_90a,code=sm_90a
+FLASH_WG_DEFAULT ?= 0
 FAST_BIN := build/gpu/test_flash_gpu build/gpu/test_gemm_lt_gpu build/gpu/bench_kernels_gpu
 # kern_cuda.o binds every kernels/*.cu (kern_cuda_ops), so all of them
 # link; $^ lists FAST_OBJ, which they include, once.
 GPU_BASE_OBJ := $(KERN_SRC:%.c=build/gpu/%.o) $(CUDA_OBJ)
+FLASH_HDR := kernels/kern_flash.h kernels/flash_common.cuh kernels/flash_mma.cuh \
+	     kernels/flash_fwd.cuh kernels/kern.h kernels/kern_cuda.h
+build/gpu/kernels/kern_flash.o: FAST_NVCCFLAGS += -DFLASH_WG_DEFAULT=$(FLASH_WG_DEFAULT)
 build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o: build/gpu/%.o: %.cu \
-		kernels/kern_flash.h kernels/flash_common.cuh kernels/flash_mma.cuh kernels/kern.h \
-		kernels/kern_cuda.h
+		$(FLASH_HDR)
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  NVCC    $<")
 	$(Q)$(NVCC) $(FAST_NVCCFLAGS) $(GENCODE) -Ikernels -Xcompiler -Wall,-Wextra -c $< -o $@
+build/gpu/kernels/kern_flash_wg.o: kernels/kern_flash_wg.cu kernels/flash_wgmma.cuh $(FLASH_HDR)
+	@mkdir -p $(@D)
+	@$(if $(V),,echo "  NVCC    $< (sm_90a)")
+	$(Q)$(NVCC) $(FAST_NVCCFLAGS) $(WG_GENCODE) -Ikernels -Xcompiler -Wall,-Wextra -c $< -o $@
 build/gpu/kernels/kern_gemm_lt.o: kernels/kern_gemm_lt.cu kernels/kern_gemm_lt.h kernels/kern.h \
 		kernels/kern_cuda.h
 	@mkdir -p $(@D)

@@ -139,4 +139,10 @@ static inline fl_params fl_make(const struct kern_attn *a)
 /* kern_flash_bwd.cu: dsum, then the backward kernel for head dim hd. */
 int fl_bwd_run(const fl_params &p, int hd, cudaStream_t st);
 
+/* kern_flash_wg.cu (sm_90a): the wgmma forward for head dim hd (pipe: the
+ * pipelined schedule, else the serial one), and whether the current device
+ * runs it (compute capability 9.0). */
+int fl_wg_run(const fl_params &p, int hd, int pipe, cudaStream_t st);
+int fl_wg_supported(void);
+
 #endif

@@ -7,7 +7,10 @@
  * feeds two row tiles' products) and walks the key tiles of 64 rows that
  * its rows attend; K and V tiles are double-buffered with cp.async; the
  * running max and sum are fp32 per row (online softmax in base 2, scores
- * pre-scaled by log2 e).
+ * pre-scaled by log2 e; the steps shared with the wgmma forward are in
+ * kernels/flash_fwd.cuh). kern_flash_fwd, at the end of this file, picks
+ * between this forward and kernels/kern_flash_wg.cu's (GTPLAN_FLASH,
+ * FLASH_WG_DEFAULT: kernels/kern_flash.h).
  *
  * Backward (kernels/kern_flash_bwd.cu): a block of BWD_NW warps owns
  * 16 BWD_NW key rows of one key/value head (16 a warp), keeps dK and dV in
@@ -24,7 +27,10 @@
  * skipped (no pair attends), full (every pair does: no per-element test)
  * or partial. Rows past sq or sk are loaded as zeros and masked.
  */
-#include "flash_common.cuh"
+#include <stdlib.h>
+#include <string.h>
+
+#include "flash_fwd.cuh"
 
 #define FWD_MT 2 /* row tiles of 16 per forward warp */
 #ifndef FWD_NT
@@ -71,65 +77,6 @@ fwd_scores(float s[FWD_MT][FWD_BN / 8][4], const fl_bf16 *sQ,
 	}
 }
 
-/* Scale into base 2; on a partial tile, -inf where kpos > qpos (qp: the
- * positions of the thread's rows g and g + 8 of one row tile). */
-static __device__ __forceinline__ void fwd_mask(float s[FWD_BN / 8][4],
-						const fl_params &p, int k0,
-						int lane, const int qp[2],
-						int full)
-{
-#pragma unroll
-	for (int nt = 0; nt < FWD_BN / 8; nt++) {
-#pragma unroll
-		for (int j = 0; j < 2; j++) {
-			int col = k0 + nt * 8 + (lane & 3) * 2 + j;
-			int kp = full ? INT_MIN :
-				 col < p.sk ? fl_pos(p.kpos, col) : INT_MAX;
-
-			s[nt][j] = kp <= qp[0] ? s[nt][j] * p.scale_log2 :
-						 -INFINITY;
-			s[nt][2 + j] = kp <= qp[1] ?
-					       s[nt][2 + j] * p.scale_log2 :
-					       -INFINITY;
-		}
-	}
-}
-
-/* Online softmax of one row tile: new row max m, rescale l and acc, s
- * becomes exp2(s - m). A row with no attended key so far keeps m = -inf
- * and subtracts 0. */
-template <int D>
-static __device__ __forceinline__ void fwd_softmax(float s[FWD_BN / 8][4],
-						   float acc[D / 8][4],
-						   float m[2], float l[2])
-{
-#pragma unroll
-	for (int r = 0; r < 2; r++) {
-		float mx = m[r], base, corr;
-
-#pragma unroll
-		for (int nt = 0; nt < FWD_BN / 8; nt++)
-			mx = fmaxf(mx, fmaxf(s[nt][2 * r], s[nt][2 * r + 1]));
-		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-		base = mx == -INFINITY ? 0.0f : mx;
-		corr = fl_exp2(m[r] - base);
-		m[r] = mx;
-		l[r] *= corr;
-#pragma unroll
-		for (int dt = 0; dt < D / 8; dt++) {
-			acc[dt][2 * r] *= corr;
-			acc[dt][2 * r + 1] *= corr;
-		}
-#pragma unroll
-		for (int nt = 0; nt < FWD_BN / 8; nt++) {
-			s[nt][2 * r] = fl_exp2(s[nt][2 * r] - base);
-			s[nt][2 * r + 1] = fl_exp2(s[nt][2 * r + 1] - base);
-			l[r] += s[nt][2 * r] + s[nt][2 * r + 1];
-		}
-	}
-}
-
 /* acc += P V, P taken from the score registers as bf16; each V fragment
  * serves FWD_MT row tiles. */
 template <int D>
@@ -155,37 +102,6 @@ fwd_pv(const float s[FWD_MT][FWD_BN / 8][4], float acc[FWD_MT][D / 8][4],
 				fl_mma(acc[mt][2 * dp + 1], a[mt], b[2], b[3]);
 			}
 		}
-	}
-}
-
-/* o = acc / l and lse of one row tile (rows r0 and r0 + 8 of the thread). */
-template <int D>
-static __device__ __forceinline__ void fwd_store(const fl_params &p,
-						 float acc[D / 8][4],
-						 const float m[2], float l[2],
-						 int b, int h, int r0, int lane)
-{
-#pragma unroll
-	for (int r = 0; r < 2; r++) {
-		float sum = l[r], inv;
-		int row = r0 + 8 * r;
-		fl_bf16 *go;
-
-		sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-		sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-		if (row >= p.sq)
-			continue;
-		inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-		go = p.out + (((long long)b * p.sq + row) * p.nh + h) * D +
-		     (lane & 3) * 2;
-#pragma unroll
-		for (int dt = 0; dt < D / 8; dt++)
-			*(uint32_t *)(go + dt * 8) = fl_pack(
-				acc[dt][2 * r] * inv, acc[dt][2 * r + 1] * inv);
-		if ((lane & 3) == 0)
-			p.lse[((long long)b * p.nh + h) * p.sq + row] =
-				sum > 0.0f ? (m[r] + log2f(sum)) * FL_LN2 :
-					     -INFINITY;
 	}
 }
 
@@ -264,8 +180,9 @@ fl_fwd_kernel(const fl_params p)
 		fwd_scores<D>(s, sQ, sK + buf * FWD_BN * D, warp, lane);
 #pragma unroll
 		for (int mt = 0; mt < FWD_MT; mt++) {
-			fwd_mask(s[mt], p, t * FWD_BN, lane, qp[mt], full);
-			fwd_softmax<D>(s[mt], acc[mt], m[mt], l[mt]);
+			fl_fwd_mask<FWD_BN>(s[mt], p, t * FWD_BN, lane, qp[mt],
+					    full);
+			fl_fwd_softmax<FWD_BN, D>(s[mt], acc[mt], m[mt], l[mt]);
 		}
 		fwd_pv<D>(s, acc, sV + buf * FWD_BN * D, lane);
 		__syncthreads();
@@ -274,7 +191,8 @@ fl_fwd_kernel(const fl_params p)
 	}
 #pragma unroll
 	for (int mt = 0; mt < FWD_MT; mt++)
-		fwd_store<D>(p, acc[mt], m[mt], l[mt], b, h, r0 + mt * 16, lane);
+		fl_fwd_store<D>(p, acc[mt], m[mt], l[mt], b, h, r0 + mt * 16,
+				lane);
 }
 
 /* ---- host side ---------------------------------------------------------- */
@@ -294,19 +212,51 @@ static int fl_fwd_launch(const fl_params &p, cudaStream_t st)
 	return 0;
 }
 
-extern "C" int kern_flash_fwd(void *stream, const struct kern_attn *a,
-			      const uint16_t *q, const uint16_t *k,
-			      const uint16_t *v, const int32_t *qpos,
-			      const int32_t *kpos, uint16_t *o, float *lse)
+/* Which forward kern_flash_fwd runs (kernels/kern_flash.h): GTPLAN_FLASH
+ * = mma, wg or wgp names one; unset (or another value) means the build's
+ * FLASH_WG_DEFAULT: 0 mma, 1 wg, 2 wgp. The wgmma ones need compute
+ * capability 9.0; elsewhere mma runs. */
+#ifndef FLASH_WG_DEFAULT
+#define FLASH_WG_DEFAULT 0
+#endif
+
+enum { FL_MMA, FL_WG, FL_WGP, FL_AUTO };
+
+static int fl_fwd_pick(void)
 {
-	int rc = fl_check(a, "kern_flash_fwd");
+	const char *e = getenv("GTPLAN_FLASH");
+	int which = FLASH_WG_DEFAULT == 2 ? FL_WGP :
+		    FLASH_WG_DEFAULT == 1 ? FL_WG : FL_MMA;
+
+	if (e && !strcmp(e, "mma"))
+		which = FL_MMA;
+	else if (e && !strcmp(e, "wg"))
+		which = FL_WG;
+	else if (e && !strcmp(e, "wgp"))
+		which = FL_WGP;
+	return which != FL_MMA && !fl_wg_supported() ? FL_MMA : which;
+}
+
+/* The forward with kernel `which`; who names the entry point in errors. */
+static int fl_fwd(void *stream, const struct kern_attn *a,
+		  const uint16_t *q, const uint16_t *k, const uint16_t *v,
+		  const int32_t *qpos, const int32_t *kpos, uint16_t *o,
+		  float *lse, int which, const char *who)
+{
+	int rc = fl_check(a, who);
+	cudaStream_t st = (cudaStream_t)stream;
 	fl_params p;
 
 	if (rc)
 		return rc;
 	if (!q || !k || !v || !o || !lse)
-		return kern_set_error(KERN_EINVAL,
-				      "kern_flash_fwd: NULL tensor");
+		return kern_set_error(KERN_EINVAL, "%s: NULL tensor", who);
+	if (which == FL_AUTO)
+		which = fl_fwd_pick();
+	if (which != FL_MMA && !fl_wg_supported())
+		return kern_set_error(KERN_ENODEV,
+				      "%s: needs a compute capability 9.0 GPU "
+				      "(sm_90a)", who);
 	if (a->sq == 0)
 		return 0;
 	p = fl_make(a);
@@ -317,6 +267,44 @@ extern "C" int kern_flash_fwd(void *stream, const struct kern_attn *a,
 	p.lse = lse;
 	p.qpos = qpos;
 	p.kpos = kpos;
-	return a->hd == 64 ? fl_fwd_launch<64>(p, (cudaStream_t)stream) :
-			     fl_fwd_launch<128>(p, (cudaStream_t)stream);
+	if (which != FL_MMA)
+		return fl_wg_run(p, (int)a->hd, which == FL_WGP, st);
+	return a->hd == 64 ? fl_fwd_launch<64>(p, st) :
+			     fl_fwd_launch<128>(p, st);
+}
+
+extern "C" int kern_flash_fwd(void *stream, const struct kern_attn *a,
+			      const uint16_t *q, const uint16_t *k,
+			      const uint16_t *v, const int32_t *qpos,
+			      const int32_t *kpos, uint16_t *o, float *lse)
+{
+	return fl_fwd(stream, a, q, k, v, qpos, kpos, o, lse, FL_AUTO,
+		      "kern_flash_fwd");
+}
+
+extern "C" int kern_flash_fwd_mma(void *stream, const struct kern_attn *a,
+				  const uint16_t *q, const uint16_t *k,
+				  const uint16_t *v, const int32_t *qpos,
+				  const int32_t *kpos, uint16_t *o, float *lse)
+{
+	return fl_fwd(stream, a, q, k, v, qpos, kpos, o, lse, FL_MMA,
+		      "kern_flash_fwd_mma");
+}
+
+extern "C" int kern_flash_fwd_wg(void *stream, const struct kern_attn *a,
+				 const uint16_t *q, const uint16_t *k,
+				 const uint16_t *v, const int32_t *qpos,
+				 const int32_t *kpos, uint16_t *o, float *lse)
+{
+	return fl_fwd(stream, a, q, k, v, qpos, kpos, o, lse, FL_WG,
+		      "kern_flash_fwd_wg");
+}
+
+extern "C" int kern_flash_fwd_wgp(void *stream, const struct kern_attn *a,
+				  const uint16_t *q, const uint16_t *k,
+				  const uint16_t *v, const int32_t *qpos,
+				  const int32_t *kpos, uint16_t *o, float *lse)
+{
+	return fl_fwd(stream, a, q, k, v, qpos, kpos, o, lse, FL_WGP,
+		      "kern_flash_fwd_wgp");
 }

@@ -37,11 +37,47 @@
 
 /* o = softmax(scale q k^T) v over the attended keys (bf16), lse = the
  * natural log of its denominator (fp32); a row that attends no key gets
- * o = 0 and lse = -INFINITY (kern_attn_fwd's contract). */
+ * o = 0 and lse = -INFINITY (kern_attn_fwd's contract).
+ *
+ * Two kernels implement it: mma.sync (kern_flash.cu, any sm_80+ GPU) and
+ * wgmma (kern_flash_wg.cu, compute capability 9.0 only: FlashAttention-3's
+ * warpgroup MMA), the latter in two schedules: "wg" (per key tile S = Q
+ * K^T, softmax, O += P V, each product waited for) and "wgp" (the softmax
+ * of tile i overlaps P V of tile i - 1, FlashAttention-3's
+ * intra-warpgroup pipelining). The environment variable GTPLAN_FLASH =
+ * mma, wg or wgp picks the kernel of kern_flash_fwd; unset (or any other
+ * value) it is the build's FLASH_WG_DEFAULT (make FLASH_WG_DEFAULT=N;
+ * 0 mma, the default, 1 wg, 2 wgp). Off compute capability 9.0 mma.sync
+ * always runs. kern_flash_fwd_mma, kern_flash_fwd_wg and
+ * kern_flash_fwd_wgp run one kernel each, for tests and benchmarks; the
+ * wgmma ones return KERN_ENODEV on another device. */
 int kern_flash_fwd(void *stream, const struct kern_attn *a,
 		   const uint16_t *q, const uint16_t *k, const uint16_t *v,
 		   const int32_t *qpos, const int32_t *kpos, uint16_t *o,
 		   float *lse);
+int kern_flash_fwd_mma(void *stream, const struct kern_attn *a,
+		       const uint16_t *q, const uint16_t *k,
+		       const uint16_t *v, const int32_t *qpos,
+		       const int32_t *kpos, uint16_t *o, float *lse);
+int kern_flash_fwd_wg(void *stream, const struct kern_attn *a,
+		      const uint16_t *q, const uint16_t *k, const uint16_t *v,
+		      const int32_t *qpos, const int32_t *kpos, uint16_t *o,
+		      float *lse);
+int kern_flash_fwd_wgp(void *stream, const struct kern_attn *a,
+		       const uint16_t *q, const uint16_t *k,
+		       const uint16_t *v, const int32_t *qpos,
+		       const int32_t *kpos, uint16_t *o, float *lse);
+
+/* The wgmma kernel's two products alone, one warpgroup, for tests: d [64 x
+ * n] (fp32, row-major) = a [64 x k] b (bf16, row-major). op 0: b is given
+ * as b^T, [n][k], and both operands go through swizzled shared memory
+ * K-major (S = Q K^T's path); op 1: b is [k][n], a goes through registers
+ * and b is MN-major (O += P V's path). Built for (op, n, k) = (0, 64, 16)
+ * (one m64n64k16), (0, 128, 64), (0, 128, 128), (1, 64, 16), (1, 64, 128),
+ * (1, 128, 128); KERN_ENODEV off compute capability 9.0. Synchronous
+ * only in the stream's order, like the rest. */
+int kern_flash_wg_probe(void *stream, int op, int n, int k,
+			const uint16_t *a, const uint16_t *b, float *d);
 
 /* kern_attn_bwd's contract for bf16 inputs: given the final o and lse,
  * accumulates dq += ..., dk += ..., dv += ... (fp32, same layouts as q, k,

@@ -4,7 +4,12 @@
  *
  *  - flash attention (kernels/kern_flash.cu), causal, whole sequences:
  *    FLOPs counted as FlashAttention's benchmarks do, causal halved:
- *    forward 4 b nh s^2 hd / 2, backward 2.5 times that.
+ *    forward 4 b nh s^2 hd / 2, backward 2.5 times that. `fwd` is the
+ *    mma.sync forward (kern_flash_fwd_mma), `fwd-wg` and `fwd-wgp` the
+ *    wgmma one in its two schedules (kern_flash_fwd_wg, _wgp;
+ *    kernels/kern_flash_wg.cu; n/a off compute capability 9.0), on the
+ *    same inputs; the backward runs between them, on the mma.sync
+ *    forward's o and lse.
  *  - cuBLASLt GEMMs (kernels/kern_gemm_lt.cu) at the linear layers of
  *    Llama-3.1-8B and Llama-3.2-1B with T tokens: each layer Y = X W^T
  *    (forward, NT, bf16 Y), dX = dY W (NN, bf16) and dW += dY^T X (TN, fp32,
@@ -98,8 +103,39 @@ static int attn_fwd(void *p)
 {
 	struct attn_arg *x = p;
 
-	return kern_flash_fwd(kern_stream(&G), &x->a, x->q, x->k, x->v, NULL,
-			      NULL, x->o, x->lse);
+	return kern_flash_fwd_mma(kern_stream(&G), &x->a, x->q, x->k, x->v,
+				  NULL, NULL, x->o, x->lse);
+}
+
+static int attn_fwd_wg(void *p)
+{
+	struct attn_arg *x = p;
+
+	return kern_flash_fwd_wg(kern_stream(&G), &x->a, x->q, x->k, x->v,
+				 NULL, NULL, x->o, x->lse);
+}
+
+static int attn_fwd_wgp(void *p)
+{
+	struct attn_arg *x = p;
+
+	return kern_flash_fwd_wgp(kern_stream(&G), &x->a, x->q, x->k, x->v,
+				  NULL, NULL, x->o, x->lse);
+}
+
+/* Prints " label ms TFLOP/s" of a wgmma forward, or " label n/a" where
+ * the device has none (compute capability other than 9.0). */
+static void bench_wg(const char *label, bench_fn fn, struct attn_arg *x,
+		     double flop, int iters)
+{
+	double t;
+
+	if (fn(x) == KERN_ENODEV) {
+		printf("  %s n/a", label);
+		return;
+	}
+	t = time_median(fn, x, iters);
+	printf("  %s %7.3f ms %6.1f TFLOP/s", label, t * 1e3, flop / t * 1e-12);
 }
 
 static int attn_bwd(void *p)
@@ -138,9 +174,12 @@ static void bench_attn_one(const char *name, long long b, long long s,
 	tf = time_median(attn_fwd, &x, iters);
 	tb = time_median(attn_bwd, &x, iters);
 	printf("attn %-4s b%lld s%-5lld h%lld/%lld hd%-3lld "
-	       "fwd %7.3f ms %6.1f TFLOP/s  bwd %7.3f ms %6.1f TFLOP/s\n",
+	       "fwd %7.3f ms %6.1f TFLOP/s  bwd %7.3f ms %6.1f TFLOP/s",
 	       name, b, s, nh, nkv, hd, tf * 1e3, flop / tf * 1e-12, tb * 1e3,
 	       2.5 * flop / tb * 1e-12);
+	bench_wg("fwd-wg", attn_fwd_wg, &x, flop, iters);
+	bench_wg("fwd-wgp", attn_fwd_wgp, &x, flop, iters);
+	printf("\n");
 	fflush(stdout);
 	kern_free(&G, x.q); kern_free(&G, x.k); kern_free(&G, x.v);
 	kern_free(&G, x.o); kern_free(&G, x.dout); kern_free(&G, x.lse);

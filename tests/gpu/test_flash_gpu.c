@@ -21,6 +21,34 @@
  * The gradients start from random values and must equal them plus the
  * gradient (kern_attn_bwd accumulates).
  *
+ * The forward runs through every kernel: mma.sync (kern_flash_fwd_mma,
+ * whose o and lse the backward reads) and, on a compute capability 9.0
+ * device, wgmma in both schedules (kern_flash_fwd_wg, kern_flash_fwd_wgp),
+ * each against the reference with the tolerances above, and each wgmma
+ * one against mma.sync:
+ *  - o: normwise 5e-3. Both round P to bf16, but at different running
+ *    maxima (key tiles of 64 and 128), and both round o to bf16: where P's
+ *    rounding moves an fp32 o across a bf16 rounding boundary the two
+ *    differ by one bf16 step, 2^-8 = 3.9e-3 relative; only a few elements
+ *    do, so the normwise difference stays below one step.
+ *  - lse: |wg - mma| <= 1e-5 max(1, |lse|): the scores are fp32 dot
+ *    products summed in another order (~1e-7 relative) and the softmax
+ *    sums run in another order with other rescalings (~1e-6 relative),
+ *    which the logarithm turns into ~1e-6 absolute; empty rows -inf in
+ *    both.
+ * kern_flash_fwd must give the bits of kern_flash_fwd_mma under
+ * GTPLAN_FLASH=mma, of kern_flash_fwd_wg under GTPLAN_FLASH=wg and of
+ * kern_flash_fwd_wgp under GTPLAN_FLASH=wgp (of mma.sync where wgmma is
+ * not available).
+ * Before the attention cases, the wgmma kernel's two products alone
+ * (kern_flash_wg_probe: one m64n64k16 with both operands from swizzled
+ * shared memory, one with A from registers and B MN-major, then the sizes
+ * the kernel uses) against a float64 product: every element within 1e-4
+ * of sum |a b| over its dot product (fp32 sums of at most 128 exact
+ * products err by ~1e-5 of it; a wrong layout errs by the order of the
+ * sum itself); the first wrong element is printed with its row, column,
+ * expected and computed values.
+ *
  * Prints one line per case and `RESULT passed failed`; exits 1 on a failure,
  * 77 without a GPU. `make test-gpu` runs it.
  */
@@ -36,9 +64,17 @@
 
 #define TOL_REL 1e-2
 #define TOL_LSE 1e-3
+#define TOL_PAIR_O 5e-3
+#define TOL_PAIR_LSE 1e-5
+#define TOL_PROBE 1e-4
 
 static struct kern_ctx G;
 static int n_pass, n_fail;
+static int have_wg; /* kern_flash_fwd_wg runs on this device */
+
+typedef int (*fwd_fn)(void *, const struct kern_attn *, const uint16_t *,
+		      const uint16_t *, const uint16_t *, const int32_t *,
+		      const int32_t *, uint16_t *, float *);
 
 /* One case's host data; f* are the bf16 inputs as floats. */
 struct fcase {
@@ -158,8 +194,9 @@ static void check(const char *what, const char *name, double err, double tol)
 
 /* The forward's outputs against the reference: o normwise, lse absolute,
  * empty rows exact. */
-static void check_fwd(const struct fcase *c, const uint16_t *o,
-		      const float *lse, const double *ro, const double *rl)
+static void check_fwd(const struct fcase *c, const char *name,
+		      const uint16_t *o, const float *lse, const double *ro,
+		      const double *rl)
 {
 	const struct kern_attn *a = &c->a;
 	long long n = nq(a), nl = a->batch * a->nh * a->sq;
@@ -181,10 +218,42 @@ static void check_fwd(const struct fcase *c, const uint16_t *o,
 	for (long long i = 0; i < n; i++)
 		if (isnan(go[i]))
 			empty_ok = 0;
-	check("o", c->name, gh_relerr(go, ro, n), TOL_REL);
-	check("lse", c->name, lerr, TOL_LSE);
-	check("-inf", c->name, empty_ok ? 0.0 : 1.0, 0.0);
+	check("o", name, gh_relerr(go, ro, n), TOL_REL);
+	check("lse", name, lerr, TOL_LSE);
+	check("-inf", name, empty_ok ? 0.0 : 1.0, 0.0);
 	free(go);
+}
+
+/* The wgmma forward's o and lse against the mma.sync forward's. */
+static void check_pair(const struct fcase *c, const char *name,
+		       const uint16_t *ow, const float *lw,
+		       const uint16_t *om, const float *lm)
+{
+	const struct kern_attn *a = &c->a;
+	long long n = nq(a), nl = a->batch * a->nh * a->sq;
+	double *gw = gh_malloc((size_t)n * sizeof(double));
+	double *gm = gh_malloc((size_t)n * sizeof(double)), lerr = 0.0;
+
+	for (long long i = 0; i < n; i++) {
+		gw[i] = gh_from_bf16(ow[i]);
+		gm[i] = gh_from_bf16(om[i]);
+	}
+	for (long long i = 0; i < nl && !isnan(lerr); i++) {
+		double e;
+
+		if (lm[i] == -INFINITY || lw[i] == -INFINITY) {
+			if (lm[i] != lw[i])
+				lerr = NAN;
+			continue;
+		}
+		e = fabs((double)lw[i] - lm[i]) / fmax(1.0, fabs(lm[i]));
+		if (!(e <= lerr))
+			lerr = isnan(e) ? NAN : e;
+	}
+	check("o=", name, gh_relerr(gw, gm, n), TOL_PAIR_O);
+	check("lse=", name, lerr, TOL_PAIR_LSE);
+	free(gw);
+	free(gm);
 }
 
 /* (gpu - init) against the reference gradient. */
@@ -214,7 +283,10 @@ static void dev_free(struct dev *d)
 		kern_free(&G, all[i]);
 }
 
-static void run_fwd(const struct fcase *c, struct dev *d, uint16_t *o,
+/* The forward by fn into NaN-poisoned device buffers *od, *ld (made here),
+ * copied back into o and lse. */
+static void run_fwd(const struct fcase *c, struct dev *d, fwd_fn fn,
+		    const char *who, uint16_t **od, float **ld, uint16_t *o,
 		    float *lse)
 {
 	const struct kern_attn *a = &c->a;
@@ -224,14 +296,74 @@ static void run_fwd(const struct fcase *c, struct dev *d, uint16_t *o,
 	memset(o, 0xff, (size_t)nq(a) * 2); /* NaN poison */
 	for (long long i = 0; i < nl; i++)
 		lse[i] = NAN;
-	d->o = gh_dev(&G, o, (size_t)nq(a) * 2);
-	d->lse = gh_dev(&G, lse, (size_t)nl * sizeof(float));
-	rc = kern_flash_fwd(kern_stream(&G), a, d->q, d->k, d->v, d->qpos,
-			    d->kpos, d->o, d->lse);
+	*od = gh_dev(&G, o, (size_t)nq(a) * 2);
+	*ld = gh_dev(&G, lse, (size_t)nl * sizeof(float));
+	rc = fn(kern_stream(&G), a, d->q, d->k, d->v, d->qpos, d->kpos, *od,
+		*ld);
 	if (rc)
-		gh_die(rc, "kern_flash_fwd");
-	gh_down(&G, o, d->o, (size_t)nq(a) * 2);
-	gh_down(&G, lse, d->lse, (size_t)nl * sizeof(float));
+		gh_die(rc, who);
+	gh_down(&G, o, *od, (size_t)nq(a) * 2);
+	gh_down(&G, lse, *ld, (size_t)nl * sizeof(float));
+}
+
+/* kern_flash_fwd under GTPLAN_FLASH=val must give the bits of o, lse. */
+static void check_switch(const struct fcase *c, struct dev *d,
+			 const char *val, const uint16_t *o, const float *lse)
+{
+	const struct kern_attn *a = &c->a;
+	size_t no = (size_t)nq(a) * 2;
+	size_t nl = (size_t)(a->batch * a->nh * a->sq) * sizeof(float);
+	uint16_t *o2 = gh_malloc(no), *od;
+	float *l2 = gh_malloc(nl), *ld;
+	char name[96];
+
+	setenv("GTPLAN_FLASH", val, 1);
+	run_fwd(c, d, kern_flash_fwd, "kern_flash_fwd", &od, &ld, o2, l2);
+	unsetenv("GTPLAN_FLASH");
+	snprintf(name, sizeof(name), "%s GTPLAN_FLASH=%s", c->name, val);
+	check("bits", name, memcmp(o, o2, no) || memcmp(lse, l2, nl), 0.0);
+	kern_free(&G, od);
+	kern_free(&G, ld);
+	free(o2);
+	free(l2);
+}
+
+/* The wgmma forwards (two schedules, kernels/kern_flash.h), each named as
+ * GTPLAN_FLASH names it. */
+static const struct {
+	const char *name;
+	fwd_fn fn;
+} wg_kernels[] = { { "wg", kern_flash_fwd_wg }, { "wgp", kern_flash_fwd_wgp } };
+
+/* The wgmma forwards against the reference and the mma.sync one (om, lm),
+ * and the environment switch between them (mma.sync for every value where
+ * wgmma is not available). */
+static void run_wg(const struct fcase *c, struct dev *d, const uint16_t *om,
+		   const float *lm, const double *ro, const double *rl)
+{
+	const struct kern_attn *a = &c->a;
+	long long nl = a->batch * a->nh * a->sq;
+	uint16_t *o = gh_malloc((size_t)nq(a) * 2), *od;
+	float *lse = gh_malloc((size_t)nl * 4), *ld;
+	char name[96];
+
+	check_switch(c, d, "mma", om, lm);
+	for (size_t i = 0; i < sizeof(wg_kernels) / sizeof(wg_kernels[0]); i++) {
+		if (!have_wg) {
+			check_switch(c, d, wg_kernels[i].name, om, lm);
+			continue;
+		}
+		snprintf(name, sizeof(name), "%s %s", c->name,
+			 wg_kernels[i].name);
+		run_fwd(c, d, wg_kernels[i].fn, name, &od, &ld, o, lse);
+		check_fwd(c, name, o, lse, ro, rl);
+		check_pair(c, name, o, lse, om, lm);
+		check_switch(c, d, wg_kernels[i].name, o, lse);
+		kern_free(&G, od);
+		kern_free(&G, ld);
+	}
+	free(o);
+	free(lse);
 }
 
 static void run_bwd(const struct fcase *c, struct dev *d, float *init[3],
@@ -281,9 +413,11 @@ static void run_case(struct fcase *c)
 	d.dout = gh_dev(&G, c->dout, (size_t)n * 2);
 	d.qpos = gh_dev(&G, c->qpos, (size_t)(a->sq + 1) * 4);
 	d.kpos = gh_dev(&G, c->kpos, (size_t)(a->sk + 1) * 4);
-	run_fwd(c, &d, o, lse);
+	run_fwd(c, &d, kern_flash_fwd_mma, "kern_flash_fwd_mma", &d.o, &d.lse,
+		o, lse);
 	ref_fwd(c, ro, rl, p);
-	check_fwd(c, o, lse, ro, rl);
+	check_fwd(c, c->name, o, lse, ro, rl);
+	run_wg(c, &d, o, lse, ro, rl);
 	run_bwd(c, &d, init, out);
 	for (long long b = 0; b < a->batch; b++)
 		for (long long i = 0; i < a->sq; i++)
@@ -358,9 +492,86 @@ static void one(const char *name, long long batch, long long sq,
 	free(kpos);
 }
 
+/* d [64 x n] = a [64 x k] b through kern_flash_wg_probe against float64
+ * (b is [n][k] for op 0, [k][n] for op 1); returns the probe's code. */
+static int probe_one(int op, int n, int k)
+{
+	long long na = 64LL * k, nb = (long long)n * k, bad = 0, fr = 0;
+	long long fc = 0;
+	size_t nd = (size_t)(64 * n) * sizeof(float);
+	float *fa, *fb, *got = gh_malloc(nd);
+	uint16_t *a = gh_rand_bf16(na, 1.0f, &fa);
+	uint16_t *b = gh_rand_bf16(nb, 1.0f, &fb);
+	uint16_t *da = gh_dev(&G, a, (size_t)na * 2);
+	uint16_t *db = gh_dev(&G, b, (size_t)nb * 2);
+	float *dd = gh_dev(&G, NULL, nd);
+	double worst = 0.0, fwant = 0.0;
+	int rc = kern_flash_wg_probe(kern_stream(&G), op, n, k, da, db, dd);
+	char name[64];
+
+	if (!rc)
+		gh_down(&G, got, dd, nd);
+	for (int r = 0; r < 64 && !rc; r++)
+		for (int c = 0; c < n; c++) {
+			double want = 0.0, mag = 0.0, e;
+
+			for (int x = 0; x < k; x++) {
+				double t = (double)fa[r * k + x] *
+					   (op ? fb[x * n + c] : fb[c * k + x]);
+
+				want += t;
+				mag += fabs(t);
+			}
+			e = fabs(got[r * n + c] - want) /
+			    (mag > 0.0 ? mag : 1.0);
+			if (!(e <= worst))
+				worst = isnan(e) ? INFINITY : e;
+			if (!(e <= TOL_PROBE) && !bad++) {
+				fr = r;
+				fc = c;
+				fwant = want;
+			}
+		}
+	snprintf(name, sizeof(name), "wgmma-probe %s n%d k%d",
+		 op ? "rs-transB" : "ss", n, k);
+	if (!rc)
+		check("d", name, worst, TOL_PROBE);
+	if (bad)
+		printf("     first wrong d[%lld][%lld]: want %.6g, got %.6g "
+		       "(%lld of %d wrong)\n", fr, fc, fwant,
+		       (double)got[fr * n + fc], bad, 64 * n);
+	kern_free(&G, da);
+	kern_free(&G, db);
+	kern_free(&G, dd);
+	free(a); free(b); free(fa); free(fb); free(got);
+	return rc;
+}
+
+/* The two products of the wgmma kernel alone: one instruction each first,
+ * then the kernel's sizes (hd 64 and 128). Sets have_wg. */
+static void probe_all(void)
+{
+	static const int cfg[][3] = { { 0, 64, 16 }, { 1, 64, 16 },
+				      { 0, 128, 64 }, { 0, 128, 128 },
+				      { 1, 64, 128 }, { 1, 128, 128 } };
+
+	for (size_t i = 0; i < sizeof(cfg) / sizeof(cfg[0]); i++) {
+		int rc = probe_one(cfg[i][0], cfg[i][1], cfg[i][2]);
+
+		if (rc == KERN_ENODEV && i == 0) {
+			printf("skip wgmma kernel: %s\n", kern_error_text(rc));
+			return;
+		}
+		if (rc)
+			gh_die(rc, "kern_flash_wg_probe");
+	}
+	have_wg = 1;
+}
+
 int main(void)
 {
 	gh_init(&G);
+	probe_all();
 	/* whole causal sequences: odd lengths, GQA 1, 4, 8, both head dims */
 	one("causal-77-mha-hd64", 2, 77, 77, 4, 4, 64,
 	    pos_run(77, 0), pos_run(77, 0));
