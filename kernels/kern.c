@@ -186,6 +186,32 @@ int kern_alloc(struct kern_ctx *k, size_t bytes, void **out)
 	return k->ops->alloc(k, bytes, out);
 }
 
+/* Fallbacks where a device lacks a fused or bf16 op compute in a scratch
+ * buffer of this context: b16_scratch's n floats, b16_widen's the n
+ * values of x16 widened; b16_done frees it after the queued work that
+ * reads it. */
+static int b16_scratch(struct kern_ctx *k, long long n, float **out)
+{
+	return kern_alloc(k, (size_t)(n > 0 ? n : 1) * sizeof(float),
+			  (void **)out);
+}
+
+static int b16_widen(struct kern_ctx *k, long long n, const uint16_t *x16,
+		     float **out)
+{
+	int rc = b16_scratch(k, n, out);
+
+	return rc ? rc : kern_from_bf16(k, n, x16, *out);
+}
+
+static int b16_done(struct kern_ctx *k, float *tmp, int rc)
+{
+	if (!rc)
+		rc = kern_sync(k);
+	kern_free(k, tmp);
+	return rc;
+}
+
 void kern_free(struct kern_ctx *k, void *p)
 {
 	if (p)
@@ -367,8 +393,11 @@ int kern_add_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
 {
 	int rc;
 
+	float *tmp = NULL;
+
 	if (rows < 0 || h < 1 || !OK_N(g, h) || !OK_N(x, rows) ||
-	    !OK_N(r, rows) || !OK_N(sum, rows) || !OK_N(y, rows) ||
+	    !OK_N(r, rows) || !OK_N(sum, rows) ||
+	    !(y16 ? OK_N(y16, rows) : OK_N(y, rows)) ||
 	    !OK_N(rstd, rows) || !(eps >= 0) ||
 	    (rows && ((const float *)sum == r || (const float *)y == x ||
 		      y == sum || (const float *)y == r)))
@@ -378,14 +407,17 @@ int kern_add_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
 	if (k->ops->add_rmsnorm_fwd)
 		return RUN(MEM, add_rmsnorm_fwd, rows, h, eps, x, r, sum, g, y,
 			   rstd, y16);
-	rc = kern_copy(k, sum, x, (size_t)(rows * h) * sizeof(float));
+	rc = y ? 0 : b16_scratch(k, rows * h, &tmp);
+	if (!rc)
+		rc = kern_copy(k, sum, x, (size_t)(rows * h) * sizeof(float));
 	if (!rc)
 		rc = kern_axpy(k, rows * h, 1.0f, r, sum);
 	if (!rc)
-		rc = kern_rmsnorm_fwd(k, rows, h, eps, sum, g, y, rstd);
+		rc = kern_rmsnorm_fwd(k, rows, h, eps, sum, g, y ? y : tmp,
+				      rstd);
 	if (!rc && y16)
-		rc = kern_round_bf16_copy(k, rows * h, y, y16);
-	return rc;
+		rc = kern_round_bf16_copy(k, rows * h, y ? y : tmp, y16);
+	return tmp ? b16_done(k, tmp, rc) : rc;
 }
 
 int kern_rmsnorm_bwd_add(struct kern_ctx *k, long long rows, long long h,
@@ -682,31 +714,6 @@ int kern_ce_bwd_bf(struct kern_ctx *k, long long rows, long long cols,
 }
 
 /* ---- tensors held in bf16 alone (the _b16 ops) -------------------------- */
-
-/* A device without the op widens into a scratch buffer of this context:
- * b16_scratch's n floats, b16_widen's the n values of x16; b16_done frees
- * it after the queued work that reads it. */
-static int b16_scratch(struct kern_ctx *k, long long n, float **out)
-{
-	return kern_alloc(k, (size_t)(n > 0 ? n : 1) * sizeof(float),
-			  (void **)out);
-}
-
-static int b16_widen(struct kern_ctx *k, long long n, const uint16_t *x16,
-		     float **out)
-{
-	int rc = b16_scratch(k, n, out);
-
-	return rc ? rc : kern_from_bf16(k, n, x16, *out);
-}
-
-static int b16_done(struct kern_ctx *k, float *tmp, int rc)
-{
-	if (!rc)
-		rc = kern_sync(k);
-	kern_free(k, tmp);
-	return rc;
-}
 
 int kern_gemm_bf16(struct kern_ctx *k, int ta, int tb, long long m,
 		   long long n, long long kd, const uint16_t *a16,

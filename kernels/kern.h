@@ -402,7 +402,8 @@ int kern_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
  * "sum = x + r; y = RMSNorm(sum)"): writes sum = x + r, then y and rstd
  * as kern_rmsnorm_fwd of sum, and, when y16 is set, y rounded to bf16 in
  * place with its bits in y16 (kern_round_bf16_copy); bit for bit the
- * unfused sequence. sum may alias x. */
+ * unfused sequence. sum may alias x. With y16 set, y may be NULL: the
+ * bits alone (a bf16 run whose y feeds only bf16 GEMMs). */
 int kern_add_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
 			 float eps, const float *x, const float *r, float *sum,
 			 const float *g, float *y, float *rstd,

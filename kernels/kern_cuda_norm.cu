@@ -179,7 +179,8 @@ norm_fwd_k(struct norm_fwd a)
 
 			if (a.y16)
 				bf4<VEC>(a.y16 + o, ELEM(j), a.h, &t);
-			st4<VEC>(a.y + o, ELEM(j), a.h, t);
+			if (a.y) /* NULL: the bits alone (kern.h) */
+				st4<VEC>(a.y + o, ELEM(j), a.h, t);
 		}
 	}
 }
@@ -465,7 +466,8 @@ __global__ static void two_pass_fwd_k(long long rows, long long h, float eps,
 {
 	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
 		const float *xr = x + row * h;
-		float *sr = sum ? sum + row * h : NULL, *yr = y + row * h;
+		float *sr = sum ? sum + row * h : NULL;
+		float *yr = y ? y + row * h : NULL;
 		float ss = 0.0f, s;
 
 		for (long long i = threadIdx.x; i < h; i += blockDim.x) {
@@ -482,7 +484,9 @@ __global__ static void two_pass_fwd_k(long long rows, long long h, float eps,
 		for (long long i = threadIdx.x; i < h; i += blockDim.x) {
 			float v = (sr ? sr[i] : xr[i]) * s * g[i];
 
-			yr[i] = y16 ? bf16_keep(v, y16 + row * h + i) : v;
+			v = y16 ? bf16_keep(v, y16 + row * h + i) : v;
+			if (yr)
+				yr[i] = v;
 		}
 	}
 }

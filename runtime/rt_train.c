@@ -255,7 +255,9 @@ struct kern_attn rt_attn_shape(const struct rt_shape *s, long long sk)
 /* input_layernorm in the pass that makes its input (kern_add_rmsnorm_fwd):
  * with a pending residual (pr set: the previous block's output not yet
  * added), x = pb + pr is written to `x` first; else x is there. y rounded
- * with its bf16 copy y16 in bf16 runs (rt_bf16_copy). */
+ * with its bf16 copy y16 in bf16 runs (rt_bf16_copy); there, without SP
+ * (whose gather sends the fp32 y), the GEMMs read y16 alone and y is not
+ * written. */
 static int norm_in(struct rt_model *m, const float *pb, const float *pr,
 		   float *x, long long g, float *y, float *rstd, uint16_t *y16)
 {
@@ -263,8 +265,10 @@ static int norm_in(struct rt_model *m, const float *pb, const float *pr,
 	long long Nl = s->local, h = s->h;
 
 	if (pr) {
+		int alone = m->bf16 && y16 && !s->sp;
+
 		KCHECK(kern_add_rmsnorm_fwd(m->k, Nl, h, s->eps, pb, pr, x,
-					    P(m, g), y, rstd,
+					    P(m, g), alone ? NULL : y, rstd,
 					    m->bf16 ? y16 : NULL));
 		return 0;
 	}

@@ -10,7 +10,8 @@
  * Bytes per element of the kernels (fp32 arrays and, in bf16 runs, the
  * bf16 copies written beside them: kernels/kern.h):
  *   rmsnorm_fwd 8 (x in, y out), with the residual add in its pass
- *   (add_rmsnorm_fwd) 20 (x and r in, the sum out and in again, y out),
+ *   (add_rmsnorm_fwd) 16 (x and r in, the sum and y out; bf16 runs
+ *   without SP write y's bf16 copy alone: 14),
  *   rmsnorm_bwd 12 (x, dy in, dx out), rmsnorm_bwd_add 16 (dx read and
  *   written), bf16 copies +2 per element they cover, round_bf16 8 (in
  *   place), its _copy 10, to_bf16 / from_bf16 6 (4 + 2), axpy 12 (x, y
@@ -146,8 +147,9 @@ static const struct row embed_fwd[] = {
  * add in its pass (add_rmsnorm_fwd) after a layer, alone after the
  * embedding or a received chunk input */
 static const struct row norm_in_add[] = {
-	MEM("add_rmsnorm_fwd", C_FP32, 20, Z_NL, Z_H),
-	MEM("add_rmsnorm_fwd", C_BF16, 22, Z_NL, Z_H),
+	MEM("add_rmsnorm_fwd", C_FP32, 16, Z_NL, Z_H),
+	MEM("add_rmsnorm_fwd", C_BF16 | C_SP, 18, Z_NL, Z_H),
+	MEM("add_rmsnorm_fwd", C_BF16 | C_NOSP, 14, Z_NL, Z_H),
 	END,
 };
 

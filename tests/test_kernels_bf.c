@@ -336,6 +336,14 @@ START_TEST(norms_fused)
 	ck_assert_int_eq(memcmp(y, wy, (size_t)n * 4), 0);
 	ck_assert_int_eq(memcmp(rs, wr, (size_t)rows * 4), 0);
 	ck_assert_int_eq(memcmp(y16, w16, (size_t)n * 2), 0);
+	/* y NULL: the bits alone, the same */
+	memset(y16, 0, (size_t)n * 2);
+	ck_assert_int_eq(kern_add_rmsnorm_fwd(&K, rows, h, 1e-5f, x, r, sum, g,
+					      NULL, rs, y16), 0);
+	ck_assert_int_eq(memcmp(y16, w16, (size_t)n * 2), 0);
+	ck_assert_int_eq(memcmp(sum, ws, (size_t)n * 4), 0);
+	ck_assert_int_eq(kern_add_rmsnorm_fwd(&K, rows, h, 1e-5f, x, r, sum, g,
+					      NULL, rs, NULL), KERN_EINVAL);
 	/* the backward, accumulating */
 	fill(dx, n, 54, 1.0f);
 	memcpy(wdx, dx, (size_t)n * 4);

@@ -438,7 +438,8 @@ END_TEST
  * kern_qkv_merge_rope_bf, 6 bytes a value: fp32 in, bf16 out); head dim
  * 16 has no flash kernels, so attention widens its copies (from_bf16)
  * and rounds o after. SwiGLU and the gradients' copies read and write
- * bf16 alone (swiglu_*_b16: 6 and 10 bytes an F value; to_bf16 6). Per
+ * bf16 alone (swiglu_*_b16: 6 and 10 bytes an F value; to_bf16 6), and
+ * the norms write y's copy alone (14: x, r in, sum, y16 out). Per
  * micro-batch: forward two norms with the residual add, qkv_rope_bf,
  * from_bf16, o's round_bf16_copy, swiglu_fwd_b16; backward the MLP's
  * gradient copy, swiglu_bwd_b16, its norm's rmsnorm_bwd_add, the
@@ -448,7 +449,7 @@ START_TEST(layer_elementwise_by_hand)
 {
 	struct sim_fx a, b;
 	const double N = 32, h = 64, ql = 64, qkvl = 192, fl = 128, mbs = 2;
-	double fwd = 2 * 22 * N * h + 6 * N * qkvl + 6 * N * qkvl +
+	double fwd = 2 * 14 * N * h + 6 * N * qkvl + 6 * N * qkvl +
 		     10 * N * ql + 6 * N * fl;
 	double bwd = 6 * N * h + 10 * N * fl + 16 * N * h + 6 * N * h +
 		     6 * N * qkvl + 6 * N * ql + 6 * N * qkvl + 16 * N * h;

@@ -430,7 +430,8 @@ static void test_norms_fused(void)
 		float *sum = xmalloc((size_t)n * 4), *y = xmalloc((size_t)n * 4);
 		float *rs = xmalloc((size_t)rows * 4), *hx = xmalloc((size_t)n * 4);
 		float *hg = xmalloc((size_t)h * 4);
-		uint16_t *hy = xmalloc((size_t)n * 2), *y16 = NULL;
+		uint16_t *hy = xmalloc((size_t)n * 2), *y16 = NULL, *z16 = NULL;
+		uint16_t *hz = xmalloc((size_t)n * 2);
 		float *d[9] = { up(x, (size_t)n * 4), up(r, (size_t)n * 4),
 				up(g, (size_t)h * 4), up(dx, (size_t)n * 4),
 				up(dg, (size_t)h * 4), NULL, NULL, NULL, NULL };
@@ -438,10 +439,17 @@ static void test_norms_fused(void)
 		for (int i = 5; i < 8; i++)
 			see_rc(&v, kern_alloc(&G, (size_t)n * 4, (void **)&d[i]));
 		see_rc(&v, kern_alloc(&G, (size_t)n * 2, (void **)&y16));
+		see_rc(&v, kern_alloc(&G, (size_t)n * 2, (void **)&z16));
 		see_rc(&v, kern_add_rmsnorm_fwd(&C, rows, h, 1e-5f, x, r, sum,
 						g, y, rs, hy));
+		/* y NULL: the same bits alone */
+		see_rc(&vb, kern_add_rmsnorm_fwd(&G, rows, h, 1e-5f, d[0], d[1],
+						 d[5], d[2], NULL, d[7], z16));
 		see_rc(&v, kern_add_rmsnorm_fwd(&G, rows, h, 1e-5f, d[0], d[1],
 						d[5], d[2], d[6], d[7], y16));
+		see_rc(&vb, down(hy, y16, (size_t)n * 2));
+		see_rc(&vb, down(hz, z16, (size_t)n * 2));
+		see(&vb, memcmp(hy, hz, (size_t)n * 2) ? INFINITY : 0);
 		see_rc(&v, kern_rmsnorm_bwd_add(&C, rows, h, sum, g, rs, r, dx,
 						dg));
 		see_rc(&v, kern_rmsnorm_bwd_add(&G, rows, h, d[5], d[2], d[7],
@@ -460,8 +468,9 @@ static void test_norms_fused(void)
 		for (int i = 0; i < 8; i++)
 			drop(d[i]);
 		drop(y16);
+		drop(z16);
 		free(x); free(r); free(g); free(dx); free(dg); free(sum);
-		free(y); free(rs); free(hx); free(hg); free(hy);
+		free(y); free(rs); free(hx); free(hg); free(hy); free(hz);
 	}
 	report("norms_fused", &v, TOL_ELEM);
 	report("norms_fused_y", &vy, TOL_BF_OUT);
