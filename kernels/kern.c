@@ -996,11 +996,11 @@ int kern_attn_bwd_bf(struct kern_ctx *k, const struct kern_attn *a,
 		     const uint16_t *q16, const uint16_t *k16,
 		     const uint16_t *v16, const uint16_t *o16,
 		     const float *lse, const float *dout,
-		     const int32_t *qpos, const int32_t *kpos, float *dq,
-		     float *dk, float *dv)
+		     const uint16_t *dout16, const int32_t *qpos,
+		     const int32_t *kpos, float *dq, float *dk, float *dv)
 {
 	long long nq, nk;
-	float *w[4] = { NULL, NULL, NULL, NULL };
+	float *w[5] = { NULL, NULL, NULL, NULL, NULL };
 	int rc;
 
 	if (!attn_ok(a))
@@ -1008,13 +1008,13 @@ int kern_attn_bwd_bf(struct kern_ctx *k, const struct kern_attn *a,
 	nq = a->batch * a->sq * a->nh * a->hd;
 	nk = a->batch * a->sk * a->nkv * a->hd;
 	if (!OK_N(q16, nq) || !OK_N(o16, nq) || !OK_N(k16, nk) ||
-	    !OK_N(v16, nk))
+	    !OK_N(v16, nk) || !(dout16 ? OK_N(dout16, nq) : OK_N(dout, nq)))
 		return KERN_EINVAL;
 	if (!nq || !nk)
 		return 0;
 	if (k->math == KERN_MATH_BF16 && HAS_OP(k, attn_bwd_bf)) {
 		rc = RUN(ATTN, attn_bwd_bf, a, q16, k16, v16, o16, lse, dout,
-			 qpos, kpos, dq, dk, dv);
+			 dout16, qpos, kpos, dq, dk, dv);
 		if (rc != KERN_ENODEV)
 			return rc;
 	}
@@ -1025,12 +1025,15 @@ int kern_attn_bwd_bf(struct kern_ctx *k, const struct kern_attn *a,
 		rc = widen16(k, nk, v16, &w[2]);
 	if (!rc)
 		rc = widen16(k, nq, o16, &w[3]);
+	if (!rc && dout16)
+		rc = widen16(k, nq, dout16, &w[4]);
 	if (!rc)
-		rc = kern_attn_bwd(k, a, w[0], w[1], w[2], w[3], lse, dout,
-				   qpos, kpos, dq, dk, dv);
+		rc = kern_attn_bwd(k, a, w[0], w[1], w[2], w[3], lse,
+				   dout16 ? w[4] : dout, qpos, kpos, dq, dk,
+				   dv);
 	if (!rc)
 		rc = kern_sync(k);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		kern_free(k, w[i]);
 	return rc;
 }

@@ -240,8 +240,9 @@ struct kern_ops {
 			   const uint16_t *q16, const uint16_t *k16,
 			   const uint16_t *v16, const uint16_t *o16,
 			   const float *lse, const float *dout,
-			   const int32_t *qpos, const int32_t *kpos,
-			   float *dq, float *dk, float *dv);
+			   const uint16_t *dout16, const int32_t *qpos,
+			   const int32_t *kpos, float *dq, float *dk,
+			   float *dv);
 	int (*ce_bwd_bf)(struct kern_ctx *k, long long rows, long long cols,
 			 long long nvalid, long long first,
 			 const int32_t *targets, const float *max,
@@ -607,7 +608,8 @@ int kern_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
  * bits of bf16 values, written beside them by kern_round_bf16_copy):
  * kern_attn_fwd_bf computes kern_attn_fwd of the copies' values and
  * writes o rounded to bf16 with its bits in o16; kern_attn_bwd_bf is
- * kern_attn_bwd of the copies' values (dout as given). The CUDA twin in
+ * kern_attn_bwd of the copies' values (dout as given, or, where dout16 is
+ * set, its bf16 bits: dout may then be NULL). The CUDA twin in
  * KERN_MATH_BF16 hands the copies to the flash kernels as they are (no
  * cast) and the flash forward writes o16 itself; elsewhere the copies are
  * widened first, so a stale copy shows on every device. */
@@ -620,8 +622,8 @@ int kern_attn_bwd_bf(struct kern_ctx *k, const struct kern_attn *a,
 		     const uint16_t *q16, const uint16_t *k16,
 		     const uint16_t *v16, const uint16_t *o16,
 		     const float *lse, const float *dout,
-		     const int32_t *qpos, const int32_t *kpos, float *dq,
-		     float *dk, float *dv);
+		     const uint16_t *dout16, const int32_t *qpos,
+		     const int32_t *kpos, float *dq, float *dk, float *dv);
 
 /* bfloat16, bit for bit alike on every device: to_bf16 rounds each float
  * to the nearest bf16 (ties to even; NaN stays a quiet NaN) and writes its

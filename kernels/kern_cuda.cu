@@ -310,15 +310,16 @@ static int cuda_attn_bwd_bf(struct kern_ctx *k, const struct kern_attn *a,
 			    const uint16_t *q16, const uint16_t *k16,
 			    const uint16_t *v16, const uint16_t *o16,
 			    const float *lse, const float *dout,
-			    const int32_t *qpos, const int32_t *kpos,
-			    float *dq, float *dk, float *dv)
+			    const uint16_t *dout16, const int32_t *qpos,
+			    const int32_t *kpos, float *dq, float *dk,
+			    float *dv)
 {
-	const float *src[4] = { NULL, NULL, NULL, NULL };
-	const uint16_t *in16[4] = { q16, k16, v16, o16 };
+	const float *src[5] = { NULL, NULL, NULL, NULL, dout };
+	const uint16_t *in16[5] = { q16, k16, v16, o16, dout16 };
 
 	if (!kern_fast_attn_ok(a))
 		return KERN_ENODEV;
-	return kern_fast_attn_bwd_bf(impl_of(k), a, src, in16, lse, dout, qpos,
+	return kern_fast_attn_bwd_bf(impl_of(k), a, src, in16, lse, qpos,
 				     kpos, dq, dk, dv);
 }
 

@@ -331,11 +331,13 @@ int kern_fast_attn_fwd_bf(struct cuda_impl *c, const struct kern_attn *a,
 			  const uint16_t *v16, const int32_t *qpos,
 			  const int32_t *kpos, float *o, uint16_t *o16,
 			  float *lse);
+/* src and in16: q, k, v, o and dout, each as its bf16 bits where in16
+ * has them, else cast from src. */
 int kern_fast_attn_bwd_bf(struct cuda_impl *c, const struct kern_attn *a,
-			  const float *const src[4],
-			  const uint16_t *const in16[4], const float *lse,
-			  const float *dout, const int32_t *qpos,
-			  const int32_t *kpos, float *dq, float *dk, float *dv);
+			  const float *const src[5],
+			  const uint16_t *const in16[5], const float *lse,
+			  const int32_t *qpos, const int32_t *kpos, float *dq,
+			  float *dk, float *dv);
 void kern_fast_free(struct kern_fast *f);
 
 /* kernels/kern_cuda_prof.cu: kern_prof_* (kern.h) on CUDA events. */

@@ -287,18 +287,18 @@ int kern_fast_attn_bwd(struct cuda_impl *c, const struct kern_attn *a,
 		       const int32_t *qpos, const int32_t *kpos, float *dq,
 		       float *dk, float *dv)
 {
-	const float *src[4] = { q, kk, v, o };
-	const uint16_t *none[4] = { NULL, NULL, NULL, NULL };
+	const float *src[5] = { q, kk, v, o, dout };
+	const uint16_t *none[5] = { NULL, NULL, NULL, NULL, NULL };
 
-	return kern_fast_attn_bwd_bf(c, a, src, none, lse, dout, qpos, kpos,
-				     dq, dk, dv);
+	return kern_fast_attn_bwd_bf(c, a, src, none, lse, qpos, kpos, dq, dk,
+				     dv);
 }
 
 int kern_fast_attn_bwd_bf(struct cuda_impl *c, const struct kern_attn *a,
-			  const float *const src[4],
-			  const uint16_t *const in16[4], const float *lse,
-			  const float *dout, const int32_t *qpos,
-			  const int32_t *kpos, float *dq, float *dk, float *dv)
+			  const float *const src[5],
+			  const uint16_t *const in16[5], const float *lse,
+			  const int32_t *qpos, const int32_t *kpos, float *dq,
+			  float *dk, float *dv)
 {
 	long long nq = a->batch * a->sq * a->nh * a->hd;
 	long long nk = a->batch * a->sk * a->nkv * a->hd;
@@ -306,23 +306,25 @@ int kern_fast_attn_bwd_bf(struct cuda_impl *c, const struct kern_attn *a,
 	long long cnt[6];
 	const uint16_t *in[5];
 	void *p[6];
+	int cast = 0;
 
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		in[i] = in16[i];
 		cnt[i] = in[i] ? 0 : n[i];
+		cast |= !in[i];
 	}
-	cnt[4] = nq; /* dout: always cast */
 	cnt[5] = a->batch * a->nh * a->sq;
 	KERN_TRY(fast_carve(c, 6, cnt, 1u << 5, p));
-	kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 0);
+	if (cast)
+		kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 0);
 	for (int i = 0; i < 5; i++)
-		if (i == 4 || !in[i]) {
-			KERN_TRY(to_bf16_rows(c->stream, 1, n[i],
-					      i == 4 ? dout : src[i], n[i],
+		if (!in[i]) {
+			KERN_TRY(to_bf16_rows(c->stream, 1, n[i], src[i], n[i],
 					      (uint16_t *)p[i]));
 			in[i] = (const uint16_t *)p[i];
 		}
-	kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 1);
+	if (cast)
+		kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 1);
 	return kern_flash_bwd((void *)c->stream, a, in[0], in[1], in[2], in[3],
 			      lse, in[4], qpos, kpos, (float *)p[5], dq, dk,
 			      dv);

@@ -327,6 +327,7 @@ static const struct act_entry global_table[] = {
 	GA(dqraw, A_NQ, W_QKN, NONE),
 	GA(dkraw, A_NKV, W_QKN, NONE),
 	GA(dout, A_NQ, W_ALL, NONE),
+	GB(dout16, A_NQ, W_ALL, NONE),
 	GF(du, A_NFC1, W_ALL, NONE),
 	GB(du16, A_NFC1, W_ALL, NONE),
 	GF(dsw, A_NFL, W_ALL, NONE),

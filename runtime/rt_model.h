@@ -262,6 +262,9 @@ struct rt_acts {
 	float *o2, *lse2;    /* as o, lse (CP p2p): one block's attention */
 	float *dqraw, *dkraw;/* the same before QK-norm (qk_norm) */
 	float *dout;         /* [N, q] attention output gradient */
+	uint16_t *dout16;    /* bf16 runs without CP: dout in bf16 alone,
+				as linear_proj's backward writes it and the
+				flash backward reads it */
 	float *du;           /* [N, 2 F/T] */
 	float *dsw;          /* [N, F/T] */
 	uint16_t *dsw16;     /* bf16 runs: dsw in bf16 alone (as du in du16;

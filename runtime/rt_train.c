@@ -637,8 +637,8 @@ static int attn_core_bwd(struct rt_model *m, long long l, float **dq,
 		if (m->bf16)
 			KCHECK(kern_attn_bwd_bf(k, &at, la->q16, la->k16,
 						la->v16, la->o16, la->lse,
-						a->dout, m->qpos, m->kpos,
-						a->dq, a->dk, a->dv));
+						NULL, a->dout16, m->qpos,
+						m->kpos, a->dq, a->dk, a->dv));
 		else
 			KCHECK(kern_attn_bwd(k, &at, la->q, la->k, la->v,
 					     la->o, la->lse, a->dout, m->qpos,
@@ -680,8 +680,9 @@ static int attn_block_bwd(struct rt_model *m, long long l)
 	char what[64];
 
 	/* linear_proj (row-parallel) */
+	/* the flash backward reads dout's bf16 bits (CP's kernels the fp32) */
 	RCHECK(row_linear_bwd(m, ly->proj, la->o, la->o16, ql, a->dout,
-			      NULL));
+			      m->bf16 && s->cp == 1 ? a->dout16 : NULL));
 	RCHECK(attn_core_bwd(m, l, &dq, &dk));
 	/* linear_qkv (column-parallel) */
 	RCHECK(rt_weights_next(m, &W, &W16));

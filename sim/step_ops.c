@@ -24,8 +24,9 @@
  *   read (ce_bwd 8: read and write; bf16 runs hold the logits in bf16:
  *   _b16 2 and 4), embedding lookup 8, its backward 12, Adam
  *   28 per parameter (p, m, v read and written, g read; _bf 30 where it
- *   writes the weights' bf16 copy), attention's remaining cast (the
- *   backward's dout) 6. GEMMs read bf16 copies (kern_gemm_bf): no casts.
+ *   writes the weights' bf16 copy). GEMMs read bf16 copies (kern_gemm_bf)
+ *   and the flash kernels bf16 operands, dout's included (linear_proj's
+ *   backward writes it in bf16 without CP): no casts.
  */
 #include "step_est.h"
 
@@ -268,7 +269,6 @@ static const struct row attn_bwd[] = {
 	COPY("zero", 0, 4, Z_N, Z_QL),
 	COPY("zero", C_CP1, 8, Z_N, Z_KVL),
 	ATTN(K_ATTN_B),
-	MEM("attn_cast", C_BF16 | C_CP1 | C_FLASH, 6, Z_N, Z_QL),
 	MEM("from_bf16", C_BF16 | C_CP1 | C_NOFLASH, 6, Z_N, Z_QKVL),
 	MEM("from_bf16", C_BF16 | C_CP1 | C_NOFLASH, 6, Z_N, Z_QL),
 	MEM("rope", C_QKVS, 8, Z_N, Z_QL),

@@ -401,11 +401,24 @@ START_TEST(attn_bf_copies)
 		wg[i] = take((size_t)n[i] * 4);
 	}
 	ck_assert_int_eq(kern_attn_bwd_bf(&K, &a, q16, k16, v16, o16, lse,
-					  dout, pos, pos, g[0], g[1], g[2]), 0);
+					  dout, NULL, pos, pos, g[0], g[1],
+					  g[2]), 0);
 	ck_assert_int_eq(kern_attn_bwd(&K, &a, q, kk, v, wo, wl, dout, pos,
 				       pos, wg[0], wg[1], wg[2]), 0);
 	for (int i = 0; i < 3; i++)
 		ck_assert_int_eq(memcmp(g[i], wg[i], (size_t)n[i] * 4), 0);
+	/* dout's bf16 bits instead (dout NULL): the rounded dout's result */
+	ck_assert_int_eq(kern_round_bf16_copy(&K, nq, dout, w16), 0);
+	ck_assert_int_eq(kern_attn_bwd_bf(&K, &a, q16, k16, v16, o16, lse,
+					  NULL, w16, pos, pos, g[0], g[1],
+					  g[2]), 0);
+	ck_assert_int_eq(kern_attn_bwd(&K, &a, q, kk, v, wo, wl, dout, pos,
+				       pos, wg[0], wg[1], wg[2]), 0);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(memcmp(g[i], wg[i], (size_t)n[i] * 4), 0);
+	ck_assert_int_eq(kern_attn_bwd_bf(&K, &a, q16, k16, v16, o16, lse,
+					  NULL, NULL, pos, pos, g[0], g[1],
+					  g[2]), KERN_EINVAL);
 	/* a stale key copy: another output */
 	k16[0] ^= 0x4000;
 	ck_assert_int_eq(kern_attn_fwd_bf(&K, &a, q16, k16, v16, pos, pos, o,

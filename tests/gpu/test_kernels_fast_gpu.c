@@ -56,7 +56,9 @@
  *  - attn_copies 2e-2 (TOL_ATTN, lse 1e-3): kern_attn_fwd_bf / bwd_bf on
  *    the device's bf16 copies (no casts) against the CPU twin's, as
  *    attn_bf16; the o copy the flash forward writes equals the bits of
- *    the widened o (attn_copies_bits 0).
+ *    the widened o (attn_copies_bits 0), and the backward handed dout's
+ *    bf16 bits (dout16) gives dq, dk, dv within 1e-5 of the backward that
+ *    casts the fp32 dout (the same operand; the atomics' order differs).
  *  - attn_fallback 0: a head dim the flash kernels lack (32) runs the fp32
  *    reference kernels in bf16 mode too, bit for bit.
  */
@@ -704,6 +706,41 @@ static void attn_is_flash(struct fattn *f, struct verdict *v)
 
 /* kern_attn_fwd_bf / bwd_bf: the device on its copies against the CPU
  * twin on its own (f's inputs hold bf16 values: fattn_init). */
+/* dout handed as its bf16 bits (dout NULL) gives the flash backward the
+ * operand the fp32 dout's cast gives it: dq, dk, dv within the atomics'
+ * order (1e-5 of their scale, as attn_is_flash). dg holds the fp32
+ * dout's results; vb collects. */
+static void attn_dout16(struct fattn *f, const struct kern_attn *a,
+			uint16_t *const d[4], const float *dlse,
+			const int32_t *qp, const int32_t *kp, float *const dg[3],
+			const long long n[3], struct verdict *vb)
+{
+	long long nq = f->nq;
+	float *x = xmalloc((size_t)nq * 4), *y;
+	uint16_t *h16 = xmalloc((size_t)nq * 2), *d16 = NULL;
+	float *eg[3] = { NULL, NULL, NULL };
+
+	see_rc(vb, kern_to_bf16(&C, nq, f->dout, h16));
+	d16 = up(h16, (size_t)nq * 2);
+	for (int i = 0; i < 3; i++)
+		see_rc(vb, kern_alloc(&G, (size_t)n[i] * 4, (void **)&eg[i]));
+	see_rc(vb, kern_attn_bwd_bf(&G, a, d[0], d[1], d[2], d[3], dlse, NULL,
+				    d16, qp, kp, eg[0], eg[1], eg[2]));
+	for (int i = 0; i < 3; i++) {
+		y = xmalloc((size_t)n[i] * 4);
+		free(x);
+		x = xmalloc((size_t)n[i] * 4);
+		see_rc(vb, down(x, eg[i], (size_t)n[i] * 4));
+		see_rc(vb, down(y, dg[i], (size_t)n[i] * 4));
+		see(vb, relerr(x, y, n[i]) > 1e-5 ? INFINITY : 0);
+		free(y);
+		drop(eg[i]);
+	}
+	drop(d16);
+	free(h16);
+	free(x);
+}
+
 static void attn_copies(struct fattn *f, struct verdict *v,
 			struct verdict *vl, struct verdict *vb)
 {
@@ -744,16 +781,18 @@ static void attn_copies(struct fattn *f, struct verdict *v,
 		see(vl, relerr(x, lse, f->nl));
 		free(x);
 		see_rc(v, kern_attn_bwd_bf(&C, a, h[0], h[1], h[2], h[3], lse,
-					   f->dout, f->qpos, f->kpos, g[0],
-					   g[1], g[2]));
+					   f->dout, NULL, f->qpos, f->kpos,
+					   g[0], g[1], g[2]));
 		see_rc(v, kern_attn_bwd_bf(&G, a, d[0], d[1], d[2], d[3], dlse,
-					   f->d[3], qp, kp, dg[0], dg[1], dg[2]));
+					   f->d[3], NULL, qp, kp, dg[0], dg[1],
+					   dg[2]));
 		for (int i = 0; i < 3; i++) {
 			x = xmalloc((size_t)n[i] * 4);
 			see_rc(v, down(x, dg[i], (size_t)n[i] * 4));
 			see(v, relerr(x, g[i], n[i]));
 			free(x);
 		}
+		attn_dout16(f, a, d, dlse, qp, kp, dg, n, vb);
 	}
 	for (int i = 0; i < 4; i++) {
 		free(h[i]);
