@@ -268,11 +268,13 @@ FAST_OBJ := build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o \
             build/gpu/kernels/kern_flash_wg.o build/gpu/kernels/kern_gemm_lt.o
 # kern_flash_wg.cu (the wgmma forward) exists for compute capability 9.0
 # only: wgmma needs the architecture-specific sm_90a, so it alone is built
-# for it; kern_flash.cu calls it only on such a device. FLASH_WG_DEFAULT=1
-# makes it kern_flash_fwd's default there (kernels/kern_flash.h; rebuild
-# kern_flash.o after changing it).
+# for it; kern_flash.cu calls it only on such a device. FLASH_WG_DEFAULT
+# picks kern_flash_fwd's default there (kernels/kern_flash.h: 0 mma.sync,
+# 1 wg, 2 wgp; rebuild kern_flash.o after changing it): 2, measured on an
+# H200 at 297 against mma.sync's 237 TFLOP/s (hd 128, 4 x 4096, causal)
+# and alike at hd 64 (docs/runtime-gpu.md).
 WG_GENCODE ?= -gencode arch=compute_90a,code=sm_90a
-FLASH_WG_DEFAULT ?= 0
+FLASH_WG_DEFAULT ?= 2
 FAST_BIN := build/gpu/test_flash_gpu build/gpu/test_gemm_lt_gpu build/gpu/bench_kernels_gpu
 # kern_cuda.o binds every kernels/*.cu (kern_cuda_ops), so all of them
 # link; $^ lists FAST_OBJ, which they include, once.

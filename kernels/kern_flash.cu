@@ -217,7 +217,7 @@ static int fl_fwd_launch(const fl_params &p, cudaStream_t st)
  * FLASH_WG_DEFAULT: 0 mma, 1 wg, 2 wgp. The wgmma ones need compute
  * capability 9.0; elsewhere mma runs. */
 #ifndef FLASH_WG_DEFAULT
-#define FLASH_WG_DEFAULT 0
+#define FLASH_WG_DEFAULT 2
 #endif
 
 enum { FL_MMA, FL_WG, FL_WGP, FL_AUTO };

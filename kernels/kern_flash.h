@@ -47,7 +47,8 @@
  * intra-warpgroup pipelining). The environment variable GTPLAN_FLASH =
  * mma, wg or wgp picks the kernel of kern_flash_fwd; unset (or any other
  * value) it is the build's FLASH_WG_DEFAULT (make FLASH_WG_DEFAULT=N;
- * 0 mma, the default, 1 wg, 2 wgp). Off compute capability 9.0 mma.sync
+ * 0 mma, 1 wg, 2 wgp, the Makefile's default). Off compute capability
+ * 9.0 mma.sync
  * always runs. kern_flash_fwd_mma, kern_flash_fwd_wg and
  * kern_flash_fwd_wgp run one kernel each, for tests and benchmarks; the
  * wgmma ones return KERN_ENODEV on another device. */
