@@ -958,7 +958,7 @@ int kern_attn_fwd_bf(struct kern_ctx *k, const struct kern_attn *a,
 		     float *lse)
 {
 	long long nq, nk;
-	float *w[3] = { NULL, NULL, NULL };
+	float *w[4] = { NULL, NULL, NULL, NULL };
 	int rc;
 
 	if (!attn_ok(a))
@@ -966,7 +966,7 @@ int kern_attn_fwd_bf(struct kern_ctx *k, const struct kern_attn *a,
 	nq = a->batch * a->sq * a->nh * a->hd;
 	nk = a->batch * a->sk * a->nkv * a->hd;
 	if (!OK_N(q16, nq) || !OK_N(o16, nq) || !OK_N(k16, nk) ||
-	    !OK_N(v16, nk) || !OK_N(o, nq))
+	    !OK_N(v16, nk))
 		return KERN_EINVAL;
 	if (!nq)
 		return 0;
@@ -981,13 +981,16 @@ int kern_attn_fwd_bf(struct kern_ctx *k, const struct kern_attn *a,
 		rc = widen16(k, nk, k16, &w[1]);
 	if (!rc)
 		rc = widen16(k, nk, v16, &w[2]);
+	if (!rc && !o) /* the bits alone: o in a scratch */
+		rc = b16_scratch(k, nq, &w[3]);
 	if (!rc)
-		rc = kern_attn_fwd(k, a, w[0], w[1], w[2], qpos, kpos, o, lse);
+		rc = kern_attn_fwd(k, a, w[0], w[1], w[2], qpos, kpos,
+				   o ? o : w[3], lse);
 	if (!rc)
-		rc = kern_round_bf16_copy(k, nq, o, o16);
+		rc = kern_round_bf16_copy(k, nq, o ? o : w[3], o16);
 	if (!rc)
 		rc = kern_sync(k); /* the widened inputs are read by then */
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		kern_free(k, w[i]);
 	return rc;
 }

@@ -607,7 +607,8 @@ int kern_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
 /* Attention on the bf16 copies of its inputs (as kern_gemm_bf's: the
  * bits of bf16 values, written beside them by kern_round_bf16_copy):
  * kern_attn_fwd_bf computes kern_attn_fwd of the copies' values and
- * writes o rounded to bf16 with its bits in o16; kern_attn_bwd_bf is
+ * writes o rounded to bf16 with its bits in o16 (o may be NULL: the bits
+ * alone); kern_attn_bwd_bf is
  * kern_attn_bwd of the copies' values (dout as given, or, where dout16 is
  * set, its bf16 bits: dout may then be NULL). The CUDA twin in
  * KERN_MATH_BF16 hands the copies to the flash kernels as they are (no

@@ -278,7 +278,7 @@ int kern_fast_attn_fwd_bf(struct cuda_impl *c, const struct kern_attn *a,
 		o16 = (uint16_t *)p[3];
 	KERN_TRY(kern_flash_fwd((void *)c->stream, a, in[0], in[1], in[2],
 				qpos, kpos, o16, lse));
-	return kern_cuda_widen_bf16(c->stream, nq, o16, o);
+	return o ? kern_cuda_widen_bf16(c->stream, nq, o16, o) : 0;
 }
 
 int kern_fast_attn_bwd(struct cuda_impl *c, const struct kern_attn *a,

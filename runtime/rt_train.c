@@ -302,9 +302,9 @@ static int attn_block_fwd(struct rt_model *m, long long l, const float *pb,
 	if (s->cp > 1) {
 		RCHECK(rt_cp_attn_fwd(m, l));
 		RCHECK(rt_bf16_copy(m, la->o, la->o16, N * s->z.q_l));
-	} else if (m->bf16) { /* o rounded, with its copy */
+	} else if (m->bf16) { /* o's bf16 bits alone: the GEMMs read them */
 		KCHECK(kern_attn_fwd_bf(k, &at, la->q16, la->k16, la->v16,
-					m->qpos, m->kpos, la->o, la->o16,
+					m->qpos, m->kpos, NULL, la->o16,
 					la->lse));
 	} else {
 		KCHECK(kern_attn_fwd(k, &at, la->q, la->k, la->v, m->qpos,

@@ -396,6 +396,11 @@ START_TEST(attn_bf_copies)
 	ck_assert_int_eq(memcmp(o, wo, (size_t)nq * 4), 0);
 	ck_assert_int_eq(memcmp(o16, w16, (size_t)nq * 2), 0);
 	ck_assert_int_eq(memcmp(lse, wl, (size_t)nl * 4), 0);
+	/* o NULL: the same bits alone */
+	memset(o16, 0, (size_t)nq * 2);
+	ck_assert_int_eq(kern_attn_fwd_bf(&K, &a, q16, k16, v16, pos, pos, NULL,
+					  o16, lse), 0);
+	ck_assert_int_eq(memcmp(o16, w16, (size_t)nq * 2), 0);
 	for (int i = 0; i < 3; i++) {
 		g[i] = take((size_t)n[i] * 4);
 		wg[i] = take((size_t)n[i] * 4);

@@ -56,7 +56,8 @@
  *  - attn_copies 2e-2 (TOL_ATTN, lse 1e-3): kern_attn_fwd_bf / bwd_bf on
  *    the device's bf16 copies (no casts) against the CPU twin's, as
  *    attn_bf16; the o copy the flash forward writes equals the bits of
- *    the widened o (attn_copies_bits 0), and the backward handed dout's
+ *    the widened o (attn_copies_bits 0), as the forward with o NULL
+ *    writes them alone, and the backward handed dout's
  *    bf16 bits (dout16) gives dq, dk, dv within 1e-5 of the backward that
  *    casts the fp32 dout (the same operand; the atomics' order differs).
  *  - attn_fallback 0: a head dim the flash kernels lack (32) runs the fp32
@@ -706,6 +707,31 @@ static void attn_is_flash(struct fattn *f, struct verdict *v)
 
 /* kern_attn_fwd_bf / bwd_bf: the device on its copies against the CPU
  * twin on its own (f's inputs hold bf16 values: fattn_init). */
+/* The forward with o NULL writes the same o16 bits (d[3]) alone. */
+static double o_alone(const struct kern_attn *a, uint16_t *const d[4],
+		      const int32_t *qp, const int32_t *kp, long long nq)
+{
+	struct verdict w = { 0, 0 };
+	uint16_t *e16 = NULL, *h1 = xmalloc((size_t)nq * 2);
+	uint16_t *h2 = xmalloc((size_t)nq * 2);
+	float *lse = NULL;
+	double r;
+
+	see_rc(&w, kern_alloc(&G, (size_t)nq * 2, (void **)&e16));
+	see_rc(&w, kern_alloc(&G, (size_t)(a->batch * a->nh * a->sq) * 4,
+			      (void **)&lse));
+	see_rc(&w, kern_attn_fwd_bf(&G, a, d[0], d[1], d[2], qp, kp, NULL,
+				    e16, lse));
+	see_rc(&w, down(h1, d[3], (size_t)nq * 2));
+	see_rc(&w, down(h2, e16, (size_t)nq * 2));
+	r = w.rc || memcmp(h1, h2, (size_t)nq * 2) ? INFINITY : 0;
+	drop(e16);
+	drop(lse);
+	free(h1);
+	free(h2);
+	return r;
+}
+
 /* dout handed as its bf16 bits (dout NULL) gives the flash backward the
  * operand the fp32 dout's cast gives it: dq, dk, dv within the atomics'
  * order (1e-5 of their scale, as attn_is_flash). dg holds the fp32
@@ -775,6 +801,7 @@ static void attn_copies(struct fattn *f, struct verdict *v,
 		see_rc(v, down(x, dof, (size_t)f->nq * 4));
 		see(v, relerr(x, o, f->nq));
 		see(vb, bits_of(vb, dof, d[3], f->nq));
+		see(vb, o_alone(a, d, qp, kp, f->nq));
 		free(x);
 		x = xmalloc((size_t)f->nl * 4);
 		see_rc(vl, down(x, dlse, (size_t)f->nl * 4));
