@@ -420,9 +420,10 @@ int kern_add_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
 	return tmp ? b16_done(k, tmp, rc) : rc;
 }
 
-int kern_rmsnorm_bwd_add(struct kern_ctx *k, long long rows, long long h,
-			 const float *x, const float *g, const float *rstd,
-			 const float *dy, float *dx, float *dg)
+/* kern_rmsnorm_bwd_add and (dx16 set) its _bf twin. */
+static int norm_bwd_add(struct kern_ctx *k, long long rows, long long h,
+			const float *x, const float *g, const float *rstd,
+			const float *dy, float *dx, float *dg, uint16_t *dx16)
 {
 	float *tmp = NULL;
 	int rc;
@@ -436,16 +437,32 @@ int kern_rmsnorm_bwd_add(struct kern_ctx *k, long long rows, long long h,
 		return 0;
 	if (k->ops->rmsnorm_bwd_add)
 		return RUN(MEM, rmsnorm_bwd_add, rows, h, x, g, rstd, dy, dx,
-			   dg);
-	rc = kern_alloc(k, (size_t)(rows * h) * sizeof(float), (void **)&tmp);
+			   dg, dx16);
+	rc = b16_scratch(k, rows * h, &tmp);
 	if (!rc)
 		rc = kern_rmsnorm_bwd(k, rows, h, x, g, rstd, dy, tmp, dg);
 	if (!rc)
 		rc = kern_axpy(k, rows * h, 1.0f, tmp, dx);
-	if (!rc)
-		rc = kern_sync(k); /* tmp is read by the queued axpy */
-	kern_free(k, tmp);
-	return rc;
+	if (!rc && dx16)
+		rc = kern_to_bf16(k, rows * h, dx, dx16);
+	return b16_done(k, tmp, rc); /* tmp is read by the queued axpy */
+}
+
+int kern_rmsnorm_bwd_add(struct kern_ctx *k, long long rows, long long h,
+			 const float *x, const float *g, const float *rstd,
+			 const float *dy, float *dx, float *dg)
+{
+	return norm_bwd_add(k, rows, h, x, g, rstd, dy, dx, dg, NULL);
+}
+
+int kern_rmsnorm_bwd_add_bf(struct kern_ctx *k, long long rows, long long h,
+			    const float *x, const float *g, const float *rstd,
+			    const float *dy, float *dx, float *dg,
+			    uint16_t *dx16)
+{
+	if (!OK_N(dx16, rows))
+		return KERN_EINVAL;
+	return norm_bwd_add(k, rows, h, x, g, rstd, dy, dx, dg, dx16);
 }
 
 int kern_gelu_fwd(struct kern_ctx *k, long long n, const float *x, float *y)

@@ -227,7 +227,7 @@ struct kern_ops {
 	int (*rmsnorm_bwd_add)(struct kern_ctx *k, long long rows,
 			       long long h, const float *x, const float *g,
 			       const float *rstd, const float *dy, float *dx,
-			       float *dg);
+			       float *dg, uint16_t *dx16);
 	/* optional: kern_attn_*_bf in KERN_MATH_BF16 where the device's
 	 * fast kernels take the shape (they return KERN_ENODEV where not;
 	 * kern.c then widens the copies and calls attn_fwd/attn_bwd) */
@@ -412,6 +412,14 @@ int kern_add_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
 /* kern_rmsnorm_bwd whose input gradient is added to dx (dx += ...: the
  * residual branch's gradient), bit for bit kern_rmsnorm_bwd into a
  * scratch then kern_axpy; accumulates dg. dx may not alias dy or x. */
+/* kern_rmsnorm_bwd_add, then dx16 = the bf16 bits of the new dx
+ * (kern_to_bf16; dx itself is not rounded), in one pass where the device
+ * fuses them: the bf16 operand of the GEMMs that read the residual's
+ * gradient next (runtime/rt_train.c tp_grad_in). */
+int kern_rmsnorm_bwd_add_bf(struct kern_ctx *k, long long rows, long long h,
+			    const float *x, const float *g, const float *rstd,
+			    const float *dy, float *dx, float *dg,
+			    uint16_t *dx16);
 int kern_rmsnorm_bwd_add(struct kern_ctx *k, long long rows, long long h,
 			 const float *x, const float *g, const float *rstd,
 			 const float *dy, float *dx, float *dg);

@@ -254,7 +254,7 @@ int kern_cuda_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
 int kern_cuda_rmsnorm_bwd_add(struct kern_ctx *k, long long rows,
 			      long long h, const float *x, const float *g,
 			      const float *rstd, const float *dy, float *dx,
-			      float *dg);
+			      float *dg, uint16_t *dx16);
 
 /* kernels/kern_cuda_ce.cu */
 int kern_cuda_ce_max(struct kern_ctx *k, long long rows, long long cols,

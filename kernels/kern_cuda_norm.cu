@@ -273,6 +273,7 @@ struct norm_bwd {
 	int rows, h, chunk;
 	const float *x, *g, *rstd, *dy;
 	float *dx, *part;
+	uint16_t *dx16; /* set: dx's bf16 bits too (kern_rmsnorm_bwd_add_bf) */
 };
 
 /* One element of dx: s (g dy - x c), its operations spelled out so that
@@ -337,6 +338,11 @@ norm_bwd_k(struct norm_bwd a)
 				d = make_float4(pv[j].x + d.x, pv[j].y + d.y,
 						pv[j].z + d.z, pv[j].w + d.w);
 			st4<VEC>(a.dx + o, ELEM(j), a.h, d);
+			if (a.dx16) { /* the bits; dx keeps its fp32 value */
+				float4 t = d;
+
+				bf4<VEC>(a.dx16 + o, ELEM(j), a.h, &t);
+			}
 		}
 	}
 #pragma unroll
@@ -417,21 +423,28 @@ static int two_pass_bwd(struct kern_ctx *k, long long rows, long long h,
 
 static int norm_bwd(struct kern_ctx *k, long long rows, long long h,
 		    const float *x, const float *g, const float *rstd,
-		    const float *dy, float *dx, float *dg, int add)
+		    const float *dy, float *dx, float *dg, int add,
+		    uint16_t *dx16)
 {
 	int tpb = 0, nv = norm_plan(rows, h, &tpb), parts, vec;
-	struct norm_bwd a = { (int)rows, (int)h, 0, x, g, rstd, dy, dx, NULL };
+	struct norm_bwd a = { (int)rows, (int)h, 0, x, g, rstd, dy, dx, NULL,
+			      dx16 };
 
 	/* Rows shorter than a full block (QK-norm's head dims) would leave
 	 * each block's chunk of rows to a warp or two: their many rows go
-	 * one a block to the two-pass kernels instead. */
-	if (!nv || tpb < NORM_THREADS)
-		return two_pass_bwd(k, rows, h, x, g, rstd, dy, dx, dg, add);
+	 * one a block to the two-pass kernels instead (dx16 by a pass of
+	 * its own there). */
+	if (!nv || tpb < NORM_THREADS) {
+		KERN_TRY(two_pass_bwd(k, rows, h, x, g, rstd, dy, dx, dg,
+				      add));
+		return dx16 ? kern_cuda_to_bf16(k, rows * h, dx, dx16) : 0;
+	}
 	parts = norm_bwd_parts(rows, nv, &a.chunk);
 	KERN_TRY(kern_cuda_scratch(impl_of(k), (size_t)parts * (size_t)h *
 				   sizeof(float), (void **)&a.part));
 	vec = h % 4 == 0 && ((uintptr_t)x | (uintptr_t)g | (uintptr_t)dy |
-			     (uintptr_t)dx) % 16 == 0;
+			     (uintptr_t)dx) % 16 == 0 &&
+	      (uintptr_t)dx16 % 8 == 0;
 	KERN_TRY(vec ? norm_bwd_go<1>(stream_of(k), nv, parts, tpb, add, &a) :
 		       norm_bwd_go<0>(stream_of(k), nv, parts, tpb, add, &a));
 	norm_dg_sum_k<<<(unsigned)((h + 31) / 32), 32 * DG_LANES, 0,
@@ -444,15 +457,15 @@ int kern_cuda_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
 			  const float *x, const float *g, const float *rstd,
 			  const float *dy, float *dx, float *dg)
 {
-	return norm_bwd(k, rows, h, x, g, rstd, dy, dx, dg, 0);
+	return norm_bwd(k, rows, h, x, g, rstd, dy, dx, dg, 0, NULL);
 }
 
 int kern_cuda_rmsnorm_bwd_add(struct kern_ctx *k, long long rows,
 			      long long h, const float *x, const float *g,
 			      const float *rstd, const float *dy, float *dx,
-			      float *dg)
+			      float *dg, uint16_t *dx16)
 {
-	return norm_bwd(k, rows, h, x, g, rstd, dy, dx, dg, 1);
+	return norm_bwd(k, rows, h, x, g, rstd, dy, dx, dg, 1, dx16);
 }
 
 /* ---- rows longer than NORM_MAX_H: two passes over global memory --------- */

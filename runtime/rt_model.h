@@ -339,6 +339,9 @@ struct rt_model {
 	float *dloss;
 	long long loss_rows;
 	int loss_defer;
+	/* a.full_h16 holds a.dx's bf16 bits: the last norm backward wrote
+	 * them (rt_train.c resid_norm_bwd, tp_grad_in) */
+	int dx16_ok;
 
 	/* PP (rt_pp.c): per slot (rt_model_use_slot) the layers' saved
 	 * activations, the head's (struct rt_acts' per-micro-batch part) and

@@ -108,7 +108,10 @@ static int tp_grad_in(struct rt_model *m, const char *what, const float *dx,
 	}
 	if (m->bf16 && m->a.full_h16) {
 		*in = NULL;
-		KCHECK(kern_to_bf16(m->k, n, dx, m->a.full_h16));
+		/* the norm that wrote dx wrote its bits there too */
+		if (!(m->dx16_ok && !s->sp && dx == m->a.dx))
+			KCHECK(kern_to_bf16(m->k, n, dx, m->a.full_h16));
+		m->dx16_ok = 0;
 		return 0;
 	}
 	*in = full;
@@ -573,6 +576,28 @@ static int row_linear_bwd(struct rt_model *m, const struct rt_weight *w,
 	return rt_scatter_grad(m, w, g);
 }
 
+/* A block's norm backward added into the residual's gradient a->dx (its
+ * input x, rstd, gain g and its gradient dg; dy its output's gradient).
+ * bf16 runs without SP write a->dx's bf16 bits into a.full_h16 in the
+ * same pass, the operand of the next row-parallel backward's GEMMs, and
+ * say so in m->dx16_ok (tp_grad_in). */
+static int resid_norm_bwd(struct rt_model *m, const float *x, long long g,
+			  const float *rstd, const float *dy)
+{
+	const struct rt_shape *s = &m->s;
+	struct rt_acts *a = &m->a;
+
+	m->dx16_ok = m->bf16 && a->full_h16 && !s->sp;
+	if (m->dx16_ok)
+		KCHECK(kern_rmsnorm_bwd_add_bf(m->k, s->local, s->h, x,
+					       P(m, g), rstd, dy, a->dx,
+					       G(m, g), a->full_h16));
+	else
+		KCHECK(kern_rmsnorm_bwd_add(m->k, s->local, s->h, x, P(m, g),
+					    rstd, dy, a->dx, G(m, g)));
+	return 0;
+}
+
 /* a->dx = dL/dout in, dL/dxm out. */
 static int mlp_block_bwd(struct rt_model *m, long long l)
 {
@@ -581,7 +606,7 @@ static int mlp_block_bwd(struct rt_model *m, long long l)
 	struct rt_layer_acts *la = &m->la[l];
 	struct rt_acts *a = &m->a;
 	struct kern_ctx *k = m->k;
-	long long N = s->tokens, Nl = s->local, h = s->h, fl = s->fl;
+	long long N = s->tokens, h = s->h, fl = s->fl;
 	const float *W;
 	const uint16_t *W16;
 	float *r, *g, beta;
@@ -608,9 +633,7 @@ static int mlp_block_bwd(struct rt_model *m, long long l)
 	rt_label(what, sizeof(what), ly->fc1->name, "dgrad");
 	RCHECK(tp_reduce(m, what, a->full_h, a->dn, &r));
 	RCHECK(rt_scatter_grad(m, ly->fc1, g));
-	KCHECK(kern_rmsnorm_bwd_add(k, Nl, h, la->xm, P(m, ly->ln2), la->rstd2,
-				    r, a->dx, G(m, ly->ln2)));
-	return 0;
+	return resid_norm_bwd(m, la->xm, ly->ln2, la->rstd2, r);
 }
 
 /* Attention's backward through RoPE and QK-norm: a->dq, a->dk, a->dv from
@@ -672,8 +695,7 @@ static int attn_block_bwd(struct rt_model *m, long long l)
 	const struct rt_layer *ly = &m->layer[l];
 	struct rt_layer_acts *la = &m->la[l];
 	struct rt_acts *a = &m->a;
-	struct kern_ctx *k = m->k;
-	long long Nl = s->local, h = s->h, ql = s->z.q_l;
+	long long ql = s->z.q_l;
 	const float *W;
 	const uint16_t *W16;
 	float *r, *dq = NULL, *dk = NULL, *gw;
@@ -691,9 +713,7 @@ static int attn_block_bwd(struct rt_model *m, long long l)
 	rt_label(what, sizeof(what), ly->qkv->name, "dgrad");
 	RCHECK(tp_reduce(m, what, a->full_h, a->dn, &r));
 	RCHECK(rt_scatter_grad(m, ly->qkv, gw));
-	KCHECK(kern_rmsnorm_bwd_add(k, Nl, h, la->x, P(m, ly->ln1), la->rstd1,
-				    r, a->dx, G(m, ly->ln1)));
-	return 0;
+	return resid_norm_bwd(m, la->x, ly->ln1, la->rstd1, r);
 }
 
 /* The embedding's gradient: the lookup's (all N rows) plus, tied, the
@@ -731,6 +751,7 @@ int rt_backward_chunk(struct rt_model *m, int v, float scale)
 	const struct rt_shape *s = &m->s;
 	long long l0 = v * s->chunk_layers, l1 = l0 + s->chunk_layers;
 
+	m->dx16_ok = 0; /* a->dx comes from the head or another stage */
 	RCHECK(rt_weights_begin(m, 0, v));
 	if (s->post && v == s->vpp - 1)
 		RCHECK(head_bwd(m, scale));

@@ -13,7 +13,7 @@
  *   (add_rmsnorm_fwd) 16 (x and r in, the sum and y out; bf16 runs
  *   without SP write y's bf16 copy alone: 14),
  *   rmsnorm_bwd 12 (x, dy in, dx out), rmsnorm_bwd_add 16 (dx read and
- *   written), bf16 copies +2 per element they cover, round_bf16 8 (in
+ *   written; bf16 runs without SP also dx's bits: 18), bf16 copies +2 per element they cover, round_bf16 8 (in
  *   place), its _copy 10, to_bf16 / from_bf16 6 (4 + 2), axpy 12 (x, y
  *   in, y out), copy 8, zero 4, rope 8 (in place), qkv split and merge
  *   8, qkv_rope_bf 6 (packed in, the copies out; 10 where CP's attention
@@ -225,6 +225,13 @@ static const struct row head_fwd[] = {
 	END,
 };
 
+/* the first block of a backward pass without SP: its gradient came from
+ * the head or another stage, not a norm backward that wrote its bits */
+static const struct row bwd_first[] = {
+	MEM("to_bf16", C_BF16 | C_NOSP, 6, Z_N, Z_H),
+	END,
+};
+
 /* head_bwd */
 static const struct row head_bwd[] = {
 	MEM("ce_bwd", C_FP32, 8, Z_N, Z_VL),
@@ -238,10 +245,11 @@ static const struct row head_bwd[] = {
 };
 
 /* mlp_block_bwd (tp_grad_in: a copy without SP in fp32 runs; bf16 runs
- * write the gradient's bf16 rounding alone) */
+ * hand the GEMMs the gradient's bf16 bits alone, which without SP the
+ * previous norm backward wrote with it, resid_norm_bwd: bwd_first) */
 static const struct row mlp_bwd[] = {
 	COPY("copy", C_NOSP | C_FP32, 8, Z_N, Z_H),
-	MEM("to_bf16", C_BF16, 6, Z_N, Z_H),
+	MEM("to_bf16", C_BF16 | C_SP, 6, Z_N, Z_H),
 	USE(WT_FC2),
 	GEMM(Z_N, Z_FL, Z_H, Z_ONE),
 	GEMM(Z_H, Z_FL, Z_N, Z_ONE),
@@ -252,7 +260,9 @@ static const struct row mlp_bwd[] = {
 	GEMM(Z_N, Z_H, Z_F2, Z_ONE),
 	GEMM(Z_F2, Z_H, Z_N, Z_ONE),
 	SCATTER(WT_FC1, 0),
-	MEM("rmsnorm_bwd_add", 0, 16, Z_NL, Z_H),
+	MEM("rmsnorm_bwd_add", C_FP32, 16, Z_NL, Z_H),
+	MEM("rmsnorm_bwd_add", C_BF16 | C_SP, 16, Z_NL, Z_H),
+	MEM("rmsnorm_bwd_add", C_BF16 | C_NOSP, 18, Z_NL, Z_H),
 	END,
 };
 
@@ -261,7 +271,7 @@ static const struct row mlp_bwd[] = {
  * fused) */
 static const struct row attn_bwd[] = {
 	COPY("copy", C_NOSP | C_FP32, 8, Z_N, Z_H),
-	MEM("to_bf16", C_BF16, 6, Z_N, Z_H),
+	MEM("to_bf16", C_BF16 | C_SP, 6, Z_N, Z_H),
 	USE(WT_PROJ),
 	GEMM(Z_N, Z_QL, Z_H, Z_ONE),
 	GEMM(Z_H, Z_QL, Z_N, Z_ONE),
@@ -285,7 +295,9 @@ static const struct row attn_bwd[] = {
 	GEMM(Z_QKVL, Z_H, Z_N, Z_ONE),
 	MEM("bias_grad", C_BIAS, 4, Z_N, Z_QKVL),
 	SCATTER(WT_QKV, 0),
-	MEM("rmsnorm_bwd_add", 0, 16, Z_NL, Z_H),
+	MEM("rmsnorm_bwd_add", C_FP32, 16, Z_NL, Z_H),
+	MEM("rmsnorm_bwd_add", C_BF16 | C_SP, 16, Z_NL, Z_H),
+	MEM("rmsnorm_bwd_add", C_BF16 | C_NOSP, 18, Z_NL, Z_H),
 	END,
 };
 
@@ -566,6 +578,8 @@ static void pass(struct step_walk *w, int v, int forward)
 	}
 	if (head)
 		play(w, head_bwd, WT_NONE);
+	if (L > 0)
+		play(w, bwd_first, WT_NONE);
 	for (long long l = 0; l < L; l++) {
 		play(w, mlp_bwd, WT_NONE);
 		play(w, attn_bwd, WT_NONE);

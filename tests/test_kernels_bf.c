@@ -354,6 +354,17 @@ START_TEST(norms_fused)
 	ck_assert_int_eq(kern_axpy(&K, n, 1.0f, t, wdx), 0);
 	ck_assert_int_eq(memcmp(dx, wdx, (size_t)n * 4), 0);
 	ck_assert_int_eq(memcmp(dg, wdg, (size_t)h * 4), 0);
+	/* the _bf twin: the same, and dx's bits (dx not rounded) */
+	ck_assert_int_eq(kern_rmsnorm_bwd_add_bf(&K, rows, h, sum, g, rs, r, dx,
+						 dg, y16), 0);
+	ck_assert_int_eq(kern_rmsnorm_bwd_add(&K, rows, h, sum, g, rs, r, wdx,
+					      wdg), 0);
+	ck_assert_int_eq(memcmp(dx, wdx, (size_t)n * 4), 0);
+	ck_assert_int_eq(memcmp(dg, wdg, (size_t)h * 4), 0);
+	ck_assert_int_eq(kern_to_bf16(&K, n, wdx, w16), 0);
+	ck_assert_int_eq(memcmp(y16, w16, (size_t)n * 2), 0);
+	ck_assert_int_eq(kern_rmsnorm_bwd_add_bf(&K, rows, h, sum, g, rs, r, dx,
+						 dg, NULL), KERN_EINVAL);
 	ck_assert_int_eq(kern_rmsnorm_bwd_add(&K, rows, h, sum, g, rs, r, r,
 					      dg), KERN_EINVAL);
 	ck_assert_int_eq(kern_add_rmsnorm_fwd(&K, rows, h, 1e-5f, x, r, r, g,

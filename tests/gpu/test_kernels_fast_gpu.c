@@ -455,8 +455,10 @@ static void test_norms_fused(void)
 		see(&vb, memcmp(hy, hz, (size_t)n * 2) ? INFINITY : 0);
 		see_rc(&v, kern_rmsnorm_bwd_add(&C, rows, h, sum, g, rs, r, dx,
 						dg));
-		see_rc(&v, kern_rmsnorm_bwd_add(&G, rows, h, d[5], d[2], d[7],
-						d[1], d[3], d[4]));
+		/* the _bf twin: dx's bits in z16 as the device rounds them */
+		see_rc(&v, kern_rmsnorm_bwd_add_bf(&G, rows, h, d[5], d[2], d[7],
+						   d[1], d[3], d[4], z16));
+		see(&vb, bits_of(&vb, d[3], z16, n));
 		see_rc(&v, down(hx, d[5], (size_t)n * 4));
 		see(&v, relerr(hx, sum, n));
 		see_rc(&vy, down(hx, d[6], (size_t)n * 4));
