@@ -618,7 +618,6 @@ static struct kern_ops make_ops(void)
 	o.ce_target = kern_cuda_ce_target;
 	o.ce_loss = kern_cuda_ce_loss;
 	o.ce_bwd = kern_cuda_ce_bwd;
-	o.ce_bwd_bf = kern_cuda_ce_bwd_bf;
 	o.add_rmsnorm_fwd = kern_cuda_add_rmsnorm_fwd;
 	o.rmsnorm_bwd_add = kern_cuda_rmsnorm_bwd_add;
 	o.embed_fwd = cuda_embed_fwd;
@@ -649,8 +648,6 @@ static struct kern_ops make_ops(void)
 	o.qkv_rope_bf = kern_cuda_qkv_rope_bf;
 	o.qkv_merge_rope_bf = kern_cuda_qkv_merge_rope_bf;
 	o.swiglu_fwd = kern_cuda_swiglu_fwd;
-	o.swiglu_fwd_bf = kern_cuda_swiglu_fwd_bf;
-	o.swiglu_bwd_bf = kern_cuda_swiglu_bwd_bf;
 	o.swiglu_bwd = kern_cuda_swiglu_bwd;
 	o.rope = kern_cuda_rope;
 	o.attn_fwd = kern_cuda_attn_fwd;
