@@ -358,13 +358,6 @@ int kern_axpy(struct kern_ctx *k, long long n, float alpha, const float *x,
 	return n ? RUN(MEM, axpy, n, alpha, x, y) : 0;
 }
 
-int kern_scale(struct kern_ctx *k, long long n, float alpha, float *x)
-{
-	if (!OK_N(x, n))
-		return KERN_EINVAL;
-	return n ? RUN(MEM, scale, n, alpha, x) : 0;
-}
-
 int kern_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
 		     float eps, const float *x, const float *g, float *y,
 		     float *rstd)
@@ -463,21 +456,6 @@ int kern_rmsnorm_bwd_add_bf(struct kern_ctx *k, long long rows, long long h,
 	if (!OK_N(dx16, rows))
 		return KERN_EINVAL;
 	return norm_bwd_add(k, rows, h, x, g, rstd, dy, dx, dg, dx16);
-}
-
-int kern_gelu_fwd(struct kern_ctx *k, long long n, const float *x, float *y)
-{
-	if (!OK_N(x, n) || !OK_N(y, n))
-		return KERN_EINVAL;
-	return n ? RUN(MEM, gelu_fwd, n, x, y) : 0;
-}
-
-int kern_gelu_bwd(struct kern_ctx *k, long long n, const float *x,
-		  const float *dy, float *dx)
-{
-	if (!OK_N(x, n) || !OK_N(dy, n) || !OK_N(dx, n))
-		return KERN_EINVAL;
-	return n ? RUN(MEM, gelu_bwd, n, x, dy, dx) : 0;
 }
 
 /* A [rows, cols] logit block with nvalid <= cols real columns. */

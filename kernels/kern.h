@@ -136,17 +136,12 @@ struct kern_ops {
 		    long long ldc);
 	int (*axpy)(struct kern_ctx *k, long long n, float alpha, const float *x,
 		    float *y);
-	int (*scale)(struct kern_ctx *k, long long n, float alpha, float *x);
 	int (*rmsnorm_fwd)(struct kern_ctx *k, long long rows, long long h,
 			   float eps, const float *x, const float *g, float *y,
 			   float *rstd);
 	int (*rmsnorm_bwd)(struct kern_ctx *k, long long rows, long long h,
 			   const float *x, const float *g, const float *rstd,
 			   const float *dy, float *dx, float *dg);
-	int (*gelu_fwd)(struct kern_ctx *k, long long n, const float *x,
-			float *y);
-	int (*gelu_bwd)(struct kern_ctx *k, long long n, const float *x,
-			const float *dy, float *dx);
 	int (*ce_max)(struct kern_ctx *k, long long rows, long long cols,
 		      long long nvalid, const float *logits, float *max);
 	int (*ce_sumexp)(struct kern_ctx *k, long long rows, long long cols,
@@ -376,8 +371,6 @@ int kern_gemm_bf(struct kern_ctx *k, int ta, int tb, long long m,
 /* y += alpha * x. */
 int kern_axpy(struct kern_ctx *k, long long n, float alpha, const float *x,
 	      float *y);
-/* x *= alpha. */
-int kern_scale(struct kern_ctx *k, long long n, float alpha, float *x);
 
 /* RMSNorm over rows of h: rstd[r] = 1/sqrt(mean(x[r]^2) + eps),
  * y = x * rstd * g. Writes y and rstd. */
@@ -413,12 +406,6 @@ int kern_rmsnorm_bwd_add_bf(struct kern_ctx *k, long long rows, long long h,
 int kern_rmsnorm_bwd_add(struct kern_ctx *k, long long rows, long long h,
 			 const float *x, const float *g, const float *rstd,
 			 const float *dy, float *dx, float *dg);
-
-/* Exact GeLU, y = x/2 (1 + erf(x/sqrt 2)); y may alias x. */
-int kern_gelu_fwd(struct kern_ctx *k, long long n, const float *x, float *y);
-/* dx = dy * GeLU'(x); dx may alias dy. */
-int kern_gelu_bwd(struct kern_ctx *k, long long n, const float *x,
-		  const float *dy, float *dx);
 
 /* Vocab-parallel cross-entropy pieces (see the top of this file). logits
  * is [rows, cols]. ce_max writes the max of the valid columns per row

@@ -14,7 +14,7 @@
  *    the rounded inputs, and further than 1e-4 from the CPU on the exact
  *    ones (one bf16 rounding is up to 2^-9 relative).
  *  - gemm_reuse: consecutive GEMMs that share an operand: 1e-4 as above;
- *    an operand changed between two GEMMs by a kern op (kern_scale) or as
+ *    an operand changed between two GEMMs by a kern op (kern_axpy) or as
  *    a GEMM's output must be read anew (no bf16 copy may outlive its call,
  *    kern.h): the product of the new values within 1e-2 (the
  *    output X = A B^T is rounded to bf16 on both sides from fp32 sums whose
@@ -197,6 +197,7 @@ static void test_gemm_reuse(void)
 	float *a = rnd16(m * kd, 1), *b1 = rnd16(n * kd, 1);
 	float *b2 = rnd16(n * kd, 1), *x = rnd16(m * n, 1);
 	float *da = up(a, (size_t)(m * kd) * 4);
+	float *da2 = up(a, (size_t)(m * kd) * 4);
 	float *db1 = up(b1, (size_t)(n * kd) * 4);
 	float *db2 = up(b2, (size_t)(n * kd) * 4);
 	float *dc = up(x, (size_t)(m * n) * 4);
@@ -208,7 +209,7 @@ static void test_gemm_reuse(void)
 	report("gemm_reuse", &v, TOL_RED);
 	/* A changed by a kern op between two calls */
 	see(&vn, nt(&vn, m, n, kd, a, da, b1, db1, dc));
-	see_rc(&vn, kern_scale(&G, m * kd, 2.0f, da));
+	see_rc(&vn, kern_axpy(&G, m * kd, 1.0f, da2, da)); /* A = 2 A */
 	for (long long i = 0; i < m * kd; i++)
 		a[i] *= 2.0f;
 	see(&vn, nt(&vn, m, n, kd, a, da, b1, db1, dc));
@@ -223,7 +224,7 @@ static void test_gemm_reuse(void)
 	round_bf16(x, m * n);
 	see(&vn, nt(&vn, m, n, kd, x, dx, b1, db1, dc));
 	report("gemm_reuse_new", &vn, TOL_REUSE_NEW);
-	drop(da); drop(db1); drop(db2); drop(dc); drop(dx);
+	drop(da); drop(da2); drop(db1); drop(db2); drop(dc); drop(dx);
 	free(a); free(b1); free(b2); free(x);
 }
 
