@@ -21,46 +21,47 @@
  * sim/step_ops.c's for the same op; that table leaves out the per-row
  * terms (rstd, the CE statistics, token ids and positions). In step
  * order (a micro-batch's forward, its backward, then the step's end):
- *   embed_fwd_b16     T bf16 table rows r; out w; tokens r  6Th + 4T
- *   copy              [T, h] r and w (embedding.out to x0)  8Th
- *   rmsnorm_fwd       x r; y w; g r; rstd w                 8Th + 4h + 4T
- *   round_bf16_copy   y rw; its bits w                      10Th
- *   add_rmsnorm_fwd   x, r r; sum, y, y16 w; g r; rstd w    18Th + 4h + 4T
- *   qkv_rope_bf       packed [T, qkv_l] r; q16, k16, v16 w;
- *                     pos r                                 6T qkv_l + 4T
- *   swiglu_fwd_b16    x16 [T, 2f] r; y16 [T, f] w           6Tf
- *   ce_max_b16        logits16 r; max w                     2TV + 4T
- *   ce_target_b16     targets, a logit a row r; target w    10T
- *   ce_sumexp_b16     logits16, max r; sum w                2TV + 8T
- *   ce_loss           max, sum, target r; loss w            16T
- *   ce_bwd_b16        logits16 r; d16 w (in place);
- *                     targets, max, sum r                   4TV + 12T
- *   rmsnorm_bwd       x, dy r; dx w; g, rstd r; dg rw       12Th + 12h + 4T
- *   to_bf16           dx [T, h] r; bits w                   6Th
- *   swiglu_bwd_b16    x16 [T, 2f], dy16 [T, f] r;
- *                     dx16 [T, 2f] w                        10Tf
- *   rmsnorm_bwd_add   as rmsnorm_bwd, dx rw                 16Th + 12h + 4T
- *   zero              dq [T, q_l]; dk, dv [T, kv_l] w       4n each
- *   qkv_merge_rope_bf dq, dk, dv r; packed16 w; pos r       6T qkv_l + 4T
- *   embed_bwd         dout r; T table rows rw; tokens r     12Th + 4T
- *   zero              the embedding's gradient [V, h] w
- *                     (untied: 8B only)                     4Vh
- *   zero              the replicated (norm) gradients
- *                     [(2 layers + 1) h] w                  4n
- *   adam_bf           p, m, v rw; g r; p16 w                30n
+ *   embed_fwd_b16      bf16 table rows r; out w; tokens r   6Th + 4T
+ *   copy               [T, h] r, w (embedding.out to x0)    8Th
+ *   rmsnorm_fwd        x r; y w; g r; rstd w                8Th + 4h + 4T
+ *   round_bf16_copy    y rw; its bits w                     10Th
+ *   add_rmsnorm_fwd    x, r r; sum, y16 w (y NULL: only bf16
+ *                      GEMMs read it); g r; rstd w          14Th + 4h + 4T
+ *   qkv_rope_bf        packed [T, qkv_l] r; q16, k16, v16 w;
+ *                      pos r                                6T qkv_l + 4T
+ *   swiglu_fwd_b16     x16 [T, 2f] r; y16 [T, f] w          6Tf
+ *   ce_max_b16         logits16 r; max w                    2TV + 4T
+ *   ce_target_b16      targets, a logit a row r; target w   10T
+ *   ce_sumexp_b16      logits16, max r; sum w               2TV + 8T
+ *   ce_loss            max, sum, target r; loss w           16T
+ *   ce_bwd_b16         logits16 r; d16 w (in place);
+ *                      targets, max, sum r                  4TV + 12T
+ *   rmsnorm_bwd        x, dy r; dx w; g, rstd r; dg rw      12Th + 12h + 4T
+ *   to_bf16            dx [T, h] r; bits w                  6Th
+ *   swiglu_bwd_b16     x16 [T, 2f], dy16 [T, f] r;
+ *                      dx16 [T, 2f] w                       10Tf
+ *   rmsnorm_bwd_add_bf as rmsnorm_bwd, dx rw; dx16 w        18Th + 12h + 4T
+ *   zero               dq [T, q_l]; dk, dv [T, kv_l] w      4n each
+ *   qkv_merge_rope_bf  dq, dk, dv r; packed16 w; pos r      6T qkv_l + 4T
+ *   embed_bwd          dout r; T table rows rw; tokens r    12Th + 4T
+ *   zero               the embedding's gradient [V, h] w
+ *                      (untied: 8B only)                    4Vh
+ *   zero               the replicated (norm) gradients
+ *                      [(2 layers + 1) h] w                 4n
+ *   adam_bf            p, m, v rw; g r; p16 w               30n
  * How often: a layer's forward, add_rmsnorm_fwd twice (layer 0's first
  * norm: rmsnorm_fwd and round_bf16_copy instead), qkv_rope_bf,
- * swiglu_fwd_b16; its backward, to_bf16 and rmsnorm_bwd_add twice,
- * swiglu_bwd_b16, the three zeros, qkv_merge_rope_bf; a micro-batch, the
- * embedding's ops, the copy, the final norm's add_rmsnorm_fwd and
- * rmsnorm_bwd, the cross-entropy's; a step, the two gradient zeros
- * (the embedding's in its first micro-batch) and Adam.
- * Not here: the attention backward's cast of dout to bf16, no kern op (it
- * runs inside kern_attn_bwd_bf, kernels/kern_cuda_fast.cu; to_bf16 at
- * T q_l = T h, as timed here, does the same work); rt_weights_refresh's
- * kern_to_bf16 of the weights, the first step's only (Adam writes the
- * copy after); the tokens' upload and the losses' download (host
- * transfers).
+ * swiglu_fwd_b16; its backward, rmsnorm_bwd_add_bf twice (its dx16 is
+ * the next row-parallel backward's GEMM operand), swiglu_bwd_b16, the
+ * three zeros, qkv_merge_rope_bf; a micro-batch, the embedding's ops,
+ * the copy, the final norm's add_rmsnorm_fwd and rmsnorm_bwd, to_bf16 of
+ * the latter's dx (the last layer's linear_fc2 backward reads it), the
+ * cross-entropy's; a step, the two gradient zeros (the embedding's in its
+ * first micro-batch) and Adam. linear_proj's backward writes dout in
+ * bf16 alone (kern_gemm_bf16), which the flash backward reads: no cast.
+ * Not here: rt_weights_refresh's kern_to_bf16 of the weights, the first
+ * step's only (Adam writes the copy after); the tokens' upload and the
+ * losses' download (host transfers).
  *
  * Timing: kern's CUDA-event profile (kern_prof_*) around each call, the
  * MEM and COPY classes' device time. Before each call the L2 cache is
@@ -157,7 +158,7 @@ static void report_op(struct env *e, const char *op, const char *shape,
 {
 	double ms = time_op(e, fn, iters), tbs = bytes / (ms * 1e-3) * 1e-12;
 
-	printf("mem %-3s %-17s %-22s %8.4f ms %9.1f MB %5.2f TB/s %5.1f%%\n",
+	printf("mem %-3s %-18s %-21s %8.4f ms %9.1f MB %5.2f TB/s %5.1f%%\n",
 	       e->m->name, op, shape, ms, bytes * 1e-6, tbs,
 	       100.0 * tbs / MEM_PEAK_TBS);
 	fflush(stdout);
@@ -200,7 +201,7 @@ static int op_round_copy(struct env *e)
 static int op_add_norm(struct env *e)
 {
 	return kern_add_rmsnorm_fwd(e->k, e->T, e->m->h, 1e-5f, e->a, e->b,
-				    e->c, e->g, e->d, e->rs, e->o16);
+				    e->c, e->g, NULL, e->rs, e->o16);
 }
 
 /* q16, k16, v16 one after another in o16 (no fp32 q, k, v: no CP). */
@@ -265,8 +266,8 @@ static int op_swiglu_bwd(struct env *e)
 
 static int op_norm_bwd_add(struct env *e)
 {
-	return kern_rmsnorm_bwd_add(e->k, e->T, e->m->h, e->a, e->g, e->rs,
-				    e->b, e->c, e->dg);
+	return kern_rmsnorm_bwd_add_bf(e->k, e->T, e->m->h, e->a, e->g, e->rs,
+				       e->b, e->c, e->dg, e->o16);
 }
 
 static int op_zero(struct env *e)
@@ -443,7 +444,7 @@ static void bench_fwd(struct env *e, int iters)
 	report_op(e, "rmsnorm_fwd", sh, 8 * th + 4.0 * h + 4.0 * T, op_norm,
 		  iters);
 	report_op(e, "round_bf16_copy", sh, 10 * th, op_round_copy, iters);
-	report_op(e, "add_rmsnorm_fwd", sh, 18 * th + 4.0 * h + 4.0 * T,
+	report_op(e, "add_rmsnorm_fwd", sh, 14 * th + 4.0 * h + 4.0 * T,
 		  op_add_norm, iters);
 	snprintf(s, sizeof(s), "T%lld qkv%lld hd%lld", T, e->qkvl, e->m->hd);
 	report_op(e, "qkv_rope_bf", s, 6.0 * T * e->qkvl + 4.0 * T,
@@ -479,7 +480,7 @@ static void bench_bwd(struct env *e, int iters)
 	snprintf(s, sizeof(s), "T%lld f%lld", T, e->m->f);
 	report_op(e, "swiglu_bwd_b16", s, 10.0 * T * e->m->f, op_swiglu_bwd,
 		  iters);
-	report_op(e, "rmsnorm_bwd_add", sh, 16 * th + 12.0 * h + 4.0 * T,
+	report_op(e, "rmsnorm_bwd_add_bf", sh, 18 * th + 12.0 * h + 4.0 * T,
 		  op_norm_bwd_add, iters);
 	e->n = T * e->ql;
 	snprintf(s, sizeof(s), "dq n%lld", e->n);
