@@ -358,13 +358,6 @@ int kern_axpy(struct kern_ctx *k, long long n, float alpha, const float *x,
 	return n ? RUN(MEM, axpy, n, alpha, x, y) : 0;
 }
 
-int kern_scale(struct kern_ctx *k, long long n, float alpha, float *x)
-{
-	if (!OK_N(x, n))
-		return KERN_EINVAL;
-	return n ? RUN(MEM, scale, n, alpha, x) : 0;
-}
-
 int kern_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
 		     float eps, const float *x, const float *g, float *y,
 		     float *rstd)
@@ -463,21 +456,6 @@ int kern_rmsnorm_bwd_add_bf(struct kern_ctx *k, long long rows, long long h,
 	if (!OK_N(dx16, rows))
 		return KERN_EINVAL;
 	return norm_bwd_add(k, rows, h, x, g, rstd, dy, dx, dg, dx16);
-}
-
-int kern_gelu_fwd(struct kern_ctx *k, long long n, const float *x, float *y)
-{
-	if (!OK_N(x, n) || !OK_N(y, n))
-		return KERN_EINVAL;
-	return n ? RUN(MEM, gelu_fwd, n, x, y) : 0;
-}
-
-int kern_gelu_bwd(struct kern_ctx *k, long long n, const float *x,
-		  const float *dy, float *dx)
-{
-	if (!OK_N(x, n) || !OK_N(dy, n) || !OK_N(dx, n))
-		return KERN_EINVAL;
-	return n ? RUN(MEM, gelu_bwd, n, x, dy, dx) : 0;
 }
 
 /* A [rows, cols] logit block with nvalid <= cols real columns. */
@@ -680,54 +658,6 @@ int kern_qkv_merge_rope_bf(struct kern_ctx *k, const struct kern_qkv *a,
 	return HAS_OP(k, qkv_merge_rope_bf) ? RUN(MEM, qkv_merge_rope_bf, a,
 						  pos, dq, dk, dv, packed,
 						  packed16) : KERN_ENODEV;
-}
-
-int kern_swiglu_fwd_bf(struct kern_ctx *k, long long rows, long long f,
-		       const float *x, float *y, uint16_t *y16)
-{
-	int rc;
-
-	if (!y16 || !rows)
-		return kern_swiglu_fwd(k, rows, f, x, y);
-	if (HAS_OP(k, swiglu_fwd_bf) && rows > 0 && f > 0 && x && y &&
-	    (const float *)y != x)
-		return RUN(MEM, swiglu_fwd_bf, rows, f, x, y, y16);
-	rc = kern_swiglu_fwd(k, rows, f, x, y);
-	return rc ? rc : kern_round_bf16_copy(k, rows * f, y, y16);
-}
-
-int kern_swiglu_bwd_bf(struct kern_ctx *k, long long rows, long long f,
-		       const float *x, const float *dy, float *dx,
-		       uint16_t *dx16)
-{
-	int rc;
-
-	if (!dx16 || !rows)
-		return kern_swiglu_bwd(k, rows, f, x, dy, dx);
-	if (HAS_OP(k, swiglu_bwd_bf) && rows > 0 && f > 0 && x && dy && dx &&
-	    (const float *)dx != x && (const float *)dx != dy)
-		return RUN(MEM, swiglu_bwd_bf, rows, f, x, dy, dx, dx16);
-	rc = kern_swiglu_bwd(k, rows, f, x, dy, dx);
-	return rc ? rc : kern_round_bf16_copy(k, rows * 2 * f, dx, dx16);
-}
-
-int kern_ce_bwd_bf(struct kern_ctx *k, long long rows, long long cols,
-		   long long nvalid, long long first, const int32_t *targets,
-		   const float *max, const float *sum, float scale,
-		   const float *logits, float *dlogits, uint16_t *dlogits16)
-{
-	int rc = 0;
-
-	if (dlogits16 && HAS_OP(k, ce_bwd_bf) && rows > 0 &&
-	    ce_ok(rows, cols, nvalid, logits) && first >= 0 && targets &&
-	    max && sum && dlogits)
-		return RUN(MEM, ce_bwd_bf, rows, cols, nvalid, first, targets,
-			   max, sum, scale, logits, dlogits, dlogits16);
-	rc = kern_ce_bwd(k, rows, cols, nvalid, first, targets, max, sum,
-			 scale, logits, dlogits);
-	if (!rc && dlogits16)
-		rc = kern_round_bf16_copy(k, rows * cols, dlogits, dlogits16);
-	return rc;
 }
 
 /* ---- tensors held in bf16 alone (the _b16 ops) -------------------------- */

@@ -136,17 +136,12 @@ struct kern_ops {
 		    long long ldc);
 	int (*axpy)(struct kern_ctx *k, long long n, float alpha, const float *x,
 		    float *y);
-	int (*scale)(struct kern_ctx *k, long long n, float alpha, float *x);
 	int (*rmsnorm_fwd)(struct kern_ctx *k, long long rows, long long h,
 			   float eps, const float *x, const float *g, float *y,
 			   float *rstd);
 	int (*rmsnorm_bwd)(struct kern_ctx *k, long long rows, long long h,
 			   const float *x, const float *g, const float *rstd,
 			   const float *dy, float *dx, float *dg);
-	int (*gelu_fwd)(struct kern_ctx *k, long long n, const float *x,
-			float *y);
-	int (*gelu_bwd)(struct kern_ctx *k, long long n, const float *x,
-			const float *dy, float *dx);
 	int (*ce_max)(struct kern_ctx *k, long long rows, long long cols,
 		      long long nvalid, const float *logits, float *max);
 	int (*ce_sumexp)(struct kern_ctx *k, long long rows, long long cols,
@@ -213,13 +208,8 @@ struct kern_ops {
 				 const int32_t *pos, const float *dq,
 				 const float *dk, const float *dv,
 				 float *packed, uint16_t *packed16);
-	/* optional: the kern_*_bf producers fused (NULL: kern.c calls the
-	 * plain op, then kern_round_bf16_copy) */
-	int (*swiglu_fwd_bf)(struct kern_ctx *k, long long rows, long long f,
-			     const float *x, float *y, uint16_t *y16);
-	int (*swiglu_bwd_bf)(struct kern_ctx *k, long long rows, long long f,
-			     const float *x, const float *dy, float *dx,
-			     uint16_t *dx16);
+	/* optional: the norms fused with the residual add (NULL: kern.c
+	 * runs the unfused sequence) */
 	int (*add_rmsnorm_fwd)(struct kern_ctx *k, long long rows,
 			       long long h, float eps, const float *x,
 			       const float *r, float *sum, const float *g,
@@ -243,11 +233,6 @@ struct kern_ops {
 			   const uint16_t *dout16, const int32_t *qpos,
 			   const int32_t *kpos, float *dq, float *dk,
 			   float *dv);
-	int (*ce_bwd_bf)(struct kern_ctx *k, long long rows, long long cols,
-			 long long nvalid, long long first,
-			 const int32_t *targets, const float *max,
-			 const float *sum, float scale, const float *logits,
-			 float *dlogits, uint16_t *dlogits16);
 	/* optional: the output layer's bf16 logits and the cross-entropy
 	 * on them (NULL: kern.c widens, runs the fp32 op, rounds) */
 	int (*gemm_bf16)(struct kern_ctx *k, int ta, int tb, long long m,
@@ -386,8 +371,6 @@ int kern_gemm_bf(struct kern_ctx *k, int ta, int tb, long long m,
 /* y += alpha * x. */
 int kern_axpy(struct kern_ctx *k, long long n, float alpha, const float *x,
 	      float *y);
-/* x *= alpha. */
-int kern_scale(struct kern_ctx *k, long long n, float alpha, float *x);
 
 /* RMSNorm over rows of h: rstd[r] = 1/sqrt(mean(x[r]^2) + eps),
  * y = x * rstd * g. Writes y and rstd. */
@@ -423,12 +406,6 @@ int kern_rmsnorm_bwd_add_bf(struct kern_ctx *k, long long rows, long long h,
 int kern_rmsnorm_bwd_add(struct kern_ctx *k, long long rows, long long h,
 			 const float *x, const float *g, const float *rstd,
 			 const float *dy, float *dx, float *dg);
-
-/* Exact GeLU, y = x/2 (1 + erf(x/sqrt 2)); y may alias x. */
-int kern_gelu_fwd(struct kern_ctx *k, long long n, const float *x, float *y);
-/* dx = dy * GeLU'(x); dx may alias dy. */
-int kern_gelu_bwd(struct kern_ctx *k, long long n, const float *x,
-		  const float *dy, float *dx);
 
 /* Vocab-parallel cross-entropy pieces (see the top of this file). logits
  * is [rows, cols]. ce_max writes the max of the valid columns per row
@@ -480,20 +457,6 @@ int kern_swiglu_fwd(struct kern_ctx *k, long long rows, long long f,
 		    const float *x, float *y);
 int kern_swiglu_bwd(struct kern_ctx *k, long long rows, long long f,
 		    const float *x, const float *dy, float *dx);
-
-/* Producers of GEMM operands in mixed-precision runs: the function of the
- * same name without _bf, then kern_round_bf16_copy of its output into the
- * last argument, in one pass where the device fuses them (the CUDA twin);
- * a NULL copy is the plain function. */
-int kern_swiglu_fwd_bf(struct kern_ctx *k, long long rows, long long f,
-		       const float *x, float *y, uint16_t *y16);
-int kern_swiglu_bwd_bf(struct kern_ctx *k, long long rows, long long f,
-		       const float *x, const float *dy, float *dx,
-		       uint16_t *dx16);
-int kern_ce_bwd_bf(struct kern_ctx *k, long long rows, long long cols,
-		   long long nvalid, long long first, const int32_t *targets,
-		   const float *max, const float *sum, float scale,
-		   const float *logits, float *dlogits, uint16_t *dlogits16);
 
 /* The output layer in mixed-precision runs, as Megatron-core runs it: its
  * logits are the bf16 product of the bf16 output layer (c16, dense [m, n],

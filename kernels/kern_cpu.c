@@ -1,6 +1,6 @@
 /*
- * kern_cpu: the CPU twin of every kernel (kern.h): OpenBLAS for GEMM, AXPY
- * and SCAL, plain loops for the rest. Arguments were checked by kern.c.
+ * kern_cpu: the CPU twin of every kernel (kern.h): OpenBLAS for GEMM and
+ * AXPY, plain loops for the rest. Arguments were checked by kern.c.
  * Loops run in a fixed order, so a result depends only on the inputs, and
  * row statistics accumulate in fp32 as the CUDA twin's do; sums over many
  * rows (bias_grad) and attention's sums (kern_cpu_attn.c) accumulate in
@@ -18,7 +18,6 @@
 
 /* Alignment of kern_alloc's blocks: a cache line, enough for AVX-512. */
 #define KERN_CPU_ALIGN 64
-#define KERN_SQRT1_2 0.70710678118654752440f
 
 static int cpu_init(struct kern_ctx *k, int threads)
 {
@@ -102,15 +101,6 @@ static int cpu_axpy(struct kern_ctx *k, long long n, float alpha,
 	return 0;
 }
 
-static int cpu_scale(struct kern_ctx *k, long long n, float alpha, float *x)
-{
-	(void)k;
-	if (!fits_int(n))
-		return KERN_EINVAL;
-	cblas_sscal((int)n, alpha, x, 1);
-	return 0;
-}
-
 static int cpu_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
 			   float eps, const float *x, const float *g, float *y,
 			   float *rstd)
@@ -148,30 +138,6 @@ static int cpu_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
 		c = s * s * dot / (float)h;
 		for (long long i = 0; i < h; i++)
 			dxr[i] = s * (g[i] * dyr[i] - xr[i] * c);
-	}
-	return 0;
-}
-
-static int cpu_gelu_fwd(struct kern_ctx *k, long long n, const float *x,
-			float *y)
-{
-	(void)k;
-	for (long long i = 0; i < n; i++)
-		y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * KERN_SQRT1_2));
-	return 0;
-}
-
-static int cpu_gelu_bwd(struct kern_ctx *k, long long n, const float *x,
-			const float *dy, float *dx)
-{
-	const float inv_sqrt_2pi = 0.39894228040143267794f;
-
-	(void)k;
-	for (long long i = 0; i < n; i++) {
-		float cdf = 0.5f * (1.0f + erff(x[i] * KERN_SQRT1_2));
-		float pdf = inv_sqrt_2pi * expf(-0.5f * x[i] * x[i]);
-
-		dx[i] = dy[i] * (cdf + x[i] * pdf);
 	}
 	return 0;
 }
@@ -626,11 +592,8 @@ const struct kern_ops kern_cpu_ops = {
 	.sync = cpu_sync,
 	.gemm = cpu_gemm,
 	.axpy = cpu_axpy,
-	.scale = cpu_scale,
 	.rmsnorm_fwd = cpu_rmsnorm_fwd,
 	.rmsnorm_bwd = cpu_rmsnorm_bwd,
-	.gelu_fwd = cpu_gelu_fwd,
-	.gelu_bwd = cpu_gelu_bwd,
 	.ce_max = cpu_ce_max,
 	.ce_sumexp = cpu_ce_sumexp,
 	.ce_target = cpu_ce_target,

@@ -1,6 +1,6 @@
 /*
  * kern_cuda: the CUDA twin of every kernel (kern.h): cuBLAS (fp32, no TF32)
- * for GEMM, AXPY and SCAL, simple kernels for the rest, all queued on the
+ * for GEMM and AXPY, simple kernels for the rest, all queued on the
  * context's own stream. Arguments were checked by kern.c. In the bf16
  * math mode (kern_set_math) GEMM and attention go to the tensor-core path
  * of kernels/kern_cuda_fast.cu.
@@ -26,8 +26,6 @@
 #include <string.h>
 
 #include "kern_cuda.h"
-
-#define KERN_SQRT1_2 0.70710678118654752440f
 
 static int cublas_fail(cublasStatus_t s, const char *what, const char *file,
 		       int line)
@@ -332,54 +330,6 @@ static int cuda_axpy(struct kern_ctx *k, long long n, float alpha,
 	return 0;
 }
 
-static int cuda_scale(struct kern_ctx *k, long long n, float alpha, float *x)
-{
-	if (!fits_int(n))
-		return KERN_EINVAL;
-	CUBLASCHECK(cublasSscal(impl_of(k)->blas, (int)n, &alpha, x, 1));
-	return 0;
-}
-
-/* ---- GeLU (exact, erf) --------------------------------------------------- */
-
-__global__ static void gelu_fwd_k(long long n, const float *x, float *y)
-{
-	GRID_STRIDE(i, n)
-		y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * KERN_SQRT1_2));
-}
-
-__global__ static void gelu_bwd_k(long long n, const float *x,
-				  const float *dy, float *dx)
-{
-	const float inv_sqrt_2pi = 0.39894228040143267794f;
-
-	GRID_STRIDE(i, n) {
-		float xi = x[i];
-		float cdf = 0.5f * (1.0f + erff(xi * KERN_SQRT1_2));
-		float pdf = inv_sqrt_2pi * expf(-0.5f * xi * xi);
-
-		dx[i] = dy[i] * (cdf + xi * pdf);
-	}
-}
-
-static int cuda_gelu_fwd(struct kern_ctx *k, long long n, const float *x,
-			 float *y)
-{
-	gelu_fwd_k<<<blocks_for(n), KERN_CUDA_THREADS, 0, stream_of(k)>>>(n, x,
-									  y);
-	LAUNCHCHECK(gelu_fwd_k);
-	return 0;
-}
-
-static int cuda_gelu_bwd(struct kern_ctx *k, long long n, const float *x,
-			 const float *dy, float *dx)
-{
-	gelu_bwd_k<<<blocks_for(n), KERN_CUDA_THREADS, 0, stream_of(k)>>>(
-		n, x, dy, dx);
-	LAUNCHCHECK(gelu_bwd_k);
-	return 0;
-}
-
 /* ---- embedding ---------------------------------------------------------- */
 
 __global__ static void embed_fwd_k(long long n, long long h, long long first,
@@ -608,17 +558,13 @@ static struct kern_ops make_ops(void)
 	o.sync = cuda_sync;
 	o.gemm = cuda_gemm;
 	o.axpy = cuda_axpy;
-	o.scale = cuda_scale;
 	o.rmsnorm_fwd = kern_cuda_rmsnorm_fwd;
 	o.rmsnorm_bwd = kern_cuda_rmsnorm_bwd;
-	o.gelu_fwd = cuda_gelu_fwd;
-	o.gelu_bwd = cuda_gelu_bwd;
 	o.ce_max = kern_cuda_ce_max;
 	o.ce_sumexp = kern_cuda_ce_sumexp;
 	o.ce_target = kern_cuda_ce_target;
 	o.ce_loss = kern_cuda_ce_loss;
 	o.ce_bwd = kern_cuda_ce_bwd;
-	o.ce_bwd_bf = kern_cuda_ce_bwd_bf;
 	o.add_rmsnorm_fwd = kern_cuda_add_rmsnorm_fwd;
 	o.rmsnorm_bwd_add = kern_cuda_rmsnorm_bwd_add;
 	o.embed_fwd = cuda_embed_fwd;
@@ -649,8 +595,6 @@ static struct kern_ops make_ops(void)
 	o.qkv_rope_bf = kern_cuda_qkv_rope_bf;
 	o.qkv_merge_rope_bf = kern_cuda_qkv_merge_rope_bf;
 	o.swiglu_fwd = kern_cuda_swiglu_fwd;
-	o.swiglu_fwd_bf = kern_cuda_swiglu_fwd_bf;
-	o.swiglu_bwd_bf = kern_cuda_swiglu_bwd_bf;
 	o.swiglu_bwd = kern_cuda_swiglu_bwd;
 	o.rope = kern_cuda_rope;
 	o.attn_fwd = kern_cuda_attn_fwd;

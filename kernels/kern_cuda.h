@@ -122,8 +122,8 @@ __device__ __forceinline__ static unsigned int bf16_pair(float lo, float hi)
 }
 
 /* f rounded to bf16 (its bits widened back), and the bits in *h when h is
- * set: the producers that write a bf16 copy of their output
- * (kern_*_bf in kern.h). */
+ * set: the kernels that write a bf16 copy of their output beside it
+ * (kern_add_rmsnorm_fwd's y16, kern_qkv_rope_bf's copies). */
 __device__ __forceinline__ static float bf16_keep(float f, uint16_t *h)
 {
 	unsigned short b = bf16_bits(f);
@@ -178,11 +178,6 @@ int kern_cuda_swiglu_fwd(struct kern_ctx *k, long long rows, long long f,
 			 const float *x, float *y);
 int kern_cuda_swiglu_bwd(struct kern_ctx *k, long long rows, long long f,
 			 const float *x, const float *dy, float *dx);
-int kern_cuda_swiglu_fwd_bf(struct kern_ctx *k, long long rows, long long f,
-			    const float *x, float *y, uint16_t *y16);
-int kern_cuda_swiglu_bwd_bf(struct kern_ctx *k, long long rows, long long f,
-			    const float *x, const float *dy, float *dx,
-			    uint16_t *dx16);
 int kern_cuda_attn_fwd(struct kern_ctx *k, const struct kern_attn *a,
 		       const float *q, const float *kk, const float *v,
 		       const int32_t *qpos, const int32_t *kpos, float *o,
@@ -271,11 +266,6 @@ int kern_cuda_ce_bwd(struct kern_ctx *k, long long rows, long long cols,
 		     long long nvalid, long long first, const int32_t *targets,
 		     const float *max, const float *sum, float scale,
 		     const float *logits, float *dlogits);
-int kern_cuda_ce_bwd_bf(struct kern_ctx *k, long long rows, long long cols,
-			long long nvalid, long long first,
-			const int32_t *targets, const float *max,
-			const float *sum, float scale, const float *logits,
-			float *dlogits, uint16_t *dlogits16);
 
 /* kernels/kern_cuda_bf16.cu */
 int kern_cuda_to_bf16(struct kern_ctx *k, long long n, const float *x,

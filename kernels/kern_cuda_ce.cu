@@ -1,13 +1,14 @@
 /*
  * kern_cuda_ce: the CUDA twin's vocab-parallel cross-entropy pieces
  * (kern.h: kern_ce_max, kern_ce_sumexp, kern_ce_target, kern_ce_loss,
- * kern_ce_bwd, kern_ce_bwd_bf), queued on the context's stream; arguments
- * checked by kernels/kern.c.
+ * kern_ce_bwd), queued on the context's stream; arguments checked by
+ * kernels/kern.c (bf16 runs' pieces on bf16 logits are
+ * kernels/kern_cuda_b16.cu's).
  *
  * The passes over the logits (max, sum of exp, gradient) read them as
  * float4s, CE_UNROLL or CE_BWD_ITEMS of them in flight a thread, where
- * cols is a multiple of 4 and the pointers 16-byte aligned (8 for the
- * bf16 copy); else one float a thread as before. The gradient's value at
+ * cols is a multiple of 4 and the pointers 16-byte aligned; else one
+ * float a thread as before. The gradient's value at
  * each logit is the same expression either way (the same bits); max is
  * exact in any order; sum of exp is a per-thread sum then a block tree,
  * the same order on every run for a given shape (it differs from the CPU
@@ -34,11 +35,10 @@ static cudaStream_t stream_of(struct kern_ctx *k)
 
 /* The 4-wide kernels take rows of cols % 4 == 0 floats (each row then
  * 16-byte aligned when the array is), cols within an int. */
-static int ce_vec(long long cols, const void *a, const void *b,
-		  const void *h16)
+static int ce_vec(long long cols, const void *a, const void *b)
 {
 	return cols % 4 == 0 && cols <= INT_MAX && (uintptr_t)a % 16 == 0 &&
-	       (uintptr_t)b % 16 == 0 && (uintptr_t)h16 % 8 == 0;
+	       (uintptr_t)b % 16 == 0;
 }
 
 /* ---- max and sum of exp: one row a block ------------------------------- */
@@ -141,7 +141,7 @@ ce_sumexp_k(long long rows, long long cols, long long nvalid,
 int kern_cuda_ce_max(struct kern_ctx *k, long long rows, long long cols,
 		     long long nvalid, const float *logits, float *max)
 {
-	if (ce_vec(cols, logits, logits, NULL))
+	if (ce_vec(cols, logits, logits))
 		ce_max_k<1><<<rows_grid(rows), CE_THREADS, 0, stream_of(k)>>>(
 			rows, cols, nvalid, logits, max);
 	else
@@ -155,7 +155,7 @@ int kern_cuda_ce_sumexp(struct kern_ctx *k, long long rows, long long cols,
 			long long nvalid, const float *logits,
 			const float *max, float *sum)
 {
-	if (ce_vec(cols, logits, logits, NULL))
+	if (ce_vec(cols, logits, logits))
 		ce_sumexp_k<1><<<rows_grid(rows), CE_THREADS, 0,
 				 stream_of(k)>>>(rows, cols, nvalid, logits,
 						 max, sum);
@@ -224,22 +224,19 @@ __device__ __forceinline__ static float ce_grad(float l, long long j,
 }
 
 /* One thread a logit (any shape); each reads only its own logit, so
- * dlogits may alias logits. dlogits16 set: dlogits rounded to bf16, its
- * bits there too (kern_ce_bwd_bf). */
+ * dlogits may alias logits. */
 __global__ static void ce_bwd_k(long long rows, long long cols,
 				long long nvalid, long long first,
 				const int32_t *targets, const float *max,
 				const float *sum, float scale,
-				const float *logits, float *dlogits,
-				uint16_t *dlogits16)
+				const float *logits, float *dlogits)
 {
 	GRID_STRIDE(idx, rows * cols) {
 		long long r = idx / cols, j = idx - r * cols;
-		float d = ce_grad(logits[idx], j, nvalid,
-				  (long long)targets[r] - first, max[r],
-				  1.0f / sum[r], scale);
 
-		dlogits[idx] = dlogits16 ? bf16_keep(d, &dlogits16[idx]) : d;
+		dlogits[idx] = ce_grad(logits[idx], j, nvalid,
+				       (long long)targets[r] - first, max[r],
+				       1.0f / sum[r], scale);
 	}
 }
 
@@ -247,12 +244,10 @@ __global__ static void ce_bwd_k(long long rows, long long cols,
  * blocks a row): the row's statistics read once a block, no division a
  * logit. Each thread loads all its logits before it stores any: dlogits
  * may alias logits. */
-template <int BF>
 __global__ static void __launch_bounds__(CE_THREADS)
 ce_bwd4_k(long long rows, int cols, long long nvalid, long long first,
 	  const int32_t *targets, const float *max, const float *sum,
-	  float scale, const float *logits, float *dlogits, uint16_t *dl16,
-	  int cb)
+	  float scale, const float *logits, float *dlogits, int cb)
 {
 	int n4 = cols / 4;
 
@@ -273,57 +268,16 @@ ce_bwd4_k(long long rows, int cols, long long nvalid, long long first,
 		for (int u = 0; u < CE_BWD_ITEMS; u++) {
 			int q = q0 + u * CE_THREADS;
 			long long j = 4LL * q;
-			float4 d;
 
 			if (q >= n4)
 				continue;
-			d = make_float4(
+			d4[q] = make_float4(
 				ce_grad(v[u].x, j, nvalid, t, mr, inv, scale),
 				ce_grad(v[u].y, j + 1, nvalid, t, mr, inv, scale),
 				ce_grad(v[u].z, j + 2, nvalid, t, mr, inv, scale),
 				ce_grad(v[u].w, j + 3, nvalid, t, mr, inv, scale));
-			if (BF) {
-				uint2 h = make_uint2(bf16_pair(d.x, d.y),
-						     bf16_pair(d.z, d.w));
-
-				d = make_float4(__uint_as_float(h.x << 16),
-						__uint_as_float(h.x & 0xffff0000u),
-						__uint_as_float(h.y << 16),
-						__uint_as_float(h.y & 0xffff0000u));
-				((uint2 *)(dl16 + o))[q] = h;
-			}
-			d4[q] = d;
 		}
 	}
-}
-
-static int ce_bwd_go(struct kern_ctx *k, long long rows, long long cols,
-		     long long nvalid, long long first, const int32_t *targets,
-		     const float *max, const float *sum, float scale,
-		     const float *logits, float *dlogits, uint16_t *dl16)
-{
-	long long span = (long long)CE_BWD_ITEMS * CE_THREADS, cb, n;
-
-	if (!ce_vec(cols, logits, dlogits, dl16) || cols == 0) {
-		ce_bwd_k<<<blocks_for(rows * cols), KERN_CUDA_THREADS, 0,
-			   stream_of(k)>>>(rows, cols, nvalid, first, targets,
-					   max, sum, scale, logits, dlogits,
-					   dl16);
-		LAUNCHCHECK(ce_bwd_k);
-		return 0;
-	}
-	cb = (cols / 4 + span - 1) / span;
-	n = rows * cb < CE_BWD_GRID ? rows * cb : CE_BWD_GRID;
-	if (dl16)
-		ce_bwd4_k<1><<<(unsigned)n, CE_THREADS, 0, stream_of(k)>>>(
-			rows, (int)cols, nvalid, first, targets, max, sum,
-			scale, logits, dlogits, dl16, (int)cb);
-	else
-		ce_bwd4_k<0><<<(unsigned)n, CE_THREADS, 0, stream_of(k)>>>(
-			rows, (int)cols, nvalid, first, targets, max, sum,
-			scale, logits, dlogits, NULL, (int)cb);
-	LAUNCHCHECK(ce_bwd4_k);
-	return 0;
 }
 
 int kern_cuda_ce_bwd(struct kern_ctx *k, long long rows, long long cols,
@@ -331,16 +285,20 @@ int kern_cuda_ce_bwd(struct kern_ctx *k, long long rows, long long cols,
 		     const float *max, const float *sum, float scale,
 		     const float *logits, float *dlogits)
 {
-	return ce_bwd_go(k, rows, cols, nvalid, first, targets, max, sum,
-			 scale, logits, dlogits, NULL);
-}
+	long long span = (long long)CE_BWD_ITEMS * CE_THREADS, cb, n;
 
-int kern_cuda_ce_bwd_bf(struct kern_ctx *k, long long rows, long long cols,
-			long long nvalid, long long first,
-			const int32_t *targets, const float *max,
-			const float *sum, float scale, const float *logits,
-			float *dlogits, uint16_t *dlogits16)
-{
-	return ce_bwd_go(k, rows, cols, nvalid, first, targets, max, sum,
-			 scale, logits, dlogits, dlogits16);
+	if (!ce_vec(cols, logits, dlogits) || cols == 0) {
+		ce_bwd_k<<<blocks_for(rows * cols), KERN_CUDA_THREADS, 0,
+			   stream_of(k)>>>(rows, cols, nvalid, first, targets,
+					   max, sum, scale, logits, dlogits);
+		LAUNCHCHECK(ce_bwd_k);
+		return 0;
+	}
+	cb = (cols / 4 + span - 1) / span;
+	n = rows * cb < CE_BWD_GRID ? rows * cb : CE_BWD_GRID;
+	ce_bwd4_k<<<(unsigned)n, CE_THREADS, 0, stream_of(k)>>>(
+		rows, (int)cols, nvalid, first, targets, max, sum, scale,
+		logits, dlogits, (int)cb);
+	LAUNCHCHECK(ce_bwd4_k);
+	return 0;
 }

@@ -109,48 +109,33 @@ __global__ static void swiglu_bwd_k(long long rows, long long f,
 	}
 }
 
-/* Four values a thread (f a multiple of 4 and 16-byte aligned arrays),
- * with the outputs' bf16 copies where BF (kern.h's _bf producers). */
-template <int BF>
+/* Four values a thread (f a multiple of 4 and 16-byte aligned arrays). */
 __global__ static void swiglu_fwd4_k(long long rows, long long f4,
-				     const float4 *x, float4 *y, uint2 *y16)
+				     const float4 *x, float4 *y)
 {
 	GRID_STRIDE(idx, rows * f4) {
 		long long r = idx / f4, i = idx - r * f4;
 		float4 a = x[r * 2 * f4 + i], u = x[r * 2 * f4 + f4 + i];
-		float4 o = make_float4(a.x * sigmoid(a.x) * u.x,
-				       a.y * sigmoid(a.y) * u.y,
-				       a.z * sigmoid(a.z) * u.z,
-				       a.w * sigmoid(a.w) * u.w);
 
-		if (BF) {
-			uint16_t h[4];
-
-			o.x = bf16_keep(o.x, &h[0]);
-			o.y = bf16_keep(o.y, &h[1]);
-			o.z = bf16_keep(o.z, &h[2]);
-			o.w = bf16_keep(o.w, &h[3]);
-			y16[idx] = make_uint2((unsigned)h[0] | (unsigned)h[1] << 16,
-					      (unsigned)h[2] | (unsigned)h[3] << 16);
-		}
-		y[idx] = o;
+		y[idx] = make_float4(a.x * sigmoid(a.x) * u.x,
+				     a.y * sigmoid(a.y) * u.y,
+				     a.z * sigmoid(a.z) * u.z,
+				     a.w * sigmoid(a.w) * u.w);
 	}
 }
 
 /* silu'(a) = s(a) (1 + a (1 - s(a))), as in the CPU twin; four values a
  * thread as above. */
-template <int BF>
 __global__ static void swiglu_bwd4_k(long long rows, long long f4,
 				     const float4 *x, const float4 *dy,
-				     float4 *dx, uint2 *dx16)
+				     float4 *dx)
 {
 	GRID_STRIDE(idx, rows * f4) {
 		long long r = idx / f4, i = idx - r * f4;
 		float4 a = x[r * 2 * f4 + i], u = x[r * 2 * f4 + f4 + i];
-		float4 d = dy[idx], g, w;
+		float4 d = dy[idx];
 		float av[4] = { a.x, a.y, a.z, a.w }, uv[4] = { u.x, u.y, u.z, u.w };
 		float dv[4] = { d.x, d.y, d.z, d.w }, gv[4], wv[4];
-		uint16_t hg[4], hw[4];
 
 #pragma unroll
 		for (int j = 0; j < 4; j++) {
@@ -158,106 +143,28 @@ __global__ static void swiglu_bwd4_k(long long rows, long long f4,
 
 			gv[j] = dv[j] * uv[j] * s * (1.0f + av[j] * (1.0f - s));
 			wv[j] = dv[j] * av[j] * s;
-			if (BF) {
-				gv[j] = bf16_keep(gv[j], &hg[j]);
-				wv[j] = bf16_keep(wv[j], &hw[j]);
-			}
 		}
-		g = make_float4(gv[0], gv[1], gv[2], gv[3]);
-		w = make_float4(wv[0], wv[1], wv[2], wv[3]);
-		dx[r * 2 * f4 + i] = g;
-		dx[r * 2 * f4 + f4 + i] = w;
-		if (BF) {
-			dx16[r * 2 * f4 + i] = make_uint2(
-				(unsigned)hg[0] | (unsigned)hg[1] << 16,
-				(unsigned)hg[2] | (unsigned)hg[3] << 16);
-			dx16[r * 2 * f4 + f4 + i] = make_uint2(
-				(unsigned)hw[0] | (unsigned)hw[1] << 16,
-				(unsigned)hw[2] | (unsigned)hw[3] << 16);
-		}
+		dx[r * 2 * f4 + i] = make_float4(gv[0], gv[1], gv[2], gv[3]);
+		dx[r * 2 * f4 + f4 + i] = make_float4(wv[0], wv[1], wv[2],
+						      wv[3]);
 	}
 }
 
-/* The scalar fused kernels, for shapes the 4-wide ones do not take. */
-__global__ static void swiglu_fwd_bf_k(long long rows, long long f,
-				       const float *x, float *y, uint16_t *y16)
-{
-	GRID_STRIDE(idx, rows * f) {
-		long long r = idx / f, i = idx - r * f;
-		float a = x[r * 2 * f + i];
-
-		y[idx] = bf16_keep(a * sigmoid(a) * x[r * 2 * f + f + i],
-				   &y16[idx]);
-	}
-}
-
-__global__ static void swiglu_bwd_bf_k(long long rows, long long f,
-				       const float *x, const float *dy,
-				       float *dx, uint16_t *dx16)
-{
-	GRID_STRIDE(idx, rows * f) {
-		long long r = idx / f, i = idx - r * f;
-		float a = x[r * 2 * f + i], up = x[r * 2 * f + f + i];
-		float s = sigmoid(a), d = dy[idx];
-		long long g = r * 2 * f + i;
-
-		dx[g] = bf16_keep(d * up * s * (1.0f + a * (1.0f - s)),
-				  &dx16[g]);
-		dx[g + f] = bf16_keep(d * a * s, &dx16[g + f]);
-	}
-}
-
-/* The 4-wide kernels take f % 4 == 0 with 16-byte aligned fp32 arrays and
- * 8-byte aligned bf16 ones. */
+/* The 4-wide kernels take f % 4 == 0 with 16-byte aligned arrays. */
 static int swiglu_vec(long long f, const void *a, const void *b,
-		      const void *c, const void *h)
+		      const void *c)
 {
 	return f % 4 == 0 && (uintptr_t)a % 16 == 0 && (uintptr_t)b % 16 == 0 &&
-	       (uintptr_t)c % 16 == 0 && (uintptr_t)h % 8 == 0;
-}
-
-int kern_cuda_swiglu_fwd_bf(struct kern_ctx *k, long long rows, long long f,
-			    const float *x, float *y, uint16_t *y16)
-{
-	if (swiglu_vec(f, x, y, y, y16)) {
-		swiglu_fwd4_k<1><<<blocks_for(rows * f / 4), KERN_CUDA_THREADS,
-				   0, stream_of(k)>>>(
-			rows, f / 4, (const float4 *)x, (float4 *)y,
-			(uint2 *)y16);
-		LAUNCHCHECK(swiglu_fwd4_k);
-		return 0;
-	}
-	swiglu_fwd_bf_k<<<blocks_for(rows * f), KERN_CUDA_THREADS, 0,
-			  stream_of(k)>>>(rows, f, x, y, y16);
-	LAUNCHCHECK(swiglu_fwd_bf_k);
-	return 0;
-}
-
-int kern_cuda_swiglu_bwd_bf(struct kern_ctx *k, long long rows, long long f,
-			    const float *x, const float *dy, float *dx,
-			    uint16_t *dx16)
-{
-	if (swiglu_vec(f, x, dy, dx, dx16)) {
-		swiglu_bwd4_k<1><<<blocks_for(rows * f / 4), KERN_CUDA_THREADS,
-				   0, stream_of(k)>>>(
-			rows, f / 4, (const float4 *)x, (const float4 *)dy,
-			(float4 *)dx, (uint2 *)dx16);
-		LAUNCHCHECK(swiglu_bwd4_k);
-		return 0;
-	}
-	swiglu_bwd_bf_k<<<blocks_for(rows * f), KERN_CUDA_THREADS, 0,
-			  stream_of(k)>>>(rows, f, x, dy, dx, dx16);
-	LAUNCHCHECK(swiglu_bwd_bf_k);
-	return 0;
+	       (uintptr_t)c % 16 == 0;
 }
 
 int kern_cuda_swiglu_fwd(struct kern_ctx *k, long long rows, long long f,
 			 const float *x, float *y)
 {
-	if (swiglu_vec(f, x, y, y, NULL)) {
-		swiglu_fwd4_k<0><<<blocks_for(rows * f / 4), KERN_CUDA_THREADS,
-				   0, stream_of(k)>>>(
-			rows, f / 4, (const float4 *)x, (float4 *)y, NULL);
+	if (swiglu_vec(f, x, y, y)) {
+		swiglu_fwd4_k<<<blocks_for(rows * f / 4), KERN_CUDA_THREADS, 0,
+				stream_of(k)>>>(rows, f / 4, (const float4 *)x,
+						(float4 *)y);
 		LAUNCHCHECK(swiglu_fwd4_k);
 		return 0;
 	}
@@ -270,11 +177,11 @@ int kern_cuda_swiglu_fwd(struct kern_ctx *k, long long rows, long long f,
 int kern_cuda_swiglu_bwd(struct kern_ctx *k, long long rows, long long f,
 			 const float *x, const float *dy, float *dx)
 {
-	if (swiglu_vec(f, x, dy, dx, NULL)) {
-		swiglu_bwd4_k<0><<<blocks_for(rows * f / 4), KERN_CUDA_THREADS,
-				   0, stream_of(k)>>>(
-			rows, f / 4, (const float4 *)x, (const float4 *)dy,
-			(float4 *)dx, NULL);
+	if (swiglu_vec(f, x, dy, dx)) {
+		swiglu_bwd4_k<<<blocks_for(rows * f / 4), KERN_CUDA_THREADS, 0,
+				stream_of(k)>>>(rows, f / 4, (const float4 *)x,
+						(const float4 *)dy,
+						(float4 *)dx);
 		LAUNCHCHECK(swiglu_bwd4_k);
 		return 0;
 	}

@@ -473,14 +473,17 @@ int rt_weights_next(struct rt_model *m, const float **full,
 /* Mixed precision as Megatron's bf16 runs have it, with fp32 storage: in a
  * bf16 run every GEMM operand is a bf16 value (weights as gathered, and
  * the activations and gradients that feed a GEMM, rounded in place by
- * this call, by rt_bf16_copy, or by their producer: kern_*_bf),
+ * this call, by rt_bf16_copy, or by their producer: kern_add_rmsnorm_fwd,
+ * kern_rmsnorm_bwd_add_bf, kern_qkv_rope_bf, kern_qkv_merge_rope_bf,
+ * kern_attn_fwd_bf),
  * products accumulate in fp32, the cross-entropy, norms, attention's
  * softmax, residual sums, gradient reductions and Adam stay fp32 (the
  * gradient reduce-scatter too: grad_reduce_in_fp32). The GEMMs read the
- * bf16 copies (kern_gemm_bf) that rt_bf16_copy and the _bf producers
- * write beside the fp32 values: struct rt_layer_acts' and rt_acts' *16 members, each written
- * in the same pass as its rounding and read until the value changes. A
- * no-op in fp32 runs. */
+ * bf16 copies (kern_gemm_bf) that rt_bf16_copy and those producers
+ * write beside the fp32 values: struct rt_layer_acts' and rt_acts' *16
+ * members, each written in the same pass as its rounding and read until
+ * the value changes (or hold tensors that bf16 runs keep in bf16 alone:
+ * the _b16 ops' and kern_gemm_bf16's). A no-op in fp32 runs. */
 int rt_bf16(struct rt_model *m, float *x, long long n);
 /* rt_bf16 that also writes the rounded values' bf16 bits to x16 (when not
  * NULL), the copy kern_gemm_bf multiplies; the caller passes the copy

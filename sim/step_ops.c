@@ -13,20 +13,23 @@
  *   (add_rmsnorm_fwd) 16 (x and r in, the sum and y out; bf16 runs
  *   without SP write y's bf16 copy alone: 14),
  *   rmsnorm_bwd 12 (x, dy in, dx out), rmsnorm_bwd_add 16 (dx read and
- *   written; bf16 runs without SP also dx's bits: 18), bf16 copies +2 per element they cover, round_bf16 8 (in
- *   place), its _copy 10, to_bf16 / from_bf16 6 (4 + 2), axpy 12 (x, y
- *   in, y out), copy 8, zero 4, rope 8 (in place), qkv split and merge
- *   8, qkv_rope_bf 6 (packed in, the copies out; 10 where CP's attention
+ *   written; bf16 runs without SP also dx's bits: 18), bf16 copies +2
+ *   per element they cover, round_bf16 8 (in place), its _copy 10,
+ *   to_bf16 / from_bf16 6 (4 + 2), axpy 12 (x, y in, y out), copy 8,
+ *   zero 4, rope 8 (in place), qkv split and merge 8, qkv_rope_bf 6 (packed in, the copies out; 10 where CP's attention
  *   reads the fp32 values too), qkv_merge_rope_bf 6 (dq, dk, dv in, the
  *   copy out; 10 where the bias gradient reads the fp32 values),
  *   swiglu_fwd 12 per F (gate and up in, one out; bf16 runs hold them in
  *   bf16: _b16 6), swiglu_bwd 20 per F (_b16 10), ce passes 4 per logit
  *   read (ce_bwd 8: read and write; bf16 runs hold the logits in bf16:
- *   _b16 2 and 4), embedding lookup 8, its backward 12, Adam
- *   28 per parameter (p, m, v read and written, g read; _bf 30 where it
- *   writes the weights' bf16 copy). GEMMs read bf16 copies (kern_gemm_bf)
- *   and the flash kernels bf16 operands, dout's included (linear_proj's
- *   backward writes it in bf16 without CP): no casts.
+ *   _b16 2 and 4; ce_target 12 a row: the target id and one logit in,
+ *   the target logit out; _b16 10), embedding lookup 8 (_b16 6: bf16
+ *   rows in), its backward 12, Adam 28 per parameter (p, m, v read and
+ *   written, g read; _bf 30 where it writes the weights' bf16 copy).
+ *   GEMMs read bf16 copies (kern_gemm_bf) and the flash kernels bf16
+ *   operands, dout's included (linear_proj's backward writes it in bf16
+ *   without CP): no casts. tests/gpu/bench_mem_gpu.c times the bf16
+ *   rows' ops at these bytes.
  */
 #include "step_est.h"
 
@@ -217,8 +220,8 @@ static const struct row head_fwd[] = {
 	GEMM(Z_N, Z_VL, Z_H, Z_ONE),
 	MEM("ce_max", C_FP32, 4, Z_N, Z_VL),
 	MEM("ce_max_b16", C_BF16, 2, Z_N, Z_VL),
-	MEM("ce_target", C_FP32, 8, Z_N, Z_ONE),
-	MEM("ce_target_b16", C_BF16, 6, Z_N, Z_ONE),
+	MEM("ce_target", C_FP32, 12, Z_N, Z_ONE),
+	MEM("ce_target_b16", C_BF16, 10, Z_N, Z_ONE),
 	MEM("ce_sumexp", C_FP32, 4, Z_N, Z_VL),
 	MEM("ce_sumexp_b16", C_BF16, 2, Z_N, Z_VL),
 	MEM("ce_loss", 0, 16, Z_N, Z_ONE),

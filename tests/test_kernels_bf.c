@@ -5,11 +5,11 @@
  * (every transpose, padded leading dimensions, sub-blocks, an fp32 operand
  * absent), a stale copy that must change the product, and Megatron's
  * fused qkv columns split and merged (kern_qkv_split/merge) against the
- * layout written out here; the _bf producers (SwiGLU forward and
- * backward, the cross-entropy gradient) against their plain functions
- * followed by kern_round_bf16_copy, and the norms fused with the residual
- * add, bit for bit. The CUDA twin is compared with this one by
- * tests/gpu/test_kernels_fast_gpu.c.
+ * layout written out here; kern_adam_bf against kern_adam then
+ * kern_to_bf16, the norms fused with the residual add against their
+ * unfused sequences and attention on the copies against the fp32
+ * functions of their values, bit for bit. The CUDA twin is compared with
+ * this one by tests/gpu/test_kernels_fast_gpu.c.
  *
  * Tolerances: the copies hold exactly the values of their rounded fp32
  * operands, so kern_gemm_bf computes the same sums as kern_gemm of those
@@ -222,51 +222,6 @@ START_TEST(qkv_split_merge)
 }
 END_TEST
 
-/* A _bf producer equals its plain function, then kern_round_bf16_copy,
- * bit for bit; a NULL copy is the plain function. */
-START_TEST(producers_bf)
-{
-	long long rows = 5, f = 6, v = 9, n2 = rows * 2 * f;
-	float *x = take((size_t)n2 * sizeof(float));
-	float *dy = take((size_t)(rows * f) * sizeof(float));
-	float *y = take((size_t)n2 * sizeof(float));
-	float *want = take((size_t)n2 * sizeof(float));
-	uint16_t *h = take((size_t)n2 * 2), *hw = take((size_t)n2 * 2);
-	float *lg = take((size_t)(rows * v) * sizeof(float));
-	float *dl = take((size_t)(rows * v) * sizeof(float));
-	float mx[5], sm[5];
-	int32_t t[5] = { 0, 3, 8, 2, 40 };
-
-	fill(x, n2, 31, 3.0f);
-	fill(dy, rows * f, 32, 1.0f);
-	ck_assert_int_eq(kern_swiglu_fwd_bf(&K, rows, f, x, y, h), 0);
-	ck_assert_int_eq(kern_swiglu_fwd(&K, rows, f, x, want), 0);
-	ck_assert_int_eq(kern_round_bf16_copy(&K, rows * f, want, hw), 0);
-	ck_assert_int_eq(memcmp(y, want, (size_t)(rows * f) * 4), 0);
-	ck_assert_int_eq(memcmp(h, hw, (size_t)(rows * f) * 2), 0);
-	ck_assert_int_eq(kern_swiglu_fwd_bf(&K, rows, f, x, y, NULL), 0);
-	ck_assert_int_eq(kern_swiglu_fwd(&K, rows, f, x, want), 0);
-	ck_assert_int_eq(memcmp(y, want, (size_t)(rows * f) * 4), 0);
-	ck_assert_int_eq(kern_swiglu_bwd_bf(&K, rows, f, x, dy, y, h), 0);
-	ck_assert_int_eq(kern_swiglu_bwd(&K, rows, f, x, dy, want), 0);
-	ck_assert_int_eq(kern_round_bf16_copy(&K, n2, want, hw), 0);
-	ck_assert_int_eq(memcmp(y, want, (size_t)n2 * 4), 0);
-	ck_assert_int_eq(memcmp(h, hw, (size_t)n2 * 2), 0);
-	fill(lg, rows * v, 33, 4.0f);
-	ck_assert_int_eq(kern_ce_max(&K, rows, v, v - 1, lg, mx), 0);
-	ck_assert_int_eq(kern_ce_sumexp(&K, rows, v, v - 1, lg, mx, sm), 0);
-	ck_assert_int_eq(kern_ce_bwd_bf(&K, rows, v, v - 1, 0, t, mx, sm, 0.5f,
-					lg, dl, h), 0);
-	ck_assert_int_eq(kern_ce_bwd(&K, rows, v, v - 1, 0, t, mx, sm, 0.5f,
-				     lg, want), 0);
-	ck_assert_int_eq(kern_round_bf16_copy(&K, rows * v, want, hw), 0);
-	ck_assert_int_eq(memcmp(dl, want, (size_t)(rows * v) * 4), 0);
-	ck_assert_int_eq(memcmp(h, hw, (size_t)(rows * v) * 2), 0);
-	free(x); free(dy); free(y); free(want); free(h); free(hw); free(lg);
-	free(dl);
-}
-END_TEST
-
 /* kern_adam_bf equals kern_adam, then kern_to_bf16 of the first n16
  * values, bit for bit; n16 out of range is refused. */
 START_TEST(adam_bf_copy)
@@ -458,7 +413,6 @@ int main(void)
 		{ "gemm_bf_every_transpose", gemm_bf_every_transpose },
 		{ "gemm_bf_reads_the_copy", gemm_bf_reads_the_copy },
 		{ "qkv_split_merge", qkv_split_merge },
-		{ "producers_bf", producers_bf },
 		{ "adam_bf_copy", adam_bf_copy },
 		{ "norms_fused", norms_fused },
 		{ "attn_bf_copies", attn_bf_copies },

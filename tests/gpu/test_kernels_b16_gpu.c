@@ -19,12 +19,13 @@
  *    block's tree order against the CPU's running sum, whose own error
  *    grows with the terms' count (bound n 2^-24 = 7.6e-3 for 128256;
  *    measured 1.1e-4 on an H200), and the device's exponential.
- *  - swiglu_b16 4e-3 (TOL_BF_OUT): rounded to bf16 on both sides, the
- *    device's expf against the C library's (as producers_bf).
+ *  - swiglu_b16 4e-3 (TOL_BF_OUT): rounded to bf16 on both sides (2^-8
+ *    relative), the device's expf against the C library's, so a value
+ *    within an ulp of a rounding boundary may round the other way.
  *  - ce_bwd_b16 4e-3 (TOL_BF_OUT): rounded to bf16 on both sides; the
  *    device's exponential is exp2f of a base-2 argument (one MUFU.EX2,
  *    within 2 ulp of expf), the CPU's the C library's expf (as
- *    producers_bf).
+ *    swiglu_b16).
  */
 #include <math.h>
 #include <stdint.h>

@@ -6,7 +6,7 @@
  * The error of a kernel is the largest, over its outputs and sizes, of
  * max_i |gpu_i - cpu_i| / max_i |cpu_i| (normwise relative: elementwise
  * relative error is meaningless where a value cancels to near zero, as
- * GeLU' does). Tolerances: 1e-5 elementwise, 1e-4 for reductions and GEMM.
+ * RMSNorm's dx does). Tolerances: 1e-5 elementwise, 1e-4 for reductions and GEMM.
  *
  * The decoder's kernels (bias, SwiGLU, RoPE, attention) are tested by
  * tests/gpu/test_kernels_llm_gpu.c, the bf16 mode by
@@ -148,9 +148,9 @@ static void test_gemm(void)
 static const long long lens[] = { 1, 255, 256, 1000, 100003 };
 #define NLENS (sizeof(lens) / sizeof(lens[0]))
 
-static void test_axpy_scale(void)
+static void test_axpy(void)
 {
-	struct verdict va = { 0, 0 }, vs = { 0, 0 };
+	struct verdict va = { 0, 0 };
 
 	for (size_t s = 0; s < NLENS; s++) {
 		long long n = lens[s];
@@ -161,10 +161,6 @@ static void test_axpy_scale(void)
 		see_rc(&va, kern_axpy(&G, n, -0.3f, dx, dy));
 		see_rc(&va, down(yg, dy, (size_t)n * 4));
 		see(&va, relerr(yg, y, n));
-		see_rc(&vs, kern_scale(&C, n, 1.7f, y));
-		see_rc(&vs, kern_scale(&G, n, 1.7f, dy));
-		see_rc(&vs, down(yg, dy, (size_t)n * 4));
-		see(&vs, relerr(yg, y, n));
 		kern_free(&G, dx);
 		kern_free(&G, dy);
 		free(x);
@@ -172,7 +168,6 @@ static void test_axpy_scale(void)
 		free(yg);
 	}
 	report("axpy", &va, TOL_ELEM);
-	report("scale", &vs, TOL_ELEM);
 }
 
 /* ---- RMSNorm ------------------------------------------------------------ */
@@ -238,37 +233,6 @@ static void test_rmsnorm(void)
 	}
 	report("rmsnorm_fwd", &vf, TOL_RED);
 	report("rmsnorm_bwd", &vb, TOL_RED);
-}
-
-/* ---- GeLU --------------------------------------------------------------- */
-
-static void test_gelu(void)
-{
-	struct verdict vf = { 0, 0 }, vb = { 0, 0 };
-
-	for (size_t s = 0; s < NLENS; s++) {
-		long long n = lens[s];
-		float *x = rnd(n, 4), *dy = rnd(n, 1), *y = xmalloc((size_t)n * 4);
-		float *dx = xmalloc((size_t)n * 4), *out = xmalloc((size_t)n * 4);
-		float *d_x = up(x, (size_t)n * 4), *d_dy = up(dy, (size_t)n * 4);
-		float *d_y = up(y, (size_t)n * 4);
-
-		see_rc(&vf, kern_gelu_fwd(&C, n, x, y));
-		see_rc(&vf, kern_gelu_fwd(&G, n, d_x, d_y));
-		see_rc(&vf, down(out, d_y, (size_t)n * 4));
-		see(&vf, relerr(out, y, n));
-		/* dx aliases dy, as the contract allows */
-		see_rc(&vb, kern_gelu_bwd(&C, n, x, dy, dy));
-		see_rc(&vb, kern_gelu_bwd(&G, n, d_x, d_dy, d_dy));
-		see_rc(&vb, down(out, d_dy, (size_t)n * 4));
-		see(&vb, relerr(out, dy, n));
-		kern_free(&G, d_x);
-		kern_free(&G, d_dy);
-		kern_free(&G, d_y);
-		free(x); free(dy); free(y); free(dx); free(out);
-	}
-	report("gelu_fwd", &vf, TOL_ELEM);
-	report("gelu_bwd", &vb, TOL_ELEM);
 }
 
 /* ---- cross-entropy ------------------------------------------------------ */
@@ -497,9 +461,8 @@ int main(void)
 	test_memory();
 	test_upload_ring();
 	test_gemm();
-	test_axpy_scale();
+	test_axpy();
 	test_rmsnorm();
-	test_gelu();
 	test_ce();
 	test_embed();
 	test_optim();

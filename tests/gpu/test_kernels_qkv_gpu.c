@@ -12,8 +12,8 @@
  * whose top says how kernels are judged).
  *
  * Tolerances and why:
- *  - qkv_rope_bf 4e-3 (TOL_BF_OUT, as test_kernels_fast_gpu.c's fused
- *    producers) against the CPU twin: RoPE's cos and sin come from the
+ *  - qkv_rope_bf 4e-3 (TOL_BF_OUT, as test_kernels_fast_gpu.c's
+ *    norms_fused_y) against the CPU twin: RoPE's cos and sin come from the
  *    device's pow, cos and sin (kern_rope's own test, TOL_ELEM in
  *    test_kernels_llm_gpu.c, allows their ulps) and ptxas may contract a
  *    product into an FMA, so an fp32 value may sit an ulp away and its
