@@ -112,16 +112,16 @@ int kern_flash_bwd_wg(void *stream, const struct kern_attn *a,
 		      const int32_t *kpos, float *dsum, float *dq, float *dk,
 		      float *dv);
 
-/* The wgmma backward's three product forms alone, as warpgroup 1 of a
- * block runs them (its rows 64..127 of the 128-row K and dS^T tiles), for
- * tests: d [64 x n] (fp32, row-major) = a [64 x k] b (bf16, row-major).
- * op 0: b given as b^T, [n][k], both operands K-major in shared memory
- * (S^T = K Q^T's path); op 1: b is [k][n], a through registers, b
- * MN-major (dV += P^T dO's path); op 2: b is [k][n], a stored transposed
- * (a^T, k rows of 64) and read M-major, b MN-major, both in shared memory
- * (dQ = dS K's path). Built for (op, n, k) = (0, 64, 64), (0, 64, 128),
- * (1, 64, 64), (1, 128, 64), (2, 64, 64), (2, 128, 64); KERN_ENODEV off
- * compute capability 9.0. */
+/* The wgmma backward's product forms alone, as warpgroup 1 of a block
+ * runs them (with the tile offsets of kern_flash_wg_bwd.cu), for tests:
+ * d [64 x n] (fp32, row-major) = a [64 x k] b (bf16, row-major). op 0:
+ * b given as b^T, [n][k], both operands K-major in shared memory (S^T =
+ * K Q^T's path); op 1: b is [k][n], a through registers, b MN-major (dV
+ * += P^T dO's path); ops 2 (hd 64) and 3 (hd 128): b is [k][n], a stored
+ * transposed (a^T, k rows of 64) and read M-major, b MN-major, both in
+ * shared memory (dQ = dS K's path). Built for (op, n, k) = (0, 64, 64),
+ * (0, 64, 128), (1, 64, 64), (1, 128, 64), (2, 64, 64), (3, 64, 128);
+ * KERN_ENODEV off compute capability 9.0. */
 int kern_flash_wg_bwd_probe(void *stream, int op, int n, int k,
 			    const uint16_t *a, const uint16_t *b, float *d);
 

@@ -19,11 +19,12 @@
  *  - dV += P^T dO and dK += dS^T Q (wg_pv: A = P^T or dS^T from
  *    registers, rounded to bf16; B = the dO or Q tile MN-major);
  *  - dS^T into shared memory (a WB_BN x 64 swizzled tile), then dQ = dS K
- *    over the warpgroup's 64 keys (wg_tt64: A = dS, i.e. dS^T read
- *    M-major, B = the K rows MN-major), in 64-column halves at hd 128,
- *    added to dq with fp32 atomics; each warpgroup adds its own keys'
- *    share (two atomic adds per dq element and key block, where the
- *    mma.sync kernel sums the block's keys first).
+ *    (wg_tt64: A = dS, i.e. dS^T read M-major, B = the K tile MN-major),
+ *    added to dq with fp32 atomics: at hd 128 warpgroup wg computes
+ *    columns 64 wg .. 64 wg + 63 over all WB_BN keys; at hd 64 each
+ *    computes its own 64 keys' share of all 64 columns and the two
+ *    exchange halves through shared memory (wb_dq_swap). Either way each
+ *    dq element gets one atomic add per block, as with mma.sync.
  * Every product is waited for before the next step (the simple schedule).
  * P and dS are rounded to bf16 where the mma.sync kernel rounds them and
  * from the same fp32 values up to summation order, so both kernels'
@@ -51,19 +52,22 @@
 #define WB_BM FL_BWD_BM	    /* queries an item */
 
 /* Shared memory, from a 1024-byte aligned base: K and V (WB_BN rows each),
- * two Q and two dO tiles, dS^T, then per buffer the rows' base-2 lse,
+ * two Q and two dO tiles, dS^T, at hd 64 wb_dq_swap's floats, then per
+ * buffer the rows' base-2 lse,
  * dsum and qpos, then the query tiles' classes; 1024 bytes of slack to
  * align the base. */
 #define WB_KV(D) ((uint32_t)(WB_BN * (D) * 2))
 #define WB_QT(D) ((uint32_t)(WB_BM * (D) * 2))
 #define WB_S(D) (2 * WB_KV(D) + 4 * WB_QT(D))
-#define WB_ST(D) (WB_S(D) + (uint32_t)(WB_BN * WB_BM * 2))
+#define WB_X(D) (WB_S(D) + (uint32_t)(WB_BN * WB_BM * 2))
+#define WB_XB(D) ((uint32_t)((D) == 64 ? 2 * 16 * 128 * 4 : 0))
+#define WB_ST(D) (WB_X(D) + WB_XB(D))
 
 static size_t wb_smem(int d, long long sq)
 {
 	return 1024 + (size_t)(2 * WB_BN + 4 * WB_BM) * d * 2 +
-	       (size_t)WB_BN * WB_BM * 2 + 6 * WB_BM * sizeof(float) +
-	       fl_cls_bytes(sq, WB_BM);
+	       (size_t)WB_BN * WB_BM * 2 + (d == 64 ? 2 * 16 * 128 * 4 : 0) +
+	       6 * WB_BM * sizeof(float) + fl_cls_bytes(sq, WB_BM);
 }
 
 /* A block's shared tiles (shared addresses) and statistics (generic). */
@@ -105,13 +109,6 @@ static __device__ __forceinline__ void wb_load(const fl_params &p,
 				      (it % nqt) * WB_BM, p.sq, tid);
 }
 
-/* Barrier of warpgroup wg's 128 threads (named barrier 1 + wg; 0 is
- * __syncthreads'). */
-static __device__ __forceinline__ void wb_bar(int wg)
-{
-	asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory");
-}
-
 /* dS^T (A fragments sf, the thread's key rows `row` and row + 8 of the
  * block) into the swizzled WB_BN x 64 tile at generic address gs. */
 static __device__ __forceinline__ void wb_put_ds(unsigned char *gs,
@@ -129,50 +126,84 @@ static __device__ __forceinline__ void wb_put_ds(unsigned char *gs,
 		}
 }
 
-/* acc [64 queries x 64] = dS K for the 64 keys of a warpgroup, columns
- * 64 half .. 64 half + 63: ss = the warpgroup's rows of the dS^T tile, sk
- * its rows of the K tile (WB_BN rows, atoms of 64 columns). Waited for. */
+/* acc [64 queries x 64] = dS K, waited for; ss is the dS^T tile, sk the
+ * K tile (WB_BN rows each, atoms of 64 columns). At hd 128 warpgroup wg
+ * takes columns 64 wg .. 64 wg + 63 over all WB_BN keys (wg_tt64 from
+ * the K tile's atom wg); at hd 64 it takes all 64 columns over its own 64
+ * keys (rows 64 wg ..), and wb_dq sums the two warpgroups' shares. */
+template <int D>
 static __device__ __forceinline__ void wb_dq_mma(float acc[8][4],
 						 uint32_t ss, uint32_t sk,
-						 int half)
+						 int wg)
 {
 	wg_pin<8>(acc);
 	wg_fence();
-	wg_tt64<64, WB_BN, WB_BN>(acc, ss, sk + half * WB_BN * 128);
+	if (D == 128)
+		wg_tt64<WB_BN, WB_BN, WB_BN>(acc, ss, sk + wg * WB_BN * 128);
+	else
+		wg_tt64<64, WB_BN, WB_BN>(acc, ss + wg * 64 * 128,
+					  sk + wg * 64 * 128);
 	wg_wait<0>();
 	wg_pin<8>(acc);
 }
 
-/* dq[rows of the item] += scale dS K over the warpgroup's keys: wq is the
- * warp within the warpgroup (query rows 16 wq + g, + 8). */
+/* hd 64: each warpgroup keeps columns 32 wg .. 32 wg + 31 of dS K (its
+ * n-tiles 4 wg .. 4 wg + 3, summed with the other warpgroup's, land in
+ * acc[0..3]) and hands the other half to the other warpgroup through xs
+ * (2 x 16 x 128 floats: sender, value, thread of the warpgroup; threads
+ * of the same rank hold the same rows and columns), so that each dq
+ * element gets one atomic add per block. Selects rather than indices
+ * that depend on wg keep acc in registers. Barrier: the whole block. */
+static __device__ __forceinline__ void wb_dq_swap(float acc[8][4],
+						  float *xs, int wg, int i)
+{
+#pragma unroll
+	for (int j = 0; j < 16; j++)
+		xs[(wg * 16 + j) * 128 + i] =
+			wg ? acc[j / 4][j % 4] : acc[4 + j / 4][j % 4];
+	__syncthreads();
+#pragma unroll
+	for (int j = 0; j < 16; j++)
+		acc[j / 4][j % 4] = (wg ? acc[4 + j / 4][j % 4] :
+					  acc[j / 4][j % 4]) +
+				    xs[((1 - wg) * 16 + j) * 128 + i];
+}
+
+/* dq[rows of the item] += scale dS K: wq is the warp within the
+ * warpgroup (query rows 16 wq + g, + 8); this thread's columns are
+ * 64 wg + 8 nt + 2 (lane % 4) at hd 128, 32 wg + ... (nt < 4) at hd 64,
+ * in acc[nt]. The dS^T
+ * of every warpgroup is in shared memory (barrier done). */
 template <int D>
 static __device__ __forceinline__ void wb_dq(const fl_params &p, uint32_t ss,
-					     uint32_t sk, int b, int h,
-					     int q0, int wq, int lane)
+					     uint32_t sk, float *xs, int b,
+					     int h, int q0, int wg, int wq,
+					     int lane)
 {
-#pragma unroll 1
-	for (int half = 0; half < D / 64; half++) {
-		float acc[8][4];
+	constexpr int NT = D == 128 ? 8 : 4;
+	int c0 = D == 128 ? 64 * wg : 32 * wg;
+	float acc[8][4];
 
 #pragma unroll
-		for (int nt = 0; nt < 8; nt++)
-			acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
-		wb_dq_mma(acc, ss, sk, half);
+	for (int nt = 0; nt < 8; nt++)
+		acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
+	wb_dq_mma<D>(acc, ss, sk, wg);
+	if (D == 64)
+		wb_dq_swap(acc, xs, wg, wq * 32 + lane);
 #pragma unroll
-		for (int r = 0; r < 2; r++) {
-			int row = q0 + wq * 16 + (lane >> 2) + 8 * r;
-			float *g;
+	for (int r = 0; r < 2; r++) {
+		int row = q0 + wq * 16 + (lane >> 2) + 8 * r;
+		float *g;
 
-			if (row >= p.sq)
-				continue;
-			g = p.dq + (((long long)b * p.sq + row) * p.nh + h) * D +
-			    half * 64 + (lane & 3) * 2;
+		if (row >= p.sq)
+			continue;
+		g = p.dq + (((long long)b * p.sq + row) * p.nh + h) * D + c0 +
+		    (lane & 3) * 2;
 #pragma unroll
-			for (int nt = 0; nt < 8; nt++)
-				atomicAdd((float2 *)(g + nt * 8),
-					  make_float2(p.scale * acc[nt][2 * r],
-						      p.scale * acc[nt][2 * r + 1]));
-		}
+		for (int nt = 0; nt < NT; nt++)
+			atomicAdd((float2 *)(g + nt * 8),
+				  make_float2(p.scale * acc[nt][2 * r],
+					      p.scale * acc[nt][2 * r + 1]));
 	}
 }
 
@@ -228,10 +259,11 @@ static __device__ __forceinline__ void wb_item(const fl_params &p,
 	wg_pin<D / 8>(dk);
 	wg_pin_u32<WB_BM / 16>(pf);
 	wg_pin_u32<WB_BM / 16>(sf);
-	wg_proxy_fence(); /* dS^T stored, visible to the warpgroup's wgmma */
-	wb_bar(c.wg);
+	wg_proxy_fence(); /* dS^T stored, visible to every wgmma */
+	__syncthreads();
 	wg_proxy_fence();
-	wb_dq<D>(p, t.s + rows, t.k + rows, b, h, q0, c.wq, c.lane);
+	wb_dq<D>(p, t.s, t.k, (float *)(c.gb + WB_X(D)), b, h, q0, c.wg,
+		 c.wq, c.lane);
 }
 
 /* Every thread's copies complete and visible to every warpgroup's wgmma;
@@ -348,20 +380,20 @@ int fl_wg_bwd_run(const fl_params &p, int hd, cudaStream_t st)
 
 /* ---- the products alone, for the tests --------------------------------- */
 
-/* Tile rows r0 .. r0 + rows - 1 of the swizzled tile at generic address t
- * (R rows, W columns) = M (rows x cols), M = src (row-major) or, with tr,
- * src^T (src is [cols][rows]); every other element 0. */
+/* The block (rows r0 .., columns c0 ..) of the swizzled tile at generic
+ * address t (R rows, W columns) = M (rows x cols), M = src (row-major) or,
+ * with tr, src^T (src is [cols][rows]); every other element 0. */
 static __device__ void wbp_fill(unsigned char *t, int R, int W, int r0,
-				const fl_bf16 *src, int rows, int cols, int tr,
-				int tid)
+				int c0, const fl_bf16 *src, int rows, int cols,
+				int tr, int tid)
 {
 	for (int i = tid; i < R * W; i += 128) {
-		int r = i / W, col = i % W, m = r - r0;
-		int in = m >= 0 && m < rows && col < cols;
+		int r = i / W, col = i % W, m = r - r0, n = col - c0;
+		int in = m >= 0 && m < rows && n >= 0 && n < cols;
 		fl_bf16 v = __float2bfloat16(0.0f);
 
 		if (in)
-			v = tr ? src[col * rows + m] : src[m * cols + col];
+			v = tr ? src[n * rows + m] : src[m * cols + n];
 		*(fl_bf16 *)(t + wg_off(R, r, col)) = v;
 	}
 }
@@ -372,9 +404,12 @@ static __device__ void wbp_fill(unsigned char *t, int R, int W, int r0,
  *        given as [N][K] (Q, N = 64) in a 64-row tile; wg_qk.
  *  OP 1: dV += P^T dO: a from registers, b [K = 64][N] (dO) MN-major;
  *        wg_pv.
- *  OP 2: dQ = dS K: a^T into rows 64.. of the WB_BN x 64 dS^T tile, b
- *        [K = 64][N] into rows 64.. of a WB_BN x N tile; wb_dq_mma per
- *        64 columns.
+ *  OP 2: dQ = dS K at hd 64: a^T into rows 64.. of the WB_BN x 64 dS^T
+ *        tile, b [K = 64][N = 64] into rows 64.. of a WB_BN x 64 K tile;
+ *        wb_dq_mma<64>.
+ *  OP 3: dQ = dS K at hd 128: a^T [K = WB_BN][64] is the whole dS^T
+ *        tile, b [K][N = 64] columns 64.. of a WB_BN x 128 K tile;
+ *        wb_dq_mma<128>.
  * One warpgroup (128 threads). */
 template <int OP, int N, int K>
 __global__ void __launch_bounds__(128, 1)
@@ -390,13 +425,16 @@ fl_wgb_probe_kernel(const fl_bf16 *a, const fl_bf16 *b, float *d)
 	uint32_t pf[K / 16][4];
 
 	if (OP == 0) {
-		wbp_fill(gA, WB_BN, K, 64, a, 64, K, 0, tid);
-		wbp_fill(gB, 64, K, 0, b, N, K, 0, tid);
+		wbp_fill(gA, WB_BN, K, 64, 0, a, 64, K, 0, tid);
+		wbp_fill(gB, 64, K, 0, 0, b, N, K, 0, tid);
 	} else if (OP == 1) {
-		wbp_fill(gB, K, N, 0, b, K, N, 0, tid);
+		wbp_fill(gB, K, N, 0, 0, b, K, N, 0, tid);
+	} else if (OP == 2) {
+		wbp_fill(gA, WB_BN, 64, 64, 0, a, K, 64, 1, tid);
+		wbp_fill(gB, WB_BN, 64, 64, 0, b, K, N, 0, tid);
 	} else {
-		wbp_fill(gA, WB_BN, 64, 64, a, K, 64, 1, tid);
-		wbp_fill(gB, WB_BN, N, 64, b, K, N, 0, tid);
+		wbp_fill(gA, WB_BN, 64, 0, 0, a, K, 64, 1, tid);
+		wbp_fill(gB, WB_BN, 128, 0, 64, b, K, N, 0, tid);
 	}
 	for (int k = 0; k < K / 16; k++)
 		for (int x = 0; x < 4; x++) {
@@ -412,10 +450,8 @@ fl_wgb_probe_kernel(const fl_bf16 *a, const fl_bf16 *b, float *d)
 	wg_proxy_fence();
 	__syncthreads();
 	wg_proxy_fence();
-	if (OP == 2) {
-		for (int half = 0; half < N / 64; half++)
-			wb_dq_mma(acc + 8 * half, sA + 64 * 128,
-				  sB + 64 * 128, half);
+	if (OP >= 2) {
+		wb_dq_mma<OP == 2 ? 64 : 128>(acc, sA, sB, 1);
 	} else {
 		wg_pin<N / 8>(acc);
 		wg_pin_u32<K / 16>(pf);
@@ -471,10 +507,11 @@ extern "C" int kern_flash_wg_bwd_probe(void *stream, int op, int n, int k,
 		return fl_wgb_probe_launch<1, 128, 64>(a, b, d, st);
 	if (op == 2 && n == 64 && k == 64)
 		return fl_wgb_probe_launch<2, 64, 64>(a, b, d, st);
-	if (op == 2 && n == 128 && k == 64)
-		return fl_wgb_probe_launch<2, 128, 64>(a, b, d, st);
+	if (op == 3 && n == 64 && k == 128)
+		return fl_wgb_probe_launch<3, 64, 128>(a, b, d, st);
 	return kern_set_error(KERN_EINVAL,
 			      "kern_flash_wg_bwd_probe: op %d n %d k %d is not "
-			      "built (op 0: n64 k64, n64 k128; op 1 and 2: n64 "
-			      "k64, n128 k64)", op, n, k);
+			      "built (op 0: n64 k64, n64 k128; op 1: n64 k64, "
+			      "n128 k64; op 2: n64 k64; op 3: n64 k128)", op, n,
+			      k);
 }

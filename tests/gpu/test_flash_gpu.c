@@ -49,6 +49,24 @@
  * sum itself); the first wrong element is printed with its row, column,
  * expected and computed values.
  *
+ * The backward runs through kern_flash_bwd_mma, through kern_flash_bwd
+ * under GTPLAN_FLASH_BWD=mma and, on a compute capability 9.0 device,
+ * through the wgmma kernel (kern_flash_bwd_wg, and kern_flash_bwd under
+ * GTPLAN_FLASH_BWD=wg), each from the same initial gradients, against the
+ * reference with the tolerances above; the wgmma one also against
+ * mma.sync (dq=, dk=, dv=): normwise 1e-3. Both round P and dS to bf16 at
+ * the same points (the same query tiles of 64 and key blocks of 128) from
+ * the same fp32 values up to summation order (~1e-6 relative), so only
+ * the rare element that sits that close to a bf16 rounding boundary
+ * rounds the other way (one 2^-8 step); dq's atomics add in another
+ * order. That is ~1e-4 normwise at most, while a layout mistake errs by
+ * the order of the gradient itself. Where wgmma is not available,
+ * kern_flash_bwd's default is checked against the reference instead.
+ * The backward's wgmma products alone come first too
+ * (kern_flash_wg_bwd_probe: dQ's A M-major from shared memory at hd 64
+ * and 128, then S^T and dV's forms at the kernel's sizes), with the
+ * probes' tolerance.
+ *
  * Prints one line per case and `RESULT passed failed`; exits 1 on a failure,
  * 77 without a GPU. `make test-gpu` runs it.
  */
@@ -619,7 +637,7 @@ static int probe_one(probe_fn fn, const char *label, int op, int n, int k)
 			}
 		}
 	snprintf(name, sizeof(name), "%s %s n%d k%d", label,
-		 op == 2 ? "ss-transAB" : op ? "rs-transB" : "ss", n, k);
+		 op >= 2 ? "ss-transAB" : op ? "rs-transB" : "ss", n, k);
 	if (!rc)
 		check("d", name, worst, TOL_PROBE);
 	if (bad)
@@ -635,14 +653,15 @@ static int probe_one(probe_fn fn, const char *label, int op, int n, int k)
 
 /* The two products of the wgmma forward alone: one instruction each
  * first, then the kernel's sizes (hd 64 and 128); then the backward's
- * three (kern_flash_wg_bwd_probe: the new form, A M-major from shared
- * memory, is op 2), at the sizes of its kernel. Sets have_wg. */
+ * (kern_flash_wg_bwd_probe: the new form, A M-major from shared memory,
+ * first: ops 2 and 3, dQ at hd 64 and 128), at the sizes of its kernel.
+ * Sets have_wg. */
 static void probe_all(void)
 {
 	static const int cfg[][3] = { { 0, 64, 16 }, { 1, 64, 16 },
 				      { 0, 128, 64 }, { 0, 128, 128 },
 				      { 1, 64, 128 }, { 1, 128, 128 } };
-	static const int bcfg[][3] = { { 2, 64, 64 }, { 2, 128, 64 },
+	static const int bcfg[][3] = { { 2, 64, 64 }, { 3, 64, 128 },
 				       { 0, 64, 64 }, { 0, 64, 128 },
 				       { 1, 64, 64 }, { 1, 128, 64 } };
 
