@@ -49,23 +49,18 @@
  * sum itself); the first wrong element is printed with its row, column,
  * expected and computed values.
  *
- * The backward runs through kern_flash_bwd_mma, through kern_flash_bwd
- * under GTPLAN_FLASH_BWD=mma and, on a compute capability 9.0 device,
- * through the wgmma kernel (kern_flash_bwd_wg, and kern_flash_bwd under
- * GTPLAN_FLASH_BWD=wg), each from the same initial gradients, against the
- * reference with the tolerances above; the wgmma one also against
- * mma.sync (dq=, dk=, dv=): normwise 1e-3. Both round P and dS to bf16 at
- * the same points (the same query tiles of 64 and key blocks of 128) from
- * the same fp32 values up to summation order (~1e-6 relative), so only
- * the rare element that sits that close to a bf16 rounding boundary
- * rounds the other way (one 2^-8 step); dq's atomics add in another
- * order. That is ~1e-4 normwise at most, while a layout mistake errs by
- * the order of the gradient itself. Where wgmma is not available,
- * kern_flash_bwd's default is checked against the reference instead.
- * The backward's wgmma products alone come first too
- * (kern_flash_wg_bwd_probe: dQ's A M-major from shared memory at hd 64
- * and 128, then S^T and dV's forms at the kernel's sizes), with the
- * probes' tolerance.
+ * The backward runs from the same initial gradients through
+ * kern_flash_bwd_mma, kern_flash_bwd under GTPLAN_FLASH_BWD=mma and, on
+ * compute capability 9.0, kern_flash_bwd_wg and kern_flash_bwd under
+ * GTPLAN_FLASH_BWD=wg (elsewhere kern_flash_bwd's default), each against
+ * the reference; kern_flash_bwd_wg also against mma.sync (dq=, dk=, dv=),
+ * normwise 1e-3: both round P and dS to bf16 at the same points (query
+ * tiles of 64, key blocks of 128) from the same fp32 values up to
+ * summation order (~1e-6 relative), so only an element that close to a
+ * bf16 rounding boundary rounds the other way (2^-8), and dq's atomics
+ * add in another order: ~1e-4 normwise at most, where a layout mistake
+ * errs by the gradient's own size. The backward's wgmma products alone
+ * are probed too (kern_flash_wg_bwd_probe, dQ's M-major A first).
  *
  * Prints one line per case and `RESULT passed failed`; exits 1 on a failure,
  * 77 without a GPU. `make test-gpu` runs it.
@@ -416,63 +411,41 @@ static void run_bwd(const struct fcase *c, struct dev *d, bwd_fn fn,
 	d->dsum = NULL;
 }
 
-/* The backward by fn (labelled `label` after the case's name) against
- * the reference gradients ref (dq, dk, dv). */
-static void bwd_grads(const struct fcase *c, struct dev *d, bwd_fn fn,
-		      const char *who, const char *label, float *init[3],
-		      double *ref[3])
-{
-	const struct kern_attn *a = &c->a;
-	long long n[3] = { nq(a), nk(a), nk(a) };
-	static const char *what[3] = { "dq", "dk", "dv" };
-	float *out[3];
-	char name[96];
-
-	snprintf(name, sizeof(name), "%s%s", c->name, label);
-	for (int t = 0; t < 3; t++)
-		out[t] = gh_malloc((size_t)n[t] * sizeof(float));
-	run_bwd(c, d, fn, who, init, out);
-	for (int t = 0; t < 3; t++) {
-		check_grad(what[t], name, out[t], init[t], ref[t], n[t]);
-		free(out[t]);
-	}
-}
-
-/* The wgmma backward against the reference (ref) and against the
- * mma.sync one's gradients (om: its outputs, from the same init);
- * kern_flash_bwd under GTPLAN_FLASH_BWD=wg against the reference. */
-static void run_bwd_wg(const struct fcase *c, struct dev *d, float *init[3],
-		       float *om[3], double *ref[3])
+/* The backward by fn (under GTPLAN_FLASH_BWD=env unless NULL) from init
+ * into out, checked as "<case><label>" against the reference gradients
+ * ref and, unless NULL, against om: another kernel's from the same init
+ * (dq=, dk=, dv=). */
+static void bwd_check(const struct fcase *c, struct dev *d, bwd_fn fn,
+		      const char *who, const char *env, const char *label,
+		      float *init[3], double *ref[3], float *om[3],
+		      float *out[3])
 {
 	const struct kern_attn *a = &c->a;
 	long long n[3] = { nq(a), nk(a), nk(a) };
 	static const char *what[3] = { "dq", "dk", "dv" };
 	static const char *pair[3] = { "dq=", "dk=", "dv=" };
-	float *out[3];
 	char name[96];
 
-	snprintf(name, sizeof(name), "%s bwd-wg", c->name);
-	for (int t = 0; t < 3; t++)
-		out[t] = gh_malloc((size_t)n[t] * sizeof(float));
-	run_bwd(c, d, kern_flash_bwd_wg, "kern_flash_bwd_wg", init, out);
+	snprintf(name, sizeof(name), "%s%s", c->name, label);
+	if (env)
+		setenv("GTPLAN_FLASH_BWD", env, 1);
+	run_bwd(c, d, fn, who, init, out);
+	unsetenv("GTPLAN_FLASH_BWD");
 	for (int t = 0; t < 3; t++) {
 		double *gw = gh_malloc((size_t)n[t] * sizeof(double));
 		double *gm = gh_malloc((size_t)n[t] * sizeof(double));
 
 		check_grad(what[t], name, out[t], init[t], ref[t], n[t]);
-		for (long long i = 0; i < n[t]; i++) {
+		for (long long i = 0; i < n[t] && om; i++) {
 			gw[i] = (double)out[t][i] - init[t][i];
 			gm[i] = (double)om[t][i] - init[t][i];
 		}
-		check(pair[t], name, gh_relerr(gw, gm, n[t]), TOL_PAIR_GRAD);
+		if (om)
+			check(pair[t], name, gh_relerr(gw, gm, n[t]),
+			      TOL_PAIR_GRAD);
 		free(gw);
 		free(gm);
-		free(out[t]);
 	}
-	setenv("GTPLAN_FLASH_BWD", "wg", 1);
-	bwd_grads(c, d, kern_flash_bwd, "kern_flash_bwd",
-		  " GTPLAN_FLASH_BWD=wg", init, ref);
-	unsetenv("GTPLAN_FLASH_BWD");
 }
 
 static void run_case(struct fcase *c)
@@ -483,7 +456,7 @@ static void run_case(struct fcase *c)
 	double *rq = gh_malloc((size_t)n * 8), *rk = gh_malloc((size_t)m * 8);
 	double *rv = gh_malloc((size_t)m * 8), *p = gh_malloc((size_t)(a->sk + 1) * 8);
 	uint16_t *o = gh_malloc((size_t)n * 2);
-	float *lse = gh_malloc((size_t)nl * 4), *init[3], *out[3];
+	float *lse = gh_malloc((size_t)nl * 4), *init[3], *om[3], *out[3];
 	double *ref[3] = { rq, rk, rv };
 	long long ng[3] = { n, m, m };
 	struct dev d;
@@ -506,29 +479,31 @@ static void run_case(struct fcase *c)
 	run_wg(c, &d, o, lse, ro, rl);
 	for (int t = 0; t < 3; t++) {
 		init[t] = gh_malloc((size_t)ng[t] * sizeof(float));
+		om[t] = gh_malloc((size_t)ng[t] * sizeof(float));
 		out[t] = gh_malloc((size_t)ng[t] * sizeof(float));
 		for (long long i = 0; i < ng[t]; i++)
 			init[t][i] = gh_uniform();
 	}
-	run_bwd(c, &d, kern_flash_bwd_mma, "kern_flash_bwd_mma", init, out);
 	for (long long b = 0; b < a->batch; b++)
 		for (long long i = 0; i < a->sq; i++)
 			for (long long h = 0; h < a->nh; h++)
 				ref_bwd_row(c, ro, rl, b, i, h, rq, rk, rv, p);
-	check_grad("dq", c->name, out[0], init[0], rq, n);
-	check_grad("dk", c->name, out[1], init[1], rk, m);
-	check_grad("dv", c->name, out[2], init[2], rv, m);
-	setenv("GTPLAN_FLASH_BWD", "mma", 1);
-	bwd_grads(c, &d, kern_flash_bwd, "kern_flash_bwd",
-		  " GTPLAN_FLASH_BWD=mma", init, ref);
-	unsetenv("GTPLAN_FLASH_BWD");
-	if (have_wg)
-		run_bwd_wg(c, &d, init, out, ref);
-	else
-		bwd_grads(c, &d, kern_flash_bwd, "kern_flash_bwd", " default",
-			  init, ref);
+	bwd_check(c, &d, kern_flash_bwd_mma, "kern_flash_bwd_mma", NULL, "",
+		  init, ref, NULL, om);
+	bwd_check(c, &d, kern_flash_bwd, "kern_flash_bwd", "mma",
+		  " GTPLAN_FLASH_BWD=mma", init, ref, NULL, out);
+	if (have_wg) {
+		bwd_check(c, &d, kern_flash_bwd_wg, "kern_flash_bwd_wg", NULL,
+			  " bwd-wg", init, ref, om, out);
+		bwd_check(c, &d, kern_flash_bwd, "kern_flash_bwd", "wg",
+			  " GTPLAN_FLASH_BWD=wg", init, ref, NULL, out);
+	} else {
+		bwd_check(c, &d, kern_flash_bwd, "kern_flash_bwd", NULL,
+			  " default", init, ref, NULL, out);
+	}
 	for (int t = 0; t < 3; t++) {
 		free(init[t]);
+		free(om[t]);
 		free(out[t]);
 	}
 	dev_free(&d);
