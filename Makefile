@@ -275,7 +275,7 @@ FAST_OBJ := build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o \
 # H200 at 297 against mma.sync's 237 TFLOP/s (hd 128, 4 x 4096, causal)
 # and alike at hd 64 (docs/runtime-gpu.md). kern_flash_wg_bwd.cu (the
 # wgmma backward) likewise; FLASH_WG_BWD_DEFAULT picks kern_flash_bwd's
-# default there (0 mma.sync, 1 wg; rebuild kern_flash_bwd.o after
+# default there (0 mma.sync, 1 wg, 2 wgp; rebuild kern_flash_bwd.o after
 # changing it).
 WG_GENCODE ?= -gencode arch=compute_90a,code=sm_90a
 FLASH_WG_DEFAULT ?= 2

@@ -87,13 +87,15 @@ int kern_flash_wg_probe(void *stream, int op, int n, int k,
  *
  * Two kernels implement it, with the same tiles and the same bf16
  * roundings: mma.sync (kern_flash_bwd.cu, any sm_80+ GPU) and wgmma
- * (kern_flash_wg_bwd.cu, compute capability 9.0 only). The environment
- * variable GTPLAN_FLASH_BWD = mma or wg picks the kernel of
+ * (kern_flash_wg_bwd.cu, compute capability 9.0 only), the latter in two
+ * schedules: "wg" (each product waited for) and "wgp" (the products of an
+ * item overlapped with the softmax steps between them). The environment
+ * variable GTPLAN_FLASH_BWD = mma, wg or wgp picks the kernel of
  * kern_flash_bwd; unset (or any other value) it is the build's
- * FLASH_WG_BWD_DEFAULT (make FLASH_WG_BWD_DEFAULT=N; 0 mma, 1 wg). Off
- * compute capability 9.0 mma.sync always runs. kern_flash_bwd_mma and
- * kern_flash_bwd_wg run one kernel each, for tests and benchmarks; the
- * wgmma one returns KERN_ENODEV on another device. */
+ * FLASH_WG_BWD_DEFAULT (make FLASH_WG_BWD_DEFAULT=N; 0 mma, 1 wg, 2 wgp).
+ * Off compute capability 9.0 mma.sync always runs. kern_flash_bwd_mma,
+ * kern_flash_bwd_wg and kern_flash_bwd_wgp run one kernel each, for tests
+ * and benchmarks; the wgmma ones return KERN_ENODEV on another device. */
 int kern_flash_bwd(void *stream, const struct kern_attn *a,
 		   const uint16_t *q, const uint16_t *k, const uint16_t *v,
 		   const uint16_t *o, const float *lse, const uint16_t *dout,
@@ -111,6 +113,12 @@ int kern_flash_bwd_wg(void *stream, const struct kern_attn *a,
 		      const uint16_t *dout, const int32_t *qpos,
 		      const int32_t *kpos, float *dsum, float *dq, float *dk,
 		      float *dv);
+int kern_flash_bwd_wgp(void *stream, const struct kern_attn *a,
+		       const uint16_t *q, const uint16_t *k,
+		       const uint16_t *v, const uint16_t *o, const float *lse,
+		       const uint16_t *dout, const int32_t *qpos,
+		       const int32_t *kpos, float *dsum, float *dq, float *dk,
+		       float *dv);
 
 /* The wgmma backward's product forms alone, as warpgroup 1 of a block
  * runs them (with the tile offsets of kern_flash_wg_bwd.cu), for tests:

@@ -287,25 +287,28 @@ static int fl_bwd_launch(const fl_params &p, cudaStream_t st)
 }
 
 /* Which backward kern_flash_bwd runs (kernels/kern_flash.h):
- * GTPLAN_FLASH_BWD = mma or wg names one; unset (or another value) means
- * the build's FLASH_WG_BWD_DEFAULT: 0 mma, 1 wg. wg needs compute
- * capability 9.0; elsewhere mma runs. */
+ * GTPLAN_FLASH_BWD = mma, wg or wgp names one; unset (or another value)
+ * means the build's FLASH_WG_BWD_DEFAULT: 0 mma, 1 wg, 2 wgp. The wgmma
+ * ones need compute capability 9.0; elsewhere mma runs. */
 #ifndef FLASH_WG_BWD_DEFAULT
 #define FLASH_WG_BWD_DEFAULT 0
 #endif
 
-enum { FL_BWD_MMA, FL_BWD_WG, FL_BWD_AUTO };
+enum { FL_BWD_MMA, FL_BWD_WG, FL_BWD_WGP, FL_BWD_AUTO };
 
 static int fl_bwd_pick(void)
 {
 	const char *e = getenv("GTPLAN_FLASH_BWD");
-	int which = FLASH_WG_BWD_DEFAULT ? FL_BWD_WG : FL_BWD_MMA;
+	int which = FLASH_WG_BWD_DEFAULT == 2 ? FL_BWD_WGP :
+		    FLASH_WG_BWD_DEFAULT == 1 ? FL_BWD_WG : FL_BWD_MMA;
 
 	if (e && !strcmp(e, "mma"))
 		which = FL_BWD_MMA;
 	else if (e && !strcmp(e, "wg"))
 		which = FL_BWD_WG;
-	return which == FL_BWD_WG && !fl_wg_supported() ? FL_BWD_MMA : which;
+	else if (e && !strcmp(e, "wgp"))
+		which = FL_BWD_WGP;
+	return which != FL_BWD_MMA && !fl_wg_supported() ? FL_BWD_MMA : which;
 }
 
 /* The backward with kernel `which`; who names the entry point in errors. */
@@ -326,7 +329,7 @@ static int fl_bwd(void *stream, const struct kern_attn *a,
 		return kern_set_error(KERN_EINVAL, "%s: NULL tensor", who);
 	if (which == FL_BWD_AUTO)
 		which = fl_bwd_pick();
-	if (which == FL_BWD_WG && !fl_wg_supported())
+	if (which != FL_BWD_MMA && !fl_wg_supported())
 		return kern_set_error(KERN_ENODEV,
 				      "%s: needs a compute capability 9.0 GPU "
 				      "(sm_90a)", who);
@@ -345,8 +348,8 @@ static int fl_bwd(void *stream, const struct kern_attn *a,
 	p.dv = dv;
 	p.qpos = qpos;
 	p.kpos = kpos;
-	if (which == FL_BWD_WG)
-		return fl_wg_bwd_run(p, (int)a->hd, st);
+	if (which != FL_BWD_MMA)
+		return fl_wg_bwd_run(p, (int)a->hd, which == FL_BWD_WGP, st);
 	return a->hd == 64 ? fl_bwd_launch<64>(p, st) :
 			     fl_bwd_launch<128>(p, st);
 }
@@ -382,4 +385,15 @@ extern "C" int kern_flash_bwd_wg(void *stream, const struct kern_attn *a,
 {
 	return fl_bwd(stream, a, q, k, v, o, lse, dout, qpos, kpos, dsum, dq,
 		      dk, dv, FL_BWD_WG, "kern_flash_bwd_wg");
+}
+
+extern "C" int kern_flash_bwd_wgp(void *stream, const struct kern_attn *a,
+				  const uint16_t *q, const uint16_t *k,
+				  const uint16_t *v, const uint16_t *o,
+				  const float *lse, const uint16_t *dout,
+				  const int32_t *qpos, const int32_t *kpos,
+				  float *dsum, float *dq, float *dk, float *dv)
+{
+	return fl_bwd(stream, a, q, k, v, o, lse, dout, qpos, kpos, dsum, dq,
+		      dk, dv, FL_BWD_WGP, "kern_flash_bwd_wgp");
 }

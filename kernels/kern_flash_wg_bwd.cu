@@ -25,7 +25,9 @@
  *    computes its own 64 keys' share of all 64 columns and the two
  *    exchange halves through shared memory (wb_dq_swap). Either way each
  *    dq element gets one atomic add per block, as with mma.sync.
- * Every product is waited for before the next step (the simple schedule).
+ * Two schedules (kern_flash.h: GTPLAN_FLASH_BWD wg and wgp): wb_item
+ * waits for every product before the next step; wb_item_pipe overlaps
+ * each softmax step with the product before it.
  * P and dS are rounded to bf16 where the mma.sync kernel rounds them and
  * from the same fp32 values up to summation order, so both kernels'
  * gradients agree to fp32 rounding but for rare bf16 rounding flips.
@@ -266,6 +268,105 @@ static __device__ __forceinline__ void wb_item(const fl_params &p,
 		 c.wq, c.lane);
 }
 
+/* bwd_softmax (kernels/flash_bwd.cuh) in its two halves, for
+ * wb_item_pipe: P^T into st, then dS^T = P^T (dP^T - dsum) into dp; the
+ * same operations, so the same values. */
+static __device__ __forceinline__ void wb_p(const fl_params &p,
+					    float st[WB_BM / 8][4],
+					    const wb_tiles &t, int full,
+					    int kp0, int kp1, int lane)
+{
+#pragma unroll
+	for (int nt = 0; nt < WB_BM / 8; nt++)
+#pragma unroll
+		for (int j = 0; j < 2; j++) {
+			int col = nt * 8 + (lane & 3) * 2 + j, qp = t.qp[col];
+			float l2 = t.l2[col];
+			float p0 = fl_exp2(st[nt][j] * p.scale_log2 - l2);
+			float p1 = fl_exp2(st[nt][2 + j] * p.scale_log2 - l2);
+
+			st[nt][j] = !full && kp0 > qp ? 0.0f : p0;
+			st[nt][2 + j] = !full && kp1 > qp ? 0.0f : p1;
+		}
+}
+
+static __device__ __forceinline__ void wb_ds(const float st[WB_BM / 8][4],
+					     float dp[WB_BM / 8][4],
+					     const wb_tiles &t, int lane)
+{
+#pragma unroll
+	for (int nt = 0; nt < WB_BM / 8; nt++)
+#pragma unroll
+		for (int j = 0; j < 2; j++) {
+			float ds = t.ds[nt * 8 + (lane & 3) * 2 + j];
+
+			dp[nt][j] = st[nt][j] * (dp[nt][j] - ds);
+			dp[nt][2 + j] = st[nt][2 + j] * (dp[nt][2 + j] - ds);
+		}
+}
+
+/* wb_item with the products overlapped ("wgp"): S^T and dP^T are issued
+ * together; P^T is computed once S^T is in (wait_group 1: dP^T may run
+ * on) and dV += P^T dO issued; dS^T once dP^T is in (dV may run on), dK
+ * += dS^T Q issued; the dS^T barrier and dQ's issue then overlap dK, and
+ * dQ's wait covers all. Groups complete in order (kernels/kern_flash_wg.cu's
+ * top comment); pf and sf stay pinned until that last wait, since wgmma
+ * reads them while in flight. */
+template <int D>
+static __device__ __forceinline__ void wb_item_pipe(const fl_params &p,
+						    const wb_tiles &t,
+						    const wb_ctx &c,
+						    float dk[D / 8][4],
+						    float dv[D / 8][4],
+						    int full, int b, int h,
+						    int q0)
+{
+	uint32_t rows = (uint32_t)c.wg * 64 * 128; /* the warpgroup's keys */
+	float st[WB_BM / 8][4], dp[WB_BM / 8][4];
+	uint32_t pf[WB_BM / 16][4], sf[WB_BM / 16][4];
+
+#pragma unroll
+	for (int nt = 0; nt < WB_BM / 8; nt++)
+		for (int x = 0; x < 4; x++)
+			st[nt][x] = dp[nt][x] = 0.0f;
+	wg_pin<WB_BM / 8>(st);
+	wg_pin<WB_BM / 8>(dp);
+	wg_fence();
+	wg_qk<WB_BM, D, WB_BN>(st, t.k + rows, t.q);
+	wg_qk<WB_BM, D, WB_BN>(dp, t.v + rows, t.o);
+	wg_wait<1>(); /* S^T */
+	wg_pin<WB_BM / 8>(st);
+	wb_p(p, st, t, full, c.kp0, c.kp1, c.lane);
+#pragma unroll
+	for (int j = 0; j < WB_BM / 16; j++)
+		fl_acc_to_a(pf[j], st[2 * j], st[2 * j + 1]);
+	wg_pin<D / 8>(dv);
+	wg_pin_u32<WB_BM / 16>(pf);
+	wg_fence();
+	wg_pv<D, WB_BM>(dv, pf, t.o);
+	wg_wait<1>(); /* dP^T; dV may run on */
+	wg_pin<WB_BM / 8>(dp);
+	wb_ds(st, dp, t, c.lane);
+#pragma unroll
+	for (int j = 0; j < WB_BM / 16; j++)
+		fl_acc_to_a(sf[j], dp[2 * j], dp[2 * j + 1]);
+	wb_put_ds(c.gb + WB_S(D), sf, c.wg * 64 + c.wq * 16 + (c.lane >> 2),
+		  c.lane);
+	wg_pin<D / 8>(dk);
+	wg_pin_u32<WB_BM / 16>(sf);
+	wg_fence();
+	wg_pv<D, WB_BM>(dk, sf, t.q);
+	wg_proxy_fence(); /* dS^T stored, visible to every wgmma */
+	__syncthreads();
+	wg_proxy_fence();
+	wb_dq<D>(p, t.s, t.k, (float *)(c.gb + WB_X(D)), b, h, q0, c.wg,
+		 c.wq, c.lane);
+	wg_pin<D / 8>(dv);
+	wg_pin<D / 8>(dk);
+	wg_pin_u32<WB_BM / 16>(pf);
+	wg_pin_u32<WB_BM / 16>(sf);
+}
+
 /* Every thread's copies complete and visible to every warpgroup's wgmma;
  * also orders the wgmma reads before it ahead of copies after. */
 static __device__ __forceinline__ void wb_tile_barrier(void)
@@ -279,8 +380,9 @@ static __device__ __forceinline__ void wb_tile_barrier(void)
 /* Grid: (key tiles, nkv x split, batch), as fl_bwd_kernel's
  * (kernels/kern_flash_bwd.cu). Warpgroup wg owns key rows k0 + 64 wg +
  * 0..63; its warp wq rows 16 wq + g and + 8 of those (g = lane / 4).
- * Loop as fl_bwd_kernel's: item it + 1's tiles load while item it runs. */
-template <int D>
+ * Loop as fl_bwd_kernel's: item it + 1's tiles load while item it runs.
+ * PIPE picks wb_item_pipe over wb_item. */
+template <int D, int PIPE>
 __global__ void __launch_bounds__(WB_NT, 1)
 fl_wg_bwd_kernel(const fl_params p, int split)
 {
@@ -338,8 +440,12 @@ fl_wg_bwd_kernel(const fl_params p, int split)
 		}
 		fl_commit();
 		wb_tile_barrier();
-		wb_item<D>(p, t, c, dk, dv, full, b, g * grp + it / nqt,
-			   (it % nqt) * WB_BM);
+		if (PIPE)
+			wb_item_pipe<D>(p, t, c, dk, dv, full, b,
+					g * grp + it / nqt, (it % nqt) * WB_BM);
+		else
+			wb_item<D>(p, t, c, dk, dv, full, b, g * grp + it / nqt,
+				   (it % nqt) * WB_BM);
 		if (itn < nit && tid < WB_BM) {
 			nx.l2[tid] = nl2;
 			nx.ds[tid] = nds;
@@ -353,7 +459,7 @@ fl_wg_bwd_kernel(const fl_params p, int split)
 	bwd_store<D>(p, dk, dv, b, g, kr, lane, split);
 }
 
-template <int D>
+template <int D, int PIPE>
 static int fl_wg_bwd_launch(const fl_params &p, cudaStream_t st)
 {
 	size_t smem = wb_smem(D, p.sq);
@@ -364,18 +470,21 @@ static int fl_wg_bwd_launch(const fl_params &p, cudaStream_t st)
 
 	if (rc)
 		return rc;
-	CUDACHECK(cudaFuncSetAttribute(fl_wg_bwd_kernel<D>,
+	CUDACHECK(cudaFuncSetAttribute(fl_wg_bwd_kernel<D, PIPE>,
 				      cudaFuncAttributeMaxDynamicSharedMemorySize,
 				      (int)smem));
-	fl_wg_bwd_kernel<D><<<grid, WB_NT, smem, st>>>(p, split);
+	fl_wg_bwd_kernel<D, PIPE><<<grid, WB_NT, smem, st>>>(p, split);
 	CUDACHECK(cudaGetLastError());
 	return 0;
 }
 
-int fl_wg_bwd_run(const fl_params &p, int hd, cudaStream_t st)
+int fl_wg_bwd_run(const fl_params &p, int hd, int pipe, cudaStream_t st)
 {
-	return hd == 64 ? fl_wg_bwd_launch<64>(p, st) :
-			  fl_wg_bwd_launch<128>(p, st);
+	if (hd == 64)
+		return pipe ? fl_wg_bwd_launch<64, 1>(p, st) :
+			      fl_wg_bwd_launch<64, 0>(p, st);
+	return pipe ? fl_wg_bwd_launch<128, 1>(p, st) :
+		      fl_wg_bwd_launch<128, 0>(p, st);
 }
 
 /* ---- the products alone, for the tests --------------------------------- */

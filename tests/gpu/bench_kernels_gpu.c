@@ -9,9 +9,9 @@
  *    wgmma one in its two schedules (kern_flash_fwd_wg, _wgp;
  *    kernels/kern_flash_wg.cu; n/a off compute capability 9.0), on the
  *    same inputs; `bwd` is the mma.sync backward (kern_flash_bwd_mma)
- *    and `bwd-wg` the wgmma one (kern_flash_bwd_wg,
- *    kernels/kern_flash_wg_bwd.cu; n/a off compute capability 9.0), both
- *    on the mma.sync forward's o and lse.
+ *    and `bwd-wg`, `bwd-wgp` the wgmma one in its two schedules
+ *    (kern_flash_bwd_wg, _wgp; kernels/kern_flash_wg_bwd.cu; n/a off
+ *    compute capability 9.0), all on the mma.sync forward's o and lse.
  *  - cuBLASLt GEMMs (kernels/kern_gemm_lt.cu) at the linear layers of
  *    Llama-3.1-8B and Llama-3.2-1B with T tokens: each layer Y = X W^T
  *    (forward, NT, bf16 Y), dX = dY W (NN, bf16) and dW += dY^T X (TN, fp32,
@@ -158,6 +158,15 @@ static int attn_bwd_wg(void *p)
 				 x->dq, x->dk, x->dv);
 }
 
+static int attn_bwd_wgp(void *p)
+{
+	struct attn_arg *x = p;
+
+	return kern_flash_bwd_wgp(kern_stream(&G), &x->a, x->q, x->k, x->v,
+				  x->o, x->lse, x->dout, NULL, NULL, x->dsum,
+				  x->dq, x->dk, x->dv);
+}
+
 static void bench_attn_one(const char *name, long long b, long long s,
 			   long long nh, long long nkv, long long hd, int iters)
 {
@@ -189,6 +198,7 @@ static void bench_attn_one(const char *name, long long b, long long s,
 	       name, b, s, nh, nkv, hd, tf * 1e3, flop / tf * 1e-12, tb * 1e3,
 	       2.5 * flop / tb * 1e-12);
 	bench_wg("bwd-wg", attn_bwd_wg, &x, 2.5 * flop, iters);
+	bench_wg("bwd-wgp", attn_bwd_wgp, &x, 2.5 * flop, iters);
 	bench_wg("fwd-wg", attn_fwd_wg, &x, flop, iters);
 	bench_wg("fwd-wgp", attn_fwd_wgp, &x, flop, iters);
 	printf("\n");

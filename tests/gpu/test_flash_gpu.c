@@ -51,9 +51,10 @@
  *
  * The backward runs from the same initial gradients through
  * kern_flash_bwd_mma, kern_flash_bwd under GTPLAN_FLASH_BWD=mma and, on
- * compute capability 9.0, kern_flash_bwd_wg and kern_flash_bwd under
- * GTPLAN_FLASH_BWD=wg (elsewhere kern_flash_bwd's default), each against
- * the reference; kern_flash_bwd_wg also against mma.sync (dq=, dk=, dv=),
+ * compute capability 9.0, kern_flash_bwd_wg, _wgp and kern_flash_bwd
+ * under GTPLAN_FLASH_BWD=wg and wgp (elsewhere kern_flash_bwd's default),
+ * each against the reference; the wgmma ones also against mma.sync (dq=,
+ * dk=, dv=),
  * normwise 1e-3: both round P and dS to bf16 at the same points (query
  * tiles of 64, key blocks of 128) from the same fp32 values up to
  * summation order (~1e-6 relative), so only an element that close to a
@@ -443,8 +444,7 @@ static void bwd_check(const struct fcase *c, struct dev *d, bwd_fn fn,
 		if (om)
 			check(pair[t], name, gh_relerr(gw, gm, n[t]),
 			      TOL_PAIR_GRAD);
-		free(gw);
-		free(gm);
+		free(gw); free(gm);
 	}
 }
 
@@ -492,19 +492,20 @@ static void run_case(struct fcase *c)
 		  init, ref, NULL, om);
 	bwd_check(c, &d, kern_flash_bwd, "kern_flash_bwd", "mma",
 		  " GTPLAN_FLASH_BWD=mma", init, ref, NULL, out);
-	if (have_wg) {
-		bwd_check(c, &d, kern_flash_bwd_wg, "kern_flash_bwd_wg", NULL,
-			  " bwd-wg", init, ref, om, out);
-		bwd_check(c, &d, kern_flash_bwd, "kern_flash_bwd", "wg",
+	for (int i = 0; i < 2 && have_wg; i++) {
+		bwd_check(c, &d, i ? kern_flash_bwd_wgp : kern_flash_bwd_wg,
+			  "kern_flash_bwd_wg(p)", NULL, i ? " bwd-wgp" : " bwd-wg",
+			  init, ref, om, out);
+		bwd_check(c, &d, kern_flash_bwd, "kern_flash_bwd",
+			  i ? "wgp" : "wg", i ? " GTPLAN_FLASH_BWD=wgp" :
 			  " GTPLAN_FLASH_BWD=wg", init, ref, NULL, out);
-	} else {
+	}
+	if (!have_wg) {
 		bwd_check(c, &d, kern_flash_bwd, "kern_flash_bwd", NULL,
 			  " default", init, ref, NULL, out);
 	}
 	for (int t = 0; t < 3; t++) {
-		free(init[t]);
-		free(om[t]);
-		free(out[t]);
+		free(init[t]); free(om[t]); free(out[t]);
 	}
 	dev_free(&d);
 	{
