@@ -54,13 +54,12 @@
  * compute capability 9.0, kern_flash_bwd_wg, _wgp and kern_flash_bwd
  * under GTPLAN_FLASH_BWD=wg and wgp (elsewhere kern_flash_bwd's default),
  * each against the reference; the wgmma ones also against mma.sync (dq=,
- * dk=, dv=),
- * normwise 1e-3: both round P and dS to bf16 at the same points (query
- * tiles of 64, key blocks of 128) from the same fp32 values up to
- * summation order (~1e-6 relative), so only an element that close to a
- * bf16 rounding boundary rounds the other way (2^-8), and dq's atomics
- * add in another order: ~1e-4 normwise at most, where a layout mistake
- * errs by the gradient's own size. The backward's wgmma products alone
+ * dk=, dv=), normwise 1e-3: both round P and dS to bf16 at the same
+ * points (query tiles of 64, key blocks of 128) from the same fp32 values
+ * up to summation order (~1e-6 relative), so only an element that close
+ * to a bf16 rounding boundary rounds the other way (2^-8), and dq's
+ * atomics add in another order: ~1e-4 normwise at most, where a layout
+ * mistake errs by the gradient's own size. The backward's wgmma products alone
  * are probed too (kern_flash_wg_bwd_probe, dQ's M-major A first).
  *
  * Prints one line per case and `RESULT passed failed`; exits 1 on a failure,
