@@ -265,29 +265,36 @@ build/gpu/test_kernels_gpu: $(GPU_OBJ)
 # benchmark (tests/gpu/bench_kernels_gpu.c, scripts/bench_kernels_gpu.sh).
 FAST_NVCCFLAGS ?= -O3
 FAST_OBJ := build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o \
-            build/gpu/kernels/kern_flash_wg.o build/gpu/kernels/kern_gemm_lt.o
+            build/gpu/kernels/kern_flash_wg.o build/gpu/kernels/kern_flash_wg_bwd.o \
+            build/gpu/kernels/kern_gemm_lt.o
 # kern_flash_wg.cu (the wgmma forward) exists for compute capability 9.0
 # only: wgmma needs the architecture-specific sm_90a, so it alone is built
 # for it; kern_flash.cu calls it only on such a device. FLASH_WG_DEFAULT
 # picks kern_flash_fwd's default there (kernels/kern_flash.h: 0 mma.sync,
 # 1 wg, 2 wgp; rebuild kern_flash.o after changing it): 2, measured on an
 # H200 at 297 against mma.sync's 237 TFLOP/s (hd 128, 4 x 4096, causal)
-# and alike at hd 64 (docs/runtime-gpu.md).
+# and alike at hd 64 (docs/runtime-gpu.md). kern_flash_wg_bwd.cu (the
+# wgmma backward) likewise; FLASH_WG_BWD_DEFAULT picks kern_flash_bwd's
+# default there (0 mma.sync, 1 wg, 2 wgp; rebuild kern_flash_bwd.o after
+# changing it).
 WG_GENCODE ?= -gencode arch=compute_90a,code=sm_90a
 FLASH_WG_DEFAULT ?= 2
+FLASH_WG_BWD_DEFAULT ?= 0
 FAST_BIN := build/gpu/test_flash_gpu build/gpu/test_gemm_lt_gpu build/gpu/bench_kernels_gpu
 # kern_cuda.o binds every kernels/*.cu (kern_cuda_ops), so all of them
 # link; $^ lists FAST_OBJ, which they include, once.
 GPU_BASE_OBJ := $(KERN_SRC:%.c=build/gpu/%.o) $(CUDA_OBJ)
 FLASH_HDR := kernels/kern_flash.h kernels/flash_common.cuh kernels/flash_mma.cuh \
-	     kernels/flash_fwd.cuh kernels/kern.h kernels/kern_cuda.h
+	     kernels/flash_fwd.cuh kernels/flash_bwd.cuh kernels/kern.h kernels/kern_cuda.h
 build/gpu/kernels/kern_flash.o: FAST_NVCCFLAGS += -DFLASH_WG_DEFAULT=$(FLASH_WG_DEFAULT)
+build/gpu/kernels/kern_flash_bwd.o: FAST_NVCCFLAGS += -DFLASH_WG_BWD_DEFAULT=$(FLASH_WG_BWD_DEFAULT)
 build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o: build/gpu/%.o: %.cu \
 		$(FLASH_HDR)
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  NVCC    $<")
 	$(Q)$(NVCC) $(FAST_NVCCFLAGS) $(GENCODE) -Ikernels -Xcompiler -Wall,-Wextra -c $< -o $@
-build/gpu/kernels/kern_flash_wg.o: kernels/kern_flash_wg.cu kernels/flash_wgmma.cuh $(FLASH_HDR)
+build/gpu/kernels/kern_flash_wg.o build/gpu/kernels/kern_flash_wg_bwd.o: build/gpu/%.o: %.cu \
+		kernels/flash_wgmma.cuh $(FLASH_HDR)
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  NVCC    $< (sm_90a)")
 	$(Q)$(NVCC) $(FAST_NVCCFLAGS) $(WG_GENCODE) -Ikernels -Xcompiler -Wall,-Wextra -c $< -o $@

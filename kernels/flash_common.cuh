@@ -136,8 +136,9 @@ static inline fl_params fl_make(const struct kern_attn *a)
 	return p;
 }
 
-/* kern_flash_bwd.cu: dsum, then the backward kernel for head dim hd. */
-int fl_bwd_run(const fl_params &p, int hd, cudaStream_t st);
+/* kern_flash_wg_bwd.cu (sm_90a): dsum, then the wgmma backward for head
+ * dim hd (pipe: the overlapped schedule, else the serial one). */
+int fl_wg_bwd_run(const fl_params &p, int hd, int pipe, cudaStream_t st);
 
 /* kern_flash_wg.cu (sm_90a): the wgmma forward for head dim hd (pipe: the
  * pipelined schedule, else the serial one), and whether the current device

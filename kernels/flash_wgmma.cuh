@@ -20,7 +20,31 @@
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #error "flash_wgmma.cuh needs -gencode arch=compute_90a,code=sm_90a"
+/* d [64 x 64] = A B over K: A^T and B MN-major in shared memory, rows
+ * = the K dimension: A^T is K rows of 64 (the M dimension) at sa, B K
+ * rows of 64 columns (N) at sb, each inside a swizzled tile whose atoms
+ * are RA (RB) rows tall and 1024-byte aligned. As wg_pv's B: slice k
+ * starts 16 k rows (2048 k bytes) in, SBO = 1024 (8 rows of K), LBO =
+ * the atom stride along M or N (unused: 64 values are one atom).
+ * Issued and committed, not waited for. */
+template <int K, int RA, int RB>
+static __device__ __forceinline__ void wg_tt64(float d[8][4], uint32_t sa,
+					       uint32_t sb)
+{
+#pragma unroll
+	for (int k = 0; k < K / 16; k++)
+		wg_mma_ss_tt64(d, wg_desc(sa + k * 2048, RA * 128, 1024),
+			       wg_desc(sb + k * 2048, RB * 128, 1024), k > 0);
+	wg_commit();
+}
+
 #endif
+
+/* The first 1024-byte aligned shared address at or after p. */
+static __device__ __forceinline__ uint32_t wg_align(const void *p)
+{
+	return (fl_smem(p) + 1023u) & ~1023u;
+}
 
 /* Byte offset of element (r, c) in a swizzled tile of R rows. */
 static __device__ __forceinline__ uint32_t wg_off(int R, int r, int c)
@@ -101,6 +125,19 @@ static __device__ __forceinline__ void wg_pin(float d[NT8][4])
 		asm volatile(""
 			     : "+f"(d[i][0]), "+f"(d[i][1]), "+f"(d[i][2]),
 			       "+f"(d[i][3])
+			     :
+			     : "memory");
+}
+
+/* wg_pin for A fragments in registers (NK fragments of 4). */
+template <int NK>
+static __device__ __forceinline__ void wg_pin_u32(uint32_t a[NK][4])
+{
+#pragma unroll
+	for (int i = 0; i < NK; i++)
+		asm volatile(""
+			     : "+r"(a[i][0]), "+r"(a[i][1]), "+r"(a[i][2]),
+			       "+r"(a[i][3])
 			     :
 			     : "memory");
 }
@@ -187,6 +224,21 @@ __device__ __forceinline__ void wg_mma_rs<128>(float d[16][4],
 		       "r"(acc));
 }
 
+/* d = A B (+ d when acc != 0) for the warpgroup, A [64 x 16] M-major and
+ * B [16 x 64] N-major, both in shared memory (imm-trans-a = imm-trans-b =
+ * 1: PTX ISA "Shared Memory Matrix Layout" allows either transpose for
+ * .f16/.bf16 operands in shared memory). */
+static __device__ __forceinline__ void wg_mma_ss_tt64(float d[8][4],
+						      uint64_t da, uint64_t db,
+						      int acc)
+{
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+		     WG_D32 ", %32, %33, p, 1, 1, 1, 1;\n}\n"
+		     : WG_OUT32
+		     : "l"(da), "l"(db), "r"(acc));
+}
+
 /* S [64 x N] = A B^T over K: A is rows [0, 64) of the swizzled tile at sa
  * (RA rows), B the swizzled tile at sb (N rows), both K-major with K
  * columns. Slice k (16 columns) starts 32 k bytes into atom k / 4
@@ -222,6 +274,24 @@ static __device__ __forceinline__ void wg_pv(float d[N / 8][4],
 #pragma unroll
 	for (int k = 0; k < K / 16; k++)
 		wg_mma_rs<N>(d, p[k], wg_desc(sv + k * 2048, K * 128, 1024), 1);
+	wg_commit();
+}
+
+/* d [64 x 64] = A B over K: A^T and B MN-major in shared memory, rows
+ * = the K dimension: A^T is K rows of 64 (the M dimension) at sa, B K
+ * rows of 64 columns (N) at sb, each inside a swizzled tile whose atoms
+ * are RA (RB) rows tall and 1024-byte aligned. As wg_pv's B: slice k
+ * starts 16 k rows (2048 k bytes) in, SBO = 1024 (8 rows of K), LBO =
+ * the atom stride along M or N (unused: 64 values are one atom).
+ * Issued and committed, not waited for. */
+template <int K, int RA, int RB>
+static __device__ __forceinline__ void wg_tt64(float d[8][4], uint32_t sa,
+					       uint32_t sb)
+{
+#pragma unroll
+	for (int k = 0; k < K / 16; k++)
+		wg_mma_ss_tt64(d, wg_desc(sa + k * 2048, RA * 128, 1024),
+			       wg_desc(sb + k * 2048, RB * 128, 1024), k > 0);
 	wg_commit();
 }
 

@@ -83,11 +83,54 @@ int kern_flash_wg_probe(void *stream, int op, int n, int k,
 /* kern_attn_bwd's contract for bf16 inputs: given the final o and lse,
  * accumulates dq += ..., dk += ..., dv += ... (fp32, same layouts as q, k,
  * v). `dsum` is scratch of batch * nh * sq floats (rowsum(dout * o)),
- * overwritten. */
+ * overwritten.
+ *
+ * Two kernels implement it, with the same tiles and the same bf16
+ * roundings: mma.sync (kern_flash_bwd.cu, any sm_80+ GPU) and wgmma
+ * (kern_flash_wg_bwd.cu, compute capability 9.0 only), the latter in two
+ * schedules: "wg" (each product waited for) and "wgp" (the products of an
+ * item overlapped with the softmax steps between them). The environment
+ * variable GTPLAN_FLASH_BWD = mma, wg or wgp picks the kernel of
+ * kern_flash_bwd; unset (or any other value) it is the build's
+ * FLASH_WG_BWD_DEFAULT (make FLASH_WG_BWD_DEFAULT=N; 0 mma, 1 wg, 2 wgp).
+ * Off compute capability 9.0 mma.sync always runs. kern_flash_bwd_mma,
+ * kern_flash_bwd_wg and kern_flash_bwd_wgp run one kernel each, for tests
+ * and benchmarks; the wgmma ones return KERN_ENODEV on another device. */
 int kern_flash_bwd(void *stream, const struct kern_attn *a,
 		   const uint16_t *q, const uint16_t *k, const uint16_t *v,
 		   const uint16_t *o, const float *lse, const uint16_t *dout,
 		   const int32_t *qpos, const int32_t *kpos, float *dsum,
 		   float *dq, float *dk, float *dv);
+int kern_flash_bwd_mma(void *stream, const struct kern_attn *a,
+		       const uint16_t *q, const uint16_t *k,
+		       const uint16_t *v, const uint16_t *o, const float *lse,
+		       const uint16_t *dout, const int32_t *qpos,
+		       const int32_t *kpos, float *dsum, float *dq, float *dk,
+		       float *dv);
+int kern_flash_bwd_wg(void *stream, const struct kern_attn *a,
+		      const uint16_t *q, const uint16_t *k, const uint16_t *v,
+		      const uint16_t *o, const float *lse,
+		      const uint16_t *dout, const int32_t *qpos,
+		      const int32_t *kpos, float *dsum, float *dq, float *dk,
+		      float *dv);
+int kern_flash_bwd_wgp(void *stream, const struct kern_attn *a,
+		       const uint16_t *q, const uint16_t *k,
+		       const uint16_t *v, const uint16_t *o, const float *lse,
+		       const uint16_t *dout, const int32_t *qpos,
+		       const int32_t *kpos, float *dsum, float *dq, float *dk,
+		       float *dv);
+
+/* The wgmma backward's product forms alone, as warpgroup 1 of a block
+ * runs them (with the tile offsets of kern_flash_wg_bwd.cu), for tests:
+ * d [64 x n] (fp32, row-major) = a [64 x k] b (bf16, row-major). op 0:
+ * b given as b^T, [n][k], both operands K-major in shared memory (S^T =
+ * K Q^T's path); op 1: b is [k][n], a through registers, b MN-major (dV
+ * += P^T dO's path); ops 2 (hd 64) and 3 (hd 128): b is [k][n], a stored
+ * transposed (a^T, k rows of 64) and read M-major, b MN-major, both in
+ * shared memory (dQ = dS K's path). Built for (op, n, k) = (0, 64, 64),
+ * (0, 64, 128), (1, 64, 64), (1, 128, 64), (2, 64, 64), (3, 64, 128);
+ * KERN_ENODEV off compute capability 9.0. */
+int kern_flash_wg_bwd_probe(void *stream, int op, int n, int k,
+			    const uint16_t *a, const uint16_t *b, float *d);
 
 #endif

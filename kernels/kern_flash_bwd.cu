@@ -1,68 +1,24 @@
 /*
  * kern_flash_bwd: the backward of kernels/kern_flash.cu (kern_flash_bwd in
  * kernels/kern_flash.h); the scheme is described at the top of that file.
+ * kern_flash_bwd, at the end of this file, picks between this kernel and
+ * the wgmma one of kernels/kern_flash_wg_bwd.cu (GTPLAN_FLASH_BWD,
+ * FLASH_WG_BWD_DEFAULT: kernels/kern_flash.h).
  */
-#include "flash_common.cuh"
+#include <stdlib.h>
+#include <string.h>
+
+#include "flash_bwd.cuh"
 
 #ifndef BWD_NW
 #define BWD_NW 8 /* backward warps, 16 keys each: 4 or 8 */
 #endif
 #define BWD_NT (32 * BWD_NW)
-#define BWD_BM 64
+#define BWD_BM FL_BWD_BM
 #define BWD_BN (16 * BWD_NW)
 #define BWD_DW (D * 4 / BWD_NW) /* dq columns per warp */
 
 /* ---- backward ----------------------------------------------------------- */
-
-/* dsum[b, h, i] = sum_d dout * o: one warp per row of o. */
-template <int D>
-__global__ void fl_dsum_kernel(const fl_params p, long long rows)
-{
-	long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-	int lane = threadIdx.x & 31;
-	float acc = 0.0f;
-
-	if (w >= rows)
-		return;
-	for (int i = lane * 2; i < D; i += 64) {
-		float2 o = __bfloat1622float2(
-			*(const __nv_bfloat162 *)(p.o + w * D + i));
-		float2 d = __bfloat1622float2(
-			*(const __nv_bfloat162 *)(p.dout + w * D + i));
-
-		acc += o.x * d.x + o.y * d.y;
-	}
-#pragma unroll
-	for (int off = 16; off; off >>= 1)
-		acc += __shfl_xor_sync(0xffffffffu, acc, off);
-	if (lane == 0) {
-		long long bi = w / p.nh, h = w % p.nh;
-		long long b = bi / p.sq, i = bi % p.sq;
-
-		p.dsum[(b * p.nh + h) * p.sq + i] = acc;
-	}
-}
-
-/* One query row's statistics: lse in base 2 (+inf where the row attends
- * nothing or is past sq, so that exp2(s - lse) = 0), dsum and qpos. */
-static __device__ __forceinline__ void bwd_row(const fl_params &p, int b,
-					       int h, int row, float *l2,
-					       float *ds, int *qp)
-{
-	long long i = ((long long)b * p.nh + h) * p.sq + row;
-	float lse;
-
-	if (row >= p.sq) {
-		*l2 = INFINITY;
-		*ds = 0.0f;
-		*qp = INT_MIN;
-		return;
-	}
-	lse = p.lse_in[i];
-	*l2 = lse == -INFINITY ? INFINITY : lse * FL_LOG2E;
-	*ds = p.dsum[i];
-	*qp = fl_pos(p.qpos, row);
-}
 
 struct bwd_smem {
 	fl_bf16 *k, *v, *q, *o, *s;
@@ -117,35 +73,6 @@ static __device__ __forceinline__ void bwd_acc(float acc[D / 8][4],
 			fl_frag_b_t<D>(b, sY, dp * 16, j * 16, lane);
 			fl_mma(acc[2 * dp], a, b[0], b[1]);
 			fl_mma(acc[2 * dp + 1], a, b[2], b[3]);
-		}
-	}
-}
-
-/* P^T = exp2(scale_log2 s - lse2), 0 where masked; then
- * dS^T = P^T (dP^T - dsum) into dp. */
-static __device__ __forceinline__ void bwd_softmax(const fl_params &p,
-						   float pt[BWD_BM / 8][4],
-						   float dp[BWD_BM / 8][4],
-						   const bwd_smem &sm, int full,
-						   int kp0, int kp1, int lane)
-{
-#pragma unroll
-	for (int nt = 0; nt < BWD_BM / 8; nt++) {
-#pragma unroll
-		for (int j = 0; j < 2; j++) {
-			int col = nt * 8 + (lane & 3) * 2 + j, qp = sm.qp[col];
-			float l2 = sm.l2[col], ds = sm.ds[col];
-			float p0 = fl_exp2(pt[nt][j] * p.scale_log2 - l2);
-			float p1 = fl_exp2(pt[nt][2 + j] * p.scale_log2 - l2);
-
-			if (!full && kp0 > qp)
-				p0 = 0.0f;
-			if (!full && kp1 > qp)
-				p1 = 0.0f;
-			pt[nt][j] = p0;
-			pt[nt][2 + j] = p1;
-			dp[nt][j] = p0 * (dp[nt][j] - ds);
-			dp[nt][2 + j] = p1 * (dp[nt][2 + j] - ds);
 		}
 	}
 }
@@ -208,7 +135,7 @@ static __device__ __forceinline__ void bwd_item(const fl_params &p,
 
 	bwd_rows_t<D>(pt, sm.k, sm.q, warp, lane);
 	bwd_rows_t<D>(dp, sm.v, sm.o, warp, lane);
-	bwd_softmax(p, pt, dp, sm, full, kp0, kp1, lane);
+	bwd_softmax(p, pt, dp, sm.l2, sm.ds, sm.qp, full, kp0, kp1, lane);
 	bwd_acc<D>(dv, pt, sm.o, lane);
 	bwd_acc<D>(dk, dp, sm.q, lane);
 #pragma unroll
@@ -224,51 +151,6 @@ static __device__ __forceinline__ void bwd_item(const fl_params &p,
 	}
 	__syncthreads();
 	bwd_dq<D>(p, sm, b, h, q0, warp, lane);
-}
-
-/* dk += scale acc_k, dv += acc_v for the warp's rows: a plain add where
- * the block owns the rows (one block per key tile and query group), an
- * atomic one where the group's query heads are split over `split` blocks
- * (fl_bwd_kernel). */
-template <int D>
-static __device__ __forceinline__ void bwd_store(const fl_params &p,
-						 float dk[D / 8][4],
-						 float dv[D / 8][4], int b,
-						 int g, int kr, int lane,
-						 int split)
-{
-#pragma unroll
-	for (int r = 0; r < 2; r++) {
-		int row = kr + 8 * r;
-		long long off;
-
-		if (row >= p.sk)
-			continue;
-		off = (((long long)b * p.sk + row) * p.nkv + g) * D + (lane & 3) * 2;
-#pragma unroll
-		for (int dt = 0; dt < D / 8; dt++) {
-			float2 *xk = (float2 *)(p.dk + off + dt * 8);
-			float2 *xv = (float2 *)(p.dv + off + dt * 8);
-			float2 vk, vv;
-
-			if (split > 1) {
-				atomicAdd(xk, make_float2(
-					p.scale * dk[dt][2 * r],
-					p.scale * dk[dt][2 * r + 1]));
-				atomicAdd(xv, make_float2(dv[dt][2 * r],
-							  dv[dt][2 * r + 1]));
-				continue;
-			}
-			vk = *xk;
-			vv = *xv;
-			vk.x += p.scale * dk[dt][2 * r];
-			vk.y += p.scale * dk[dt][2 * r + 1];
-			vv.x += dv[dt][2 * r];
-			vv.y += dv[dt][2 * r + 1];
-			*xk = vk;
-			*xv = vv;
-		}
-	}
 }
 
 /* Query and dout tiles of item `it` (cp.async) into buffer `buf`. */
@@ -383,37 +265,19 @@ fl_bwd_kernel(const fl_params p, int split)
 	bwd_store<D>(p, dk, dv, b, g, kr, lane, split);
 }
 
-/* The blocks a group's query heads are split over: 1 (each block owns its
- * key rows, no atomics) when the launch has blocks for 4 waves of the
- * GPU's SMs at one block per SM; else enough to get there, up to one per
- * query head (a single sequence: 512 blocks for Llama-3.2-1B's 8 groups
- * and 4096 keys, against the H200's 132 SMs). */
-static int fl_bwd_split(const fl_params &p, long long blocks)
-{
-	int grp = (int)(p.nh / p.nkv), split = 1, dev = 0, sms = 1;
-
-	if (cudaGetDevice(&dev) != cudaSuccess ||
-	    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
-				   dev) != cudaSuccess)
-		sms = 1;
-	while (split < grp && blocks * split < 4LL * sms)
-		split *= 2;
-	return split < grp ? split : grp;
-}
-
 template <int D>
 static int fl_bwd_launch(const fl_params &p, cudaStream_t st)
 {
 	size_t smem = (size_t)(2 * BWD_BN + 4 * BWD_BM) * D * sizeof(fl_bf16) +
 		      (size_t)BWD_BN * BWD_BM * sizeof(fl_bf16) +
 		      6 * BWD_BM * sizeof(float) + fl_cls_bytes(p.sq, BWD_BM);
-	long long rows = (long long)p.batch * p.sq * p.nh;
 	long long kt = (p.sk + BWD_BN - 1) / BWD_BN;
 	int split = fl_bwd_split(p, kt * p.nkv * p.batch);
 	dim3 grid((unsigned)kt, (unsigned)(p.nkv * split), p.batch);
+	int rc = fl_dsum_launch<D>(p, st);
 
-	fl_dsum_kernel<D><<<(unsigned)((rows + 7) / 8), 256, 0, st>>>(p, rows);
-	CUDACHECK(cudaGetLastError());
+	if (rc)
+		return rc;
 	CUDACHECK(cudaFuncSetAttribute(fl_bwd_kernel<D>,
 				      cudaFuncAttributeMaxDynamicSharedMemorySize,
 				      (int)smem));
@@ -422,27 +286,53 @@ static int fl_bwd_launch(const fl_params &p, cudaStream_t st)
 	return 0;
 }
 
-int fl_bwd_run(const fl_params &p, int hd, cudaStream_t st)
+/* Which backward kern_flash_bwd runs (kernels/kern_flash.h):
+ * GTPLAN_FLASH_BWD = mma, wg or wgp names one; unset (or another value)
+ * means the build's FLASH_WG_BWD_DEFAULT: 0 mma, 1 wg, 2 wgp. The wgmma
+ * ones need compute capability 9.0; elsewhere mma runs. */
+#ifndef FLASH_WG_BWD_DEFAULT
+#define FLASH_WG_BWD_DEFAULT 0
+#endif
+
+enum { FL_BWD_MMA, FL_BWD_WG, FL_BWD_WGP, FL_BWD_AUTO };
+
+static int fl_bwd_pick(void)
 {
-	return hd == 64 ? fl_bwd_launch<64>(p, st) : fl_bwd_launch<128>(p, st);
+	const char *e = getenv("GTPLAN_FLASH_BWD");
+	int which = FLASH_WG_BWD_DEFAULT == 2 ? FL_BWD_WGP :
+		    FLASH_WG_BWD_DEFAULT == 1 ? FL_BWD_WG : FL_BWD_MMA;
+
+	if (e && !strcmp(e, "mma"))
+		which = FL_BWD_MMA;
+	else if (e && !strcmp(e, "wg"))
+		which = FL_BWD_WG;
+	else if (e && !strcmp(e, "wgp"))
+		which = FL_BWD_WGP;
+	return which != FL_BWD_MMA && !fl_wg_supported() ? FL_BWD_MMA : which;
 }
 
-extern "C" int kern_flash_bwd(void *stream, const struct kern_attn *a,
-			      const uint16_t *q, const uint16_t *k,
-			      const uint16_t *v, const uint16_t *o,
-			      const float *lse, const uint16_t *dout,
-			      const int32_t *qpos, const int32_t *kpos,
-			      float *dsum, float *dq, float *dk, float *dv)
+/* The backward with kernel `which`; who names the entry point in errors. */
+static int fl_bwd(void *stream, const struct kern_attn *a,
+		  const uint16_t *q, const uint16_t *k, const uint16_t *v,
+		  const uint16_t *o, const float *lse, const uint16_t *dout,
+		  const int32_t *qpos, const int32_t *kpos, float *dsum,
+		  float *dq, float *dk, float *dv, int which, const char *who)
 {
-	int rc = fl_check(a, "kern_flash_bwd");
+	int rc = fl_check(a, who);
+	cudaStream_t st = (cudaStream_t)stream;
 	fl_params p;
 
 	if (rc)
 		return rc;
 	if (!q || !k || !v || !o || !lse || !dout || !dsum || !dq || !dk ||
 	    !dv)
-		return kern_set_error(KERN_EINVAL,
-				      "kern_flash_bwd: NULL tensor");
+		return kern_set_error(KERN_EINVAL, "%s: NULL tensor", who);
+	if (which == FL_BWD_AUTO)
+		which = fl_bwd_pick();
+	if (which != FL_BWD_MMA && !fl_wg_supported())
+		return kern_set_error(KERN_ENODEV,
+				      "%s: needs a compute capability 9.0 GPU "
+				      "(sm_90a)", who);
 	if (a->sq == 0 || a->sk == 0)
 		return 0;
 	p = fl_make(a);
@@ -458,5 +348,52 @@ extern "C" int kern_flash_bwd(void *stream, const struct kern_attn *a,
 	p.dv = dv;
 	p.qpos = qpos;
 	p.kpos = kpos;
-	return fl_bwd_run(p, (int)a->hd, (cudaStream_t)stream);
+	if (which != FL_BWD_MMA)
+		return fl_wg_bwd_run(p, (int)a->hd, which == FL_BWD_WGP, st);
+	return a->hd == 64 ? fl_bwd_launch<64>(p, st) :
+			     fl_bwd_launch<128>(p, st);
+}
+
+extern "C" int kern_flash_bwd(void *stream, const struct kern_attn *a,
+			      const uint16_t *q, const uint16_t *k,
+			      const uint16_t *v, const uint16_t *o,
+			      const float *lse, const uint16_t *dout,
+			      const int32_t *qpos, const int32_t *kpos,
+			      float *dsum, float *dq, float *dk, float *dv)
+{
+	return fl_bwd(stream, a, q, k, v, o, lse, dout, qpos, kpos, dsum, dq,
+		      dk, dv, FL_BWD_AUTO, "kern_flash_bwd");
+}
+
+extern "C" int kern_flash_bwd_mma(void *stream, const struct kern_attn *a,
+				  const uint16_t *q, const uint16_t *k,
+				  const uint16_t *v, const uint16_t *o,
+				  const float *lse, const uint16_t *dout,
+				  const int32_t *qpos, const int32_t *kpos,
+				  float *dsum, float *dq, float *dk, float *dv)
+{
+	return fl_bwd(stream, a, q, k, v, o, lse, dout, qpos, kpos, dsum, dq,
+		      dk, dv, FL_BWD_MMA, "kern_flash_bwd_mma");
+}
+
+extern "C" int kern_flash_bwd_wg(void *stream, const struct kern_attn *a,
+				 const uint16_t *q, const uint16_t *k,
+				 const uint16_t *v, const uint16_t *o,
+				 const float *lse, const uint16_t *dout,
+				 const int32_t *qpos, const int32_t *kpos,
+				 float *dsum, float *dq, float *dk, float *dv)
+{
+	return fl_bwd(stream, a, q, k, v, o, lse, dout, qpos, kpos, dsum, dq,
+		      dk, dv, FL_BWD_WG, "kern_flash_bwd_wg");
+}
+
+extern "C" int kern_flash_bwd_wgp(void *stream, const struct kern_attn *a,
+				  const uint16_t *q, const uint16_t *k,
+				  const uint16_t *v, const uint16_t *o,
+				  const float *lse, const uint16_t *dout,
+				  const int32_t *qpos, const int32_t *kpos,
+				  float *dsum, float *dq, float *dk, float *dv)
+{
+	return fl_bwd(stream, a, q, k, v, o, lse, dout, qpos, kpos, dsum, dq,
+		      dk, dv, FL_BWD_WGP, "kern_flash_bwd_wgp");
 }

@@ -103,12 +103,6 @@ static size_t fl_wg_smem(int d, long long sk)
 	       fl_cls_bytes(sk, WG_BN);
 }
 
-/* The first 1024-byte aligned shared address at or after p. */
-static __device__ __forceinline__ uint32_t wg_align(const void *p)
-{
-	return (fl_smem(p) + 1023u) & ~1023u;
-}
-
 /* Rows [t WG_BN, (t + 1) WG_BN) of a K or V head (g) into the tile at s. */
 template <int D>
 static __device__ __forceinline__ void wg_load_kv(const fl_params &p,
@@ -117,18 +111,6 @@ static __device__ __forceinline__ void wg_load_kv(const fl_params &p,
 {
 	wg_load_tile<WG_BN, D, WG_NT>(s, g, (long long)p.nkv * D, t * WG_BN,
 				      p.sk, tid);
-}
-
-template <int NK>
-static __device__ __forceinline__ void wg_pin_u32(uint32_t a[NK][4])
-{
-#pragma unroll
-	for (int i = 0; i < NK; i++)
-		asm volatile(""
-			     : "+r"(a[i][0]), "+r"(a[i][1]), "+r"(a[i][2]),
-			       "+r"(a[i][3])
-			     :
-			     : "memory");
 }
 
 /* A thread's rows (g and g + 8 of its warp's 16) and its block's tiles. */

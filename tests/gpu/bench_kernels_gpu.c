@@ -8,8 +8,10 @@
  *    mma.sync forward (kern_flash_fwd_mma), `fwd-wg` and `fwd-wgp` the
  *    wgmma one in its two schedules (kern_flash_fwd_wg, _wgp;
  *    kernels/kern_flash_wg.cu; n/a off compute capability 9.0), on the
- *    same inputs; the backward runs between them, on the mma.sync
- *    forward's o and lse.
+ *    same inputs; `bwd` is the mma.sync backward (kern_flash_bwd_mma)
+ *    and `bwd-wg`, `bwd-wgp` the wgmma one in its two schedules
+ *    (kern_flash_bwd_wg, _wgp; kernels/kern_flash_wg_bwd.cu; n/a off
+ *    compute capability 9.0), all on the mma.sync forward's o and lse.
  *  - cuBLASLt GEMMs (kernels/kern_gemm_lt.cu) at the linear layers of
  *    Llama-3.1-8B and Llama-3.2-1B with T tokens: each layer Y = X W^T
  *    (forward, NT, bf16 Y), dX = dY W (NN, bf16) and dW += dY^T X (TN, fp32,
@@ -123,7 +125,7 @@ static int attn_fwd_wgp(void *p)
 				  NULL, NULL, x->o, x->lse);
 }
 
-/* Prints " label ms TFLOP/s" of a wgmma forward, or " label n/a" where
+/* Prints " label ms TFLOP/s" of a wgmma kernel, or " label n/a" where
  * the device has none (compute capability other than 9.0). */
 static void bench_wg(const char *label, bench_fn fn, struct attn_arg *x,
 		     double flop, int iters)
@@ -142,9 +144,27 @@ static int attn_bwd(void *p)
 {
 	struct attn_arg *x = p;
 
-	return kern_flash_bwd(kern_stream(&G), &x->a, x->q, x->k, x->v, x->o,
-			      x->lse, x->dout, NULL, NULL, x->dsum, x->dq,
-			      x->dk, x->dv);
+	return kern_flash_bwd_mma(kern_stream(&G), &x->a, x->q, x->k, x->v,
+				  x->o, x->lse, x->dout, NULL, NULL, x->dsum,
+				  x->dq, x->dk, x->dv);
+}
+
+static int attn_bwd_wg(void *p)
+{
+	struct attn_arg *x = p;
+
+	return kern_flash_bwd_wg(kern_stream(&G), &x->a, x->q, x->k, x->v,
+				 x->o, x->lse, x->dout, NULL, NULL, x->dsum,
+				 x->dq, x->dk, x->dv);
+}
+
+static int attn_bwd_wgp(void *p)
+{
+	struct attn_arg *x = p;
+
+	return kern_flash_bwd_wgp(kern_stream(&G), &x->a, x->q, x->k, x->v,
+				  x->o, x->lse, x->dout, NULL, NULL, x->dsum,
+				  x->dq, x->dk, x->dv);
 }
 
 static void bench_attn_one(const char *name, long long b, long long s,
@@ -177,6 +197,8 @@ static void bench_attn_one(const char *name, long long b, long long s,
 	       "fwd %7.3f ms %6.1f TFLOP/s  bwd %7.3f ms %6.1f TFLOP/s",
 	       name, b, s, nh, nkv, hd, tf * 1e3, flop / tf * 1e-12, tb * 1e3,
 	       2.5 * flop / tb * 1e-12);
+	bench_wg("bwd-wg", attn_bwd_wg, &x, 2.5 * flop, iters);
+	bench_wg("bwd-wgp", attn_bwd_wgp, &x, 2.5 * flop, iters);
 	bench_wg("fwd-wg", attn_fwd_wg, &x, flop, iters);
 	bench_wg("fwd-wgp", attn_fwd_wgp, &x, flop, iters);
 	printf("\n");

@@ -49,6 +49,19 @@
  * sum itself); the first wrong element is printed with its row, column,
  * expected and computed values.
  *
+ * The backward runs from the same initial gradients through
+ * kern_flash_bwd_mma, kern_flash_bwd under GTPLAN_FLASH_BWD=mma and, on
+ * compute capability 9.0, kern_flash_bwd_wg, _wgp and kern_flash_bwd
+ * under GTPLAN_FLASH_BWD=wg and wgp (elsewhere kern_flash_bwd's default),
+ * each against the reference; the wgmma ones also against mma.sync (dq=,
+ * dk=, dv=), normwise 1e-3: both round P and dS to bf16 at the same
+ * points (query tiles of 64, key blocks of 128) from the same fp32 values
+ * up to summation order (~1e-6 relative), so only an element that close
+ * to a bf16 rounding boundary rounds the other way (2^-8), and dq's
+ * atomics add in another order: ~1e-4 normwise at most, where a layout
+ * mistake errs by the gradient's own size. The backward's wgmma products alone
+ * are probed too (kern_flash_wg_bwd_probe, dQ's M-major A first).
+ *
  * Prints one line per case and `RESULT passed failed`; exits 1 on a failure,
  * 77 without a GPU. `make test-gpu` runs it.
  */
@@ -67,6 +80,7 @@
 #define TOL_PAIR_O 5e-3
 #define TOL_PAIR_LSE 1e-5
 #define TOL_PROBE 1e-4
+#define TOL_PAIR_GRAD 1e-3
 
 static struct kern_ctx G;
 static int n_pass, n_fail;
@@ -366,29 +380,71 @@ static void run_wg(const struct fcase *c, struct dev *d, const uint16_t *om,
 	free(lse);
 }
 
-static void run_bwd(const struct fcase *c, struct dev *d, float *init[3],
-		    float *out[3])
+typedef int (*bwd_fn)(void *, const struct kern_attn *, const uint16_t *,
+		      const uint16_t *, const uint16_t *, const uint16_t *,
+		      const float *, const uint16_t *, const int32_t *,
+		      const int32_t *, float *, float *, float *, float *);
+
+/* The backward by fn on gradients that start at init (host), results into
+ * out (host); device gradients and dsum are made and freed here. */
+static void run_bwd(const struct fcase *c, struct dev *d, bwd_fn fn,
+		    const char *who, float *init[3], float *out[3])
 {
 	const struct kern_attn *a = &c->a;
 	long long n[3] = { nq(a), nk(a), nk(a) };
 	float **dd[3] = { &d->dq, &d->dk, &d->dv };
 	int rc;
 
-	for (int t = 0; t < 3; t++) {
-		init[t] = gh_malloc((size_t)n[t] * sizeof(float));
-		out[t] = gh_malloc((size_t)n[t] * sizeof(float));
-		for (long long i = 0; i < n[t]; i++)
-			init[t][i] = gh_uniform();
-		*dd[t] = gh_dev(&G, init[t], (size_t)n[t] * sizeof(float));
-	}
-	d->dsum = gh_dev(&G, NULL, (size_t)(a->batch * a->nh * a->sq + 1) * 4);
-	rc = kern_flash_bwd(kern_stream(&G), a, d->q, d->k, d->v, d->o, d->lse,
-			    d->dout, d->qpos, d->kpos, d->dsum, d->dq, d->dk,
-			    d->dv);
-	if (rc)
-		gh_die(rc, "kern_flash_bwd");
 	for (int t = 0; t < 3; t++)
+		*dd[t] = gh_dev(&G, init[t], (size_t)n[t] * sizeof(float));
+	d->dsum = gh_dev(&G, NULL, (size_t)(a->batch * a->nh * a->sq + 1) * 4);
+	rc = fn(kern_stream(&G), a, d->q, d->k, d->v, d->o, d->lse, d->dout,
+		d->qpos, d->kpos, d->dsum, d->dq, d->dk, d->dv);
+	if (rc)
+		gh_die(rc, who);
+	for (int t = 0; t < 3; t++) {
 		gh_down(&G, out[t], *dd[t], (size_t)n[t] * sizeof(float));
+		kern_free(&G, *dd[t]);
+		*dd[t] = NULL;
+	}
+	kern_free(&G, d->dsum);
+	d->dsum = NULL;
+}
+
+/* The backward by fn (under GTPLAN_FLASH_BWD=env unless NULL) from init
+ * into out, checked as "<case><label>" against the reference gradients
+ * ref and, unless NULL, against om: another kernel's from the same init
+ * (dq=, dk=, dv=). */
+static void bwd_check(const struct fcase *c, struct dev *d, bwd_fn fn,
+		      const char *who, const char *env, const char *label,
+		      float *init[3], double *ref[3], float *om[3],
+		      float *out[3])
+{
+	const struct kern_attn *a = &c->a;
+	long long n[3] = { nq(a), nk(a), nk(a) };
+	static const char *what[3] = { "dq", "dk", "dv" };
+	static const char *pair[3] = { "dq=", "dk=", "dv=" };
+	char name[96];
+
+	snprintf(name, sizeof(name), "%s%s", c->name, label);
+	if (env)
+		setenv("GTPLAN_FLASH_BWD", env, 1);
+	run_bwd(c, d, fn, who, init, out);
+	unsetenv("GTPLAN_FLASH_BWD");
+	for (int t = 0; t < 3; t++) {
+		double *gw = gh_malloc((size_t)n[t] * sizeof(double));
+		double *gm = gh_malloc((size_t)n[t] * sizeof(double));
+
+		check_grad(what[t], name, out[t], init[t], ref[t], n[t]);
+		for (long long i = 0; i < n[t] && om; i++) {
+			gw[i] = (double)out[t][i] - init[t][i];
+			gm[i] = (double)om[t][i] - init[t][i];
+		}
+		if (om)
+			check(pair[t], name, gh_relerr(gw, gm, n[t]),
+			      TOL_PAIR_GRAD);
+		free(gw); free(gm);
+	}
 }
 
 static void run_case(struct fcase *c)
@@ -399,7 +455,9 @@ static void run_case(struct fcase *c)
 	double *rq = gh_malloc((size_t)n * 8), *rk = gh_malloc((size_t)m * 8);
 	double *rv = gh_malloc((size_t)m * 8), *p = gh_malloc((size_t)(a->sk + 1) * 8);
 	uint16_t *o = gh_malloc((size_t)n * 2);
-	float *lse = gh_malloc((size_t)nl * 4), *init[3], *out[3];
+	float *lse = gh_malloc((size_t)nl * 4), *init[3], *om[3], *out[3];
+	double *ref[3] = { rq, rk, rv };
+	long long ng[3] = { n, m, m };
 	struct dev d;
 
 	c->q = gh_rand_bf16(n, 1.7f, &c->fq);
@@ -418,17 +476,35 @@ static void run_case(struct fcase *c)
 	ref_fwd(c, ro, rl, p);
 	check_fwd(c, c->name, o, lse, ro, rl);
 	run_wg(c, &d, o, lse, ro, rl);
-	run_bwd(c, &d, init, out);
+	for (int t = 0; t < 3; t++) {
+		init[t] = gh_malloc((size_t)ng[t] * sizeof(float));
+		om[t] = gh_malloc((size_t)ng[t] * sizeof(float));
+		out[t] = gh_malloc((size_t)ng[t] * sizeof(float));
+		for (long long i = 0; i < ng[t]; i++)
+			init[t][i] = gh_uniform();
+	}
 	for (long long b = 0; b < a->batch; b++)
 		for (long long i = 0; i < a->sq; i++)
 			for (long long h = 0; h < a->nh; h++)
 				ref_bwd_row(c, ro, rl, b, i, h, rq, rk, rv, p);
-	check_grad("dq", c->name, out[0], init[0], rq, n);
-	check_grad("dk", c->name, out[1], init[1], rk, m);
-	check_grad("dv", c->name, out[2], init[2], rv, m);
+	bwd_check(c, &d, kern_flash_bwd_mma, "kern_flash_bwd_mma", NULL, "",
+		  init, ref, NULL, om);
+	bwd_check(c, &d, kern_flash_bwd, "kern_flash_bwd", "mma",
+		  " GTPLAN_FLASH_BWD=mma", init, ref, NULL, out);
+	for (int i = 0; i < 2 && have_wg; i++) {
+		bwd_check(c, &d, i ? kern_flash_bwd_wgp : kern_flash_bwd_wg,
+			  "kern_flash_bwd_wg(p)", NULL, i ? " bwd-wgp" : " bwd-wg",
+			  init, ref, om, out);
+		bwd_check(c, &d, kern_flash_bwd, "kern_flash_bwd",
+			  i ? "wgp" : "wg", i ? " GTPLAN_FLASH_BWD=wgp" :
+			  " GTPLAN_FLASH_BWD=wg", init, ref, NULL, out);
+	}
+	if (!have_wg) {
+		bwd_check(c, &d, kern_flash_bwd, "kern_flash_bwd", NULL,
+			  " default", init, ref, NULL, out);
+	}
 	for (int t = 0; t < 3; t++) {
-		free(init[t]);
-		free(out[t]);
+		free(init[t]); free(om[t]); free(out[t]);
 	}
 	dev_free(&d);
 	{
@@ -494,7 +570,10 @@ static void one(const char *name, long long batch, long long sq,
 
 /* d [64 x n] = a [64 x k] b through kern_flash_wg_probe against float64
  * (b is [n][k] for op 0, [k][n] for op 1); returns the probe's code. */
-static int probe_one(int op, int n, int k)
+typedef int (*probe_fn)(void *, int, int, int, const uint16_t *,
+			const uint16_t *, float *);
+
+static int probe_one(probe_fn fn, const char *label, int op, int n, int k)
 {
 	long long na = 64LL * k, nb = (long long)n * k, bad = 0, fr = 0;
 	long long fc = 0;
@@ -506,7 +585,7 @@ static int probe_one(int op, int n, int k)
 	uint16_t *db = gh_dev(&G, b, (size_t)nb * 2);
 	float *dd = gh_dev(&G, NULL, nd);
 	double worst = 0.0, fwant = 0.0;
-	int rc = kern_flash_wg_probe(kern_stream(&G), op, n, k, da, db, dd);
+	int rc = fn(kern_stream(&G), op, n, k, da, db, dd);
 	char name[64];
 
 	if (!rc)
@@ -532,8 +611,8 @@ static int probe_one(int op, int n, int k)
 				fwant = want;
 			}
 		}
-	snprintf(name, sizeof(name), "wgmma-probe %s n%d k%d",
-		 op ? "rs-transB" : "ss", n, k);
+	snprintf(name, sizeof(name), "%s %s n%d k%d", label,
+		 op >= 2 ? "ss-transAB" : op ? "rs-transB" : "ss", n, k);
 	if (!rc)
 		check("d", name, worst, TOL_PROBE);
 	if (bad)
@@ -547,16 +626,23 @@ static int probe_one(int op, int n, int k)
 	return rc;
 }
 
-/* The two products of the wgmma kernel alone: one instruction each first,
- * then the kernel's sizes (hd 64 and 128). Sets have_wg. */
+/* The two products of the wgmma forward alone: one instruction each
+ * first, then the kernel's sizes (hd 64 and 128); then the backward's
+ * (kern_flash_wg_bwd_probe: the new form, A M-major from shared memory,
+ * first: ops 2 and 3, dQ at hd 64 and 128), at the sizes of its kernel.
+ * Sets have_wg. */
 static void probe_all(void)
 {
 	static const int cfg[][3] = { { 0, 64, 16 }, { 1, 64, 16 },
 				      { 0, 128, 64 }, { 0, 128, 128 },
 				      { 1, 64, 128 }, { 1, 128, 128 } };
+	static const int bcfg[][3] = { { 2, 64, 64 }, { 3, 64, 128 },
+				       { 0, 64, 64 }, { 0, 64, 128 },
+				       { 1, 64, 64 }, { 1, 128, 64 } };
 
 	for (size_t i = 0; i < sizeof(cfg) / sizeof(cfg[0]); i++) {
-		int rc = probe_one(cfg[i][0], cfg[i][1], cfg[i][2]);
+		int rc = probe_one(kern_flash_wg_probe, "wgmma-probe",
+				   cfg[i][0], cfg[i][1], cfg[i][2]);
 
 		if (rc == KERN_ENODEV && i == 0) {
 			printf("skip wgmma kernel: %s\n", kern_error_text(rc));
@@ -564,6 +650,13 @@ static void probe_all(void)
 		}
 		if (rc)
 			gh_die(rc, "kern_flash_wg_probe");
+	}
+	for (size_t i = 0; i < sizeof(bcfg) / sizeof(bcfg[0]); i++) {
+		int rc = probe_one(kern_flash_wg_bwd_probe, "wgmma-bwd-probe",
+				   bcfg[i][0], bcfg[i][1], bcfg[i][2]);
+
+		if (rc)
+			gh_die(rc, "kern_flash_wg_bwd_probe");
 	}
 	have_wg = 1;
 }
