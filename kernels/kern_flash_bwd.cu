@@ -291,7 +291,7 @@ static int fl_bwd_launch(const fl_params &p, cudaStream_t st)
  * means the build's FLASH_WG_BWD_DEFAULT: 0 mma, 1 wg, 2 wgp. The wgmma
  * ones need compute capability 9.0; elsewhere mma runs. */
 #ifndef FLASH_WG_BWD_DEFAULT
-#define FLASH_WG_BWD_DEFAULT 0
+#define FLASH_WG_BWD_DEFAULT 1
 #endif
 
 enum { FL_BWD_MMA, FL_BWD_WG, FL_BWD_WGP, FL_BWD_AUTO };
