@@ -212,11 +212,11 @@ START_TEST(profile_is_the_data_file)
 	 * time exceeds their device time), so only an attention slow enough
 	 * to make the device the bottleneck moves the step's total */
 	t3 = edit(text, "    - {head_dim: 64,", "    - {head_dim: 64, "
-		  "fwd_tflops: 0.01, bwd_tflops: 0.01}");
+		  "fwd_tflops: 0.00001, bwd_tflops: 0.00001}");
 	ck_assert_int_eq(hw_profile_parse(t3, strlen(t3), "h200", &twice,
 					  err, sizeof(err)), 0);
 	ck_assert_int_eq(step_estimate(&f.plan, &f.sim.cost, &twice, &e2), 0);
-	CLOSE(e2.w.us[STEP_ATTN_FWD], e->w.work[STEP_ATTN_FWD] / 0.01e6);
+	CLOSE(e2.w.us[STEP_ATTN_FWD], e->w.work[STEP_ATTN_FWD] / 0.00001e6);
 	ck_assert(e2.total_us > e->total_us);
 	free(t2);
 	free(t3);
