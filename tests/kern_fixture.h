@@ -1,13 +1,23 @@
 /*
  * kern_fixture: what the kernels' Check suites (tests/test_kernels*.c)
- * share: deterministic data and an elementwise comparison with a double
- * reference.
+ * share: zeroed buffers, deterministic data and an elementwise comparison
+ * with a double reference.
  */
 #ifndef GTPLAN_TEST_KERN_FIXTURE_H
 #define GTPLAN_TEST_KERN_FIXTURE_H
 
 #include <check.h>
 #include <math.h>
+#include <stdlib.h>
+
+/* bytes of zeroed memory (at least 1), or the test fails. */
+static inline void *take(size_t bytes)
+{
+	void *p = calloc(1, bytes > 0 ? bytes : 1);
+
+	ck_assert_ptr_nonnull(p);
+	return p;
+}
 
 /* Deterministic values in [-scale, scale). */
 static inline void fill(float *v, long long n, unsigned seed, float scale)

@@ -32,14 +32,6 @@ static void teardown(void)
 	kern_release(&K);
 }
 
-static void *take(size_t bytes)
-{
-	void *p = calloc(1, bytes > 0 ? bytes : 1);
-
-	ck_assert_ptr_nonnull(p);
-	return p;
-}
-
 /* n random bf16 values in [-scale, scale), and their widened fp32 values
  * in *wide. */
 static uint16_t *bf16_values(long long n, unsigned seed, float scale,

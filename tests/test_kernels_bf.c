@@ -39,14 +39,6 @@ static void teardown(void)
 	kern_release(&K);
 }
 
-static void *take(size_t bytes)
-{
-	void *p = calloc(1, bytes > 0 ? bytes : 1);
-
-	ck_assert_ptr_nonnull(p);
-	return p;
-}
-
 START_TEST(round_copy_matches)
 {
 	long long n = 1003;

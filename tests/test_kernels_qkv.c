@@ -36,14 +36,6 @@ static void teardown(void)
 	kern_release(&K);
 }
 
-static void *take(size_t bytes)
-{
-	void *p = calloc(1, bytes > 0 ? bytes : 1);
-
-	ck_assert_ptr_nonnull(p);
-	return p;
-}
-
 /* A deterministic draw in [0, n). */
 static long long draw(unsigned *s, long long n)
 {
