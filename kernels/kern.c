@@ -4,6 +4,7 @@
  * the CPU and CUDA twins only differ in the math.
  */
 #include "kern.h"
+#include "kern_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -155,28 +156,19 @@ const char *kern_prof_name(int cls)
 	return cls >= 0 && cls < KERN_PROF_CLASSES ? names[cls] : "?";
 }
 
-/* The bound op's call between the profiler's marks when it is on; the
- * comma operator orders the begin mark, the call and the end mark. */
-static int mark_begin(struct kern_ctx *k, int cls, const char *op)
+int kint_mark_begin(struct kern_ctx *k, int cls, const char *op)
 {
 	if (k->prof)
 		k->ops->mark(k, cls, op, 0);
 	return 0;
 }
 
-static int mark_end(struct kern_ctx *k, int cls, const char *op, int rc)
+int kint_mark_end(struct kern_ctx *k, int cls, const char *op, int rc)
 {
 	if (k->prof)
 		k->ops->mark(k, cls, op, 1);
 	return rc;
 }
-
-#define RUN(cls, op, ...)                              \
-	(mark_begin(k, KERN_PROF_##cls, #op),         \
-	 mark_end(k, KERN_PROF_##cls, #op, k->ops->op(k, __VA_ARGS__)))
-
-/* n elements behind p are usable: n >= 0, and p is set when n > 0. */
-#define OK_N(p, n) ((n) >= 0 && ((n) == 0 || (p) != NULL))
 
 int kern_alloc(struct kern_ctx *k, size_t bytes, void **out)
 {
@@ -186,36 +178,32 @@ int kern_alloc(struct kern_ctx *k, size_t bytes, void **out)
 	return k->ops->alloc(k, bytes, out);
 }
 
-/* Fallbacks where a device lacks a fused or bf16 op compute in a scratch
- * buffer of this context: b16_scratch's n floats, b16_widen's the n
- * values of x16 widened; b16_done frees it after the queued work that
- * reads it. */
-static int b16_scratch(struct kern_ctx *k, long long n, float **out)
+void kern_free(struct kern_ctx *k, void *p)
+{
+	if (p)
+		k->ops->free(k, p);
+}
+
+int kint_scratch(struct kern_ctx *k, long long n, float **out)
 {
 	return kern_alloc(k, (size_t)(n > 0 ? n : 1) * sizeof(float),
 			  (void **)out);
 }
 
-static int b16_widen(struct kern_ctx *k, long long n, const uint16_t *x16,
-		     float **out)
+int kint_widen(struct kern_ctx *k, long long n, const uint16_t *x16,
+	       float **out)
 {
-	int rc = b16_scratch(k, n, out);
+	int rc = kint_scratch(k, n, out);
 
 	return rc ? rc : kern_from_bf16(k, n, x16, *out);
 }
 
-static int b16_done(struct kern_ctx *k, float *tmp, int rc)
+int kint_done(struct kern_ctx *k, float *tmp, int rc)
 {
 	if (!rc)
 		rc = kern_sync(k);
 	kern_free(k, tmp);
 	return rc;
-}
-
-void kern_free(struct kern_ctx *k, void *p)
-{
-	if (p)
-		k->ops->free(k, p);
 }
 
 int kern_upload(struct kern_ctx *k, void *dst, const void *src, size_t n)
@@ -253,7 +241,7 @@ int kern_sync(struct kern_ctx *k)
 
 /* A GEMM's sizes and leading dimensions are usable (row-major: each
  * operand's leading dimension at least its stored row length). */
-static int gemm_dims_ok(int ta, int tb, long long m, long long n,
+int kint_gemm_dims_ok(int ta, int tb, long long m, long long n,
 			long long kd, long long lda, long long ldb,
 			long long ldc)
 {
@@ -268,7 +256,7 @@ int kern_gemm(struct kern_ctx *k, int ta, int tb, long long m, long long n,
 	      const float *b, long long ldb, float beta, float *c,
 	      long long ldc)
 {
-	if (!gemm_dims_ok(ta, tb, m, n, kd, lda, ldb, ldc))
+	if (!kint_gemm_dims_ok(ta, tb, m, n, kd, lda, ldb, ldc))
 		return KERN_EINVAL;
 	if (m == 0 || n == 0)
 		return 0;
@@ -276,78 +264,6 @@ int kern_gemm(struct kern_ctx *k, int ta, int tb, long long m, long long n,
 		return KERN_EINVAL;
 	return RUN(GEMM, gemm, ta, tb, m, n, kd, alpha, a, lda, b, ldb, beta, c,
 		   ldc);
-}
-
-/* The bf16 copy of an operand of rows x cols (leading dimension ld)
- * widened into a buffer of this context (*tmp, the same indexing), or
- * *out = x when there is no copy. */
-static int widen_operand(struct kern_ctx *k, long long rows, long long cols,
-			 long long ld, const float *x, const uint16_t *x16,
-			 float **tmp, const float **out)
-{
-	long long n = rows > 0 ? (rows - 1) * ld + cols : 0;
-	int rc;
-
-	*out = x;
-	if (!x16)
-		return 0;
-	if (rows > 1 && (n - cols) / (rows - 1) != ld)
-		return KERN_EINVAL;
-	rc = kern_alloc(k, (size_t)(n > 0 ? n : 1) * sizeof(float),
-			(void **)tmp);
-	if (rc)
-		return rc;
-	*out = *tmp;
-	return kern_from_bf16(k, n, x16, *tmp);
-}
-
-/* kern_gemm_bf on a device or mode without bf16 operands: the copies
- * widened (exact), then kern_gemm. */
-static int gemm_bf_widened(struct kern_ctx *k, int ta, int tb, long long m,
-			   long long n, long long kd, float alpha,
-			   const float *a, const uint16_t *a16, long long lda,
-			   const float *b, const uint16_t *b16, long long ldb,
-			   float beta, float *c, long long ldc)
-{
-	float *ta16 = NULL, *tb16 = NULL;
-	const float *wa, *wb;
-	int rc = widen_operand(k, ta ? kd : m, ta ? m : kd, lda, a, a16,
-			       &ta16, &wa);
-
-	if (!rc)
-		rc = widen_operand(k, tb ? n : kd, tb ? kd : n, ldb, b, b16,
-				   &tb16, &wb);
-	if (!rc)
-		rc = kern_gemm(k, ta, tb, m, n, kd, alpha, wa, lda, wb, ldb,
-			       beta, c, ldc);
-	/* the widened copies stay valid until the queued GEMM has read them */
-	if ((ta16 || tb16) && !rc)
-		rc = kern_sync(k);
-	kern_free(k, ta16);
-	kern_free(k, tb16);
-	return rc;
-}
-
-int kern_gemm_bf(struct kern_ctx *k, int ta, int tb, long long m,
-		 long long n, long long kd, float alpha, const float *a,
-		 const uint16_t *a16, long long lda, const float *b,
-		 const uint16_t *b16, long long ldb, float beta, float *c,
-		 long long ldc)
-{
-	if (!gemm_dims_ok(ta, tb, m, n, kd, lda, ldb, ldc))
-		return KERN_EINVAL;
-	if (m == 0 || n == 0)
-		return 0;
-	if (!c || (kd > 0 && ((!a && !a16) || (!b && !b16))))
-		return KERN_EINVAL;
-	if (!a16 && !b16)
-		return kern_gemm(k, ta, tb, m, n, kd, alpha, a, lda, b, ldb,
-				 beta, c, ldc);
-	if (kd > 0 && k->math == KERN_MATH_BF16 && k->ops->gemm_bf)
-		return RUN(GEMM, gemm_bf, ta, tb, m, n, kd, alpha, a, a16, lda,
-			   b, b16, ldb, beta, c, ldc);
-	return gemm_bf_widened(k, ta, tb, m, n, kd, alpha, a, a16, lda, b, b16,
-			       ldb, beta, c, ldc);
 }
 
 int kern_axpy(struct kern_ctx *k, long long n, float alpha, const float *x,
@@ -400,7 +316,7 @@ int kern_add_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
 	if (k->ops->add_rmsnorm_fwd)
 		return RUN(MEM, add_rmsnorm_fwd, rows, h, eps, x, r, sum, g, y,
 			   rstd, y16);
-	rc = y ? 0 : b16_scratch(k, rows * h, &tmp);
+	rc = y ? 0 : kint_scratch(k, rows * h, &tmp);
 	if (!rc)
 		rc = kern_copy(k, sum, x, (size_t)(rows * h) * sizeof(float));
 	if (!rc)
@@ -410,7 +326,7 @@ int kern_add_rmsnorm_fwd(struct kern_ctx *k, long long rows, long long h,
 				      rstd);
 	if (!rc && y16)
 		rc = kern_round_bf16_copy(k, rows * h, y ? y : tmp, y16);
-	return tmp ? b16_done(k, tmp, rc) : rc;
+	return tmp ? kint_done(k, tmp, rc) : rc;
 }
 
 /* kern_rmsnorm_bwd_add and (dx16 set) its _bf twin. */
@@ -431,14 +347,14 @@ static int norm_bwd_add(struct kern_ctx *k, long long rows, long long h,
 	if (k->ops->rmsnorm_bwd_add)
 		return RUN(MEM, rmsnorm_bwd_add, rows, h, x, g, rstd, dy, dx,
 			   dg, dx16);
-	rc = b16_scratch(k, rows * h, &tmp);
+	rc = kint_scratch(k, rows * h, &tmp);
 	if (!rc)
 		rc = kern_rmsnorm_bwd(k, rows, h, x, g, rstd, dy, tmp, dg);
 	if (!rc)
 		rc = kern_axpy(k, rows * h, 1.0f, tmp, dx);
 	if (!rc && dx16)
 		rc = kern_to_bf16(k, rows * h, dx, dx16);
-	return b16_done(k, tmp, rc); /* tmp is read by the queued axpy */
+	return kint_done(k, tmp, rc); /* tmp is read by the queued axpy */
 }
 
 int kern_rmsnorm_bwd_add(struct kern_ctx *k, long long rows, long long h,
@@ -459,7 +375,7 @@ int kern_rmsnorm_bwd_add_bf(struct kern_ctx *k, long long rows, long long h,
 }
 
 /* A [rows, cols] logit block with nvalid <= cols real columns. */
-static int ce_ok(long long rows, long long cols, long long nvalid,
+int kint_ce_ok(long long rows, long long cols, long long nvalid,
 		 const void *logits)
 {
 	return rows >= 0 && cols >= 0 && nvalid >= 0 && nvalid <= cols &&
@@ -469,7 +385,7 @@ static int ce_ok(long long rows, long long cols, long long nvalid,
 int kern_ce_max(struct kern_ctx *k, long long rows, long long cols,
 		long long nvalid, const float *logits, float *max)
 {
-	if (!ce_ok(rows, cols, nvalid, logits) || !OK_N(max, rows))
+	if (!kint_ce_ok(rows, cols, nvalid, logits) || !OK_N(max, rows))
 		return KERN_EINVAL;
 	return rows ? RUN(MEM, ce_max, rows, cols, nvalid, logits, max) : 0;
 }
@@ -478,7 +394,7 @@ int kern_ce_sumexp(struct kern_ctx *k, long long rows, long long cols,
 		   long long nvalid, const float *logits, const float *max,
 		   float *sum)
 {
-	if (!ce_ok(rows, cols, nvalid, logits) || !OK_N(max, rows) ||
+	if (!kint_ce_ok(rows, cols, nvalid, logits) || !OK_N(max, rows) ||
 	    !OK_N(sum, rows))
 		return KERN_EINVAL;
 	return rows ? RUN(MEM, ce_sumexp, rows, cols, nvalid, logits, max,
@@ -489,7 +405,7 @@ int kern_ce_target(struct kern_ctx *k, long long rows, long long cols,
 		   long long first, const int32_t *targets,
 		   const float *logits, float *target)
 {
-	if (!ce_ok(rows, cols, cols, logits) || first < 0 ||
+	if (!kint_ce_ok(rows, cols, cols, logits) || first < 0 ||
 	    !OK_N(targets, rows) || !OK_N(target, rows))
 		return KERN_EINVAL;
 	return rows ? RUN(MEM, ce_target, rows, cols, first, targets, logits,
@@ -510,16 +426,13 @@ int kern_ce_bwd(struct kern_ctx *k, long long rows, long long cols,
 		const float *max, const float *sum, float scale,
 		const float *logits, float *dlogits)
 {
-	if (!ce_ok(rows, cols, nvalid, logits) || first < 0 ||
+	if (!kint_ce_ok(rows, cols, nvalid, logits) || first < 0 ||
 	    !OK_N(targets, rows) || !OK_N(max, rows) || !OK_N(sum, rows) ||
 	    !OK_N(dlogits, rows * cols))
 		return KERN_EINVAL;
 	return rows ? RUN(MEM, ce_bwd, rows, cols, nvalid, first, targets, max,
 			  sum, scale, logits, dlogits) : 0;
 }
-
-/* An op this device's table lacks is KERN_ENODEV, not a crash. */
-#define HAS_OP(k, op) ((k)->ops->op != NULL)
 
 int kern_bias_add(struct kern_ctx *k, long long rows, long long cols,
 		  const float *b, float *y)
@@ -604,249 +517,6 @@ int kern_qkv_merge(struct kern_ctx *k, long long rows, long long groups,
 					  q, kk, v, packed) : KERN_ENODEV;
 }
 
-/* A fused qkv pass's shape is usable: kern_qkv's sizes, whole heads,
- * RoPE's base and the positions of its rows. */
-static int qkv_rope_ok(const struct kern_qkv *a, const int32_t *pos)
-{
-	return a && a->rows >= 0 && a->groups >= 1 && a->hd >= 2 &&
-	       a->hd % 2 == 0 && a->nq >= a->hd && a->nq % a->hd == 0 &&
-	       a->nk >= a->hd && a->nk % a->hd == 0 && a->theta > 0 &&
-	       OK_N(pos, a->rows);
-}
-
-/* No two of n arrays are the same (NULL ones aside). */
-static int apart(const void *const *p, int n)
-{
-	for (int i = 0; i < n; i++)
-		for (int j = i + 1; j < n; j++)
-			if (p[i] && p[i] == p[j])
-				return 0;
-	return 1;
-}
-
-int kern_qkv_rope_bf(struct kern_ctx *k, const struct kern_qkv *a,
-		     const int32_t *pos, const float *packed, float *q,
-		     float *kk, float *v, uint16_t *q16, uint16_t *k16,
-		     uint16_t *v16)
-{
-	const void *all[7] = { packed, q, kk, v, q16, k16, v16 };
-
-	if (!qkv_rope_ok(a, pos))
-		return KERN_EINVAL;
-	if (!a->rows)
-		return 0;
-	if (!packed || !q16 || !k16 || !v16 || !apart(all, 7))
-		return KERN_EINVAL;
-	return HAS_OP(k, qkv_rope_bf) ? RUN(MEM, qkv_rope_bf, a, pos, packed,
-					    q, kk, v, q16, k16,
-					    v16) : KERN_ENODEV;
-}
-
-int kern_qkv_merge_rope_bf(struct kern_ctx *k, const struct kern_qkv *a,
-			   const int32_t *pos, const float *dq,
-			   const float *dk, const float *dv, float *packed,
-			   uint16_t *packed16)
-{
-	const void *all[5] = { dq, dk, dv, packed, packed16 };
-
-	if (!qkv_rope_ok(a, pos))
-		return KERN_EINVAL;
-	if (!a->rows)
-		return 0;
-	if (!dq || !dk || !dv || !packed16 || !apart(all, 5))
-		return KERN_EINVAL;
-	return HAS_OP(k, qkv_merge_rope_bf) ? RUN(MEM, qkv_merge_rope_bf, a,
-						  pos, dq, dk, dv, packed,
-						  packed16) : KERN_ENODEV;
-}
-
-/* ---- tensors held in bf16 alone (the _b16 ops) -------------------------- */
-
-int kern_gemm_bf16(struct kern_ctx *k, int ta, int tb, long long m,
-		   long long n, long long kd, const uint16_t *a16,
-		   long long lda, const uint16_t *b16, long long ldb,
-		   uint16_t *c16)
-{
-	float *c = NULL;
-	int rc;
-
-	if (!gemm_dims_ok(ta, tb, m, n, kd, lda, ldb, n))
-		return KERN_EINVAL;
-	if (m == 0 || n == 0)
-		return 0;
-	if (!c16 || (kd > 0 && (!a16 || !b16)))
-		return KERN_EINVAL;
-	if (kd > 0 && k->math == KERN_MATH_BF16 && HAS_OP(k, gemm_bf16))
-		return RUN(GEMM, gemm_bf16, ta, tb, m, n, kd, a16, lda, b16,
-			   ldb, c16);
-	rc = kern_alloc(k, (size_t)(m * n) * sizeof(float), (void **)&c);
-	if (rc)
-		return rc;
-	rc = kern_gemm_bf(k, ta, tb, m, n, kd, 1.0f, NULL, a16, lda, NULL, b16,
-			  ldb, 0.0f, c, n);
-	if (!rc)
-		rc = kern_to_bf16(k, m * n, c, c16);
-	return b16_done(k, c, rc);
-}
-
-int kern_ce_max_b16(struct kern_ctx *k, long long rows, long long cols,
-		    long long nvalid, const uint16_t *l16, float *max)
-{
-	float *l = NULL;
-	int rc;
-
-	if (!ce_ok(rows, cols, nvalid, l16) || !OK_N(max, rows))
-		return KERN_EINVAL;
-	if (!rows)
-		return 0;
-	if (HAS_OP(k, ce_max_b16))
-		return RUN(MEM, ce_max_b16, rows, cols, nvalid, l16, max);
-	rc = b16_widen(k, rows * cols, l16, &l);
-	if (!rc)
-		rc = kern_ce_max(k, rows, cols, nvalid, l, max);
-	return b16_done(k, l, rc);
-}
-
-int kern_ce_sumexp_b16(struct kern_ctx *k, long long rows, long long cols,
-		       long long nvalid, const uint16_t *l16, const float *max,
-		       float *sum)
-{
-	float *l = NULL;
-	int rc;
-
-	if (!ce_ok(rows, cols, nvalid, l16) || !OK_N(max, rows) ||
-	    !OK_N(sum, rows))
-		return KERN_EINVAL;
-	if (!rows)
-		return 0;
-	if (HAS_OP(k, ce_sumexp_b16))
-		return RUN(MEM, ce_sumexp_b16, rows, cols, nvalid, l16, max,
-			   sum);
-	rc = b16_widen(k, rows * cols, l16, &l);
-	if (!rc)
-		rc = kern_ce_sumexp(k, rows, cols, nvalid, l, max, sum);
-	return b16_done(k, l, rc);
-}
-
-int kern_ce_target_b16(struct kern_ctx *k, long long rows, long long cols,
-		       long long first, const int32_t *targets,
-		       const uint16_t *l16, float *target)
-{
-	float *l = NULL;
-	int rc;
-
-	if (rows < 0 || cols < 0 || first < 0 || !OK_N(l16, rows * cols) ||
-	    !OK_N(targets, rows) || !OK_N(target, rows))
-		return KERN_EINVAL;
-	if (!rows)
-		return 0;
-	if (HAS_OP(k, ce_target_b16))
-		return RUN(MEM, ce_target_b16, rows, cols, first, targets, l16,
-			   target);
-	rc = b16_widen(k, rows * cols, l16, &l);
-	if (!rc)
-		rc = kern_ce_target(k, rows, cols, first, targets, l, target);
-	return b16_done(k, l, rc);
-}
-
-int kern_ce_bwd_b16(struct kern_ctx *k, long long rows, long long cols,
-		    long long nvalid, long long first, const int32_t *targets,
-		    const float *max, const float *sum, float scale,
-		    const uint16_t *l16, uint16_t *d16)
-{
-	float *l = NULL;
-	int rc;
-
-	if (!ce_ok(rows, cols, nvalid, l16) || first < 0 ||
-	    !OK_N(targets, rows) || !OK_N(max, rows) || !OK_N(sum, rows) ||
-	    !OK_N(d16, rows * cols))
-		return KERN_EINVAL;
-	if (!rows)
-		return 0;
-	if (HAS_OP(k, ce_bwd_b16))
-		return RUN(MEM, ce_bwd_b16, rows, cols, nvalid, first, targets,
-			   max, sum, scale, l16, d16);
-	rc = b16_widen(k, rows * cols, l16, &l);
-	if (!rc)
-		rc = kern_ce_bwd(k, rows, cols, nvalid, first, targets, max,
-				 sum, scale, l, l);
-	if (!rc)
-		rc = kern_to_bf16(k, rows * cols, l, d16);
-	return b16_done(k, l, rc);
-}
-
-int kern_swiglu_fwd_b16(struct kern_ctx *k, long long rows, long long f,
-			const uint16_t *x16, uint16_t *y16)
-{
-	float *x = NULL; /* [rows, 2f] widened, then y [rows, f] */
-	long long n = rows * 2 * f;
-	int rc;
-
-	if (rows < 0 || f < 1 || !OK_N(x16, rows) || !OK_N(y16, rows))
-		return KERN_EINVAL;
-	if (!rows)
-		return 0;
-	if (HAS_OP(k, swiglu_fwd_b16))
-		return RUN(MEM, swiglu_fwd_b16, rows, f, x16, y16);
-	rc = b16_scratch(k, n + rows * f, &x);
-	if (!rc)
-		rc = kern_from_bf16(k, n, x16, x);
-	if (!rc)
-		rc = kern_swiglu_fwd(k, rows, f, x, x + n);
-	if (!rc)
-		rc = kern_to_bf16(k, rows * f, x + n, y16);
-	return b16_done(k, x, rc);
-}
-
-int kern_swiglu_bwd_b16(struct kern_ctx *k, long long rows, long long f,
-			const uint16_t *x16, const uint16_t *dy16,
-			uint16_t *dx16)
-{
-	float *x = NULL; /* [rows, 2f] x, [rows, f] dy, [rows, 2f] dx */
-	long long n = rows * 2 * f, m = rows * f;
-	int rc;
-
-	if (rows < 0 || f < 1 || !OK_N(x16, rows) || !OK_N(dy16, rows) ||
-	    !OK_N(dx16, rows))
-		return KERN_EINVAL;
-	if (!rows)
-		return 0;
-	if (HAS_OP(k, swiglu_bwd_b16))
-		return RUN(MEM, swiglu_bwd_b16, rows, f, x16, dy16, dx16);
-	rc = b16_scratch(k, 2 * n + m, &x);
-	if (!rc)
-		rc = kern_from_bf16(k, n, x16, x);
-	if (!rc)
-		rc = kern_from_bf16(k, m, dy16, x + n);
-	if (!rc)
-		rc = kern_swiglu_bwd(k, rows, f, x, x + n, x + n + m);
-	if (!rc)
-		rc = kern_to_bf16(k, n, x + n + m, dx16);
-	return b16_done(k, x, rc);
-}
-
-int kern_embed_fwd_b16(struct kern_ctx *k, long long n, long long h,
-		       long long first, long long rows,
-		       const uint16_t *table16, const int32_t *tokens,
-		       float *out)
-{
-	float *t = NULL;
-	int rc;
-
-	if (n < 0 || h < 1 || first < 0 || rows < 0 ||
-	    !OK_N(table16, rows * h) || !OK_N(tokens, n) || !OK_N(out, n * h))
-		return KERN_EINVAL;
-	if (!n)
-		return 0;
-	if (HAS_OP(k, embed_fwd_b16))
-		return RUN(MEM, embed_fwd_b16, n, h, first, rows, table16,
-			   tokens, out);
-	rc = b16_widen(k, rows * h, table16, &t);
-	if (!rc)
-		rc = kern_embed_fwd(k, n, h, first, rows, t, tokens, out);
-	return b16_done(k, t, rc);
-}
-
 int kern_rope(struct kern_ctx *k, long long rows, long long heads,
 	      long long hd, double theta, const int32_t *pos, int inverse,
 	      float *x)
@@ -861,7 +531,7 @@ int kern_rope(struct kern_ctx *k, long long rows, long long heads,
 }
 
 /* a's sizes are usable: nh a multiple of nkv, nothing negative. */
-static int attn_ok(const struct kern_attn *a)
+int kint_attn_ok(const struct kern_attn *a)
 {
 	return a && a->batch >= 0 && a->sq >= 0 && a->sk >= 0 && a->nkv >= 1 &&
 	       a->nh >= a->nkv && a->nh % a->nkv == 0 && a->hd >= 1 &&
@@ -875,7 +545,7 @@ int kern_attn_fwd(struct kern_ctx *k, const struct kern_attn *a,
 {
 	long long nq, nk;
 
-	if (!attn_ok(a))
+	if (!kint_attn_ok(a))
 		return KERN_EINVAL;
 	nq = a->batch * a->sq;
 	nk = a->batch * a->sk;
@@ -888,112 +558,12 @@ int kern_attn_fwd(struct kern_ctx *k, const struct kern_attn *a,
 					 kpos, o, lse) : KERN_ENODEV;
 }
 
-/* n bf16 values at x16 widened into a buffer of this context (*out):
- * widen_operand of one row. */
-static int widen16(struct kern_ctx *k, long long n, const uint16_t *x16,
-		   float **out)
-{
-	const float *w;
-
-	return widen_operand(k, 1, n, n, NULL, x16, out, &w);
-}
-
-int kern_attn_fwd_bf(struct kern_ctx *k, const struct kern_attn *a,
-		     const uint16_t *q16, const uint16_t *k16,
-		     const uint16_t *v16, const int32_t *qpos,
-		     const int32_t *kpos, float *o, uint16_t *o16,
-		     float *lse)
-{
-	long long nq, nk;
-	float *w[4] = { NULL, NULL, NULL, NULL };
-	int rc;
-
-	if (!attn_ok(a))
-		return KERN_EINVAL;
-	nq = a->batch * a->sq * a->nh * a->hd;
-	nk = a->batch * a->sk * a->nkv * a->hd;
-	if (!OK_N(q16, nq) || !OK_N(o16, nq) || !OK_N(k16, nk) ||
-	    !OK_N(v16, nk))
-		return KERN_EINVAL;
-	if (!nq)
-		return 0;
-	if (k->math == KERN_MATH_BF16 && HAS_OP(k, attn_fwd_bf)) {
-		rc = RUN(ATTN, attn_fwd_bf, a, q16, k16, v16, qpos, kpos, o,
-			 o16, lse);
-		if (rc != KERN_ENODEV)
-			return rc;
-	}
-	rc = widen16(k, nq, q16, &w[0]);
-	if (!rc)
-		rc = widen16(k, nk, k16, &w[1]);
-	if (!rc)
-		rc = widen16(k, nk, v16, &w[2]);
-	if (!rc && !o) /* the bits alone: o in a scratch */
-		rc = b16_scratch(k, nq, &w[3]);
-	if (!rc)
-		rc = kern_attn_fwd(k, a, w[0], w[1], w[2], qpos, kpos,
-				   o ? o : w[3], lse);
-	if (!rc)
-		rc = kern_round_bf16_copy(k, nq, o ? o : w[3], o16);
-	if (!rc)
-		rc = kern_sync(k); /* the widened inputs are read by then */
-	for (int i = 0; i < 4; i++)
-		kern_free(k, w[i]);
-	return rc;
-}
-
-int kern_attn_bwd_bf(struct kern_ctx *k, const struct kern_attn *a,
-		     const uint16_t *q16, const uint16_t *k16,
-		     const uint16_t *v16, const uint16_t *o16,
-		     const float *lse, const float *dout,
-		     const uint16_t *dout16, const int32_t *qpos,
-		     const int32_t *kpos, float *dq, float *dk, float *dv)
-{
-	long long nq, nk;
-	float *w[5] = { NULL, NULL, NULL, NULL, NULL };
-	int rc;
-
-	if (!attn_ok(a))
-		return KERN_EINVAL;
-	nq = a->batch * a->sq * a->nh * a->hd;
-	nk = a->batch * a->sk * a->nkv * a->hd;
-	if (!OK_N(q16, nq) || !OK_N(o16, nq) || !OK_N(k16, nk) ||
-	    !OK_N(v16, nk) || !(dout16 ? OK_N(dout16, nq) : OK_N(dout, nq)))
-		return KERN_EINVAL;
-	if (!nq || !nk)
-		return 0;
-	if (k->math == KERN_MATH_BF16 && HAS_OP(k, attn_bwd_bf)) {
-		rc = RUN(ATTN, attn_bwd_bf, a, q16, k16, v16, o16, lse, dout,
-			 dout16, qpos, kpos, dq, dk, dv);
-		if (rc != KERN_ENODEV)
-			return rc;
-	}
-	rc = widen16(k, nq, q16, &w[0]);
-	if (!rc)
-		rc = widen16(k, nk, k16, &w[1]);
-	if (!rc)
-		rc = widen16(k, nk, v16, &w[2]);
-	if (!rc)
-		rc = widen16(k, nq, o16, &w[3]);
-	if (!rc && dout16)
-		rc = widen16(k, nq, dout16, &w[4]);
-	if (!rc)
-		rc = kern_attn_bwd(k, a, w[0], w[1], w[2], w[3], lse,
-				   dout16 ? w[4] : dout, qpos, kpos, dq, dk,
-				   dv);
-	if (!rc)
-		rc = kern_sync(k);
-	for (int i = 0; i < 5; i++)
-		kern_free(k, w[i]);
-	return rc;
-}
-
 int kern_attn_merge(struct kern_ctx *k, const struct kern_attn *a, float *o,
 		    float *lse, const float *o2, const float *lse2)
 {
 	long long nq;
 
-	if (!attn_ok(a))
+	if (!kint_attn_ok(a))
 		return KERN_EINVAL;
 	nq = a->batch * a->sq;
 	if (!OK_N(o, nq) || !OK_N(lse, nq) || !OK_N(o2, nq) || !OK_N(lse2, nq))
@@ -1012,7 +582,7 @@ int kern_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
 {
 	long long nq, nk;
 
-	if (!attn_ok(a))
+	if (!kint_attn_ok(a))
 		return KERN_EINVAL;
 	nq = a->batch * a->sq;
 	nk = a->batch * a->sk;
@@ -1060,55 +630,6 @@ int kern_adam(struct kern_ctx *k, long long n, float lr, float beta1,
 		return KERN_EINVAL;
 	return n ? RUN(MEM, adam, n, lr, beta1, beta2, eps, step, p, g, m,
 		       v) : 0;
-}
-
-int kern_adam_bf(struct kern_ctx *k, long long n, float lr, float beta1,
-		 float beta2, float eps, long long step, float *p,
-		 const float *g, float *m, float *v, uint16_t *p16,
-		 long long n16)
-{
-	int rc;
-
-	if (n16 < 0 || n16 > n || !OK_N(p16, n16))
-		return KERN_EINVAL;
-	if (n16 > 0 && HAS_OP(k, adam_bf) && OK_N(p, n) && OK_N(g, n) &&
-	    OK_N(m, n) && OK_N(v, n) && step >= 1 &&
-	    beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1 && eps > 0)
-		return RUN(MEM, adam_bf, n, lr, beta1, beta2, eps, step, p, g,
-			   m, v, p16, n16);
-	rc = kern_adam(k, n, lr, beta1, beta2, eps, step, p, g, m, v);
-	return rc ? rc : kern_to_bf16(k, n16, p, p16);
-}
-
-int kern_to_bf16(struct kern_ctx *k, long long n, const float *x,
-		 uint16_t *y)
-{
-	if (!OK_N(x, n) || !OK_N(y, n))
-		return KERN_EINVAL;
-	return n ? RUN(MEM, to_bf16, n, x, y) : 0;
-}
-
-int kern_from_bf16(struct kern_ctx *k, long long n, const uint16_t *x,
-		   float *y)
-{
-	if (!OK_N(x, n) || !OK_N(y, n))
-		return KERN_EINVAL;
-	return n ? RUN(MEM, from_bf16, n, x, y) : 0;
-}
-
-int kern_round_bf16(struct kern_ctx *k, long long n, float *x)
-{
-	if (!OK_N(x, n))
-		return KERN_EINVAL;
-	return n ? RUN(MEM, round_bf16, n, x) : 0;
-}
-
-int kern_round_bf16_copy(struct kern_ctx *k, long long n, float *x,
-			 uint16_t *y)
-{
-	if (!OK_N(x, n) || !OK_N(y, n))
-		return KERN_EINVAL;
-	return n ? RUN(MEM, round_bf16_copy, n, x, y) : 0;
 }
 
 int kern_sgd(struct kern_ctx *k, long long n, float lr, float *p,

@@ -5,8 +5,10 @@
  * kern_cpu_ops (kernels/kern_cpu.c: plain C and OpenBLAS) and kern_cuda_ops
  * (kernels/kern_cuda.cu: cuBLAS and CUDA kernels on the context's own
  * stream, built by `make test-gpu`) fill the same table with the same
- * semantics. Callers use the kern_* wrappers below (kernels/kern.c, which
- * checks the arguments) and never branch on the device.
+ * semantics. Callers use the kern_* wrappers below (kernels/kern.c, and
+ * kernels/kern_mixed.c for the bf16 ones, which check the arguments and
+ * hold the fallbacks the comments below call kern.c's) and never branch
+ * on the device.
  *
  * Contracts shared by every function:
  *  - Pointers are device pointers of the context's device (host memory for
