@@ -229,7 +229,7 @@ enum act_when { W_ALL, W_SP, W_QKN, W_AG, W_AGMB, W_P2P };
 /* bf: BF_COPY, a bf16 tensor (2 bytes an element) allocated in bf16 runs
  * only: a bf16 copy (rt_bf16_copy) of the entry before it, or a tensor
  * bf16 runs hold in bf16 alone (u16, dsw16); BF_NONE, fp32 values that
- * bf16 runs keep in bf16 alone (the logits: rt_train.c head_fwd; u, sw,
+ * bf16 runs keep in bf16 alone (the logits: rt_vocab.c rt_head_fwd; u, sw,
  * du, dsw: the MLP), allocated in fp32 runs only; 0, in every run. */
 enum { BF_COPY = 1, BF_NONE = 2 };
 struct act_entry {

@@ -332,7 +332,7 @@ struct rt_model {
 	int32_t *h_tokens, *h_targets;
 	float *h_loss;               /* host: [micro_batches, N] */
 	/* A training step's token losses stay on the device until its end
-	 * (rt_loss_flush): dloss [micro_batches, N], written by head_fwd in
+	 * (rt_loss_flush): dloss [micro_batches, N], written by rt_head_fwd (rt_vocab.c) in
 	 * the order of its calls, loss_rows of them so far; loss_defer set
 	 * by rt_model_train_step for the step's length. Without it (the
 	 * forward-only calls) each forward downloads its losses at once. */

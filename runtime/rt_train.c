@@ -1,10 +1,11 @@
 /*
  * rt_train: the decoder itself, top to bottom: a micro-batch's load, the
  * forward of the embedding, each layer's attention and MLP blocks and the
- * head (final norm, output layer, vocab-parallel cross-entropy), their
- * backwards in reverse, whole or one pipeline chunk at a time (the train
- * step around them is rt_step.c's; see rt_model.h for the model, its
- * shapes and its collectives, in this file's order).
+ * head (final norm, output layer, vocab-parallel cross-entropy: the two
+ * ends are rt_vocab.c's), their backwards in reverse, whole or one
+ * pipeline chunk at a time (the train step around them is rt_step.c's;
+ * see rt_model.h for the model, its shapes and its collectives, in this
+ * file's order).
  *
  * Row layouts: a micro-batch's N = micro x local_seq token rows on this
  * rank, sample-major (local_seq = seq_len / CP: with CP, chunks c and
@@ -22,10 +23,8 @@
 
 #include "rt_err.h"
 #include "rt_text.h"
+#include "rt_train_int.h"
 
-/* Parameters and gradients by their place (rt_layer). */
-#define P(m, off) ((m)->param + (off))
-#define G(m, off) ((m)->grad + (off))
 
 int rt_load_micro_batch(struct rt_model *m, long long step, long long mb)
 {
@@ -57,7 +56,7 @@ int rt_load_micro_batch(struct rt_model *m, long long step, long long mb)
  * rows (bf16 values) are all-gathered over TP into full (what:
  * "<layer>.in") and, in bf16 runs, full's bf16 copy full16 written;
  * without, the input is already whole and full (full16) is set to it. */
-static int tp_gather_in(struct rt_model *m, const char *what,
+int rt_tp_gather_in(struct rt_model *m, const char *what,
 			const float *local, float *full, uint16_t *full16)
 {
 	if (!m->s.sp)
@@ -73,7 +72,7 @@ static int tp_gather_in(struct rt_model *m, const char *what,
  * linear's input gradient): full [N, h] holds this rank's partial sum.
  * Without SP it is all-reduced in place and *out = full; with SP it is
  * reduce-scattered into local and *out = local. */
-static int tp_reduce(struct rt_model *m, const char *what, float *full,
+int rt_tp_reduce(struct rt_model *m, const char *what, float *full,
 		     float *local, float **out)
 {
 	const struct rt_shape *s = &m->s;
@@ -88,7 +87,7 @@ static int tp_reduce(struct rt_model *m, const char *what, float *full,
 				   s->local * s->h);
 }
 
-/* The backward of tp_reduce for a gradient dx [local, h]: all N rows
+/* The backward of rt_tp_reduce for a gradient dx [local, h]: all N rows
  * (all-gathered with SP into full = a.full_h) for the GEMMs that read it,
  * *in the fp32 operand to hand them. bf16 runs hand them only its bf16
  * rounding, a.full_h16 (written from dx, or from full with SP), and *in
@@ -261,7 +260,7 @@ struct kern_attn rt_attn_shape(const struct rt_shape *s, long long sk)
  * with its bf16 copy y16 in bf16 runs (rt_bf16_copy); there, without SP
  * (whose gather sends the fp32 y), the GEMMs read y16 alone and y is not
  * written. */
-static int norm_in(struct rt_model *m, const float *pb, const float *pr,
+int rt_norm_in(struct rt_model *m, const float *pb, const float *pr,
 		   float *x, long long g, float *y, float *rstd, uint16_t *y16)
 {
 	const struct rt_shape *s = &m->s;
@@ -296,10 +295,10 @@ static int attn_block_fwd(struct rt_model *m, long long l, const float *pb,
 	const uint16_t *W16;
 	char what[64];
 
-	RCHECK(norm_in(m, pb, pr, la->x, ly->ln1, la->n1, la->rstd1,
+	RCHECK(rt_norm_in(m, pb, pr, la->x, ly->ln1, la->n1, la->rstd1,
 		       la->n1_16));
 	rt_label(what, sizeof(what), ly->qkv->name, "in");
-	RCHECK(tp_gather_in(m, what, la->n1, la->n1g, la->n1g16));
+	RCHECK(rt_tp_gather_in(m, what, la->n1, la->n1g, la->n1g16));
 	RCHECK(rt_weights_next(m, &W, &W16));
 	RCHECK(qkv_fwd(m, l, la->n1g, la->n1g16, W, W16));
 	if (s->cp > 1) {
@@ -316,13 +315,13 @@ static int attn_block_fwd(struct rt_model *m, long long l, const float *pb,
 	RCHECK(rt_weights_next(m, &W, &W16));
 	KCHECK(kern_gemm_bf(k, 0, 1, N, h, s->z.q_l, 1.0f, la->o, la->o16,
 			    s->z.q_l, W, W16, s->z.q_l, 0.0f, m->a.full_h, h));
-	return tp_reduce(m, rt_label(what, sizeof(what), ly->proj->name, "out"),
+	return rt_tp_reduce(m, rt_label(what, sizeof(what), ly->proj->name, "out"),
 			 m->a.full_h, m->a.dtmp, res);
 }
 
 /* xm = x + res (the attention block's output), then the block's output
  * xm + linear_fc2(SwiGLU(linear_fc1(pre_mlp_layernorm(xm)))) left pending:
- * *res2 [local, h] is what the next norm adds to xm (norm_in). */
+ * *res2 [local, h] is what the next norm adds to xm (rt_norm_in). */
 static int mlp_block_fwd(struct rt_model *m, long long l, const float *res,
 			 float **res2)
 {
@@ -335,10 +334,10 @@ static int mlp_block_fwd(struct rt_model *m, long long l, const float *res,
 	const uint16_t *W16;
 	char what[64];
 
-	RCHECK(norm_in(m, la->x, res, la->xm, ly->ln2, la->n2, la->rstd2,
+	RCHECK(rt_norm_in(m, la->x, res, la->xm, ly->ln2, la->n2, la->rstd2,
 		       la->n2_16));
 	rt_label(what, sizeof(what), ly->fc1->name, "in");
-	RCHECK(tp_gather_in(m, what, la->n2, la->n2g, la->n2g16));
+	RCHECK(rt_tp_gather_in(m, what, la->n2, la->n2g, la->n2g16));
 	RCHECK(rt_weights_next(m, &W, &W16));
 	if (m->bf16) { /* linear_fc1's output and SwiGLU's in bf16 alone */
 		KCHECK(kern_gemm_bf16(k, 0, 1, N, 2 * fl, h, la->n2g16, h, W16,
@@ -352,105 +351,8 @@ static int mlp_block_fwd(struct rt_model *m, long long l, const float *res,
 	RCHECK(rt_weights_next(m, &W, &W16));
 	KCHECK(kern_gemm_bf(k, 0, 1, N, h, fl, 1.0f, la->sw, la->sw16, fl, W,
 			    W16, fl, 0.0f, m->a.full_h, h));
-	return tp_reduce(m, rt_label(what, sizeof(what), ly->fc2->name, "out"),
+	return rt_tp_reduce(m, rt_label(what, sizeof(what), ly->fc2->name, "out"),
 			 m->a.full_h, m->a.dtmp, res2);
-}
-
-/* The vocab-parallel embedding: each TP rank looks up its ids, the sum
- * over TP (reduce-scattered with SP) is layer 0's input. */
-static int embed_fwd(struct rt_model *m)
-{
-	const struct rt_shape *s = &m->s;
-	float *x0 = s->chunk_layers ? m->la[0].x : m->a.xL, *r;
-	const float *W;
-	const uint16_t *W16;
-
-	/* bf16 runs look up the rows in the table's bf16 copy */
-	RCHECK(rt_weights_next(m, &W, &W16));
-	if (W16)
-		KCHECK(kern_embed_fwd_b16(m->k, s->tokens, s->h, s->vfirst,
-					  m->emb->d0_real, W16, m->tokens,
-					  m->a.full_h));
-	else
-		KCHECK(kern_embed_fwd(m->k, s->tokens, s->h, s->vfirst,
-				      m->emb->d0_real, W, m->tokens,
-				      m->a.full_h));
-	RCHECK(tp_reduce(m, "embedding.out", m->a.full_h, x0, &r));
-	if (r != x0)
-		KCHECK(kern_copy(m->k, x0, r, (size_t)(s->local * s->h) *
-				 sizeof(float)));
-	return 0;
-}
-
-/* final_layernorm (of xL = pb + pr when the last layer's output is
- * pending), the output layer and the vocab-parallel CE statistics (kern.h:
- * max, then target logit and sum of exp, reduced over TP). bf16 runs keep
- * the logits in bf16 alone, as Megatron-core's bf16 output layer gives
- * them to its cross-entropy (kern_gemm_bf16, kern_ce_*_b16). */
-static int head_fwd(struct rt_model *m, const float *pb, const float *pr,
-		    double *loss_sum)
-{
-	const struct rt_shape *s = &m->s;
-	struct rt_acts *a = &m->a;
-	struct kern_ctx *k = m->k;
-	long long N = s->tokens, h = s->h, vl = s->vl;
-	const uint16_t *l16 = a->logits16;
-	const float *W;
-	const uint16_t *W16;
-
-	RCHECK(norm_in(m, pb, pr, a->xL, m->lnf, a->z, a->rstdf, a->z16));
-	RCHECK(tp_gather_in(m, "output.in", a->z, a->zg, a->zg16));
-	RCHECK(rt_weights_next(m, &W, &W16));
-	if (m->bf16)
-		KCHECK(kern_gemm_bf16(k, 0, 1, N, vl, h, a->zg16, h, W16, h,
-				      a->logits16));
-	else
-		KCHECK(kern_gemm_bf(k, 0, 1, N, vl, h, 1.0f, a->zg, a->zg16, h,
-				    W, W16, h, 0.0f, a->logits, vl));
-	KCHECK(m->bf16 ? kern_ce_max_b16(k, N, vl, s->vvalid, l16, a->cmax) :
-	       kern_ce_max(k, N, vl, s->vvalid, a->logits, a->cmax));
-	RCHECK(coll_all_reduce(m->c, RT_K_TP, "ce.max", a->cmax, N, COLL_MAX));
-	KCHECK(m->bf16 ? kern_ce_target_b16(k, N, vl, s->vfirst, m->targets,
-					    l16, a->ctgt) :
-	       kern_ce_target(k, N, vl, s->vfirst, m->targets, a->logits,
-			      a->ctgt));
-	RCHECK(coll_all_reduce(m->c, RT_K_TP, "ce.target", a->ctgt, N,
-			       COLL_SUM));
-	KCHECK(m->bf16 ? kern_ce_sumexp_b16(k, N, vl, s->vvalid, l16, a->cmax,
-					    a->csum) :
-	       kern_ce_sumexp(k, N, vl, s->vvalid, a->logits, a->cmax,
-			      a->csum));
-	RCHECK(coll_all_reduce(m->c, RT_K_TP, "ce.sumexp", a->csum, N,
-			       COLL_SUM));
-	if (m->loss_defer) { /* kept on the device until the step's end */
-		if (m->loss_rows >= s->micro_batches)
-			return rt_error(RT_EPLAN, "more forwards in the step "
-					"than its %lld micro-batches",
-					s->micro_batches);
-		KCHECK(kern_ce_loss(k, N, a->cmax, a->csum, a->ctgt,
-				    m->dloss + m->loss_rows++ * N));
-		return 0;
-	}
-	KCHECK(kern_ce_loss(k, N, a->cmax, a->csum, a->ctgt, a->closs));
-	KCHECK(kern_download(k, m->h_loss, a->closs, (size_t)N *
-			     sizeof(float)));
-	for (long long i = 0; i < N; i++)
-		*loss_sum += m->h_loss[i];
-	return 0;
-}
-
-int rt_loss_flush(struct rt_model *m, double *loss_sum)
-{
-	long long n = m->loss_rows * m->s.tokens;
-
-	m->loss_rows = 0;
-	if (n == 0)
-		return 0;
-	KCHECK(kern_download(m->k, m->h_loss, m->dloss, (size_t)n *
-			     sizeof(float)));
-	for (long long i = 0; i < n; i++)
-		*loss_sum += m->h_loss[i];
-	return 0;
 }
 
 int rt_forward_chunk(struct rt_model *m, int v, double *loss_sum)
@@ -460,12 +362,12 @@ int rt_forward_chunk(struct rt_model *m, int v, double *loss_sum)
 	int head = s->post && v == s->vpp - 1;
 	float *out = head ? m->a.xL : m->pp_out;
 
-	const float *pb = NULL; /* the pending output pb + pr (norm_in) */
+	const float *pb = NULL; /* the pending output pb + pr (rt_norm_in) */
 	float *pr = NULL;
 
 	RCHECK(rt_weights_begin(m, 1, v));
 	if (s->pre && v == 0)
-		RCHECK(embed_fwd(m));
+		RCHECK(rt_embed_fwd(m));
 	for (long long l = l0; l < l1; l++) {
 		float *res;
 
@@ -474,7 +376,7 @@ int rt_forward_chunk(struct rt_model *m, int v, double *loss_sum)
 		pb = m->la[l].xm;
 	}
 	if (head)
-		return head_fwd(m, pb, pr, loss_sum);
+		return rt_head_fwd(m, pb, pr, loss_sum);
 	if (pr) { /* the chunk's output, sent to the next stage */
 		KCHECK(kern_copy(m->k, out, pb, (size_t)(s->local * s->h) *
 				 sizeof(float)));
@@ -489,59 +391,6 @@ int rt_forward(struct rt_model *m, double *loss_sum)
 }
 
 /* ---- backward ------------------------------------------------------------- */
-
-/* Where the gradient of the embedding table w (this stage's copy: the
- * lookup's, and the output layer's when tied) is summed: straight into
- * w's shard gradient where rt_grad_out allows it (*beta = 1), else
- * m->gemb (*beta = 0), which embed_bwd scatters. */
-static float *emb_grad(struct rt_model *m, const struct rt_weight *w,
-		       float *beta)
-{
-	float *g = rt_grad_out(m, w, beta);
-
-	if (g != m->gfull)
-		return g;
-	*beta = 0.0f;
-	return m->gemb;
-}
-
-/* CE, the output layer and final_layernorm: leaves dL/dxL in a->dx. The
- * output layer's gradient goes to m->gemb when tied (the embedding's
- * scatter sends both), else it is scattered now. */
-static int head_bwd(struct rt_model *m, float scale)
-{
-	const struct rt_shape *s = &m->s;
-	struct rt_acts *a = &m->a;
-	struct kern_ctx *k = m->k;
-	long long N = s->tokens, h = s->h, vl = s->vl;
-	float *dlogits = a->logits, *r; /* in place (bf16: in logits16) */
-	float beta = 0.0f;
-	float *gout = s->tie ? emb_grad(m, m->out, &beta) :
-		      rt_grad_out(m, m->out, &beta);
-	const float *W;
-	const uint16_t *W16;
-
-	if (m->bf16)
-		KCHECK(kern_ce_bwd_b16(k, N, vl, s->vvalid, s->vfirst,
-				       m->targets, a->cmax, a->csum, scale,
-				       a->logits16, a->logits16));
-	else
-		KCHECK(kern_ce_bwd(k, N, vl, s->vvalid, s->vfirst, m->targets,
-				   a->cmax, a->csum, scale, a->logits,
-				   dlogits));
-	RCHECK(rt_weights_next(m, &W, &W16));
-	KCHECK(kern_gemm_bf(k, 0, 0, N, h, vl, 1.0f, dlogits, a->logits16, vl,
-			    W, W16, h, 0.0f, a->full_h, h));
-	KCHECK(kern_gemm_bf(k, 1, 0, vl, h, N, 1.0f, dlogits, a->logits16, vl,
-			    a->zg, a->zg16, h, beta, gout, h));
-	RCHECK(tp_reduce(m, "output.dgrad", a->full_h, a->dn, &r));
-	if (!s->tie || !s->pre) /* untied, or the last stage's copy of the
-				   embedding: nothing else adds to it */
-		RCHECK(rt_scatter_grad(m, m->out, gout));
-	KCHECK(kern_rmsnorm_bwd(k, s->local, h, a->xL, P(m, m->lnf), a->rstdf,
-				r, a->dx, G(m, m->lnf)));
-	return 0;
-}
 
 /* A row-parallel linear's backward (linear_proj, linear_fc2: out = in
  * W^T, in [N, n], W [h, n] TP-local): its output gradient is the
@@ -631,7 +480,7 @@ static int mlp_block_bwd(struct rt_model *m, long long l)
 	KCHECK(kern_gemm_bf(k, 1, 0, 2 * fl, h, N, 1.0f, a->du, a->du16, 2 * fl,
 			    la->n2g, la->n2g16, h, beta, g, h));
 	rt_label(what, sizeof(what), ly->fc1->name, "dgrad");
-	RCHECK(tp_reduce(m, what, a->full_h, a->dn, &r));
+	RCHECK(rt_tp_reduce(m, what, a->full_h, a->dn, &r));
 	RCHECK(rt_scatter_grad(m, ly->fc1, g));
 	return resid_norm_bwd(m, la->xm, ly->ln2, la->rstd2, r);
 }
@@ -711,37 +560,9 @@ static int attn_block_bwd(struct rt_model *m, long long l)
 	RCHECK(qkv_bwd(m, ly, la->n1g, la->n1g16, W, W16, dq, dk, a->dv,
 		       a->full_h, &gw));
 	rt_label(what, sizeof(what), ly->qkv->name, "dgrad");
-	RCHECK(tp_reduce(m, what, a->full_h, a->dn, &r));
+	RCHECK(rt_tp_reduce(m, what, a->full_h, a->dn, &r));
 	RCHECK(rt_scatter_grad(m, ly->qkv, gw));
 	return resid_norm_bwd(m, la->x, ly->ln1, la->rstd1, r);
-}
-
-/* The embedding's gradient: the lookup's (all N rows) plus, tied, the
- * output layer's, in one scatter. */
-static int embed_bwd(struct rt_model *m)
-{
-	const struct rt_shape *s = &m->s;
-	struct rt_weight *e = m->emb;
-	const float *dfull = m->a.dx;
-	float beta, *ge = emb_grad(m, e, &beta);
-
-	/* the lookup's scatter adds: its buffer starts from zero unless the
-	 * tied output layer wrote it (gemb), or this step wrote it already
-	 * (in place: beta 1) */
-	if ((ge == m->gemb && (!s->tie || !s->post)) ||
-	    (ge != m->gemb && beta == 0.0f))
-		KCHECK(kern_zero(m->k, ge, (size_t)((e->d0 + e->pad) * e->d1) *
-				 sizeof(float)));
-	/* the backward of embedding.out's reduce-scatter (no GEMM reads it:
-	 * not rounded) */
-	if (s->sp) {
-		RCHECK(coll_all_gather(m->c, RT_K_TP, "embedding.dout",
-				       m->a.dx, m->a.full_h, s->local * s->h));
-		dfull = m->a.full_h;
-	}
-	KCHECK(kern_embed_bwd(m->k, s->tokens, s->h, s->vfirst, e->d0_real,
-			      dfull, m->tokens, ge));
-	return rt_scatter_grad(m, e, ge);
 }
 
 /* Backward of one micro-batch's chunk v; the loss is the token sum x
@@ -754,10 +575,10 @@ int rt_backward_chunk(struct rt_model *m, int v, float scale)
 	m->dx16_ok = 0; /* a->dx comes from the head or another stage */
 	RCHECK(rt_weights_begin(m, 0, v));
 	if (s->post && v == s->vpp - 1)
-		RCHECK(head_bwd(m, scale));
+		RCHECK(rt_head_bwd(m, scale));
 	for (long long l = l1; l-- > l0;) {
 		RCHECK(mlp_block_bwd(m, l));
 		RCHECK(attn_block_bwd(m, l));
 	}
-	return s->pre && v == 0 ? embed_bwd(m) : 0;
+	return s->pre && v == 0 ? rt_embed_bwd(m) : 0;
 }

@@ -241,7 +241,7 @@ static void scatter(struct rbld *b, int w, long long layer)
 	    shard_of(b, w), PROG_DT_FP32, PROG_REDOP_SUM, PRT_L_WEIGHT);
 }
 
-/* rt_train.c's tp_gather_in / the SP all-gather of a gradient: local
+/* rt_train.c's rt_tp_gather_in / the SP all-gather of a gradient: local
  * rows of h over TP, only with SP. */
 static void tp_gather(struct rbld *b, enum prog_what what, int w,
 		      long long layer, enum prog_rt_label label)
@@ -251,7 +251,7 @@ static void tp_gather(struct rbld *b, enum prog_what what, int w,
 		    b->s.z.local * b->s.d.h, PROG_DT_FP32, 0, label);
 }
 
-/* rt_train.c's tp_reduce: all-reduce of N x h, or with SP the reduce-
+/* rt_train.c's rt_tp_reduce: all-reduce of N x h, or with SP the reduce-
  * scatter to local x h. */
 static void tp_reduce(struct rbld *b, enum prog_what what, int w,
 		      long long layer, enum prog_rt_label label)

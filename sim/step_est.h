@@ -101,7 +101,7 @@ struct step_walk {
 	int first_use;             /* the next use is its pass's first */
 	int pending;               /* a block's output is not yet added to the
 				      residual stream: the next norm adds it
-				      (runtime/rt_train.c norm_in) */
+				      (runtime/rt_train.c rt_norm_in) */
 	double gtp_us, gtp_hidden_us; /* one micro-batch's GTP gathers */
 	long long params;          /* the rank's parameter elements */
 };

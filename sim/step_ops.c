@@ -1,9 +1,9 @@
 /*
  * step_ops: every kernel of a gtplan-run train step as one table, block
- * by block in runtime/rt_train.c's order (and rt_step.c's start and end,
- * rt_weights.c's gather and scatter of a weight), with the elements each
- * touches as a formula of the decoder's sizes (base/decoder_sizes.h) and
- * the bytes it moves per element. When the runtime's kernels change,
+ * by block in runtime/rt_train.c's order (rt_vocab.c's ends, rt_step.c's
+ * start and end, rt_weights.c's gather and scatter of a weight), with the
+ * elements each touches as a formula of the decoder's sizes
+ * (base/decoder_sizes.h) and the bytes it moves per element. When the runtime's kernels change,
  * this table changes with them: a row per kern_* call (or per group of
  * calls of one kind), its condition, its size.
  *
