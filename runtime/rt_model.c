@@ -223,8 +223,12 @@ enum act_size {
 	A_N,     /* N */
 };
 
-/* When an entry is allocated; else it aliases `alias` (or stays NULL). */
-enum act_when { W_ALL, W_SP, W_QKN, W_AG, W_AGMB, W_P2P };
+/* When an entry is allocated; else it aliases `alias` (or stays NULL).
+ * W_QKV32: attention's fp32 q, k, v, which bf16 runs write only on the
+ * unfused path (QK-norm) or for CP's kernels (rt_train.c qkv_fwd);
+ * W_O32: its fp32 o, which bf16 runs write only for CP (the GEMMs and
+ * the flash backward read o16). */
+enum act_when { W_ALL, W_SP, W_QKN, W_AG, W_AGMB, W_P2P, W_QKV32, W_O32 };
 
 /* bf: BF_COPY, a bf16 tensor (2 bytes an element) allocated in bf16 runs
  * only: a bf16 copy (rt_bf16_copy) of the entry before it, or a tensor
@@ -265,16 +269,16 @@ static const struct act_entry layer_table[] = {
 	LA(kraw, A_NKV, W_QKN, NONE),
 	LA(qrstd, A_NHL, W_QKN, NONE),
 	LA(krstd, A_NKL, W_QKN, NONE),
-	LA(q, A_NQ, W_ALL, NONE),
-	LA(k, A_NKV, W_ALL, NONE),
-	LA(v, A_NKV, W_ALL, NONE),
+	LA(q, A_NQ, W_QKV32, NONE),
+	LA(k, A_NKV, W_QKV32, NONE),
+	LA(v, A_NKV, W_QKV32, NONE),
 	LB(q16, A_NQ, W_ALL, NONE),
 	LB(k16, A_NKV, W_ALL, NONE),
 	LB(v16, A_NKV, W_ALL, NONE),
 	LA(kg, A_KKV, W_AG, offsetof(struct rt_layer_acts, k)),
 	LA(vg, A_KKV, W_AG, offsetof(struct rt_layer_acts, v)),
 	LA(kvlast, A_KV2, W_P2P, NONE),
-	LA(o, A_NQ, W_ALL, NONE),
+	LA(o, A_NQ, W_O32, NONE),
 	LB(o16, A_NQ, W_ALL, NONE),
 	LA(lse, A_LSE, W_ALL, NONE),
 	LA(xm, A_LH, W_ALL, NONE),
@@ -376,6 +380,10 @@ static int act_when_on(const struct rt_shape *s, enum act_when w)
 static int act_on(const struct rt_shape *s, int bf16,
 		  const struct act_entry *e)
 {
+	if (e->when == W_QKV32)
+		return !bf16 || s->qk_norm || s->cp > 1;
+	if (e->when == W_O32)
+		return !bf16 || s->cp > 1;
 	return act_when_on(s, e->when) &&
 	       (e->bf == 0 || (e->bf == BF_COPY && bf16) ||
 		(e->bf == BF_NONE && !bf16));
