@@ -332,16 +332,11 @@ struct rt_model {
 	int32_t *h_tokens, *h_targets;
 	float *h_loss;               /* host: [micro_batches, N] */
 	/* A training step's token losses stay on the device until its end
-	 * (rt_loss_flush): dloss [micro_batches, N], written by rt_head_fwd (rt_vocab.c) in
-	 * the order of its calls, loss_rows of them so far; loss_defer set
-	 * by rt_model_train_step for the step's length. Without it (the
-	 * forward-only calls) each forward downloads its losses at once. */
+	 * (rt_forward with loss_sum NULL, rt_loss_flush): dloss
+	 * [micro_batches, N], written by rt_head_fwd (rt_vocab.c) in the
+	 * order of its calls, loss_rows of them so far. */
 	float *dloss;
 	long long loss_rows;
-	int loss_defer;
-	/* a.full_h16 holds a.dx's bf16 bits: the last norm backward wrote
-	 * them (rt_train.c resid_norm_bwd, tp_grad_in) */
-	int dx16_ok;
 
 	/* PP (rt_pp.c): per slot (rt_model_use_slot) the layers' saved
 	 * activations, the head's (struct rt_acts' per-micro-batch part) and
@@ -405,9 +400,11 @@ int rt_load_micro_batch(struct rt_model *m, long long step, long long mb);
 int32_t rt_row_pos(const struct rt_shape *s, int c, long long i);
 /* The forward of the loaded micro-batch (collectives: see the top of this
  * file); leaves each token's loss -log p(target) in m->h_loss (host, in
- * m->tokens' order) and adds their sum to *loss_sum. Collective. */
+ * m->tokens' order) and adds their sum to *loss_sum. With loss_sum NULL
+ * (a train step) the losses stay on the device, no wait, for
+ * rt_loss_flush. Collective. */
 int rt_forward(struct rt_model *m, double *loss_sum);
-/* The losses the step's forwards left on the device (m->loss_defer):
+/* The losses the step's forwards left on the device (loss_sum NULL):
  * downloaded into m->h_loss in one copy, their sum added to *loss_sum in
  * the order rt_forward would have added them (micro-batch, then token):
  * the same double to the bit. The step's one wait for the device. */

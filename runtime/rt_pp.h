@@ -32,8 +32,9 @@ void rt_pp_release(struct rt_model *m);
 
 /* A train step's micro-batches in schedule order: forwards, backwards
  * (the loss scaled by `scale`), the activations and gradients between
- * stages; the last stage adds its token losses to *loss_sum. Collective
- * over the pipeline. */
+ * stages; the last stage adds its token losses to *loss_sum, or with
+ * loss_sum NULL leaves them on the device (rt_forward). Collective over
+ * the pipeline. */
 int rt_pp_micro_batches(struct rt_model *m, long long step, float scale,
 			double *loss_sum);
 /* get_logprobs' forward of micro-batch mb through the pipeline: every

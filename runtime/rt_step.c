@@ -55,8 +55,7 @@ int rt_model_train_step(struct rt_model *m, long long step, double *loss,
 	double count[1], sum[1] = { 0 };
 
 	coll_set_call(m->c, "train", step);
-	m->loss_defer = 1; /* the losses download once, at the end */
-	m->loss_rows = 0;
+	m->loss_rows = 0; /* the forwards leave the losses on the device */
 	RCHECK(rt_weights_refresh(m));
 	RCHECK(rt_grads_begin(m));
 	/* the loss's token count over the lanes */
@@ -69,15 +68,14 @@ int rt_model_train_step(struct rt_model *m, long long step, double *loss,
 				s->global_batch * s->seq_len);
 	if (s->pp > 1)
 		RCHECK(rt_pp_micro_batches(m, step, (float)(1.0 / count[0]),
-					   sum));
+					   NULL));
 	for (long long mb = 0; s->pp == 1 && mb < s->micro_batches; mb++) {
 		RCHECK(rt_load_micro_batch(m, step, mb));
-		RCHECK(rt_forward(m, sum));
+		RCHECK(rt_forward(m, NULL));
 		RCHECK(rt_backward_chunk(m, 0, (float)(1.0 / count[0])));
 	}
 	RCHECK(finish_grads(m, step));
-	m->loss_defer = 0;
-	RCHECK(rt_loss_flush(m, sum));
+	RCHECK(rt_loss_flush(m, sum)); /* the step's one wait */
 	m->step = step;
 	RCHECK(coll_all_reduce_d(m->c, RT_K_DP_CP, "loss", sum, 1, COLL_SUM));
 	/* the loss is the last stage's: every stage gets it (the others add

@@ -87,16 +87,26 @@ int rt_tp_reduce(struct rt_model *m, const char *what, float *full,
 				   s->local * s->h);
 }
 
-/* The backward of rt_tp_reduce for a gradient dx [local, h]: all N rows
- * (all-gathered with SP into full = a.full_h) for the GEMMs that read it,
- * *in the fp32 operand to hand them. bf16 runs hand them only its bf16
- * rounding, a.full_h16 (written from dx, or from full with SP), and *in
- * is NULL: the GEMMs read the copy alone (kern_gemm_bf). fp32 runs: *in
- * is full, a copy of dx without SP. */
-static int tp_grad_in(struct rt_model *m, const char *what, const float *dx,
+/* Whether a block's norm backward writes the residual gradient's bf16
+ * bits into a.full_h16 with it (resid_norm_bwd): bf16 runs without SP,
+ * whose next row-parallel backward reads exactly those bits. */
+static int dx_bits_by_norm(const struct rt_model *m)
+{
+	return m->bf16 && !m->s.sp;
+}
+
+/* The backward of rt_tp_reduce for the residual's gradient a.dx [local,
+ * h]: all N rows (all-gathered with SP into full = a.full_h) for the
+ * GEMMs that read it, *in the fp32 operand to hand them. bf16 runs hand
+ * them only its bf16 rounding, a.full_h16 (written from dx, or from full
+ * with SP, unless `after_norm`: a norm backward just wrote it, where
+ * dx_bits_by_norm), and *in is NULL: the GEMMs read the copy alone
+ * (kern_gemm_bf). fp32 runs: *in is full, a copy of dx without SP. */
+static int tp_grad_in(struct rt_model *m, const char *what, int after_norm,
 		      const float **in)
 {
 	const struct rt_shape *s = &m->s;
+	const float *dx = m->a.dx;
 	float *full = m->a.full_h;
 	long long n = s->tokens * s->h;
 
@@ -105,18 +115,16 @@ static int tp_grad_in(struct rt_model *m, const char *what, const float *dx,
 				       s->local * s->h));
 		dx = full;
 	}
-	if (m->bf16 && m->a.full_h16) {
+	if (m->bf16) {
 		*in = NULL;
-		/* the norm that wrote dx wrote its bits there too */
-		if (!(m->dx16_ok && !s->sp && dx == m->a.dx))
+		if (!(after_norm && dx_bits_by_norm(m)))
 			KCHECK(kern_to_bf16(m->k, n, dx, m->a.full_h16));
-		m->dx16_ok = 0;
 		return 0;
 	}
 	*in = full;
 	if (!s->sp)
 		KCHECK(kern_copy(m->k, full, dx, (size_t)n * sizeof(float)));
-	return rt_bf16(m, full, n);
+	return 0;
 }
 
 const char *rt_label(char *buf, size_t n, const char *w, const char *sfx)
@@ -344,8 +352,8 @@ static int mlp_block_fwd(struct rt_model *m, long long l, const float *res,
 				      h, la->u16));
 		KCHECK(kern_swiglu_fwd_b16(k, N, fl, la->u16, la->sw16));
 	} else {
-		KCHECK(kern_gemm_bf(k, 0, 1, N, 2 * fl, h, 1.0f, la->n2g, NULL,
-				    h, W, NULL, h, 0.0f, la->u, 2 * fl));
+		KCHECK(kern_gemm(k, 0, 1, N, 2 * fl, h, 1.0f, la->n2g, h, W, h,
+				 0.0f, la->u, 2 * fl));
 		KCHECK(kern_swiglu_fwd(k, N, fl, la->u, la->sw));
 	}
 	RCHECK(rt_weights_next(m, &W, &W16));
@@ -395,11 +403,13 @@ int rt_forward(struct rt_model *m, double *loss_sum)
 /* A row-parallel linear's backward (linear_proj, linear_fc2: out = in
  * W^T, in [N, n], W [h, n] TP-local): its output gradient is the
  * residual's, a->dx, brought to all N rows (tp_grad_in, with its bf16
- * copy); din [N, n] = dout W, or with din16 set (bf16 runs) that product
- * in bf16 alone; w's gradient += dout^T in (in16: in's bf16 copy). */
+ * copy; after_norm: a norm backward wrote a->dx last); din [N, n] = dout
+ * W, or with din16 set (bf16 runs) that product in bf16 alone; w's
+ * gradient += dout^T in (in16: in's bf16 copy). */
 static int row_linear_bwd(struct rt_model *m, const struct rt_weight *w,
-			  const float *in, const uint16_t *in16, long long n,
-			  float *din, uint16_t *din16)
+			  int after_norm, const float *in,
+			  const uint16_t *in16, long long n, float *din,
+			  uint16_t *din16)
 {
 	const struct rt_shape *s = &m->s;
 	struct rt_acts *a = &m->a;
@@ -411,7 +421,7 @@ static int row_linear_bwd(struct rt_model *m, const struct rt_weight *w,
 	char what[64];
 
 	RCHECK(tp_grad_in(m, rt_label(what, sizeof(what), w->name, "dout"),
-			  a->dx, &dout));
+			  after_norm, &dout));
 	RCHECK(rt_weights_next(m, &W, &W16));
 	if (din16)
 		KCHECK(kern_gemm_bf16(m->k, 0, 0, N, n, h, a->full_h16, h, W16,
@@ -427,17 +437,16 @@ static int row_linear_bwd(struct rt_model *m, const struct rt_weight *w,
 
 /* A block's norm backward added into the residual's gradient a->dx (its
  * input x, rstd, gain g and its gradient dg; dy its output's gradient).
- * bf16 runs without SP write a->dx's bf16 bits into a.full_h16 in the
- * same pass, the operand of the next row-parallel backward's GEMMs, and
- * say so in m->dx16_ok (tp_grad_in). */
+ * Where dx_bits_by_norm, a->dx's bf16 bits go to a.full_h16 in the same
+ * pass: the operand of the next row-parallel backward's GEMMs
+ * (tp_grad_in's after_norm). */
 static int resid_norm_bwd(struct rt_model *m, const float *x, long long g,
 			  const float *rstd, const float *dy)
 {
 	const struct rt_shape *s = &m->s;
 	struct rt_acts *a = &m->a;
 
-	m->dx16_ok = m->bf16 && a->full_h16 && !s->sp;
-	if (m->dx16_ok)
+	if (dx_bits_by_norm(m))
 		KCHECK(kern_rmsnorm_bwd_add_bf(m->k, s->local, s->h, x,
 					       P(m, g), rstd, dy, a->dx,
 					       G(m, g), a->full_h16));
@@ -447,8 +456,10 @@ static int resid_norm_bwd(struct rt_model *m, const float *x, long long g,
 	return 0;
 }
 
-/* a->dx = dL/dout in, dL/dxm out. */
-static int mlp_block_bwd(struct rt_model *m, long long l)
+/* a->dx = dL/dout in, dL/dxm out; after_norm: a->dx is the previous
+ * layer's attention block's (its norm backward wrote it), not the head's
+ * or another stage's. */
+static int mlp_block_bwd(struct rt_model *m, long long l, int after_norm)
 {
 	const struct rt_shape *s = &m->s;
 	const struct rt_layer *ly = &m->layer[l];
@@ -463,13 +474,13 @@ static int mlp_block_bwd(struct rt_model *m, long long l)
 
 	/* linear_fc2 (row-parallel) */
 	if (m->bf16) {
-		RCHECK(row_linear_bwd(m, ly->fc2, NULL, la->sw16, fl, NULL,
-				      a->dsw16));
+		RCHECK(row_linear_bwd(m, ly->fc2, after_norm, NULL, la->sw16,
+				      fl, NULL, a->dsw16));
 		KCHECK(kern_swiglu_bwd_b16(k, N, fl, la->u16, a->dsw16,
 					   a->du16));
 	} else {
-		RCHECK(row_linear_bwd(m, ly->fc2, la->sw, NULL, fl, a->dsw,
-				      NULL));
+		RCHECK(row_linear_bwd(m, ly->fc2, after_norm, la->sw, NULL, fl,
+				      a->dsw, NULL));
 		KCHECK(kern_swiglu_bwd(k, N, fl, la->u, a->dsw, a->du));
 	}
 	/* linear_fc1 (column-parallel): its input gradient summed over TP */
@@ -550,9 +561,9 @@ static int attn_block_bwd(struct rt_model *m, long long l)
 	float *r, *dq = NULL, *dk = NULL, *gw;
 	char what[64];
 
-	/* linear_proj (row-parallel) */
-	/* the flash backward reads dout's bf16 bits (CP's kernels the fp32) */
-	RCHECK(row_linear_bwd(m, ly->proj, la->o, la->o16, ql, a->dout,
+	/* linear_proj (row-parallel), after the MLP block's norm backward;
+	 * the flash backward reads dout's bf16 bits (CP's kernels the fp32) */
+	RCHECK(row_linear_bwd(m, ly->proj, 1, la->o, la->o16, ql, a->dout,
 			      m->bf16 && s->cp == 1 ? a->dout16 : NULL));
 	RCHECK(attn_core_bwd(m, l, &dq, &dk));
 	/* linear_qkv (column-parallel) */
@@ -572,12 +583,12 @@ int rt_backward_chunk(struct rt_model *m, int v, float scale)
 	const struct rt_shape *s = &m->s;
 	long long l0 = v * s->chunk_layers, l1 = l0 + s->chunk_layers;
 
-	m->dx16_ok = 0; /* a->dx comes from the head or another stage */
 	RCHECK(rt_weights_begin(m, 0, v));
 	if (s->post && v == s->vpp - 1)
 		RCHECK(rt_head_bwd(m, scale));
 	for (long long l = l1; l-- > l0;) {
-		RCHECK(mlp_block_bwd(m, l));
+		/* the chunk's first a->dx is the head's or another stage's */
+		RCHECK(mlp_block_bwd(m, l, l < l1 - 1));
 		RCHECK(attn_block_bwd(m, l));
 	}
 	return s->pre && v == 0 ? rt_embed_bwd(m) : 0;

@@ -61,8 +61,8 @@ int rt_head_fwd(struct rt_model *m, const float *pb, const float *pr,
 		KCHECK(kern_gemm_bf16(k, 0, 1, N, vl, h, a->zg16, h, W16, h,
 				      a->logits16));
 	else
-		KCHECK(kern_gemm_bf(k, 0, 1, N, vl, h, 1.0f, a->zg, a->zg16, h,
-				    W, W16, h, 0.0f, a->logits, vl));
+		KCHECK(kern_gemm(k, 0, 1, N, vl, h, 1.0f, a->zg, h, W, h, 0.0f,
+				 a->logits, vl));
 	KCHECK(m->bf16 ? kern_ce_max_b16(k, N, vl, s->vvalid, l16, a->cmax) :
 	       kern_ce_max(k, N, vl, s->vvalid, a->logits, a->cmax));
 	RCHECK(coll_all_reduce(m->c, RT_K_TP, "ce.max", a->cmax, N, COLL_MAX));
@@ -78,7 +78,7 @@ int rt_head_fwd(struct rt_model *m, const float *pb, const float *pr,
 			      a->csum));
 	RCHECK(coll_all_reduce(m->c, RT_K_TP, "ce.sumexp", a->csum, N,
 			       COLL_SUM));
-	if (m->loss_defer) { /* kept on the device until the step's end */
+	if (!loss_sum) { /* kept on the device until the step's end */
 		if (m->loss_rows >= s->micro_batches)
 			return rt_error(RT_EPLAN, "more forwards in the step "
 					"than its %lld micro-batches",
