@@ -133,6 +133,23 @@ __device__ __forceinline__ static float bf16_keep(float f, uint16_t *h)
 	return __uint_as_float((unsigned int)b << 16);
 }
 
+/* The cross-entropy gradient at logit j (kernels/kern_cuda_ce.cu on fp32
+ * logits, kern_cuda_b16.cu on bf16): scale (softmax - onehot), the
+ * softmax exp(l - mr) * inv from the row's max mr and 1 / sum, t the
+ * row's target column; 0 for a masked column (j >= nvalid). */
+__device__ __forceinline__ static float ce_grad(float l, long long j,
+						long long nvalid, long long t,
+						float mr, float inv,
+						float scale)
+{
+	float p;
+
+	if (j >= nvalid)
+		return 0.0f;
+	p = expf(l - mr) * inv;
+	return scale * (j == t ? p - 1.0f : p);
+}
+
 /* Every thread of the block gets the block's sum (or max). Needs
  * blockDim.x a multiple of 32, at most 1024. */
 __device__ __forceinline__ static float block_sum(float v)

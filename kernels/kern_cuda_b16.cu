@@ -94,26 +94,6 @@ __global__ static void ce_target_b16_k(long long rows, long long cols,
 	}
 }
 
-#define CE_LOG2E 1.4426950408889634f
-
-/* d = scale (softmax - onehot) of one widened logit of row r; 0 past
- * nvalid. exp(l - m) as exp2f((l - m) log2 e): one MUFU.EX2 instead of
- * expf's range reduction, which made this pass compute-bound (2.2 TB/s
- * on an H200); the result is rounded to bf16, 2^-8, far above the two
- * ulp exp2f and the argument's rounding differ by. */
-__device__ __forceinline__ static float ce_grad(float l, long long j,
-						long long nvalid, long long t,
-						float mr, float inv,
-						float scale)
-{
-	float p;
-
-	if (j >= nvalid)
-		return 0.0f;
-	p = exp2f((l - mr) * CE_LOG2E) * inv;
-	return scale * (j == t ? p - 1.0f : p);
-}
-
 #define CE_ROW_BLOCKS 64
 
 /* The gradient of the 8 logits of chunk c (columns 8c ..) of a row. */
@@ -367,9 +347,10 @@ int kern_cuda_ce_bwd_b16(struct kern_ctx *k, long long rows, long long cols,
 {
 	int vec = vec8(cols, l16) && vec8(cols, d16);
 	long long chunks = vec ? cols / 8 : cols;
-	/* at most CE_ROW_BLOCKS rows of blocks, each walking rows: a block a
-	 * row took 258k blocks of one chunk a thread for 4096 x 128256
-	 * logits and ran at 2.2 TB/s on an H200, bound by block launches */
+	/* at most CE_ROW_BLOCKS rows of blocks, each walking rows (a block
+	 * row for every row, 258k blocks of one chunk a thread for 4096 x
+	 * 128256 logits, ran at 2.2 TB/s on an H200; this grid at 2.6:
+	 * docs/runtime-gpu.md) */
 	dim3 grid(blocks_for(chunks),
 		  (unsigned)(rows < CE_ROW_BLOCKS ? rows : CE_ROW_BLOCKS));
 

@@ -209,20 +209,6 @@ int kern_cuda_ce_loss(struct kern_ctx *k, long long rows, const float *max,
 
 /* ---- the gradient ------------------------------------------------------- */
 
-/* scale (softmax - onehot) at logit j of row r, 0 for masked columns. */
-__device__ __forceinline__ static float ce_grad(float l, long long j,
-						long long nvalid, long long t,
-						float mr, float inv,
-						float scale)
-{
-	float p;
-
-	if (j >= nvalid)
-		return 0.0f;
-	p = expf(l - mr) * inv;
-	return scale * (j == t ? p - 1.0f : p);
-}
-
 /* One thread a logit (any shape); each reads only its own logit, so
  * dlogits may alias logits. */
 __global__ static void ce_bwd_k(long long rows, long long cols,
