@@ -227,8 +227,11 @@ enum act_size {
  * W_QKV32: attention's fp32 q, k, v, which bf16 runs write only on the
  * unfused path (QK-norm) or for CP's kernels (rt_train.c qkv_fwd);
  * W_O32: its fp32 o, which bf16 runs write only for CP (the GEMMs and
- * the flash backward read o16). */
-enum act_when { W_ALL, W_SP, W_QKN, W_AG, W_AGMB, W_P2P, W_QKV32, W_O32 };
+ * the flash backward read o16); W_N32: the norms' fp32 outputs n1, n2,
+ * which bf16 runs write only with SP (its all-gather moves fp32;
+ * rt_train.c rt_norm_in writes y's bf16 bits alone otherwise). */
+enum act_when { W_ALL, W_SP, W_QKN, W_AG, W_AGMB, W_P2P, W_QKV32, W_O32,
+		W_N32 };
 
 /* bf: BF_COPY, a bf16 tensor (2 bytes an element) allocated in bf16 runs
  * only: a bf16 copy (rt_bf16_copy) of the entry before it, or a tensor
@@ -261,7 +264,7 @@ struct act_entry {
 static const struct act_entry layer_table[] = {
 	LA(x, A_LH, W_ALL, NONE),
 	LA(rstd1, A_L, W_ALL, NONE),
-	LA(n1, A_LH, W_ALL, NONE),
+	LA(n1, A_LH, W_N32, NONE),
 	LB(n1_16, A_LH, W_ALL, NONE),
 	LA(n1g, A_NH, W_SP, offsetof(struct rt_layer_acts, n1)),
 	LB(n1g16, A_NH, W_SP, offsetof(struct rt_layer_acts, n1_16)),
@@ -283,7 +286,7 @@ static const struct act_entry layer_table[] = {
 	LA(lse, A_LSE, W_ALL, NONE),
 	LA(xm, A_LH, W_ALL, NONE),
 	LA(rstd2, A_L, W_ALL, NONE),
-	LA(n2, A_LH, W_ALL, NONE),
+	LA(n2, A_LH, W_N32, NONE),
 	LB(n2_16, A_LH, W_ALL, NONE),
 	LA(n2g, A_NH, W_SP, offsetof(struct rt_layer_acts, n2)),
 	LB(n2g16, A_NH, W_SP, offsetof(struct rt_layer_acts, n2_16)),
@@ -384,6 +387,8 @@ static int act_on(const struct rt_shape *s, int bf16,
 		return !bf16 || s->qk_norm || s->cp > 1;
 	if (e->when == W_O32)
 		return !bf16 || s->cp > 1;
+	if (e->when == W_N32)
+		return !bf16 || s->sp;
 	return act_when_on(s, e->when) &&
 	       (e->bf == 0 || (e->bf == BF_COPY && bf16) ||
 		(e->bf == BF_NONE && !bf16));

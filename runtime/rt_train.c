@@ -267,7 +267,9 @@ struct kern_attn rt_attn_shape(const struct rt_shape *s, long long sk)
  * added), x = pb + pr is written to `x` first; else x is there. y rounded
  * with its bf16 copy y16 in bf16 runs (rt_bf16_copy); there, without SP
  * (whose gather sends the fp32 y), the GEMMs read y16 alone and y is not
- * written. */
+ * allocated (NULL): with a pending residual the norm writes y16 alone, and
+ * the first layer of a chunk normalises into the backward's scratch dn,
+ * then rounds it. */
 int rt_norm_in(struct rt_model *m, const float *pb, const float *pr,
 		   float *x, long long g, float *y, float *rstd, uint16_t *y16)
 {
@@ -282,6 +284,9 @@ int rt_norm_in(struct rt_model *m, const float *pb, const float *pr,
 					    m->bf16 ? y16 : NULL));
 		return 0;
 	}
+	if (!y) /* y16 alone (rt_model.c W_N32): dn is the backward's
+		   scratch, free between a layer's backward passes */
+		y = m->a.dn;
 	KCHECK(kern_rmsnorm_fwd(m->k, Nl, h, s->eps, x, P(m, g), y, rstd));
 	return rt_bf16_copy(m, y, y16, Nl * h);
 }

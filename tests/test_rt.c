@@ -396,6 +396,51 @@ START_TEST(gpu_memory_check)
 }
 END_TEST
 
+/* One layer's saved activations, in bytes (rt_model_mem's difference
+ * between two layers and one). */
+static long long layer_bytes(struct rt_shape *s, int bf16)
+{
+	struct rt_model_mem a, b;
+
+	s->layers = 1;
+	rt_model_mem(s, bf16, 0, &a);
+	s->layers = 2;
+	rt_model_mem(s, bf16, 0, &b);
+	return b.acts - a.acts;
+}
+
+/* A layer's activations in bf16 runs as runtime/rt_model.c's table
+ * allocates them: without SP the norms' outputs, q, k, v, o, fc1's and
+ * SwiGLU's outputs are held in bf16 alone (no fp32 n1, n2, q, k, v, o);
+ * with SP the norms' fp32 outputs come back (the all-gather moves fp32)
+ * with their gathered copies in both types. */
+START_TEST(bf16_layer_activations)
+{
+	struct rt_plan p;
+	struct rt_shape s;
+	struct rt_need n;
+	long long Nl, N, h, lse, alone;
+
+	shape_of(plan_12("p.json", ""), &p, &s, &n);
+	ck_assert(!s.qk_norm && s.cp == 1);
+	Nl = s.local;
+	N = s.tokens;
+	h = s.h;
+	lse = s.micro * s.z.hl * s.local_seq;
+	/* x, xm; rstd1, rstd2; n1_16, n2_16; q16, k16, v16; o16; lse; u16,
+	 * sw16 */
+	alone = 4 * 2 * Nl * h + 4 * 2 * Nl + 2 * 2 * Nl * h +
+		2 * N * s.z.qkv_l + 2 * N * s.z.q_l + 4 * lse +
+		2 * 3 * N * s.z.fl;
+	s.sp = 0;
+	ck_assert_int_eq(layer_bytes(&s, 1), alone);
+	s.sp = 1;
+	ck_assert_int_eq(layer_bytes(&s, 1),
+			 alone + 4 * 2 * Nl * h + (4 + 2) * 2 * N * h);
+	rt_plan_release(&p);
+}
+END_TEST
+
 int main(void)
 {
 	const struct test_case cases[] = {
@@ -409,6 +454,7 @@ int main(void)
 		{ "data_random", data_is_counter_based },
 		{ "data_text", data_samples_are_text },
 		{ "gpu_memory", gpu_memory_check },
+		{ "bf16_acts", bf16_layer_activations },
 	};
 
 	return RUN_CASES_FIXTURE("rt", cases, 60, setup, teardown);
