@@ -216,6 +216,14 @@ $(RT_TESTS): build/asan/tests/%: build/asan/tests/%.o $(RT_ASAN_OBJ)
 	$(Q)$(CC) $(ASAN_CFLAGS) $^ -o $@ $$(pkg-config --libs check) $(MPI_LIBS) \
 		$(BLAS_LIBS) $(JANSSON_LIBS) -lm $(LDFLAGS)
 
+# The NCCL path's pending collectives (tests/test_coll_queue.c): the queue
+# alone, driven by fake completions and a fake clock; no MPI, no CUDA.
+build/asan/tests/test_coll_queue.o: ASAN_CFLAGS += -Iruntime
+build/asan/tests/test_coll_queue: build/asan/tests/test_coll_queue.o \
+		build/asan/runtime/coll_queue.o build/asan/runtime/rt_err.o
+	@$(if $(V),,echo "  LINK    $@")
+	$(Q)$(CC) $(ASAN_CFLAGS) $^ -o $@ $$(pkg-config --libs check) -lm $(LDFLAGS)
+
 build/gtplan-run: $(RT_OBJ)
 	@$(if $(V),,echo "  LINK    $@")
 	$(Q)$(CC) $(REL_CFLAGS) $^ -o $@ $(MPI_LIBS) $(BLAS_LIBS) $(JANSSON_LIBS) -lm $(LDFLAGS)

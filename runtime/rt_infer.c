@@ -135,6 +135,8 @@ int rt_infer_logprobs(struct rt_model *m, const struct rt_plan *p,
 		goto out;
 	}
 	rc = coll_gather(m->c, RT_K_WORLD, "logprobs", dsend, drecv, n, 0);
+	if (!rc && root) /* the gather, under the watchdog */
+		rc = coll_wait_last(m->c);
 	if (rc || !root)
 		goto out;
 	all = malloc((size_t)(n * p->world) * sizeof(float));
