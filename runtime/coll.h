@@ -22,7 +22,9 @@
  * only: the other member's place in the group), rank, seq (per rank, from
  * 0), step, what (a label).
  * With --timeout each line is flushed before its collective is issued, so
- * the record of a stopped run ends with the collective each rank waits in.
+ * the record of a stopped run ends with the collective each rank waits in
+ * (on the NCCL path, with the last one it issued: the report names the
+ * pending one it waits for).
  *
  * Timeout (--timeout S > 0): each collective is issued non-blocking and
  * polled; one that has not completed after S seconds is reported (rank,

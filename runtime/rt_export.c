@@ -504,6 +504,8 @@ int rt_export_write(struct rt_model *m, enum rt_gather how, FILE *f,
 		rc = write_safetensors(f, tl.t, tl.n, how);
 	if (!rc && root && dir)
 		rc = write_config(m, dir);
+	if (!rc) /* the gathers under the watchdog, before kern_free's wait */
+		rc = coll_wait_last(m->c);
 out:
 	for (int i = 0; tl.t && i < tl.n; i++)
 		free(tl.t[i].data);
