@@ -47,7 +47,7 @@ struct wd_query {
 struct wd_answer {
 	int rank, state;
 	long long kseq; /* the member's count on the asked group */
-	char where[512];
+	char where[768];
 };
 
 int coll_watch_init(struct coll *c)
@@ -74,10 +74,10 @@ static void describe(struct coll *c, char *buf, size_t len)
 
 	if (c->state == COLL_WAITING && c->cur) {
 		snprintf(buf, len, "waiting %.0f s in collective #%lld of "
-			 "'%s' (step %lld): the %s of %s over %s group %lld",
+			 "'%s' (step %lld): the %s of %s over %s group %lld%s%s",
 			 coll_now() - c->cur_since, is->seq, is->call,
 			 is->step, is->d.coll, is->what, is->group,
-			 is->group_index);
+			 is->group_index, pending ? "; " : "", dev);
 		return;
 	}
 	switch (c->state) {

@@ -8,11 +8,17 @@
  * timeout naming the oldest pending collective, the deadline rule (from
  * the issue or the predecessor's seen completion, whichever is later),
  * waiting for one collective, teardown with pending entries, the answer
- * to a peer's query, and GTPLAN_WATCH's values.
+ * to a peer's query, and GTPLAN_WATCH's values. Then the watchdog over the
+ * queue across two MPI ranks (tests/coll_queue_mpi.c under mpirun): the
+ * report names the oldest overdue collective as issued, and the peer's
+ * answer says whether it arrived (by its count on the group) and which of
+ * its own collectives it waits for on the device.
  */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coll_queue.h"
 #include "harness.h"
@@ -357,6 +363,80 @@ START_TEST(watch_modes)
 }
 END_TEST
 
+/* Runs tests/coll_queue_mpi.c's scenario on 2 ranks; its output (stdout
+ * and stderr) in out. 0: ran, 1: no mpirun here. */
+static int mpi_scenario(const char *scenario, char *out, size_t len)
+{
+	char cmd[512], path[] = "/tmp/gtplan-cq-XXXXXX";
+	int fd = mkstemp(path), rc;
+	FILE *f;
+	size_t n;
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	if (system("command -v mpirun >/dev/null 2>&1")) {
+		unlink(path);
+		return 1;
+	}
+	setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+	setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+	snprintf(cmd, sizeof(cmd), "timeout 60 mpirun --oversubscribe "
+		 "--bind-to none -np 2 build/rel/tests/coll_queue_mpi %s "
+		 ">%s 2>&1", scenario, path);
+	rc = system(cmd);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(out, 1, len - 1, f);
+	out[n] = '\0';
+	fclose(f);
+	unlink(path);
+	ck_assert_msg(rc == 0, "mpirun failed: %s", out);
+	return 0;
+}
+
+#define REPORT "gtplan-run: rank 0: error: collective #1 of call 'train' " \
+	"(step 3), the all-reduce of 10 elements of b over tp group 0, did " \
+	"not complete within 2 s (the group's #1)"
+
+START_TEST(mpi_report_not_arrived)
+{
+	static char out[16384];
+
+	if (mpi_scenario("missing", out, sizeof(out)))
+		return; /* no MPI: tests/runtime_lib.sh skips likewise */
+	ck_assert_msg(strstr(out, REPORT), "%s", out);
+	ck_assert_msg(strstr(out, "rank 1: NOT ARRIVED: it has issued 1 "
+			     "collectives on this group, and this one is the "
+			     "group's #1; it is waiting "), "%s", out);
+	ck_assert_msg(strstr(out, " s in collective #1 of 'train' (step 3): "
+			     "the all-reduce of w over world group 0, on the "
+			     "device (1 pending)"), "%s", out);
+	ck_assert_msg(strstr(out, "watchdog: 1 of 2 members of tp group 0 "
+			     "arrived (this rank included); 0 did not "
+			     "answer"), "%s", out);
+	ck_assert_msg(strstr(out, "rank 0: rc -8"), "%s", out);
+	ck_assert_msg(strstr(out, "rank 1: rc 0"), "%s", out);
+}
+END_TEST
+
+START_TEST(mpi_report_arrived)
+{
+	static char out[16384];
+
+	if (mpi_scenario("arrived", out, sizeof(out)))
+		return;
+	/* b, not c issued after it, and its count on the group then (2),
+	 * which rank 1 has reached */
+	ck_assert_msg(strstr(out, REPORT), "%s", out);
+	ck_assert_msg(strstr(out, "rank 1: arrived (waiting "), "%s", out);
+	ck_assert_msg(strstr(out, "on the device (2 pending))"), "%s", out);
+	ck_assert_msg(strstr(out, "watchdog: 2 of 2 members of tp group 0 "
+			     "arrived"), "%s", out);
+	ck_assert_msg(!strstr(out, "NOT ARRIVED"), "%s", out);
+	ck_assert_msg(strstr(out, "rank 0: rc -8"), "%s", out);
+}
+END_TEST
+
 int main(void)
 {
 	const struct test_case cases[] = {
@@ -368,7 +448,9 @@ int main(void)
 		{ "teardown", teardown_drops_pending },
 		{ "answer", answers_with_the_oldest_incomplete },
 		{ "modes", watch_modes },
+		{ "mpi_not_arrived", mpi_report_not_arrived },
+		{ "mpi_arrived", mpi_report_arrived },
 	};
 
-	return RUN_CASES("coll_queue", cases, 10);
+	return RUN_CASES("coll_queue", cases, 90);
 }
