@@ -145,7 +145,9 @@ typedef int (*coll_poll_fn)(struct coll *c, const struct call_desc *d,
 /* Waits for collective d: marks this rank as waiting in it (for its
  * peers' questions), polls until done, answering the watchdog between
  * polls; with c->timeout_s > 0, past the timeout the watchdog reports
- * (RT_ETIMEOUT). Back to running however it ends. */
+ * (RT_ETIMEOUT). The pending queue (c->q) is polled too: its oldest
+ * entry, if overdue, is reported instead. Back to running however it
+ * ends. */
 int coll_watch_wait(struct coll *c, const struct call_desc *d,
 		    coll_poll_fn poll, void *arg);
 /* Collective `is` has waited c->timeout_s: asks its group's members

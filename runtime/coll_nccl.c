@@ -196,6 +196,8 @@ void coll_nccl_free(struct coll *c)
 
 	if (!x)
 		return;
+	/* the queue polls these events: it goes first, its entries dropped */
+	coll_queue_release(&c->q);
 	for (int k = 0; k < RT_NKINDS; k++)
 		if (x->comm[k] && x->comm[k] != x->world)
 			ncclCommDestroy(x->comm[k]);
