@@ -216,6 +216,23 @@ $(RT_TESTS): build/asan/tests/%: build/asan/tests/%.o $(RT_ASAN_OBJ)
 	$(Q)$(CC) $(ASAN_CFLAGS) $^ -o $@ $$(pkg-config --libs check) $(MPI_LIBS) \
 		$(BLAS_LIBS) $(JANSSON_LIBS) -lm $(LDFLAGS)
 
+# The NCCL path's pending collectives (tests/test_coll_queue.c): the queue
+# alone, driven by fake completions and a fake clock (no MPI, no CUDA),
+# and under mpirun the watchdog's report over it (tests/coll_queue_mpi.c,
+# the runtime's objects without sanitizers: MPI's own allocations are not
+# the test's).
+build/asan/tests/test_coll_queue.o: ASAN_CFLAGS += -Iruntime
+build/asan/tests/test_coll_queue: build/asan/tests/test_coll_queue.o \
+		build/asan/runtime/coll_queue.o build/asan/runtime/rt_err.o \
+		| build/rel/tests/coll_queue_mpi
+	@$(if $(V),,echo "  LINK    $@")
+	$(Q)$(CC) $(ASAN_CFLAGS) $^ -o $@ $$(pkg-config --libs check) -lm $(LDFLAGS)
+build/rel/tests/coll_queue_mpi.o: REL_CFLAGS += -Iruntime -Ikernels $(MPI_CFLAGS)
+build/rel/tests/coll_queue_mpi: build/rel/tests/coll_queue_mpi.o \
+		$(filter-out build/rel/runtime/rt_main.o,$(RT_OBJ))
+	@$(if $(V),,echo "  LINK    $@")
+	$(Q)$(CC) $(REL_CFLAGS) $^ -o $@ $(MPI_LIBS) $(BLAS_LIBS) $(JANSSON_LIBS) -lm $(LDFLAGS)
+
 build/gtplan-run: $(RT_OBJ)
 	@$(if $(V),,echo "  LINK    $@")
 	$(Q)$(CC) $(REL_CFLAGS) $^ -o $@ $(MPI_LIBS) $(BLAS_LIBS) $(JANSSON_LIBS) -lm $(LDFLAGS)

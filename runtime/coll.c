@@ -189,6 +189,9 @@ void coll_free(struct coll *c)
 {
 	if (!c)
 		return;
+	/* pending collectives are dropped: after a failure their device
+	 * work may never end, and a finished run has drained them */
+	coll_queue_release(&c->q);
 	coll_nccl_free(c);
 	coll_watch_release(c);
 	for (int k = 0; k < RT_NKINDS; k++)
@@ -230,8 +233,17 @@ static int meet_at_end(struct coll *c)
 
 int coll_finish(struct coll *c)
 {
+	int rc = coll_watch_drain(c);
+
+	if (rc)
+		return rc;
 	c->state = COLL_DONE;
 	return meet_at_end(c);
+}
+
+int coll_wait_last(struct coll *c)
+{
+	return coll_watch_drain(c);
 }
 
 int coll_idle(struct coll *c, const char *why)
@@ -298,11 +310,33 @@ double coll_now(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+void coll_issued_of(const struct coll *c, const struct call_desc *d,
+		    struct coll_issued *is)
+{
+	int p2p = coll_is_p2p(d);
+
+	memset(is, 0, sizeof(*is));
+	is->d = *d;
+	snprintf(is->what, sizeof(is->what), "%s", d->what);
+	snprintf(is->call, sizeof(is->call), "%s", c->call);
+	coll_issued_fix(is);
+	is->group = rt_kind_name(d->k);
+	is->group_index = c->index[d->k];
+	is->seq = c->seq - 1;
+	is->step = c->step;
+	is->peer = p2p ? c->peer : -1;
+	is->mine = p2p ? coll_p2p_count(c, d->k, c->peer) : c->kseq[d->k];
+}
+
 /* Checks the count, records the call and numbers it. */
 int coll_begin(struct coll *c, const struct call_desc *d)
 {
 	int rc;
 
+	/* every collective call polls the pending ones first: those found
+	 * complete retire, an overdue one is reported (coll_queue.h) */
+	if ((rc = coll_queue_poll(&c->q)))
+		return rc;
 	if (d->count < 0 || d->count > INT_MAX / (c->size[d->k] > 0 ?
 						   c->size[d->k] : 1))
 		return rt_error(RT_EMPI, "%s of %lld elements over %s: count "

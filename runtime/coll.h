@@ -22,7 +22,9 @@
  * only: the other member's place in the group), rank, seq (per rank, from
  * 0), step, what (a label).
  * With --timeout each line is flushed before its collective is issued, so
- * the record of a stopped run ends with the collective each rank waits in.
+ * the record of a stopped run ends with the collective each rank waits in
+ * (on the NCCL path, with the last one it issued: the report names the
+ * pending one it waits for).
  *
  * Timeout (--timeout S > 0): each collective is issued non-blocking and
  * polled; one that has not completed after S seconds is reported (rank,
@@ -31,6 +33,17 @@
  * it has issued as many point-to-point lines with this rank) (coll_watch.c: arrived, waiting elsewhere, computing, never
  * called, finished, or silent) and returns RT_ETIMEOUT; the caller then
  * aborts the job (coll_mpi_abort).
+ *
+ * On the NCCL path a collective returns once enqueued on the device and
+ * stays pending until a later call sees it complete (coll_queue.h): the
+ * host blocks only on a full queue, in coll_wait_last (before it reads a
+ * result on the host) and at coll_finish, answering the watchdog as it
+ * waits; the timeout applies to the oldest pending collective from the
+ * moment it could have started (its issue, or its predecessor's seen
+ * completion), and the report names it. The environment's GTPLAN_WATCH
+ * picks the behaviour: unset or "queue" (COLL_QUEUE_DEPTH pending),
+ * "queue:N", or "sync" (each collective waited for at once, as before).
+ * The MPI paths (host buffers, host staging) wait for each collective.
  *
  * Ownership: coll_new hands over a struct coll that coll_free frees
  * (communicators, record file and staging buffers); the plan and the
@@ -81,6 +94,16 @@ void coll_set_call(struct coll *c, const char *call, long long step);
  * from the start, and the watchdog tells peers that wait for it `why`. */
 int coll_finish(struct coll *c);
 int coll_idle(struct coll *c, const char *why);
+
+/* Waits, answering the watchdog (and stopped by it past --timeout), until
+ * the last collective this rank issued has completed on the device, and
+ * so every one before it. On the NCCL path a collective returns once
+ * enqueued (coll_queue.h): call this before the host reads a result of a
+ * collective (a reduced loss, a gathered tensor downloaded) or otherwise
+ * blocks on the device, so that a collective that never completes is
+ * reported, not waited for in a device synchronisation. Elsewhere
+ * collectives have completed on return and this returns 0 at once. */
+int coll_wait_last(struct coll *c);
 
 /* This rank's place in its group of kind k. */
 int coll_rank(const struct coll *c, enum rt_kind k);

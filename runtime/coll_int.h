@@ -2,8 +2,9 @@
  * coll_int: what the files of the coll module share (coll.c: MPI start-up,
  * communicators, numbering and recording; coll_host.c: the collectives on
  * host buffers; coll_stage.c: those on device buffers and the prefetch
- * slots; coll_watch.c: the watchdog; coll_nccl.c: the NCCL path). Not for
- * use outside runtime/coll*.c.
+ * slots; coll_watch.c: the watchdog; coll_nccl.c: the NCCL path;
+ * coll_queue.c: the NCCL path's pending collectives). Not for use outside
+ * runtime/coll*.c.
  */
 #ifndef GTPLAN_COLL_INT_H
 #define GTPLAN_COLL_INT_H
@@ -12,6 +13,7 @@
 #include <stdio.h>
 
 #include "coll.h"
+#include "coll_queue.h"
 
 /* An MPI call's status as a runtime code, with the call and its place. */
 #define MPICHECK(cmd)                                                        \
@@ -26,23 +28,6 @@ int coll_mpi_fail(int code, const char *call, const char *file, int line);
 
 /* The most members a timeout report lists one by one. */
 #define COLL_REPORT_MEMBERS 16
-
-/* What one collective is, for the record and the watchdog. */
-struct call_desc {
-	const char *coll, *what, *dtype;
-	enum rt_kind k;
-	long long count;
-	int elem, has_op;
-	enum coll_op op;
-};
-
-/* Point-to-point (coll_p2p.c): coll "send" or "recv"; the peer's place is
- * c->peer while it is recorded and waited for. */
-static inline int coll_is_p2p(const struct call_desc *d)
-{
-	return d->coll[0] == 's' ? d->coll[1] == 'e' : d->coll[0] == 'r' &&
-	       d->coll[1] == 'e' && d->coll[2] == 'c';
-}
 
 /* Where a rank is, as the watchdog tells its peers. */
 enum coll_state {
@@ -90,7 +75,11 @@ struct coll {
 	MPI_Comm wd;
 	enum coll_state state;
 	const struct call_desc *cur; /* valid while COLL_WAITING */
+	struct coll_issued cur_is;   /* cur as issued (coll_watch_wait) */
 	double cur_since;
+	/* the NCCL path's collectives enqueued and not yet seen complete
+	 * (coll_queue.h; cap 0: none, each collective waited for at once) */
+	struct coll_queue q;
 	char idle_why[200];
 	struct coll_pending pend[COLL_SLOTS];
 	/* point-to-point lines issued per kind with each member (by place;
@@ -116,6 +105,10 @@ double coll_now(void);
 /* Checks d's count against MPI's range, writes its --record line and
  * numbers it (c->seq, c->kseq); call once per collective issued. */
 int coll_begin(struct coll *c, const struct call_desc *d);
+/* d, the collective coll_begin numbered last (point-to-point: with peer
+ * c->peer), as issued: what the watchdog names. */
+void coll_issued_of(const struct coll *c, const struct call_desc *d,
+		    struct coll_issued *is);
 
 /* ---- coll_host.c: MPI on host buffers; groups of one copy ---- */
 /* elem 4: fp32, 2: bf16 (moved as 16-bit words) */
@@ -152,12 +145,19 @@ typedef int (*coll_poll_fn)(struct coll *c, const struct call_desc *d,
 /* Waits for collective d: marks this rank as waiting in it (for its
  * peers' questions), polls until done, answering the watchdog between
  * polls; with c->timeout_s > 0, past the timeout the watchdog reports
- * (RT_ETIMEOUT). Back to running however it ends. */
+ * (RT_ETIMEOUT). The pending queue (c->q) is polled too: its oldest
+ * entry, if overdue, is reported instead. Back to running however it
+ * ends. */
 int coll_watch_wait(struct coll *c, const struct call_desc *d,
 		    coll_poll_fn poll, void *arg);
-/* Collective d has waited c->timeout_s: asks its group's members where
- * they are, prints the report and returns RT_ETIMEOUT. */
-int coll_watch_report(struct coll *c, const struct call_desc *d);
+/* Collective `is` has waited c->timeout_s: asks its group's members
+ * where they are, prints the report and returns RT_ETIMEOUT. */
+int coll_watch_report(struct coll *c, const struct coll_issued *is);
+/* The queue's callbacks but the poll: serve and report through the
+ * watchdog, the clock coll_now; arg c. */
+void coll_watch_queue_ops(struct coll *c, struct coll_queue_ops *ops);
+/* Waits under the watchdog for every collective issued so far. */
+int coll_watch_drain(struct coll *c);
 
 /* ---- coll_nccl.c (builds with KERN_WITH_CUDA only) ---- */
 int coll_nccl_new(struct coll *c, struct kern_ctx *dev);

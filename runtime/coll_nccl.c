@@ -12,10 +12,26 @@
  * own (each communicator keeps to one stream), entered after an event on
  * the kernels' stream and left through an event the kernels' stream waits
  * for, so that a prefetched all-gather (coll_all_gather_start) runs while
- * the kernels compute. Each collective is waited for by polling (its
- * stream or its event), which lets the watchdog answer its peers and stop
- * a collective that never completes (ncclCommGetAsyncError reports NCCL's
- * own failures).
+ * the kernels compute.
+ *
+ * No host synchronisation in a step but where the watchdog needs it: a
+ * blocking collective returns once enqueued. An event of the pending
+ * queue's slot it takes (coll_queue.h: x->ev[slot]) is recorded after it
+ * on its stream (the kernels' stream waits for that event when the
+ * collective ran on the GTP stream), and it joins the pending queue,
+ * polled at every later collective call (coll_begin) and in every wait
+ * (coll_watch_wait) with cudaEventQuery, never blocking; the host blocks
+ * only on a full queue and where it waits anyway (coll_wait_last before a
+ * host read of a result, coll_finish), through the queue's wait, which
+ * answers the watchdog between polls and reports the oldest pending
+ * collective past the timeout (ncclCommGetAsyncError reports NCCL's own
+ * failures). The started ones (prefetch, coll_sendrecv_start) are pending
+ * from their start; their waits make the kernels' stream wait for their
+ * end, the host does not. The buffers are the device's, ordered on the
+ * streams: nothing on the host must outlive the call. GTPLAN_WATCH=sync
+ * brings back the former behaviour, each collective waited for by polling
+ * (its stream, or the GTP group's event), for comparison and as a
+ * fallback.
  *
  * Builds without GTPLAN_WITH_NCCL have the same functions, saying that the
  * build has no NCCL.
@@ -43,6 +59,8 @@ struct coll_nccl {
 					     synchronous ones */
 	cudaStream_t p2p;           /* coll_sendrecv_start's */
 	cudaEvent_t p2p_done;       /* the started exchange's end */
+	cudaEvent_t *ev;            /* the pending queue's: one per slot */
+	int nev;
 };
 
 #define RCHECK_NCCL(cmd)                  \
@@ -101,6 +119,8 @@ static int check_comm(const struct coll *c, ncclComm_t comm, enum rt_kind k)
 	return 0;
 }
 
+static int queue_new(struct coll *c, struct coll_nccl *x);
+
 int coll_nccl_new(struct coll *c, struct kern_ctx *dev)
 {
 	struct coll_nccl *x;
@@ -135,6 +155,7 @@ int coll_nccl_new(struct coll *c, struct kern_ctx *dev)
 	CUDACHECK_RT(cudaEventCreateWithFlags(&x->p2p_done,
 					      cudaEventDisableTiming),
 		     "NCCL set-up");
+	RCHECK_NCCL(queue_new(c, x));
 	memset(&id, 0, sizeof(id));
 	if (c->me == 0)
 		NCCLCHECK(ncclGetUniqueId(&id));
@@ -175,6 +196,8 @@ void coll_nccl_free(struct coll *c)
 
 	if (!x)
 		return;
+	/* the queue polls these events: it goes first, its entries dropped */
+	coll_queue_release(&c->q);
 	for (int k = 0; k < RT_NKINDS; k++)
 		if (x->comm[k] && x->comm[k] != x->world)
 			ncclCommDestroy(x->comm[k]);
@@ -187,6 +210,10 @@ void coll_nccl_free(struct coll *c)
 		cudaEventDestroy(x->ready);
 	if (x->p2p_done)
 		cudaEventDestroy(x->p2p_done);
+	for (int i = 0; i < x->nev; i++)
+		if (x->ev[i])
+			cudaEventDestroy(x->ev[i]);
+	free(x->ev);
 	if (x->p2p)
 		cudaStreamDestroy(x->p2p);
 	if (x->gtp)
@@ -241,6 +268,41 @@ static int poll_query(struct coll_nccl *x, const struct call_desc *d,
 	return 0;
 }
 
+/* The pending queue's poll of the collective in slot `slot`: its event,
+ * and NCCL's asynchronous error (poll_query). */
+static int poll_slot(void *arg, const struct coll_issued *is, int slot,
+		     int *done)
+{
+	struct coll *c = arg;
+
+	return poll_query(c->nccl, &is->d, cudaEventQuery(c->nccl->ev[slot]),
+			  done);
+}
+
+/* The pending queue (coll_queue.h) of the depth GTPLAN_WATCH asks for,
+ * with an event per slot; "sync" leaves it out. */
+static int queue_new(struct coll *c, struct coll_nccl *x)
+{
+	struct coll_queue_ops ops;
+	int depth, rc;
+
+	if ((rc = coll_queue_parse(getenv("GTPLAN_WATCH"), &depth)))
+		return rc;
+	if (!depth)
+		return 0;
+	x->ev = calloc((size_t)depth, sizeof(*x->ev));
+	if (!x->ev)
+		return rt_error(RT_ENOMEM, "out of memory");
+	x->nev = depth;
+	for (int i = 0; i < depth; i++)
+		CUDACHECK_RT(cudaEventCreateWithFlags(&x->ev[i],
+						      cudaEventDisableTiming),
+			     "NCCL set-up");
+	coll_watch_queue_ops(c, &ops);
+	ops.poll = poll_slot;
+	return coll_queue_init(&c->q, depth, c->timeout_s, &ops);
+}
+
 /* coll_watch_wait's poll of collective d: its stream, or for the GTP
  * group's the event of slot *arg. */
 static int poll_done(struct coll *c, const struct call_desc *d, void *arg,
@@ -273,8 +335,48 @@ static int wait_stream(struct coll *c, const struct call_desc *d)
 	return wait_done(c, d, COLL_SLOTS);
 }
 
-int coll_nccl_all_gather_start(struct coll *c, const struct call_desc *d,
-			       const void *send, void *recv, int slot)
+/* Collective d was enqueued on stream st (the kernels', the GTP group's
+ * or the point-to-point one): the event of the queue slot it takes marks
+ * its end, and it joins the pending collectives (coll_queue.h); the host
+ * goes on. join: the kernels' stream waits for that event (a blocking
+ * collective on another stream: the kernels read its result next). */
+static int enqueue(struct coll *c, const struct call_desc *d,
+		   cudaStream_t st, int join)
+{
+	struct coll_nccl *x = c->nccl;
+	struct coll_issued is;
+	int slot, rc;
+
+	coll_issued_of(c, d, &is);
+	if ((rc = coll_queue_room(&c->q, &slot)))
+		return rc;
+	CUDACHECK_RT(cudaEventRecord(x->ev[slot], st), "pending collective");
+	if (join)
+		CUDACHECK_RT(cudaStreamWaitEvent(x->stream, x->ev[slot], 0),
+			     "pending collective");
+	coll_queue_push(&c->q, &is);
+	return 0;
+}
+
+/* The end of a blocking collective d enqueued on st: queued, or with
+ * GTPLAN_WATCH=sync waited for at once as before the queue (the stream
+ * polled, or the GTP group's event COLL_SLOTS, which the kernels' stream
+ * then waits for). */
+static int finish(struct coll *c, const struct call_desc *d, cudaStream_t st)
+{
+	struct coll_nccl *x = c->nccl;
+
+	if (c->q.cap)
+		return enqueue(c, d, st, st != x->stream);
+	if (st == x->gtp)
+		RCHECK_NCCL(leave_gtp(x, COLL_SLOTS));
+	return wait_stream(c, d);
+}
+
+/* The all-gather of d on its kind's stream (the GTP group's entered
+ * after the kernels' work so far). */
+static int all_gather_on(struct coll *c, const struct call_desc *d,
+			 const void *send, void *recv, cudaStream_t st)
 {
 	struct coll_nccl *x = c->nccl;
 
@@ -282,52 +384,73 @@ int coll_nccl_all_gather_start(struct coll *c, const struct call_desc *d,
 		RCHECK_NCCL(enter_gtp(x));
 	NCCLCHECK(ncclAllGather(send, recv, (size_t)d->count,
 				d->elem == 2 ? ncclBfloat16 : ncclFloat,
-				x->comm[d->k], stream_of_kind(x, d->k)));
-	if (d->k == RT_K_GTP)
-		RCHECK_NCCL(leave_gtp(x, slot));
+				x->comm[d->k], st));
 	return 0;
 }
 
+/* A prefetch: its end is event `slot` (GTP) and, with the queue, it is
+ * pending from now on, so that its deadline runs from its issue. */
+int coll_nccl_all_gather_start(struct coll *c, const struct call_desc *d,
+			       const void *send, void *recv, int slot)
+{
+	struct coll_nccl *x = c->nccl;
+	cudaStream_t st = stream_of_kind(x, d->k);
+
+	RCHECK_NCCL(all_gather_on(c, d, send, recv, st));
+	if (d->k == RT_K_GTP)
+		RCHECK_NCCL(leave_gtp(x, slot));
+	return c->q.cap ? enqueue(c, d, st, 0) : 0;
+}
+
+/* With the queue the host does not wait: the kernels' stream does (for
+ * the GTP group's event; another kind's gather ran on the kernels' own
+ * stream), and the queue watches the gather since its start. */
 int coll_nccl_wait(struct coll *c, const struct call_desc *d, int slot)
 {
-	return wait_done(c, d, slot);
+	struct coll_nccl *x = c->nccl;
+
+	if (!c->q.cap)
+		return wait_done(c, d, slot);
+	if (d->k == RT_K_GTP)
+		CUDACHECK_RT(cudaStreamWaitEvent(x->stream, x->done[slot], 0),
+			     "GTP stream");
+	return 0;
 }
 
 int coll_nccl_all_gather(struct coll *c, const struct call_desc *d,
 			 const void *send, void *recv)
 {
-	RCHECK_NCCL(coll_nccl_all_gather_start(c, d, send, recv, COLL_SLOTS));
-	return wait_stream(c, d);
+	cudaStream_t st = stream_of_kind(c->nccl, d->k);
+
+	RCHECK_NCCL(all_gather_on(c, d, send, recv, st));
+	return finish(c, d, st);
 }
 
 int coll_nccl_reduce_scatter(struct coll *c, const struct call_desc *d,
 			     const float *send, float *recv)
 {
 	struct coll_nccl *x = c->nccl;
+	cudaStream_t st = stream_of_kind(x, d->k);
 
 	if (d->k == RT_K_GTP)
 		RCHECK_NCCL(enter_gtp(x));
 	NCCLCHECK(ncclReduceScatter(send, recv, (size_t)d->count, ncclFloat,
-				    ncclSum, x->comm[d->k],
-				    stream_of_kind(x, d->k)));
-	if (d->k == RT_K_GTP)
-		RCHECK_NCCL(leave_gtp(x, COLL_SLOTS));
-	return wait_stream(c, d);
+				    ncclSum, x->comm[d->k], st));
+	return finish(c, d, st);
 }
 
 int coll_nccl_all_reduce(struct coll *c, const struct call_desc *d,
 			 float *buf)
 {
 	struct coll_nccl *x = c->nccl;
+	cudaStream_t st = stream_of_kind(x, d->k);
 
 	if (d->k == RT_K_GTP)
 		RCHECK_NCCL(enter_gtp(x));
 	NCCLCHECK(ncclAllReduce(buf, buf, (size_t)d->count, ncclFloat,
 				d->op == COLL_MAX ? ncclMax : ncclSum,
-				x->comm[d->k], stream_of_kind(x, d->k)));
-	if (d->k == RT_K_GTP)
-		RCHECK_NCCL(leave_gtp(x, COLL_SLOTS));
-	return wait_stream(c, d);
+				x->comm[d->k], st));
+	return finish(c, d, st);
 }
 
 /* NCCL has no gather: the root receives every member's block, in group
@@ -357,7 +480,7 @@ int coll_nccl_gather(struct coll *c, const struct call_desc *d,
 			    cudaMemcpyDeviceToDevice, x->stream) != cudaSuccess)
 		return rt_error(RT_EDEVICE, "gather of %s: device copy failed",
 				d->what);
-	return wait_stream(c, d);
+	return finish(c, d, x->stream);
 }
 
 /* Both directions in one NCCL group on the kernels' stream (ncclSend
@@ -376,14 +499,15 @@ int coll_nccl_sendrecv(struct coll *c, const struct call_desc *d, int to,
 		NCCLCHECK(ncclRecv(recv, (size_t)recv_count, ncclFloat, from,
 				   x->comm[d->k], x->stream));
 	NCCLCHECK(ncclGroupEnd());
-	return wait_stream(c, d);
+	return finish(c, d, x->stream);
 }
 
 /* coll_sendrecv_start: the exchange on a stream of its own, entered after
  * the kernels' work so far (the buffers it reads) and left through
  * p2p_done, which the kernels' stream waits for only when the exchange is
  * waited for: the attention of the block at hand computes while the next
- * one travels (TE's AttnFuncWithCPAndKVP2P overlaps them the same way). */
+ * one travels (TE's AttnFuncWithCPAndKVP2P overlaps them the same way).
+ * With the queue it is pending from its start. */
 int coll_nccl_sendrecv_start(struct coll *c, const struct call_desc *d,
 			     int to, const float *send, long long send_count,
 			     int from, float *recv, long long recv_count)
@@ -401,7 +525,7 @@ int coll_nccl_sendrecv_start(struct coll *c, const struct call_desc *d,
 				   x->comm[d->k], x->p2p));
 	NCCLCHECK(ncclGroupEnd());
 	CUDACHECK_RT(cudaEventRecord(x->p2p_done, x->p2p), "send-recv");
-	return 0;
+	return c->q.cap ? enqueue(c, d, x->p2p, 0) : 0;
 }
 
 /* coll_watch_wait's poll of the started exchange's end event. */
@@ -412,10 +536,12 @@ static int poll_p2p(struct coll *c, const struct call_desc *d, void *arg,
 	return poll_query(c->nccl, d, cudaEventQuery(c->nccl->p2p_done), done);
 }
 
+/* The kernels' stream waits for the exchange's end; without the queue
+ * the host first waits for it under the watchdog, as before. */
 int coll_nccl_sendrecv_wait(struct coll *c, const struct call_desc *d)
 {
 	struct coll_nccl *x = c->nccl;
-	int rc = coll_watch_wait(c, d, poll_p2p, NULL);
+	int rc = c->q.cap ? 0 : coll_watch_wait(c, d, poll_p2p, NULL);
 
 	if (!rc)
 		CUDACHECK_RT(cudaStreamWaitEvent(x->stream, x->p2p_done, 0),

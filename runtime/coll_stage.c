@@ -62,6 +62,8 @@ int coll_bench_run(struct coll *c, enum rt_kind k, int reduce_scatter,
 		if (rc)
 			return rc;
 	}
+	/* the queued ones too: all have completed, as the plain ones */
+	RCHECK_COLL(coll_wait_last(c));
 	out->runtime_s = (coll_now() - t0) / iters;
 	RCHECK_COLL(coll_nccl_plain(c, k, reduce_scatter, count, send, recv,
 				    iters, 1, &secs));

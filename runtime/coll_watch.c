@@ -11,6 +11,14 @@
  * that did not arrive can say why. A member has arrived when it has issued
  * at least as many collectives on the group as the reporter.
  *
+ * On the NCCL path collectives are pending on the device after their call
+ * (coll_queue.h): the report of one names it as issued (its number, call,
+ * step and count on the group, struct coll_issued), and an answer adds the
+ * oldest of the rank's collectives not yet complete on the device (or says
+ * the host is blocked on it). A wait here also polls the pending ones: the
+ * oldest, older than the collective waited for, is reported first when it
+ * is overdue.
+ *
  * Messages are small fixed structs of bytes (a homogeneous job is
  * assumed, as MPI_BYTE requires).
  */
@@ -39,7 +47,7 @@ struct wd_query {
 struct wd_answer {
 	int rank, state;
 	long long kseq; /* the member's count on the asked group */
-	char where[240];
+	char where[768];
 };
 
 int coll_watch_init(struct coll *c)
@@ -55,19 +63,24 @@ void coll_watch_release(struct coll *c)
 		MPI_Comm_free(&c->wd);
 }
 
-/* This rank's place, in words. */
-static void describe(const struct coll *c, char *buf, size_t len)
+/* This rank's place, in words: where the host is, and on the NCCL path
+ * the oldest of its collectives not yet complete on the device (the one
+ * its peers wait with, when they do). */
+static void describe(struct coll *c, char *buf, size_t len)
 {
-	const struct call_desc *d = c->cur;
+	const struct coll_issued *is = &c->cur_is;
+	char dev[320];
+	int pending = coll_queue_where(&c->q, dev, sizeof(dev));
 
-	switch (c->state) {
-	case COLL_WAITING:
+	if (c->state == COLL_WAITING && c->cur) {
 		snprintf(buf, len, "waiting %.0f s in collective #%lld of "
-			 "'%s' (step %lld): the %s of %s over %s group %lld",
-			 coll_now() - c->cur_since, c->seq - 1, c->call,
-			 c->step, d->coll, d->what, rt_kind_name(d->k),
-			 c->index[d->k]);
-		break;
+			 "'%s' (step %lld): the %s of %s over %s group %lld%s%s",
+			 coll_now() - c->cur_since, is->seq, is->call,
+			 is->step, is->d.coll, is->what, is->group,
+			 is->group_index, pending ? "; " : "", dev);
+		return;
+	}
+	switch (c->state) {
 	case COLL_IDLE:
 		snprintf(buf, len, "never called: %s", c->idle_why);
 		break;
@@ -76,8 +89,13 @@ static void describe(const struct coll *c, char *buf, size_t len)
 			 "of the run");
 		break;
 	default:
+		if (pending && c->q.blocked) {
+			snprintf(buf, len, "%s", dev);
+			break;
+		}
 		snprintf(buf, len, "computing in '%s' (step %lld) after its "
-			 "collective #%lld", c->call, c->step, c->seq - 1);
+			 "collective #%lld%s%s", c->call, c->step, c->seq - 1,
+			 pending ? "; " : "", dev);
 		break;
 	}
 }
@@ -90,14 +108,19 @@ int coll_watch_wait(struct coll *c, const struct call_desc *d,
 
 	c->state = COLL_WAITING;
 	c->cur = d;
+	coll_issued_of(c, d, &c->cur_is);
 	c->cur_since = coll_now();
 	for (;;) {
 		rc = poll(c, d, arg, &done);
 		if (rc || done)
 			break;
+		/* a collective still pending on the device is older than
+		 * this one: its deadline comes first (coll_queue.h) */
+		if ((rc = coll_queue_poll(&c->q)))
+			break;
 		coll_watch_serve(c);
 		if (c->timeout_s > 0 && coll_now() > deadline) {
-			rc = coll_watch_report(c, d);
+			rc = coll_watch_report(c, &c->cur_is);
 			break;
 		}
 		sched_yield();
@@ -105,6 +128,37 @@ int coll_watch_wait(struct coll *c, const struct call_desc *d,
 	c->state = COLL_RUNNING;
 	c->cur = NULL;
 	return rc;
+}
+
+static void queue_serve(void *arg)
+{
+	coll_watch_serve(arg);
+}
+
+static int queue_report(void *arg, const struct coll_issued *is,
+			double waited)
+{
+	(void)waited;
+	return coll_watch_report(arg, is);
+}
+
+static double queue_now(void *arg)
+{
+	(void)arg;
+	return coll_now();
+}
+
+void coll_watch_queue_ops(struct coll *c, struct coll_queue_ops *ops)
+{
+	ops->serve = queue_serve;
+	ops->report = queue_report;
+	ops->now = queue_now;
+	ops->arg = c;
+}
+
+int coll_watch_drain(struct coll *c)
+{
+	return coll_queue_wait(&c->q, coll_queue_last(&c->q));
 }
 
 /* World rank r's place in my group of kind k (-1: not a member). */
@@ -145,9 +199,9 @@ void coll_watch_serve(struct coll *c)
 	}
 }
 
-/* One member's line of the report. */
-static void member_line(const struct coll *c, long long mine, int member,
-			const struct wd_answer *a, int *arrived)
+/* One member's line of the report (p2p: of a point-to-point line). */
+static void member_line(const struct coll *c, long long mine, int p2p,
+			int member, const struct wd_answer *a, int *arrived)
 {
 	if (!a) {
 		fprintf(stderr, "gtplan-run: rank %d:   rank %d: no answer "
@@ -163,30 +217,30 @@ static void member_line(const struct coll *c, long long mine, int member,
 	}
 	fprintf(stderr, "gtplan-run: rank %d:   rank %d: NOT ARRIVED: it has "
 		"issued %lld %s, and this one is the %s #%lld; it is %s\n",
-		c->me, member, a->kseq, c->cur && coll_is_p2p(c->cur) ?
+		c->me, member, a->kseq, p2p ?
 		"point-to-point lines with this rank" :
-		"collectives on this group", c->cur && coll_is_p2p(c->cur) ?
-		"pair's" : "group's", mine - 1, a->where);
+		"collectives on this group", p2p ? "pair's" : "group's",
+		mine - 1, a->where);
 }
 
-int coll_watch_report(struct coll *c, const struct call_desc *d)
+int coll_watch_report(struct coll *c, const struct coll_issued *is)
 {
 	/* a send or receive asks its peer only */
+	const struct call_desc *d = &is->d;
 	int p2p = coll_is_p2p(d);
 	int n = p2p ? 1 : c->size[d->k], got = 0, arrived = 1, asked = 0;
-	const int *mem = c->members[d->k] + (p2p ? c->peer : 0);
+	const int *mem = c->members[d->k] + (p2p ? is->peer : 0);
 	struct wd_answer *ans = calloc((size_t)n, sizeof(*ans));
 	char *have = calloc((size_t)n, 1);
-	long long mine = p2p ? coll_p2p_count(c, d->k, c->peer) :
-			 c->kseq[d->k];
+	long long mine = is->mine;
 	struct wd_query q = { (int)d->k, mine, p2p };
 	double deadline;
 
 	rt_error(RT_ETIMEOUT, "collective #%lld of call '%s' (step %lld), the "
 		 "%s of %lld elements of %s over %s group %lld, did not "
 		 "complete within %g s (the %s #%lld); asking %s %d where "
-		 "%s", c->seq - 1, c->call, c->step, d->coll, d->count,
-		 d->what, rt_kind_name(d->k), c->index[d->k], c->timeout_s,
+		 "%s", is->seq, is->call, is->step, d->coll, d->count,
+		 is->what, is->group, is->group_index, c->timeout_s,
 		 p2p ? "pair's" : "group's", mine - 1,
 		 p2p ? "its peer, rank" : "its members,",
 		 p2p ? *mem : n, p2p ? "it is" : "they are");
@@ -234,14 +288,14 @@ int coll_watch_report(struct coll *c, const struct call_desc *d)
 			arrived++;
 			continue;
 		}
-		member_line(c, mine, mem[i], have[i] ? &ans[i] : NULL,
+		member_line(c, mine, p2p, mem[i], have[i] ? &ans[i] : NULL,
 			    &arrived);
 		shown++;
 	}
 	fprintf(stderr, "gtplan-run: rank %d: watchdog: %d of %d members of "
 		"%s group %lld arrived (this rank included); %d did not "
-		"answer\n", c->me, arrived, n + p2p, rt_kind_name(d->k),
-		c->index[d->k], asked - got);
+		"answer\n", c->me, arrived, n + p2p, is->group,
+		is->group_index, asked - got);
 	free(ans);
 	free(have);
 	return RT_ETIMEOUT;

@@ -48,6 +48,10 @@ static int host_arrays(struct rt_model *m, float *h[RT_CKPT_NGROUPS],
 	long long n = m->n_shard + m->n_rep;
 	float *dev[RT_CKPT_NGROUPS] = { m->param, m->adam_m, m->adam_v };
 
+	/* what is still pending completes under the watchdog, not in the
+	 * downloads' device waits */
+	if (download)
+		RCHECK(coll_wait_last(m->c));
 	for (int g = 0; g < RT_CKPT_NGROUPS; g++) {
 		h[g] = calloc((size_t)(n > 0 ? n : 1), sizeof(float));
 		if (!h[g])

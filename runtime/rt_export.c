@@ -100,9 +100,11 @@ static int gather_shards(struct rt_model *m, const struct rt_weight *w,
 		break;
 	}
 	*n = k;
-	if (coll_rank(m->c, RT_K_WORLD) == 0)
-		KCHECK(kern_download(m->k, sc->host, sc->b, (size_t)(k * blk) *
-				     sizeof(float)));
+	if (coll_rank(m->c, RT_K_WORLD) != 0)
+		return 0;
+	RCHECK(coll_wait_last(m->c)); /* the gathers, under the watchdog */
+	KCHECK(kern_download(m->k, sc->host, sc->b, (size_t)(k * blk) *
+			     sizeof(float)));
 	return 0;
 }
 
@@ -174,6 +176,7 @@ static int export_vec(struct rt_model *m, long long off, long long n,
 	}
 	if (!root)
 		return 0;
+	RCHECK(coll_wait_last(m->c)); /* the gather, under the watchdog */
 	out->data = malloc((size_t)n * sizeof(float));
 	if (!out->data)
 		return rt_error(RT_ENOMEM, "out of memory");
@@ -501,6 +504,8 @@ int rt_export_write(struct rt_model *m, enum rt_gather how, FILE *f,
 		rc = write_safetensors(f, tl.t, tl.n, how);
 	if (!rc && root && dir)
 		rc = write_config(m, dir);
+	if (!rc) /* the gathers under the watchdog, before kern_free's wait */
+		rc = coll_wait_last(m->c);
 out:
 	for (int i = 0; tl.t && i < tl.n; i++)
 		free(tl.t[i].data);

@@ -116,6 +116,10 @@ int rt_infer_logprobs(struct rt_model *m, const struct rt_plan *p,
 		for (long long i = 0; !rc && i < s->tokens; i++)
 			mine[mb * s->tokens + i] = -m->h_loss[i];
 	}
+	/* the forwards' collectives under the watchdog, before kern_alloc's
+	 * device wait */
+	if (!rc)
+		rc = coll_wait_last(m->c);
 	if (rc)
 		goto out;
 	/* The driver collects results from the workers (Ray); here a gather
@@ -135,6 +139,9 @@ int rt_infer_logprobs(struct rt_model *m, const struct rt_plan *p,
 		goto out;
 	}
 	rc = coll_gather(m->c, RT_K_WORLD, "logprobs", dsend, drecv, n, 0);
+	if (!rc) /* under the watchdog, not in the download's or kern_free's
+		    device wait */
+		rc = coll_wait_last(m->c);
 	if (rc || !root)
 		goto out;
 	all = malloc((size_t)(n * p->world) * sizeof(float));

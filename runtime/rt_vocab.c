@@ -88,6 +88,8 @@ int rt_head_fwd(struct rt_model *m, const float *pb, const float *pr,
 		return 0;
 	}
 	KCHECK(kern_ce_loss(k, N, a->cmax, a->csum, a->ctgt, a->closs));
+	/* the reductions under the watchdog, not in the download's wait */
+	RCHECK(coll_wait_last(m->c));
 	KCHECK(kern_download(k, m->h_loss, a->closs, (size_t)N *
 			     sizeof(float)));
 	for (long long i = 0; i < N; i++)
@@ -100,6 +102,9 @@ int rt_loss_flush(struct rt_model *m, double *loss_sum)
 	long long n = m->loss_rows * m->s.tokens;
 
 	m->loss_rows = 0;
+	/* the step's collectives complete under the watchdog first: the
+	 * download below waits for the device */
+	RCHECK(coll_wait_last(m->c));
 	if (n == 0)
 		return 0;
 	KCHECK(kern_download(m->k, m->h_loss, m->dloss, (size_t)n *

@@ -273,6 +273,7 @@ static int emit(struct rt_model *m, struct dump_ctx *d, const char *name,
 	} else if (s->pp > 1 && owner != 0 && d->line && s->p == 0) {
 		RCHECK(coll_sendrecv(m->c, RT_K_PP, name, -1, NULL, 0, owner,
 				     m->gfull, rows * cols));
+		RCHECK(coll_wait_last(m->c));
 		KCHECK(kern_download(m->k, d->host, m->gfull, bytes));
 	}
 	if (d->root)
@@ -289,6 +290,7 @@ static int dump_weight(struct rt_model *m, const struct rt_weight *w,
 			   w->d0 * w->d1, 0));
 	if (!d->line)
 		return 0;
+	RCHECK(coll_wait_last(m->c)); /* the gather, under the watchdog */
 	KCHECK(kern_download(m->k, d->parts, m->gfull, (size_t)(m->s.tp *
 			     w->d0 * w->d1) * sizeof(float)));
 	assemble(w, &m->s, d->parts, d->host);
@@ -307,6 +309,7 @@ static int dump_rep(struct rt_model *m, const char *name, long long off,
 	}
 	if (!d->line)
 		return 0;
+	RCHECK(coll_wait_last(m->c));
 	KCHECK(kern_download(m->k, d->host, tp_split ? m->gfull : m->param +
 			     off, (size_t)n * sizeof(float)));
 	return 0;

@@ -10,8 +10,9 @@
 # the CUDA export also exactly its own dump). With two GPUs or more, NCCL
 # (one GPU per rank): every layout of the matrix that has a GPU per rank on
 # this host against the reference, each rank's recorded collectives equal
-# to the CPU run's of the same plan, --comm nccl refused where ranks share
-# a GPU, and the forced 5-D layout's hang reported by the watchdog over
+# to the CPU run's of the same plan (also with GTPLAN_WATCH=sync, the host
+# waiting for each collective), --comm nccl refused where ranks share a
+# GPU, and the forced 5-D layout's hang reported by the watchdog over
 # NCCL. Logs go to $OUT when it is set (else a temporary folder), step
 # times are printed.
 # Plans: made with $GTPLAN when it runs here, else read from $GPU_PLANS
@@ -132,6 +133,17 @@ if [ "$ngpu" -ge 2 ]; then
 			bad "nccl-g2pf rank $r: recorded collectives differ from the CPU run's"; fi
 	done
 	nccl_runs="$nccl_runs nccl-g2pf"
+	# the former host wait after each collective (GTPLAN_WATCH=sync,
+	# runtime/coll_queue.h) on g2: the same records and parity, and its
+	# step times next to the queued runs' in the summary
+	export GTPLAN_WATCH=sync
+	run "nccl-g2sync" 2 cuda g2 --comm nccl --record "$logs/nccl-g2sync.rec" --timeout 120
+	unset GTPLAN_WATCH
+	for r in 0 1; do
+		if cmp -s "$logs/cpu-g2.rec.$r" "$logs/nccl-g2sync.rec.$r"; then ok; else
+			bad "nccl-g2sync rank $r: recorded collectives differ from the CPU run's"; fi
+	done
+	nccl_runs="$nccl_runs nccl-g2sync"
 	# NCCL refuses two ranks of one communicator on one GPU: said up front
 	timeout "$LIMIT" mpirun --oversubscribe --bind-to none -np 6 "$RUN" "$PLANS/tp2g3.json" \
 		--device cuda --comm nccl >"$logs/nccl-shared.out" 2>&1
