@@ -16,7 +16,9 @@
  *               efficiencies
  *   communication every collective of the runtime's train program
  *               (program_rt.h) at the cost model's alpha-beta time, all
- *               exposed (the runtime waits for each), except the GTP
+ *               exposed (each runs on the kernels' stream, between the
+ *               math that makes its input and the math that reads its
+ *               output: runtime/coll_nccl.c), except the GTP
  *               weight all-gathers under prefetch: each hides behind the
  *               compute between the previous weight's use and its own, as
  *               runtime/rt_weights.c issues it
