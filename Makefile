@@ -275,8 +275,8 @@ FAST_OBJ := build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o \
 # H200 at 297 against mma.sync's 237 TFLOP/s (hd 128, 4 x 4096, causal)
 # and alike at hd 64 (docs/runtime-gpu.md). kern_flash_wg_bwd.cu (the
 # wgmma backward) and kern_flash_ws_bwd.cu (its warp-specialized
-# schedule, ws) likewise; FLASH_WG_BWD_DEFAULT picks kern_flash_bwd's
-# default there (0 mma.sync, 1 wg, 2 wgp, 3 ws; rebuild kern_flash_bwd.o after
+# schedules, ws and wsp) likewise; FLASH_WG_BWD_DEFAULT picks kern_flash_bwd's
+# default there (0 mma.sync, 1 wg, 2 wgp, 3 ws, 4 wsp; rebuild kern_flash_bwd.o after
 # changing it): 1, measured on an H200 at 273 against mma.sync's 194
 # TFLOP/s (hd 128) and 196 against 171 (hd 64), wgp no faster.
 WG_GENCODE ?= -gencode arch=compute_90a,code=sm_90a

@@ -5,7 +5,7 @@
  * contract of kern_flash_bwd (kernels/kern_flash.h) for compute
  * capability 9.0 only, compiled for sm_90a (Makefile: WG_GENCODE);
  * kern_flash_bwd (kernels/kern_flash_bwd.cu) runs it under
- * GTPLAN_FLASH_BWD=ws.
+ * GTPLAN_FLASH_BWD=ws or wsp.
  *
  * The tiles and products are those of the `wg` kernel
  * (kernels/kern_flash_wg_bwd.cu, helpers in kernels/flash_bwd_wgmma.cuh):
@@ -25,11 +25,11 @@
  *    the products by up to WS_STAGES - 1 items with no block-wide barrier.
  *    It then gives registers back (setmaxnreg: 24 a thread) to the
  *  - consumer warpgroups 1 and 2 (240 registers a thread): per item S^T
- *    and dP^T issued together, P^T while dP^T is in the tensor cores,
- *    dV += P^T dO issued, dS^T while dV runs, dK += dS^T Q issued, dS^T
- *    stored, one barrier among the consumers (among a warpgroup's threads
- *    at hd 64, where dQ needs only its own keys), dQ = dS K, then the buffer
- *    is released;
+ *    and dP^T issued together, P^T and dS^T (schedule ws: once both are
+ *    in; wsp: P^T while dP^T is in the tensor cores, dS^T while dV +=
+ *    P^T dO runs), dS^T stored, dV and dK += dS^T Q issued, one barrier
+ *    among the consumers (among a warpgroup's threads at hd 64, where dQ
+ *    needs only its own keys), dQ = dS K, then the buffer is released;
  *  - dQ leaves as a bulk reduction: each consumer warp stores its 16 rows
  *    of scale dS K (fp32) in shared memory and each of 16 lanes adds one
  *    row to dq with cp.reduce.async.bulk (.add.f32, 256 bytes: dq's rows
@@ -255,17 +255,20 @@ static __device__ __forceinline__ void ws_softmax(const fl_params &p,
 	}
 }
 
-/* One item for a consumer warpgroup: S^T and dP^T, P^T and dS^T
- * (ws_softmax), dV += P^T
- * dO and dK += dS^T Q issued while dS^T goes to shared memory, the
- * barrier among the warpgroups that read it, dQ = dS K. dv, dk accumulate
- * in registers, acc gets dS K (unscaled) for ws_dq_out; every product is
- * complete on return. t points at the item's stage, which is full, and
- * its dS^T buffer, whose generic address is gs. The order is the `wg`
- * kernel's wb_item, not the overlapped wb_item_pipe: with the latter, P^T
- * and dP^T both live beside dK and dV, which at hd 128 does not fit the
- * consumers' 240 registers (ptxas spills). */
-template <int D>
+/* One item for a consumer warpgroup. PIPE 0 ("ws", the `wg` kernel's
+ * wb_item order): S^T and dP^T waited for, P^T and dS^T (ws_softmax),
+ * dS^T stored, dV += P^T dO and dK += dS^T Q issued. PIPE 1 ("wsp",
+ * wb_item_pipe's order): P^T while dP^T is still in the tensor cores, dV
+ * issued, dS^T while dV runs, stored, dK issued. Then the barrier among
+ * the warpgroups that read dS^T and dQ = dS K, which waits for every
+ * product. dS^T is stored before the wgmma that reads sf from registers
+ * is issued (reading an A fragment of a wgmma in flight is undefined: PTX
+ * ISA "wgmma.mma_async"). dv, dk accumulate in registers, acc gets dS K
+ * (unscaled) for ws_dq_out. t points at the item's stage, which is full,
+ * and its dS^T buffer, whose generic address is gs. Registers: ptxas fits
+ * both orders in 216 a thread at hd 128 and 200 at hd 64 without spills
+ * (-Xptxas -v with WS_CONS_REGS lowered). */
+template <int D, int PIPE>
 static __device__ __forceinline__ void ws_item(const fl_params &p,
 					       const wb_tiles &t,
 					       const ws_thr &c,
@@ -287,18 +290,44 @@ static __device__ __forceinline__ void ws_item(const fl_params &p,
 	wg_fence();
 	wg_qk<WB_BM, D, WB_BN>(st, sk + rows, t.q);
 	wg_qk<WB_BM, D, WB_BN>(dp, ws_opaque(t.v) + rows, t.o);
-	wg_wait<0>();
-	wg_pin<WB_BM / 8>(st);
-	wg_pin<WB_BM / 8>(dp);
-	ws_softmax(p, st, dp, pf, sf, t, full, c);
-	wg_pin<D / 8>(dv);
-	wg_pin<D / 8>(dk);
-	wg_pin_u32<WB_BM / 16>(pf);
-	wg_pin_u32<WB_BM / 16>(sf);
-	wg_fence();
-	wg_pv<D, WB_BM>(dv, pf, t.o);
-	wg_pv<D, WB_BM>(dk, sf, t.q);
-	wb_put_ds(gs, sf, c.wg * 64 + c.wq * 16 + (c.lane >> 2), c.lane);
+	if (PIPE) {
+		wg_wait<1>(); /* S^T */
+		wg_pin<WB_BM / 8>(st);
+		wb_p(p, st, t, full, c.kp0, c.kp1, c.lane);
+#pragma unroll
+		for (int j = 0; j < WB_BM / 16; j++)
+			fl_acc_to_a(pf[j], st[2 * j], st[2 * j + 1]);
+		wg_pin<D / 8>(dv);
+		wg_pin_u32<WB_BM / 16>(pf);
+		wg_fence();
+		wg_pv<D, WB_BM>(dv, pf, t.o);
+		wg_wait<1>(); /* dP^T; dV may run on */
+		wg_pin<WB_BM / 8>(dp);
+		wb_ds(st, dp, t, c.lane);
+#pragma unroll
+		for (int j = 0; j < WB_BM / 16; j++)
+			fl_acc_to_a(sf[j], dp[2 * j], dp[2 * j + 1]);
+		wb_put_ds(gs, sf, c.wg * 64 + c.wq * 16 + (c.lane >> 2),
+			  c.lane);
+		wg_pin<D / 8>(dk);
+		wg_pin_u32<WB_BM / 16>(sf);
+		wg_fence();
+		wg_pv<D, WB_BM>(dk, sf, t.q);
+	} else {
+		wg_wait<0>();
+		wg_pin<WB_BM / 8>(st);
+		wg_pin<WB_BM / 8>(dp);
+		ws_softmax(p, st, dp, pf, sf, t, full, c);
+		wb_put_ds(gs, sf, c.wg * 64 + c.wq * 16 + (c.lane >> 2),
+			  c.lane);
+		wg_pin<D / 8>(dv);
+		wg_pin<D / 8>(dk);
+		wg_pin_u32<WB_BM / 16>(pf);
+		wg_pin_u32<WB_BM / 16>(sf);
+		wg_fence();
+		wg_pv<D, WB_BM>(dv, pf, t.o);
+		wg_pv<D, WB_BM>(dk, sf, t.q);
+	}
 	wg_proxy_fence(); /* dS^T stored, visible to every wgmma */
 	if (D == 128)
 		ws_sync(1, 2 * 128);
@@ -354,7 +383,7 @@ static __device__ __forceinline__ void ws_dq_out(const fl_params &p,
  * compute, release the stage (one arrival a warp, after the warp's last
  * read of it), send dQ; finally dk and dv as the `wg` kernel. ct: the
  * thread among the consumers (0 .. 255). */
-template <int D>
+template <int D, int PIPE>
 static __device__ __forceinline__ void
 ws_consume(const fl_params &p, const ws_blk &k, int ct, int split)
 {
@@ -380,7 +409,7 @@ ws_consume(const fl_params &p, const ws_blk &k, int ct, int split)
 
 		ws_at(&t, k, D, s, n & 1);
 		ws_wait(ws_bar(k, D, WS_B_FULL(s)), (n / WS_STAGES) & 1);
-		ws_item<D>(p, t, c, dk, dv, acc, k.gb + WS_S(D, n & 1), full);
+		ws_item<D, PIPE>(p, t, c, dk, dv, acc, k.gb + WS_S(D, n & 1), full);
 		__syncwarp();
 		if (lane == 0)
 			ws_arrive(ws_bar(k, D, WS_B_EMPTY(s)));
@@ -396,7 +425,7 @@ ws_consume(const fl_params &p, const ws_blk &k, int ct, int split)
 /* Grid: (key tiles, nkv x split, batch), as the `wg` kernel's. Every
  * thread classifies the query tiles and finds the block's first item;
  * thread 0 sets up the barriers; then the warpgroups take their roles. */
-template <int D>
+template <int D, int PIPE>
 __global__ void __launch_bounds__(WS_NT, 1)
 fl_ws_bwd_kernel(const __grid_constant__ ws_maps m, const fl_params p,
 		 int split)
@@ -437,7 +466,7 @@ fl_ws_bwd_kernel(const __grid_constant__ ws_maps m, const fl_params p,
 		return;
 	}
 	ws_regs_inc<WS_CONS_REGS>();
-	ws_consume<D>(p, k, tid - 128, split);
+	ws_consume<D, PIPE>(p, k, tid - 128, split);
 }
 
 /* ---- host: tensor maps, launch ------------------------------------------ */
@@ -469,7 +498,7 @@ static int ws_smem_max(void)
 	return mx;
 }
 
-template <int D>
+template <int D, int PIPE>
 static int fl_ws_bwd_launch(const fl_params &p, const ws_maps &m,
 			    size_t smem, cudaStream_t st)
 {
@@ -480,15 +509,15 @@ static int fl_ws_bwd_launch(const fl_params &p, const ws_maps &m,
 
 	if (rc)
 		return rc;
-	CUDACHECK(cudaFuncSetAttribute(fl_ws_bwd_kernel<D>,
+	CUDACHECK(cudaFuncSetAttribute(fl_ws_bwd_kernel<D, PIPE>,
 				      cudaFuncAttributeMaxDynamicSharedMemorySize,
 				      (int)smem));
-	fl_ws_bwd_kernel<D><<<grid, WS_NT, smem, st>>>(m, p, split);
+	fl_ws_bwd_kernel<D, PIPE><<<grid, WS_NT, smem, st>>>(m, p, split);
 	CUDACHECK(cudaGetLastError());
 	return 0;
 }
 
-int fl_ws_bwd_run(const fl_params &p, int hd, cudaStream_t st)
+int fl_ws_bwd_run(const fl_params &p, int hd, int pipe, cudaStream_t st)
 {
 	size_t smem = ws_smem(hd, p.sq);
 	ws_maps m;
@@ -499,8 +528,11 @@ int fl_ws_bwd_run(const fl_params &p, int hd, cudaStream_t st)
 	rc = ws_maps_make(&m, p, hd);
 	if (rc)
 		return rc;
-	return hd == 64 ? fl_ws_bwd_launch<64>(p, m, smem, st) :
-			  fl_ws_bwd_launch<128>(p, m, smem, st);
+	if (hd == 64)
+		return pipe ? fl_ws_bwd_launch<64, 1>(p, m, smem, st) :
+			      fl_ws_bwd_launch<64, 0>(p, m, smem, st);
+	return pipe ? fl_ws_bwd_launch<128, 1>(p, m, smem, st) :
+		      fl_ws_bwd_launch<128, 0>(p, m, smem, st);
 }
 
 extern "C" int kern_flash_ws_bwd_check(void *stream)

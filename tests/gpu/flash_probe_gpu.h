@@ -22,14 +22,19 @@ int tf_probe_wg(struct kern_ctx *g);
 /* The ws backward's ring and dQ reduction; 1 when every probe passed. */
 int tf_probe_ws(struct kern_ctx *g);
 
-/* kern_flash_bwd_ws and kern_flash_bwd (for GTPLAN_FLASH_BWD=ws), each
- * followed by kern_flash_ws_bwd_check: a barrier wait that gave up is an
- * error. */
+/* kern_flash_bwd_ws, _wsp and kern_flash_bwd (for GTPLAN_FLASH_BWD=ws or
+ * wsp), each followed by kern_flash_ws_bwd_check: a barrier wait that
+ * gave up is an error. */
 int tf_bwd_ws(void *st, const struct kern_attn *a, const uint16_t *q,
 	      const uint16_t *k, const uint16_t *v, const uint16_t *o,
 	      const float *lse, const uint16_t *dout, const int32_t *qpos,
 	      const int32_t *kpos, float *dsum, float *dq, float *dk,
 	      float *dv);
+int tf_bwd_wsp(void *st, const struct kern_attn *a, const uint16_t *q,
+	       const uint16_t *k, const uint16_t *v, const uint16_t *o,
+	       const float *lse, const uint16_t *dout, const int32_t *qpos,
+	       const int32_t *kpos, float *dsum, float *dq, float *dk,
+	       float *dv);
 int tf_bwd_auto_ws(void *st, const struct kern_attn *a, const uint16_t *q,
 		   const uint16_t *k, const uint16_t *v, const uint16_t *o,
 		   const float *lse, const uint16_t *dout, const int32_t *qpos,

@@ -54,8 +54,8 @@
  * to a bf16 rounding boundary rounds the other way (2^-8), and dq's
  * atomics add in another order: ~1e-4 normwise at most, where a layout
  * mistake errs by the gradient's own size.
- * The warp-specialized backward (kern_flash_bwd_ws, and kern_flash_bwd
- * under GTPLAN_FLASH_BWD=ws) runs the same way on compute capability 9.0,
+ * The warp-specialized backward (kern_flash_bwd_ws and _wsp, and
+ * kern_flash_bwd under GTPLAN_FLASH_BWD=ws and wsp) runs the same way on compute capability 9.0,
  * against the reference and against mma.sync with the same tolerances
  * (the same tiles and roundings; dq is summed in yet another order), each
  * run followed by kern_flash_ws_bwd_check (no barrier wait gave up);
@@ -489,10 +489,12 @@ static void run_case(struct fcase *c)
 			  i ? "wgp" : "wg", i ? " GTPLAN_FLASH_BWD=wgp" :
 			  " GTPLAN_FLASH_BWD=wg", init, ref, NULL, out);
 	}
-	if (have_ws) {
-		bwd_check(c, &d, tf_bwd_ws, "kern_flash_bwd_ws", NULL, " bwd-ws",
+	for (int i = 0; i < 2 && have_ws; i++) {
+		bwd_check(c, &d, i ? tf_bwd_wsp : tf_bwd_ws,
+			  "kern_flash_bwd_ws(p)", NULL, i ? " bwd-wsp" : " bwd-ws",
 			  init, ref, om, out);
-		bwd_check(c, &d, tf_bwd_auto_ws, "kern_flash_bwd", "ws",
+		bwd_check(c, &d, tf_bwd_auto_ws, "kern_flash_bwd",
+			  i ? "wsp" : "ws", i ? " GTPLAN_FLASH_BWD=wsp" :
 			  " GTPLAN_FLASH_BWD=ws", init, ref, om, out);
 	}
 	if (!have_wg) {
