@@ -68,7 +68,8 @@
  * two seconds at the H200's clocks) gives up: it sets ws_hung and
  * returns, and every later wait that would block returns at once, so a
  * protocol mistake ends the launch with wrong numbers and ws_hung set
- * (kern_flash_ws_bwd_check, kernels/kern_flash.h) instead of hanging it.
+ * (ws_hung_check; kern_flash_ws_bwd_check, kernels/kern_flash.h) instead
+ * of hanging it.
  * Not __trap: ptxas (CUDA 13.0) then stops granting the consumers the
  * registers of setmaxnreg and spills 400 bytes a thread at hd 128. */
 #define WS_HANG_CYCLES (1LL << 32)
@@ -115,13 +116,15 @@ static __device__ __forceinline__ int ws_try(uint32_t bar, int parity)
 	return (int)ok;
 }
 
+/* Set by a barrier wait that gave up; each file that includes this
+ * header has its own, read and cleared by ws_hung_check. */
+static __device__ int ws_hung;
+
 /* Waits until the phase of the given parity has completed, or gives up
- * (ws_hung). hung: the device word ws_hung, defined by the one file that
- * includes this header. */
-static __device__ __forceinline__ void ws_wait_or_give_up(uint32_t bar,
-							  int parity,
-							  volatile int *hung)
+ * (ws_hung). */
+static __device__ __forceinline__ void ws_wait(uint32_t bar, int parity)
 {
+	volatile int *hung = &ws_hung;
 	long long t0;
 
 	if (ws_try(bar, parity))
@@ -174,13 +177,70 @@ static __device__ __forceinline__ void ws_bulk_wait(void)
 	asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
 }
 
+/* Shared-memory loads and stores by 32-bit shared address, which cost one
+ * register where a generic pointer costs two (volatile: kept in program
+ * order with the barrier waits and wgmma around them). */
+static __device__ __forceinline__ float ws_ld_f32(uint32_t a)
+{
+	float v;
+
+	asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(a));
+	return v;
+}
+
+static __device__ __forceinline__ int ws_ld_s32(uint32_t a)
+{
+	int v;
+
+	asm volatile("ld.shared.s32 %0, [%1];\n" : "=r"(v) : "r"(a));
+	return v;
+}
+
+static __device__ __forceinline__ int ws_ld_u8(uint32_t a)
+{
+	uint32_t v;
+
+	asm volatile("ld.shared.u8 %0, [%1];\n" : "=r"(v) : "r"(a));
+	return (int)v;
+}
+
+static __device__ __forceinline__ void ws_st_b32(uint32_t a, uint32_t v)
+{
+	asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(a), "r"(v) : "memory");
+}
+
+static __device__ __forceinline__ void ws_st_f32x2(uint32_t a, float x,
+						   float y)
+{
+	asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(a), "f"(x),
+		     "f"(y)
+		     : "memory");
+}
+
 /* Named barrier `id` (1..15) among n threads (a multiple of 32). */
 static __device__ __forceinline__ void ws_sync(int id, int n)
 {
 	asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
 }
 
-/* ---- host: tensor maps ------------------------------------------------- */
+/* ---- host: the give-up flag, tensor maps -------------------------------- */
+
+/* Waits for stream st; KERN_EDEVICE (naming who) if a barrier wait of
+ * this file's kernels gave up since the last call, clearing the flag. */
+static int ws_hung_check(cudaStream_t st, const char *who)
+{
+	int hung = 0, zero = 0;
+
+	CUDACHECK(cudaStreamSynchronize(st));
+	CUDACHECK(cudaMemcpyFromSymbol(&hung, ws_hung, sizeof(int)));
+	if (!hung)
+		return 0;
+	CUDACHECK(cudaMemcpyToSymbol(ws_hung, &zero, sizeof(int)));
+	return kern_set_error(KERN_EDEVICE,
+			      "%s: a barrier wait gave up after 2^32 cycles "
+			      "(a producer/consumer protocol mistake); the "
+			      "results are wrong", who);
+}
 
 /* The driver's cuTensorMapEncodeTiled once found (set once; a race sets
  * it to the same value). */

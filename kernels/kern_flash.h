@@ -139,19 +139,21 @@ int kern_flash_bwd_wsp(void *stream, const struct kern_attn *a,
 		       const int32_t *kpos, float *dsum, float *dq, float *dk,
 		       float *dv);
 
-/* After ws kernels (kern_flash_bwd_ws, _wsp, the probes below) queued on
- * stream: waits for the stream and returns KERN_EDEVICE if one of their
- * barrier waits gave up (a protocol mistake: their results are wrong),
- * else 0. The flag is cleared. */
+/* After kern_flash_bwd_ws or _wsp queued on stream: waits for the stream
+ * and returns KERN_EDEVICE if one of their barrier waits gave up (a
+ * protocol mistake: their results are wrong), else 0. The flag is
+ * cleared. */
 int kern_flash_ws_bwd_check(void *stream);
 
-/* The ws backward's machinery alone, for tests; KERN_ENODEV off compute
- * capability 9.0.
- * _tma: src is a bf16 tensor [2][rows][nh][hd] (rows > 128, hd 64 or
- * 128); six items n = 0 .. 5 load query rows 64 (n / 2) .. 64 (n / 2) +
- * 63 of batch n % 2, head h, through the kernel's TMA tile loads into its
+/* The ws backward's machinery alone, for tests; each waits for its
+ * kernel and returns KERN_EDEVICE if a barrier wait gave up; KERN_ENODEV
+ * off compute capability 9.0.
+ * _tma: src is a bf16 tensor [2][rows][nh][hd] (hd 64 or 128, rows > 2
+ * BM, BM = the ws schedule's query tile: 128 at hd 64, 64 at hd 128); six
+ * items n = 0 .. 5 load query rows BM (n / 2) .. BM (n / 2) + BM - 1 of
+ * batch n % 2, head h, through the kernel's TMA tile loads into its
  * two-stage ring (as both the Q and the dO tile) and copy them out: out
- * [6][2][64][hd] gets item n's Q tile in out[n][0] and its dO tile in
+ * [6][2][BM][hd] gets item n's Q tile in out[n][0] and its dO tile in
  * out[n][1], zeros for rows past `rows`.
  * _dq: dq is fp32 [sq][nh][hd]; two items (query rows 0 .. 63 and 64 ..
  * 127) of one consumer warpgroup's dQ leave through the kernel's bulk
