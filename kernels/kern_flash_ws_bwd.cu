@@ -116,28 +116,19 @@ struct ws_thr {
 	int wg, wq, lane, kp0, kp1;
 };
 
-/* x, which the compiler must take as unknown: the tile addresses of K
- * and V are the same for every item, and without this the compiler may
- * keep every wgmma descriptor made from them (two registers each) live
- * across the item loop. */
-static __device__ __forceinline__ uint32_t ws_opaque(uint32_t x)
-{
-	asm volatile("" : "+r"(x));
-	return x;
-}
-
 /* bwd_softmax (kernels/flash_bwd.cuh), the same operations on the same
  * values, over BM query columns, 16 at a time, each pair of n-tiles
  * packed into the A fragments pf (P^T) and sf (dS^T) as soon as it is
  * done, so that st and dp may die as pf and sf fill. sst: the shared
- * address of the stage's statistics (l2, dsum, qpos; BM each). */
-template <int BM>
+ * address of the stage's statistics (l2, dsum, qpos; BM each). FULL: the
+ * item is a full tile (fl_classify), no key masked: qpos is not read. */
+template <int BM, int FULL>
 static __device__ __forceinline__ void ws_softmax(const fl_params &p,
 						  float st[BM / 8][4],
 						  float dp[BM / 8][4],
 						  uint32_t pf[BM / 16][4],
 						  uint32_t sf[BM / 16][4],
-						  uint32_t sst, int full,
+						  uint32_t sst,
 						  const ws_thr &c)
 {
 #pragma unroll
@@ -147,17 +138,18 @@ static __device__ __forceinline__ void ws_softmax(const fl_params &p,
 #pragma unroll
 			for (int x = 0; x < 2; x++) {
 				uint32_t col = 4 * (nt * 8 + (c.lane & 3) * 2 + x);
-				int qp = ws_ld_s32(sst + 8 * BM + col);
 				float l2 = ws_ld_f32(sst + col);
 				float ds = ws_ld_f32(sst + 4 * BM + col);
 				float p0 = fl_exp2(st[nt][x] * p.scale_log2 - l2);
 				float p1 = fl_exp2(st[nt][2 + x] * p.scale_log2 -
 						   l2);
 
-				if (!full && c.kp0 > qp)
-					p0 = 0.0f;
-				if (!full && c.kp1 > qp)
-					p1 = 0.0f;
+				if (!FULL) {
+					int qp = ws_ld_s32(sst + 8 * BM + col);
+
+					p0 = c.kp0 > qp ? 0.0f : p0;
+					p1 = c.kp1 > qp ? 0.0f : p1;
+				}
 				st[nt][x] = p0;
 				st[nt][2 + x] = p1;
 				dp[nt][x] = p0 * (dp[nt][x] - ds);
@@ -221,8 +213,10 @@ static __device__ __forceinline__ void ws_dq_mma(float acc[8][4], uint32_t ss,
  * fragment of a wgmma in flight is undefined: PTX ISA "wgmma.mma_async").
  * dv, dk accumulate in registers, acc gets dS K (unscaled) for ws_dq_out.
  * t points at the item's stage, which is full (its statistics at shared
- * address sst), and its dS^T buffer. ptxas fits every variant in 216 registers
- * a thread without spills (-Xptxas -v with WS_CONS_REGS lowered). */
+ * address sst), and its dS^T buffer. Registers (-Xptxas -v, CUDA 13.0,
+ * WS_CONS_REGS lowered to find the need): no variant spills at 240; at
+ * 232 ws spills a few bytes at both head dims, at 224 wsp at hd 128 and
+ * ws at hd 64 (112 bytes) do. */
 template <int D, int BM, int PIPE>
 static __device__ __forceinline__ void ws_item(const fl_params &p,
 					       const wb_tiles &t,
@@ -232,7 +226,7 @@ static __device__ __forceinline__ void ws_item(const fl_params &p,
 					       float acc[8][4], uint32_t sst,
 					       int full)
 {
-	uint32_t sk = ws_opaque(t.k), rows = (uint32_t)c.wg * 64 * 128;
+	uint32_t rows = (uint32_t)c.wg * 64 * 128; /* the warpgroup's keys */
 	int row = c.wg * 64 + c.wq * 16 + (c.lane >> 2);
 	float st[BM / 8][4], dp[BM / 8][4];
 	uint32_t pf[BM / 16][4], sf[BM / 16][4];
@@ -245,8 +239,8 @@ static __device__ __forceinline__ void ws_item(const fl_params &p,
 	wg_pin<BM / 8>(st);
 	wg_pin<BM / 8>(dp);
 	wg_fence();
-	wg_qk<BM, D, WB_BN>(st, sk + rows, t.q);
-	wg_qk<BM, D, WB_BN>(dp, ws_opaque(t.v) + rows, t.o);
+	wg_qk<BM, D, WB_BN>(st, t.k + rows, t.q);
+	wg_qk<BM, D, WB_BN>(dp, t.v + rows, t.o);
 	if (PIPE) {
 		wg_wait<1>(); /* S^T */
 		wg_pin<BM / 8>(st);
@@ -273,7 +267,10 @@ static __device__ __forceinline__ void ws_item(const fl_params &p,
 		wg_wait<0>();
 		wg_pin<BM / 8>(st);
 		wg_pin<BM / 8>(dp);
-		ws_softmax<BM>(p, st, dp, pf, sf, sst, full, c);
+		if (full)
+			ws_softmax<BM, 1>(p, st, dp, pf, sf, sst, c);
+		else
+			ws_softmax<BM, 0>(p, st, dp, pf, sf, sst, c);
 		ws_put_ds<BM>(t.s, sf, row, c.lane);
 		wg_pin<D / 8>(dv);
 		wg_pin<D / 8>(dk);
@@ -288,7 +285,7 @@ static __device__ __forceinline__ void ws_item(const fl_params &p,
 		ws_sync(1, 2 * 128);
 	else
 		ws_sync(2 + c.wg, 128);
-	ws_dq_mma<D, BM>(acc, t.s, ws_opaque(sk), c.wg);
+	ws_dq_mma<D, BM>(acc, t.s, t.k, c.wg);
 	wg_pin<D / 8>(dv);
 	wg_pin<D / 8>(dk);
 	wg_pin_u32<BM / 16>(pf);

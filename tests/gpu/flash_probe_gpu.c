@@ -232,10 +232,10 @@ int tf_probe_ws(struct kern_ctx *g)
 
 /* kern_flash_bwd_ws, _wsp or kern_flash_bwd, then kern_flash_ws_bwd_check. */
 int tf_bwd_ws(void *st, const struct kern_attn *a, const uint16_t *q,
-		  const uint16_t *k, const uint16_t *v, const uint16_t *o,
-		  const float *lse, const uint16_t *dout, const int32_t *qpos,
-		  const int32_t *kpos, float *dsum, float *dq, float *dk,
-		  float *dv)
+	      const uint16_t *k, const uint16_t *v, const uint16_t *o,
+	      const float *lse, const uint16_t *dout, const int32_t *qpos,
+	      const int32_t *kpos, float *dsum, float *dq, float *dk,
+	      float *dv)
 {
 	int rc = kern_flash_bwd_ws(st, a, q, k, v, o, lse, dout, qpos, kpos,
 				   dsum, dq, dk, dv);
@@ -255,12 +255,11 @@ int tf_bwd_wsp(void *st, const struct kern_attn *a, const uint16_t *q,
 	return rc ? rc : kern_flash_ws_bwd_check(st);
 }
 
-int tf_bwd_auto_ws(void *st, const struct kern_attn *a,
-		       const uint16_t *q, const uint16_t *k, const uint16_t *v,
-		       const uint16_t *o, const float *lse,
-		       const uint16_t *dout, const int32_t *qpos,
-		       const int32_t *kpos, float *dsum, float *dq, float *dk,
-		       float *dv)
+int tf_bwd_auto_ws(void *st, const struct kern_attn *a, const uint16_t *q,
+		   const uint16_t *k, const uint16_t *v, const uint16_t *o,
+		   const float *lse, const uint16_t *dout,
+		   const int32_t *qpos, const int32_t *kpos, float *dsum,
+		   float *dq, float *dk, float *dv)
 {
 	int rc = kern_flash_bwd(st, a, q, k, v, o, lse, dout, qpos, kpos, dsum,
 				dq, dk, dv);
