@@ -149,7 +149,7 @@ int kern_flash_ws_bwd_check(void *stream);
  * kernel and returns KERN_EDEVICE if a barrier wait gave up; KERN_ENODEV
  * off compute capability 9.0.
  * _tma: src is a bf16 tensor [2][rows][nh][hd] (hd 64 or 128, rows > 2
- * BM, BM = the ws schedule's query tile: 128 at hd 64, 64 at hd 128); six
+ * BM, BM = the ws kernel's query tile: 128 at hd 64, 64 at hd 128); six
  * items n = 0 .. 5 load query rows BM (n / 2) .. BM (n / 2) + BM - 1 of
  * batch n % 2, head h, through the kernel's TMA tile loads into its
  * two-stage ring (as both the Q and the dO tile) and copy them out: out

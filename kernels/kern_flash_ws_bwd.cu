@@ -13,15 +13,12 @@
  * and dV in registers and walks the query tiles (every query head of the
  * group) that attend one of its keys. Tiles as FlashAttention-3's
  * (hopper/flash_bwd_launch_template.h: two MMA warpgroups, S and dP
- * computed transposed): at hd 128 query tiles of BM = 64 rows, dQ split
- * over the head dimension (warpgroup w: columns 64 w ..); at hd 64 the ws
- * schedule takes BM = 128 (kBlockM 128 there), dQ split over the query
- * rows (warpgroup w: rows 64 w ..), so that each item does twice the
- * work for the same fixed costs and each dq element gets one add per
- * block; wsp keeps BM = 64 at hd 64 (its P^T and dP^T of 128 queries
- * would not fit the registers), dQ split over the keys there (each
- * warpgroup adds its keys' share: two adds per element). What changes
- * from `wg` is who waits for what:
+ * computed transposed): at hd 128 query tiles of BM = 64 rows (kBlockM
+ * 64), dQ split over the head dimension (warpgroup w: columns 64 w ..);
+ * at hd 64 BM = 128 (kBlockM 128), dQ split over the query rows
+ * (warpgroup w: rows 64 w ..), so that each item does twice the `wg`
+ * kernel's work for the same fixed costs and each dq element gets one
+ * add per block. What changes from `wg` is who waits for what:
  *  - warpgroup 0 produces: one thread loads K and V once, then each item's
  *    Q and dO tiles with the TMA (tensor maps with the 128-byte swizzle,
  *    flash_bwd_ws.cuh) into a ring of WS_STAGES buffers; two warps write
@@ -34,8 +31,7 @@
  *    and dP^T issued together, P^T and dS^T (schedule ws: once both are
  *    in; wsp: P^T while dP^T is in the tensor cores, dS^T while dV +=
  *    P^T dO runs), dS^T stored, dV and dK += dS^T Q issued, one barrier
- *    among the consumers (among a warpgroup's threads where dQ needs
- *    only its own keys), dQ = dS K, then the buffer is released;
+ *    among the consumers, dQ = dS K, then the buffer is released;
  *  - dQ leaves as a bulk reduction: each consumer warp stores its 16 rows
  *    x 64 columns of scale dS K (fp32) in shared memory and each of 16
  *    lanes adds one row to dq with cp.reduce.async.bulk (.add.f32, 256
@@ -63,10 +59,10 @@
 #define WS_PROD_REGS 24
 #define WS_CONS_REGS 240
 
-/* Query rows an item: 128 for ws at hd 64, else 64 (the top comment). */
-static __host__ __device__ constexpr int ws_bm(int d, int pipe)
+/* Query rows an item: 128 at hd 64, 64 at hd 128 (the top comment). */
+static __host__ __device__ constexpr int ws_bm(int d)
 {
-	return d == 64 && !pipe ? 128 : 64;
+	return d == 64 ? 128 : 64;
 }
 
 /* Warpgroup 0: thread 0 loads K, V and every item's tiles, threads 32 ..
@@ -160,6 +156,57 @@ static __device__ __forceinline__ void ws_softmax(const fl_params &p,
 	}
 }
 
+/* bwd_softmax's two halves for the overlapped order (wb_p, wb_ds of
+ * kernels/flash_bwd_wgmma.cuh for any BM, statistics by shared address
+ * sst as ws_softmax): P^T into st, packed into pf; then dS^T = P^T (dP^T
+ * - dsum) into dp, packed into sf. The same operations, so the same
+ * values. */
+template <int BM>
+static __device__ __forceinline__ void ws_p(const fl_params &p,
+					    float st[BM / 8][4],
+					    uint32_t pf[BM / 16][4],
+					    uint32_t sst, int full,
+					    const ws_thr &c)
+{
+#pragma unroll
+	for (int nt = 0; nt < BM / 8; nt++)
+#pragma unroll
+		for (int x = 0; x < 2; x++) {
+			uint32_t col = 4 * (nt * 8 + (c.lane & 3) * 2 + x);
+			int qp = ws_ld_s32(sst + 8 * BM + col);
+			float l2 = ws_ld_f32(sst + col);
+			float p0 = fl_exp2(st[nt][x] * p.scale_log2 - l2);
+			float p1 = fl_exp2(st[nt][2 + x] * p.scale_log2 - l2);
+
+			st[nt][x] = !full && c.kp0 > qp ? 0.0f : p0;
+			st[nt][2 + x] = !full && c.kp1 > qp ? 0.0f : p1;
+		}
+#pragma unroll
+	for (int j = 0; j < BM / 16; j++)
+		fl_acc_to_a(pf[j], st[2 * j], st[2 * j + 1]);
+}
+
+template <int BM>
+static __device__ __forceinline__ void ws_ds(const float st[BM / 8][4],
+					     float dp[BM / 8][4],
+					     uint32_t sf[BM / 16][4],
+					     uint32_t sst, const ws_thr &c)
+{
+#pragma unroll
+	for (int nt = 0; nt < BM / 8; nt++)
+#pragma unroll
+		for (int x = 0; x < 2; x++) {
+			float ds = ws_ld_f32(sst + 4 * BM +
+					     4 * (nt * 8 + (c.lane & 3) * 2 + x));
+
+			dp[nt][x] = st[nt][x] * (dp[nt][x] - ds);
+			dp[nt][2 + x] = st[nt][2 + x] * (dp[nt][2 + x] - ds);
+		}
+#pragma unroll
+	for (int j = 0; j < BM / 16; j++)
+		fl_acc_to_a(sf[j], dp[2 * j], dp[2 * j + 1]);
+}
+
 /* dS^T (A fragments sf: the thread's key rows `row` and row + 8, BM
  * query columns) into the swizzled WB_BN x BM tile at shared address ss:
  * wb_put_ds for any BM. */
@@ -179,11 +226,10 @@ static __device__ __forceinline__ void ws_put_ds(uint32_t ss,
 		}
 }
 
-/* acc [64 x 64] = this warpgroup's share of dS K, waited for (with every
- * earlier product): at BM 128 (hd 64) query rows 64 wg .. over all
- * WB_BN keys (A: atom wg of the dS^T tile, M-major; B: the K tile),
- * else wb_dq_mma (columns 64 wg .. at hd 128, the warpgroup's keys at hd
- * 64). */
+/* acc [64 x 64] = this warpgroup's share of dS K over all WB_BN keys,
+ * waited for (with every earlier product): at BM 128 (hd 64) query rows
+ * 64 wg .. (A: atom wg of the dS^T tile, M-major; B: the K tile), at BM
+ * 64 (hd 128) columns 64 wg .. (wb_dq_mma). */
 template <int D, int BM>
 static __device__ __forceinline__ void ws_dq_mma(float acc[8][4], uint32_t ss,
 						 uint32_t sk, int wg)
@@ -205,18 +251,16 @@ static __device__ __forceinline__ void ws_dq_mma(float acc[8][4], uint32_t ss,
 /* One item for a consumer warpgroup. PIPE 0 ("ws", the `wg` kernel's
  * wb_item order): S^T and dP^T waited for, P^T and dS^T (ws_softmax),
  * dS^T stored, dV += P^T dO and dK += dS^T Q issued. PIPE 1 ("wsp",
- * wb_item_pipe's order, BM 64 only): P^T while dP^T is still in the
- * tensor cores, dV issued, dS^T while dV runs, stored, dK issued. Then
- * the barrier among the warpgroups that read dS^T (both but at hd 64 with
- * BM 64) and dQ = dS K, which waits for every product. dS^T is stored
+ * wb_item_pipe's order, FlashAttention-3's): P^T while dP^T is still in
+ * the tensor cores, dV issued, dS^T while dV runs, stored, dK issued.
+ * Then the barrier among the consumers (each warpgroup's dQ reads both
+ * halves of dS^T) and dQ = dS K, which waits for every product. dS^T is stored
  * before the wgmma that reads sf from registers is issued (reading an A
  * fragment of a wgmma in flight is undefined: PTX ISA "wgmma.mma_async").
  * dv, dk accumulate in registers, acc gets dS K (unscaled) for ws_dq_out.
  * t points at the item's stage, which is full (its statistics at shared
  * address sst), and its dS^T buffer. Registers (-Xptxas -v, CUDA 13.0,
- * WS_CONS_REGS lowered to find the need): no variant spills at 240; at
- * 232 ws spills a few bytes at both head dims, at 224 wsp at hd 128 and
- * ws at hd 64 (112 bytes) do. */
+ * WS_CONS_REGS lowered to find the need): no variant spills at 240. */
 template <int D, int BM, int PIPE>
 static __device__ __forceinline__ void ws_item(const fl_params &p,
 					       const wb_tiles &t,
@@ -231,7 +275,6 @@ static __device__ __forceinline__ void ws_item(const fl_params &p,
 	float st[BM / 8][4], dp[BM / 8][4];
 	uint32_t pf[BM / 16][4], sf[BM / 16][4];
 
-	static_assert(!PIPE || BM == 64, "wsp runs query tiles of 64");
 #pragma unroll
 	for (int nt = 0; nt < BM / 8; nt++)
 		for (int x = 0; x < 4; x++)
@@ -244,20 +287,14 @@ static __device__ __forceinline__ void ws_item(const fl_params &p,
 	if (PIPE) {
 		wg_wait<1>(); /* S^T */
 		wg_pin<BM / 8>(st);
-		wb_p(p, st, t, full, c.kp0, c.kp1, c.lane);
-#pragma unroll
-		for (int j = 0; j < BM / 16; j++)
-			fl_acc_to_a(pf[j], st[2 * j], st[2 * j + 1]);
+		ws_p<BM>(p, st, pf, sst, full, c);
 		wg_pin<D / 8>(dv);
 		wg_pin_u32<BM / 16>(pf);
 		wg_fence();
 		wg_pv<D, BM>(dv, pf, t.o);
 		wg_wait<1>(); /* dP^T; dV may run on */
 		wg_pin<BM / 8>(dp);
-		wb_ds(st, dp, t, c.lane);
-#pragma unroll
-		for (int j = 0; j < BM / 16; j++)
-			fl_acc_to_a(sf[j], dp[2 * j], dp[2 * j + 1]);
+		ws_ds<BM>(st, dp, sf, sst, c);
 		ws_put_ds<BM>(t.s, sf, row, c.lane);
 		wg_pin<D / 8>(dk);
 		wg_pin_u32<BM / 16>(sf);
@@ -281,10 +318,7 @@ static __device__ __forceinline__ void ws_item(const fl_params &p,
 		wg_pv<D, BM>(dk, sf, t.q);
 	}
 	wg_proxy_fence(); /* dS^T stored, visible to every wgmma */
-	if (D == 128 || BM == 128)
-		ws_sync(1, 2 * 128);
-	else
-		ws_sync(2 + c.wg, 128);
+	ws_sync(1, 2 * 128);
 	ws_dq_mma<D, BM>(acc, t.s, t.k, c.wg);
 	wg_pin<D / 8>(dv);
 	wg_pin<D / 8>(dk);
@@ -347,7 +381,7 @@ __global__ void __launch_bounds__(WS_NT, 1)
 fl_ws_bwd_kernel(const __grid_constant__ ws_maps m, const fl_params p,
 		 int split)
 {
-	constexpr int BM = ws_bm(D, PIPE);
+	constexpr int BM = ws_bm(D);
 	extern __shared__ __align__(1024) unsigned char ws_sm[];
 	int tid = threadIdx.x, part = blockIdx.y % split, kmin, kmax, kall;
 	int full;
@@ -408,7 +442,7 @@ static int ws_smem_max(void)
 template <int D, int PIPE>
 static int fl_ws_bwd_launch(const fl_params &p, cudaStream_t st)
 {
-	constexpr int BM = ws_bm(D, PIPE);
+	constexpr int BM = ws_bm(D);
 	size_t smem = ws_smem<D, BM>(p.sq);
 	long long kt = (p.sk + WB_BN - 1) / WB_BN;
 	int split = fl_bwd_split(p, kt * p.nkv * p.batch);

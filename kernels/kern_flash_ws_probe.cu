@@ -12,8 +12,8 @@
 
 #define WS_PROBE_ITEMS 6
 
-/* The query rows of an item at head dim d: the ws schedule's
- * (kernels/kern_flash_ws_bwd.cu: 128 at hd 64, 64 at hd 128). */
+/* The query rows of an item at head dim d, as kernels/kern_flash_ws_bwd.cu
+ * takes them (128 at hd 64, 64 at hd 128). */
 #define WS_PROBE_BM(d) ((d) == 64 ? 128 : 64)
 
 /* Items n = 0 .. WS_PROBE_ITEMS - 1: query rows BM (n / 2) .. of batch
