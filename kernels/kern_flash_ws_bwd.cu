@@ -42,12 +42,13 @@
  * fragment stores hit 32 distinct banks). dk and dv leave as in the `wg`
  * kernel (bwd_store), dsum is the same pre-pass (flash_bwd.cuh), and the
  * launch has the same grid and head split (fl_bwd_split), so the
- * gradients equal `wg`'s up to fp32 summation order of dq.
+ * gradients equal `wg`'s up to fp32 rounding (summation orders).
  *
  * Falls back to `wg` (the same contract) where the ring does not fit the
- * device's shared memory (from about 1.8 million query rows, where the
- * tile schedule outgrows it) or the driver does not export
- * cuTensorMapEncodeTiled (a CUDA driver older than 12.0).
+ * device's shared memory (from about 1.8 million query rows at hd 128,
+ * 3.5 million at hd 64, where the tile schedule outgrows the H200's 227
+ * KiB) or the driver does not export cuTensorMapEncodeTiled (a CUDA
+ * driver older than 12.0).
  *
  * The layout, the loads and the dQ reduction are
  * kernels/flash_bwd_ws_tiles.cuh's, which kernels/kern_flash_ws_probe.cu
