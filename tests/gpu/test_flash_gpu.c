@@ -55,12 +55,13 @@
  * atomics add in another order: ~1e-4 normwise at most, where a layout
  * mistake errs by the gradient's own size.
  * The warp-specialized backward (kern_flash_bwd_ws and _wsp, and
- * kern_flash_bwd under GTPLAN_FLASH_BWD=ws and wsp) runs the same way on compute capability 9.0,
- * against the reference and against mma.sync with the same tolerances
- * (the same tiles and roundings; dq is summed in yet another order), each
- * run followed by kern_flash_ws_bwd_check (a barrier wait that gave up
- * is a failure, and ws is not run again); skipped if one of its probes
- * failed.
+ * kern_flash_bwd under GTPLAN_FLASH_BWD=ws and wsp) runs the same way on
+ * compute capability 9.0, against the reference and against mma.sync
+ * with the same tolerances: it rounds P and dS to bf16 from the same
+ * values, element by element, whatever its query tile (128 at hd 64), and
+ * sums dq in yet another order. Each run is followed by
+ * kern_flash_ws_bwd_check (a barrier wait that gave up is a failure, and
+ * ws is not run again); skipped if one of its probes failed.
  *
  * Prints one line per case and `RESULT passed failed`; exits 1 on a failure,
  * 77 without a GPU. `make test-gpu` runs it.
