@@ -15,7 +15,7 @@
  *    bit: the TMA ring (kern_flash_ws_bwd_probe_tma: six tiles through
  *    the two stages, both slots, rows past the tensor zero) and the dQ
  *    bulk reduction (kern_flash_ws_bwd_probe_dq: known values onto random
- *    dq, one fp32 rounding each, as on the host); a barrier wait that
+ *    dq, sums exact in fp32); a barrier wait that
  *    gave up is a failure.
  * The first wrong element is printed with its place, expected and
  * computed values.
@@ -183,10 +183,11 @@ out:
 }
 
 /* The ws dQ bulk reduction alone (kern_flash_ws_bwd_probe_dq): two items
- * of known values added to a random fp32 dq must give init + scale v
- * exactly (one fp32 rounding each, as on the host; small integers times
- * 0.5 are exact) where kern_flash.h says, init elsewhere. Returns the
- * number of wrong values. */
+ * of known values added to a random dq must give init + scale v exactly
+ * where kern_flash.h says, init elsewhere: init is a multiple of 2^-10
+ * below 4 in magnitude and scale v = v / 2 an integer or half, so every
+ * sum is exact in fp32, whatever the rounding. Returns the number of
+ * wrong values. */
 static long long probe_ws_dq(struct kern_ctx *g, int hd)
 {
 	const int sq = 100, nh = 2, h = 1, c0 = hd == 128 ? 64 : 0;
@@ -198,7 +199,7 @@ static long long probe_ws_dq(struct kern_ctx *g, int hd)
 	char name[64];
 
 	for (long long i = 0; i < n; i++)
-		init[i] = gh_uniform();
+		init[i] = roundf(gh_uniform() * 4096.0f) / 1024.0f;
 	dd = gh_dev(g, init, (size_t)n * 4);
 	rc = kern_flash_ws_bwd_probe_dq(kern_stream(g), hd, sq, nh, h, scale,
 					dd);
