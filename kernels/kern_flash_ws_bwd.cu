@@ -128,18 +128,19 @@ static __device__ __forceinline__ void ws_softmax(const fl_params &p,
 						  uint32_t sst,
 						  const ws_thr &c)
 {
+	int c4 = (c.lane & 3) * 2;
+
 #pragma unroll
 	for (int j = 0; j < BM / 16; j++) {
 #pragma unroll
 		for (int nt = 2 * j; nt < 2 * j + 2; nt++)
 #pragma unroll
 			for (int x = 0; x < 2; x++) {
-				uint32_t col = 4 * (nt * 8 + (c.lane & 3) * 2 + x);
-				float l2 = ws_ld_f32(sst + col);
+				uint32_t col = 4 * (nt * 8 + c4 + x);
+				float l2 = ws_ld_f32(sst + col), sl = p.scale_log2;
 				float ds = ws_ld_f32(sst + 4 * BM + col);
-				float p0 = fl_exp2(st[nt][x] * p.scale_log2 - l2);
-				float p1 = fl_exp2(st[nt][2 + x] * p.scale_log2 -
-						   l2);
+				float p0 = fl_exp2(st[nt][x] * sl - l2);
+				float p1 = fl_exp2(st[nt][2 + x] * sl - l2);
 
 				if (!FULL) {
 					int qp = ws_ld_s32(sst + 8 * BM + col);
@@ -197,8 +198,8 @@ static __device__ __forceinline__ void ws_ds(const float st[BM / 8][4],
 	for (int nt = 0; nt < BM / 8; nt++)
 #pragma unroll
 		for (int x = 0; x < 2; x++) {
-			float ds = ws_ld_f32(sst + 4 * BM +
-					     4 * (nt * 8 + (c.lane & 3) * 2 + x));
+			uint32_t col = 4 * (nt * 8 + (c.lane & 3) * 2 + x);
+			float ds = ws_ld_f32(sst + 4 * BM + col);
 
 			dp[nt][x] = st[nt][x] * (dp[nt][x] - ds);
 			dp[nt][2 + x] = st[nt][2 + x] * (dp[nt][2 + x] - ds);

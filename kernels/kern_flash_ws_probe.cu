@@ -55,9 +55,10 @@ fl_ws_probe_tma_kernel(const __grid_constant__ ws_maps m, int h,
 		for (int i = ct; i < 2 * BM * D; i += 128) {
 			int slot = i / (BM * D), r = i / D % BM, c = i % D;
 			uint32_t at = (slot ? t.o : t.q) - k.base;
+			const unsigned char *tile = k.gb + at;
 
 			out[((n * 2 + slot) * BM + r) * D + c] =
-				*(const fl_bf16 *)(k.gb + at + wg_off(BM, r, c));
+				*(const fl_bf16 *)(tile + wg_off(BM, r, c));
 		}
 		__syncwarp();
 		if ((ct & 31) == 0)
