@@ -262,7 +262,9 @@ static __device__ __forceinline__ void ws_dq_mma(float acc[8][4], uint32_t ss,
  * dv, dk accumulate in registers, acc gets dS K (unscaled) for ws_dq_out.
  * t points at the item's stage, which is full (its statistics at shared
  * address sst), and its dS^T buffer. Registers (-Xptxas -v, CUDA 13.0,
- * WS_CONS_REGS lowered to find the need): no variant spills at 240. */
+ * WS_CONS_REGS lowered to find the need): no variant spills at 240; hd
+ * 128 fits in 224 (both orders), hd 64 with its 128-query tiles spills
+ * at 232. */
 template <int D, int BM, int PIPE>
 static __device__ __forceinline__ void ws_item(const fl_params &p,
 					       const wb_tiles &t,
