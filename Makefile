@@ -283,6 +283,7 @@ build/gpu/test_kernels_gpu: $(GPU_OBJ)
 FAST_NVCCFLAGS ?= -O3
 FAST_OBJ := build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o \
             build/gpu/kernels/kern_flash_wg.o build/gpu/kernels/kern_flash_wg_bwd.o \
+            build/gpu/kernels/kern_flash_ws_bwd.o build/gpu/kernels/kern_flash_ws_probe.o \
             build/gpu/kernels/kern_gemm_lt.o
 # kern_flash_wg.cu (the wgmma forward) exists for compute capability 9.0
 # only: wgmma needs the architecture-specific sm_90a, so it alone is built
@@ -291,8 +292,9 @@ FAST_OBJ := build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o \
 # 1 wg, 2 wgp; rebuild kern_flash.o after changing it): 2, measured on an
 # H200 at 297 against mma.sync's 237 TFLOP/s (hd 128, 4 x 4096, causal)
 # and alike at hd 64 (docs/runtime-gpu.md). kern_flash_wg_bwd.cu (the
-# wgmma backward) likewise; FLASH_WG_BWD_DEFAULT picks kern_flash_bwd's
-# default there (0 mma.sync, 1 wg, 2 wgp; rebuild kern_flash_bwd.o after
+# wgmma backward) and kern_flash_ws_bwd.cu (its warp-specialized
+# schedules, ws and wsp) likewise; FLASH_WG_BWD_DEFAULT picks kern_flash_bwd's
+# default there (0 mma.sync, 1 wg, 2 wgp, 3 ws, 4 wsp; rebuild kern_flash_bwd.o after
 # changing it): 1, measured on an H200 at 273 against mma.sync's 194
 # TFLOP/s (hd 128) and 196 against 171 (hd 64), wgp no faster.
 WG_GENCODE ?= -gencode arch=compute_90a,code=sm_90a
@@ -311,8 +313,10 @@ build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o: build/gpu/%.o
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  NVCC    $<")
 	$(Q)$(NVCC) $(FAST_NVCCFLAGS) $(GENCODE) -Ikernels -Xcompiler -Wall,-Wextra -c $< -o $@
-build/gpu/kernels/kern_flash_wg.o build/gpu/kernels/kern_flash_wg_bwd.o: build/gpu/%.o: %.cu \
-		kernels/flash_wgmma.cuh $(FLASH_HDR)
+build/gpu/kernels/kern_flash_wg.o build/gpu/kernels/kern_flash_wg_bwd.o \
+build/gpu/kernels/kern_flash_ws_bwd.o build/gpu/kernels/kern_flash_ws_probe.o: build/gpu/%.o: %.cu \
+		kernels/flash_wgmma.cuh kernels/flash_bwd_wgmma.cuh kernels/flash_bwd_ws.cuh \
+		kernels/flash_bwd_ws_tiles.cuh $(FLASH_HDR)
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  NVCC    $< (sm_90a)")
 	$(Q)$(NVCC) $(FAST_NVCCFLAGS) $(WG_GENCODE) -Ikernels -Xcompiler -Wall,-Wextra -c $< -o $@
@@ -323,6 +327,8 @@ build/gpu/kernels/kern_gemm_lt.o: kernels/kern_gemm_lt.cu kernels/kern_gemm_lt.h
 	$(Q)$(NVCC) $(FAST_NVCCFLAGS) $(GENCODE) -Ikernels -Xcompiler -Wall,-Wextra -c $< -o $@
 # bench_kernels_gpu's mem section is its own file
 build/gpu/bench_kernels_gpu: build/gpu/tests/gpu/bench_mem_gpu.o
+# and test_flash_gpu's checks of the kernels' parts alone
+build/gpu/test_flash_gpu: build/gpu/tests/gpu/flash_probe_gpu.o
 $(FAST_BIN): build/gpu/%: build/gpu/tests/gpu/%.o $(GPU_BASE_OBJ) $(FAST_OBJ)
 	@$(if $(V),,echo "  LINK    $@")
 	$(Q)$(NVCC) $(GENCODE) -cudart static $^ -o $@ -L$(CUDA_HOME)/lib64 \

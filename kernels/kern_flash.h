@@ -87,15 +87,21 @@ int kern_flash_wg_probe(void *stream, int op, int n, int k,
  *
  * Two kernels implement it, with the same tiles and the same bf16
  * roundings: mma.sync (kern_flash_bwd.cu, any sm_80+ GPU) and wgmma
- * (kern_flash_wg_bwd.cu, compute capability 9.0 only), the latter in two
- * schedules: "wg" (each product waited for) and "wgp" (the products of an
- * item overlapped with the softmax steps between them). The environment
- * variable GTPLAN_FLASH_BWD = mma, wg or wgp picks the kernel of
- * kern_flash_bwd; unset (or any other value) it is the build's
- * FLASH_WG_BWD_DEFAULT (make FLASH_WG_BWD_DEFAULT=N; 0 mma, 1 wg, 2 wgp).
- * Off compute capability 9.0 mma.sync always runs. kern_flash_bwd_mma,
- * kern_flash_bwd_wg and kern_flash_bwd_wgp run one kernel each, for tests
- * and benchmarks; the wgmma ones return KERN_ENODEV on another device. */
+ * (compute capability 9.0 only), the latter in four schedules: "wg" and
+ * "wgp" (kern_flash_wg_bwd.cu: every thread loads and computes; each
+ * product waited for, or the products of an item overlapped with the
+ * softmax steps between them), "ws" and "wsp" (kern_flash_ws_bwd.cu:
+ * FlashAttention-3's warp specialization, a producer warpgroup loading
+ * with the TMA into a ring for two consumer warpgroups, dq added by bulk
+ * reductions; the consumers' products waited for, or overlapped as in
+ * wgp; both fall back to "wg" where that file's top comment says). The
+ * environment variable GTPLAN_FLASH_BWD = mma, wg, wgp, ws or wsp picks
+ * the kernel of kern_flash_bwd; unset (or any other value) it is the
+ * build's FLASH_WG_BWD_DEFAULT (make FLASH_WG_BWD_DEFAULT=N; 0 mma, 1 wg,
+ * 2 wgp, 3 ws, 4 wsp). Off compute capability 9.0 mma.sync always runs.
+ * kern_flash_bwd_mma, _wg, _wgp, _ws and _wsp run one kernel each, for
+ * tests and benchmarks; the wgmma ones return KERN_ENODEV on another
+ * device. */
 int kern_flash_bwd(void *stream, const struct kern_attn *a,
 		   const uint16_t *q, const uint16_t *k, const uint16_t *v,
 		   const uint16_t *o, const float *lse, const uint16_t *dout,
@@ -119,6 +125,45 @@ int kern_flash_bwd_wgp(void *stream, const struct kern_attn *a,
 		       const uint16_t *dout, const int32_t *qpos,
 		       const int32_t *kpos, float *dsum, float *dq, float *dk,
 		       float *dv);
+
+int kern_flash_bwd_ws(void *stream, const struct kern_attn *a,
+		      const uint16_t *q, const uint16_t *k, const uint16_t *v,
+		      const uint16_t *o, const float *lse,
+		      const uint16_t *dout, const int32_t *qpos,
+		      const int32_t *kpos, float *dsum, float *dq, float *dk,
+		      float *dv);
+int kern_flash_bwd_wsp(void *stream, const struct kern_attn *a,
+		       const uint16_t *q, const uint16_t *k,
+		       const uint16_t *v, const uint16_t *o, const float *lse,
+		       const uint16_t *dout, const int32_t *qpos,
+		       const int32_t *kpos, float *dsum, float *dq, float *dk,
+		       float *dv);
+
+/* After kern_flash_bwd_ws or _wsp queued on stream: waits for the stream
+ * and returns KERN_EDEVICE if one of their barrier waits gave up (a
+ * protocol mistake: their results are wrong), else 0. The flag is
+ * cleared. */
+int kern_flash_ws_bwd_check(void *stream);
+
+/* The ws backward's machinery alone, for tests; each waits for its
+ * kernel and returns KERN_EDEVICE if a barrier wait gave up; KERN_ENODEV
+ * off compute capability 9.0.
+ * _tma: src is a bf16 tensor [2][rows][nh][hd] (hd 64 or 128, rows > 2
+ * BM, BM = the ws kernel's query tile: 128 at hd 64, 64 at hd 128); six
+ * items n = 0 .. 5 load query rows BM (n / 2) .. BM (n / 2) + BM - 1 of
+ * batch n % 2, head h, through the kernel's TMA tile loads into its
+ * two-stage ring (as both the Q and the dO tile) and copy them out: out
+ * [6][2][BM][hd] gets item n's Q tile in out[n][0] and its dO tile in
+ * out[n][1], zeros for rows past `rows`.
+ * _dq: dq is fp32 [sq][nh][hd]; two items (query rows 0 .. 63 and 64 ..
+ * 127) of one consumer warpgroup's dQ leave through the kernel's bulk
+ * reduction: dq[r][h][c0 + c] += scale v(r, c) for r < min(sq, 128), c <
+ * 64, v(r, c) = (7 r + 13 c) % 29 - 14, c0 = 64 at hd 128 (the second
+ * warpgroup's columns), 0 at hd 64; every other element unchanged. */
+int kern_flash_ws_bwd_probe_tma(void *stream, int hd, int rows, int nh,
+				int h, const uint16_t *src, uint16_t *out);
+int kern_flash_ws_bwd_probe_dq(void *stream, int hd, int sq, int nh, int h,
+			       float scale, float *dq);
 
 /* The wgmma backward's product forms alone, as warpgroup 1 of a block
  * runs them (with the tile offsets of kern_flash_wg_bwd.cu), for tests:

@@ -2,8 +2,9 @@
  * kern_flash_bwd: the backward of kernels/kern_flash.cu (kern_flash_bwd in
  * kernels/kern_flash.h); the scheme is described at the top of that file.
  * kern_flash_bwd, at the end of this file, picks between this kernel and
- * the wgmma one of kernels/kern_flash_wg_bwd.cu (GTPLAN_FLASH_BWD,
- * FLASH_WG_BWD_DEFAULT: kernels/kern_flash.h).
+ * the wgmma ones of kernels/kern_flash_wg_bwd.cu and
+ * kernels/kern_flash_ws_bwd.cu (GTPLAN_FLASH_BWD, FLASH_WG_BWD_DEFAULT:
+ * kernels/kern_flash.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -287,19 +288,22 @@ static int fl_bwd_launch(const fl_params &p, cudaStream_t st)
 }
 
 /* Which backward kern_flash_bwd runs (kernels/kern_flash.h):
- * GTPLAN_FLASH_BWD = mma, wg or wgp names one; unset (or another value)
- * means the build's FLASH_WG_BWD_DEFAULT: 0 mma, 1 wg, 2 wgp. The wgmma
- * ones need compute capability 9.0; elsewhere mma runs. */
+ * GTPLAN_FLASH_BWD = mma, wg, wgp, ws or wsp names one; unset (or
+ * another value) means the build's FLASH_WG_BWD_DEFAULT: 0 mma, 1 wg, 2
+ * wgp, 3 ws, 4 wsp. The wgmma ones need compute capability 9.0; elsewhere
+ * mma runs. */
 #ifndef FLASH_WG_BWD_DEFAULT
 #define FLASH_WG_BWD_DEFAULT 1
 #endif
 
-enum { FL_BWD_MMA, FL_BWD_WG, FL_BWD_WGP, FL_BWD_AUTO };
+enum { FL_BWD_MMA, FL_BWD_WG, FL_BWD_WGP, FL_BWD_WS, FL_BWD_WSP, FL_BWD_AUTO };
 
 static int fl_bwd_pick(void)
 {
 	const char *e = getenv("GTPLAN_FLASH_BWD");
-	int which = FLASH_WG_BWD_DEFAULT == 2 ? FL_BWD_WGP :
+	int which = FLASH_WG_BWD_DEFAULT == 4 ? FL_BWD_WSP :
+		    FLASH_WG_BWD_DEFAULT == 3 ? FL_BWD_WS :
+		    FLASH_WG_BWD_DEFAULT == 2 ? FL_BWD_WGP :
 		    FLASH_WG_BWD_DEFAULT == 1 ? FL_BWD_WG : FL_BWD_MMA;
 
 	if (e && !strcmp(e, "mma"))
@@ -308,6 +312,10 @@ static int fl_bwd_pick(void)
 		which = FL_BWD_WG;
 	else if (e && !strcmp(e, "wgp"))
 		which = FL_BWD_WGP;
+	else if (e && !strcmp(e, "ws"))
+		which = FL_BWD_WS;
+	else if (e && !strcmp(e, "wsp"))
+		which = FL_BWD_WSP;
 	return which != FL_BWD_MMA && !fl_wg_supported() ? FL_BWD_MMA : which;
 }
 
@@ -348,6 +356,8 @@ static int fl_bwd(void *stream, const struct kern_attn *a,
 	p.dv = dv;
 	p.qpos = qpos;
 	p.kpos = kpos;
+	if (which == FL_BWD_WS || which == FL_BWD_WSP)
+		return fl_ws_bwd_run(p, (int)a->hd, which == FL_BWD_WSP, st);
 	if (which != FL_BWD_MMA)
 		return fl_wg_bwd_run(p, (int)a->hd, which == FL_BWD_WGP, st);
 	return a->hd == 64 ? fl_bwd_launch<64>(p, st) :
@@ -396,4 +406,26 @@ extern "C" int kern_flash_bwd_wgp(void *stream, const struct kern_attn *a,
 {
 	return fl_bwd(stream, a, q, k, v, o, lse, dout, qpos, kpos, dsum, dq,
 		      dk, dv, FL_BWD_WGP, "kern_flash_bwd_wgp");
+}
+
+extern "C" int kern_flash_bwd_ws(void *stream, const struct kern_attn *a,
+				 const uint16_t *q, const uint16_t *k,
+				 const uint16_t *v, const uint16_t *o,
+				 const float *lse, const uint16_t *dout,
+				 const int32_t *qpos, const int32_t *kpos,
+				 float *dsum, float *dq, float *dk, float *dv)
+{
+	return fl_bwd(stream, a, q, k, v, o, lse, dout, qpos, kpos, dsum, dq,
+		      dk, dv, FL_BWD_WS, "kern_flash_bwd_ws");
+}
+
+extern "C" int kern_flash_bwd_wsp(void *stream, const struct kern_attn *a,
+				  const uint16_t *q, const uint16_t *k,
+				  const uint16_t *v, const uint16_t *o,
+				  const float *lse, const uint16_t *dout,
+				  const int32_t *qpos, const int32_t *kpos,
+				  float *dsum, float *dq, float *dk, float *dv)
+{
+	return fl_bwd(stream, a, q, k, v, o, lse, dout, qpos, kpos, dsum, dq,
+		      dk, dv, FL_BWD_WSP, "kern_flash_bwd_wsp");
 }

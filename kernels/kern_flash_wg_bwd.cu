@@ -45,13 +45,7 @@
  * three product forms on given matrices, through the same helpers and
  * tile offsets, for the tests to find a layout mistake in isolation.
  */
-#include "flash_bwd.cuh"
-#include "flash_wgmma.cuh"
-
-#define WB_NWG 2 /* warpgroups a block */
-#define WB_NT (128 * WB_NWG)
-#define WB_BN (64 * WB_NWG) /* keys a block */
-#define WB_BM FL_BWD_BM	    /* queries an item */
+#include "flash_bwd_wgmma.cuh"
 
 /* Shared memory, from a 1024-byte aligned base: K and V (WB_BN rows each),
  * two Q and two dO tiles, dS^T, at hd 64 wb_dq_swap's floats, then per
@@ -71,13 +65,6 @@ static size_t wb_smem(int d, long long sq)
 	       (size_t)WB_BN * WB_BM * 2 + (d == 64 ? 2 * 16 * 128 * 4 : 0) +
 	       6 * WB_BM * sizeof(float) + fl_cls_bytes(sq, WB_BM);
 }
-
-/* A block's shared tiles (shared addresses) and statistics (generic). */
-struct wb_tiles {
-	uint32_t k, v, q, o, s; /* q, o: the current buffer */
-	float *l2, *ds;
-	int *qp;
-};
 
 static __device__ __forceinline__ void wb_at(wb_tiles *t, uint32_t base,
 					     unsigned char *gb, int D, int buf)
@@ -109,44 +96,6 @@ static __device__ __forceinline__ void wb_load(const fl_params &p,
 				      p.sq, tid);
 	wg_load_tile<WB_BM, D, WB_NT>(t.o, p.dout + off, ld,
 				      (it % nqt) * WB_BM, p.sq, tid);
-}
-
-/* dS^T (A fragments sf, the thread's key rows `row` and row + 8 of the
- * block) into the swizzled WB_BN x 64 tile at generic address gs. */
-static __device__ __forceinline__ void wb_put_ds(unsigned char *gs,
-						 const uint32_t sf[4][4],
-						 int row, int lane)
-{
-#pragma unroll
-	for (int j = 0; j < 4; j++)
-#pragma unroll
-		for (int x = 0; x < 4; x++) {
-			int r = row + (x & 1) * 8;
-			int c = 16 * j + (x >> 1) * 8 + (lane & 3) * 2;
-
-			*(uint32_t *)(gs + wg_off(WB_BN, r, c)) = sf[j][x];
-		}
-}
-
-/* acc [64 queries x 64] = dS K, waited for; ss is the dS^T tile, sk the
- * K tile (WB_BN rows each, atoms of 64 columns). At hd 128 warpgroup wg
- * takes columns 64 wg .. 64 wg + 63 over all WB_BN keys (wg_tt64 from
- * the K tile's atom wg); at hd 64 it takes all 64 columns over its own 64
- * keys (rows 64 wg ..), and wb_dq sums the two warpgroups' shares. */
-template <int D>
-static __device__ __forceinline__ void wb_dq_mma(float acc[8][4],
-						 uint32_t ss, uint32_t sk,
-						 int wg)
-{
-	wg_pin<8>(acc);
-	wg_fence();
-	if (D == 128)
-		wg_tt64<WB_BN, WB_BN, WB_BN>(acc, ss, sk + wg * WB_BN * 128);
-	else
-		wg_tt64<64, WB_BN, WB_BN>(acc, ss + wg * 64 * 128,
-					  sk + wg * 64 * 128);
-	wg_wait<0>();
-	wg_pin<8>(acc);
 }
 
 /* hd 64: each warpgroup keeps columns 32 wg .. 32 wg + 31 of dS K (its
@@ -266,43 +215,6 @@ static __device__ __forceinline__ void wb_item(const fl_params &p,
 	wg_proxy_fence();
 	wb_dq<D>(p, t.s, t.k, (float *)(c.gb + WB_X(D)), b, h, q0, c.wg,
 		 c.wq, c.lane);
-}
-
-/* bwd_softmax (kernels/flash_bwd.cuh) in its two halves, for
- * wb_item_pipe: P^T into st, then dS^T = P^T (dP^T - dsum) into dp; the
- * same operations, so the same values. */
-static __device__ __forceinline__ void wb_p(const fl_params &p,
-					    float st[WB_BM / 8][4],
-					    const wb_tiles &t, int full,
-					    int kp0, int kp1, int lane)
-{
-#pragma unroll
-	for (int nt = 0; nt < WB_BM / 8; nt++)
-#pragma unroll
-		for (int j = 0; j < 2; j++) {
-			int col = nt * 8 + (lane & 3) * 2 + j, qp = t.qp[col];
-			float l2 = t.l2[col];
-			float p0 = fl_exp2(st[nt][j] * p.scale_log2 - l2);
-			float p1 = fl_exp2(st[nt][2 + j] * p.scale_log2 - l2);
-
-			st[nt][j] = !full && kp0 > qp ? 0.0f : p0;
-			st[nt][2 + j] = !full && kp1 > qp ? 0.0f : p1;
-		}
-}
-
-static __device__ __forceinline__ void wb_ds(const float st[WB_BM / 8][4],
-					     float dp[WB_BM / 8][4],
-					     const wb_tiles &t, int lane)
-{
-#pragma unroll
-	for (int nt = 0; nt < WB_BM / 8; nt++)
-#pragma unroll
-		for (int j = 0; j < 2; j++) {
-			float ds = t.ds[nt * 8 + (lane & 3) * 2 + j];
-
-			dp[nt][j] = st[nt][j] * (dp[nt][j] - ds);
-			dp[nt][2 + j] = st[nt][2 + j] * (dp[nt][2 + j] - ds);
-		}
 }
 
 /* wb_item with the products overlapped ("wgp"): S^T and dP^T are issued

@@ -11,7 +11,10 @@
  *    same inputs; `bwd` is the mma.sync backward (kern_flash_bwd_mma)
  *    and `bwd-wg`, `bwd-wgp` the wgmma one in its two schedules
  *    (kern_flash_bwd_wg, _wgp; kernels/kern_flash_wg_bwd.cu; n/a off
- *    compute capability 9.0), all on the mma.sync forward's o and lse.
+ *    compute capability 9.0), `bwd-ws`, `bwd-wsp` the warp-specialized
+ *    one in its two schedules (kern_flash_bwd_ws, _wsp;
+ *    kernels/kern_flash_ws_bwd.cu; n/a likewise),
+ *    all on the mma.sync forward's o and lse.
  *  - cuBLASLt GEMMs (kernels/kern_gemm_lt.cu) at the linear layers of
  *    Llama-3.1-8B and Llama-3.2-1B with T tokens: each layer Y = X W^T
  *    (forward, NT, bf16 Y), dX = dY W (NN, bf16) and dW += dY^T X (TN, fp32,
@@ -140,6 +143,23 @@ static void bench_wg(const char *label, bench_fn fn, struct attn_arg *x,
 	printf("  %s %7.3f ms %6.1f TFLOP/s", label, t * 1e3, flop / t * 1e-12);
 }
 
+/* bench_wg for the ws backward, then kern_flash_ws_bwd_check: a barrier
+ * wait that gave up (wrong results, so a meaningless time) is printed. */
+static void bench_ws(const char *label, bench_fn fn, struct attn_arg *x,
+		     double flop, int iters)
+{
+	int rc = fn(x);
+
+	if (rc == KERN_ENODEV) {
+		printf("  %s n/a", label);
+		return;
+	}
+	bench_wg(label, fn, x, flop, iters);
+	rc = kern_flash_ws_bwd_check(kern_stream(&G));
+	if (rc)
+		printf(" (%s)", kern_error_text(rc));
+}
+
 static int attn_bwd(void *p)
 {
 	struct attn_arg *x = p;
@@ -163,6 +183,24 @@ static int attn_bwd_wgp(void *p)
 	struct attn_arg *x = p;
 
 	return kern_flash_bwd_wgp(kern_stream(&G), &x->a, x->q, x->k, x->v,
+				  x->o, x->lse, x->dout, NULL, NULL, x->dsum,
+				  x->dq, x->dk, x->dv);
+}
+
+static int attn_bwd_ws(void *p)
+{
+	struct attn_arg *x = p;
+
+	return kern_flash_bwd_ws(kern_stream(&G), &x->a, x->q, x->k, x->v,
+				 x->o, x->lse, x->dout, NULL, NULL, x->dsum,
+				 x->dq, x->dk, x->dv);
+}
+
+static int attn_bwd_wsp(void *p)
+{
+	struct attn_arg *x = p;
+
+	return kern_flash_bwd_wsp(kern_stream(&G), &x->a, x->q, x->k, x->v,
 				  x->o, x->lse, x->dout, NULL, NULL, x->dsum,
 				  x->dq, x->dk, x->dv);
 }
@@ -199,6 +237,8 @@ static void bench_attn_one(const char *name, long long b, long long s,
 	       2.5 * flop / tb * 1e-12);
 	bench_wg("bwd-wg", attn_bwd_wg, &x, 2.5 * flop, iters);
 	bench_wg("bwd-wgp", attn_bwd_wgp, &x, 2.5 * flop, iters);
+	bench_ws("bwd-ws", attn_bwd_ws, &x, 2.5 * flop, iters);
+	bench_ws("bwd-wsp", attn_bwd_wsp, &x, 2.5 * flop, iters);
 	bench_wg("fwd-wg", attn_fwd_wg, &x, flop, iters);
 	bench_wg("fwd-wgp", attn_fwd_wgp, &x, flop, iters);
 	printf("\n");

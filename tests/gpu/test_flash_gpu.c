@@ -40,14 +40,8 @@
  * GTPLAN_FLASH=mma, of kern_flash_fwd_wg under GTPLAN_FLASH=wg and of
  * kern_flash_fwd_wgp under GTPLAN_FLASH=wgp (of mma.sync where wgmma is
  * not available).
- * Before the attention cases, the wgmma kernel's two products alone
- * (kern_flash_wg_probe: one m64n64k16 with both operands from swizzled
- * shared memory, one with A from registers and B MN-major, then the sizes
- * the kernel uses) against a float64 product: every element within 1e-4
- * of sum |a b| over its dot product (fp32 sums of at most 128 exact
- * products err by ~1e-5 of it; a wrong layout errs by the order of the
- * sum itself); the first wrong element is printed with its row, column,
- * expected and computed values.
+ * Before the attention cases, the wgmma products and the ws backward's
+ * machinery are checked alone (tests/gpu/flash_probe_gpu.c).
  *
  * The backward runs from the same initial gradients through
  * kern_flash_bwd_mma, kern_flash_bwd under GTPLAN_FLASH_BWD=mma and, on
@@ -59,8 +53,15 @@
  * up to summation order (~1e-6 relative), so only an element that close
  * to a bf16 rounding boundary rounds the other way (2^-8), and dq's
  * atomics add in another order: ~1e-4 normwise at most, where a layout
- * mistake errs by the gradient's own size. The backward's wgmma products alone
- * are probed too (kern_flash_wg_bwd_probe, dQ's M-major A first).
+ * mistake errs by the gradient's own size.
+ * The warp-specialized backward (kern_flash_bwd_ws and _wsp, and
+ * kern_flash_bwd under GTPLAN_FLASH_BWD=ws and wsp) runs the same way on
+ * compute capability 9.0, against the reference and against mma.sync
+ * with the same tolerances: it rounds P and dS to bf16 from the same
+ * values, element by element, whatever its query tile (128 at hd 64), and
+ * sums dq in yet another order. Each run is followed by
+ * kern_flash_ws_bwd_check (a barrier wait that gave up is a failure, and
+ * ws is not run again); skipped if one of its probes failed.
  *
  * Prints one line per case and `RESULT passed failed`; exits 1 on a failure,
  * 77 without a GPU. `make test-gpu` runs it.
@@ -72,6 +73,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flash_probe_gpu.h"
 #include "gpu_host.h"
 #include "kern_flash.h"
 
@@ -79,12 +81,11 @@
 #define TOL_LSE 1e-3
 #define TOL_PAIR_O 5e-3
 #define TOL_PAIR_LSE 1e-5
-#define TOL_PROBE 1e-4
 #define TOL_PAIR_GRAD 1e-3
 
 static struct kern_ctx G;
-static int n_pass, n_fail;
 static int have_wg; /* kern_flash_fwd_wg runs on this device */
+static int have_ws; /* and the ws backward's probes passed */
 
 typedef int (*fwd_fn)(void *, const struct kern_attn *, const uint16_t *,
 		      const uint16_t *, const uint16_t *, const int32_t *,
@@ -197,15 +198,6 @@ static void ref_bwd_row(const struct fcase *c, const double *o,
 	}
 }
 
-static void check(const char *what, const char *name, double err, double tol)
-{
-	int ok = err <= tol; /* NaN fails */
-
-	printf("%-4s %-34s %-4s err %.3e (tol %.0e)\n", ok ? "ok" : "FAIL",
-	       name, what, err, tol);
-	ok ? n_pass++ : n_fail++;
-}
-
 /* The forward's outputs against the reference: o normwise, lse absolute,
  * empty rows exact. */
 static void check_fwd(const struct fcase *c, const char *name,
@@ -232,9 +224,9 @@ static void check_fwd(const struct fcase *c, const char *name,
 	for (long long i = 0; i < n; i++)
 		if (isnan(go[i]))
 			empty_ok = 0;
-	check("o", name, gh_relerr(go, ro, n), TOL_REL);
-	check("lse", name, lerr, TOL_LSE);
-	check("-inf", name, empty_ok ? 0.0 : 1.0, 0.0);
+	tf_check("o", name, gh_relerr(go, ro, n), TOL_REL);
+	tf_check("lse", name, lerr, TOL_LSE);
+	tf_check("-inf", name, empty_ok ? 0.0 : 1.0, 0.0);
 	free(go);
 }
 
@@ -264,8 +256,8 @@ static void check_pair(const struct fcase *c, const char *name,
 		if (!(e <= lerr))
 			lerr = isnan(e) ? NAN : e;
 	}
-	check("o=", name, gh_relerr(gw, gm, n), TOL_PAIR_O);
-	check("lse=", name, lerr, TOL_PAIR_LSE);
+	tf_check("o=", name, gh_relerr(gw, gm, n), TOL_PAIR_O);
+	tf_check("lse=", name, lerr, TOL_PAIR_LSE);
 	free(gw);
 	free(gm);
 }
@@ -278,7 +270,7 @@ static void check_grad(const char *what, const char *name, const float *gpu,
 
 	for (long long i = 0; i < n; i++)
 		d[i] = (double)gpu[i] - (double)init[i];
-	check(what, name, gh_relerr(d, ref, n), TOL_REL);
+	tf_check(what, name, gh_relerr(d, ref, n), TOL_REL);
 	free(d);
 }
 
@@ -335,7 +327,7 @@ static void check_switch(const struct fcase *c, struct dev *d,
 	run_fwd(c, d, kern_flash_fwd, "kern_flash_fwd", &od, &ld, o2, l2);
 	unsetenv("GTPLAN_FLASH");
 	snprintf(name, sizeof(name), "%s GTPLAN_FLASH=%s", c->name, val);
-	check("bits", name, memcmp(o, o2, no) || memcmp(lse, l2, nl), 0.0);
+	tf_check("bits", name, memcmp(o, o2, no) || memcmp(lse, l2, nl), 0.0);
 	kern_free(&G, od);
 	kern_free(&G, ld);
 	free(o2);
@@ -441,7 +433,7 @@ static void bwd_check(const struct fcase *c, struct dev *d, bwd_fn fn,
 			gm[i] = (double)om[t][i] - init[t][i];
 		}
 		if (om)
-			check(pair[t], name, gh_relerr(gw, gm, n[t]),
+			tf_check(pair[t], name, gh_relerr(gw, gm, n[t]),
 			      TOL_PAIR_GRAD);
 		free(gw); free(gm);
 	}
@@ -498,6 +490,14 @@ static void run_case(struct fcase *c)
 		bwd_check(c, &d, kern_flash_bwd, "kern_flash_bwd",
 			  i ? "wgp" : "wg", i ? " GTPLAN_FLASH_BWD=wgp" :
 			  " GTPLAN_FLASH_BWD=wg", init, ref, NULL, out);
+	}
+	for (int i = 0; i < 2 && have_ws && !tf_ws_broken; i++) {
+		bwd_check(c, &d, i ? tf_bwd_wsp : tf_bwd_ws,
+			  "kern_flash_bwd_ws(p)", NULL, i ? " bwd-wsp" : " bwd-ws",
+			  init, ref, om, out);
+		bwd_check(c, &d, tf_bwd_auto_ws, "kern_flash_bwd",
+			  i ? "wsp" : "ws", i ? " GTPLAN_FLASH_BWD=wsp" :
+			  " GTPLAN_FLASH_BWD=ws", init, ref, om, out);
 	}
 	if (!have_wg) {
 		bwd_check(c, &d, kern_flash_bwd, "kern_flash_bwd", NULL,
@@ -568,103 +568,11 @@ static void one(const char *name, long long batch, long long sq,
 	free(kpos);
 }
 
-/* d [64 x n] = a [64 x k] b through kern_flash_wg_probe against float64
- * (b is [n][k] for op 0, [k][n] for op 1); returns the probe's code. */
-typedef int (*probe_fn)(void *, int, int, int, const uint16_t *,
-			const uint16_t *, float *);
-
-static int probe_one(probe_fn fn, const char *label, int op, int n, int k)
-{
-	long long na = 64LL * k, nb = (long long)n * k, bad = 0, fr = 0;
-	long long fc = 0;
-	size_t nd = (size_t)(64 * n) * sizeof(float);
-	float *fa, *fb, *got = gh_malloc(nd);
-	uint16_t *a = gh_rand_bf16(na, 1.0f, &fa);
-	uint16_t *b = gh_rand_bf16(nb, 1.0f, &fb);
-	uint16_t *da = gh_dev(&G, a, (size_t)na * 2);
-	uint16_t *db = gh_dev(&G, b, (size_t)nb * 2);
-	float *dd = gh_dev(&G, NULL, nd);
-	double worst = 0.0, fwant = 0.0;
-	int rc = fn(kern_stream(&G), op, n, k, da, db, dd);
-	char name[64];
-
-	if (!rc)
-		gh_down(&G, got, dd, nd);
-	for (int r = 0; r < 64 && !rc; r++)
-		for (int c = 0; c < n; c++) {
-			double want = 0.0, mag = 0.0, e;
-
-			for (int x = 0; x < k; x++) {
-				double t = (double)fa[r * k + x] *
-					   (op ? fb[x * n + c] : fb[c * k + x]);
-
-				want += t;
-				mag += fabs(t);
-			}
-			e = fabs(got[r * n + c] - want) /
-			    (mag > 0.0 ? mag : 1.0);
-			if (!(e <= worst))
-				worst = isnan(e) ? INFINITY : e;
-			if (!(e <= TOL_PROBE) && !bad++) {
-				fr = r;
-				fc = c;
-				fwant = want;
-			}
-		}
-	snprintf(name, sizeof(name), "%s %s n%d k%d", label,
-		 op >= 2 ? "ss-transAB" : op ? "rs-transB" : "ss", n, k);
-	if (!rc)
-		check("d", name, worst, TOL_PROBE);
-	if (bad)
-		printf("     first wrong d[%lld][%lld]: want %.6g, got %.6g "
-		       "(%lld of %d wrong)\n", fr, fc, fwant,
-		       (double)got[fr * n + fc], bad, 64 * n);
-	kern_free(&G, da);
-	kern_free(&G, db);
-	kern_free(&G, dd);
-	free(a); free(b); free(fa); free(fb); free(got);
-	return rc;
-}
-
-/* The two products of the wgmma forward alone: one instruction each
- * first, then the kernel's sizes (hd 64 and 128); then the backward's
- * (kern_flash_wg_bwd_probe: the new form, A M-major from shared memory,
- * first: ops 2 and 3, dQ at hd 64 and 128), at the sizes of its kernel.
- * Sets have_wg. */
-static void probe_all(void)
-{
-	static const int cfg[][3] = { { 0, 64, 16 }, { 1, 64, 16 },
-				      { 0, 128, 64 }, { 0, 128, 128 },
-				      { 1, 64, 128 }, { 1, 128, 128 } };
-	static const int bcfg[][3] = { { 2, 64, 64 }, { 3, 64, 128 },
-				       { 0, 64, 64 }, { 0, 64, 128 },
-				       { 1, 64, 64 }, { 1, 128, 64 } };
-
-	for (size_t i = 0; i < sizeof(cfg) / sizeof(cfg[0]); i++) {
-		int rc = probe_one(kern_flash_wg_probe, "wgmma-probe",
-				   cfg[i][0], cfg[i][1], cfg[i][2]);
-
-		if (rc == KERN_ENODEV && i == 0) {
-			printf("skip wgmma kernel: %s\n", kern_error_text(rc));
-			return;
-		}
-		if (rc)
-			gh_die(rc, "kern_flash_wg_probe");
-	}
-	for (size_t i = 0; i < sizeof(bcfg) / sizeof(bcfg[0]); i++) {
-		int rc = probe_one(kern_flash_wg_bwd_probe, "wgmma-bwd-probe",
-				   bcfg[i][0], bcfg[i][1], bcfg[i][2]);
-
-		if (rc)
-			gh_die(rc, "kern_flash_wg_bwd_probe");
-	}
-	have_wg = 1;
-}
-
 int main(void)
 {
 	gh_init(&G);
-	probe_all();
+	have_wg = tf_probe_wg(&G);
+	have_ws = have_wg && tf_probe_ws(&G);
 	/* whole causal sequences: odd lengths, GQA 1, 4, 8, both head dims */
 	one("causal-77-mha-hd64", 2, 77, 77, 4, 4, 64,
 	    pos_run(77, 0), pos_run(77, 0));
@@ -693,6 +601,6 @@ int main(void)
 	one("scrambled-gqa4-hd64", 2, 99, 130, 8, 2, 64,
 	    pos_rand(99, 120), pos_rand(130, 120));
 	kern_release(&G);
-	printf("RESULT %d %d\n", n_pass, n_fail);
-	return n_fail ? 1 : 0;
+	printf("RESULT %d %d\n", tf_pass, tf_fail);
+	return tf_fail ? 1 : 0;
 }
