@@ -283,7 +283,7 @@ build/gpu/test_kernels_gpu: $(GPU_OBJ)
 FAST_NVCCFLAGS ?= -O3
 FAST_OBJ := build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o \
             build/gpu/kernels/kern_flash_wg.o build/gpu/kernels/kern_flash_wg_bwd.o \
-            build/gpu/kernels/kern_flash_ws_bwd.o build/gpu/kernels/kern_flash_ws_probe.o \
+            build/gpu/kernels/kern_flash_ws_bwd.o build/gpu/kernels/kern_flash_ws_bwd_probe.o \
             build/gpu/kernels/kern_gemm_lt.o
 # kern_flash_wg.cu (the wgmma forward) exists for compute capability 9.0
 # only: wgmma needs the architecture-specific sm_90a, so it alone is built
@@ -314,7 +314,7 @@ build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o: build/gpu/%.o
 	@$(if $(V),,echo "  NVCC    $<")
 	$(Q)$(NVCC) $(FAST_NVCCFLAGS) $(GENCODE) -Ikernels -Xcompiler -Wall,-Wextra -c $< -o $@
 build/gpu/kernels/kern_flash_wg.o build/gpu/kernels/kern_flash_wg_bwd.o \
-build/gpu/kernels/kern_flash_ws_bwd.o build/gpu/kernels/kern_flash_ws_probe.o: build/gpu/%.o: %.cu \
+build/gpu/kernels/kern_flash_ws_bwd.o build/gpu/kernels/kern_flash_ws_bwd_probe.o: build/gpu/%.o: %.cu \
 		kernels/flash_wgmma.cuh kernels/flash_bwd_wgmma.cuh kernels/flash_bwd_ws.cuh \
 		kernels/flash_bwd_ws_tiles.cuh $(FLASH_HDR)
 	@mkdir -p $(@D)

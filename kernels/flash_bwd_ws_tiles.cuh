@@ -2,7 +2,7 @@
  * flash_bwd_ws_tiles.cuh: the shared-memory layout, the TMA loads and the
  * dQ bulk reduction of the warp-specialized flash backward
  * (kernels/kern_flash_ws_bwd.cu, whose top comment describes the scheme),
- * shared with its probes (kernels/kern_flash_ws_probe.cu), which run
+ * shared with its probes (kernels/kern_flash_ws_bwd_probe.cu), which run
  * these same functions alone. sm_90a only.
  *
  * A block owns WB_BN = 128 key rows; an item is a query tile of BM rows

@@ -51,7 +51,7 @@
  * driver older than 12.0).
  *
  * The layout, the loads and the dQ reduction are
- * kernels/flash_bwd_ws_tiles.cuh's, which kernels/kern_flash_ws_probe.cu
+ * kernels/flash_bwd_ws_tiles.cuh's, which kernels/kern_flash_ws_bwd_probe.cu
  * runs alone for the tests.
  */
 #include "flash_bwd_ws_tiles.cuh"

@@ -1,5 +1,5 @@
 /*
- * kern_flash_ws_probe: the warp-specialized flash backward's machinery
+ * kern_flash_ws_bwd_probe: the warp-specialized flash backward's machinery
  * alone (kern_flash_ws_bwd_probe_tma and _dq, kernels/kern_flash.h), for
  * tests/gpu/flash_probe_gpu.c to find a protocol or layout mistake in
  * isolation: the TMA loads of a stage into the two-stage ring with the
