@@ -353,8 +353,12 @@ fl_ws_kernel(const fl_params p, const __grid_constant__ CUtensorMap tq,
 		mb_init_fence();
 	}
 	fl_range(p.qpos, q0, WS_BM(D), p.sq, lane, &qmin, &qmax, &qall);
-	fl_classify(p.kpos, p.sk, WS_BN, qmin, qmax, qall, 1,
-		    (unsigned char *)s.cls, tid, WS_NT(D));
+	/* the producer warpgroup alone classifies: with every thread in
+	 * fl_classify's loop ptxas (CUDA 13.0) reports wgmma serialised
+	 * "due to ... WG.AR in divergent path" (C7520) for this kernel */
+	if (wg == 0)
+		fl_classify(p.kpos, p.sk, WS_BN, qmin, qmax, qall, 1,
+			    (unsigned char *)s.cls, tid, 128);
 	__syncthreads();
 	if (wg == 0) {
 		reg_dec<ws_cfg<D>::RP>();
