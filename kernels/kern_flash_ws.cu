@@ -182,6 +182,24 @@ static __device__ __forceinline__ void ws_last_pv(ws_rows<D> &r, uint32_t sv,
 		mb_arrive(empty);
 }
 
+/* fl_fwd_mask, with the per-element test only on a partial tile: a full
+ * one is scaled alone (full is the same for the whole warpgroup). */
+template <int D>
+static __device__ __forceinline__ void ws_mask(ws_rows<D> &r,
+					       const fl_params &p, int k0,
+					       int lane, int full)
+{
+	if (!full) {
+		fl_fwd_mask<WS_BN>(r.s, p, k0, lane, r.qp, 0);
+		return;
+	}
+#pragma unroll
+	for (int nt = 0; nt < WS_BN / 8; nt++)
+#pragma unroll
+		for (int j = 0; j < 4; j++)
+			r.s[nt][j] *= p.scale_log2;
+}
+
 /* The key tiles of consumer c (rows sq of the Q tile): FlashAttention-3's
  * intra-warpgroup overlap inside the inter-warpgroup ping-pong (top
  * comment). */
@@ -225,7 +243,7 @@ static __device__ void ws_consume(ws_rows<D> &r, const fl_params &p,
 		wg_pin<WS_BN / 8>(r.s);
 		if (lane == 0)
 			mb_arrive(ws_bar<D>(s, 1, st));
-		fl_fwd_mask<WS_BN>(r.s, p, t * WS_BN, lane, r.qp, full);
+		ws_mask<D>(r, p, t * WS_BN, lane, full);
 		fl_fwd_stats<WS_BN>(r.s, r.m, r.l, corr);
 		wg_wait<0>();
 		wg_pin<D / 8>(r.o);
