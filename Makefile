@@ -279,6 +279,9 @@ FAST_OBJ := build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o \
 # default there (0 mma.sync, 1 wg, 2 wgp; rebuild kern_flash_bwd.o after
 # changing it): 1, measured on an H200 at 273 against mma.sync's 194
 # TFLOP/s (hd 128) and 196 against 171 (hd 64), wgp no faster.
+# kern_flash_ws.cu (the warp-specialized TMA forward, GTPLAN_FLASH=ws;
+# never the default) and kern_flash_ws_probe.cu (its machinery alone, for
+# tests/gpu/test_flash_ws_gpu.c) are sm_90a too.
 WG_GENCODE ?= -gencode arch=compute_90a,code=sm_90a
 FLASH_WG_DEFAULT ?= 2
 FLASH_WG_BWD_DEFAULT ?= 1
