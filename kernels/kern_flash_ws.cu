@@ -41,9 +41,9 @@
  *    loop: every barrier sees as many arrivals as syncs (no barrier is
  *    left half arrived when the block exits). Every consumer walks the
  *    same schedule, so the counts match.
- *  - Softmax: fl_fwd_mask / fl_fwd_stats (kernels/flash_fwd.cuh): base 2
- *    with the scale folded into log2(e), the per-element mask only on
- *    partial tiles.
+ *  - Softmax (ws_softmax): fl_fwd_stats's (kernels/flash_fwd.cuh) in
+ *    base 2 with the scale folded into log2(e) and into the exponent's
+ *    FFMA, the per-element mask (fl_fwd_mask) only on partial tiles.
  *  - Output: o / l rounded to bf16 into the consumer's own Q rows of
  *    shared memory (no longer read: its last product has completed; a
  *    proxy fence orders the wgmma reads before the generic writes), then
@@ -51,11 +51,11 @@
  * Grid: (query tiles, heads, batch), the last query tiles (the most keys
  * under a causal mask) first.
  *
- * The TMA path needs the tensor maps of cuTensorMapEncodeTiled
+ * The kernel needs the tensor maps of cuTensorMapEncodeTiled
  * (kernels/flash_tma.cuh: 16-byte aligned q, k, v, at least one key and
- * one query row, tensors under 2^40 bytes); where a shape fails that,
- * fl_ws_run falls back to the pipelined wgmma kernel (kern_flash_wg.cu's
- * wgp), which serves every shape of the contract.
+ * one query row, tensors under 2^40 bytes) and scale > 0 (ws_softmax);
+ * where a call fails that, fl_ws_run runs the pipelined wgmma kernel
+ * (kern_flash_wg.cu's wgp), which serves every call of the contract.
  *
  * Besides kern_flash_wg.cu's PTX facts (wgmma layouts, fences, proxies)
  * and flash_tma.cuh's (mbarrier, cp.async.bulk.tensor, setmaxnreg, named
@@ -182,22 +182,47 @@ static __device__ __forceinline__ void ws_last_pv(ws_rows<D> &r, uint32_t sv,
 		mb_arrive(empty);
 }
 
-/* fl_fwd_mask, with the per-element test only on a partial tile: a full
- * one is scaled alone (full is the same for the whole warpgroup). */
+/* S_i's online softmax: fl_fwd_mask and fl_fwd_stats's arithmetic with
+ * the scale folded into the exponent, one FFMA and one ex2 a score (as
+ * FlashAttention-3's softmax): p = exp2(s sl - m), m the running row max
+ * of s sl (base 2, as fl_fwd_stats keeps it), sl = scale log2(e) > 0
+ * (fl_ws_run's condition), so max(s) sl = max(s sl) and a masked -inf
+ * stays -inf. The per-element mask runs on partial tiles only (full is
+ * the same for the whole warpgroup). corr as fl_fwd_stats. */
 template <int D>
-static __device__ __forceinline__ void ws_mask(ws_rows<D> &r,
-					       const fl_params &p, int k0,
-					       int lane, int full)
+static __device__ __forceinline__ void ws_softmax(ws_rows<D> &r,
+						  const fl_params &p, int k0,
+						  int lane, int full,
+						  float corr[2])
 {
-	if (!full) {
-		fl_fwd_mask<WS_BN>(r.s, p, k0, lane, r.qp, 0);
-		return;
+	const float sl = p.scale_log2;
+
+	if (!full)
+		fl_fwd_mask<WS_BN, 0>(r.s, p, k0, lane, r.qp, 0);
+#pragma unroll
+	for (int x = 0; x < 2; x++) {
+		float mx = -INFINITY, base;
+
+#pragma unroll
+		for (int nt = 0; nt < WS_BN / 8; nt++)
+			mx = fmaxf(mx, fmaxf(r.s[nt][2 * x], r.s[nt][2 * x + 1]));
+		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+		mx = fmaxf(r.m[x], mx * sl);
+		base = mx == -INFINITY ? 0.0f : mx;
+		corr[x] = fl_exp2(r.m[x] - base);
+		r.m[x] = mx;
+		r.l[x] *= corr[x];
+#pragma unroll
+		for (int nt = 0; nt < WS_BN / 8; nt++)
+#pragma unroll
+			for (int j = 0; j < 2; j++) {
+				float e = fl_exp2(fmaf(r.s[nt][2 * x + j], sl, -base));
+
+				r.s[nt][2 * x + j] = e;
+				r.l[x] += e;
+			}
 	}
-#pragma unroll
-	for (int nt = 0; nt < WS_BN / 8; nt++)
-#pragma unroll
-		for (int j = 0; j < 4; j++)
-			r.s[nt][j] *= p.scale_log2;
 }
 
 /* The key tiles of consumer c (rows sq of the Q tile): FlashAttention-3's
@@ -243,8 +268,7 @@ static __device__ void ws_consume(ws_rows<D> &r, const fl_params &p,
 		wg_pin<WS_BN / 8>(r.s);
 		if (lane == 0)
 			mb_arrive(ws_bar<D>(s, 1, st));
-		ws_mask<D>(r, p, t * WS_BN, lane, full);
-		fl_fwd_stats<WS_BN>(r.s, r.m, r.l, corr);
+		ws_softmax<D>(r, p, t * WS_BN, lane, full, corr);
 		wg_wait<0>();
 		wg_pin<D / 8>(r.o);
 		wg_pin_u32<WS_BN / 16>(r.pf);
@@ -411,11 +435,11 @@ static int fl_ws_launch(const fl_params &p, cudaStream_t st)
 	return 0;
 }
 
-/* The TMA path where tma_map takes q, k and v; else kern_flash_wg.cu's
- * pipelined kernel (top comment). */
+/* The TMA path where tma_map takes q, k and v and scale > 0 (ws_softmax);
+ * else kern_flash_wg.cu's pipelined kernel (top comment). */
 int fl_ws_run(const fl_params &p, int hd, cudaStream_t st)
 {
-	if (!tma_ok(p.q, p.nh, p.sq, p.batch) ||
+	if (!(p.scale > 0.0f) || !tma_ok(p.q, p.nh, p.sq, p.batch) ||
 	    !tma_ok(p.k, p.nkv, p.sk, p.batch) ||
 	    !tma_ok(p.v, p.nkv, p.sk, p.batch))
 		return fl_wg_run(p, hd, 1, st);

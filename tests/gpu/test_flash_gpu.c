@@ -350,7 +350,7 @@ static const struct {
 /* The wgmma forwards against the reference and the mma.sync one (om, lm),
  * and the environment switch between them (mma.sync for every value where
  * wgmma is not available); ws also against wgp ("ws~wgp", TOL_PAIR_*:
- * the same products and softmax steps in the same order). */
+ * the same tiles, products and maxima; P's exponent is one FFMA there). */
 static void run_wg(const struct fcase *c, struct dev *d, const uint16_t *om,
 		   const float *lm, const double *ro, const double *rl)
 {

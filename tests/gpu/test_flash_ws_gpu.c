@@ -150,8 +150,12 @@ static void probe_ring(const uint16_t *x, const uint16_t *dx, int n,
  * rings wrap many times (test_flash_gpu.c's cases use at most 8 key tiles
  * of 128, fewer than hd 64's 4 stages wrap): whole causal sequences, NULL
  * positions. o normwise within 5e-3 and lse within 1e-5 max(1, |lse|),
- * test_flash_gpu.c's ws~wgp tolerances and reasons (the same products and
- * softmax steps in the same order); bit-identical elements are counted. */
+ * test_flash_gpu.c's ws~wgp tolerances: the same tiles, products and row
+ * maxima, but ws computes P's exponent s scale log2(e) - m in one FFMA
+ * (one rounding less), so a P near a bf16 rounding boundary may round the
+ * other way (2^-8 relative, few elements) and the softmax sums differ by
+ * fp32 roundings (~1e-6 relative in lse). Bit-identical o elements are
+ * counted and printed. */
 static void pair_long(long long batch, long long s, long long nh,
 		      long long nkv, long long hd)
 {
