@@ -21,7 +21,8 @@
  * Values are compared exactly (copies only). The first wrong element is
  * printed with its place, expected and found bits.
  *  - then the whole forward on long sequences against the wgp kernel
- *    (pair_long: rings that wrap many times, at both head dims).
+ *    (pair_long: rings that wrap many times, at both head dims), and the
+ *    calls it hands to wgp (fallback).
  *
  * Prints one line per probe and `RESULT passed failed`; exits 1 on a
  * failure, 77 without a GPU; on a GPU of another compute capability than
@@ -216,6 +217,62 @@ static void pair_long(long long batch, long long s, long long nh,
 	}
 }
 
+/* Where the TMA kernel does not apply, kern_flash_fwd_ws runs wgp
+ * (kern_flash_ws.cu's fl_ws_run): with a negative scale (ws_softmax needs
+ * scale > 0) o and lse must be wgp's bits; with no key at all (no tensor
+ * map of zero rows) every o is 0 and every lse -inf, the contract's empty
+ * rows, over NaN-poisoned outputs. */
+static void fallback(void)
+{
+	struct kern_attn a = { 1, 150, 150, 4, 2, 64, -0.125f };
+	long long nq = 150 * 4 * 64, nk = 150 * 2 * 64, nl = 4 * 150, bad = 0;
+	uint16_t *q = gh_rand_bf16(nq, 1.7f, NULL), *k = gh_rand_bf16(nk, 1.7f, NULL);
+	uint16_t *v = gh_rand_bf16(nk, 1.7f, NULL), *o[2];
+	void *dq = gh_dev(&G, q, (size_t)nq * 2), *dk = gh_dev(&G, k, (size_t)nk * 2);
+	void *dv = gh_dev(&G, v, (size_t)nk * 2);
+	float *lse[2];
+
+	for (int i = 0; i < 3; i++) {
+		void *dout, *dl;
+		int rc;
+
+		if (i < 2) {
+			o[i] = gh_malloc((size_t)nq * 2);
+			lse[i] = gh_malloc((size_t)nl * 4);
+		}
+		memset(o[i & 1], 0xff, (size_t)nq * 2);
+		memset(lse[i & 1], 0xff, (size_t)nl * 4);
+		dout = gh_dev(&G, o[i & 1], (size_t)nq * 2);
+		dl = gh_dev(&G, lse[i & 1], (size_t)nl * 4);
+		a.sk = i == 2 ? 0 : 150;
+		rc = (i == 1 ? kern_flash_fwd_wgp : kern_flash_fwd_ws)(
+			kern_stream(&G), &a, dq, dk, dv, NULL, NULL, dout, dl);
+		if (rc)
+			gh_die(rc, "fallback forward");
+		gh_down(&G, o[i & 1], dout, (size_t)nq * 2);
+		gh_down(&G, lse[i & 1], dl, (size_t)nl * 4);
+		kern_free(&G, dout);
+		kern_free(&G, dl);
+		if (i == 1)
+			check(!memcmp(o[0], o[1], (size_t)nq * 2) &&
+			      !memcmp(lse[0], lse[1], (size_t)nl * 4),
+			      "fallback scale < 0: ws gives wgp's bits",
+			      "o or lse differ");
+	}
+	for (long long i = 0; i < nq; i++)
+		bad += o[0][i] != 0;
+	for (long long i = 0; i < nl; i++)
+		bad += !(isinf(lse[0][i]) && lse[0][i] < 0.0f);
+	check(!bad, "fallback sk 0: o = 0, lse = -inf",
+	      "an element was not written as an empty row");
+	kern_free(&G, dq); kern_free(&G, dk); kern_free(&G, dv);
+	free(q); free(k); free(v);
+	for (int i = 0; i < 2; i++) {
+		free(o[i]);
+		free(lse[i]);
+	}
+}
+
 int main(void)
 {
 	int n = 200, heads = 3, nr = 37 * 64;
@@ -237,6 +294,7 @@ int main(void)
 	probe_ring(xr, dr, nr, 2, 1, 4);
 	pair_long(2, 1537, 6, 2, 64);
 	pair_long(1, 2100, 4, 1, 128);
+	fallback();
 	kern_free(&G, d128);
 	kern_free(&G, d64);
 	kern_free(&G, dr);
