@@ -49,7 +49,10 @@
  *    proxy fence orders the wgmma reads before the generic writes), then
  *    16-byte stores of whole rows; lse as kern_flash_wg.cu.
  * Grid: (query tiles, heads, batch), the last query tiles (the most keys
- * under a causal mask) first.
+ * under a causal mask) first. Rings of 2 stages at hd 128 (Q, 2 K and 2 V
+ * tiles: 161 KiB of shared memory), 4 at hd 64 (153 KiB). ptxas (CUDA
+ * 13.0, -Xptxas -v): 168 registers a thread at launch for hd 128 (128 for
+ * hd 64), the rest moved by setmaxnreg, no spills.
  *
  * The kernel needs the tensor maps of cuTensorMapEncodeTiled
  * (kernels/flash_tma.cuh: 16-byte aligned q, k, v, at least one key and
