@@ -25,14 +25,17 @@
  *    calls it hands to wgp (fallback).
  *
  * Prints one line per probe and `RESULT passed failed`; exits 1 on a
- * failure, 77 without a GPU; on a GPU of another compute capability than
+ * failure or after 300 s without a result (a watchdog: a hung kernel
+ * fails the test instead of holding the GPU), 77 without a GPU; on a GPU of another compute capability than
  * 9.0 (the probes need sm_90a) it says so and passes nothing.
  */
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpu_host.h"
 #include "kern_flash.h"
@@ -273,6 +276,21 @@ static void fallback(void)
 	}
 }
 
+/* A protocol mistake in the whole kernel (not the probes, whose waits
+ * time out) would hang the GPU; exiting tears the context down. */
+#define WATCHDOG_S 300
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "FAIL watchdog: no result within 300 s "
+				  "(a hung kernel?)\nRESULT 0 1\n";
+
+	(void)sig;
+	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(1);
+	_exit(1);
+}
+
 int main(void)
 {
 	int n = 200, heads = 3, nr = 37 * 64;
@@ -281,6 +299,9 @@ int main(void)
 	uint16_t *xr = gh_rand_bf16(2LL * nr * 2 * 64, 1.0f, NULL);
 	uint16_t *d128, *d64, *dr;
 
+	setvbuf(stdout, NULL, _IOLBF, 0); /* lines out before a watchdog exit */
+	signal(SIGALRM, on_alarm);
+	alarm(WATCHDOG_S);
 	gh_init(&G);
 	d128 = gh_dev(&G, x128, 2ULL * n * heads * 128 * 2);
 	d64 = gh_dev(&G, x64, 2ULL * n * heads * 64 * 2);
