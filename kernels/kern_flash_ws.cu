@@ -335,7 +335,7 @@ static __device__ void ws_store(const fl_params &p, ws_rows<D> &r,
 	}
 }
 
-/* Consumer c of the block at query row q0. */
+/* Consumer c of the block at query row q0; tc its thread 0..127. */
 template <int D>
 static __device__ void ws_consumer(const fl_params &p, const ws_smem &s,
 				   int c, int q0, int b, int h, int nkt,
@@ -412,7 +412,9 @@ fl_ws_kernel(const fl_params p, const __grid_constant__ CUtensorMap tq,
 		return;
 	}
 	reg_inc<ws_cfg<D>::RC>();
-	ws_consumer<D>(p, s, wg - 1, q0, b, h, nkt, tid - 128);
+	/* tc: the thread within its consumer warpgroup (0..127); ws_consumer
+	 * and ws_store derive the warp's rows from tc >> 5 */
+	ws_consumer<D>(p, s, wg - 1, q0, b, h, nkt, tid & 127);
 }
 
 /* ---- host side ---------------------------------------------------------- */
