@@ -20,14 +20,19 @@
  *    instead of hanging).
  * Values are compared exactly (copies only). The first wrong element is
  * printed with its place, expected and found bits.
- *  - then the whole forward on long sequences against the wgp kernel
- *    (pair_long: rings that wrap many times, at both head dims), and the
- *    calls it hands to wgp (fallback).
+ *  - then the whole forward against the wgp kernel: first small
+ *    single-head cases (diag: 128 to 256 rows, causal and full, one key
+ *    tile only) that on a mismatch print one line per consumer warpgroup
+ *    (rows right, rows never written, NaN / inf, the first wrong row's
+ *    lse and o), so that a wrong kernel says where it goes wrong; then
+ *    long sequences (pair_long: rings that wrap many times, at both head
+ *    dims), and the calls it hands to wgp (fallback).
  *
  * Prints one line per probe and `RESULT passed failed`; exits 1 on a
  * failure or after 300 s without a result (a watchdog: a hung kernel
- * fails the test instead of holding the GPU), 77 without a GPU; on a GPU of another compute capability than
- * 9.0 (the probes need sm_90a) it says so and passes nothing.
+ * fails the test instead of holding the GPU), 77 without a GPU; on a GPU
+ * of another compute capability than 9.0 (the probes need sm_90a) it says
+ * so and passes nothing.
  */
 #include <math.h>
 #include <signal.h>
@@ -149,6 +154,65 @@ static void probe_ring(const uint16_t *x, const uint16_t *dx, int n,
 	free(out);
 }
 
+/* o and lse of kern_flash_fwd_ws (index 0) and kern_flash_fwd_wgp (1)
+ * into o[i], lse[i], over outputs poisoned with 0xff bytes (NaN): a row
+ * that a kernel never writes stays NaN and shows as such. */
+static void run_both(const struct kern_attn *a, const void *dq,
+		     const void *dk, const void *dv, const int32_t *dqpos,
+		     uint16_t *o[2], float *lse[2])
+{
+	size_t no = (size_t)(a->batch * a->sq * a->nh * a->hd) * 2;
+	size_t nl = (size_t)(a->batch * a->nh * a->sq) * 4;
+
+	for (int i = 0; i < 2; i++) {
+		void *dout, *dl;
+		int rc;
+
+		o[i] = gh_malloc(no);
+		lse[i] = gh_malloc(nl);
+		memset(o[i], 0xff, no);
+		memset(lse[i], 0xff, nl);
+		dout = gh_dev(&G, o[i], no);
+		dl = gh_dev(&G, lse[i], nl);
+		rc = (i ? kern_flash_fwd_wgp : kern_flash_fwd_ws)(
+			kern_stream(&G), a, dq, dk, dv, dqpos, NULL, dout, dl);
+		if (rc)
+			gh_die(rc, i ? "kern_flash_fwd_wgp" : "kern_flash_fwd_ws");
+		gh_down(&G, o[i], dout, no);
+		gh_down(&G, lse[i], dl, nl);
+		kern_free(&G, dout);
+		kern_free(&G, dl);
+	}
+}
+
+/* ||o_ws - o_wgp|| / ||o_wgp|| (NaN where either holds one; +inf when
+ * wgp's is all zeros), and the largest lse difference relative to
+ * max(1, |lse_wgp|) (+inf for a NaN; equal infinities count as equal). */
+static void pair_err(const uint16_t *o[2], const float *lse[2], long long nq,
+		     long long nl, double *oerr, double *lerr, long long *same)
+{
+	double num = 0.0, den = 0.0;
+
+	*same = 0;
+	for (long long i = 0; i < nq; i++) {
+		double x = gh_from_bf16(o[0][i]), y = gh_from_bf16(o[1][i]);
+
+		num += (x - y) * (x - y);
+		den += y * y;
+		*same += o[0][i] == o[1][i];
+	}
+	*oerr = den > 0.0 ? sqrt(num / den) : INFINITY;
+	*lerr = 0.0;
+	for (long long i = 0; i < nl; i++) {
+		double e = lse[0][i] == lse[1][i] ? 0.0 :
+			   fabs((double)lse[0][i] - lse[1][i]) /
+			   fmax(1.0, fabs(lse[1][i]));
+
+		if (!(e <= *lerr))
+			*lerr = isnan(e) ? INFINITY : e;
+	}
+}
+
 /* kern_flash_fwd_ws against kern_flash_fwd_wgp (which test_flash_gpu.c
  * holds to the float64 reference) on sequences long enough that the K / V
  * rings wrap many times (test_flash_gpu.c's cases use at most 8 key tiles
@@ -166,50 +230,22 @@ static void pair_long(long long batch, long long s, long long nh,
 	struct kern_attn a = { batch, s, s, nh, nkv, hd,
 			       (float)(1.0 / sqrt((double)hd)) };
 	long long nq = batch * s * nh * hd, nk = batch * s * nkv * hd;
-	long long nl = batch * nh * s, same = 0;
+	long long nl = batch * nh * s, same;
 	uint16_t *q = gh_rand_bf16(nq, 1.7f, NULL), *k = gh_rand_bf16(nk, 1.7f, NULL);
 	uint16_t *v = gh_rand_bf16(nk, 1.7f, NULL), *o[2];
 	float *lse[2];
 	void *dq = gh_dev(&G, q, (size_t)nq * 2), *dk = gh_dev(&G, k, (size_t)nk * 2);
-	void *dv = gh_dev(&G, v, (size_t)nk * 2), *dout, *dl;
-	double num = 0.0, den = 0.0, lerr = 0.0;
+	void *dv = gh_dev(&G, v, (size_t)nk * 2);
+	double oerr, lerr;
 	char name[96], why[96];
 
-	for (int i = 0; i < 2; i++) {
-		int rc;
-
-		o[i] = gh_malloc((size_t)nq * 2);
-		lse[i] = gh_malloc((size_t)nl * 4);
-		dout = gh_dev(&G, NULL, (size_t)nq * 2);
-		dl = gh_dev(&G, NULL, (size_t)nl * 4);
-		rc = (i ? kern_flash_fwd_wgp : kern_flash_fwd_ws)(
-			kern_stream(&G), &a, dq, dk, dv, NULL, NULL, dout, dl);
-		if (rc)
-			gh_die(rc, i ? "kern_flash_fwd_wgp" : "kern_flash_fwd_ws");
-		gh_down(&G, o[i], dout, (size_t)nq * 2);
-		gh_down(&G, lse[i], dl, (size_t)nl * 4);
-		kern_free(&G, dout);
-		kern_free(&G, dl);
-	}
-	for (long long i = 0; i < nq; i++) {
-		double x = gh_from_bf16(o[0][i]), y = gh_from_bf16(o[1][i]);
-
-		num += (x - y) * (x - y);
-		den += y * y;
-		same += o[0][i] == o[1][i];
-	}
-	for (long long i = 0; i < nl; i++) {
-		double e = fabs((double)lse[0][i] - lse[1][i]) /
-			   fmax(1.0, fabs(lse[1][i]));
-
-		if (!(e <= lerr))
-			lerr = isnan(e) ? INFINITY : e;
-	}
+	run_both(&a, dq, dk, dv, NULL, o, lse);
+	pair_err((const uint16_t **)o, (const float **)lse, nq, nl, &oerr,
+		 &lerr, &same);
 	snprintf(name, sizeof(name), "ws~wgp b%lld s%lld h%lld/%lld hd%lld "
 		 "(%lld of %lld o bits equal)", batch, s, nh, nkv, hd, same, nq);
-	snprintf(why, sizeof(why), "o normwise %.3e (tol 5e-3)",
-		 den > 0.0 ? sqrt(num / den) : sqrt(num));
-	check(den > 0.0 && sqrt(num / den) <= 5e-3, name, why);
+	snprintf(why, sizeof(why), "o normwise %.3e (tol 5e-3)", oerr);
+	check(oerr <= 5e-3, name, why);
 	snprintf(why, sizeof(why), "lse %.3e (tol 1e-5)", lerr);
 	check(lerr <= 1e-5, name, why);
 	kern_free(&G, dq); kern_free(&G, dk); kern_free(&G, dv);
@@ -217,6 +253,160 @@ static void pair_long(long long batch, long long s, long long nh,
 	for (int i = 0; i < 2; i++) {
 		free(o[i]);
 		free(lse[i]);
+	}
+}
+
+/* ---- diagnostics: which consumer warpgroup's rows go wrong ------------ */
+
+/* A query tile of the ws kernel is 64 rows per consumer warpgroup, two at
+ * hd 128 and three at hd 64 (kern_flash_ws.cu's ws_cfg); row i of a
+ * sequence belongs to consumer (i % tile) / 64. */
+static int diag_nwg(int hd)
+{
+	return hd == 128 ? 2 : 3;
+}
+
+/* Whether row i of ws agrees with wgp: lse within 1e-5 max(1, |lse|)
+ * (pair_long's reason) and every o within 1e-2 + |o| / 128 (P's bf16
+ * rounding may differ by 2^-8 relative on a few elements, o's own
+ * rounding by 2^-8 |o|; |v| < 1.7, so a few such differences stay far
+ * below 1e-2); NaN is never right. *col: the first wrong column or -1. */
+static int diag_row_ok(const uint16_t *o[2], const float *lse[2], int hd,
+		       int i, int *col)
+{
+	float x = lse[0][i], y = lse[1][i];
+
+	*col = -1;
+	for (int j = 0; j < hd; j++) {
+		double a = gh_from_bf16(o[0][(size_t)i * hd + j]);
+		double b = gh_from_bf16(o[1][(size_t)i * hd + j]);
+
+		if (!(fabs(a - b) <= 1e-2 + fabs(b) / 128.0)) {
+			*col = j;
+			return 0;
+		}
+	}
+	return x == y || fabs((double)x - y) <= 1e-5 * fmax(1.0, fabs(y));
+}
+
+/* One line for consumer c: rows right, rows never written (NaN poison
+ * left in o and lse), NaN and inf counts of ws's o and lse, and the first
+ * wrong row: its lse, o[0..3] and first wrong column, ws against wgp. */
+static void diag_consumer(const uint16_t *o[2], const float *lse[2], int hd,
+			  int sq, int c)
+{
+	int bm = 64 * diag_nwg(hd), rows = 0, right = 0, unw = 0, bad = -1;
+	int bcol = -1, col;
+	long long onan = 0, oinf = 0, lnan = 0, linf = 0;
+	char first[400] = "";
+
+	for (int i = 0; i < sq; i++) {
+		uint32_t lbits;
+		int none;
+
+		if ((i % bm) / 64 != c)
+			continue;
+		memcpy(&lbits, &lse[0][i], 4);
+		none = lbits == 0xffffffffu;
+		rows++;
+		for (int j = 0; j < hd; j++) {
+			float x = gh_from_bf16(o[0][(size_t)i * hd + j]);
+
+			onan += isnan(x);
+			oinf += isinf(x);
+			none &= o[0][(size_t)i * hd + j] == 0xffff;
+		}
+		lnan += isnan(lse[0][i]);
+		linf += isinf(lse[0][i]) && !isinf(lse[1][i]);
+		unw += none;
+		if (diag_row_ok(o, lse, hd, i, &col))
+			right++;
+		else if (bad < 0) {
+			bad = i;
+			bcol = col;
+		}
+	}
+	if (bad >= 0) {
+		const uint16_t *x = o[0] + (size_t)bad * hd, *y = o[1] + (size_t)bad * hd;
+
+		snprintf(first, sizeof(first), "; first wrong row %d: lse ws %.6g "
+			 "wgp %.6g, o[0..3] ws %.4g %.4g %.4g %.4g wgp %.4g %.4g "
+			 "%.4g %.4g, first wrong col %d (ws %.4g wgp %.4g)", bad,
+			 lse[0][bad], lse[1][bad], gh_from_bf16(x[0]),
+			 gh_from_bf16(x[1]), gh_from_bf16(x[2]), gh_from_bf16(x[3]),
+			 gh_from_bf16(y[0]), gh_from_bf16(y[1]), gh_from_bf16(y[2]),
+			 gh_from_bf16(y[3]), bcol,
+			 bcol < 0 ? 0.0 : gh_from_bf16(x[bcol]),
+			 bcol < 0 ? 0.0 : gh_from_bf16(y[bcol]));
+	}
+	printf("  diag consumer %d (rows %d..%d of each %d-row tile): %d of %d "
+	       "rows right, %d unwritten; ws o NaN %lld inf %lld, lse NaN %lld "
+	       "inf %lld (wgp finite)%s\n", c, 64 * c, 64 * c + 63, bm, right,
+	       rows, unw, onan, oinf, lnan, linf, first);
+}
+
+/* One head, batch 1: ws against wgp with pair_long's tolerances, and no
+ * NaN anywhere; on a failure one line per consumer warpgroup
+ * (diag_consumer). causal: NULL positions (row i attends keys 0..i), else
+ * qpos[i] = sk + i: every row attends every key. */
+static void diag(int hd, int sq, int sk, int causal)
+{
+	struct kern_attn a = { 1, sq, sk, 1, 1, hd,
+			       (float)(1.0 / sqrt((double)hd)) };
+	long long nq = (long long)sq * hd, nk = (long long)sk * hd, same, nan = 0;
+	uint16_t *q = gh_rand_bf16(nq, 1.7f, NULL), *k = gh_rand_bf16(nk, 1.7f, NULL);
+	uint16_t *v = gh_rand_bf16(nk, 1.7f, NULL), *o[2];
+	int32_t *qpos = gh_malloc((size_t)sq * 4);
+	void *dq = gh_dev(&G, q, (size_t)nq * 2), *dk = gh_dev(&G, k, (size_t)nk * 2);
+	void *dv = gh_dev(&G, v, (size_t)nk * 2), *dp;
+	float *lse[2];
+	double oerr, lerr;
+	char name[96], why[128];
+
+	for (int i = 0; i < sq; i++)
+		qpos[i] = sk + i;
+	dp = gh_dev(&G, qpos, (size_t)sq * 4);
+	run_both(&a, dq, dk, dv, causal ? NULL : dp, o, lse);
+	pair_err((const uint16_t **)o, (const float **)lse, nq, sq, &oerr,
+		 &lerr, &same);
+	for (long long i = 0; i < nq; i++)
+		nan += isnan(gh_from_bf16(o[0][i]));
+	for (int i = 0; i < sq; i++)
+		nan += isnan(lse[0][i]);
+	snprintf(name, sizeof(name), "diag hd%d sq%d sk%d %s%s (%lld of %lld o "
+		 "bits equal)", hd, sq, sk, causal ? "causal" : "full",
+		 sk <= 128 ? " one key tile" : "", same, nq);
+	snprintf(why, sizeof(why), "o normwise %.3e (tol 5e-3), lse %.3e "
+		 "(tol 1e-5), %lld NaN in ws's o and lse", oerr, lerr, nan);
+	check(oerr <= 5e-3 && lerr <= 1e-5 && !nan, name, why);
+	if (!(oerr <= 5e-3 && lerr <= 1e-5 && !nan))
+		for (int c = 0; c < diag_nwg(hd); c++)
+			diag_consumer((const uint16_t **)o, (const float **)lse,
+				      hd, sq, c);
+	kern_free(&G, dq); kern_free(&G, dk); kern_free(&G, dv);
+	kern_free(&G, dp);
+	free(q); free(k); free(v); free(qpos);
+	for (int i = 0; i < 2; i++) {
+		free(o[i]);
+		free(lse[i]);
+	}
+}
+
+/* Small single-head cases, before the long ones: one, two and three
+ * consumer warpgroups' worth of rows at hd 64 (192-row tiles) and hd 128
+ * (128-row tiles), causal and full; then one key tile only (sk 128 and a
+ * partial 77) under 256 query rows, where every consumer's whole loop is
+ * its first and last tile. */
+static void diag_all(void)
+{
+	static const int hds[2] = { 64, 128 }, ss[3] = { 128, 192, 256 };
+
+	for (int h = 0; h < 2; h++) {
+		for (int i = 0; i < 3; i++)
+			for (int causal = 1; causal >= 0; causal--)
+				diag(hds[h], ss[i], ss[i], causal);
+		diag(hds[h], 256, 128, 0);
+		diag(hds[h], 256, 77, 0);
 	}
 }
 
@@ -313,6 +503,7 @@ int main(void)
 	probe_tile(x64, d64, n, heads, 1, 64, 192, 64);
 	probe_ring(xr, dr, nr, 2, 1, 2);
 	probe_ring(xr, dr, nr, 2, 1, 4);
+	diag_all();
 	pair_long(2, 1537, 6, 2, 64);
 	pair_long(1, 2100, 4, 1, 128);
 	fallback();
