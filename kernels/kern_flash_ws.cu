@@ -185,6 +185,15 @@ static __device__ __forceinline__ void ws_last_pv(ws_rows<D> &r, uint32_t sv,
 		mb_arrive(empty);
 }
 
+/* Consumer c hands the turn to the next one (top comment); the last
+ * consumer not after its last tile (more: a key tile follows). */
+template <int NWG>
+static __device__ __forceinline__ void ws_pass(int c, int more)
+{
+	if (NWG > 1 && (c < NWG - 1 || more))
+		nb_arrive(1 + (c + 1) % NWG, 256);
+}
+
 /* S_i's online softmax: fl_fwd_mask and fl_fwd_stats's arithmetic with
  * the scale folded into the exponent, one FFMA and one ex2 a score (as
  * FlashAttention-3's softmax): p = exp2(s sl - m), m the running row max
@@ -256,18 +265,22 @@ static __device__ void ws_consume(ws_rows<D> &r, const fl_params &p,
 		if (NWG > 1)
 			nb_sync(1 + c, 256);
 		wg_pin<WS_BN / 8>(r.s);
-		wg_pin<D / 8>(r.o);
-		wg_pin_u32<WS_BN / 16>(r.pf);
 		wg_fence();
 		wg_qk<WS_BN, D, WS_BM(D)>(r.s, sq, s.k + st * WS_TILE(D));
-		if (i)
+		/* the turn passes between issue and wait (FlashAttention-3's
+		 * order), in both branches: with one pass between two
+		 * `if (i)` ptxas (CUDA 13.0) serialises the wgmma (C7514) */
+		if (i) {
+			wg_pin<D / 8>(r.o);
+			wg_pin_u32<WS_BN / 16>(r.pf);
+			wg_fence();
 			wg_pv<D, WS_BN>(r.o, r.pf, s.v + sp * WS_TILE(D));
-		if (NWG > 1 && (c < NWG - 1 || tn < nkt))
-			nb_arrive(1 + (c + 1) % NWG, 256);
-		if (i)
+			ws_pass<NWG>(c, tn < nkt);
 			wg_wait<1>(); /* S_i; P_{i-1} V_{i-1} may run on */
-		else
+		} else {
+			ws_pass<NWG>(c, tn < nkt);
 			wg_wait<0>();
+		}
 		wg_pin<WS_BN / 8>(r.s);
 		if (lane == 0)
 			mb_arrive(ws_bar<D>(s, 1, st));
