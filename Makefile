@@ -283,6 +283,7 @@ build/gpu/test_kernels_gpu: $(GPU_OBJ)
 FAST_NVCCFLAGS ?= -O3
 FAST_OBJ := build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o \
             build/gpu/kernels/kern_flash_wg.o build/gpu/kernels/kern_flash_wg_bwd.o \
+            build/gpu/kernels/kern_flash_ws.o build/gpu/kernels/kern_flash_ws_probe.o \
             build/gpu/kernels/kern_flash_ws_bwd.o build/gpu/kernels/kern_flash_ws_bwd_probe.o \
             build/gpu/kernels/kern_gemm_lt.o
 # kern_flash_wg.cu (the wgmma forward) exists for compute capability 9.0
@@ -297,10 +298,14 @@ FAST_OBJ := build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o \
 # default there (0 mma.sync, 1 wg, 2 wgp, 3 ws, 4 wsp; rebuild kern_flash_bwd.o after
 # changing it): 1, measured on an H200 at 273 against mma.sync's 194
 # TFLOP/s (hd 128) and 196 against 171 (hd 64), wgp no faster.
+# kern_flash_ws.cu (the warp-specialized TMA forward, GTPLAN_FLASH=ws;
+# never the default) and kern_flash_ws_probe.cu (its machinery alone, for
+# tests/gpu/test_flash_ws_gpu.c) are sm_90a too.
 WG_GENCODE ?= -gencode arch=compute_90a,code=sm_90a
 FLASH_WG_DEFAULT ?= 2
 FLASH_WG_BWD_DEFAULT ?= 1
-FAST_BIN := build/gpu/test_flash_gpu build/gpu/test_gemm_lt_gpu build/gpu/bench_kernels_gpu
+FAST_BIN := build/gpu/test_flash_gpu build/gpu/test_flash_ws_gpu build/gpu/test_gemm_lt_gpu \
+	    build/gpu/bench_kernels_gpu
 # kern_cuda.o binds every kernels/*.cu (kern_cuda_ops), so all of them
 # link; $^ lists FAST_OBJ, which they include, once.
 GPU_BASE_OBJ := $(KERN_SRC:%.c=build/gpu/%.o) $(CUDA_OBJ)
@@ -314,9 +319,10 @@ build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o: build/gpu/%.o
 	@$(if $(V),,echo "  NVCC    $<")
 	$(Q)$(NVCC) $(FAST_NVCCFLAGS) $(GENCODE) -Ikernels -Xcompiler -Wall,-Wextra -c $< -o $@
 build/gpu/kernels/kern_flash_wg.o build/gpu/kernels/kern_flash_wg_bwd.o \
+build/gpu/kernels/kern_flash_ws.o build/gpu/kernels/kern_flash_ws_probe.o \
 build/gpu/kernels/kern_flash_ws_bwd.o build/gpu/kernels/kern_flash_ws_bwd_probe.o: build/gpu/%.o: %.cu \
-		kernels/flash_wgmma.cuh kernels/flash_bwd_wgmma.cuh kernels/flash_bwd_ws.cuh \
-		kernels/flash_bwd_ws_tiles.cuh $(FLASH_HDR)
+		kernels/flash_wgmma.cuh kernels/flash_tma.cuh kernels/flash_bwd_wgmma.cuh \
+		kernels/flash_bwd_ws.cuh kernels/flash_bwd_ws_tiles.cuh $(FLASH_HDR)
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  NVCC    $< (sm_90a)")
 	$(Q)$(NVCC) $(FAST_NVCCFLAGS) $(WG_GENCODE) -Ikernels -Xcompiler -Wall,-Wextra -c $< -o $@
@@ -343,8 +349,10 @@ bench-kernels-gpu: build/gpu/bench_kernels_gpu
 	@scripts/bench_kernels_gpu.sh
 
 # Exit 77 (and "no CUDA device") where there is no GPU.
-test-gpu: build/gpu/test_kernels_gpu build/gpu/test_flash_gpu build/gpu/test_gemm_lt_gpu
+test-gpu: build/gpu/test_kernels_gpu build/gpu/test_flash_ws_gpu build/gpu/test_flash_gpu \
+		build/gpu/test_gemm_lt_gpu
 	./build/gpu/test_kernels_gpu
+	./build/gpu/test_flash_ws_gpu
 	./build/gpu/test_flash_gpu
 	./build/gpu/test_gemm_lt_gpu
 	@if $(NVIDIA_SMI) -L >/dev/null 2>&1; then \

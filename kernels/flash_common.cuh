@@ -152,4 +152,9 @@ int fl_ws_bwd_run(const fl_params &p, int hd, int pipe, cudaStream_t st);
 int fl_wg_run(const fl_params &p, int hd, int pipe, cudaStream_t st);
 int fl_wg_supported(void);
 
+/* kern_flash_ws.cu (sm_90a): the warp-specialized TMA forward for head
+ * dim hd, or fl_wg_run's pipelined one where its tensor maps cannot be
+ * made (kern_flash_ws.cu's top comment). */
+int fl_ws_run(const fl_params &p, int hd, cudaStream_t st);
+
 #endif

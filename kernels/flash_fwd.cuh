@@ -17,15 +17,18 @@
 
 #include "flash_common.cuh"
 
-/* Scale into base 2; on a partial tile, -inf where kpos > qpos (qp: the
- * positions of the thread's rows g and g + 8; a row past sq has INT_MIN).
- * k0 is the tile's first key, BN its width. */
-template <int BN>
+/* Scale into base 2 (SCALE = 0: leave the scores as they are); on a
+ * partial tile, -inf where kpos > qpos (qp: the positions of the thread's
+ * rows g and g + 8; a row past sq has INT_MIN). k0 is the tile's first
+ * key, BN its width. */
+template <int BN, int SCALE = 1>
 static __device__ __forceinline__ void fl_fwd_mask(float s[BN / 8][4],
 						   const fl_params &p, int k0,
 						   int lane, const int qp[2],
 						   int full)
 {
+	const float sl = SCALE ? p.scale_log2 : 1.0f;
+
 #pragma unroll
 	for (int nt = 0; nt < BN / 8; nt++) {
 #pragma unroll
@@ -34,11 +37,9 @@ static __device__ __forceinline__ void fl_fwd_mask(float s[BN / 8][4],
 			int kp = full ? INT_MIN :
 				 col < p.sk ? fl_pos(p.kpos, col) : INT_MAX;
 
-			s[nt][j] = kp <= qp[0] ? s[nt][j] * p.scale_log2 :
-						 -INFINITY;
-			s[nt][2 + j] = kp <= qp[1] ?
-					       s[nt][2 + j] * p.scale_log2 :
-					       -INFINITY;
+			s[nt][j] = kp <= qp[0] ? s[nt][j] * sl : -INFINITY;
+			s[nt][2 + j] = kp <= qp[1] ? s[nt][2 + j] * sl :
+						     -INFINITY;
 		}
 	}
 }

@@ -213,14 +213,14 @@ static int fl_fwd_launch(const fl_params &p, cudaStream_t st)
 }
 
 /* Which forward kern_flash_fwd runs (kernels/kern_flash.h): GTPLAN_FLASH
- * = mma, wg or wgp names one; unset (or another value) means the build's
+ * = mma, wg, wgp or ws names one; unset (or another value) means the build's
  * FLASH_WG_DEFAULT: 0 mma, 1 wg, 2 wgp. The wgmma ones need compute
  * capability 9.0; elsewhere mma runs. */
 #ifndef FLASH_WG_DEFAULT
 #define FLASH_WG_DEFAULT 2
 #endif
 
-enum { FL_MMA, FL_WG, FL_WGP, FL_AUTO };
+enum { FL_MMA, FL_WG, FL_WGP, FL_WS, FL_AUTO };
 
 static int fl_fwd_pick(void)
 {
@@ -234,6 +234,8 @@ static int fl_fwd_pick(void)
 		which = FL_WG;
 	else if (e && !strcmp(e, "wgp"))
 		which = FL_WGP;
+	else if (e && !strcmp(e, "ws"))
+		which = FL_WS;
 	return which != FL_MMA && !fl_wg_supported() ? FL_MMA : which;
 }
 
@@ -267,6 +269,8 @@ static int fl_fwd(void *stream, const struct kern_attn *a,
 	p.lse = lse;
 	p.qpos = qpos;
 	p.kpos = kpos;
+	if (which == FL_WS)
+		return fl_ws_run(p, (int)a->hd, st);
 	if (which != FL_MMA)
 		return fl_wg_run(p, (int)a->hd, which == FL_WGP, st);
 	return a->hd == 64 ? fl_fwd_launch<64>(p, st) :
@@ -307,4 +311,13 @@ extern "C" int kern_flash_fwd_wgp(void *stream, const struct kern_attn *a,
 {
 	return fl_fwd(stream, a, q, k, v, qpos, kpos, o, lse, FL_WGP,
 		      "kern_flash_fwd_wgp");
+}
+
+extern "C" int kern_flash_fwd_ws(void *stream, const struct kern_attn *a,
+				 const uint16_t *q, const uint16_t *k,
+				 const uint16_t *v, const int32_t *qpos,
+				 const int32_t *kpos, uint16_t *o, float *lse)
+{
+	return fl_fwd(stream, a, q, k, v, qpos, kpos, o, lse, FL_WS,
+		      "kern_flash_fwd_ws");
 }

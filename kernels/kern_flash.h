@@ -44,14 +44,17 @@
  * warpgroup MMA), the latter in two schedules: "wg" (per key tile S = Q
  * K^T, softmax, O += P V, each product waited for) and "wgp" (the softmax
  * of tile i overlaps P V of tile i - 1, FlashAttention-3's
- * intra-warpgroup pipelining). The environment variable GTPLAN_FLASH =
- * mma, wg or wgp picks the kernel of kern_flash_fwd; unset (or any other
- * value) it is the build's FLASH_WG_DEFAULT (make FLASH_WG_DEFAULT=N;
- * 0 mma, 1 wg, 2 wgp, the Makefile's default). Off compute capability
- * 9.0 mma.sync
- * always runs. kern_flash_fwd_mma, kern_flash_fwd_wg and
- * kern_flash_fwd_wgp run one kernel each, for tests and benchmarks; the
- * wgmma ones return KERN_ENODEV on another device. */
+ * intra-warpgroup pipelining), and a third wgmma forward, "ws"
+ * (kern_flash_ws.cu: FlashAttention-3's warp specialization, a TMA
+ * producer warpgroup and ping-ponged consumer warpgroups; it runs wgp
+ * where its tensor maps cannot be made). The environment variable
+ * GTPLAN_FLASH = mma, wg, wgp or ws picks the kernel of kern_flash_fwd;
+ * unset (or any other value) it is the build's FLASH_WG_DEFAULT (make
+ * FLASH_WG_DEFAULT=N; 0 mma, 1 wg, 2 wgp, the Makefile's default). Off
+ * compute capability 9.0 mma.sync always runs. kern_flash_fwd_mma,
+ * kern_flash_fwd_wg, kern_flash_fwd_wgp and kern_flash_fwd_ws run one
+ * kernel each, for tests and benchmarks; the wgmma ones return
+ * KERN_ENODEV on another device. */
 int kern_flash_fwd(void *stream, const struct kern_attn *a,
 		   const uint16_t *q, const uint16_t *k, const uint16_t *v,
 		   const int32_t *qpos, const int32_t *kpos, uint16_t *o,
@@ -68,6 +71,33 @@ int kern_flash_fwd_wgp(void *stream, const struct kern_attn *a,
 		       const uint16_t *q, const uint16_t *k,
 		       const uint16_t *v, const int32_t *qpos,
 		       const int32_t *kpos, uint16_t *o, float *lse);
+int kern_flash_fwd_ws(void *stream, const struct kern_attn *a,
+		      const uint16_t *q, const uint16_t *k, const uint16_t *v,
+		      const int32_t *qpos, const int32_t *kpos, uint16_t *o,
+		      float *lse);
+
+/* The warp-specialized forward's machinery alone (kern_flash_ws.cu), for
+ * tests; KERN_ENODEV off compute capability 9.0. Both read x, a bf16
+ * tensor [2][n][heads][hd] (hd 64 or 128) in device memory, and write
+ * bf16 (raw bits) into `out`.
+ *  - op 0, the TMA tile: rows [r0, r0 + rows) of head `head` of batch
+ *    entry 1 (rows past n as zeros), loaded once by TMA with the 128-byte
+ *    swizzle and once by kernels/flash_wgmma.cuh's wg_load_tile (cp.async,
+ *    the layout the wgmma descriptors expect); out gets the two
+ *    shared-memory images byte for byte, TMA's first, each rows * hd
+ *    values. Built for (hd, rows) = (64, 128), (64, 192), (128, 128).
+ *  - op 1, the mbarrier ring: a producer thread loads the n / 64 tiles of
+ *    64 rows x 64 columns of head `head` of batch entry 1 (hd 64), one by
+ *    one, by TMA through a ring of `rows` stages (2 or 4) with full and
+ *    empty barriers, to two consumer warpgroups that copy each tile, read
+ *    through the swizzle, to out[tile 64 + row][col] (some consumer warps
+ *    stall on some tiles, so that either side runs ahead); r0 unused.
+ * *status gets 0, or 1 where a barrier wait gave up (a ring that
+ * deadlocks or a copy whose bytes never arrive). Synchronous only in
+ * the stream's order. */
+int kern_flash_ws_probe(void *stream, int op, int hd, int rows, int n,
+			int heads, int head, int r0, const uint16_t *x,
+			uint16_t *out, int *status);
 
 /* The wgmma kernel's two products alone, one warpgroup, for tests: d [64 x
  * n] (fp32, row-major) = a [64 x k] b (bf16, row-major). op 0: b is given

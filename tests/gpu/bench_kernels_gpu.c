@@ -7,8 +7,9 @@
  *    forward 4 b nh s^2 hd / 2, backward 2.5 times that. `fwd` is the
  *    mma.sync forward (kern_flash_fwd_mma), `fwd-wg` and `fwd-wgp` the
  *    wgmma one in its two schedules (kern_flash_fwd_wg, _wgp;
- *    kernels/kern_flash_wg.cu; n/a off compute capability 9.0), on the
- *    same inputs; `bwd` is the mma.sync backward (kern_flash_bwd_mma)
+ *    kernels/kern_flash_wg.cu; n/a off compute capability 9.0) and
+ *    `fwd-ws` the warp-specialized TMA one (kern_flash_fwd_ws,
+ *    kernels/kern_flash_ws.cu), on the same inputs; `bwd` is the mma.sync backward (kern_flash_bwd_mma)
  *    and `bwd-wg`, `bwd-wgp` the wgmma one in its two schedules
  *    (kern_flash_bwd_wg, _wgp; kernels/kern_flash_wg_bwd.cu; n/a off
  *    compute capability 9.0), `bwd-ws`, `bwd-wsp` the warp-specialized
@@ -128,6 +129,14 @@ static int attn_fwd_wgp(void *p)
 				  NULL, NULL, x->o, x->lse);
 }
 
+static int attn_fwd_ws(void *p)
+{
+	struct attn_arg *x = p;
+
+	return kern_flash_fwd_ws(kern_stream(&G), &x->a, x->q, x->k, x->v,
+				 NULL, NULL, x->o, x->lse);
+}
+
 /* Prints " label ms TFLOP/s" of a wgmma kernel, or " label n/a" where
  * the device has none (compute capability other than 9.0). */
 static void bench_wg(const char *label, bench_fn fn, struct attn_arg *x,
@@ -241,6 +250,7 @@ static void bench_attn_one(const char *name, long long b, long long s,
 	bench_ws("bwd-wsp", attn_bwd_wsp, &x, 2.5 * flop, iters);
 	bench_wg("fwd-wg", attn_fwd_wg, &x, flop, iters);
 	bench_wg("fwd-wgp", attn_fwd_wgp, &x, flop, iters);
+	bench_wg("fwd-ws", attn_fwd_ws, &x, flop, iters);
 	printf("\n");
 	fflush(stdout);
 	kern_free(&G, x.q); kern_free(&G, x.k); kern_free(&G, x.v);

@@ -23,9 +23,9 @@
  *
  * The forward runs through every kernel: mma.sync (kern_flash_fwd_mma,
  * whose o and lse the backward reads) and, on a compute capability 9.0
- * device, wgmma in both schedules (kern_flash_fwd_wg, kern_flash_fwd_wgp),
- * each against the reference with the tolerances above, and each wgmma
- * one against mma.sync:
+ * device, wgmma in three schedules (kern_flash_fwd_wg, _wgp and the
+ * warp-specialized _ws), each against the reference with the tolerances
+ * above, and each wgmma one against mma.sync (ws against wgp too):
  *  - o: normwise 5e-3. Both round P to bf16, but at different running
  *    maxima (key tiles of 64 and 128), and both round o to bf16: where P's
  *    rounding moves an fp32 o across a bf16 rounding boundary the two
@@ -36,12 +36,11 @@
  *    sums run in another order with other rescalings (~1e-6 relative),
  *    which the logarithm turns into ~1e-6 absolute; empty rows -inf in
  *    both.
- * kern_flash_fwd must give the bits of kern_flash_fwd_mma under
- * GTPLAN_FLASH=mma, of kern_flash_fwd_wg under GTPLAN_FLASH=wg and of
- * kern_flash_fwd_wgp under GTPLAN_FLASH=wgp (of mma.sync where wgmma is
- * not available).
+ * kern_flash_fwd under GTPLAN_FLASH=X must give kern_flash_fwd_X's bits
+ * (X = mma, wg, wgp, ws; mma.sync's where wgmma is not available).
  * Before the attention cases, the wgmma products and the ws backward's
- * machinery are checked alone (tests/gpu/flash_probe_gpu.c).
+ * machinery are checked alone (tests/gpu/flash_probe_gpu.c); the ws
+ * forward's machinery has its own test (tests/gpu/test_flash_ws_gpu.c).
  *
  * The backward runs from the same initial gradients through
  * kern_flash_bwd_mma, kern_flash_bwd under GTPLAN_FLASH_BWD=mma and, on
@@ -334,23 +333,25 @@ static void check_switch(const struct fcase *c, struct dev *d,
 	free(l2);
 }
 
-/* The wgmma forwards (two schedules, kernels/kern_flash.h), each named as
- * GTPLAN_FLASH names it. */
+/* The wgmma forwards (kernels/kern_flash.h) as GTPLAN_FLASH names them. */
 static const struct {
 	const char *name;
 	fwd_fn fn;
-} wg_kernels[] = { { "wg", kern_flash_fwd_wg }, { "wgp", kern_flash_fwd_wgp } };
+} wg_kernels[] = { { "wg", kern_flash_fwd_wg }, { "wgp", kern_flash_fwd_wgp },
+		   { "ws", kern_flash_fwd_ws } };
 
 /* The wgmma forwards against the reference and the mma.sync one (om, lm),
  * and the environment switch between them (mma.sync for every value where
- * wgmma is not available). */
+ * wgmma is not available); ws also against wgp ("ws~wgp", TOL_PAIR_*:
+ * the same tiles, products and maxima; P's exponent is one FFMA there). */
 static void run_wg(const struct fcase *c, struct dev *d, const uint16_t *om,
 		   const float *lm, const double *ro, const double *rl)
 {
 	const struct kern_attn *a = &c->a;
 	long long nl = a->batch * a->nh * a->sq;
-	uint16_t *o = gh_malloc((size_t)nq(a) * 2), *od;
-	float *lse = gh_malloc((size_t)nl * 4), *ld;
+	size_t no = (size_t)nq(a) * 2, nb = (size_t)nl * 4;
+	uint16_t *o = gh_malloc(no), *op = gh_malloc(no), *od;
+	float *lse = gh_malloc(nb), *lp = gh_malloc(nb), *ld;
 	char name[96];
 
 	check_switch(c, d, "mma", om, lm);
@@ -365,11 +366,13 @@ static void run_wg(const struct fcase *c, struct dev *d, const uint16_t *om,
 		check_fwd(c, name, o, lse, ro, rl);
 		check_pair(c, name, o, lse, om, lm);
 		check_switch(c, d, wg_kernels[i].name, o, lse);
-		kern_free(&G, od);
-		kern_free(&G, ld);
+		snprintf(name, sizeof(name), "%s ws~wgp", c->name);
+		if (!strcmp(wg_kernels[i].name, "ws"))
+			check_pair(c, name, o, lse, op, lp);
+		memcpy(op, o, no); memcpy(lp, lse, nb);
+		kern_free(&G, od); kern_free(&G, ld);
 	}
-	free(o);
-	free(lse);
+	free(o); free(lse); free(op); free(lp);
 }
 
 typedef int (*bwd_fn)(void *, const struct kern_attn *, const uint16_t *,
