@@ -286,24 +286,22 @@ FAST_OBJ := build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o \
             build/gpu/kernels/kern_flash_ws.o build/gpu/kernels/kern_flash_ws_probe.o \
             build/gpu/kernels/kern_flash_ws_bwd.o build/gpu/kernels/kern_flash_ws_bwd_probe.o \
             build/gpu/kernels/kern_gemm_lt.o
-# kern_flash_wg.cu (the wgmma forward) exists for compute capability 9.0
-# only: wgmma needs the architecture-specific sm_90a, so it alone is built
-# for it; kern_flash.cu calls it only on such a device. FLASH_WG_DEFAULT
-# picks kern_flash_fwd's default there (kernels/kern_flash.h: 0 mma.sync,
-# 1 wg, 2 wgp; rebuild kern_flash.o after changing it): 2, measured on an
-# H200 at 297 against mma.sync's 237 TFLOP/s (hd 128, 4 x 4096, causal)
-# and alike at hd 64 (docs/runtime-gpu.md). kern_flash_wg_bwd.cu (the
-# wgmma backward) and kern_flash_ws_bwd.cu (its warp-specialized
-# schedules, ws and wsp) likewise; FLASH_WG_BWD_DEFAULT picks kern_flash_bwd's
-# default there (0 mma.sync, 1 wg, 2 wgp, 3 ws, 4 wsp; rebuild kern_flash_bwd.o after
-# changing it): 1, measured on an H200 at 273 against mma.sync's 194
-# TFLOP/s (hd 128) and 196 against 171 (hd 64), wgp no faster.
-# kern_flash_ws.cu (the warp-specialized TMA forward, GTPLAN_FLASH=ws;
-# never the default) and kern_flash_ws_probe.cu (its machinery alone, for
-# tests/gpu/test_flash_ws_gpu.c) are sm_90a too.
+# The wgmma attention kernels (kern_flash_wg.cu, kern_flash_wg_bwd.cu, the
+# warp-specialized kern_flash_ws.cu and kern_flash_ws_bwd.cu with their
+# probes' files) exist for compute capability 9.0 only: wgmma, TMA and
+# setmaxnreg need the architecture-specific sm_90a, so these alone are
+# built for it, and kern_flash.cu / kern_flash_bwd.cu call them only on
+# such a device. FLASH_WG_DEFAULT picks kern_flash_fwd's kernel there
+# (kernels/kern_flash.h: 0 mma.sync, 1 wg, 2 wgp, 3 ws; rebuild
+# kern_flash.o after changing it) and FLASH_WG_BWD_DEFAULT kern_flash_bwd's
+# (0 mma.sync, 1 wg, 2 wgp, 3 ws, 4 wsp; rebuild kern_flash_bwd.o): both 3,
+# measured on an H200 (docs/runtime-gpu.md, causal, 4 x 4096): forward
+# 486 TFLOP/s at head dim 128 against wgp's 298 and mma.sync's 237, 341
+# against 185 at head dim 64; backward 323 against wg's 273 at 128, 295
+# against 196 at 64 (wsp within 2% of ws either way).
 WG_GENCODE ?= -gencode arch=compute_90a,code=sm_90a
-FLASH_WG_DEFAULT ?= 2
-FLASH_WG_BWD_DEFAULT ?= 1
+FLASH_WG_DEFAULT ?= 3
+FLASH_WG_BWD_DEFAULT ?= 3
 FAST_BIN := build/gpu/test_flash_gpu build/gpu/test_flash_ws_gpu build/gpu/test_gemm_lt_gpu \
 	    build/gpu/bench_kernels_gpu
 # kern_cuda.o binds every kernels/*.cu (kern_cuda_ops), so all of them

@@ -35,6 +35,26 @@ struct fl_params {
 	float scale, scale_log2;
 };
 
+/* The block's place (x, y, z) in a grid (tiles along the sequence, heads,
+ * batch), with x varying slowest in launch order: blocks start in linear
+ * order (blockIdx.x fastest), so under this map every head's and sample's
+ * tile 0 starts before any tile 1, and so on. A kernel that numbers its
+ * tiles heaviest first (the most keys or queries under a causal mask) so
+ * runs the longest blocks first over the whole grid, not per head, and
+ * the last wave holds the short ones (longest processing time first). A
+ * bijection of the grid: which block computes what changes, not what. */
+static __device__ __forceinline__ void fl_block_lpt(int *x, int *y, int *z)
+{
+	unsigned yz = gridDim.y * gridDim.z;
+	unsigned lin = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y *
+						 blockIdx.z);
+	unsigned r = lin % yz;
+
+	*x = (int)(lin / yz);
+	*y = (int)(r % gridDim.y);
+	*z = (int)(r / gridDim.y);
+}
+
 static __device__ __forceinline__ int fl_pos(const int32_t *pos, int i)
 {
 	return pos ? pos[i] : i;

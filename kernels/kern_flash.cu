@@ -214,10 +214,10 @@ static int fl_fwd_launch(const fl_params &p, cudaStream_t st)
 
 /* Which forward kern_flash_fwd runs (kernels/kern_flash.h): GTPLAN_FLASH
  * = mma, wg, wgp or ws names one; unset (or another value) means the build's
- * FLASH_WG_DEFAULT: 0 mma, 1 wg, 2 wgp. The wgmma ones need compute
+ * FLASH_WG_DEFAULT: 0 mma, 1 wg, 2 wgp, 3 ws. The wgmma ones need compute
  * capability 9.0; elsewhere mma runs. */
 #ifndef FLASH_WG_DEFAULT
-#define FLASH_WG_DEFAULT 2
+#define FLASH_WG_DEFAULT 3
 #endif
 
 enum { FL_MMA, FL_WG, FL_WGP, FL_WS, FL_AUTO };
@@ -225,7 +225,8 @@ enum { FL_MMA, FL_WG, FL_WGP, FL_WS, FL_AUTO };
 static int fl_fwd_pick(void)
 {
 	const char *e = getenv("GTPLAN_FLASH");
-	int which = FLASH_WG_DEFAULT == 2 ? FL_WGP :
+	int which = FLASH_WG_DEFAULT == 3 ? FL_WS :
+		    FLASH_WG_DEFAULT == 2 ? FL_WGP :
 		    FLASH_WG_DEFAULT == 1 ? FL_WG : FL_MMA;
 
 	if (e && !strcmp(e, "mma"))

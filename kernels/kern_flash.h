@@ -50,7 +50,7 @@
  * where its tensor maps cannot be made). The environment variable
  * GTPLAN_FLASH = mma, wg, wgp or ws picks the kernel of kern_flash_fwd;
  * unset (or any other value) it is the build's FLASH_WG_DEFAULT (make
- * FLASH_WG_DEFAULT=N; 0 mma, 1 wg, 2 wgp, the Makefile's default). Off
+ * FLASH_WG_DEFAULT=N; 0 mma, 1 wg, 2 wgp, 3 ws, the Makefile's default). Off
  * compute capability 9.0 mma.sync always runs. kern_flash_fwd_mma,
  * kern_flash_fwd_wg, kern_flash_fwd_wgp and kern_flash_fwd_ws run one
  * kernel each, for tests and benchmarks; the wgmma ones return
@@ -128,7 +128,8 @@ int kern_flash_wg_probe(void *stream, int op, int n, int k,
  * environment variable GTPLAN_FLASH_BWD = mma, wg, wgp, ws or wsp picks
  * the kernel of kern_flash_bwd; unset (or any other value) it is the
  * build's FLASH_WG_BWD_DEFAULT (make FLASH_WG_BWD_DEFAULT=N; 0 mma, 1 wg,
- * 2 wgp, 3 ws, 4 wsp). Off compute capability 9.0 mma.sync always runs.
+ * 2 wgp, 3 ws (the Makefile's default), 4 wsp). Off compute capability
+ * 9.0 mma.sync always runs.
  * kern_flash_bwd_mma, _wg, _wgp, _ws and _wsp run one kernel each, for
  * tests and benchmarks; the wgmma ones return KERN_ENODEV on another
  * device. */

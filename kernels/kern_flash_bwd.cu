@@ -293,7 +293,7 @@ static int fl_bwd_launch(const fl_params &p, cudaStream_t st)
  * wgp, 3 ws, 4 wsp. The wgmma ones need compute capability 9.0; elsewhere
  * mma runs. */
 #ifndef FLASH_WG_BWD_DEFAULT
-#define FLASH_WG_BWD_DEFAULT 1
+#define FLASH_WG_BWD_DEFAULT 3
 #endif
 
 enum { FL_BWD_MMA, FL_BWD_WG, FL_BWD_WGP, FL_BWD_WS, FL_BWD_WSP, FL_BWD_AUTO };

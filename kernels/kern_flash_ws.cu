@@ -393,9 +393,12 @@ fl_ws_kernel(const fl_params p, const __grid_constant__ CUtensorMap tq,
 	 * canonical_warp_group_idx): ptxas serialises wgmma in code it
 	 * believes divergent */
 	int wg = __shfl_sync(0xffffffffu, tid >> 7, 0);
-	int h = blockIdx.y, b = blockIdx.z, kvh = h / (p.nh / p.nkv);
-	int q0 = (gridDim.x - 1 - blockIdx.x) * WS_BM(D);
 	int nkt = (p.sk + WS_BN - 1) / WS_BN, qmin, qmax, qall;
+	int t, h, b, kvh, q0;
+
+	fl_block_lpt(&t, &h, &b); /* the last query tiles first, grid-wide */
+	kvh = h / (p.nh / p.nkv);
+	q0 = (gridDim.x - 1 - t) * WS_BM(D);
 
 	if (tid == 0) {
 		tma_prefetch_map(&tq);

@@ -387,16 +387,18 @@ fl_ws_bwd_kernel(const __grid_constant__ ws_maps m, const fl_params p,
 {
 	constexpr int BM = ws_bm(D);
 	extern __shared__ __align__(1024) unsigned char ws_sm[];
-	int tid = threadIdx.x, part = blockIdx.y % split, kmin, kmax, kall;
+	int tid = threadIdx.x, part, kmin, kmax, kall, t, y;
 	int full;
 	ws_blk k;
 
+	fl_block_lpt(&t, &y, &k.b); /* the first key tiles (the most query
+				       tiles under a causal mask) first */
+	part = y % split;
 	k.base = wg_align(ws_sm);
 	k.gb = ws_sm + (k.base - fl_smem(ws_sm));
 	k.cls = k.base + ws_lay<D, BM>::cls;
-	k.b = blockIdx.z;
-	k.g = blockIdx.y / split;
-	k.k0 = blockIdx.x * WB_BN;
+	k.g = y / split;
+	k.k0 = t * WB_BN;
 	k.nqt = (p.sq + BM - 1) / BM;
 	k.grp = p.nh / p.nkv;
 	k.nit = k.nqt * (k.grp * (part + 1) / split);
