@@ -16,11 +16,14 @@
  * --fmad=true), so a fused value may differ from kern_rope's in its last
  * bit (tests/gpu/test_kernels_qkv_gpu.c).
  *
- * The fused kernels: one block a row (grid-stride over rows), one thread a
- * chunk of 8 pairs (i, i + hd/2) of one head: two 16-byte loads per half,
- * a 16-byte store of the copy per half and, where the fp32 output is
- * wanted, two more; a scalar variant takes head dims that are not
- * multiples of 16 and arrays that are not 16-byte aligned.
+ * The fused kernels: one thread a chunk of 8 pairs (i, i + hd/2) of one
+ * head: two 16-byte loads per half, a 16-byte store of the copy per half
+ * and, where the fp32 output is wanted, two more. Where a row's chunks
+ * fit a block (the Llama shapes), qkv_rope8_k: blocks walk rows with the
+ * loads of the next rows in flight (cp.async into shared memory) while
+ * the current row's table is computed; else qkv_rope_k, one block a row;
+ * its scalar variant takes head dims that are not multiples of 16 and
+ * arrays that are not 16-byte aligned.
  */
 #include <cuda_runtime.h>
 
@@ -96,16 +99,28 @@ int kern_cuda_qkv_merge(struct kern_ctx *k, long long rows, long long groups,
 /* Pair i's cos and sin for a row at position p: the angle in double, then
  * its cos and sin rounded to fp32 (kern.h); the sin negated for the
  * inverse. */
-__device__ __forceinline__ static void rope_cs(int32_t p, long long i,
-					       long long hd, double theta,
-					       int inverse, float *c, float *s)
+__device__ __forceinline__ static double rope_freq(long long i, long long hd,
+						   double theta)
 {
-	double a = (double)p * pow(theta, -2.0 * (double)i / (double)hd);
+	return pow(theta, -2.0 * (double)i / (double)hd);
+}
 
+/* The cos and sin of angle a, rounded to fp32; the sin negated for the
+ * inverse. */
+__device__ __forceinline__ static void rope_cs_at(double a, int inverse,
+						  float *c, float *s)
+{
 	*c = (float)cos(a);
 	*s = (float)sin(a);
 	if (inverse)
 		*s = -*s;
+}
+
+__device__ __forceinline__ static void rope_cs(int32_t p, long long i,
+					       long long hd, double theta,
+					       int inverse, float *c, float *s)
+{
+	rope_cs_at((double)p * rope_freq(i, hd, theta), inverse, c, s);
 }
 
 /* The pair (x1, x2) turned by the angle whose cos and sin are c, s:
@@ -292,9 +307,250 @@ __global__ static void qkv_rope_k(struct qkv_rope_args a)
 /* Threads a block at most. */
 #define QKV_ROPE_THREADS 512
 
+/* The fused pass on 16-byte chunks where a row's chunks fit a block
+ * (items <= QKV_ROPE_THREADS, hd <= QR_MAX_HD): thread t owns item t of
+ * every row (its part, head and offsets fixed for the launch), a block
+ * walks rows (grid stride, resident_grid's blocks). Each thread copies
+ * its item's 64 bytes of rows r + g and r + 2 g (g the grid) into
+ * shared memory (cp.async, QR_STAGES stages: in flight without holding
+ * registers) and computes row r + g's cos and sin into the other of two
+ * tables before it turns and stores row r; the frequencies (rope_freq,
+ * pow in double) once a block. What limited qkv_rope_k (2.4-2.5 TB/s on
+ * an H200, docs/runtime-gpu.md), as a hypothesis for the H200 to
+ * confirm: each block's one row waited for its pos, then its table (pow,
+ * cos and sin in double: microseconds of dependent latency) before its
+ * loads, at 60 registers (2 blocks of 384 an SM at hd 128): a few KB in
+ * flight an SM. The values are rope_cs's and rope_turn's (rope_cs_at),
+ * rounded as bf16_keep (bf16_pack8: the same bits), so the same as
+ * qkv_rope_k's unless ptxas contracts rope_turn's y1 differently here
+ * (tests/gpu/test_kernels_qkv_gpu.c counts such values). */
+#define QR_MAX_HD 512
+
+template <int MERGE>
+struct qr_item {
+	const float *src;
+	float *dst;
+	uint16_t *dst16;
+	long long sstride, dstride; /* a row's floats in src, in dst */
+	int i0, turn;
+};
+
+/* Item t's arrays at row 0 and their row strides (qkv_rope_k's
+ * offsets). */
+template <int MERGE>
+__device__ static void qr_item_init(const struct qkv_rope_args &a, int t,
+				    struct qr_item<MERGE> *q)
+{
+	int half = a.hd / 2, cph = half / 8, hpg = a.qh + 2 * a.kh;
+	int hh = t / cph, j = hh / hpg, h = hh - j * hpg;
+	int p = h < a.qh ? 0 : h < a.qh + a.kh ? 1 : 2;
+	int nh = p ? a.kh : a.qh, lh = h - (p ? a.qh + (p - 1) * a.kh : 0);
+	long long prow = (long long)a.groups * nh * a.hd;
+	long long prow_p = (long long)a.groups * hpg * a.hd;
+	long long off = ((long long)j * nh + lh) * a.hd;
+	long long po = (long long)hh * a.hd;
+	float *pf = p == 0 ? a.part[0] : p == 1 ? a.part[1] : a.part[2];
+	uint16_t *ph = p == 0 ? a.part16[0] : p == 1 ? a.part16[1] :
+		       a.part16[2];
+
+	q->i0 = (t - hh * cph) * 8;
+	q->turn = p < 2;
+	if (MERGE) {
+		q->src = pf + off;
+		q->sstride = prow;
+		q->dst = a.packed ? a.packed + po : NULL;
+		q->dst16 = a.packed16 + po;
+		q->dstride = prow_p;
+	} else {
+		q->src = a.packed + po;
+		q->sstride = prow_p;
+		q->dst = pf ? pf + off : NULL;
+		q->dst16 = ph + off;
+		q->dstride = prow;
+	}
+}
+
+/* 16 bytes from global to shared memory without a register
+ * (cp.async, sm_80 on), a group of them committed, and the wait until at
+ * most N groups of this thread are pending (its copies before then then
+ * visible to it). */
+__device__ __forceinline__ static void cp16(void *smem, const void *gmem)
+{
+	unsigned int sa = (unsigned int)__cvta_generic_to_shared(smem);
+
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"
+		     :: "r"(sa), "l"(gmem) : "memory");
+}
+
+__device__ __forceinline__ static void cp_commit(void)
+{
+	asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+template <int N>
+__device__ __forceinline__ static void cp_wait(void)
+{
+	asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
+}
+
+/* Row r's 4 chunks of the item into stage st (float4 c of thread t at
+ * st[c * nt + t]: a warp's accesses to a chunk are consecutive). */
+template <int MERGE>
+__device__ __forceinline__ static void qr_fetch(const struct qr_item<MERGE> &q,
+						int half, long long r,
+						float4 *st, int nt)
+{
+	const float *p = q.src + r * q.sstride + q.i0;
+	int t = threadIdx.x;
+
+	cp16(&st[t], p);
+	cp16(&st[nt + t], p + 4);
+	cp16(&st[2 * nt + t], p + half);
+	cp16(&st[3 * nt + t], p + half + 4);
+}
+
+/* Row r's table: cos at cs[0, half), sin at cs[half, hd). */
+__device__ __forceinline__ static void qr_table(const struct qkv_rope_args &a,
+						const double *freq, long long r,
+						float *cs)
+{
+	int half = a.hd / 2;
+
+	for (int i = threadIdx.x; i < half; i += blockDim.x)
+		rope_cs_at((double)a.pos[r] * freq[i], a.merge, &cs[i],
+			   &cs[half + i]);
+}
+
+/* The item of row r from stage st, turned by the table cs where it is a
+ * query or key head, rounded (bf16_keep's bits), stored. */
+template <int MERGE>
+__device__ __forceinline__ static void qr_store(const struct qr_item<MERGE> &q,
+						int half, long long r,
+						const float *cs,
+						const float4 *st, int nt)
+{
+	float *d = q.dst ? q.dst + r * q.dstride + q.i0 : NULL;
+	uint16_t *d16 = q.dst16 + r * q.dstride + q.i0;
+	float4 v[4];
+	float x1[8], x2[8];
+	uint4 b1, b2;
+
+#pragma unroll
+	for (int c = 0; c < 4; c++)
+		v[c] = st[c * nt + threadIdx.x];
+	x1[0] = v[0].x; x1[1] = v[0].y; x1[2] = v[0].z; x1[3] = v[0].w;
+	x1[4] = v[1].x; x1[5] = v[1].y; x1[6] = v[1].z; x1[7] = v[1].w;
+	x2[0] = v[2].x; x2[1] = v[2].y; x2[2] = v[2].z; x2[3] = v[2].w;
+	x2[4] = v[3].x; x2[5] = v[3].y; x2[6] = v[3].z; x2[7] = v[3].w;
+#pragma unroll
+	for (int j = 0; j < 8; j++)
+		if (q.turn)
+			rope_turn(x1[j], x2[j], cs[q.i0 + j],
+				  cs[half + q.i0 + j], &x1[j], &x2[j]);
+	b1 = bf16_pack8(x1);
+	b2 = bf16_pack8(x2);
+	*(uint4 *)d16 = b1;
+	*(uint4 *)(d16 + half) = b2;
+	if (d) {
+		unsigned int w1[4] = { b1.x, b1.y, b1.z, b1.w };
+		unsigned int w2[4] = { b2.x, b2.y, b2.z, b2.w };
+
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			x1[2 * j] = __uint_as_float(w1[j] << 16);
+			x1[2 * j + 1] = __uint_as_float(w1[j] & 0xffff0000u);
+			x2[2 * j] = __uint_as_float(w2[j] << 16);
+			x2[2 * j + 1] = __uint_as_float(w2[j] & 0xffff0000u);
+		}
+		store_v<8>(d, x1);
+		store_v<8>(d + half, x2);
+	}
+}
+
+/* Dynamic shared memory: half doubles (rope_freq), two tables of hd
+ * floats, QR_STAGES stages of 4 float4s a thread. */
+#define QR_STAGES 3
+
+static size_t qr_smem(int hd, int threads)
+{
+	return (size_t)hd / 2 * sizeof(double) + 2 * (size_t)hd *
+	       sizeof(float) + (size_t)QR_STAGES * 4 * (size_t)threads *
+	       sizeof(float4);
+}
+
+template <int MERGE>
+__global__ static void __launch_bounds__(QKV_ROPE_THREADS)
+qkv_rope8_k(struct qkv_rope_args a)
+{
+	extern __shared__ double freq[];
+	int half = a.hd / 2, t = threadIdx.x, nt = blockDim.x;
+	int on = t < a.groups * (a.qh + 2 * a.kh) * (half / 8);
+	float *cs = (float *)(freq + half);
+	float4 *stage = (float4 *)(cs + 2 * a.hd);
+	long long r = blockIdx.x, g = gridDim.x;
+	struct qr_item<MERGE> q;
+
+	if (r >= a.rows)
+		return;
+	if (on)
+		qr_item_init<MERGE>(a, t, &q);
+	/* rows r, r + g, .. r + (QR_STAGES - 2) g in flight, one group
+	 * each (empty past the end: the count of groups stays fixed) */
+	for (int k = 0; k < QR_STAGES - 1; k++) {
+		if (on && r + k * g < a.rows)
+			qr_fetch<MERGE>(q, half, r + k * g,
+					stage + k * 4 * nt, nt);
+		cp_commit();
+	}
+	for (int i = t; i < half; i += nt)
+		freq[i] = rope_freq(i, a.hd, a.theta);
+	__syncthreads();
+	qr_table(a, freq, r, cs);
+	__syncthreads();
+	for (int k = 0; r < a.rows; r += g, k++) {
+		long long ra = r + (QR_STAGES - 1) * g;
+
+		if (on && ra < a.rows)
+			qr_fetch<MERGE>(q, half, ra, stage + (k + QR_STAGES -
+					1) % QR_STAGES * 4 * nt, nt);
+		cp_commit();
+		if (r + g < a.rows)
+			qr_table(a, freq, r + g, cs + (k + 1) % 2 * a.hd);
+		cp_wait<QR_STAGES - 1>(); /* row r's copies have landed */
+		if (on)
+			qr_store<MERGE>(q, half, r, cs + k % 2 * a.hd,
+					stage + k % QR_STAGES * 4 * nt, nt);
+		__syncthreads(); /* the next table written, this one read */
+	}
+}
+
+template <int MERGE>
+static int qkv_rope8_go(struct kern_ctx *k, const struct qkv_rope_args *a,
+			int threads)
+{
+	size_t smem = qr_smem(a->hd, threads);
+	unsigned g = 1;
+
+	CUDACHECK(cudaFuncSetAttribute(qkv_rope8_k<MERGE>,
+				       cudaFuncAttributeMaxDynamicSharedMemorySize,
+				       (int)smem));
+	KERN_TRY(resident_grid(qkv_rope8_k<MERGE>, threads, smem, a->rows,
+			       &g));
+	qkv_rope8_k<MERGE><<<g, (unsigned)threads, smem, stream_of(k)>>>(*a);
+	LAUNCHCHECK(qkv_rope8_k);
+	return 0;
+}
+
 static int aligned16(const void *p)
 {
 	return (uintptr_t)p % 16 == 0;
+}
+
+static int qkv_rope8_run(struct kern_ctx *k, const struct qkv_rope_args *a,
+			 int threads)
+{
+	return a->merge ? qkv_rope8_go<1>(k, a, threads) :
+			  qkv_rope8_go<0>(k, a, threads);
 }
 
 static int qkv_rope_run(struct kern_ctx *k, const struct kern_qkv *s,
@@ -323,6 +579,8 @@ static int qkv_rope_run(struct kern_ctx *k, const struct kern_qkv *s,
 	items = row / 2 / (vec ? 8 : 1);
 	threads = items < QKV_ROPE_THREADS ? (items + 31) / 32 * 32 :
 		  QKV_ROPE_THREADS;
+	if (vec && items <= QKV_ROPE_THREADS && s->hd <= QR_MAX_HD)
+		return qkv_rope8_run(k, a, (int)threads);
 	if (vec)
 		qkv_rope_k<8><<<grid, (unsigned)threads, smem,
 				stream_of(k)>>>(*a);
