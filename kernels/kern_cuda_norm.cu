@@ -38,6 +38,7 @@
 #define NORM_BWD_ROWS 8 /* rows a backward part, at least */
 #define NORM_BWD_PARTS 1024 /* backward parts, at most */
 #define DG_LANES 8 /* part sums a column in norm_dg_sum_k */
+#define DG_COLS 8 /* columns a block of norm_dg_sum_k */
 
 static cudaStream_t stream_of(struct kern_ctx *k)
 {
@@ -286,9 +287,54 @@ __device__ __forceinline__ static float dx_of(float s, float g, float dy,
 }
 
 /* dx_i = s (g_i dy_i - x_i s^2 mean_j(g_j dy_j x_j)), as in the CPU twin
- * (ADD: dx_i += that, kern_rmsnorm_bwd_add), for the block's rows
- * [chunk b, chunk (b + 1)); part[b, i] = the sum over them, in row order,
- * of dy_i x_i s. */
+ * (ADD: dx_i += that, kern_rmsnorm_bwd_add) for one row, its x, dy (and
+ * old dx: pv) in registers, and acc += its dy_i x_i s. */
+template <int NV, int VEC, int ADD>
+__device__ __forceinline__ static void norm_bwd_row(const struct norm_bwd &a,
+						    int row, float4 *xv,
+						    float4 *dv, float4 *pv,
+						    float4 *acc)
+{
+	size_t o = (size_t)row * a.h;
+	float s = a.rstd[row], dot = 0.0f, c;
+
+#pragma unroll
+	for (int j = 0; j < NV; j++) {
+		float4 g = ld4<VEC>(a.g, ELEM(j), a.h);
+
+		dot = fmaf(g.x * dv[j].x, xv[j].x, dot);
+		dot = fmaf(g.y * dv[j].y, xv[j].y, dot);
+		dot = fmaf(g.z * dv[j].z, xv[j].z, dot);
+		dot = fmaf(g.w * dv[j].w, xv[j].w, dot);
+		acc[j].x = fmaf(dv[j].x * xv[j].x, s, acc[j].x);
+		acc[j].y = fmaf(dv[j].y * xv[j].y, s, acc[j].y);
+		acc[j].z = fmaf(dv[j].z * xv[j].z, s, acc[j].z);
+		acc[j].w = fmaf(dv[j].w * xv[j].w, s, acc[j].w);
+	}
+	dot = block_sum(dot);
+	c = s * s * dot / (float)a.h;
+#pragma unroll
+	for (int j = 0; j < NV; j++) {
+		float4 g = ld4<VEC>(a.g, ELEM(j), a.h), d;
+
+		d = make_float4(dx_of(s, g.x, dv[j].x, xv[j].x, c),
+				dx_of(s, g.y, dv[j].y, xv[j].y, c),
+				dx_of(s, g.z, dv[j].z, xv[j].z, c),
+				dx_of(s, g.w, dv[j].w, xv[j].w, c));
+		if (ADD)
+			d = make_float4(pv[j].x + d.x, pv[j].y + d.y,
+					pv[j].z + d.z, pv[j].w + d.w);
+		st4<VEC>(a.dx + o, ELEM(j), a.h, d);
+		if (a.dx16) { /* the bits; dx keeps its fp32 value */
+			float4 t = d;
+
+			bf4<VEC>(a.dx16 + o, ELEM(j), a.h, &t);
+		}
+	}
+}
+
+/* The block's rows [chunk b, chunk (b + 1)) by norm_bwd_row; part[b, i] =
+ * the sum over them, in row order, of dy_i x_i s. */
 template <int NV, int VEC, int ADD>
 __global__ static void __launch_bounds__(NORM_THREADS)
 norm_bwd_k(struct norm_bwd a)
@@ -302,7 +348,6 @@ norm_bwd_k(struct norm_bwd a)
 	for (int row = r0; row < r1; row++) {
 		size_t o = (size_t)row * a.h;
 		float4 xv[NV], dv[NV], pv[NV];
-		float s = a.rstd[row], dot = 0.0f, c;
 
 #pragma unroll
 		for (int j = 0; j < NV; j++) {
@@ -311,60 +356,101 @@ norm_bwd_k(struct norm_bwd a)
 			if (ADD) /* with the others: one wait a row */
 				pv[j] = ld4<VEC>(a.dx + o, ELEM(j), a.h);
 		}
-#pragma unroll
-		for (int j = 0; j < NV; j++) {
-			float4 g = ld4<VEC>(a.g, ELEM(j), a.h);
-
-			dot = fmaf(g.x * dv[j].x, xv[j].x, dot);
-			dot = fmaf(g.y * dv[j].y, xv[j].y, dot);
-			dot = fmaf(g.z * dv[j].z, xv[j].z, dot);
-			dot = fmaf(g.w * dv[j].w, xv[j].w, dot);
-			acc[j].x = fmaf(dv[j].x * xv[j].x, s, acc[j].x);
-			acc[j].y = fmaf(dv[j].y * xv[j].y, s, acc[j].y);
-			acc[j].z = fmaf(dv[j].z * xv[j].z, s, acc[j].z);
-			acc[j].w = fmaf(dv[j].w * xv[j].w, s, acc[j].w);
-		}
-		dot = block_sum(dot);
-		c = s * s * dot / (float)a.h;
-#pragma unroll
-		for (int j = 0; j < NV; j++) {
-			float4 g = ld4<VEC>(a.g, ELEM(j), a.h), d;
-
-			d = make_float4(dx_of(s, g.x, dv[j].x, xv[j].x, c),
-					dx_of(s, g.y, dv[j].y, xv[j].y, c),
-					dx_of(s, g.z, dv[j].z, xv[j].z, c),
-					dx_of(s, g.w, dv[j].w, xv[j].w, c));
-			if (ADD)
-				d = make_float4(pv[j].x + d.x, pv[j].y + d.y,
-						pv[j].z + d.z, pv[j].w + d.w);
-			st4<VEC>(a.dx + o, ELEM(j), a.h, d);
-			if (a.dx16) { /* the bits; dx keeps its fp32 value */
-				float4 t = d;
-
-				bf4<VEC>(a.dx16 + o, ELEM(j), a.h, &t);
-			}
-		}
+		norm_bwd_row<NV, VEC, ADD>(a, row, xv, dv, pv, acc);
 	}
 #pragma unroll
 	for (int j = 0; j < NV; j++)
 		st4<VEC>(a.part + (size_t)blockIdx.x * a.h, ELEM(j), a.h, acc[j]);
 }
 
-/* dg[i] += the sum of part[p, i] over p < parts: a block takes 32
- * columns, warp w adds the parts p = w mod DG_LANES in order of p, then
- * the lanes' sums are added in order of w. The same order on every run:
- * the parts are not added in order of p (as the CPU twin's rows), so the
- * rounding differs from it. */
-__global__ static void __launch_bounds__(32 * DG_LANES)
+/* Row `row`'s x, dy (ADD: and dx) float4s of this thread into stage st
+ * (NV float4s each, at the thread's ELEM offsets: ld4's layout). */
+template <int NV, int ADD>
+__device__ __forceinline__ static void norm_bwd_fetch(const struct norm_bwd &a,
+						      int row, float *st)
+{
+	size_t o = (size_t)row * a.h;
+
+#pragma unroll
+	for (int j = 0; j < NV; j++) {
+		int e = ELEM(j);
+
+		if (e < a.h) {
+			cp16(st + e, a.x + o + e);
+			cp16(st + a.h + e, a.dy + o + e);
+			if (ADD)
+				cp16(st + 2 * a.h + e, a.dx + o + e);
+		}
+	}
+}
+
+/* norm_bwd_k on the vector path with the next row's inputs in flight:
+ * each thread copies its float4s of row + 1 into the other of two stages
+ * of shared memory (cp.async: no registers held) before it computes row
+ * `row` from its stage, so a block always has a row's loads in flight.
+ * What limited norm_bwd_k (2.9-3.3 TB/s at h 2048 on an H200,
+ * docs/runtime-gpu.md), as a hypothesis for the H200 to confirm: a
+ * block's loads were in flight only until the row's reduction began, and
+ * none while it reduced and stored (about 4 blocks an SM, 64 bytes a
+ * thread). Each thread reads back only what it copied; the values and
+ * the order of every sum are norm_bwd_k's (norm_bwd_row), so the bits
+ * too. */
+template <int NV, int ADD>
+__global__ static void __launch_bounds__(NORM_THREADS)
+norm_bwd_cp_k(struct norm_bwd a)
+{
+	extern __shared__ float4 stage4[];
+	float *stage = (float *)stage4;
+	int r0 = blockIdx.x * a.chunk, r1 = min(r0 + a.chunk, a.rows);
+	size_t span = (size_t)(ADD ? 3 : 2) * a.h;
+	float4 acc[NV];
+
+#pragma unroll
+	for (int j = 0; j < NV; j++)
+		acc[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+	if (r0 < r1)
+		norm_bwd_fetch<NV, ADD>(a, r0, stage);
+	cp_commit();
+	for (int row = r0, i = 0; row < r1; row++, i ^= 1) {
+		float *st = stage + i * span;
+		float4 xv[NV], dv[NV], pv[NV];
+
+		if (row + 1 < r1)
+			norm_bwd_fetch<NV, ADD>(a, row + 1, stage + (i ^ 1) *
+						span);
+		cp_commit();
+		cp_wait<1>(); /* row's copies have landed */
+#pragma unroll
+		for (int j = 0; j < NV; j++) {
+			xv[j] = ld4<1>(st, ELEM(j), a.h);
+			dv[j] = ld4<1>(st + a.h, ELEM(j), a.h);
+			if (ADD)
+				pv[j] = ld4<1>(st + 2 * a.h, ELEM(j), a.h);
+		}
+		norm_bwd_row<NV, 1, ADD>(a, row, xv, dv, pv, acc);
+	}
+#pragma unroll
+	for (int j = 0; j < NV; j++)
+		st4<1>(a.part + (size_t)blockIdx.x * a.h, ELEM(j), a.h, acc[j]);
+}
+
+/* dg[i] += the sum of part[p, i] over p < parts: a block takes DG_COLS
+ * columns, its lane w (DG_COLS threads) adds the parts p = w mod
+ * DG_LANES in order of p, then the lanes' sums are added in order of w.
+ * The same order on every run: the parts are not added in order of p
+ * (as the CPU twin's rows), so the rounding differs from it. DG_COLS 8
+ * (32-byte rows of a part): h / 8 blocks, 256 at h 2048 (32 columns a
+ * block left 64 blocks, half the SMs, to read the parts' 4 MB). */
+__global__ static void __launch_bounds__(DG_COLS * DG_LANES)
 norm_dg_sum_k(int h, int parts, const float *part, float *dg)
 {
-	__shared__ float lane[DG_LANES][32];
-	int w = threadIdx.x >> 5, l = threadIdx.x & 31;
-	int i = blockIdx.x * 32 + l;
+	__shared__ float lane[DG_LANES][DG_COLS];
+	int w = threadIdx.x / DG_COLS, l = threadIdx.x % DG_COLS;
+	int i = blockIdx.x * DG_COLS + l;
 	float acc = 0.0f;
 
 	if (i < h)
-#pragma unroll 8 /* loads ahead of the adds that wait for them */
+#pragma unroll 16 /* loads ahead of the adds that wait for them */
 		for (int p = w; p < parts; p += DG_LANES)
 			acc += part[(size_t)p * h + i];
 	lane[w][l] = acc;
@@ -393,28 +479,41 @@ static int norm_bwd_parts(long long rows, int nv, int *chunk)
 	return (int)((rows + c - 1) / c);
 }
 
-template <int NV, int VEC>
-static void norm_bwd_launch(cudaStream_t st, int parts, int tpb, int add,
-			    const struct norm_bwd *a)
+/* norm_bwd_cp_k on the vector path where its two stages fit shared
+ * memory (NV <= 4: 96 KB at h 4096 with ADD), else norm_bwd_k. */
+template <int NV, int VEC, int ADD>
+static int norm_bwd_launch(cudaStream_t st, int parts, int tpb,
+			   const struct norm_bwd *a)
 {
-	if (add)
-		norm_bwd_k<NV, VEC, 1><<<parts, tpb, 0, st>>>(*a);
-	else
-		norm_bwd_k<NV, VEC, 0><<<parts, tpb, 0, st>>>(*a);
+	size_t smem = 2 * (size_t)(ADD ? 3 : 2) * (size_t)a->h * sizeof(float);
+
+	if constexpr (VEC && NV <= 4) {
+		CUDACHECK(cudaFuncSetAttribute(
+			norm_bwd_cp_k<NV, ADD>,
+			cudaFuncAttributeMaxDynamicSharedMemorySize,
+			(int)smem));
+		norm_bwd_cp_k<NV, ADD><<<parts, tpb, smem, st>>>(*a);
+	} else {
+		norm_bwd_k<NV, VEC, ADD><<<parts, tpb, 0, st>>>(*a);
+	}
+	LAUNCHCHECK(norm_bwd_k);
+	return 0;
 }
 
 template <int VEC>
 static int norm_bwd_go(cudaStream_t st, int nv, int parts, int tpb, int add,
 		       const struct norm_bwd *a)
 {
-	switch (nv) {
-	case 1: norm_bwd_launch<1, VEC>(st, parts, tpb, add, a); break;
-	case 2: norm_bwd_launch<2, VEC>(st, parts, tpb, add, a); break;
-	case 4: norm_bwd_launch<4, VEC>(st, parts, tpb, add, a); break;
-	default: norm_bwd_launch<8, VEC>(st, parts, tpb, add, a); break;
+	switch (nv * 2 + !!add) {
+	case 2: return norm_bwd_launch<1, VEC, 0>(st, parts, tpb, a);
+	case 3: return norm_bwd_launch<1, VEC, 1>(st, parts, tpb, a);
+	case 4: return norm_bwd_launch<2, VEC, 0>(st, parts, tpb, a);
+	case 5: return norm_bwd_launch<2, VEC, 1>(st, parts, tpb, a);
+	case 8: return norm_bwd_launch<4, VEC, 0>(st, parts, tpb, a);
+	case 9: return norm_bwd_launch<4, VEC, 1>(st, parts, tpb, a);
+	case 16: return norm_bwd_launch<8, VEC, 0>(st, parts, tpb, a);
+	default: return norm_bwd_launch<8, VEC, 1>(st, parts, tpb, a);
 	}
-	LAUNCHCHECK(norm_bwd_k);
-	return 0;
 }
 
 static int two_pass_bwd(struct kern_ctx *k, long long rows, long long h,
@@ -447,7 +546,8 @@ static int norm_bwd(struct kern_ctx *k, long long rows, long long h,
 	      (uintptr_t)dx16 % 8 == 0;
 	KERN_TRY(vec ? norm_bwd_go<1>(stream_of(k), nv, parts, tpb, add, &a) :
 		       norm_bwd_go<0>(stream_of(k), nv, parts, tpb, add, &a));
-	norm_dg_sum_k<<<(unsigned)((h + 31) / 32), 32 * DG_LANES, 0,
+	norm_dg_sum_k<<<(unsigned)((h + DG_COLS - 1) / DG_COLS),
+			DG_COLS * DG_LANES, 0,
 			stream_of(k)>>>((int)h, parts, a.part, dg);
 	LAUNCHCHECK(norm_dg_sum_k);
 	return 0;
@@ -574,7 +674,8 @@ static int two_pass_bwd(struct kern_ctx *k, long long rows, long long h,
 			KERN_CUDA_THREADS, 0, stream_of(k)>>>(
 		rows, h, chunk, x, rstd, dy, part);
 	LAUNCHCHECK(two_pass_dg_k);
-	norm_dg_sum_k<<<(unsigned)((h + 31) / 32), 32 * DG_LANES, 0,
+	norm_dg_sum_k<<<(unsigned)((h + DG_COLS - 1) / DG_COLS),
+			DG_COLS * DG_LANES, 0,
 			stream_of(k)>>>((int)h, (int)parts, part, dg);
 	LAUNCHCHECK(norm_dg_sum_k);
 	two_pass_dx_k<<<rows_grid(rows), KERN_CUDA_THREADS, 0,

@@ -370,29 +370,6 @@ __device__ static void qr_item_init(const struct qkv_rope_args &a, int t,
 	}
 }
 
-/* 16 bytes from global to shared memory without a register
- * (cp.async, sm_80 on), a group of them committed, and the wait until at
- * most N groups of this thread are pending (its copies before then then
- * visible to it). */
-__device__ __forceinline__ static void cp16(void *smem, const void *gmem)
-{
-	unsigned int sa = (unsigned int)__cvta_generic_to_shared(smem);
-
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"
-		     :: "r"(sa), "l"(gmem) : "memory");
-}
-
-__device__ __forceinline__ static void cp_commit(void)
-{
-	asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-template <int N>
-__device__ __forceinline__ static void cp_wait(void)
-{
-	asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
-}
-
 /* Row r's 4 chunks of the item into stage st (float4 c of thread t at
  * st[c * nt + t]: a warp's accesses to a chunk are consecutive). */
 template <int MERGE>
