@@ -19,9 +19,11 @@
  * consecutive rows (norm_bwd_parts: a count fixed by the shape), adds each
  * row's dy x rstd to per-column sums in registers and writes them as one
  * part; norm_dg_sum_k then adds the parts to dg in a fixed order. dy and x
- * are read once (before: once for dx, once more for dg). Results are the
- * same on every run for a given shape; they differ from the CPU twin's
- * left-to-right sums only by rounding (tests/gpu/test_kernels_gpu.c,
+ * are read once (before: once for dx, once more for dg); on the vector
+ * path up to h 4096 (norm_bwd_cp_k) the next row's inputs are copied into
+ * shared memory while the current row is reduced and written. Results
+ * are the same on every run for a given shape; they differ from the CPU
+ * twin's left-to-right sums only by rounding (tests/gpu/test_kernels_gpu.c,
  * tests/gpu/test_kernels_mem_gpu.c).
  */
 #include <cuda_runtime.h>
