@@ -177,11 +177,14 @@ static void test_ce_b16(void)
 }
 
 /* The lookup in a bf16 table: rows moved and widened, so exactly the
- * CPU's (8 values a thread where h allows, one where not). */
+ * CPU's (8 values a thread where h allows, one where not; h 2048, 4096
+ * and 4104 for 1, 2 and 4 chunks a thread of kern_cuda_b16.cu's
+ * embed_fwd8_k, whose blocks walk several of the 4096 and 2000 rows). */
 static void test_embed_b16(void)
 {
 	static const long long dims[][3] = { /* n, h, rows */
 		{ 4096, 2048, 1000 }, { 33, 20, 50 }, { 7, 13, 9 },
+		{ 2000, 4096, 100 }, { 300, 4104, 64 },
 	};
 	struct verdict v = { 0, 0 };
 
