@@ -315,10 +315,13 @@ static void test_ce(void)
 /* ---- embedding ---------------------------------------------------------- */
 
 /* n tokens, h, first, rows of the table; ids drawn from [0, first + rows
- * + 10), so some fall outside this rank's rows. */
+ * + 10), so some fall outside this rank's rows. The last three: 2, 4 and
+ * 8 float4s a thread of kernels/kern_cuda.cu's embed_bwd_rows_k, more
+ * tokens than an H200 holds its blocks (they walk several). */
 static const long long emb_shapes[][4] = {
 	{ 1, 1, 0, 1 }, { 37, 33, 0, 256 }, { 500, 64, 128, 128 },
-	{ 1000, 257, 50, 7 },
+	{ 1000, 257, 50, 7 }, { 3000, 2048, 10, 1000 }, { 900, 4096, 0, 200 },
+	{ 1500, 4100, 0, 300 },
 };
 
 static void test_embed(void)
