@@ -60,7 +60,6 @@ static int fits_int(long long v)
 /* ---- context and memory ------------------------------------------------ */
 
 static void cuda_release(struct kern_ctx *k);
-static int cuda_zero(struct kern_ctx *k, void *p, size_t bytes);
 static int cuda_sync(struct kern_ctx *k);
 
 static int cuda_setup(struct cuda_impl *c)
@@ -134,7 +133,7 @@ static int cuda_alloc(struct kern_ctx *k, size_t bytes, void **out)
 	int rc;
 
 	CUDACHECK(cudaMalloc(&p, bytes ? bytes : 1));
-	rc = cuda_zero(k, p, bytes ? bytes : 1);
+	rc = kern_cuda_zero(k, p, bytes ? bytes : 1);
 	if (!rc)
 		rc = cuda_sync(k);
 	if (rc) {
@@ -229,12 +228,6 @@ static int cuda_copy(struct kern_ctx *k, void *dst, const void *src,
 {
 	CUDACHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice,
 				  stream_of(k)));
-	return 0;
-}
-
-static int cuda_zero(struct kern_ctx *k, void *p, size_t bytes)
-{
-	CUDACHECK(cudaMemsetAsync(p, 0, bytes, stream_of(k)));
 	return 0;
 }
 
@@ -644,7 +637,7 @@ static struct kern_ops make_ops(void)
 	o.upload = cuda_upload;
 	o.download = cuda_download;
 	o.copy = cuda_copy;
-	o.zero = cuda_zero;
+	o.zero = kern_cuda_zero;
 	o.sync = cuda_sync;
 	o.gemm = cuda_gemm;
 	o.axpy = cuda_axpy;

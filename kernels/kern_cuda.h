@@ -402,6 +402,9 @@ int kern_cuda_from_bf16(struct kern_ctx *k, long long n, const uint16_t *x,
 int kern_cuda_round_bf16(struct kern_ctx *k, long long n, float *x);
 int kern_cuda_round_bf16_copy(struct kern_ctx *k, long long n, float *x,
 			      uint16_t *y);
+/* kern_zero: 16-byte stores where p and bytes allow, cudaMemsetAsync
+ * else. */
+int kern_cuda_zero(struct kern_ctx *k, void *p, size_t bytes);
 /* kern_cuda_from_bf16 on a stream, for callers without a kern_ctx
  * (kernels/kern_cuda_fast.cu). */
 int kern_cuda_widen_bf16(cudaStream_t s, long long n, const uint16_t *x,
