@@ -500,7 +500,7 @@ static int cuda_embed_bwd(struct kern_ctx *k, long long n, long long h,
 {
 	long long h4 = h / 4;
 
-	if (embed_vec(h, dout, dtable) && n <= 0x7fffffffLL && h4 > 0 &&
+	if (embed_vec(h, dout, dtable) && n <= 0x1fffffffLL && h4 > 0 &&
 	    h4 <= 8 * EB_THREADS)
 		return h4 <= 2 * EB_THREADS ?
 		       embed_bwd_rows<2>(k, n, h, first, rows, dout, tokens,

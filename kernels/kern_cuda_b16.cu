@@ -583,7 +583,7 @@ int kern_cuda_embed_fwd_b16(struct kern_ctx *k, long long n, long long h,
 
 	if (n == 0 || h == 0)
 		return 0;
-	if (vec && h <= EF_MAX && n <= INT_MAX)
+	if (vec && h <= EF_MAX && n <= INT_MAX / 4)
 		return per <= EF_THREADS ?
 		       embed_fwd8_go<1>(k, n, h, first, rows, table, tokens,
 					out) :
@@ -647,7 +647,7 @@ int kern_cuda_ce_bwd_b16(struct kern_ctx *k, long long rows, long long cols,
 
 	if (chunks == 0 || rows == 0)
 		return 0;
-	if (vec && rows * cb <= INT_MAX && cols <= INT_MAX) {
+	if (vec && rows * cb <= INT_MAX / 2 && cols <= INT_MAX) {
 		ce_bwd_args a = { (int)(rows * cb), (int)cb, (int)chunks,
 				  (int)(nvalid < cols ? nvalid : cols), cols,
 				  first, targets, max, sum, scale, l16, d16 };

@@ -293,12 +293,12 @@ __device__ __forceinline__ static float dx_of(float s, float g, float dy,
  * old dx: pv) in registers, and acc += its dy_i x_i s. */
 template <int NV, int VEC, int ADD>
 __device__ __forceinline__ static void norm_bwd_row(const struct norm_bwd &a,
-						    int row, float4 *xv,
-						    float4 *dv, float4 *pv,
-						    float4 *acc)
+						    int row, float s,
+						    float4 *xv, float4 *dv,
+						    float4 *pv, float4 *acc)
 {
 	size_t o = (size_t)row * a.h;
-	float s = a.rstd[row], dot = 0.0f, c;
+	float dot = 0.0f, c;
 
 #pragma unroll
 	for (int j = 0; j < NV; j++) {
@@ -350,6 +350,7 @@ norm_bwd_k(struct norm_bwd a)
 	for (int row = r0; row < r1; row++) {
 		size_t o = (size_t)row * a.h;
 		float4 xv[NV], dv[NV], pv[NV];
+		float s = a.rstd[row];
 
 #pragma unroll
 		for (int j = 0; j < NV; j++) {
@@ -358,7 +359,7 @@ norm_bwd_k(struct norm_bwd a)
 			if (ADD) /* with the others: one wait a row */
 				pv[j] = ld4<VEC>(a.dx + o, ELEM(j), a.h);
 		}
-		norm_bwd_row<NV, VEC, ADD>(a, row, xv, dv, pv, acc);
+		norm_bwd_row<NV, VEC, ADD>(a, row, s, xv, dv, pv, acc);
 	}
 #pragma unroll
 	for (int j = 0; j < NV; j++)
@@ -405,21 +406,26 @@ norm_bwd_cp_k(struct norm_bwd a)
 	float *stage = (float *)stage4;
 	int r0 = blockIdx.x * a.chunk, r1 = min(r0 + a.chunk, a.rows);
 	size_t span = (size_t)(ADD ? 3 : 2) * a.h;
+	float s = 0.0f, sn = 0.0f; /* row's rstd, row + 1's */
 	float4 acc[NV];
 
 #pragma unroll
 	for (int j = 0; j < NV; j++)
 		acc[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-	if (r0 < r1)
+	if (r0 < r1) {
 		norm_bwd_fetch<NV, ADD>(a, r0, stage);
+		s = a.rstd[r0];
+	}
 	cp_commit();
-	for (int row = r0, i = 0; row < r1; row++, i ^= 1) {
+	for (int row = r0, i = 0; row < r1; row++, i ^= 1, s = sn) {
 		float *st = stage + i * span;
 		float4 xv[NV], dv[NV], pv[NV];
 
-		if (row + 1 < r1)
+		if (row + 1 < r1) {
 			norm_bwd_fetch<NV, ADD>(a, row + 1, stage + (i ^ 1) *
 						span);
+			sn = a.rstd[row + 1];
+		}
 		cp_commit();
 		cp_wait<1>(); /* row's copies have landed */
 #pragma unroll
@@ -429,7 +435,7 @@ norm_bwd_cp_k(struct norm_bwd a)
 			if (ADD)
 				pv[j] = ld4<1>(st + 2 * a.h, ELEM(j), a.h);
 		}
-		norm_bwd_row<NV, 1, ADD>(a, row, xv, dv, pv, acc);
+		norm_bwd_row<NV, 1, ADD>(a, row, s, xv, dv, pv, acc);
 	}
 #pragma unroll
 	for (int j = 0; j < NV; j++)
