@@ -411,8 +411,8 @@ __device__ __forceinline__ static void eb_load(const float4 *dout, int i,
 	for (int u = 0; u < IT; u++) {
 		int c = (int)threadIdx.x + u * EB_THREADS;
 
-		if (r >= 0 && r < rows && c < h4)
-			v[u] = dout[(size_t)i * h4 + c];
+		v[u] = r >= 0 && r < rows && c < h4 ?
+		       dout[(size_t)i * h4 + c] : make_float4(0, 0, 0, 0);
 	}
 }
 

@@ -198,8 +198,8 @@ __device__ __forceinline__ static void ce_span_load(const ce_bwd_args &a,
 	s->sum = a.sum[r];
 #pragma unroll
 	for (int u = 0; u < CE_ITEMS; u++)
-		if (s->c0 + u * CE_THREADS < a.chunks)
-			s->v[u] = l[s->c0 + u * CE_THREADS];
+		s->v[u] = s->c0 + u * CE_THREADS < a.chunks ?
+			  l[s->c0 + u * CE_THREADS] : make_uint4(0, 0, 0, 0);
 }
 
 __device__ __forceinline__ static void ce_span_store(const ce_bwd_args &a,
@@ -241,10 +241,14 @@ ce_bwd8_k(ce_bwd_args a)
 	if (b >= a.spans)
 		return;
 	ce_span_load(a, b, &cur);
-	for (; b < a.spans; b += gridDim.x) {
-		if (b + (int)gridDim.x < a.spans)
+	for (;; b += gridDim.x) {
+		int more = b + (int)gridDim.x < a.spans;
+
+		if (more)
 			ce_span_load(a, b + (int)gridDim.x, &next);
 		ce_span_store(a, &cur);
+		if (!more)
+			break;
 		cur = next;
 	}
 }
@@ -319,10 +323,8 @@ __device__ __forceinline__ static void sw_load(const uint4 *x, unsigned n,
 		unsigned c = t->c0 + i * SW_THREADS;
 		unsigned o = c + kdiv_q(c, per) * per.d;
 
-		if (c < n) {
-			t->g[i] = x[o];
-			t->u[i] = x[o + per.d];
-		}
+		t->g[i] = c < n ? x[o] : make_uint4(0, 0, 0, 0);
+		t->u[i] = c < n ? x[o + per.d] : make_uint4(0, 0, 0, 0);
 	}
 }
 
@@ -354,10 +356,14 @@ swiglu_fwd8_k(unsigned n, struct kdiv per, const uint4 *x, uint4 *y)
 	if (s >= steps)
 		return;
 	sw_load(x, n, per, s, &cur);
-	for (; s < steps; s += gridDim.x) {
-		if (s + gridDim.x < steps)
+	for (;; s += gridDim.x) {
+		int more = s + gridDim.x < steps;
+
+		if (more)
 			sw_load(x, n, per, s + gridDim.x, &next);
 		sw_store(y, n, &cur);
+		if (!more)
+			break;
 		cur = next;
 	}
 }
