@@ -102,15 +102,15 @@ template <int VEC>
 __device__ __forceinline__ static void bf4(uint16_t *p, int e, int h,
 					   float4 *v)
 {
-	unsigned int b0 = bf16_bits(v->x), b1 = bf16_bits(v->y);
-	unsigned int b2 = bf16_bits(v->z), b3 = bf16_bits(v->w);
+	uint2 b = bf16_pack4(*v); /* bf16_bits' bits, by the hardware */
+	unsigned int b0 = b.x & 0xffffu, b1 = b.x >> 16;
+	unsigned int b2 = b.y & 0xffffu, b3 = b.y >> 16;
 
 	*v = make_float4(__uint_as_float(b0 << 16), __uint_as_float(b1 << 16),
 			 __uint_as_float(b2 << 16), __uint_as_float(b3 << 16));
 	if (VEC) {
 		if (e < h)
-			*(uint2 *)(p + e) = make_uint2(b0 | b1 << 16,
-						       b2 | b3 << 16);
+			*(uint2 *)(p + e) = b;
 		return;
 	}
 	if (e < h)
