@@ -248,13 +248,12 @@ int kern_cuda_round_bf16_copy(struct kern_ctx *k, long long n, float *x,
 
 __global__ static void zero16_k(long long n16, uint4 *p)
 {
-	long long i = blockIdx.x * (long long)blockDim.x * ZERO_ITEMS +
-		      threadIdx.x;
+	long long w = blockDim.x, i = blockIdx.x * w * ZERO_ITEMS + threadIdx.x;
 
 #pragma unroll
 	for (int u = 0; u < ZERO_ITEMS; u++)
-		if (i + u * (long long)blockDim.x < n16)
-			p[i + u * (long long)blockDim.x] = make_uint4(0, 0, 0, 0);
+		if (i + u * w < n16)
+			p[i + u * w] = make_uint4(0, 0, 0, 0);
 }
 
 int kern_cuda_zero(struct kern_ctx *k, void *p, size_t bytes)

@@ -508,9 +508,9 @@ static int qkv_rope8_go(struct kern_ctx *k, const struct qkv_rope_args *a,
 	size_t smem = qr_smem(a->hd, threads);
 	unsigned g = 1;
 
-	CUDACHECK(cudaFuncSetAttribute(qkv_rope8_k<MERGE>,
-				       cudaFuncAttributeMaxDynamicSharedMemorySize,
-				       (int)smem));
+	CUDACHECK(cudaFuncSetAttribute(
+		qkv_rope8_k<MERGE>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+		(int)smem));
 	KERN_TRY(resident_grid(qkv_rope8_k<MERGE>, threads, smem, a->rows,
 			       &g));
 	qkv_rope8_k<MERGE><<<g, (unsigned)threads, smem, stream_of(k)>>>(*a);
