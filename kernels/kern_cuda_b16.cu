@@ -400,12 +400,8 @@ __global__ static void swiglu_bwd_b16_k(long long rows, long long f, int vec,
 #pragma unroll
 			for (int i = 0; i < 8; i++)
 				swiglu_d(a[i], b[i], d[i], &og[i], &ou[i]);
-			((uint4 *)dg)[c] = make_uint4(
-				bf16_pair(og[0], og[1]), bf16_pair(og[2], og[3]),
-				bf16_pair(og[4], og[5]), bf16_pair(og[6], og[7]));
-			((uint4 *)du)[c] = make_uint4(
-				bf16_pair(ou[0], ou[1]), bf16_pair(ou[2], ou[3]),
-				bf16_pair(ou[4], ou[5]), bf16_pair(ou[6], ou[7]));
+			((uint4 *)dg)[c] = bf16_pack8(og);
+			((uint4 *)du)[c] = bf16_pack8(ou);
 		} else {
 			float og, ou;
 
