@@ -458,7 +458,7 @@ norm_dg_sum_k(int h, int parts, const float *part, float *dg)
 	float acc = 0.0f;
 
 	if (i < h)
-#pragma unroll 16 /* loads ahead of the adds that wait for them */
+#pragma unroll 32 /* loads ahead of the adds that wait for them */
 		for (int p = w; p < parts; p += DG_LANES)
 			acc += part[(size_t)p * h + i];
 	lane[w][l] = acc;
