@@ -18,12 +18,11 @@
  *
  * The fused kernels: one thread a chunk of 8 pairs (i, i + hd/2) of one
  * head: two 16-byte loads per half, a 16-byte store of the copy per half
- * and, where the fp32 output is wanted, two more. Where a row's chunks
- * fit a block (the Llama shapes), qkv_rope8_k: blocks walk rows with the
- * loads of the next rows in flight (cp.async into shared memory) while
- * the current row's table is computed; else qkv_rope_k, one block a row;
- * its scalar variant takes head dims that are not multiples of 16 and
- * arrays that are not 16-byte aligned.
+ * and, where the fp32 output is wanted, two more; one block a row. Where
+ * a row's chunks fit a block (the Llama shapes), qkv_rope8_k, whose
+ * loads are in flight while the row's table is computed; else
+ * qkv_rope_k, whose scalar variant takes head dims that are not
+ * multiples of 16 and arrays that are not 16-byte aligned.
  */
 #include <cuda_runtime.h>
 
@@ -99,28 +98,16 @@ int kern_cuda_qkv_merge(struct kern_ctx *k, long long rows, long long groups,
 /* Pair i's cos and sin for a row at position p: the angle in double, then
  * its cos and sin rounded to fp32 (kern.h); the sin negated for the
  * inverse. */
-__device__ __forceinline__ static double rope_freq(long long i, long long hd,
-						   double theta)
-{
-	return pow(theta, -2.0 * (double)i / (double)hd);
-}
-
-/* The cos and sin of angle a, rounded to fp32; the sin negated for the
- * inverse. */
-__device__ __forceinline__ static void rope_cs_at(double a, int inverse,
-						  float *c, float *s)
-{
-	*c = (float)cos(a);
-	*s = (float)sin(a);
-	if (inverse)
-		*s = -*s;
-}
-
 __device__ __forceinline__ static void rope_cs(int32_t p, long long i,
 					       long long hd, double theta,
 					       int inverse, float *c, float *s)
 {
-	rope_cs_at((double)p * rope_freq(i, hd, theta), inverse, c, s);
+	double a = (double)p * pow(theta, -2.0 * (double)i / (double)hd);
+
+	*c = (float)cos(a);
+	*s = (float)sin(a);
+	if (inverse)
+		*s = -*s;
 }
 
 /* The pair (x1, x2) turned by the angle whose cos and sin are c, s:
@@ -308,23 +295,28 @@ __global__ static void qkv_rope_k(struct qkv_rope_args a)
 #define QKV_ROPE_THREADS 512
 
 /* The fused pass on 16-byte chunks where a row's chunks fit a block
- * (items <= QKV_ROPE_THREADS, hd <= QR_MAX_HD): thread t owns item t of
- * every row (its part, head and offsets fixed for the launch), a block
- * walks rows (grid stride, resident_grid's blocks). Each thread copies
- * its item's 64 bytes of rows r + g and r + 2 g (g the grid) into
- * shared memory (cp.async, QR_STAGES stages: in flight without holding
- * registers) and computes row r + g's cos and sin into the other of two
- * tables before it turns and stores row r; the frequencies (rope_freq,
- * pow in double) once a block. What limited qkv_rope_k (2.4-2.5 TB/s on
- * an H200, docs/runtime-gpu.md), as a hypothesis for the H200 to
- * confirm: each block's one row waited for its pos, then its table (pow,
- * cos and sin in double: microseconds of dependent latency) before its
- * loads, at 60 registers (2 blocks of 384 an SM at hd 128): a few KB in
- * flight an SM. The values are rope_cs's and rope_turn's (rope_cs_at),
- * rounded as bf16_keep (bf16_pack8: the same bits), so the same as
- * qkv_rope_k's unless ptxas contracts rope_turn's y1 differently here
- * (tests/gpu/test_kernels_qkv_gpu.c counts such values). */
+ * (items <= QKV_ROPE_THREADS, hd <= QR_MAX_HD): qkv_rope_k's one block a
+ * row (grid stride past the grid's cap), thread t item t of it (its
+ * part, head and offsets fixed for the launch), but each thread issues
+ * its item's four 16-byte loads before the row's table is computed (pos,
+ * then pow, cos and sin in double by the first hd / 2 threads), so the
+ * two latencies overlap; qkv_rope_k had none of its loads in flight
+ * until the table was done. Bytes in flight: 64 a thread from the
+ * block's start, 12 KB a block of 192 threads at the 1B shape (hd 64, 48
+ * heads of 8 chunks a row), 24 KB a block of 384 at the 8B shape; at
+ * QR_REGS registers a thread 5 and 2 blocks an SM, about 60 and 48 KB an
+ * SM (4.2 TB/s at ~1 us of latency needs ~32 KB an SM), with T blocks
+ * queued behind them. Resident blocks that walked rows with two rows in
+ * flight through cp.async (an earlier version of this kernel) ran slower
+ * at these shapes on an H200 (2.1 and 2.3 TB/s against qkv_rope_k's 2.5
+ * and 2.4, bench_kernels_gpu mem): each row's table sat between a
+ * block's waits, and a block walked only ~6 rows. The values are
+ * rope_cs's and rope_turn's, rounded as bf16_keep (bf16_pack8: the same
+ * bits), so the same as qkv_rope_k's unless ptxas contracts rope_turn's
+ * y1 differently here (tests/gpu/test_kernels_qkv_gpu.c counts such
+ * values). */
 #define QR_MAX_HD 512
+#define QR_REGS 64 /* 2 blocks of QKV_ROPE_THREADS an SM */
 
 template <int MERGE>
 struct qr_item {
@@ -370,51 +362,33 @@ __device__ static void qr_item_init(const struct qkv_rope_args &a, int t,
 	}
 }
 
-/* Row r's 4 chunks of the item into stage st (float4 c of thread t at
- * st[c * nt + t]: a warp's accesses to a chunk are consecutive). */
+/* Row r's 4 chunks of the item: pairs i0 .. i0 + 7, then i0 + half .. */
 template <int MERGE>
-__device__ __forceinline__ static void qr_fetch(const struct qr_item<MERGE> &q,
-						int half, long long r,
-						float4 *st, int nt)
+__device__ __forceinline__ static void qr_load(const struct qr_item<MERGE> &q,
+					       int half, long long r,
+					       float4 *v)
 {
 	const float *p = q.src + r * q.sstride + q.i0;
-	int t = threadIdx.x;
 
-	cp16(&st[t], p);
-	cp16(&st[nt + t], p + 4);
-	cp16(&st[2 * nt + t], p + half);
-	cp16(&st[3 * nt + t], p + half + 4);
+	v[0] = *(const float4 *)p;
+	v[1] = *(const float4 *)(p + 4);
+	v[2] = *(const float4 *)(p + half);
+	v[3] = *(const float4 *)(p + half + 4);
 }
 
-/* Row r's table: cos at cs[0, half), sin at cs[half, hd). */
-__device__ __forceinline__ static void qr_table(const struct qkv_rope_args &a,
-						const double *freq, long long r,
-						float *cs)
-{
-	int half = a.hd / 2;
-
-	for (int i = threadIdx.x; i < half; i += blockDim.x)
-		rope_cs_at((double)a.pos[r] * freq[i], a.merge, &cs[i],
-			   &cs[half + i]);
-}
-
-/* The item of row r from stage st, turned by the table cs where it is a
+/* The item of row r (v: qr_load's), turned by the table cs where it is a
  * query or key head, rounded (bf16_keep's bits), stored. */
 template <int MERGE>
 __device__ __forceinline__ static void qr_store(const struct qr_item<MERGE> &q,
 						int half, long long r,
 						const float *cs,
-						const float4 *st, int nt)
+						const float4 *v)
 {
 	float *d = q.dst ? q.dst + r * q.dstride + q.i0 : NULL;
 	uint16_t *d16 = q.dst16 + r * q.dstride + q.i0;
-	float4 v[4];
 	float x1[8], x2[8];
 	uint4 b1, b2;
 
-#pragma unroll
-	for (int c = 0; c < 4; c++)
-		v[c] = st[c * nt + threadIdx.x];
 	x1[0] = v[0].x; x1[1] = v[0].y; x1[2] = v[0].z; x1[3] = v[0].w;
 	x1[4] = v[1].x; x1[5] = v[1].y; x1[6] = v[1].z; x1[7] = v[1].w;
 	x2[0] = v[2].x; x2[1] = v[2].y; x2[2] = v[2].z; x2[3] = v[2].w;
@@ -444,60 +418,34 @@ __device__ __forceinline__ static void qr_store(const struct qr_item<MERGE> &q,
 	}
 }
 
-/* Dynamic shared memory: half doubles (rope_freq), two tables of hd
- * floats, QR_STAGES stages of 4 float4s a thread. */
-#define QR_STAGES 3
-
-static size_t qr_smem(int hd, int threads)
-{
-	return (size_t)hd / 2 * sizeof(double) + 2 * (size_t)hd *
-	       sizeof(float) + (size_t)QR_STAGES * 4 * (size_t)threads *
-	       sizeof(float4);
-}
-
+/* Dynamic shared memory: the row's table, hd floats (cos, then sin). */
 template <int MERGE>
-__global__ static void __launch_bounds__(QKV_ROPE_THREADS)
+__global__ static void __launch_bounds__(QKV_ROPE_THREADS,
+					 65536 / (QR_REGS * QKV_ROPE_THREADS))
 qkv_rope8_k(struct qkv_rope_args a)
 {
-	extern __shared__ double freq[];
-	int half = a.hd / 2, t = threadIdx.x, nt = blockDim.x;
+	extern __shared__ float cs[];
+	int half = a.hd / 2, t = threadIdx.x;
 	int on = t < a.groups * (a.qh + 2 * a.kh) * (half / 8);
-	float *cs = (float *)(freq + half);
-	float4 *stage = (float4 *)(cs + 2 * a.hd);
-	long long r = blockIdx.x, g = gridDim.x;
 	struct qr_item<MERGE> q;
 
-	if (r >= a.rows)
-		return;
 	if (on)
 		qr_item_init<MERGE>(a, t, &q);
-	/* rows r, r + g, .. r + (QR_STAGES - 2) g in flight, one group
-	 * each (empty past the end: the count of groups stays fixed) */
-	for (int k = 0; k < QR_STAGES - 1; k++) {
-		if (on && r + k * g < a.rows)
-			qr_fetch<MERGE>(q, half, r + k * g,
-					stage + k * 4 * nt, nt);
-		cp_commit();
-	}
-	for (int i = t; i < half; i += nt)
-		freq[i] = rope_freq(i, a.hd, a.theta);
-	__syncthreads();
-	qr_table(a, freq, r, cs);
-	__syncthreads();
-	for (int k = 0; r < a.rows; r += g, k++) {
-		long long ra = r + (QR_STAGES - 1) * g;
+	for (long long r = blockIdx.x; r < a.rows; r += gridDim.x) {
+		float4 v[4];
+		int32_t p = 0;
 
-		if (on && ra < a.rows)
-			qr_fetch<MERGE>(q, half, ra, stage + (k + QR_STAGES -
-					1) % QR_STAGES * 4 * nt, nt);
-		cp_commit();
-		if (r + g < a.rows)
-			qr_table(a, freq, r + g, cs + (k + 1) % 2 * a.hd);
-		cp_wait<QR_STAGES - 1>(); /* row r's copies have landed */
+		if (on) /* in flight while the table is computed */
+			qr_load<MERGE>(q, half, r, v);
+		if (t < half)
+			p = a.pos[r];
+		__syncthreads(); /* the previous row's table is read */
+		for (int i = t; i < half; i += blockDim.x)
+			rope_cs(p, i, a.hd, a.theta, a.merge, &cs[i],
+				&cs[half + i]);
+		__syncthreads();
 		if (on)
-			qr_store<MERGE>(q, half, r, cs + k % 2 * a.hd,
-					stage + k % QR_STAGES * 4 * nt, nt);
-		__syncthreads(); /* the next table written, this one read */
+			qr_store<MERGE>(q, half, r, cs, v);
 	}
 }
 
@@ -505,15 +453,9 @@ template <int MERGE>
 static int qkv_rope8_go(struct kern_ctx *k, const struct qkv_rope_args *a,
 			int threads)
 {
-	size_t smem = qr_smem(a->hd, threads);
-	unsigned g = 1;
-
-	CUDACHECK(cudaFuncSetAttribute(
-		qkv_rope8_k<MERGE>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-		(int)smem));
-	KERN_TRY(resident_grid(qkv_rope8_k<MERGE>, threads, smem, a->rows,
-			       &g));
-	qkv_rope8_k<MERGE><<<g, (unsigned)threads, smem, stream_of(k)>>>(*a);
+	qkv_rope8_k<MERGE><<<rows_grid(a->rows), (unsigned)threads,
+			     (size_t)a->hd * sizeof(float),
+			     stream_of(k)>>>(*a);
 	LAUNCHCHECK(qkv_rope8_k);
 	return 0;
 }
