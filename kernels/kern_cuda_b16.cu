@@ -461,7 +461,12 @@ int kern_cuda_swiglu_bwd_b16(struct kern_ctx *k, long long rows, long long f,
 
 /* out[i] = the widened row tokens[i] - first of the table, or zeros for
  * an id of another rank (embed_fwd_k's contract on a bf16 table): one
- * thread per 8 values where rows allow, else per value. */
+ * thread per 8 values where rows allow, else per value. Measured on an
+ * H200 (bench_kernels_gpu mem, T 4096): 17.2 us at h 2048, 29.6 us at h
+ * 4096, so the 50 MB more of the larger shape took 12.4 us (4.1 TB/s,
+ * the copy rate) and the rest, ~5 us, is fixed: the launch, and a
+ * token's load before its row's. Resident blocks that walked token rows
+ * with the next row's loads in flight ran slower (22.2 and 45.9 us). */
 __global__ static void embed_fwd_b16_k(long long n, long long h,
 				       long long first, long long rows,
 				       int vec, const uint16_t *table,
@@ -488,112 +493,13 @@ __global__ static void embed_fwd_b16_k(long long n, long long h,
 	}
 }
 
-/* The lookup on 16-byte chunks (h % 8 == 0, aligned arrays, h <= EF_MAX
- * values): a block walks token rows i (grid stride, resident_grid's
- * blocks), thread t owning chunks t + u EF_THREADS of a row (u < IT);
- * before it widens and stores row i it has issued row i + g's table
- * loads (g the grid; that token read an iteration earlier) and the read
- * of row i + 2 g's token. What limited embed_fwd_b16_k (2.9 TB/s at h
- * 2048 on an H200, docs/runtime-gpu.md), as a hypothesis for the H200 to
- * confirm: a thread a chunk, whose table load waited for its token's
- * (two latencies in a row for 16 bytes read), after a 64-bit division.
- * The values are the same: moved and widened. */
-#define EF_THREADS 256
-#define EF_MAX (8 * EF_THREADS * 4)
-
-template <int IT>
-__device__ __forceinline__ static void ef_load(const uint4 *t, long long r,
-					       long long rows, int per,
-					       uint4 *v)
-{
-	int own = r >= 0 && r < rows;
-
-#pragma unroll
-	for (int u = 0; u < IT; u++) {
-		int c = (int)threadIdx.x + u * EF_THREADS;
-
-		v[u] = make_uint4(0, 0, 0, 0);
-		if (own && c < per)
-			v[u] = t[r * per + c];
-	}
-}
-
-template <int IT>
-__global__ static void __launch_bounds__(EF_THREADS)
-embed_fwd8_k(int n, int per, long long first, long long rows,
-	     const uint4 *table, const int32_t *tokens, float4 *out)
-{
-	int i = blockIdx.x, g = gridDim.x;
-	long long r, rn = 0;
-	uint4 cur[IT], next[IT];
-
-	if (i >= n)
-		return;
-	r = (long long)tokens[i] - first;
-	if (i + g < n)
-		rn = (long long)tokens[i + g] - first;
-	ef_load<IT>(table, r, rows, per, cur);
-	for (; i < n; i += g) {
-		long long r2 = 0;
-
-		if (i + g < n)
-			ef_load<IT>(table, rn, rows, per, next);
-		if (i + 2 * g < n)
-			r2 = (long long)tokens[i + 2 * g] - first;
-#pragma unroll
-		for (int u = 0; u < IT; u++) {
-			int c = (int)threadIdx.x + u * EF_THREADS;
-			float v[8];
-			float4 *o = out + ((size_t)i * per + c) * 2;
-
-			if (c >= per)
-				continue;
-			widen8(cur[u], v);
-			o[0] = make_float4(v[0], v[1], v[2], v[3]);
-			o[1] = make_float4(v[4], v[5], v[6], v[7]);
-		}
-#pragma unroll
-		for (int u = 0; u < IT; u++)
-			cur[u] = next[u];
-		rn = r2;
-	}
-}
-
-template <int IT>
-static int embed_fwd8_go(struct kern_ctx *k, long long n, long long h,
-			 long long first, long long rows,
-			 const uint16_t *table, const int32_t *tokens,
-			 float *out)
-{
-	unsigned g = 1;
-
-	KERN_TRY(resident_grid(embed_fwd8_k<IT>, EF_THREADS, 0, n, &g));
-	embed_fwd8_k<IT><<<g, EF_THREADS, 0, stream_of(k)>>>(
-		(int)n, (int)(h / 8), first, rows, (const uint4 *)table,
-		tokens, (float4 *)out);
-	LAUNCHCHECK(embed_fwd8_k);
-	return 0;
-}
-
 int kern_cuda_embed_fwd_b16(struct kern_ctx *k, long long n, long long h,
 			    long long first, long long rows,
 			    const uint16_t *table, const int32_t *tokens,
 			    float *out)
 {
 	int vec = vec8(h, table) && (uintptr_t)out % 16 == 0;
-	long long per = h / 8;
 
-	if (n == 0 || h == 0)
-		return 0;
-	if (vec && h <= EF_MAX && n <= INT_MAX / 4)
-		return per <= EF_THREADS ?
-		       embed_fwd8_go<1>(k, n, h, first, rows, table, tokens,
-					out) :
-		       per <= 2 * EF_THREADS ?
-		       embed_fwd8_go<2>(k, n, h, first, rows, table, tokens,
-					out) :
-		       embed_fwd8_go<4>(k, n, h, first, rows, table, tokens,
-					out);
 	embed_fwd_b16_k<<<blocks_for(n * (vec ? h / 8 : h)), KERN_CUDA_THREADS,
 			  0, stream_of(k)>>>(n, h, first, rows, vec, table,
 					     tokens, out);

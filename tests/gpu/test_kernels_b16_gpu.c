@@ -177,9 +177,8 @@ static void test_ce_b16(void)
 }
 
 /* The lookup in a bf16 table: rows moved and widened, so exactly the
- * CPU's (8 values a thread where h allows, one where not; h 2048, 4096
- * and 4104 for 1, 2 and 4 chunks a thread of kern_cuda_b16.cu's
- * embed_fwd8_k, whose blocks walk several of the 4096 and 2000 rows). */
+ * CPU's (8 values a thread where h allows, one where not; h 2048 and
+ * 4096 as the Llama shapes, 4104 a multiple of 8 past them). */
 static void test_embed_b16(void)
 {
 	static const long long dims[][3] = { /* n, h, rows */
