@@ -168,31 +168,6 @@ __device__ __forceinline__ static uint2 bf16_pack4(float4 v)
 	return make_uint2(bf16_pair_rn(v.x, v.y), bf16_pair_rn(v.z, v.w));
 }
 
-/* 16 bytes from global to shared memory without a register (cp.async,
- * sm_80 on; both addresses 16-byte aligned), the thread's copies issued
- * since the last commit made a group, and the wait until at most N of
- * its groups are pending (the copies of the others then visible to it):
- * loads in flight across a kernel's other work without holding
- * registers (kernels/kern_cuda_norm.cu, kern_cuda_qkv.cu). */
-__device__ __forceinline__ static void cp16(void *smem, const void *gmem)
-{
-	unsigned int sa = (unsigned int)__cvta_generic_to_shared(smem);
-
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"
-		     :: "r"(sa), "l"(gmem) : "memory");
-}
-
-__device__ __forceinline__ static void cp_commit(void)
-{
-	asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-template <int N>
-__device__ __forceinline__ static void cp_wait(void)
-{
-	asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
-}
-
 /* Division by a divisor fixed for a launch, as a multiply and a shift
  * (Granlund and Montgomery, "Division by invariant integers using
  * multiplication", PLDI 1994; CUTLASS's FastDivmod): q = n / d for

@@ -19,11 +19,9 @@
  * consecutive rows (norm_bwd_parts: a count fixed by the shape), adds each
  * row's dy x rstd to per-column sums in registers and writes them as one
  * part; norm_dg_sum_k then adds the parts to dg in a fixed order. dy and x
- * are read once (before: once for dx, once more for dg); on the vector
- * path up to h 4096 (norm_bwd_cp_k) the next row's inputs are copied into
- * shared memory while the current row is reduced and written. Results
- * are the same on every run for a given shape; they differ from the CPU
- * twin's left-to-right sums only by rounding (tests/gpu/test_kernels_gpu.c,
+ * are read once (before: once for dx, once more for dg). Results are the
+ * same on every run for a given shape; they differ from the CPU twin's
+ * left-to-right sums only by rounding (tests/gpu/test_kernels_gpu.c,
  * tests/gpu/test_kernels_mem_gpu.c).
  */
 #include <cuda_runtime.h>
@@ -289,54 +287,14 @@ __device__ __forceinline__ static float dx_of(float s, float g, float dy,
 }
 
 /* dx_i = s (g_i dy_i - x_i s^2 mean_j(g_j dy_j x_j)), as in the CPU twin
- * (ADD: dx_i += that, kern_rmsnorm_bwd_add) for one row, its x, dy (and
- * old dx: pv) in registers, and acc += its dy_i x_i s. */
-template <int NV, int VEC, int ADD>
-__device__ __forceinline__ static void norm_bwd_row(const struct norm_bwd &a,
-						    int row, float s,
-						    float4 *xv, float4 *dv,
-						    float4 *pv, float4 *acc)
-{
-	size_t o = (size_t)row * a.h;
-	float dot = 0.0f, c;
-
-#pragma unroll
-	for (int j = 0; j < NV; j++) {
-		float4 g = ld4<VEC>(a.g, ELEM(j), a.h);
-
-		dot = fmaf(g.x * dv[j].x, xv[j].x, dot);
-		dot = fmaf(g.y * dv[j].y, xv[j].y, dot);
-		dot = fmaf(g.z * dv[j].z, xv[j].z, dot);
-		dot = fmaf(g.w * dv[j].w, xv[j].w, dot);
-		acc[j].x = fmaf(dv[j].x * xv[j].x, s, acc[j].x);
-		acc[j].y = fmaf(dv[j].y * xv[j].y, s, acc[j].y);
-		acc[j].z = fmaf(dv[j].z * xv[j].z, s, acc[j].z);
-		acc[j].w = fmaf(dv[j].w * xv[j].w, s, acc[j].w);
-	}
-	dot = block_sum(dot);
-	c = s * s * dot / (float)a.h;
-#pragma unroll
-	for (int j = 0; j < NV; j++) {
-		float4 g = ld4<VEC>(a.g, ELEM(j), a.h), d;
-
-		d = make_float4(dx_of(s, g.x, dv[j].x, xv[j].x, c),
-				dx_of(s, g.y, dv[j].y, xv[j].y, c),
-				dx_of(s, g.z, dv[j].z, xv[j].z, c),
-				dx_of(s, g.w, dv[j].w, xv[j].w, c));
-		if (ADD)
-			d = make_float4(pv[j].x + d.x, pv[j].y + d.y,
-					pv[j].z + d.z, pv[j].w + d.w);
-		st4<VEC>(a.dx + o, ELEM(j), a.h, d);
-		if (a.dx16) { /* the bits; dx keeps its fp32 value */
-			float4 t = d;
-
-			bf4<VEC>(a.dx16 + o, ELEM(j), a.h, &t);
-		}
-	}
-}
-
-/* The block's rows [chunk b, chunk (b + 1)) by norm_bwd_row; part[b, i] =
- * the sum over them, in row order, of dy_i x_i s. */
+ * (ADD: dx_i += that, kern_rmsnorm_bwd_add), for the block's rows
+ * [chunk b, chunk (b + 1)); part[b, i] = the sum over them, in row order,
+ * of dy_i x_i s. On an H200 the time between the Llama shapes grows at
+ * the copy rate (34.3 us at h 2048, 57.7 at h 4096: 101 MB more in 23.4
+ * us, 4.3 TB/s); copying the next row into shared memory (cp.async)
+ * while a row was computed left both times as they were (34.6, 59.1
+ * us), so the ~10 us beyond the bytes is fixed cost, not bytes in
+ * flight. */
 template <int NV, int VEC, int ADD>
 __global__ static void __launch_bounds__(NORM_THREADS)
 norm_bwd_k(struct norm_bwd a)
@@ -350,7 +308,7 @@ norm_bwd_k(struct norm_bwd a)
 	for (int row = r0; row < r1; row++) {
 		size_t o = (size_t)row * a.h;
 		float4 xv[NV], dv[NV], pv[NV];
-		float s = a.rstd[row];
+		float s = a.rstd[row], dot = 0.0f, c;
 
 #pragma unroll
 		for (int j = 0; j < NV; j++) {
@@ -359,87 +317,43 @@ norm_bwd_k(struct norm_bwd a)
 			if (ADD) /* with the others: one wait a row */
 				pv[j] = ld4<VEC>(a.dx + o, ELEM(j), a.h);
 		}
-		norm_bwd_row<NV, VEC, ADD>(a, row, s, xv, dv, pv, acc);
+#pragma unroll
+		for (int j = 0; j < NV; j++) {
+			float4 g = ld4<VEC>(a.g, ELEM(j), a.h);
+
+			dot = fmaf(g.x * dv[j].x, xv[j].x, dot);
+			dot = fmaf(g.y * dv[j].y, xv[j].y, dot);
+			dot = fmaf(g.z * dv[j].z, xv[j].z, dot);
+			dot = fmaf(g.w * dv[j].w, xv[j].w, dot);
+			acc[j].x = fmaf(dv[j].x * xv[j].x, s, acc[j].x);
+			acc[j].y = fmaf(dv[j].y * xv[j].y, s, acc[j].y);
+			acc[j].z = fmaf(dv[j].z * xv[j].z, s, acc[j].z);
+			acc[j].w = fmaf(dv[j].w * xv[j].w, s, acc[j].w);
+		}
+		dot = block_sum(dot);
+		c = s * s * dot / (float)a.h;
+#pragma unroll
+		for (int j = 0; j < NV; j++) {
+			float4 g = ld4<VEC>(a.g, ELEM(j), a.h), d;
+
+			d = make_float4(dx_of(s, g.x, dv[j].x, xv[j].x, c),
+					dx_of(s, g.y, dv[j].y, xv[j].y, c),
+					dx_of(s, g.z, dv[j].z, xv[j].z, c),
+					dx_of(s, g.w, dv[j].w, xv[j].w, c));
+			if (ADD)
+				d = make_float4(pv[j].x + d.x, pv[j].y + d.y,
+						pv[j].z + d.z, pv[j].w + d.w);
+			st4<VEC>(a.dx + o, ELEM(j), a.h, d);
+			if (a.dx16) { /* the bits; dx keeps its fp32 value */
+				float4 t = d;
+
+				bf4<VEC>(a.dx16 + o, ELEM(j), a.h, &t);
+			}
+		}
 	}
 #pragma unroll
 	for (int j = 0; j < NV; j++)
 		st4<VEC>(a.part + (size_t)blockIdx.x * a.h, ELEM(j), a.h, acc[j]);
-}
-
-/* Row `row`'s x, dy (ADD: and dx) float4s of this thread into stage st
- * (NV float4s each, at the thread's ELEM offsets: ld4's layout). */
-template <int NV, int ADD>
-__device__ __forceinline__ static void norm_bwd_fetch(const struct norm_bwd &a,
-						      int row, float *st)
-{
-	size_t o = (size_t)row * a.h;
-
-#pragma unroll
-	for (int j = 0; j < NV; j++) {
-		int e = ELEM(j);
-
-		if (e < a.h) {
-			cp16(st + e, a.x + o + e);
-			cp16(st + a.h + e, a.dy + o + e);
-			if (ADD)
-				cp16(st + 2 * a.h + e, a.dx + o + e);
-		}
-	}
-}
-
-/* norm_bwd_k on the vector path with the next row's inputs in flight:
- * each thread copies its float4s of row + 1 into the other of two stages
- * of shared memory (cp.async: no registers held) before it computes row
- * `row` from its stage, so a block always has a row's loads in flight.
- * What limited norm_bwd_k (2.9-3.3 TB/s at h 2048 on an H200,
- * docs/runtime-gpu.md), as a hypothesis for the H200 to confirm: a
- * block's loads were in flight only until the row's reduction began, and
- * none while it reduced and stored (about 4 blocks an SM, 64 bytes a
- * thread). Each thread reads back only what it copied; the values and
- * the order of every sum are norm_bwd_k's (norm_bwd_row), so the bits
- * too. */
-template <int NV, int ADD>
-__global__ static void __launch_bounds__(NORM_THREADS)
-norm_bwd_cp_k(struct norm_bwd a)
-{
-	extern __shared__ float4 stage4[];
-	float *stage = (float *)stage4;
-	int r0 = blockIdx.x * a.chunk, r1 = min(r0 + a.chunk, a.rows);
-	size_t span = (size_t)(ADD ? 3 : 2) * a.h;
-	float s = 0.0f, sn = 0.0f; /* row's rstd, row + 1's */
-	float4 acc[NV];
-
-#pragma unroll
-	for (int j = 0; j < NV; j++)
-		acc[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-	if (r0 < r1) {
-		norm_bwd_fetch<NV, ADD>(a, r0, stage);
-		s = a.rstd[r0];
-	}
-	cp_commit();
-	for (int row = r0, i = 0; row < r1; row++, i ^= 1, s = sn) {
-		float *st = stage + i * span;
-		float4 xv[NV], dv[NV], pv[NV];
-
-		if (row + 1 < r1) {
-			norm_bwd_fetch<NV, ADD>(a, row + 1, stage + (i ^ 1) *
-						span);
-			sn = a.rstd[row + 1];
-		}
-		cp_commit();
-		cp_wait<1>(); /* row's copies have landed */
-#pragma unroll
-		for (int j = 0; j < NV; j++) {
-			xv[j] = ld4<1>(st, ELEM(j), a.h);
-			dv[j] = ld4<1>(st + a.h, ELEM(j), a.h);
-			if (ADD)
-				pv[j] = ld4<1>(st + 2 * a.h, ELEM(j), a.h);
-		}
-		norm_bwd_row<NV, 1, ADD>(a, row, s, xv, dv, pv, acc);
-	}
-#pragma unroll
-	for (int j = 0; j < NV; j++)
-		st4<1>(a.part + (size_t)blockIdx.x * a.h, ELEM(j), a.h, acc[j]);
 }
 
 /* dg[i] += the sum of part[p, i] over p < parts: a block takes DG_COLS
@@ -487,41 +401,28 @@ static int norm_bwd_parts(long long rows, int nv, int *chunk)
 	return (int)((rows + c - 1) / c);
 }
 
-/* norm_bwd_cp_k on the vector path where its two stages fit shared
- * memory (NV <= 4: 96 KB at h 4096 with ADD), else norm_bwd_k. */
-template <int NV, int VEC, int ADD>
-static int norm_bwd_launch(cudaStream_t st, int parts, int tpb,
-			   const struct norm_bwd *a)
+template <int NV, int VEC>
+static void norm_bwd_launch(cudaStream_t st, int parts, int tpb, int add,
+			    const struct norm_bwd *a)
 {
-	size_t smem = 2 * (size_t)(ADD ? 3 : 2) * (size_t)a->h * sizeof(float);
-
-	if constexpr (VEC && NV <= 4) {
-		CUDACHECK(cudaFuncSetAttribute(
-			norm_bwd_cp_k<NV, ADD>,
-			cudaFuncAttributeMaxDynamicSharedMemorySize,
-			(int)smem));
-		norm_bwd_cp_k<NV, ADD><<<parts, tpb, smem, st>>>(*a);
-	} else {
-		norm_bwd_k<NV, VEC, ADD><<<parts, tpb, 0, st>>>(*a);
-	}
-	LAUNCHCHECK(norm_bwd_k);
-	return 0;
+	if (add)
+		norm_bwd_k<NV, VEC, 1><<<parts, tpb, 0, st>>>(*a);
+	else
+		norm_bwd_k<NV, VEC, 0><<<parts, tpb, 0, st>>>(*a);
 }
 
 template <int VEC>
 static int norm_bwd_go(cudaStream_t st, int nv, int parts, int tpb, int add,
 		       const struct norm_bwd *a)
 {
-	switch (nv * 2 + !!add) {
-	case 2: return norm_bwd_launch<1, VEC, 0>(st, parts, tpb, a);
-	case 3: return norm_bwd_launch<1, VEC, 1>(st, parts, tpb, a);
-	case 4: return norm_bwd_launch<2, VEC, 0>(st, parts, tpb, a);
-	case 5: return norm_bwd_launch<2, VEC, 1>(st, parts, tpb, a);
-	case 8: return norm_bwd_launch<4, VEC, 0>(st, parts, tpb, a);
-	case 9: return norm_bwd_launch<4, VEC, 1>(st, parts, tpb, a);
-	case 16: return norm_bwd_launch<8, VEC, 0>(st, parts, tpb, a);
-	default: return norm_bwd_launch<8, VEC, 1>(st, parts, tpb, a);
+	switch (nv) {
+	case 1: norm_bwd_launch<1, VEC>(st, parts, tpb, add, a); break;
+	case 2: norm_bwd_launch<2, VEC>(st, parts, tpb, add, a); break;
+	case 4: norm_bwd_launch<4, VEC>(st, parts, tpb, add, a); break;
+	default: norm_bwd_launch<8, VEC>(st, parts, tpb, add, a); break;
 	}
+	LAUNCHCHECK(norm_bwd_k);
+	return 0;
 }
 
 static int two_pass_bwd(struct kern_ctx *k, long long rows, long long h,
