@@ -350,19 +350,6 @@ __global__ static void embed_bwd_k(long long n, long long h, long long first,
 	}
 }
 
-/* *t += d, four float adds, each atomic (one instruction from sm_90 on). */
-__device__ __forceinline__ static void add4(float4 *t, float4 d)
-{
-#if __CUDA_ARCH__ >= 900
-	atomicAdd(t, d);
-#else
-	atomicAdd(&t->x, d.x);
-	atomicAdd(&t->y, d.y);
-	atomicAdd(&t->z, d.z);
-	atomicAdd(&t->w, d.w);
-#endif
-}
-
 /* The same, one token's row a block as float4s (h % 4 == 0, 16-byte
  * aligned arrays): no division a value, 128-bit accesses. */
 __global__ static void embed_fwd4_k(long long n, int h4, long long first,
@@ -379,6 +366,13 @@ __global__ static void embed_fwd4_k(long long n, int h4, long long first,
 	}
 }
 
+/* On an H200 (bench_kernels_gpu mem, T 4096): 30.8 us at h 2048, 60.1
+ * at h 4096, so 101 MB more in 29.3 us (3.4 TB/s between the shapes,
+ * ~1.5 us fixed): the rate, not a fixed cost, holds it under the copy
+ * rate. Resident blocks walking token rows with the next row's dout
+ * loads in flight ran no faster (31.5 and 61.2 us), so the loads in
+ * flight do not set it; the adds' read-modify-writes of table rows that
+ * miss in L2 may (not profiled). */
 __global__ static void embed_bwd4_k(long long n, int h4, long long first,
 				    long long rows, const float4 *dout,
 				    const int32_t *tokens, float4 *dtable)
@@ -388,84 +382,19 @@ __global__ static void embed_bwd4_k(long long n, int h4, long long first,
 
 		if (row < 0 || row >= rows)
 			continue;
-		for (int j = threadIdx.x; j < h4; j += blockDim.x)
-			add4(&dtable[row * h4 + j], dout[i * h4 + j]);
-	}
-}
-
-/* embed_bwd4_k's adds, a block walking token rows i (grid stride,
- * resident_grid's blocks), thread t owning float4s t + u EB_THREADS; row
- * i + g's dout loads (g the grid) and row i + 2 g's token issued before
- * row i's adds. What limited embed_bwd4_k (3.2-3.35 TB/s on an H200,
- * docs/runtime-gpu.md), as a hypothesis to confirm: a block a token,
- * whose loads waited for its token and then each for the previous
- * float4's atomic (dout may alias the table as far as nvcc knows). */
-#define EB_THREADS 256
-
-template <int IT>
-__device__ __forceinline__ static void eb_load(const float4 *dout, int i,
-					       long long r, long long rows,
-					       int h4, float4 *v)
-{
-#pragma unroll
-	for (int u = 0; u < IT; u++) {
-		int c = (int)threadIdx.x + u * EB_THREADS;
-
-		v[u] = r >= 0 && r < rows && c < h4 ?
-		       dout[(size_t)i * h4 + c] : make_float4(0, 0, 0, 0);
-	}
-}
-
-template <int IT>
-__global__ static void __launch_bounds__(EB_THREADS)
-embed_bwd_rows_k(int n, int h4, long long first, long long rows,
-		 const float4 *dout, const int32_t *tokens, float4 *dtable)
-{
-	int i = blockIdx.x, g = gridDim.x;
-	long long r, rn = -1;
-	float4 cur[IT], next[IT];
-
-	if (i >= n)
-		return;
-	r = (long long)tokens[i] - first;
-	if (i + g < n)
-		rn = (long long)tokens[i + g] - first;
-	eb_load<IT>(dout, i, r, rows, h4, cur);
-	for (; i < n; i += g) {
-		long long r2 = -1;
-
-		if (i + g < n)
-			eb_load<IT>(dout, i + g, rn, rows, h4, next);
-		if (i + 2 * g < n)
-			r2 = (long long)tokens[i + 2 * g] - first;
-#pragma unroll
-		for (int u = 0; u < IT; u++) {
-			int c = (int)threadIdx.x + u * EB_THREADS;
-
-			if (r >= 0 && r < rows && c < h4)
-				add4(&dtable[r * h4 + c], cur[u]);
+		for (int j = threadIdx.x; j < h4; j += blockDim.x) {
+			float4 d = dout[i * h4 + j];
+			float4 *t = &dtable[row * h4 + j];
+#if __CUDA_ARCH__ >= 900
+			atomicAdd(t, d); /* four float adds, each atomic */
+#else
+			atomicAdd(&t->x, d.x);
+			atomicAdd(&t->y, d.y);
+			atomicAdd(&t->z, d.z);
+			atomicAdd(&t->w, d.w);
+#endif
 		}
-#pragma unroll
-		for (int u = 0; u < IT; u++)
-			cur[u] = next[u];
-		r = rn;
-		rn = r2;
 	}
-}
-
-template <int IT>
-static int embed_bwd_rows(struct kern_ctx *k, long long n, long long h,
-			  long long first, long long rows, const float *dout,
-			  const int32_t *tokens, float *dtable)
-{
-	unsigned g = 1;
-
-	KERN_TRY(resident_grid(embed_bwd_rows_k<IT>, EB_THREADS, 0, n, &g));
-	embed_bwd_rows_k<IT><<<g, EB_THREADS, 0, stream_of(k)>>>(
-		(int)n, (int)(h / 4), first, rows, (const float4 *)dout, tokens,
-		(float4 *)dtable);
-	LAUNCHCHECK(embed_bwd_rows_k);
-	return 0;
 }
 
 /* The row kernels take h % 4 == 0, h / 4 within an int, 16-byte aligned
@@ -498,18 +427,6 @@ static int cuda_embed_bwd(struct kern_ctx *k, long long n, long long h,
 			  long long first, long long rows, const float *dout,
 			  const int32_t *tokens, float *dtable)
 {
-	long long h4 = h / 4;
-
-	if (embed_vec(h, dout, dtable) && n <= 0x1fffffffLL && h4 > 0 &&
-	    h4 <= 8 * EB_THREADS)
-		return h4 <= 2 * EB_THREADS ?
-		       embed_bwd_rows<2>(k, n, h, first, rows, dout, tokens,
-					 dtable) :
-		       h4 <= 4 * EB_THREADS ?
-		       embed_bwd_rows<4>(k, n, h, first, rows, dout, tokens,
-					 dtable) :
-		       embed_bwd_rows<8>(k, n, h, first, rows, dout, tokens,
-					 dtable);
 	if (embed_vec(h, dout, dtable)) {
 		embed_bwd4_k<<<rows_grid(n), KERN_CUDA_THREADS, 0,
 			       stream_of(k)>>>(n, (int)(h / 4), first, rows,

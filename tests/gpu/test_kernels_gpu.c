@@ -339,9 +339,8 @@ static void test_ce(void)
 /* ---- embedding ---------------------------------------------------------- */
 
 /* n tokens, h, first, rows of the table; ids drawn from [0, first + rows
- * + 10), so some fall outside this rank's rows. The last three: 2, 4 and
- * 8 float4s a thread of kernels/kern_cuda.cu's embed_bwd_rows_k, more
- * tokens than an H200 holds its blocks (they walk several). */
+ * + 10), so some fall outside this rank's rows. The last three: rows of
+ * 512, 1024 and 1025 float4s, more tokens than rows (repeated ids). */
 static const long long emb_shapes[][4] = {
 	{ 1, 1, 0, 1 }, { 37, 33, 0, 256 }, { 500, 64, 128, 128 },
 	{ 1000, 257, 50, 7 }, { 3000, 2048, 10, 1000 }, { 900, 4096, 0, 200 },
