@@ -241,9 +241,10 @@ int kern_cuda_round_bf16_copy(struct kern_ctx *k, long long n, float *x,
 
 /* 16-byte stores, ZERO_ITEMS a thread a block's width apart: a buffer of
  * attention's gradients (8 MB at the 1B shape) in one wave of blocks.
- * cudaMemsetAsync ran at 1.7 TB/s there on an H200 (docs/runtime-gpu.md);
- * a hypothesis for the H200 to confirm: a fixed cost of some 3 us a call
- * (2.4 TB/s at twice the size), which a plain kernel may shorten. */
+ * On an H200 (bench_kernels_gpu mem) it ran as cudaMemsetAsync did: 1.70
+ * and 2.45 TB/s on 8.4 and 16.8 MB (1.67, 2.39 before), 4.9 and 6.9 us,
+ * so the second 8.4 MB took 2 us (4.4 TB/s) and ~3 us a call is fixed:
+ * the launch, which neither shortens; 4.61 TB/s on 2.1 GB (4.54). */
 #define ZERO_ITEMS 4
 
 __global__ static void zero16_k(long long n16, uint4 *p)
