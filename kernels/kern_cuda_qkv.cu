@@ -302,8 +302,8 @@ __global__ static void qkv_rope_k(struct qkv_rope_args a)
  * then pow, cos and sin in double by the first hd / 2 threads), so the
  * two latencies overlap; qkv_rope_k had none of its loads in flight
  * until the table was done. Bytes in flight: 64 a thread from the
- * block's start, 12 KB a block of 192 threads at the 1B shape (hd 64, 48
- * heads of 8 chunks a row), 24 KB a block of 384 at the 8B shape; at
+ * block's start, 12 KB a block of 192 threads at the 1B shape (48 heads
+ * of 4 chunks a row at hd 64), 24 KB one of 384 at the 8B shape; at
  * QR_REGS registers a thread 5 and 2 blocks an SM, about 60 and 48 KB an
  * SM (4.2 TB/s at ~1 us of latency needs ~32 KB an SM), with T blocks
  * queued behind them. Resident blocks that walked rows with two rows in
@@ -315,7 +315,7 @@ __global__ static void qkv_rope_k(struct qkv_rope_args a)
  * bits), so the same as qkv_rope_k's unless ptxas contracts rope_turn's
  * y1 differently here (tests/gpu/test_kernels_qkv_gpu.c counts such
  * values). */
-#define QR_MAX_HD 512
+#define QR_MAX_HD 512 /* larger head dims keep qkv_rope_k, tested so */
 #define QR_REGS 64 /* 2 blocks of QKV_ROPE_THREADS an SM */
 
 template <int MERGE>
