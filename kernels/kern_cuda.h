@@ -168,43 +168,6 @@ __device__ __forceinline__ static uint2 bf16_pack4(float4 v)
 	return make_uint2(bf16_pair_rn(v.x, v.y), bf16_pair_rn(v.z, v.w));
 }
 
-/* Programmatic dependent launch (sm_90 on; the CUDA C++ Programming
- * Guide's "Programmatic Dependent Launch and Synchronization"): a kernel
- * that pdl_launch queues may start while the kernel before it on the
- * stream still runs, once every block of that one has called pdl_trigger
- * or exited: its launch and its first loads overlap that kernel's tail.
- * pdl_wait then blocks until that kernel has completed and its writes
- * are visible; what a kernel does before pdl_wait must not read what the
- * kernel before it writes. Both are no-ops in a kernel launched
- * otherwise (kernels/kern_cuda_norm.cu's dg pass). */
-__device__ __forceinline__ static void pdl_trigger(void)
-{
-	asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-}
-
-__device__ __forceinline__ static void pdl_wait(void)
-{
-	asm volatile("griddepcontrol.wait;\n" ::: "memory");
-}
-
-template <typename... P, typename... A>
-static int pdl_launch(void (*kernel)(P...), unsigned grid, unsigned threads,
-		      cudaStream_t st, A... args)
-{
-	cudaLaunchConfig_t cfg = {};
-	cudaLaunchAttribute at[1];
-
-	at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-	at[0].val.programmaticStreamSerializationAllowed = 1;
-	cfg.gridDim = dim3(grid);
-	cfg.blockDim = dim3(threads);
-	cfg.stream = st;
-	cfg.attrs = at;
-	cfg.numAttrs = 1;
-	CUDACHECK(cudaLaunchKernelEx(&cfg, kernel, args...));
-	return 0;
-}
-
 /* Division by a divisor fixed for a launch, as a multiply and a shift
  * (Granlund and Montgomery, "Division by invariant integers using
  * multiplication", PLDI 1994; CUTLASS's FastDivmod): q = n / d for

@@ -302,7 +302,6 @@ norm_bwd_k(struct norm_bwd a)
 	int r0 = blockIdx.x * a.chunk, r1 = min(r0 + a.chunk, a.rows);
 	float4 acc[NV];
 
-	pdl_trigger(); /* the dg pass may start (it waits for the parts) */
 #pragma unroll
 	for (int j = 0; j < NV; j++)
 		acc[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -363,29 +362,17 @@ norm_bwd_k(struct norm_bwd a)
  * The same order on every run: the parts are not added in order of p
  * (as the CPU twin's rows), so the rounding differs from it. DG_COLS 8
  * (32-byte rows of a part): h / 8 blocks, 256 at h 2048 (32 columns a
- * block left 64 blocks, half the SMs, to read the parts' 4 MB).
- *
- * What it costs, by count: the parts are 4 MB at both Llama shapes (512
- * x 2048 and 256 x 4096 floats, 4% and 2% of the main pass's bytes),
- * written last by the main pass, so read from L2; the time is a chain of
- * latencies after the main pass (a launch, one or two rounds of 32
- * loads a thread, dg's read from memory, its write), a few us of
- * norm_bwd_k's ~10 us of fixed cost. So the main pass lets it launch
- * at its start (pdl_trigger, pdl_launch) and it reads dg before its
- * wait: after the main pass, the parts' reads and dg's write are left. */
+ * block left 64 blocks, half the SMs, to read the parts' 4 MB). */
 __global__ static void __launch_bounds__(DG_COLS * DG_LANES)
 norm_dg_sum_k(int h, int parts, const float *part, float *dg)
 {
 	__shared__ float lane[DG_LANES][DG_COLS];
 	int w = threadIdx.x / DG_COLS, l = threadIdx.x % DG_COLS;
 	int i = blockIdx.x * DG_COLS + l;
-	float acc = 0.0f, old = 0.0f;
+	float acc = 0.0f;
 
-	if (w == 0 && i < h)
-		old = dg[i]; /* no pass before the wait writes dg */
-	pdl_wait();
 	if (i < h)
-#pragma unroll 32 /* loads ahead of the adds that wait for them */
+#pragma unroll 16 /* loads ahead of the adds that wait for them */
 		for (int p = w; p < parts; p += DG_LANES)
 			acc += part[(size_t)p * h + i];
 	lane[w][l] = acc;
@@ -393,7 +380,7 @@ norm_dg_sum_k(int h, int parts, const float *part, float *dg)
 	if (w == 0 && i < h) {
 		for (int q = 1; q < DG_LANES; q++)
 			acc += lane[q][l];
-		dg[i] = old + acc;
+		dg[i] += acc;
 	}
 }
 
@@ -468,9 +455,11 @@ static int norm_bwd(struct kern_ctx *k, long long rows, long long h,
 	      (uintptr_t)dx16 % 8 == 0;
 	KERN_TRY(vec ? norm_bwd_go<1>(stream_of(k), nv, parts, tpb, add, &a) :
 		       norm_bwd_go<0>(stream_of(k), nv, parts, tpb, add, &a));
-	return pdl_launch(norm_dg_sum_k, (unsigned)((h + DG_COLS - 1) /
-			  DG_COLS), DG_COLS * DG_LANES, stream_of(k), (int)h,
-			  parts, (const float *)a.part, dg);
+	norm_dg_sum_k<<<(unsigned)((h + DG_COLS - 1) / DG_COLS),
+			DG_COLS * DG_LANES, 0,
+			stream_of(k)>>>((int)h, parts, a.part, dg);
+	LAUNCHCHECK(norm_dg_sum_k);
+	return 0;
 }
 
 int kern_cuda_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
