@@ -133,6 +133,91 @@ __device__ __forceinline__ static float bf16_keep(float f, uint16_t *h)
 	return __uint_as_float((unsigned int)b << 16);
 }
 
+/* bf16_pair's bits from the hardware's round-to-nearest-even conversion
+ * (cvt.rn.bf16x2.f32: one instruction for two values, where bf16_bits
+ * takes about five integer ones a value): the same bits for every value
+ * but NaN, which it makes canonical; bf16_pack8/4 take bf16_pair for a
+ * chunk holding a NaN, so theirs are bf16_bits' in every case. */
+__device__ __forceinline__ static unsigned int bf16_pair_rn(float lo, float hi)
+{
+	unsigned int r;
+
+	asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+	return r;
+}
+
+/* The bits of v[0 .. 7] (v[0] lowest), bit for bit bf16_bits'. */
+__device__ __forceinline__ static uint4 bf16_pack8(const float v[8])
+{
+	int nan = 0;
+
+#pragma unroll
+	for (int i = 0; i < 8; i++)
+		nan |= isnan(v[i]);
+	if (nan)
+		return make_uint4(bf16_pair(v[0], v[1]), bf16_pair(v[2], v[3]),
+				  bf16_pair(v[4], v[5]), bf16_pair(v[6], v[7]));
+	return make_uint4(bf16_pair_rn(v[0], v[1]), bf16_pair_rn(v[2], v[3]),
+			  bf16_pair_rn(v[4], v[5]), bf16_pair_rn(v[6], v[7]));
+}
+
+__device__ __forceinline__ static uint2 bf16_pack4(float4 v)
+{
+	if (isnan(v.x) || isnan(v.y) || isnan(v.z) || isnan(v.w))
+		return make_uint2(bf16_pair(v.x, v.y), bf16_pair(v.z, v.w));
+	return make_uint2(bf16_pair_rn(v.x, v.y), bf16_pair_rn(v.z, v.w));
+}
+
+/* Division by a divisor fixed for a launch, as a multiply and a shift
+ * (Granlund and Montgomery, "Division by invariant integers using
+ * multiplication", PLDI 1994; CUTLASS's FastDivmod): q = n / d for
+ * 0 <= n, d < 2^31. kdiv_init on the host, kdiv_q on the device. */
+struct kdiv {
+	unsigned int d, mul, shr;
+};
+
+static inline struct kdiv kdiv_init(unsigned int d)
+{
+	struct kdiv k = { d, 0, 0 };
+	unsigned int l = 0;
+
+	while ((1u << l) < d) /* ceil(log2 d) */
+		l++;
+	if (d > 1) {
+		k.mul = (unsigned int)(((1ULL << (31 + l)) + d - 1) / d);
+		k.shr = l - 1;
+	}
+	return k;
+}
+
+__device__ __forceinline__ static unsigned int kdiv_q(unsigned int n,
+						      struct kdiv k)
+{
+	return k.d == 1 ? n : __umulhi(n, k.mul) >> k.shr;
+}
+
+/* Blocks of `threads` (and `smem` bytes of dynamic shared memory) for a
+ * grid-stride kernel that keeps the device full, no more than the work
+ * needs: the kernel's resident blocks an SM times the SMs, at most
+ * `want`, at least 1. */
+template <typename K>
+static int resident_grid(K kernel, int threads, size_t smem, long long want,
+			 unsigned *grid)
+{
+	int dev = 0, sms = 0, per = 0;
+	long long g;
+
+	CUDACHECK(cudaGetDevice(&dev));
+	CUDACHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
+					 dev));
+	CUDACHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kernel,
+								threads, smem));
+	g = (long long)sms * (per < 1 ? 1 : per);
+	g = want < g ? want : g;
+	*grid = (unsigned)(g < 1 ? 1 : g);
+	return 0;
+}
+
 /* The cross-entropy gradient at logit j (kernels/kern_cuda_ce.cu on fp32
  * logits, kern_cuda_b16.cu on bf16): scale (softmax - onehot), the
  * softmax exp(l - mr) * inv from the row's max mr and 1 / sum, t the
@@ -292,6 +377,9 @@ int kern_cuda_from_bf16(struct kern_ctx *k, long long n, const uint16_t *x,
 int kern_cuda_round_bf16(struct kern_ctx *k, long long n, float *x);
 int kern_cuda_round_bf16_copy(struct kern_ctx *k, long long n, float *x,
 			      uint16_t *y);
+/* kern_zero: 16-byte stores where p and bytes allow, cudaMemsetAsync
+ * else. */
+int kern_cuda_zero(struct kern_ctx *k, void *p, size_t bytes);
 /* kern_cuda_from_bf16 on a stream, for callers without a kern_ctx
  * (kernels/kern_cuda_fast.cu). */
 int kern_cuda_widen_bf16(cudaStream_t s, long long n, const uint16_t *x,

@@ -20,6 +20,7 @@
 #include <cuda_runtime.h>
 
 #include <float.h>
+#include <limits.h>
 #include <stdint.h>
 
 #include "kern_cuda.h"
@@ -114,7 +115,8 @@ __device__ __forceinline__ static uint4 ce_grad8(uint4 u, long long c,
 
 /* Grid (column chunks, rows): a thread owns chunks of 8 columns of a row
  * (single columns where rows are not read 8 at a time) and reads only its
- * own values before writing them, so d16 may alias l16. */
+ * own values before writing them, so d16 may alias l16. The shapes
+ * ce_bwd8_k does not take. */
 __global__ static void ce_bwd_b16_k(long long rows, long long cols,
 				    long long nvalid, long long first, int vec,
 				    const int32_t *targets, const float *max,
@@ -141,6 +143,113 @@ __global__ static void ce_bwd_b16_k(long long rows, long long cols,
 							 nvalid, t, mr, inv,
 							 scale));
 		}
+	}
+}
+
+/* The gradient on rows of 8-value chunks: a span is CE_SPAN consecutive
+ * chunks of one row (cb spans a row), CE_ITEMS chunks of it a thread; a
+ * block walks spans (grid stride, resident_grid's blocks) and loads the
+ * next span's chunks and row statistics before it computes and stores
+ * the current one, so 2 CE_ITEMS 16-byte loads a thread are in flight
+ * while it computes. What limited ce_bwd_b16_k (2.5 TB/s on an H200,
+ * docs/runtime-gpu.md), as a hypothesis for the H200 to confirm: one
+ * 16-byte load in flight a thread at 48 registers (5 blocks of 256 an
+ * SM: 20 KB in flight an SM, below the ~30 KB that 4.2 TB/s at ~1 us of
+ * latency needs), and about 5 integer instructions a value for the
+ * rounding and 64-bit index compares. Here: the hardware's rounding
+ * (bf16_pack8), 32-bit indices, and chunks wholly valid and off the
+ * target column (all but one or two a row) computed without the
+ * compares; the value of each logit is ce_grad's expression, so the bits
+ * are ce_bwd_b16_k's. Every chunk is read and then written by one
+ * thread, and a thread's loads of the next span touch other chunks than
+ * its stores of this one: d16 may alias l16. */
+#define CE_THREADS 256
+#define CE_ITEMS 4
+#define CE_SPAN (CE_THREADS * CE_ITEMS)
+
+struct ce_bwd_args {
+	int spans, cb, chunks, nvalid; /* chunks: a row's; nvalid <= cols */
+	long long cols, first;
+	const int32_t *targets;
+	const float *max, *sum;
+	float scale;
+	const uint16_t *l16;
+	uint16_t *d16;
+};
+
+/* A span's loads: its chunks and its row's statistics. */
+struct ce_span {
+	uint4 v[CE_ITEMS];
+	long long row;
+	int c0, target;
+	float mr, sum;
+};
+
+__device__ __forceinline__ static void ce_span_load(const ce_bwd_args &a,
+						    int b, ce_span *s)
+{
+	int r = b / a.cb;
+	const uint4 *l = (const uint4 *)(a.l16 + (size_t)r * a.cols);
+
+	s->row = r;
+	s->c0 = (b - r * a.cb) * CE_SPAN + (int)threadIdx.x;
+	s->target = a.targets[r];
+	s->mr = a.max[r];
+	s->sum = a.sum[r];
+#pragma unroll
+	for (int u = 0; u < CE_ITEMS; u++)
+		s->v[u] = s->c0 + u * CE_THREADS < a.chunks ?
+			  l[s->c0 + u * CE_THREADS] : make_uint4(0, 0, 0, 0);
+}
+
+__device__ __forceinline__ static void ce_span_store(const ce_bwd_args &a,
+						     const ce_span *s)
+{
+	uint4 *d = (uint4 *)(a.d16 + (size_t)s->row * a.cols);
+	long long tl = (long long)s->target - a.first;
+	int t = tl >= 0 && tl < a.cols ? (int)tl : -1; /* -1: off the row */
+	float inv = 1.0f / s->sum;
+
+#pragma unroll
+	for (int u = 0; u < CE_ITEMS; u++) {
+		int c = s->c0 + u * CE_THREADS, j = 8 * c;
+		float v[8], g[8];
+
+		if (c >= a.chunks)
+			continue;
+		widen8(s->v[u], v);
+		if (j <= a.nvalid - 8 && (unsigned)(t - j) >= 8u) {
+#pragma unroll
+			for (int i = 0; i < 8; i++) /* ce_grad's, j != t */
+				g[i] = a.scale * (expf(v[i] - s->mr) * inv);
+		} else {
+#pragma unroll
+			for (int i = 0; i < 8; i++)
+				g[i] = ce_grad(v[i], j + i, a.nvalid, t,
+					       s->mr, inv, a.scale);
+		}
+		d[c] = bf16_pack8(g);
+	}
+}
+
+__global__ static void __launch_bounds__(CE_THREADS)
+ce_bwd8_k(ce_bwd_args a)
+{
+	ce_span cur, next;
+	int b = blockIdx.x;
+
+	if (b >= a.spans)
+		return;
+	ce_span_load(a, b, &cur);
+	for (;; b += gridDim.x) {
+		int more = b + (int)gridDim.x < a.spans;
+
+		if (more)
+			ce_span_load(a, b + (int)gridDim.x, &next);
+		ce_span_store(a, &cur);
+		if (!more)
+			break;
+		cur = next;
 	}
 }
 
@@ -182,6 +291,83 @@ __global__ static void swiglu_fwd_b16_k(long long rows, long long f, int vec,
 	}
 }
 
+/* The same on 16-byte chunks (f % 8 == 0, aligned arrays, rows f / 8
+ * below 2^31 chunks): chunk c of y16 (row r = c / per, per = f / 8) from
+ * chunks c + r per (gate) and c + (r + 1) per (up) of x16, SW_ITEMS
+ * chunks a thread a step, a block walking steps (grid stride,
+ * resident_grid's blocks) with the next step's loads issued before the
+ * current step's math and stores. What limited swiglu_fwd_b16_k (3.1-3.2
+ * TB/s on an H200, docs/runtime-gpu.md), as a hypothesis for the H200 to
+ * confirm: a thread a chunk, each paying a 64-bit division before its
+ * loads and exiting after one store (a block's life mostly latency, 32
+ * bytes in flight a thread), and the rounding's integer work on top of
+ * the exponential and the division of the sigmoid. Here the division is
+ * a multiply (kdiv), the rounding the hardware's (bf16_pack8, the same
+ * bits), and 4 SW_ITEMS 16-byte loads are in flight a thread. */
+#define SW_THREADS 256
+#define SW_ITEMS 1
+#define SW_SPAN (SW_THREADS * SW_ITEMS)
+
+struct sw_step {
+	uint4 g[SW_ITEMS], u[SW_ITEMS];
+	unsigned int c0;
+};
+
+__device__ __forceinline__ static void sw_load(const uint4 *x, unsigned n,
+					       struct kdiv per, unsigned s,
+					       struct sw_step *t)
+{
+	t->c0 = s * SW_SPAN + threadIdx.x;
+#pragma unroll
+	for (int i = 0; i < SW_ITEMS; i++) {
+		unsigned c = t->c0 + i * SW_THREADS;
+		unsigned o = c + kdiv_q(c, per) * per.d;
+
+		t->g[i] = c < n ? x[o] : make_uint4(0, 0, 0, 0);
+		t->u[i] = c < n ? x[o + per.d] : make_uint4(0, 0, 0, 0);
+	}
+}
+
+__device__ __forceinline__ static void sw_store(uint4 *y, unsigned n,
+						const struct sw_step *t)
+{
+#pragma unroll
+	for (int i = 0; i < SW_ITEMS; i++) {
+		unsigned c = t->c0 + i * SW_THREADS;
+		float a[8], b[8], v[8];
+
+		if (c >= n)
+			continue;
+		widen8(t->g[i], a);
+		widen8(t->u[i], b);
+#pragma unroll
+		for (int j = 0; j < 8; j++)
+			v[j] = a[j] * sig(a[j]) * b[j];
+		y[c] = bf16_pack8(v);
+	}
+}
+
+__global__ static void __launch_bounds__(SW_THREADS)
+swiglu_fwd8_k(unsigned n, struct kdiv per, const uint4 *x, uint4 *y)
+{
+	unsigned steps = (n + SW_SPAN - 1) / SW_SPAN, s = blockIdx.x;
+	struct sw_step cur, next;
+
+	if (s >= steps)
+		return;
+	sw_load(x, n, per, s, &cur);
+	for (;; s += gridDim.x) {
+		int more = s + gridDim.x < steps;
+
+		if (more)
+			sw_load(x, n, per, s + gridDim.x, &next);
+		sw_store(y, n, &cur);
+		if (!more)
+			break;
+		cur = next;
+	}
+}
+
 /* dx16 [rows, 2f] from dy16 [rows, f]: d gate = dy up silu'(gate),
  * d up = dy silu(gate), silu'(a) = s(a) (1 + a (1 - s(a))), as the CPU
  * twin's kern_swiglu_bwd, each rounded to bf16. */
@@ -214,12 +400,8 @@ __global__ static void swiglu_bwd_b16_k(long long rows, long long f, int vec,
 #pragma unroll
 			for (int i = 0; i < 8; i++)
 				swiglu_d(a[i], b[i], d[i], &og[i], &ou[i]);
-			((uint4 *)dg)[c] = make_uint4(
-				bf16_pair(og[0], og[1]), bf16_pair(og[2], og[3]),
-				bf16_pair(og[4], og[5]), bf16_pair(og[6], og[7]));
-			((uint4 *)du)[c] = make_uint4(
-				bf16_pair(ou[0], ou[1]), bf16_pair(ou[2], ou[3]),
-				bf16_pair(ou[4], ou[5]), bf16_pair(ou[6], ou[7]));
+			((uint4 *)dg)[c] = bf16_pack8(og);
+			((uint4 *)du)[c] = bf16_pack8(ou);
 		} else {
 			float og, ou;
 
@@ -241,10 +423,22 @@ int kern_cuda_swiglu_fwd_b16(struct kern_ctx *k, long long rows, long long f,
 			     const uint16_t *x16, uint16_t *y16)
 {
 	int vec = vec8_all(f, x16, y16, NULL);
+	long long n = rows * (vec ? f / 8 : f);
+	unsigned g = 1;
 
-	swiglu_fwd_b16_k<<<blocks_for(rows * (vec ? f / 8 : f)),
-			   KERN_CUDA_THREADS, 0, stream_of(k)>>>(rows, f, vec,
-								 x16, y16);
+	if (n == 0)
+		return 0;
+	if (vec && n + SW_SPAN <= INT_MAX) {
+		KERN_TRY(resident_grid(swiglu_fwd8_k, SW_THREADS, 0,
+				       (n + SW_SPAN - 1) / SW_SPAN, &g));
+		swiglu_fwd8_k<<<g, SW_THREADS, 0, stream_of(k)>>>(
+			(unsigned)n, kdiv_init((unsigned)(f / 8)),
+			(const uint4 *)x16, (uint4 *)y16);
+		LAUNCHCHECK(swiglu_fwd8_k);
+		return 0;
+	}
+	swiglu_fwd_b16_k<<<blocks_for(n), KERN_CUDA_THREADS, 0,
+			   stream_of(k)>>>(rows, f, vec, x16, y16);
 	LAUNCHCHECK(swiglu_fwd_b16_k);
 	return 0;
 }
@@ -267,7 +461,12 @@ int kern_cuda_swiglu_bwd_b16(struct kern_ctx *k, long long rows, long long f,
 
 /* out[i] = the widened row tokens[i] - first of the table, or zeros for
  * an id of another rank (embed_fwd_k's contract on a bf16 table): one
- * thread per 8 values where rows allow, else per value. */
+ * thread per 8 values where rows allow, else per value. Measured on an
+ * H200 (bench_kernels_gpu mem, T 4096): 17.2 us at h 2048, 29.6 us at h
+ * 4096, so the 50 MB more of the larger shape took 12.4 us (4.1 TB/s,
+ * the copy rate) and the rest, ~5 us, is fixed: the launch, and a
+ * token's load before its row's. Resident blocks that walked token rows
+ * with the next row's loads in flight ran slower (22.2 and 45.9 us). */
 __global__ static void embed_fwd_b16_k(long long n, long long h,
 				       long long first, long long rows,
 				       int vec, const uint16_t *table,
@@ -347,15 +546,26 @@ int kern_cuda_ce_bwd_b16(struct kern_ctx *k, long long rows, long long cols,
 {
 	int vec = vec8(cols, l16) && vec8(cols, d16);
 	long long chunks = vec ? cols / 8 : cols;
-	/* at most CE_ROW_BLOCKS rows of blocks, each walking rows (a block
-	 * row for every row, 258k blocks of one chunk a thread for 4096 x
-	 * 128256 logits, ran at 2.2 TB/s on an H200; this grid at 2.6:
-	 * docs/runtime-gpu.md) */
+	long long cb = (chunks + CE_SPAN - 1) / CE_SPAN;
+	/* the other shapes: at most CE_ROW_BLOCKS rows of blocks, each
+	 * walking rows */
 	dim3 grid(blocks_for(chunks),
 		  (unsigned)(rows < CE_ROW_BLOCKS ? rows : CE_ROW_BLOCKS));
+	unsigned g8 = 1;
 
-	if (chunks == 0)
+	if (chunks == 0 || rows == 0)
 		return 0;
+	if (vec && rows * cb <= INT_MAX / 2 && cols <= INT_MAX) {
+		ce_bwd_args a = { (int)(rows * cb), (int)cb, (int)chunks,
+				  (int)(nvalid < cols ? nvalid : cols), cols,
+				  first, targets, max, sum, scale, l16, d16 };
+
+		KERN_TRY(resident_grid(ce_bwd8_k, CE_THREADS, 0, rows * cb,
+				       &g8));
+		ce_bwd8_k<<<g8, CE_THREADS, 0, stream_of(k)>>>(a);
+		LAUNCHCHECK(ce_bwd8_k);
+		return 0;
+	}
 	ce_bwd_b16_k<<<grid, KERN_CUDA_THREADS, 0, stream_of(k)>>>(
 		rows, cols, nvalid, first, vec, targets, max, sum, scale, l16,
 		d16);

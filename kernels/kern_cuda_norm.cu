@@ -38,6 +38,7 @@
 #define NORM_BWD_ROWS 8 /* rows a backward part, at least */
 #define NORM_BWD_PARTS 1024 /* backward parts, at most */
 #define DG_LANES 8 /* part sums a column in norm_dg_sum_k */
+#define DG_COLS 8 /* columns a block of norm_dg_sum_k */
 
 static cudaStream_t stream_of(struct kern_ctx *k)
 {
@@ -99,15 +100,15 @@ template <int VEC>
 __device__ __forceinline__ static void bf4(uint16_t *p, int e, int h,
 					   float4 *v)
 {
-	unsigned int b0 = bf16_bits(v->x), b1 = bf16_bits(v->y);
-	unsigned int b2 = bf16_bits(v->z), b3 = bf16_bits(v->w);
+	uint2 b = bf16_pack4(*v); /* bf16_bits' bits, by the hardware */
+	unsigned int b0 = b.x & 0xffffu, b1 = b.x >> 16;
+	unsigned int b2 = b.y & 0xffffu, b3 = b.y >> 16;
 
 	*v = make_float4(__uint_as_float(b0 << 16), __uint_as_float(b1 << 16),
 			 __uint_as_float(b2 << 16), __uint_as_float(b3 << 16));
 	if (VEC) {
 		if (e < h)
-			*(uint2 *)(p + e) = make_uint2(b0 | b1 << 16,
-						       b2 | b3 << 16);
+			*(uint2 *)(p + e) = b;
 		return;
 	}
 	if (e < h)
@@ -288,7 +289,12 @@ __device__ __forceinline__ static float dx_of(float s, float g, float dy,
 /* dx_i = s (g_i dy_i - x_i s^2 mean_j(g_j dy_j x_j)), as in the CPU twin
  * (ADD: dx_i += that, kern_rmsnorm_bwd_add), for the block's rows
  * [chunk b, chunk (b + 1)); part[b, i] = the sum over them, in row order,
- * of dy_i x_i s. */
+ * of dy_i x_i s. On an H200 the time between the Llama shapes grows at
+ * the copy rate (34.3 us at h 2048, 57.7 at h 4096: 101 MB more in 23.4
+ * us, 4.3 TB/s); copying the next row into shared memory (cp.async)
+ * while a row was computed left both times as they were (34.6, 59.1
+ * us), so the ~10 us beyond the bytes is fixed cost, not bytes in
+ * flight. */
 template <int NV, int VEC, int ADD>
 __global__ static void __launch_bounds__(NORM_THREADS)
 norm_bwd_k(struct norm_bwd a)
@@ -350,21 +356,23 @@ norm_bwd_k(struct norm_bwd a)
 		st4<VEC>(a.part + (size_t)blockIdx.x * a.h, ELEM(j), a.h, acc[j]);
 }
 
-/* dg[i] += the sum of part[p, i] over p < parts: a block takes 32
- * columns, warp w adds the parts p = w mod DG_LANES in order of p, then
- * the lanes' sums are added in order of w. The same order on every run:
- * the parts are not added in order of p (as the CPU twin's rows), so the
- * rounding differs from it. */
-__global__ static void __launch_bounds__(32 * DG_LANES)
+/* dg[i] += the sum of part[p, i] over p < parts: a block takes DG_COLS
+ * columns, its lane w (DG_COLS threads) adds the parts p = w mod
+ * DG_LANES in order of p, then the lanes' sums are added in order of w.
+ * The same order on every run: the parts are not added in order of p
+ * (as the CPU twin's rows), so the rounding differs from it. DG_COLS 8
+ * (32-byte rows of a part): h / 8 blocks, 256 at h 2048 (32 columns a
+ * block left 64 blocks, half the SMs, to read the parts' 4 MB). */
+__global__ static void __launch_bounds__(DG_COLS * DG_LANES)
 norm_dg_sum_k(int h, int parts, const float *part, float *dg)
 {
-	__shared__ float lane[DG_LANES][32];
-	int w = threadIdx.x >> 5, l = threadIdx.x & 31;
-	int i = blockIdx.x * 32 + l;
+	__shared__ float lane[DG_LANES][DG_COLS];
+	int w = threadIdx.x / DG_COLS, l = threadIdx.x % DG_COLS;
+	int i = blockIdx.x * DG_COLS + l;
 	float acc = 0.0f;
 
 	if (i < h)
-#pragma unroll 8 /* loads ahead of the adds that wait for them */
+#pragma unroll 16 /* loads ahead of the adds that wait for them */
 		for (int p = w; p < parts; p += DG_LANES)
 			acc += part[(size_t)p * h + i];
 	lane[w][l] = acc;
@@ -447,7 +455,8 @@ static int norm_bwd(struct kern_ctx *k, long long rows, long long h,
 	      (uintptr_t)dx16 % 8 == 0;
 	KERN_TRY(vec ? norm_bwd_go<1>(stream_of(k), nv, parts, tpb, add, &a) :
 		       norm_bwd_go<0>(stream_of(k), nv, parts, tpb, add, &a));
-	norm_dg_sum_k<<<(unsigned)((h + 31) / 32), 32 * DG_LANES, 0,
+	norm_dg_sum_k<<<(unsigned)((h + DG_COLS - 1) / DG_COLS),
+			DG_COLS * DG_LANES, 0,
 			stream_of(k)>>>((int)h, parts, a.part, dg);
 	LAUNCHCHECK(norm_dg_sum_k);
 	return 0;
@@ -574,7 +583,8 @@ static int two_pass_bwd(struct kern_ctx *k, long long rows, long long h,
 			KERN_CUDA_THREADS, 0, stream_of(k)>>>(
 		rows, h, chunk, x, rstd, dy, part);
 	LAUNCHCHECK(two_pass_dg_k);
-	norm_dg_sum_k<<<(unsigned)((h + 31) / 32), 32 * DG_LANES, 0,
+	norm_dg_sum_k<<<(unsigned)((h + DG_COLS - 1) / DG_COLS),
+			DG_COLS * DG_LANES, 0,
 			stream_of(k)>>>((int)h, (int)parts, part, dg);
 	LAUNCHCHECK(norm_dg_sum_k);
 	two_pass_dx_k<<<rows_grid(rows), KERN_CUDA_THREADS, 0,

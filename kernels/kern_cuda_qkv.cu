@@ -16,10 +16,12 @@
  * --fmad=true), so a fused value may differ from kern_rope's in its last
  * bit (tests/gpu/test_kernels_qkv_gpu.c).
  *
- * The fused kernels: one block a row (grid-stride over rows), one thread a
- * chunk of 8 pairs (i, i + hd/2) of one head: two 16-byte loads per half,
- * a 16-byte store of the copy per half and, where the fp32 output is
- * wanted, two more; a scalar variant takes head dims that are not
+ * The fused kernels: one thread a chunk of 8 pairs (i, i + hd/2) of one
+ * head: two 16-byte loads per half, a 16-byte store of the copy per half
+ * and, where the fp32 output is wanted, two more; one block a row. Where
+ * a row's chunks fit a block (the Llama shapes), qkv_rope8_k, whose
+ * loads are in flight while the row's table is computed; else
+ * qkv_rope_k, whose scalar variant takes head dims that are not
  * multiples of 16 and arrays that are not 16-byte aligned.
  */
 #include <cuda_runtime.h>
@@ -292,9 +294,182 @@ __global__ static void qkv_rope_k(struct qkv_rope_args a)
 /* Threads a block at most. */
 #define QKV_ROPE_THREADS 512
 
+/* The fused pass on 16-byte chunks where a row's chunks fit a block
+ * (items <= QKV_ROPE_THREADS, hd <= QR_MAX_HD): qkv_rope_k's one block a
+ * row (grid stride past the grid's cap), thread t item t of it (its
+ * part, head and offsets fixed for the launch), but each thread issues
+ * its item's four 16-byte loads before the row's table is computed (pos,
+ * then pow, cos and sin in double by the first hd / 2 threads), so the
+ * two latencies overlap; qkv_rope_k had none of its loads in flight
+ * until the table was done. Bytes in flight: 64 a thread from the
+ * block's start, 12 KB a block of 192 threads at the 1B shape (48 heads
+ * of 4 chunks a row at hd 64), 24 KB one of 384 at the 8B shape; at
+ * QR_REGS registers a thread 5 and 2 blocks an SM, about 60 and 48 KB an
+ * SM (4.2 TB/s at ~1 us of latency needs ~32 KB an SM), with T blocks
+ * queued behind them. Resident blocks that walked rows with two rows in
+ * flight through cp.async (an earlier version of this kernel) ran slower
+ * at these shapes on an H200 (2.1 and 2.3 TB/s against qkv_rope_k's 2.5
+ * and 2.4, bench_kernels_gpu mem): each row's table sat between a
+ * block's waits, and a block walked only ~6 rows. The values are
+ * rope_cs's and rope_turn's, rounded as bf16_keep (bf16_pack8: the same
+ * bits), so the same as qkv_rope_k's unless ptxas contracts rope_turn's
+ * y1 differently here (tests/gpu/test_kernels_qkv_gpu.c counts such
+ * values). */
+#define QR_MAX_HD 512 /* larger head dims keep qkv_rope_k, tested so */
+#define QR_REGS 64 /* 2 blocks of QKV_ROPE_THREADS an SM */
+
+template <int MERGE>
+struct qr_item {
+	const float *src;
+	float *dst;
+	uint16_t *dst16;
+	long long sstride, dstride; /* a row's floats in src, in dst */
+	int i0, turn;
+};
+
+/* Item t's arrays at row 0 and their row strides (qkv_rope_k's
+ * offsets). */
+template <int MERGE>
+__device__ static void qr_item_init(const struct qkv_rope_args &a, int t,
+				    struct qr_item<MERGE> *q)
+{
+	int half = a.hd / 2, cph = half / 8, hpg = a.qh + 2 * a.kh;
+	int hh = t / cph, j = hh / hpg, h = hh - j * hpg;
+	int p = h < a.qh ? 0 : h < a.qh + a.kh ? 1 : 2;
+	int nh = p ? a.kh : a.qh, lh = h - (p ? a.qh + (p - 1) * a.kh : 0);
+	long long prow = (long long)a.groups * nh * a.hd;
+	long long prow_p = (long long)a.groups * hpg * a.hd;
+	long long off = ((long long)j * nh + lh) * a.hd;
+	long long po = (long long)hh * a.hd;
+	float *pf = p == 0 ? a.part[0] : p == 1 ? a.part[1] : a.part[2];
+	uint16_t *ph = p == 0 ? a.part16[0] : p == 1 ? a.part16[1] :
+		       a.part16[2];
+
+	q->i0 = (t - hh * cph) * 8;
+	q->turn = p < 2;
+	if (MERGE) {
+		q->src = pf + off;
+		q->sstride = prow;
+		q->dst = a.packed ? a.packed + po : NULL;
+		q->dst16 = a.packed16 + po;
+		q->dstride = prow_p;
+	} else {
+		q->src = a.packed + po;
+		q->sstride = prow_p;
+		q->dst = pf ? pf + off : NULL;
+		q->dst16 = ph + off;
+		q->dstride = prow;
+	}
+}
+
+/* Row r's 4 chunks of the item: pairs i0 .. i0 + 7, then i0 + half .. */
+template <int MERGE>
+__device__ __forceinline__ static void qr_load(const struct qr_item<MERGE> &q,
+					       int half, long long r,
+					       float4 *v)
+{
+	const float *p = q.src + r * q.sstride + q.i0;
+
+	v[0] = *(const float4 *)p;
+	v[1] = *(const float4 *)(p + 4);
+	v[2] = *(const float4 *)(p + half);
+	v[3] = *(const float4 *)(p + half + 4);
+}
+
+/* The item of row r (v: qr_load's), turned by the table cs where it is a
+ * query or key head, rounded (bf16_keep's bits), stored. */
+template <int MERGE>
+__device__ __forceinline__ static void qr_store(const struct qr_item<MERGE> &q,
+						int half, long long r,
+						const float *cs,
+						const float4 *v)
+{
+	float *d = q.dst ? q.dst + r * q.dstride + q.i0 : NULL;
+	uint16_t *d16 = q.dst16 + r * q.dstride + q.i0;
+	float x1[8], x2[8];
+	uint4 b1, b2;
+
+	x1[0] = v[0].x; x1[1] = v[0].y; x1[2] = v[0].z; x1[3] = v[0].w;
+	x1[4] = v[1].x; x1[5] = v[1].y; x1[6] = v[1].z; x1[7] = v[1].w;
+	x2[0] = v[2].x; x2[1] = v[2].y; x2[2] = v[2].z; x2[3] = v[2].w;
+	x2[4] = v[3].x; x2[5] = v[3].y; x2[6] = v[3].z; x2[7] = v[3].w;
+#pragma unroll
+	for (int j = 0; j < 8; j++)
+		if (q.turn)
+			rope_turn(x1[j], x2[j], cs[q.i0 + j],
+				  cs[half + q.i0 + j], &x1[j], &x2[j]);
+	b1 = bf16_pack8(x1);
+	b2 = bf16_pack8(x2);
+	*(uint4 *)d16 = b1;
+	*(uint4 *)(d16 + half) = b2;
+	if (d) {
+		unsigned int w1[4] = { b1.x, b1.y, b1.z, b1.w };
+		unsigned int w2[4] = { b2.x, b2.y, b2.z, b2.w };
+
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			x1[2 * j] = __uint_as_float(w1[j] << 16);
+			x1[2 * j + 1] = __uint_as_float(w1[j] & 0xffff0000u);
+			x2[2 * j] = __uint_as_float(w2[j] << 16);
+			x2[2 * j + 1] = __uint_as_float(w2[j] & 0xffff0000u);
+		}
+		store_v<8>(d, x1);
+		store_v<8>(d + half, x2);
+	}
+}
+
+/* Dynamic shared memory: the row's table, hd floats (cos, then sin). */
+template <int MERGE>
+__global__ static void __launch_bounds__(QKV_ROPE_THREADS,
+					 65536 / (QR_REGS * QKV_ROPE_THREADS))
+qkv_rope8_k(struct qkv_rope_args a)
+{
+	extern __shared__ float cs[];
+	int half = a.hd / 2, t = threadIdx.x;
+	int on = t < a.groups * (a.qh + 2 * a.kh) * (half / 8);
+	struct qr_item<MERGE> q;
+
+	if (on)
+		qr_item_init<MERGE>(a, t, &q);
+	for (long long r = blockIdx.x; r < a.rows; r += gridDim.x) {
+		float4 v[4];
+		int32_t p = 0;
+
+		if (on) /* in flight while the table is computed */
+			qr_load<MERGE>(q, half, r, v);
+		if (t < half)
+			p = a.pos[r];
+		__syncthreads(); /* the previous row's table is read */
+		for (int i = t; i < half; i += blockDim.x)
+			rope_cs(p, i, a.hd, a.theta, a.merge, &cs[i],
+				&cs[half + i]);
+		__syncthreads();
+		if (on)
+			qr_store<MERGE>(q, half, r, cs, v);
+	}
+}
+
+template <int MERGE>
+static int qkv_rope8_go(struct kern_ctx *k, const struct qkv_rope_args *a,
+			int threads)
+{
+	qkv_rope8_k<MERGE><<<rows_grid(a->rows), (unsigned)threads,
+			     (size_t)a->hd * sizeof(float),
+			     stream_of(k)>>>(*a);
+	LAUNCHCHECK(qkv_rope8_k);
+	return 0;
+}
+
 static int aligned16(const void *p)
 {
 	return (uintptr_t)p % 16 == 0;
+}
+
+static int qkv_rope8_run(struct kern_ctx *k, const struct qkv_rope_args *a,
+			 int threads)
+{
+	return a->merge ? qkv_rope8_go<1>(k, a, threads) :
+			  qkv_rope8_go<0>(k, a, threads);
 }
 
 static int qkv_rope_run(struct kern_ctx *k, const struct kern_qkv *s,
@@ -323,6 +498,8 @@ static int qkv_rope_run(struct kern_ctx *k, const struct kern_qkv *s,
 	items = row / 2 / (vec ? 8 : 1);
 	threads = items < QKV_ROPE_THREADS ? (items + 31) / 32 * 32 :
 		  QKV_ROPE_THREADS;
+	if (vec && items <= QKV_ROPE_THREADS && s->hd <= QR_MAX_HD)
+		return qkv_rope8_run(k, a, (int)threads);
 	if (vec)
 		qkv_rope_k<8><<<grid, (unsigned)threads, smem,
 				stream_of(k)>>>(*a);

@@ -121,8 +121,12 @@ static void test_gemm_bf16(void)
 
 static void test_ce_b16(void)
 {
-	static const long long dims[][3] = { /* rows, cols, nvalid */
+	/* rows, cols, nvalid; 600 x 8200: more spans of the 16-byte
+	 * gradient (kern_cuda_b16.cu ce_bwd8_k) than an H200 holds blocks,
+	 * so blocks walk several, a row's last span part full */
+	static const long long dims[][3] = {
 		{ 16, 128256, 128256 }, { 37, 1001, 990 }, { 5, 24, 20 },
+		{ 600, 8200, 8190 },
 	};
 	struct verdict vm = { 0, 0 }, vt = { 0, 0 }, vs = { 0, 0 };
 	struct verdict vb = { 0, 0 };
@@ -173,11 +177,13 @@ static void test_ce_b16(void)
 }
 
 /* The lookup in a bf16 table: rows moved and widened, so exactly the
- * CPU's (8 values a thread where h allows, one where not). */
+ * CPU's (8 values a thread where h allows, one where not; h 2048 and
+ * 4096 as the Llama shapes, 4104 a multiple of 8 past them). */
 static void test_embed_b16(void)
 {
 	static const long long dims[][3] = { /* n, h, rows */
 		{ 4096, 2048, 1000 }, { 33, 20, 50 }, { 7, 13, 9 },
+		{ 2000, 4096, 100 }, { 300, 4104, 64 },
 	};
 	struct verdict v = { 0, 0 };
 
@@ -205,11 +211,14 @@ static void test_embed_b16(void)
 	report("embed_fwd_b16", &v, 0);
 }
 
-/* SwiGLU on bf16, f a multiple of 8 (8 values a thread) and not. */
+/* SwiGLU on bf16, f a multiple of 8 (8 values a thread) and not; 3001 x
+ * 1032: rows of 129 chunks (kern_cuda_b16.cu swiglu_fwd8_k's row by
+ * kdiv) and more steps than an H200 holds blocks, so blocks walk
+ * several. */
 static void test_swiglu_b16(void)
 {
 	static const long long dims[][2] = { { 300, 512 }, { 37, 64 },
-					     { 5, 7 } };
+					     { 5, 7 }, { 3001, 1032 } };
 	struct verdict v = { 0, 0 };
 
 	for (size_t s = 0; s < sizeof(dims) / sizeof(dims[0]); s++) {

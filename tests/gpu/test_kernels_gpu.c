@@ -64,6 +64,30 @@ static void test_memory(void)
 	report("memory", &v, 0);
 }
 
+/* kern_zero on parts of a buffer: a 16-byte aligned range of a multiple
+ * of 16 bytes (kernels/kern_cuda_bf16.cu's zero16_k, many blocks) and an
+ * unaligned one of 20 bytes (cudaMemsetAsync); the values around them
+ * stay. */
+static void test_zero_ranges(void)
+{
+	struct verdict v = { 0, 0 };
+	long long n = 300000, a0 = 4, an = 290000, b0 = 295001, bn = 5;
+	float *h = rnd(n, 1), *back = xmalloc((size_t)n * sizeof(float));
+	float *d = up(h, (size_t)n * sizeof(float));
+
+	see_rc(&v, kern_zero(&G, d + a0, (size_t)an * sizeof(float)));
+	see_rc(&v, kern_zero(&G, d + b0, (size_t)bn * sizeof(float)));
+	see_rc(&v, down(back, d, (size_t)n * sizeof(float)));
+	for (long long i = 0; i < n; i++)
+		if ((i >= a0 && i < a0 + an) || (i >= b0 && i < b0 + bn))
+			h[i] = 0.0f;
+	see(&v, memcmp(back, h, (size_t)n * sizeof(float)) ? INFINITY : 0);
+	kern_free(&G, d);
+	free(h);
+	free(back);
+	report("zero_ranges", &v, 0);
+}
+
 /* Small uploads go through a ring of 8 pinned slots without waiting for
  * the stream (kernels/kern_cuda.cu cuda_upload): 20 uploads from one host
  * buffer rewritten between them (the ring wraps twice, and a slot reused
@@ -315,10 +339,12 @@ static void test_ce(void)
 /* ---- embedding ---------------------------------------------------------- */
 
 /* n tokens, h, first, rows of the table; ids drawn from [0, first + rows
- * + 10), so some fall outside this rank's rows. */
+ * + 10), so some fall outside this rank's rows. The last three: rows of
+ * 512, 1024 and 1025 float4s, more tokens than rows (repeated ids). */
 static const long long emb_shapes[][4] = {
 	{ 1, 1, 0, 1 }, { 37, 33, 0, 256 }, { 500, 64, 128, 128 },
-	{ 1000, 257, 50, 7 },
+	{ 1000, 257, 50, 7 }, { 3000, 2048, 10, 1000 }, { 900, 4096, 0, 200 },
+	{ 1500, 4100, 0, 300 },
 };
 
 static void test_embed(void)
@@ -459,6 +485,7 @@ int main(void)
 		return 1;
 	}
 	test_memory();
+	test_zero_ranges();
 	test_upload_ring();
 	test_gemm();
 	test_axpy();

@@ -45,10 +45,13 @@ struct qshape {
 	int skew;
 };
 
+/* 4099 rows: more blocks of kern_cuda_qkv.cu's qkv_rope8_k than an H200
+ * holds at once; hd 1024: past its QR_MAX_HD, qkv_rope_k. */
 static const struct qshape qshapes[] = {
 	{ 1, 1, 1, 1, 64, 0 }, { 33, 2, 4, 1, 64, 0 }, { 257, 1, 8, 1, 128, 0 },
 	{ 129, 3, 1, 2, 128, 0 }, { 7, 2, 8, 1, 64, 1 }, { 5, 2, 3, 1, 6, 0 },
-	{ 1001, 4, 4, 1, 64, 0 },
+	{ 1001, 4, 4, 1, 64, 0 }, { 4099, 2, 4, 1, 128, 0 },
+	{ 3, 1, 1, 1, 1024, 0 },
 };
 #define NQSHAPE (sizeof(qshapes) / sizeof(qshapes[0]))
 
