@@ -280,7 +280,8 @@ static const struct row attn_bwd[] = {
 	GEMM(Z_H, Z_QL, Z_N, Z_ONE),
 	SCATTER(WT_PROJ, 0),
 	COPY("zero", 0, 4, Z_N, Z_QL),
-	COPY("zero", C_CP1, 8, Z_N, Z_KVL),
+	COPY("zero", C_CP1, 4, Z_N, Z_KVL), /* dk, then dv: two calls */
+	COPY("zero", C_CP1, 4, Z_N, Z_KVL),
 	ATTN(K_ATTN_B),
 	MEM("from_bf16", C_BF16 | C_CP1 | C_NOFLASH, 6, Z_N, Z_QKVL),
 	MEM("from_bf16", C_BF16 | C_CP1 | C_NOFLASH, 6, Z_N, Z_QL),
