@@ -196,6 +196,22 @@ static __device__ __forceinline__ int ws_ld_s32(uint32_t a)
 	return v;
 }
 
+/* Two consecutive values at a (8-byte aligned). */
+static __device__ __forceinline__ void ws_ld_f32x2(uint32_t a, float *x,
+						   float *y)
+{
+	asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n"
+		     : "=f"(*x), "=f"(*y)
+		     : "r"(a));
+}
+
+static __device__ __forceinline__ void ws_ld_s32x2(uint32_t a, int *x, int *y)
+{
+	asm volatile("ld.shared.v2.s32 {%0, %1}, [%2];\n"
+		     : "=r"(*x), "=r"(*y)
+		     : "r"(a));
+}
+
 static __device__ __forceinline__ int ws_ld_u8(uint32_t a)
 {
 	uint32_t v;
