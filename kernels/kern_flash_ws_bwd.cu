@@ -5,7 +5,8 @@
  * contract of kern_flash_bwd (kernels/kern_flash.h) for compute
  * capability 9.0 only, compiled for sm_90a (Makefile: WG_GENCODE);
  * kern_flash_bwd (kernels/kern_flash_bwd.cu) runs it under
- * GTPLAN_FLASH_BWD=ws, wsp, ws2 or ws2p (the schedules: ws_item).
+ * GTPLAN_FLASH_BWD=ws, wsp, ws2, ws2p, ws2t or ws2o (the schedules:
+ * ws_item).
  *
  * The products are those of the `wg` kernel (kernels/kern_flash_wg_bwd.cu,
  * helpers in kernels/flash_bwd_wgmma.cuh): a block owns WB_BN = 128 key
@@ -69,8 +70,9 @@ static __host__ __device__ constexpr int ws_bm(int d)
 /* Warpgroup 0: thread 0 loads K, V and every item's tiles, threads 32 ..
  * 95 the items' row statistics (rows r and r + 64 at BM 128), each into
  * the stage the consumers have released (parity of the stage's round,
- * flipped: the first round finds the stages empty). */
-template <int D, int BM>
+ * flipped: the first round finds the stages empty). LAZY: the waits are
+ * ws_wait_lazy's (ws_item's flag 2). */
+template <int D, int BM, int LAZY>
 static __device__ __forceinline__ void
 ws_produce(const ws_maps &m, const fl_params &p, const ws_blk &k, int tid)
 {
@@ -91,7 +93,7 @@ ws_produce(const ws_maps &m, const fl_params &p, const ws_blk &k, int tid)
 		int q0 = (it % k.nqt) * BM;
 		wb_tiles t;
 
-		ws_wait(ws_bar<D, BM>(k, WS_B_EMPTY(s)),
+		ws_wait_t<LAZY>(ws_bar<D, BM>(k, WS_B_EMPTY(s)),
 			((n / WS_STAGES) & 1) ^ 1);
 		ws_at<D, BM>(&t, k, s, 0);
 		if (tid == 0) {
@@ -116,8 +118,8 @@ struct ws_thr {
 /* The statistics of query columns col / 4 and col / 4 + 1 of a stage
  * (byte offset col, 8-byte aligned: the thread's column pairs start
  * even) at shared address sst: l2, dsum and (unless FULL) qpos, one
- * 64-bit load each, for the schedules ws2 and ws2p (ws and wsp load
- * them 32 bits at a time); the same values. */
+ * 64-bit load each, for ws_item's flag 2 (the others load them 32 bits
+ * at a time); the same values. */
 template <int FULL>
 static __device__ __forceinline__ void ws_stats2(uint32_t sst, int bm,
 						 uint32_t col, float l2[2],
@@ -330,25 +332,41 @@ static __device__ __forceinline__ void ws_tail(const fl_params &p,
 	wg_pin_u32<BM / 16>(sf);
 }
 
-/* One item for a consumer warpgroup. PIPE 0 ("ws", the `wg` kernel's
- * wb_item order): S^T and dP^T waited for, P^T and dS^T (ws_softmax),
- * dS^T stored, dV += P^T dO and dK += dS^T Q issued. PIPE 1 ("wsp",
- * wb_item_pipe's order, FlashAttention-3's): P^T while dP^T is still in
- * the tensor cores, dV issued, dS^T while dV runs, stored, dK issued.
- * Then the barrier among the consumers (each warpgroup's dQ reads both
- * halves of dS^T) and dQ = dS K, which waits for every product. PIPE 2
- * ("ws2") and 3 ("ws2p") are 0 and 1 with dK issued after the barrier,
+/* One item for a consumer warpgroup. PIPE is a set of flags; 0 ("ws",
+ * the `wg` kernel's wb_item order): S^T and dP^T waited for, P^T and
+ * dS^T (ws_softmax), dS^T stored, dV += P^T dO and dK += dS^T Q issued.
+ * Flag 1 ("wsp", wb_item_pipe's order, FlashAttention-3's): P^T while
+ * dP^T is still in the tensor cores, dV issued, dS^T while dV runs,
+ * stored, dK issued. Then the barrier among the consumers (each
+ * warpgroup's dQ reads both halves of dS^T) and dQ = dS K, which waits
+ * for every product.
+ * Flag 2 (the schedules ws2t, ws2, ws2p): dK issued after that barrier,
  * behind dQ, and dQ sent while dK runs (ws_tail, which takes the dQ
- * destination o; the others leave dQ to the caller), and ws2's softmax
- * loads the statistics in pairs (ws_stats2). dS^T is stored
- * before the wgmma that reads sf from registers is issued (reading an A
- * fragment of a wgmma in flight is undefined: PTX ISA "wgmma.mma_async").
- * dv, dk accumulate in registers, acc gets dS K (unscaled) for ws_dq_out.
- * t points at the item's stage, which is full (its statistics at shared
- * address sst), and its dS^T buffer. Registers (-Xptxas -v, CUDA 13.0,
- * WS_CONS_REGS lowered to find the need): no variant spills at 240; hd
- * 128 fits in 224 (both orders), hd 64 with its 128-query tiles spills
- * at 232. */
+ * destination o; without the flag the caller sends dQ); the softmax of
+ * order 0 loads the statistics in pairs (ws_stats2) and the ring's
+ * barriers are waited for with ws_wait_lazy.
+ * Flag 4 (ws2o = 4, ws2 = 6, ws2p = 7): warpgroup 1 issues its S^T and
+ * dP^T only after warpgroup 0 has issued its own (named barrier 2: 0
+ * arrives, 1 waits), so that the tensor cores, if they take each SM
+ * sub-partition's wgmma in issue order (the premise of FlashAttention-3's
+ * ordering below), finish warpgroup 0's first: its softmax then
+ * runs while warpgroup 1's products do, and warpgroup 1's while
+ * warpgroup 0's dV (and dK without flag 2) do, where both otherwise finish
+ * their S^T and dP^T together and leave the tensor cores idle through
+ * their softmax (FlashAttention-3's "warp_scheduler_barrier" between its
+ * forward's warpgroups, hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp, applied
+ * to the backward's first products). Both warpgroups run the same items,
+ * and the consumers' barrier keeps warpgroup 0 at most one item ahead,
+ * so the named barrier's arrivals pair one to one.
+ * dS^T is stored before the wgmma that reads sf from registers is issued
+ * (reading an A fragment of a wgmma in flight is undefined: PTX ISA
+ * "wgmma.mma_async"). dv, dk accumulate in registers, acc gets dS K
+ * (unscaled) for ws_dq_out. t points at the item's stage, which is full
+ * (its statistics at shared address sst), and its dS^T buffer. Registers
+ * (-Xptxas -v, CUDA 13.0, WS_CONS_REGS lowered to find the need): no
+ * variant spills at 240; at 232 hd 128 fits in every schedule, hd 64
+ * with its 128-query tiles spills in ws, wsp and ws2p (4, 32, 28 bytes);
+ * at 224 hd 128 spills in wsp only (4 bytes). */
 template <int D, int BM, int PIPE>
 static __device__ __forceinline__ void ws_item(const fl_params &p,
 					       const wb_tiles &t,
@@ -369,9 +387,13 @@ static __device__ __forceinline__ void ws_item(const fl_params &p,
 			st[nt][x] = dp[nt][x] = 0.0f;
 	wg_pin<BM / 8>(st);
 	wg_pin<BM / 8>(dp);
+	if ((PIPE & 4) && c.wg == 1)
+		ws_sync(2, 2 * 128); /* after warpgroup 0's S^T, dP^T */
 	wg_fence();
 	wg_qk<BM, D, WB_BN>(st, t.k + rows, t.q);
 	wg_qk<BM, D, WB_BN>(dp, t.v + rows, t.o);
+	if ((PIPE & 4) && c.wg == 0)
+		ws_sync_arrive(2, 2 * 128);
 	if (PIPE & 1) {
 		wg_wait<1>(); /* S^T */
 		wg_pin<BM / 8>(st);
@@ -395,11 +417,11 @@ static __device__ __forceinline__ void ws_item(const fl_params &p,
 		wg_pin<BM / 8>(st);
 		wg_pin<BM / 8>(dp);
 		if (full)
-			ws_softmax<BM, 1, PIPE == 2>(p, st, dp, pf, sf, sst,
-						     c);
+			ws_softmax<BM, 1, (PIPE & 2) != 0>(p, st, dp, pf, sf,
+							   sst, c);
 		else
-			ws_softmax<BM, 0, PIPE == 2>(p, st, dp, pf, sf, sst,
-						     c);
+			ws_softmax<BM, 0, (PIPE & 2) != 0>(p, st, dp, pf, sf,
+							   sst, c);
 		ws_put_ds<BM>(t.s, sf, row, c.lane);
 		wg_pin<D / 8>(dv);
 		wg_pin<D / 8>(dk);
@@ -446,7 +468,7 @@ ws_consume(const fl_params &p, const ws_blk &k, int ct, int split)
 	for (int dt = 0; dt < D / 8; dt++)
 		for (int x = 0; x < 4; x++)
 			dk[dt][x] = dv[dt][x] = 0.0f;
-	ws_wait(ws_bar<D, BM>(k, WS_B_KV), 0);
+	ws_wait_t<(PIPE & 2) != 0>(ws_bar<D, BM>(k, WS_B_KV), 0);
 	for (int it = k.it0; it < k.nit;
 	     it = ws_next(k.cls, it + 1, k.nit, k.nqt, &full), n++) {
 		int s = n % WS_STAGES, h = k.g * k.grp + it / k.nqt;
@@ -455,7 +477,8 @@ ws_consume(const fl_params &p, const ws_blk &k, int ct, int split)
 		wb_tiles t;
 
 		ws_at<D, BM>(&t, k, s, n & 1);
-		ws_wait(ws_bar<D, BM>(k, WS_B_FULL(s)), (n / WS_STAGES) & 1);
+		ws_wait_t<(PIPE & 2) != 0>(ws_bar<D, BM>(k, WS_B_FULL(s)),
+					   (n / WS_STAGES) & 1);
 		ws_item<D, BM, PIPE>(p, t, c, dk, dv, acc,
 				     k.base + L::st + s * 3 * BM * 4, full, o);
 		__syncwarp();
@@ -514,7 +537,7 @@ fl_ws_bwd_kernel(const __grid_constant__ ws_maps m, const fl_params p,
 		return;
 	if (__shfl_sync(0xffffffffu, tid / 128, 0) == 0) {
 		ws_regs_dec<WS_PROD_REGS>();
-		ws_produce<D, BM>(m, p, k, tid);
+		ws_produce<D, BM, (PIPE & 2) != 0>(m, p, k, tid);
 		return;
 	}
 	ws_regs_inc<WS_CONS_REGS>();
@@ -567,6 +590,7 @@ static int fl_ws_bwd_launch(const fl_params &p, cudaStream_t st)
 			 p, split);
 }
 
+/* Schedule sched (fl_ws_bwd_run) as ws_item's PIPE flags. */
 template <int D>
 static int fl_ws_bwd_sched(const fl_params &p, int sched, cudaStream_t st)
 {
@@ -574,9 +598,13 @@ static int fl_ws_bwd_sched(const fl_params &p, int sched, cudaStream_t st)
 	case 1:
 		return fl_ws_bwd_launch<D, 1>(p, st);
 	case 2:
-		return fl_ws_bwd_launch<D, 2>(p, st);
+		return fl_ws_bwd_launch<D, 6>(p, st);
 	case 3:
-		return fl_ws_bwd_launch<D, 3>(p, st);
+		return fl_ws_bwd_launch<D, 7>(p, st);
+	case 4:
+		return fl_ws_bwd_launch<D, 2>(p, st);
+	case 5:
+		return fl_ws_bwd_launch<D, 4>(p, st);
 	default:
 		return fl_ws_bwd_launch<D, 0>(p, st);
 	}

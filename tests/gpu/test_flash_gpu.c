@@ -53,9 +53,9 @@
  * to a bf16 rounding boundary rounds the other way (2^-8), and dq's
  * atomics add in another order: ~1e-4 normwise at most, where a layout
  * mistake errs by the gradient's own size.
- * The warp-specialized backward (kern_flash_bwd_ws, _wsp, _ws2 and
- * _ws2p, and kern_flash_bwd under GTPLAN_FLASH_BWD=ws, wsp, ws2 and
- * ws2p) runs the same way on
+ * The warp-specialized backward (kern_flash_bwd_ws, _wsp, _ws2, _ws2p,
+ * _ws2t and _ws2o, and kern_flash_bwd under GTPLAN_FLASH_BWD set to each
+ * of their names) runs the same way on
  * compute capability 9.0, against the reference and against mma.sync
  * with the same tolerances: it rounds P and dS to bf16 from the same
  * values, element by element, whatever its query tile (128 at hd 64), and
@@ -445,9 +445,11 @@ static void bwd_check(const struct fcase *c, struct dev *d, bwd_fn fn,
 
 /* The ws backward's schedules (kernels/kern_flash.h) and their entry
  * points. */
-static const char *const ws_sched[4] = { "ws", "wsp", "ws2", "ws2p" };
-static const bwd_fn ws_fn[4] = { tf_bwd_ws, tf_bwd_wsp, tf_bwd_ws2,
-				tf_bwd_ws2p };
+#define NWS 6
+static const char *const ws_sched[NWS] = { "ws", "wsp", "ws2", "ws2p",
+					   "ws2t", "ws2o" };
+static const bwd_fn ws_fn[NWS] = { tf_bwd_ws, tf_bwd_wsp, tf_bwd_ws2,
+				   tf_bwd_ws2p, tf_bwd_ws2t, tf_bwd_ws2o };
 
 static void run_case(struct fcase *c)
 {
@@ -501,7 +503,7 @@ static void run_case(struct fcase *c)
 			  i ? "wgp" : "wg", i ? " GTPLAN_FLASH_BWD=wgp" :
 			  " GTPLAN_FLASH_BWD=wg", init, ref, NULL, out);
 	}
-	for (int i = 0; i < 4 && have_ws && !tf_ws_broken; i++) {
+	for (int i = 0; i < NWS && have_ws && !tf_ws_broken; i++) {
 		char lb[40];
 
 		snprintf(lb, sizeof(lb), " bwd-%s", ws_sched[i]);
