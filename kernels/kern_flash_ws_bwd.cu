@@ -304,7 +304,9 @@ static __device__ __forceinline__ void ws_dq_issue(float acc[8][4],
  * staging, the bulk reduction) while dK is still in the tensor cores;
  * then dK waited for, so that the stage's Q tile (dK's B) may be
  * released. sf stays untouched until then (an A fragment of a wgmma in
- * flight). */
+ * flight). FlashAttention-3's order (hopper/mainloop_bwd_sm90_tma_gmma_ws.hpp,
+ * bwd_step: dQ's gemm with wg_wait 1, dK's, dQ to shared memory, then
+ * warpgroup_wait<0> and the release of Q). */
 template <int D, int BM>
 static __device__ __forceinline__ void ws_tail(const fl_params &p,
 					       const wb_tiles &t,
