@@ -45,7 +45,8 @@
  *    (fence.proxy.async.shared::cta) before the barrier that lets the
  *    issuing thread go.
  *  - "bar.sync" with a barrier id and a thread count: a barrier among
- *    that many threads (whole warps), id 0 being __syncthreads's.
+ *    that many threads (whole warps), id 0 being __syncthreads's;
+ *    "bar.arrive" counts the executing warp without waiting.
  *  - "setmaxnreg": executed by every warp of a warpgroup, moves the
  *    per-thread register limit down (.dec, registers back to the CTA's
  *    pool) or up (.inc, blocks until the pool has them); counts are
@@ -135,6 +136,40 @@ static __device__ __forceinline__ void ws_wait(uint32_t bar, int parity)
 			*hung = 1;
 }
 
+/* ws_wait that reads the give-up flag (a global load) and the clock only
+ * every 64th failed try, for the ws backward's schedules ws2, ws2p and
+ * ws2t (kernels/kern_flash_ws_bwd.cu, ws_item's flag 2):
+ * ws_wait's flag load on every try keeps each spinning warp (the
+ * producer's, waiting for a stage to empty, most of the time) stalled on
+ * a global load, which ncu then reports as the kernel's L1TEX scoreboard
+ * stall. The same give-up rule, some tries later. */
+static __device__ __forceinline__ void ws_wait_lazy(uint32_t bar, int parity)
+{
+	volatile int *hung = &ws_hung;
+	long long t0;
+	unsigned n = 0;
+
+	if (ws_try(bar, parity))
+		return;
+	t0 = clock64();
+	while (!ws_try(bar, parity))
+		if ((++n & 63) == 0 &&
+		    (*hung || clock64() - t0 > WS_HANG_CYCLES)) {
+			*hung = 1;
+			return;
+		}
+}
+
+/* ws_wait, or ws_wait_lazy where LAZY. */
+template <int LAZY>
+static __device__ __forceinline__ void ws_wait_t(uint32_t bar, int parity)
+{
+	if (LAZY)
+		ws_wait_lazy(bar, parity);
+	else
+		ws_wait(bar, parity);
+}
+
 /* The box at innermost-first coordinates (c0, c1, c2, c3) of the tensor
  * map at generic address map into shared memory at dst (1024-byte
  * aligned for the 128-byte swizzle), completing on barrier bar. */
@@ -196,6 +231,22 @@ static __device__ __forceinline__ int ws_ld_s32(uint32_t a)
 	return v;
 }
 
+/* Two consecutive values at a (8-byte aligned). */
+static __device__ __forceinline__ void ws_ld_f32x2(uint32_t a, float *x,
+						   float *y)
+{
+	asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n"
+		     : "=f"(*x), "=f"(*y)
+		     : "r"(a));
+}
+
+static __device__ __forceinline__ void ws_ld_s32x2(uint32_t a, int *x, int *y)
+{
+	asm volatile("ld.shared.v2.s32 {%0, %1}, [%2];\n"
+		     : "=r"(*x), "=r"(*y)
+		     : "r"(a));
+}
+
 static __device__ __forceinline__ int ws_ld_u8(uint32_t a)
 {
 	uint32_t v;
@@ -221,6 +272,13 @@ static __device__ __forceinline__ void ws_st_f32x2(uint32_t a, float x,
 static __device__ __forceinline__ void ws_sync(int id, int n)
 {
 	asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+
+/* The executing warp counted at named barrier `id` of n threads, without
+ * waiting (bar.arrive): the other side waits with ws_sync. */
+static __device__ __forceinline__ void ws_sync_arrive(int id, int n)
+{
+	asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
 }
 
 /* ---- host: the give-up flag, tensor maps -------------------------------- */

@@ -5,7 +5,8 @@
  * contract of kern_flash_bwd (kernels/kern_flash.h) for compute
  * capability 9.0 only, compiled for sm_90a (Makefile: WG_GENCODE);
  * kern_flash_bwd (kernels/kern_flash_bwd.cu) runs it under
- * GTPLAN_FLASH_BWD=ws or wsp.
+ * GTPLAN_FLASH_BWD=ws, wsp, ws2, ws2p, ws2t or ws2o (the schedules:
+ * ws_item).
  *
  * The products are those of the `wg` kernel (kernels/kern_flash_wg_bwd.cu,
  * helpers in kernels/flash_bwd_wgmma.cuh): a block owns WB_BN = 128 key
@@ -69,8 +70,9 @@ static __host__ __device__ constexpr int ws_bm(int d)
 /* Warpgroup 0: thread 0 loads K, V and every item's tiles, threads 32 ..
  * 95 the items' row statistics (rows r and r + 64 at BM 128), each into
  * the stage the consumers have released (parity of the stage's round,
- * flipped: the first round finds the stages empty). */
-template <int D, int BM>
+ * flipped: the first round finds the stages empty). LAZY: the waits are
+ * ws_wait_lazy's (ws_item's flag 2). */
+template <int D, int BM, int LAZY>
 static __device__ __forceinline__ void
 ws_produce(const ws_maps &m, const fl_params &p, const ws_blk &k, int tid)
 {
@@ -91,7 +93,7 @@ ws_produce(const ws_maps &m, const fl_params &p, const ws_blk &k, int tid)
 		int q0 = (it % k.nqt) * BM;
 		wb_tiles t;
 
-		ws_wait(ws_bar<D, BM>(k, WS_B_EMPTY(s)),
+		ws_wait_t<LAZY>(ws_bar<D, BM>(k, WS_B_EMPTY(s)),
 			((n / WS_STAGES) & 1) ^ 1);
 		ws_at<D, BM>(&t, k, s, 0);
 		if (tid == 0) {
@@ -113,13 +115,29 @@ struct ws_thr {
 	int wg, wq, lane, kp0, kp1;
 };
 
+/* The statistics of query columns col / 4 and col / 4 + 1 of a stage
+ * (byte offset col, 8-byte aligned: the thread's column pairs start
+ * even) at shared address sst: l2, dsum and (unless FULL) qpos, one
+ * 64-bit load each, for ws_item's flag 2 (the others load them 32 bits
+ * at a time); the same values. */
+template <int FULL>
+static __device__ __forceinline__ void ws_stats2(uint32_t sst, int bm,
+						 uint32_t col, float l2[2],
+						 float ds[2], int qp[2])
+{
+	ws_ld_f32x2(sst + col, &l2[0], &l2[1]);
+	ws_ld_f32x2(sst + 4 * bm + col, &ds[0], &ds[1]);
+	if (!FULL)
+		ws_ld_s32x2(sst + 8 * bm + col, &qp[0], &qp[1]);
+}
+
 /* bwd_softmax (kernels/flash_bwd.cuh), the same operations on the same
  * values, over BM query columns, 16 at a time, each pair of n-tiles
  * packed into the A fragments pf (P^T) and sf (dS^T) as soon as it is
  * done, so that st and dp may die as pf and sf fill. sst: the shared
  * address of the stage's statistics (l2, dsum, qpos; BM each). FULL: the
  * item is a full tile (fl_classify), no key masked: qpos is not read. */
-template <int BM, int FULL>
+template <int BM, int FULL, int V2>
 static __device__ __forceinline__ void ws_softmax(const fl_params &p,
 						  float st[BM / 8][4],
 						  float dp[BM / 8][4],
@@ -133,17 +151,26 @@ static __device__ __forceinline__ void ws_softmax(const fl_params &p,
 #pragma unroll
 	for (int j = 0; j < BM / 16; j++) {
 #pragma unroll
-		for (int nt = 2 * j; nt < 2 * j + 2; nt++)
+		for (int nt = 2 * j; nt < 2 * j + 2; nt++) {
+			float l2v[2], dsv[2];
+			int qpv[2];
+
+			if (V2)
+				ws_stats2<FULL>(sst, BM, 4 * (nt * 8 + c4), l2v,
+						dsv, qpv);
 #pragma unroll
 			for (int x = 0; x < 2; x++) {
 				uint32_t col = 4 * (nt * 8 + c4 + x);
-				float l2 = ws_ld_f32(sst + col), sl = p.scale_log2;
-				float ds = ws_ld_f32(sst + 4 * BM + col);
+				float sl = p.scale_log2;
+				float l2 = V2 ? l2v[x] : ws_ld_f32(sst + col);
+				float ds = V2 ? dsv[x] :
+					   ws_ld_f32(sst + 4 * BM + col);
 				float p0 = fl_exp2(st[nt][x] * sl - l2);
 				float p1 = fl_exp2(st[nt][2 + x] * sl - l2);
 
 				if (!FULL) {
-					int qp = ws_ld_s32(sst + 8 * BM + col);
+					int qp = V2 ? qpv[x] :
+						 ws_ld_s32(sst + 8 * BM + col);
 
 					p0 = c.kp0 > qp ? 0.0f : p0;
 					p1 = c.kp1 > qp ? 0.0f : p1;
@@ -153,6 +180,7 @@ static __device__ __forceinline__ void ws_softmax(const fl_params &p,
 				dp[nt][x] = p0 * (dp[nt][x] - ds);
 				dp[nt][2 + x] = p1 * (dp[nt][2 + x] - ds);
 			}
+		}
 		fl_acc_to_a(pf[j], st[2 * j], st[2 * j + 1]);
 		fl_acc_to_a(sf[j], dp[2 * j], dp[2 * j + 1]);
 	}
@@ -250,21 +278,97 @@ static __device__ __forceinline__ void ws_dq_mma(float acc[8][4], uint32_t ss,
 	wg_pin<8>(acc);
 }
 
-/* One item for a consumer warpgroup. PIPE 0 ("ws", the `wg` kernel's
- * wb_item order): S^T and dP^T waited for, P^T and dS^T (ws_softmax),
- * dS^T stored, dV += P^T dO and dK += dS^T Q issued. PIPE 1 ("wsp",
- * wb_item_pipe's order, FlashAttention-3's): P^T while dP^T is still in
- * the tensor cores, dV issued, dS^T while dV runs, stored, dK issued.
- * Then the barrier among the consumers (each warpgroup's dQ reads both
- * halves of dS^T) and dQ = dS K, which waits for every product. dS^T is stored
- * before the wgmma that reads sf from registers is issued (reading an A
- * fragment of a wgmma in flight is undefined: PTX ISA "wgmma.mma_async").
- * dv, dk accumulate in registers, acc gets dS K (unscaled) for ws_dq_out.
- * t points at the item's stage, which is full (its statistics at shared
- * address sst), and its dS^T buffer. Registers (-Xptxas -v, CUDA 13.0,
- * WS_CONS_REGS lowered to find the need): no variant spills at 240; hd
- * 128 fits in 224 (both orders), hd 64 with its 128-query tiles spills
- * at 232. */
+/* Where a warp's share of dQ goes (ws_dq_out's arguments): its shared
+ * staging rows sq, batch b, head h, query rows q0 .., columns c0 ... */
+struct ws_dqo {
+	uint32_t sq;
+	int b, h, q0, c0;
+};
+
+/* ws_dq_mma's product issued and committed, not waited for. */
+template <int D, int BM>
+static __device__ __forceinline__ void ws_dq_issue(float acc[8][4],
+						   uint32_t ss, uint32_t sk,
+						   int wg)
+{
+	if (BM == 64)
+		wg_tt64<WB_BN, WB_BN, WB_BN>(acc, ss, sk + wg * WB_BN * 128);
+	else
+		wg_tt64<WB_BN, WB_BN, WB_BN>(acc, ss + wg * WB_BN * 128, sk);
+}
+
+/* The end of an item in the schedules ws2 and ws2p (after the barrier
+ * among the consumers; dV issued, dK not): dQ = dS K issued, then dK +=
+ * dS^T Q (sf) behind it; dV and dQ waited for (wgmma groups complete in
+ * order: PTX ISA "wgmma.wait_group"); dQ sent (ws_dq_out: the shared
+ * staging, the bulk reduction) while dK is still in the tensor cores;
+ * then dK waited for, so that the stage's Q tile (dK's B) may be
+ * released. sf stays untouched until then (an A fragment of a wgmma in
+ * flight). FlashAttention-3's order (hopper/mainloop_bwd_sm90_tma_gmma_ws.hpp,
+ * bwd_step: dQ's gemm with wg_wait 1, dK's, dQ to shared memory, then
+ * warpgroup_wait<0> and the release of Q). */
+template <int D, int BM>
+static __device__ __forceinline__ void ws_tail(const fl_params &p,
+					       const wb_tiles &t,
+					       const ws_thr &c,
+					       float dk[D / 8][4],
+					       uint32_t sf[BM / 16][4],
+					       float acc[8][4],
+					       const ws_dqo &o)
+{
+#pragma unroll
+	for (int nt = 0; nt < 8; nt++)
+		acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
+	wg_pin<8>(acc);
+	wg_pin<D / 8>(dk);
+	wg_pin_u32<BM / 16>(sf);
+	wg_fence();
+	ws_dq_issue<D, BM>(acc, t.s, t.k, c.wg);
+	wg_pv<D, BM>(dk, sf, t.q);
+	wg_wait<1>(); /* dV, dQ; dK runs on */
+	wg_pin<8>(acc);
+	ws_dq_out<D>(p, acc, o.sq, o.b, o.h, o.q0, o.c0, c.lane);
+	__syncwarp();
+	wg_wait<0>();
+	wg_pin<D / 8>(dk);
+	wg_pin_u32<BM / 16>(sf);
+}
+
+/* One item for a consumer warpgroup. PIPE is a set of flags; 0 ("ws",
+ * the `wg` kernel's wb_item order): S^T and dP^T waited for, P^T and
+ * dS^T (ws_softmax), dS^T stored, dV += P^T dO and dK += dS^T Q issued.
+ * Flag 1 ("wsp", wb_item_pipe's order, FlashAttention-3's): P^T while
+ * dP^T is still in the tensor cores, dV issued, dS^T while dV runs,
+ * stored, dK issued. Then the barrier among the consumers (each
+ * warpgroup's dQ reads both halves of dS^T) and dQ = dS K, which waits
+ * for every product.
+ * Flag 2 (the schedules ws2t, ws2, ws2p): dK issued after that barrier,
+ * behind dQ, and dQ sent while dK runs (ws_tail, which takes the dQ
+ * destination o; without the flag the caller sends dQ); the softmax of
+ * order 0 loads the statistics in pairs (ws_stats2) and the ring's
+ * barriers are waited for with ws_wait_lazy.
+ * Flag 4 (ws2o = 4, ws2 = 6, ws2p = 7): warpgroup 1 issues its S^T and
+ * dP^T only after warpgroup 0 has issued its own (named barrier 2: 0
+ * arrives, 1 waits), so that the tensor cores, if they take each SM
+ * sub-partition's wgmma in issue order (the premise of FlashAttention-3's
+ * ordering below), finish warpgroup 0's first: its softmax then
+ * runs while warpgroup 1's products do, and warpgroup 1's while
+ * warpgroup 0's dV (and dK without flag 2) do, where both otherwise finish
+ * their S^T and dP^T together and leave the tensor cores idle through
+ * their softmax (FlashAttention-3's "warp_scheduler_barrier" between its
+ * forward's warpgroups, hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp, applied
+ * to the backward's first products). Both warpgroups run the same items,
+ * and the consumers' barrier keeps warpgroup 0 at most one item ahead,
+ * so the named barrier's arrivals pair one to one.
+ * dS^T is stored before the wgmma that reads sf from registers is issued
+ * (reading an A fragment of a wgmma in flight is undefined: PTX ISA
+ * "wgmma.mma_async"). dv, dk accumulate in registers, acc gets dS K
+ * (unscaled) for ws_dq_out. t points at the item's stage, which is full
+ * (its statistics at shared address sst), and its dS^T buffer. Registers
+ * (-Xptxas -v, CUDA 13.0, WS_CONS_REGS lowered to find the need): no
+ * variant spills at 240; at 232 hd 128 fits in every schedule, hd 64
+ * with its 128-query tiles spills in ws, wsp and ws2p (4, 32, 28 bytes);
+ * at 224 hd 128 spills in wsp only (4 bytes). */
 template <int D, int BM, int PIPE>
 static __device__ __forceinline__ void ws_item(const fl_params &p,
 					       const wb_tiles &t,
@@ -272,7 +376,7 @@ static __device__ __forceinline__ void ws_item(const fl_params &p,
 					       float dk[D / 8][4],
 					       float dv[D / 8][4],
 					       float acc[8][4], uint32_t sst,
-					       int full)
+					       int full, const ws_dqo &o)
 {
 	uint32_t rows = (uint32_t)c.wg * 64 * 128; /* the warpgroup's keys */
 	int row = c.wg * 64 + c.wq * 16 + (c.lane >> 2);
@@ -285,10 +389,14 @@ static __device__ __forceinline__ void ws_item(const fl_params &p,
 			st[nt][x] = dp[nt][x] = 0.0f;
 	wg_pin<BM / 8>(st);
 	wg_pin<BM / 8>(dp);
+	if ((PIPE & 4) && c.wg == 1)
+		ws_sync(2, 2 * 128); /* after warpgroup 0's S^T, dP^T */
 	wg_fence();
 	wg_qk<BM, D, WB_BN>(st, t.k + rows, t.q);
 	wg_qk<BM, D, WB_BN>(dp, t.v + rows, t.o);
-	if (PIPE) {
+	if ((PIPE & 4) && c.wg == 0)
+		ws_sync_arrive(2, 2 * 128);
+	if (PIPE & 1) {
 		wg_wait<1>(); /* S^T */
 		wg_pin<BM / 8>(st);
 		ws_p<BM>(p, st, pf, sst, full, c);
@@ -300,18 +408,22 @@ static __device__ __forceinline__ void ws_item(const fl_params &p,
 		wg_pin<BM / 8>(dp);
 		ws_ds<BM>(st, dp, sf, sst, c);
 		ws_put_ds<BM>(t.s, sf, row, c.lane);
-		wg_pin<D / 8>(dk);
-		wg_pin_u32<BM / 16>(sf);
-		wg_fence();
-		wg_pv<D, BM>(dk, sf, t.q);
+		if (!(PIPE & 2)) {
+			wg_pin<D / 8>(dk);
+			wg_pin_u32<BM / 16>(sf);
+			wg_fence();
+			wg_pv<D, BM>(dk, sf, t.q);
+		}
 	} else {
 		wg_wait<0>();
 		wg_pin<BM / 8>(st);
 		wg_pin<BM / 8>(dp);
 		if (full)
-			ws_softmax<BM, 1>(p, st, dp, pf, sf, sst, c);
+			ws_softmax<BM, 1, (PIPE & 2) != 0>(p, st, dp, pf, sf,
+							   sst, c);
 		else
-			ws_softmax<BM, 0>(p, st, dp, pf, sf, sst, c);
+			ws_softmax<BM, 0, (PIPE & 2) != 0>(p, st, dp, pf, sf,
+							   sst, c);
 		ws_put_ds<BM>(t.s, sf, row, c.lane);
 		wg_pin<D / 8>(dv);
 		wg_pin<D / 8>(dk);
@@ -319,11 +431,15 @@ static __device__ __forceinline__ void ws_item(const fl_params &p,
 		wg_pin_u32<BM / 16>(sf);
 		wg_fence();
 		wg_pv<D, BM>(dv, pf, t.o);
-		wg_pv<D, BM>(dk, sf, t.q);
+		if (!(PIPE & 2))
+			wg_pv<D, BM>(dk, sf, t.q);
 	}
 	wg_proxy_fence(); /* dS^T stored, visible to every wgmma */
 	ws_sync(1, 2 * 128);
-	ws_dq_mma<D, BM>(acc, t.s, t.k, c.wg);
+	if (PIPE & 2)
+		ws_tail<D, BM>(p, t, c, dk, sf, acc, o);
+	else
+		ws_dq_mma<D, BM>(acc, t.s, t.k, c.wg);
 	wg_pin<D / 8>(dv);
 	wg_pin<D / 8>(dk);
 	wg_pin_u32<BM / 16>(pf);
@@ -354,21 +470,24 @@ ws_consume(const fl_params &p, const ws_blk &k, int ct, int split)
 	for (int dt = 0; dt < D / 8; dt++)
 		for (int x = 0; x < 4; x++)
 			dk[dt][x] = dv[dt][x] = 0.0f;
-	ws_wait(ws_bar<D, BM>(k, WS_B_KV), 0);
+	ws_wait_t<(PIPE & 2) != 0>(ws_bar<D, BM>(k, WS_B_KV), 0);
 	for (int it = k.it0; it < k.nit;
 	     it = ws_next(k.cls, it + 1, k.nit, k.nqt, &full), n++) {
 		int s = n % WS_STAGES, h = k.g * k.grp + it / k.nqt;
+		ws_dqo o = { sq, k.b, h, (it % k.nqt) * BM + qw,
+			     D == 128 ? 64 * c.wg : 0 };
 		wb_tiles t;
 
 		ws_at<D, BM>(&t, k, s, n & 1);
-		ws_wait(ws_bar<D, BM>(k, WS_B_FULL(s)), (n / WS_STAGES) & 1);
+		ws_wait_t<(PIPE & 2) != 0>(ws_bar<D, BM>(k, WS_B_FULL(s)),
+					   (n / WS_STAGES) & 1);
 		ws_item<D, BM, PIPE>(p, t, c, dk, dv, acc,
-				     k.base + L::st + s * 3 * BM * 4, full);
+				     k.base + L::st + s * 3 * BM * 4, full, o);
 		__syncwarp();
 		if (lane == 0)
 			ws_arrive(ws_bar<D, BM>(k, WS_B_EMPTY(s)));
-		ws_dq_out<D>(p, acc, sq, k.b, h, (it % k.nqt) * BM + qw,
-			     D == 128 ? 64 * c.wg : 0, lane);
+		if (!(PIPE & 2))
+			ws_dq_out<D>(p, acc, o.sq, o.b, o.h, o.q0, o.c0, lane);
 	}
 	bwd_store<D>(p, dk, dv, k.b, k.g, kr, lane, split);
 	if (lane < 16)
@@ -420,7 +539,7 @@ fl_ws_bwd_kernel(const __grid_constant__ ws_maps m, const fl_params p,
 		return;
 	if (__shfl_sync(0xffffffffu, tid / 128, 0) == 0) {
 		ws_regs_dec<WS_PROD_REGS>();
-		ws_produce<D, BM>(m, p, k, tid);
+		ws_produce<D, BM, (PIPE & 2) != 0>(m, p, k, tid);
 		return;
 	}
 	ws_regs_inc<WS_CONS_REGS>();
@@ -473,16 +592,34 @@ static int fl_ws_bwd_launch(const fl_params &p, cudaStream_t st)
 			 p, split);
 }
 
-int fl_ws_bwd_run(const fl_params &p, int hd, int pipe, cudaStream_t st)
+/* Schedule sched (fl_ws_bwd_run) as ws_item's PIPE flags. */
+template <int D>
+static int fl_ws_bwd_sched(const fl_params &p, int sched, cudaStream_t st)
+{
+	switch (sched) {
+	case 1:
+		return fl_ws_bwd_launch<D, 1>(p, st);
+	case 2:
+		return fl_ws_bwd_launch<D, 6>(p, st);
+	case 3:
+		return fl_ws_bwd_launch<D, 7>(p, st);
+	case 4:
+		return fl_ws_bwd_launch<D, 2>(p, st);
+	case 5:
+		return fl_ws_bwd_launch<D, 4>(p, st);
+	default:
+		return fl_ws_bwd_launch<D, 0>(p, st);
+	}
+}
+
+int fl_ws_bwd_run(const fl_params &p, int hd, int sched, cudaStream_t st)
 {
 	int rc = 1;
 
 	if (ws_encoder() && hd == 64)
-		rc = pipe ? fl_ws_bwd_launch<64, 1>(p, st) :
-			    fl_ws_bwd_launch<64, 0>(p, st);
+		rc = fl_ws_bwd_sched<64>(p, sched, st);
 	else if (ws_encoder())
-		rc = pipe ? fl_ws_bwd_launch<128, 1>(p, st) :
-			    fl_ws_bwd_launch<128, 0>(p, st);
+		rc = fl_ws_bwd_sched<128>(p, sched, st);
 	return rc == 1 ? fl_wg_bwd_run(p, hd, 0, st) : rc;
 }
 
