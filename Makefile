@@ -294,13 +294,11 @@ FAST_OBJ := build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o \
 # such a device. FLASH_WG_DEFAULT picks kern_flash_fwd's kernel there
 # (kernels/kern_flash.h: 0 mma.sync, 1 wg, 2 wgp, 3 ws; rebuild
 # kern_flash.o after changing it) and FLASH_WG_BWD_DEFAULT kern_flash_bwd's
-# (0 mma.sync, 1 wg, 2 wgp, 3 ws, 4 wsp, 5 ws2, 6 ws2p, 7 ws2t, 8 ws2o;
-# rebuild
-# kern_flash_bwd.o): both 3,
-# measured on an H200 (docs/runtime-gpu.md, causal, 4 x 4096): forward
-# 486 TFLOP/s at head dim 128 against wgp's 298 and mma.sync's 237, 341
-# against 185 at head dim 64; backward 323 against wg's 273 at 128, 295
-# against 196 at 64 (wsp within 2% of ws either way).
+# (the same numbers; rebuild kern_flash_bwd.o): both 3, measured on an
+# H200 (docs/runtime-gpu.md, causal, 4 x 4096): forward 505 TFLOP/s at
+# head dim 128 against wgp's 292 and mma.sync's 237, 348 against 182 at
+# head dim 64; backward 354 against wg's 273 at 128, 319 against 197 at
+# 64.
 WG_GENCODE ?= -gencode arch=compute_90a,code=sm_90a
 FLASH_WG_DEFAULT ?= 3
 FLASH_WG_BWD_DEFAULT ?= 3

@@ -114,7 +114,7 @@ static __device__ __forceinline__ void ws_load(uint32_t s, const CUtensorMap *m,
 {
 #pragma unroll
 	for (int a = 0; a < D / 64; a++)
-		ws_tma4(s + a * R * 128, m, 64 * a, h, r0, b, bar);
+		tma_load4(s + a * R * 128, m, bar, 64 * a, h, r0, b);
 }
 
 /* A stage's Q and dO tiles (shared q, o) of query rows q0.., head h,
@@ -125,7 +125,7 @@ static __device__ __forceinline__ void ws_load_qo(const ws_maps &m,
 						  int h, int q0, int b,
 						  uint32_t bar)
 {
-	ws_arrive_tx(bar, 2 * ws_lay<D, BM>::qt);
+	mb_expect(bar, 2 * ws_lay<D, BM>::qt);
 	ws_load<D, BM>(q, &m.q, h, q0, b, bar);
 	ws_load<D, BM>(o, &m.o, h, q0, b, bar);
 }

@@ -161,14 +161,9 @@ static inline fl_params fl_make(const struct kern_attn *a)
 int fl_wg_bwd_run(const fl_params &p, int hd, int pipe, cudaStream_t st);
 
 /* kern_flash_ws_bwd.cu (sm_90a): dsum, then the warp-specialized wgmma
- * backward for head dim hd in schedule sched (0 ws, 1 wsp: the consumers'
- * products overlapped with the softmax steps, 4 ws2t: ws with dK behind
- * dQ and dQ sent while dK runs, 5 ws2o: ws with the warpgroups' first
- * products issued in turn, 2 ws2, 3 ws2p: ws2t's and wsp's orders issued
- * in turn: that file's ws_item);
- * fl_wg_bwd_run's serial schedule where it does not apply (that file's
- * top comment). */
-int fl_ws_bwd_run(const fl_params &p, int hd, int sched, cudaStream_t st);
+ * backward for head dim hd; fl_wg_bwd_run's serial schedule where it does
+ * not apply (that file's top comment). */
+int fl_ws_bwd_run(const fl_params &p, int hd, cudaStream_t st);
 
 /* kern_flash_wg.cu (sm_90a): the wgmma forward for head dim hd (pipe: the
  * pipelined schedule, else the serial one), and whether the current device

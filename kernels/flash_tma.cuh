@@ -1,6 +1,7 @@
 /*
  * flash_tma.cuh: Hopper's asynchronous copies and barriers for the
- * warp-specialized forward (kernels/kern_flash_ws.cu): shared-memory
+ * warp-specialized forward and backward (kernels/kern_flash_ws.cu,
+ * kern_flash_ws_bwd.cu through flash_bwd_ws.cuh): shared-memory
  * mbarriers (init, arrive, arrive with an expected transaction count,
  * wait on a phase parity), TMA tile loads (cp.async.bulk.tensor.4d) that
  * complete on an mbarrier, the warpgroup register reallocation
@@ -156,16 +157,39 @@ static __device__ __forceinline__ void nb_arrive(int id, int n)
 
 /* ---- host ---------------------------------------------------------------- */
 
+/* The driver's cuTensorMapEncodeTiled, found once through the runtime (no
+ * -lcuda; a race sets the same value twice); 0 where the driver has none
+ * (older than CUDA 12.0). */
+static PFN_cuTensorMapEncodeTiled_v12000 tma_encode;
+
+static inline int tma_encoder(void)
+{
+	cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+	void *fn = NULL;
+
+	if (tma_encode)
+		return 1;
+	if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn,
+					     12000, cudaEnableDefault,
+					     &q) != cudaSuccess ||
+	    q != cudaDriverEntryPointSuccess || !fn) {
+		(void)cudaGetLastError();
+		return 0;
+	}
+	tma_encode = (PFN_cuTensorMapEncodeTiled_v12000)fn;
+	return 1;
+}
+
 /* The tensor map of a bf16 tensor [n3][n2][n1][hd] (row-major: batch,
  * rows, heads, head dim) read in boxes of 64 values of hd x `rows` rows
- * of one head of one batch entry, 128-byte swizzled; out-of-bounds rows
- * read as zeros. Coordinates (innermost first): column, head, row, batch.
- * Returns 0 or KERN_E* with a message naming who. */
+ * of one head of one batch entry, 128-byte swizzled, promoted into L2 in
+ * l2's lines; out-of-bounds rows read as zeros. Coordinates (innermost
+ * first): column, head, row, batch. Returns 0 or KERN_E* with a message
+ * naming who. */
 static inline int tma_map(CUtensorMap *m, const void *base, long long hd,
 			  long long n1, long long n2, long long n3, int rows,
-			  const char *who)
+			  CUtensorMapL2promotion l2, const char *who)
 {
-	static PFN_cuTensorMapEncodeTiled_v12000 encode;
 	cuuint64_t dim[4] = { (cuuint64_t)hd, (cuuint64_t)n1, (cuuint64_t)n2,
 			      (cuuint64_t)n3 };
 	cuuint64_t stride[3] = { (cuuint64_t)(hd * 2),
@@ -174,26 +198,13 @@ static inline int tma_map(CUtensorMap *m, const void *base, long long hd,
 	cuuint32_t box[4] = { 64, 1, (cuuint32_t)rows, 1 }, one[4] = { 1, 1, 1, 1 };
 	CUresult r;
 
-	if (!encode) {
-		cudaDriverEntryPointQueryResult q;
-		void *fn = NULL;
-
-		if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled",
-						     &fn, 12000,
-						     cudaEnableDefault,
-						     &q) != cudaSuccess ||
-		    q != cudaDriverEntryPointSuccess || !fn) {
-			cudaGetLastError();
-			return kern_set_error(KERN_ENODEV,
-					      "%s: the driver has no "
-					      "cuTensorMapEncodeTiled", who);
-		}
-		encode = (PFN_cuTensorMapEncodeTiled_v12000)fn;
-	}
-	r = encode(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, (void *)base, dim,
-		   stride, box, one, CU_TENSOR_MAP_INTERLEAVE_NONE,
-		   CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-		   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+	if (!tma_encoder())
+		return kern_set_error(KERN_ENODEV, "%s: the driver has no "
+				      "cuTensorMapEncodeTiled", who);
+	r = tma_encode(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, (void *)base,
+		       dim, stride, box, one, CU_TENSOR_MAP_INTERLEAVE_NONE,
+		       CU_TENSOR_MAP_SWIZZLE_128B, l2,
+		       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 	if (r != CUDA_SUCCESS)
 		return kern_set_error(KERN_EINVAL,
 				      "%s: cuTensorMapEncodeTiled failed (CUresult "

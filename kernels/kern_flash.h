@@ -115,28 +115,22 @@ int kern_flash_wg_probe(void *stream, int op, int n, int k,
  * v). `dsum` is scratch of batch * nh * sq floats (rowsum(dout * o)),
  * overwritten.
  *
- * Two kernels implement it, with the same tiles and the same bf16
- * roundings: mma.sync (kern_flash_bwd.cu, any sm_80+ GPU) and wgmma
- * (compute capability 9.0 only), the latter in eight schedules: "wg" and
- * "wgp" (kern_flash_wg_bwd.cu: every thread loads and computes; each
- * product waited for, or the products of an item overlapped with the
- * softmax steps between them), "ws" and "wsp" (kern_flash_ws_bwd.cu:
- * FlashAttention-3's warp specialization, a producer warpgroup loading
- * with the TMA into a ring for two consumer warpgroups, dq added by bulk
- * reductions; the consumers' products waited for, or overlapped as in
- * wgp; both fall back to "wg" where that file's top comment says),
- * "ws2t" (ws with dK += dS^T Q issued behind dQ = dS K and dq sent
- * while dK runs), "ws2" and "ws2p" (ws2t's and wsp's orders with the two
- * consumer warpgroups' first products issued in turn), "ws2o" (ws with
- * them issued in turn). The environment variable GTPLAN_FLASH_BWD = mma,
- * wg, wgp, ws, wsp, ws2, ws2p, ws2t or ws2o picks the kernel of
- * kern_flash_bwd; unset (or any other value) it is the build's
- * FLASH_WG_BWD_DEFAULT (make FLASH_WG_BWD_DEFAULT=N; 0 mma, 1 wg, 2 wgp,
- * 3 ws (the Makefile's default), 4 wsp, 5 ws2, 6 ws2p, 7 ws2t, 8 ws2o).
- * Off compute capability 9.0 mma.sync always runs.
- * kern_flash_bwd_mma, _wg, _wgp, _ws, _wsp, _ws2, _ws2p, _ws2t and _ws2o
- * run one kernel each, for tests and benchmarks; the wgmma ones return
- * KERN_ENODEV on another device. */
+ * Two kernels implement it, with the same bf16 roundings: mma.sync
+ * (kern_flash_bwd.cu, any sm_80+ GPU) and wgmma (compute capability 9.0
+ * only), the latter in three schedules: "wg" and "wgp"
+ * (kern_flash_wg_bwd.cu: every thread loads and computes; each product
+ * waited for, or the products of an item overlapped with the softmax
+ * steps between them) and "ws" (kern_flash_ws_bwd.cu: FlashAttention-3's
+ * warp specialization, a producer warpgroup loading with the TMA into a
+ * ring for two consumer warpgroups, dq added by bulk reductions, sent
+ * while dK's product runs; it falls back to "wg" where that file's top
+ * comment says). The environment variable GTPLAN_FLASH_BWD = mma, wg,
+ * wgp or ws picks the kernel of kern_flash_bwd; unset (or any other
+ * value) it is the build's FLASH_WG_BWD_DEFAULT (make
+ * FLASH_WG_BWD_DEFAULT=N; 0 mma, 1 wg, 2 wgp, 3 ws, the Makefile's
+ * default). Off compute capability 9.0 mma.sync always runs.
+ * kern_flash_bwd_mma, _wg, _wgp and _ws run one kernel each, for tests
+ * and benchmarks; the wgmma ones return KERN_ENODEV on another device. */
 int kern_flash_bwd(void *stream, const struct kern_attn *a,
 		   const uint16_t *q, const uint16_t *k, const uint16_t *v,
 		   const uint16_t *o, const float *lse, const uint16_t *dout,
@@ -167,45 +161,10 @@ int kern_flash_bwd_ws(void *stream, const struct kern_attn *a,
 		      const uint16_t *dout, const int32_t *qpos,
 		      const int32_t *kpos, float *dsum, float *dq, float *dk,
 		      float *dv);
-int kern_flash_bwd_wsp(void *stream, const struct kern_attn *a,
-		       const uint16_t *q, const uint16_t *k,
-		       const uint16_t *v, const uint16_t *o, const float *lse,
-		       const uint16_t *dout, const int32_t *qpos,
-		       const int32_t *kpos, float *dsum, float *dq, float *dk,
-		       float *dv);
-
-int kern_flash_bwd_ws2(void *stream, const struct kern_attn *a,
-		       const uint16_t *q, const uint16_t *k,
-		       const uint16_t *v, const uint16_t *o, const float *lse,
-		       const uint16_t *dout, const int32_t *qpos,
-		       const int32_t *kpos, float *dsum, float *dq, float *dk,
-		       float *dv);
-int kern_flash_bwd_ws2p(void *stream, const struct kern_attn *a,
-			const uint16_t *q, const uint16_t *k,
-			const uint16_t *v, const uint16_t *o,
-			const float *lse, const uint16_t *dout,
-			const int32_t *qpos, const int32_t *kpos, float *dsum,
-			float *dq, float *dk, float *dv);
-
-int kern_flash_bwd_ws2t(void *stream, const struct kern_attn *a,
-			const uint16_t *q, const uint16_t *k,
-			const uint16_t *v, const uint16_t *o,
-			const float *lse, const uint16_t *dout,
-			const int32_t *qpos, const int32_t *kpos, float *dsum,
-			float *dq, float *dk, float *dv);
-
-int kern_flash_bwd_ws2o(void *stream, const struct kern_attn *a,
-			const uint16_t *q, const uint16_t *k,
-			const uint16_t *v, const uint16_t *o,
-			const float *lse, const uint16_t *dout,
-			const int32_t *qpos, const int32_t *kpos, float *dsum,
-			float *dq, float *dk, float *dv);
-
-/* After kern_flash_bwd_ws, _wsp, _ws2, _ws2p, _ws2t or _ws2o queued on
- * stream: waits for the stream
- * and returns KERN_EDEVICE if one of their barrier waits gave up (a
- * protocol mistake: their results are wrong), else 0. The flag is
- * cleared. */
+/* After kern_flash_bwd_ws (or kern_flash_bwd running ws) queued on
+ * stream: waits for the stream and returns KERN_EDEVICE if one of its
+ * barrier waits gave up (a protocol mistake: its results are wrong),
+ * else 0. The flag is cleared. */
 int kern_flash_ws_bwd_check(void *stream);
 
 /* The ws backward's machinery alone, for tests; each waits for its

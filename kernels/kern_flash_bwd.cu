@@ -288,57 +288,27 @@ static int fl_bwd_launch(const fl_params &p, cudaStream_t st)
 }
 
 /* Which backward kern_flash_bwd runs (kernels/kern_flash.h):
- * GTPLAN_FLASH_BWD = mma, wg, wgp, ws, wsp, ws2, ws2p, ws2t or ws2o names
- * one; unset (or another value) means the build's FLASH_WG_BWD_DEFAULT:
- * 0 mma, 1 wg, 2 wgp, 3 ws, 4 wsp, 5 ws2, 6 ws2p, 7 ws2t, 8 ws2o. The wgmma ones need compute capability 9.0; elsewhere
- * mma runs. */
+ * GTPLAN_FLASH_BWD = mma, wg, wgp or ws names one; unset (or another
+ * value) means the build's FLASH_WG_BWD_DEFAULT: 0 mma, 1 wg, 2 wgp, 3
+ * ws. The wgmma ones need compute capability 9.0; elsewhere mma runs. */
 #ifndef FLASH_WG_BWD_DEFAULT
 #define FLASH_WG_BWD_DEFAULT 3
 #endif
 
-enum {
-	FL_BWD_MMA,
-	FL_BWD_WG,
-	FL_BWD_WGP,
-	FL_BWD_WS, /* FL_BWD_WS + i: kern_flash_ws_bwd.cu's schedule i */
-	FL_BWD_WSP,
-	FL_BWD_WS2,
-	FL_BWD_WS2P,
-	FL_BWD_WS2T,
-	FL_BWD_WS2O,
-	FL_BWD_AUTO
-};
+enum { FL_BWD_MMA, FL_BWD_WG, FL_BWD_WGP, FL_BWD_WS, FL_BWD_AUTO };
 
 static int fl_bwd_pick(void)
 {
+	static const char *const name[FL_BWD_AUTO] = { "mma", "wg", "wgp",
+							"ws" };
 	const char *e = getenv("GTPLAN_FLASH_BWD");
-	int which = FLASH_WG_BWD_DEFAULT == 8 ? FL_BWD_WS2O :
-		    FLASH_WG_BWD_DEFAULT == 7 ? FL_BWD_WS2T :
-		    FLASH_WG_BWD_DEFAULT == 6 ? FL_BWD_WS2P :
-		    FLASH_WG_BWD_DEFAULT == 5 ? FL_BWD_WS2 :
-		    FLASH_WG_BWD_DEFAULT == 4 ? FL_BWD_WSP :
-		    FLASH_WG_BWD_DEFAULT == 3 ? FL_BWD_WS :
-		    FLASH_WG_BWD_DEFAULT == 2 ? FL_BWD_WGP :
-		    FLASH_WG_BWD_DEFAULT == 1 ? FL_BWD_WG : FL_BWD_MMA;
+	int which = FLASH_WG_BWD_DEFAULT >= 0 &&
+		    FLASH_WG_BWD_DEFAULT < FL_BWD_AUTO ? FLASH_WG_BWD_DEFAULT :
+		    FL_BWD_MMA;
 
-	if (e && !strcmp(e, "mma"))
-		which = FL_BWD_MMA;
-	else if (e && !strcmp(e, "wg"))
-		which = FL_BWD_WG;
-	else if (e && !strcmp(e, "wgp"))
-		which = FL_BWD_WGP;
-	else if (e && !strcmp(e, "ws"))
-		which = FL_BWD_WS;
-	else if (e && !strcmp(e, "wsp"))
-		which = FL_BWD_WSP;
-	else if (e && !strcmp(e, "ws2"))
-		which = FL_BWD_WS2;
-	else if (e && !strcmp(e, "ws2p"))
-		which = FL_BWD_WS2P;
-	else if (e && !strcmp(e, "ws2t"))
-		which = FL_BWD_WS2T;
-	else if (e && !strcmp(e, "ws2o"))
-		which = FL_BWD_WS2O;
+	for (int i = 0; e && i < FL_BWD_AUTO; i++)
+		if (!strcmp(e, name[i]))
+			which = i;
 	return which != FL_BWD_MMA && !fl_wg_supported() ? FL_BWD_MMA : which;
 }
 
@@ -379,8 +349,8 @@ static int fl_bwd(void *stream, const struct kern_attn *a,
 	p.dv = dv;
 	p.qpos = qpos;
 	p.kpos = kpos;
-	if (which >= FL_BWD_WS)
-		return fl_ws_bwd_run(p, (int)a->hd, which - FL_BWD_WS, st);
+	if (which == FL_BWD_WS)
+		return fl_ws_bwd_run(p, (int)a->hd, st);
 	if (which != FL_BWD_MMA)
 		return fl_wg_bwd_run(p, (int)a->hd, which == FL_BWD_WGP, st);
 	return a->hd == 64 ? fl_bwd_launch<64>(p, st) :
@@ -440,59 +410,4 @@ extern "C" int kern_flash_bwd_ws(void *stream, const struct kern_attn *a,
 {
 	return fl_bwd(stream, a, q, k, v, o, lse, dout, qpos, kpos, dsum, dq,
 		      dk, dv, FL_BWD_WS, "kern_flash_bwd_ws");
-}
-
-extern "C" int kern_flash_bwd_wsp(void *stream, const struct kern_attn *a,
-				  const uint16_t *q, const uint16_t *k,
-				  const uint16_t *v, const uint16_t *o,
-				  const float *lse, const uint16_t *dout,
-				  const int32_t *qpos, const int32_t *kpos,
-				  float *dsum, float *dq, float *dk, float *dv)
-{
-	return fl_bwd(stream, a, q, k, v, o, lse, dout, qpos, kpos, dsum, dq,
-		      dk, dv, FL_BWD_WSP, "kern_flash_bwd_wsp");
-}
-
-extern "C" int kern_flash_bwd_ws2(void *stream, const struct kern_attn *a,
-				  const uint16_t *q, const uint16_t *k,
-				  const uint16_t *v, const uint16_t *o,
-				  const float *lse, const uint16_t *dout,
-				  const int32_t *qpos, const int32_t *kpos,
-				  float *dsum, float *dq, float *dk, float *dv)
-{
-	return fl_bwd(stream, a, q, k, v, o, lse, dout, qpos, kpos, dsum, dq,
-		      dk, dv, FL_BWD_WS2, "kern_flash_bwd_ws2");
-}
-
-extern "C" int kern_flash_bwd_ws2p(void *stream, const struct kern_attn *a,
-				   const uint16_t *q, const uint16_t *k,
-				   const uint16_t *v, const uint16_t *o,
-				   const float *lse, const uint16_t *dout,
-				   const int32_t *qpos, const int32_t *kpos,
-				   float *dsum, float *dq, float *dk, float *dv)
-{
-	return fl_bwd(stream, a, q, k, v, o, lse, dout, qpos, kpos, dsum, dq,
-		      dk, dv, FL_BWD_WS2P, "kern_flash_bwd_ws2p");
-}
-
-extern "C" int kern_flash_bwd_ws2t(void *stream, const struct kern_attn *a,
-				   const uint16_t *q, const uint16_t *k,
-				   const uint16_t *v, const uint16_t *o,
-				   const float *lse, const uint16_t *dout,
-				   const int32_t *qpos, const int32_t *kpos,
-				   float *dsum, float *dq, float *dk, float *dv)
-{
-	return fl_bwd(stream, a, q, k, v, o, lse, dout, qpos, kpos, dsum, dq,
-		      dk, dv, FL_BWD_WS2T, "kern_flash_bwd_ws2t");
-}
-
-extern "C" int kern_flash_bwd_ws2o(void *stream, const struct kern_attn *a,
-				   const uint16_t *q, const uint16_t *k,
-				   const uint16_t *v, const uint16_t *o,
-				   const float *lse, const uint16_t *dout,
-				   const int32_t *qpos, const int32_t *kpos,
-				   float *dsum, float *dq, float *dk, float *dv)
-{
-	return fl_bwd(stream, a, q, k, v, o, lse, dout, qpos, kpos, dsum, dq,
-		      dk, dv, FL_BWD_WS2O, "kern_flash_bwd_ws2o");
 }

@@ -444,9 +444,12 @@ static int fl_ws_launch(const fl_params &p, cudaStream_t st)
 	CUtensorMap tq, tk, tv;
 	int rc;
 
-	if ((rc = tma_map(&tq, p.q, D, p.nh, p.sq, p.batch, BM, "fl_ws")) ||
-	    (rc = tma_map(&tk, p.k, D, p.nkv, p.sk, p.batch, WS_BN, "fl_ws")) ||
-	    (rc = tma_map(&tv, p.v, D, p.nkv, p.sk, p.batch, WS_BN, "fl_ws")))
+	if ((rc = tma_map(&tq, p.q, D, p.nh, p.sq, p.batch, BM,
+			    CU_TENSOR_MAP_L2_PROMOTION_L2_128B, "fl_ws")) ||
+	    (rc = tma_map(&tk, p.k, D, p.nkv, p.sk, p.batch, WS_BN,
+			    CU_TENSOR_MAP_L2_PROMOTION_L2_128B, "fl_ws")) ||
+	    (rc = tma_map(&tv, p.v, D, p.nkv, p.sk, p.batch, WS_BN,
+			    CU_TENSOR_MAP_L2_PROMOTION_L2_128B, "fl_ws")))
 		return rc;
 	CUDACHECK(cudaFuncSetAttribute(fl_ws_kernel<D>,
 				      cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -456,11 +459,13 @@ static int fl_ws_launch(const fl_params &p, cudaStream_t st)
 	return 0;
 }
 
-/* The TMA path where tma_map takes q, k and v and scale > 0 (ws_softmax);
- * else kern_flash_wg.cu's pipelined kernel (top comment). */
+/* The TMA path where the driver encodes tensor maps, tma_map takes q, k
+ * and v and scale > 0 (ws_softmax); else kern_flash_wg.cu's pipelined
+ * kernel (top comment). */
 int fl_ws_run(const fl_params &p, int hd, cudaStream_t st)
 {
-	if (!(p.scale > 0.0f) || !tma_ok(p.q, p.nh, p.sq, p.batch) ||
+	if (!(p.scale > 0.0f) || !tma_encoder() ||
+	    !tma_ok(p.q, p.nh, p.sq, p.batch) ||
 	    !tma_ok(p.k, p.nkv, p.sk, p.batch) ||
 	    !tma_ok(p.v, p.nkv, p.sk, p.batch))
 		return fl_wg_run(p, hd, 1, st);

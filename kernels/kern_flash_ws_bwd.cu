@@ -4,9 +4,8 @@
  * hopper/flash_bwd_kernel_sm90.h, mainloop_bwd_sm90_tma_gmma_ws.hpp): the
  * contract of kern_flash_bwd (kernels/kern_flash.h) for compute
  * capability 9.0 only, compiled for sm_90a (Makefile: WG_GENCODE);
- * kern_flash_bwd (kernels/kern_flash_bwd.cu) runs it under
- * GTPLAN_FLASH_BWD=ws, wsp, ws2, ws2p, ws2t or ws2o (the schedules:
- * ws_item).
+ * kern_flash_bwd (kernels/kern_flash_bwd.cu) runs it by default there
+ * (GTPLAN_FLASH_BWD=ws).
  *
  * The products are those of the `wg` kernel (kernels/kern_flash_wg_bwd.cu,
  * helpers in kernels/flash_bwd_wgmma.cuh): a block owns WB_BN = 128 key
@@ -29,10 +28,11 @@
  *    the products by up to WS_STAGES - 1 items with no block-wide barrier.
  *    It then gives registers back (setmaxnreg: 24 a thread) to the
  *  - consumer warpgroups 1 and 2 (240 registers a thread): per item S^T
- *    and dP^T issued together, P^T and dS^T (schedule ws: once both are
- *    in; wsp: P^T while dP^T is in the tensor cores, dS^T while dV +=
- *    P^T dO runs), dS^T stored, dV and dK += dS^T Q issued, one barrier
- *    among the consumers, dQ = dS K, then the buffer is released;
+ *    and dP^T issued together and waited for, P^T and dS^T, dS^T stored,
+ *    dV += P^T dO issued, one barrier among the consumers, then
+ *    FlashAttention-3's tail (bwd_step): dQ = dS K issued with dK += dS^T
+ *    Q behind it, dQ waited for and sent while dK runs, dK waited for,
+ *    and the buffer released (ws_item, ws_tail);
  *  - dQ leaves as a bulk reduction: each consumer warp stores its 16 rows
  *    x 64 columns of scale dS K (fp32) in shared memory and each of 16
  *    lanes adds one row to dq with cp.reduce.async.bulk (.add.f32, 256
@@ -70,16 +70,15 @@ static __host__ __device__ constexpr int ws_bm(int d)
 /* Warpgroup 0: thread 0 loads K, V and every item's tiles, threads 32 ..
  * 95 the items' row statistics (rows r and r + 64 at BM 128), each into
  * the stage the consumers have released (parity of the stage's round,
- * flipped: the first round finds the stages empty). LAZY: the waits are
- * ws_wait_lazy's (ws_item's flag 2). */
-template <int D, int BM, int LAZY>
+ * flipped: the first round finds the stages empty). */
+template <int D, int BM>
 static __device__ __forceinline__ void
 ws_produce(const ws_maps &m, const fl_params &p, const ws_blk &k, int tid)
 {
 	int full, n = 0, r = tid - 32;
 
 	if (tid == 0) {
-		ws_arrive_tx(ws_bar<D, BM>(k, WS_B_KV), 2 * ws_lay<D, BM>::kv);
+		mb_expect(ws_bar<D, BM>(k, WS_B_KV), 2 * ws_lay<D, BM>::kv);
 		ws_load<D, WB_BN>(k.base, &m.k, k.g, k.k0, k.b,
 				  ws_bar<D, BM>(k, WS_B_KV));
 		ws_load<D, WB_BN>(k.base + ws_lay<D, BM>::kv, &m.v, k.g, k.k0,
@@ -93,8 +92,8 @@ ws_produce(const ws_maps &m, const fl_params &p, const ws_blk &k, int tid)
 		int q0 = (it % k.nqt) * BM;
 		wb_tiles t;
 
-		ws_wait_t<LAZY>(ws_bar<D, BM>(k, WS_B_EMPTY(s)),
-			((n / WS_STAGES) & 1) ^ 1);
+		ws_wait_lazy(ws_bar<D, BM>(k, WS_B_EMPTY(s)),
+			     ((n / WS_STAGES) & 1) ^ 1);
 		ws_at<D, BM>(&t, k, s, 0);
 		if (tid == 0) {
 			ws_load_qo<D, BM>(m, t.q, t.o, h, q0, k.b,
@@ -105,7 +104,7 @@ ws_produce(const ws_maps &m, const fl_params &p, const ws_blk &k, int tid)
 		if (BM == 128)
 			bwd_row(p, k.b, h, q0 + r + 64, &t.l2[r + 64],
 				&t.ds[r + 64], &t.qp[r + 64]);
-		ws_arrive(ws_bar<D, BM>(k, WS_B_FULL(s)));
+		mb_arrive(ws_bar<D, BM>(k, WS_B_FULL(s)));
 	}
 }
 
@@ -118,8 +117,7 @@ struct ws_thr {
 /* The statistics of query columns col / 4 and col / 4 + 1 of a stage
  * (byte offset col, 8-byte aligned: the thread's column pairs start
  * even) at shared address sst: l2, dsum and (unless FULL) qpos, one
- * 64-bit load each, for ws_item's flag 2 (the others load them 32 bits
- * at a time); the same values. */
+ * 64-bit load each. */
 template <int FULL>
 static __device__ __forceinline__ void ws_stats2(uint32_t sst, int bm,
 						 uint32_t col, float l2[2],
@@ -137,7 +135,7 @@ static __device__ __forceinline__ void ws_stats2(uint32_t sst, int bm,
  * done, so that st and dp may die as pf and sf fill. sst: the shared
  * address of the stage's statistics (l2, dsum, qpos; BM each). FULL: the
  * item is a full tile (fl_classify), no key masked: qpos is not read. */
-template <int BM, int FULL, int V2>
+template <int BM, int FULL>
 static __device__ __forceinline__ void ws_softmax(const fl_params &p,
 						  float st[BM / 8][4],
 						  float dp[BM / 8][4],
@@ -155,25 +153,18 @@ static __device__ __forceinline__ void ws_softmax(const fl_params &p,
 			float l2v[2], dsv[2];
 			int qpv[2];
 
-			if (V2)
-				ws_stats2<FULL>(sst, BM, 4 * (nt * 8 + c4), l2v,
-						dsv, qpv);
+			ws_stats2<FULL>(sst, BM, 4 * (nt * 8 + c4), l2v, dsv,
+					qpv);
 #pragma unroll
 			for (int x = 0; x < 2; x++) {
-				uint32_t col = 4 * (nt * 8 + c4 + x);
-				float sl = p.scale_log2;
-				float l2 = V2 ? l2v[x] : ws_ld_f32(sst + col);
-				float ds = V2 ? dsv[x] :
-					   ws_ld_f32(sst + 4 * BM + col);
+				float sl = p.scale_log2, l2 = l2v[x];
+				float ds = dsv[x];
 				float p0 = fl_exp2(st[nt][x] * sl - l2);
 				float p1 = fl_exp2(st[nt][2 + x] * sl - l2);
 
 				if (!FULL) {
-					int qp = V2 ? qpv[x] :
-						 ws_ld_s32(sst + 8 * BM + col);
-
-					p0 = c.kp0 > qp ? 0.0f : p0;
-					p1 = c.kp1 > qp ? 0.0f : p1;
+					p0 = c.kp0 > qpv[x] ? 0.0f : p0;
+					p1 = c.kp1 > qpv[x] ? 0.0f : p1;
 				}
 				st[nt][x] = p0;
 				st[nt][2 + x] = p1;
@@ -184,57 +175,6 @@ static __device__ __forceinline__ void ws_softmax(const fl_params &p,
 		fl_acc_to_a(pf[j], st[2 * j], st[2 * j + 1]);
 		fl_acc_to_a(sf[j], dp[2 * j], dp[2 * j + 1]);
 	}
-}
-
-/* bwd_softmax's two halves for the overlapped order (wb_p, wb_ds of
- * kernels/flash_bwd_wgmma.cuh for any BM, statistics by shared address
- * sst as ws_softmax): P^T into st, packed into pf; then dS^T = P^T (dP^T
- * - dsum) into dp, packed into sf. The same operations, so the same
- * values. */
-template <int BM>
-static __device__ __forceinline__ void ws_p(const fl_params &p,
-					    float st[BM / 8][4],
-					    uint32_t pf[BM / 16][4],
-					    uint32_t sst, int full,
-					    const ws_thr &c)
-{
-#pragma unroll
-	for (int nt = 0; nt < BM / 8; nt++)
-#pragma unroll
-		for (int x = 0; x < 2; x++) {
-			uint32_t col = 4 * (nt * 8 + (c.lane & 3) * 2 + x);
-			int qp = ws_ld_s32(sst + 8 * BM + col);
-			float l2 = ws_ld_f32(sst + col);
-			float p0 = fl_exp2(st[nt][x] * p.scale_log2 - l2);
-			float p1 = fl_exp2(st[nt][2 + x] * p.scale_log2 - l2);
-
-			st[nt][x] = !full && c.kp0 > qp ? 0.0f : p0;
-			st[nt][2 + x] = !full && c.kp1 > qp ? 0.0f : p1;
-		}
-#pragma unroll
-	for (int j = 0; j < BM / 16; j++)
-		fl_acc_to_a(pf[j], st[2 * j], st[2 * j + 1]);
-}
-
-template <int BM>
-static __device__ __forceinline__ void ws_ds(const float st[BM / 8][4],
-					     float dp[BM / 8][4],
-					     uint32_t sf[BM / 16][4],
-					     uint32_t sst, const ws_thr &c)
-{
-#pragma unroll
-	for (int nt = 0; nt < BM / 8; nt++)
-#pragma unroll
-		for (int x = 0; x < 2; x++) {
-			uint32_t col = 4 * (nt * 8 + (c.lane & 3) * 2 + x);
-			float ds = ws_ld_f32(sst + 4 * BM + col);
-
-			dp[nt][x] = st[nt][x] * (dp[nt][x] - ds);
-			dp[nt][2 + x] = st[nt][2 + x] * (dp[nt][2 + x] - ds);
-		}
-#pragma unroll
-	for (int j = 0; j < BM / 16; j++)
-		fl_acc_to_a(sf[j], dp[2 * j], dp[2 * j + 1]);
 }
 
 /* dS^T (A fragments sf: the thread's key rows `row` and row + 8, BM
@@ -256,28 +196,6 @@ static __device__ __forceinline__ void ws_put_ds(uint32_t ss,
 		}
 }
 
-/* acc [64 x 64] = this warpgroup's share of dS K over all WB_BN keys,
- * waited for (with every earlier product): at BM 128 (hd 64) query rows
- * 64 wg .. (A: atom wg of the dS^T tile, M-major; B: the K tile), at BM
- * 64 (hd 128) columns 64 wg .. (wb_dq_mma). */
-template <int D, int BM>
-static __device__ __forceinline__ void ws_dq_mma(float acc[8][4], uint32_t ss,
-						 uint32_t sk, int wg)
-{
-#pragma unroll
-	for (int nt = 0; nt < 8; nt++)
-		acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
-	if (BM == 64) {
-		wb_dq_mma<D>(acc, ss, sk, wg);
-		return;
-	}
-	wg_pin<8>(acc);
-	wg_fence();
-	wg_tt64<WB_BN, WB_BN, WB_BN>(acc, ss + wg * WB_BN * 128, sk);
-	wg_wait<0>();
-	wg_pin<8>(acc);
-}
-
 /* Where a warp's share of dQ goes (ws_dq_out's arguments): its shared
  * staging rows sq, batch b, head h, query rows q0 .., columns c0 ... */
 struct ws_dqo {
@@ -285,7 +203,11 @@ struct ws_dqo {
 	int b, h, q0, c0;
 };
 
-/* ws_dq_mma's product issued and committed, not waited for. */
+/* acc [64 x 64] = this warpgroup's share of dS K over all WB_BN keys,
+ * issued and committed, not waited for: at BM 128 (hd 64) query rows 64
+ * wg .. (A: atom wg of the dS^T tile, M-major; B: the K tile), at BM 64
+ * (hd 128) columns 64 wg .. (A: the dS^T tile M-major; B: the K tile's
+ * columns 64 wg ..). */
 template <int D, int BM>
 static __device__ __forceinline__ void ws_dq_issue(float acc[8][4],
 						   uint32_t ss, uint32_t sk,
@@ -297,8 +219,8 @@ static __device__ __forceinline__ void ws_dq_issue(float acc[8][4],
 		wg_tt64<WB_BN, WB_BN, WB_BN>(acc, ss + wg * WB_BN * 128, sk);
 }
 
-/* The end of an item in the schedules ws2 and ws2p (after the barrier
- * among the consumers; dV issued, dK not): dQ = dS K issued, then dK +=
+/* The end of an item (after the barrier among the consumers; dV issued,
+ * dK not): dQ = dS K issued, then dK +=
  * dS^T Q (sf) behind it; dV and dQ waited for (wgmma groups complete in
  * order: PTX ISA "wgmma.wait_group"); dQ sent (ws_dq_out: the shared
  * staging, the bulk reduction) while dK is still in the tensor cores;
@@ -334,42 +256,25 @@ static __device__ __forceinline__ void ws_tail(const fl_params &p,
 	wg_pin_u32<BM / 16>(sf);
 }
 
-/* One item for a consumer warpgroup. PIPE is a set of flags; 0 ("ws",
- * the `wg` kernel's wb_item order): S^T and dP^T waited for, P^T and
- * dS^T (ws_softmax), dS^T stored, dV += P^T dO and dK += dS^T Q issued.
- * Flag 1 ("wsp", wb_item_pipe's order, FlashAttention-3's): P^T while
- * dP^T is still in the tensor cores, dV issued, dS^T while dV runs,
- * stored, dK issued. Then the barrier among the consumers (each
- * warpgroup's dQ reads both halves of dS^T) and dQ = dS K, which waits
- * for every product.
- * Flag 2 (the schedules ws2t, ws2, ws2p): dK issued after that barrier,
- * behind dQ, and dQ sent while dK runs (ws_tail, which takes the dQ
- * destination o; without the flag the caller sends dQ); the softmax of
- * order 0 loads the statistics in pairs (ws_stats2) and the ring's
- * barriers are waited for with ws_wait_lazy.
- * Flag 4 (ws2o = 4, ws2 = 6, ws2p = 7): warpgroup 1 issues its S^T and
- * dP^T only after warpgroup 0 has issued its own (named barrier 2: 0
- * arrives, 1 waits), so that the tensor cores, if they take each SM
- * sub-partition's wgmma in issue order (the premise of FlashAttention-3's
- * ordering below), finish warpgroup 0's first: its softmax then
- * runs while warpgroup 1's products do, and warpgroup 1's while
- * warpgroup 0's dV (and dK without flag 2) do, where both otherwise finish
- * their S^T and dP^T together and leave the tensor cores idle through
- * their softmax (FlashAttention-3's "warp_scheduler_barrier" between its
- * forward's warpgroups, hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp, applied
- * to the backward's first products). Both warpgroups run the same items,
- * and the consumers' barrier keeps warpgroup 0 at most one item ahead,
- * so the named barrier's arrivals pair one to one.
+/* One item for a consumer warpgroup: S^T and dP^T issued together and
+ * waited for, P^T and dS^T (ws_softmax), dS^T stored, dV += P^T dO
+ * issued; the barrier among the consumers (each warpgroup's dQ reads both
+ * halves of dS^T); then ws_tail: dQ issued, dK += dS^T Q behind it, dQ
+ * sent to o while dK runs. Measured on the H200 (bench_kernels_gpu attn,
+ * 8B b4 s4096 hd 128, causal): 354 TFLOP/s against 342 with dK issued
+ * before the barrier and dQ waited for with it, and against 333-343 for
+ * the orders tried beside it (the softmax of each item overlapped with
+ * its products as wb_item_pipe does; warpgroup 1's first products
+ * issued after warpgroup 0's through a named barrier).
  * dS^T is stored before the wgmma that reads sf from registers is issued
  * (reading an A fragment of a wgmma in flight is undefined: PTX ISA
  * "wgmma.mma_async"). dv, dk accumulate in registers, acc gets dS K
  * (unscaled) for ws_dq_out. t points at the item's stage, which is full
  * (its statistics at shared address sst), and its dS^T buffer. Registers
  * (-Xptxas -v, CUDA 13.0, WS_CONS_REGS lowered to find the need): no
- * variant spills at 240; at 232 hd 128 fits in every schedule, hd 64
- * with its 128-query tiles spills in ws, wsp and ws2p (4, 32, 28 bytes);
- * at 224 hd 128 spills in wsp only (4 bytes). */
-template <int D, int BM, int PIPE>
+ * spills at 240; at 232 hd 128 fits, hd 64 with its 128-query tiles
+ * spills. */
+template <int D, int BM>
 static __device__ __forceinline__ void ws_item(const fl_params &p,
 					       const wb_tiles &t,
 					       const ws_thr &c,
@@ -389,57 +294,25 @@ static __device__ __forceinline__ void ws_item(const fl_params &p,
 			st[nt][x] = dp[nt][x] = 0.0f;
 	wg_pin<BM / 8>(st);
 	wg_pin<BM / 8>(dp);
-	if ((PIPE & 4) && c.wg == 1)
-		ws_sync(2, 2 * 128); /* after warpgroup 0's S^T, dP^T */
 	wg_fence();
 	wg_qk<BM, D, WB_BN>(st, t.k + rows, t.q);
 	wg_qk<BM, D, WB_BN>(dp, t.v + rows, t.o);
-	if ((PIPE & 4) && c.wg == 0)
-		ws_sync_arrive(2, 2 * 128);
-	if (PIPE & 1) {
-		wg_wait<1>(); /* S^T */
-		wg_pin<BM / 8>(st);
-		ws_p<BM>(p, st, pf, sst, full, c);
-		wg_pin<D / 8>(dv);
-		wg_pin_u32<BM / 16>(pf);
-		wg_fence();
-		wg_pv<D, BM>(dv, pf, t.o);
-		wg_wait<1>(); /* dP^T; dV may run on */
-		wg_pin<BM / 8>(dp);
-		ws_ds<BM>(st, dp, sf, sst, c);
-		ws_put_ds<BM>(t.s, sf, row, c.lane);
-		if (!(PIPE & 2)) {
-			wg_pin<D / 8>(dk);
-			wg_pin_u32<BM / 16>(sf);
-			wg_fence();
-			wg_pv<D, BM>(dk, sf, t.q);
-		}
-	} else {
-		wg_wait<0>();
-		wg_pin<BM / 8>(st);
-		wg_pin<BM / 8>(dp);
-		if (full)
-			ws_softmax<BM, 1, (PIPE & 2) != 0>(p, st, dp, pf, sf,
-							   sst, c);
-		else
-			ws_softmax<BM, 0, (PIPE & 2) != 0>(p, st, dp, pf, sf,
-							   sst, c);
-		ws_put_ds<BM>(t.s, sf, row, c.lane);
-		wg_pin<D / 8>(dv);
-		wg_pin<D / 8>(dk);
-		wg_pin_u32<BM / 16>(pf);
-		wg_pin_u32<BM / 16>(sf);
-		wg_fence();
-		wg_pv<D, BM>(dv, pf, t.o);
-		if (!(PIPE & 2))
-			wg_pv<D, BM>(dk, sf, t.q);
-	}
-	wg_proxy_fence(); /* dS^T stored, visible to every wgmma */
-	ws_sync(1, 2 * 128);
-	if (PIPE & 2)
-		ws_tail<D, BM>(p, t, c, dk, sf, acc, o);
+	wg_wait<0>();
+	wg_pin<BM / 8>(st);
+	wg_pin<BM / 8>(dp);
+	if (full)
+		ws_softmax<BM, 1>(p, st, dp, pf, sf, sst, c);
 	else
-		ws_dq_mma<D, BM>(acc, t.s, t.k, c.wg);
+		ws_softmax<BM, 0>(p, st, dp, pf, sf, sst, c);
+	ws_put_ds<BM>(t.s, sf, row, c.lane);
+	wg_pin<D / 8>(dv);
+	wg_pin_u32<BM / 16>(pf);
+	wg_pin_u32<BM / 16>(sf);
+	wg_fence();
+	wg_pv<D, BM>(dv, pf, t.o);
+	wg_proxy_fence(); /* dS^T stored, visible to every wgmma */
+	nb_sync(1, 2 * 128);
+	ws_tail<D, BM>(p, t, c, dk, sf, acc, o);
 	wg_pin<D / 8>(dv);
 	wg_pin<D / 8>(dk);
 	wg_pin_u32<BM / 16>(pf);
@@ -451,7 +324,7 @@ static __device__ __forceinline__ void ws_item(const fl_params &p,
  * read of it), send dQ (the warp's 16 rows of its warpgroup's 64 x 64
  * share); finally dk and dv as the `wg` kernel. ct: the thread among the
  * consumers (0 .. 255). */
-template <int D, int BM, int PIPE>
+template <int D, int BM>
 static __device__ __forceinline__ void
 ws_consume(const fl_params &p, const ws_blk &k, int ct, int split)
 {
@@ -470,7 +343,7 @@ ws_consume(const fl_params &p, const ws_blk &k, int ct, int split)
 	for (int dt = 0; dt < D / 8; dt++)
 		for (int x = 0; x < 4; x++)
 			dk[dt][x] = dv[dt][x] = 0.0f;
-	ws_wait_t<(PIPE & 2) != 0>(ws_bar<D, BM>(k, WS_B_KV), 0);
+	ws_wait_lazy(ws_bar<D, BM>(k, WS_B_KV), 0);
 	for (int it = k.it0; it < k.nit;
 	     it = ws_next(k.cls, it + 1, k.nit, k.nqt, &full), n++) {
 		int s = n % WS_STAGES, h = k.g * k.grp + it / k.nqt;
@@ -479,15 +352,13 @@ ws_consume(const fl_params &p, const ws_blk &k, int ct, int split)
 		wb_tiles t;
 
 		ws_at<D, BM>(&t, k, s, n & 1);
-		ws_wait_t<(PIPE & 2) != 0>(ws_bar<D, BM>(k, WS_B_FULL(s)),
-					   (n / WS_STAGES) & 1);
-		ws_item<D, BM, PIPE>(p, t, c, dk, dv, acc,
-				     k.base + L::st + s * 3 * BM * 4, full, o);
+		ws_wait_lazy(ws_bar<D, BM>(k, WS_B_FULL(s)),
+			     (n / WS_STAGES) & 1);
+		ws_item<D, BM>(p, t, c, dk, dv, acc,
+			       k.base + L::st + s * 3 * BM * 4, full, o);
 		__syncwarp();
 		if (lane == 0)
-			ws_arrive(ws_bar<D, BM>(k, WS_B_EMPTY(s)));
-		if (!(PIPE & 2))
-			ws_dq_out<D>(p, acc, o.sq, o.b, o.h, o.q0, o.c0, lane);
+			mb_arrive(ws_bar<D, BM>(k, WS_B_EMPTY(s)));
 	}
 	bwd_store<D>(p, dk, dv, k.b, k.g, kr, lane, split);
 	if (lane < 16)
@@ -499,7 +370,7 @@ ws_consume(const fl_params &p, const ws_blk &k, int ct, int split)
  * thread 0 sets up the barriers; then the warpgroups take their roles
  * (the role test goes through a shuffle so that ptxas sees it uniform
  * over each warp, as FlashAttention-3's canonical_warp_group_idx). */
-template <int D, int PIPE>
+template <int D>
 __global__ void __launch_bounds__(WS_NT, 1)
 fl_ws_bwd_kernel(const __grid_constant__ ws_maps m, const fl_params p,
 		 int split)
@@ -525,12 +396,12 @@ fl_ws_bwd_kernel(const __grid_constant__ ws_maps m, const fl_params p,
 	fl_classify(p.qpos, p.sq, BM, kmin, kmax, kall, 0,
 		    k.gb + ws_lay<D, BM>::cls, tid, WS_NT);
 	if (tid == 0) {
-		ws_bar_init(ws_bar<D, BM>(k, WS_B_KV), 1);
+		mb_init(ws_bar<D, BM>(k, WS_B_KV), 1);
 		for (int s = 0; s < WS_STAGES; s++) {
-			ws_bar_init(ws_bar<D, BM>(k, WS_B_FULL(s)), 1 + 64);
-			ws_bar_init(ws_bar<D, BM>(k, WS_B_EMPTY(s)), 8);
+			mb_init(ws_bar<D, BM>(k, WS_B_FULL(s)), 1 + 64);
+			mb_init(ws_bar<D, BM>(k, WS_B_EMPTY(s)), 8);
 		}
-		ws_bar_init_fence();
+		mb_init_fence();
 	}
 	__syncthreads();
 	k.it0 = ws_next(k.cls, k.nqt * (k.grp * part / split), k.nit, k.nqt,
@@ -538,12 +409,12 @@ fl_ws_bwd_kernel(const __grid_constant__ ws_maps m, const fl_params p,
 	if (k.it0 >= k.nit)
 		return;
 	if (__shfl_sync(0xffffffffu, tid / 128, 0) == 0) {
-		ws_regs_dec<WS_PROD_REGS>();
-		ws_produce<D, BM, (PIPE & 2) != 0>(m, p, k, tid);
+		reg_dec<WS_PROD_REGS>();
+		ws_produce<D, BM>(m, p, k, tid);
 		return;
 	}
-	ws_regs_inc<WS_CONS_REGS>();
-	ws_consume<D, BM, PIPE>(p, k, tid - 128, split);
+	reg_inc<WS_CONS_REGS>();
+	ws_consume<D, BM>(p, k, tid - 128, split);
 }
 
 /* ---- host ---------------------------------------------------------------- */
@@ -564,7 +435,7 @@ static int ws_smem_max(void)
 
 /* dsum, then the kernel; 1 (nothing queued) where the ring does not fit
  * the device's shared memory. */
-template <int D, int PIPE>
+template <int D>
 static int fl_ws_bwd_launch(const fl_params &p, cudaStream_t st)
 {
 	constexpr int BM = ws_bm(D);
@@ -577,49 +448,33 @@ static int fl_ws_bwd_launch(const fl_params &p, cudaStream_t st)
 
 	if (smem > (size_t)ws_smem_max())
 		return 1;
-	rc = ws_map(&m.q, p.q, D, p.sq, p.nh, p.batch, BM);
+	rc = tma_map(&m.q, p.q, D, p.nh, p.sq, p.batch, BM,
+			     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "fl_ws_bwd");
 	if (!rc)
-		rc = ws_map(&m.o, p.dout, D, p.sq, p.nh, p.batch, BM);
+		rc = tma_map(&m.o, p.dout, D, p.nh, p.sq, p.batch, BM,
+			     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "fl_ws_bwd");
 	if (!rc)
-		rc = ws_map(&m.k, p.k, D, p.sk, p.nkv, p.batch, WB_BN);
+		rc = tma_map(&m.k, p.k, D, p.nkv, p.sk, p.batch, WB_BN,
+			     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "fl_ws_bwd");
 	if (!rc)
-		rc = ws_map(&m.v, p.v, D, p.sk, p.nkv, p.batch, WB_BN);
+		rc = tma_map(&m.v, p.v, D, p.nkv, p.sk, p.batch, WB_BN,
+			     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "fl_ws_bwd");
 	if (!rc)
 		rc = fl_dsum_launch<D>(p, st);
 	if (rc)
 		return rc;
-	return ws_launch(fl_ws_bwd_kernel<D, PIPE>, grid, WS_NT, smem, st, m,
+	return ws_launch(fl_ws_bwd_kernel<D>, grid, WS_NT, smem, st, m,
 			 p, split);
 }
 
-/* Schedule sched (fl_ws_bwd_run) as ws_item's PIPE flags. */
-template <int D>
-static int fl_ws_bwd_sched(const fl_params &p, int sched, cudaStream_t st)
-{
-	switch (sched) {
-	case 1:
-		return fl_ws_bwd_launch<D, 1>(p, st);
-	case 2:
-		return fl_ws_bwd_launch<D, 6>(p, st);
-	case 3:
-		return fl_ws_bwd_launch<D, 7>(p, st);
-	case 4:
-		return fl_ws_bwd_launch<D, 2>(p, st);
-	case 5:
-		return fl_ws_bwd_launch<D, 4>(p, st);
-	default:
-		return fl_ws_bwd_launch<D, 0>(p, st);
-	}
-}
-
-int fl_ws_bwd_run(const fl_params &p, int hd, int sched, cudaStream_t st)
+int fl_ws_bwd_run(const fl_params &p, int hd, cudaStream_t st)
 {
 	int rc = 1;
 
-	if (ws_encoder() && hd == 64)
-		rc = fl_ws_bwd_sched<64>(p, sched, st);
-	else if (ws_encoder())
-		rc = fl_ws_bwd_sched<128>(p, sched, st);
+	if (tma_encoder() && hd == 64)
+		rc = fl_ws_bwd_launch<64>(p, st);
+	else if (tma_encoder())
+		rc = fl_ws_bwd_launch<128>(p, st);
 	return rc == 1 ? fl_wg_bwd_run(p, hd, 0, st) : rc;
 }
 

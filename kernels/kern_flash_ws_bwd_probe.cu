@@ -34,10 +34,10 @@ fl_ws_probe_tma_kernel(const __grid_constant__ ws_maps m, int h,
 	k.gb = ws_sm + (k.base - fl_smem(ws_sm));
 	if (tid == 0) {
 		for (int s = 0; s < WS_STAGES; s++) {
-			ws_bar_init(ws_bar<D, BM>(k, WS_B_FULL(s)), 1);
-			ws_bar_init(ws_bar<D, BM>(k, WS_B_EMPTY(s)), 4);
+			mb_init(ws_bar<D, BM>(k, WS_B_FULL(s)), 1);
+			mb_init(ws_bar<D, BM>(k, WS_B_EMPTY(s)), 4);
 		}
-		ws_bar_init_fence();
+		mb_init_fence();
 	}
 	__syncthreads();
 	for (int n = 0; n < WS_PROBE_ITEMS && (tid == 0 || ct >= 0); n++) {
@@ -62,7 +62,7 @@ fl_ws_probe_tma_kernel(const __grid_constant__ ws_maps m, int h,
 		}
 		__syncwarp();
 		if ((ct & 31) == 0)
-			ws_arrive(ws_bar<D, BM>(k, WS_B_EMPTY(s)));
+			mb_arrive(ws_bar<D, BM>(k, WS_B_EMPTY(s)));
 	}
 }
 
@@ -106,10 +106,12 @@ static int ws_probe_tma(cudaStream_t st, int rows, int nh, int h,
 {
 	constexpr int BM = WS_PROBE_BM(D);
 	ws_maps m;
-	int rc = ws_map(&m.q, src, D, rows, nh, 2, BM);
+	int rc = tma_map(&m.q, src, D, nh, rows, 2, BM,
+			     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "fl_ws_bwd");
 
 	if (!rc)
-		rc = ws_map(&m.o, src, D, rows, nh, 2, BM);
+		rc = tma_map(&m.o, src, D, nh, rows, 2, BM,
+			     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "fl_ws_bwd");
 	if (!rc)
 		rc = ws_launch(fl_ws_probe_tma_kernel<D, BM>, dim3(1), 256,
 			       ws_smem<D, BM>(0), st, m, h, (fl_bf16 *)out);
@@ -128,7 +130,7 @@ extern "C" int kern_flash_ws_bwd_probe_tma(void *stream, int hd, int rows,
 				      "kern_flash_ws_bwd_probe_tma: NULL tensor "
 				      "or hd %d rows %d nh %d h %d out of range",
 				      hd, rows, nh, h);
-	if (!fl_wg_supported() || !ws_encoder())
+	if (!fl_wg_supported() || !tma_encoder())
 		return kern_set_error(KERN_ENODEV,
 				      "kern_flash_ws_bwd_probe_tma: needs a "
 				      "compute capability 9.0 GPU (sm_90a) and "

@@ -187,7 +187,7 @@ extern "C" int kern_flash_ws_probe(void *stream, int op, int hd, int rows,
 				      "kern_flash_ws_probe: needs a compute "
 				      "capability 9.0 GPU (sm_90a)");
 	rc = tma_map(&tm, x, hd, heads, n, 2, op ? 64 : rows,
-		     "kern_flash_ws_probe");
+		     CU_TENSOR_MAP_L2_PROMOTION_L2_128B, "kern_flash_ws_probe");
 	if (rc)
 		return rc;
 	if (op == 1)

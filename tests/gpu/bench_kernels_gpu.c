@@ -12,10 +12,8 @@
  *    kernels/kern_flash_ws.cu), on the same inputs; `bwd` is the mma.sync backward (kern_flash_bwd_mma)
  *    and `bwd-wg`, `bwd-wgp` the wgmma one in its two schedules
  *    (kern_flash_bwd_wg, _wgp; kernels/kern_flash_wg_bwd.cu; n/a off
- *    compute capability 9.0), `bwd-ws`, `bwd-wsp`, `bwd-ws2`, `bwd-ws2p`,
- *    `bwd-ws2t`, `bwd-ws2o` the warp-specialized one in its six schedules
- *    (kern_flash_bwd_ws, _wsp, _ws2, _ws2p, _ws2t, _ws2o;
- *    kernels/kern_flash_ws_bwd.cu; n/a likewise),
+ *    compute capability 9.0) and `bwd-ws` the warp-specialized one
+ *    (kern_flash_bwd_ws, kernels/kern_flash_ws_bwd.cu; n/a likewise),
  *    all on the mma.sync forward's o and lse.
  *  - cuBLASLt GEMMs (kernels/kern_gemm_lt.cu) at the linear layers of
  *    Llama-3.1-8B and Llama-3.2-1B with T tokens: each layer Y = X W^T
@@ -206,51 +204,6 @@ static int attn_bwd_ws(void *p)
 				 x->dq, x->dk, x->dv);
 }
 
-static int attn_bwd_wsp(void *p)
-{
-	struct attn_arg *x = p;
-
-	return kern_flash_bwd_wsp(kern_stream(&G), &x->a, x->q, x->k, x->v,
-				  x->o, x->lse, x->dout, NULL, NULL, x->dsum,
-				  x->dq, x->dk, x->dv);
-}
-
-static int attn_bwd_ws2(void *p)
-{
-	struct attn_arg *x = p;
-
-	return kern_flash_bwd_ws2(kern_stream(&G), &x->a, x->q, x->k, x->v,
-				  x->o, x->lse, x->dout, NULL, NULL, x->dsum,
-				  x->dq, x->dk, x->dv);
-}
-
-static int attn_bwd_ws2p(void *p)
-{
-	struct attn_arg *x = p;
-
-	return kern_flash_bwd_ws2p(kern_stream(&G), &x->a, x->q, x->k, x->v,
-				   x->o, x->lse, x->dout, NULL, NULL, x->dsum,
-				   x->dq, x->dk, x->dv);
-}
-
-static int attn_bwd_ws2t(void *p)
-{
-	struct attn_arg *x = p;
-
-	return kern_flash_bwd_ws2t(kern_stream(&G), &x->a, x->q, x->k, x->v,
-				   x->o, x->lse, x->dout, NULL, NULL, x->dsum,
-				   x->dq, x->dk, x->dv);
-}
-
-static int attn_bwd_ws2o(void *p)
-{
-	struct attn_arg *x = p;
-
-	return kern_flash_bwd_ws2o(kern_stream(&G), &x->a, x->q, x->k, x->v,
-				   x->o, x->lse, x->dout, NULL, NULL, x->dsum,
-				   x->dq, x->dk, x->dv);
-}
-
 static void bench_attn_one(const char *name, long long b, long long s,
 			   long long nh, long long nkv, long long hd, int iters)
 {
@@ -284,11 +237,6 @@ static void bench_attn_one(const char *name, long long b, long long s,
 	bench_wg("bwd-wg", attn_bwd_wg, &x, 2.5 * flop, iters);
 	bench_wg("bwd-wgp", attn_bwd_wgp, &x, 2.5 * flop, iters);
 	bench_ws("bwd-ws", attn_bwd_ws, &x, 2.5 * flop, iters);
-	bench_ws("bwd-wsp", attn_bwd_wsp, &x, 2.5 * flop, iters);
-	bench_ws("bwd-ws2", attn_bwd_ws2, &x, 2.5 * flop, iters);
-	bench_ws("bwd-ws2p", attn_bwd_ws2p, &x, 2.5 * flop, iters);
-	bench_ws("bwd-ws2t", attn_bwd_ws2t, &x, 2.5 * flop, iters);
-	bench_ws("bwd-ws2o", attn_bwd_ws2o, &x, 2.5 * flop, iters);
 	bench_wg("fwd-wg", attn_fwd_wg, &x, flop, iters);
 	bench_wg("fwd-wgp", attn_fwd_wgp, &x, flop, iters);
 	bench_wg("fwd-ws", attn_fwd_ws, &x, flop, iters);

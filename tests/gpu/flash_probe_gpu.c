@@ -271,64 +271,6 @@ int tf_bwd_ws(void *st, const struct kern_attn *a, const uint16_t *q,
 			  "kern_flash_bwd_ws");
 }
 
-int tf_bwd_wsp(void *st, const struct kern_attn *a, const uint16_t *q,
-	       const uint16_t *k, const uint16_t *v, const uint16_t *o,
-	       const float *lse, const uint16_t *dout, const int32_t *qpos,
-	       const int32_t *kpos, float *dsum, float *dq, float *dk,
-	       float *dv)
-{
-	return ws_checked(st, kern_flash_bwd_wsp(st, a, q, k, v, o, lse, dout,
-						 qpos, kpos, dsum, dq, dk, dv),
-			  "kern_flash_bwd_wsp");
-}
-
-int tf_bwd_ws2(void *st, const struct kern_attn *a, const uint16_t *q,
-	       const uint16_t *k, const uint16_t *v, const uint16_t *o,
-	       const float *lse, const uint16_t *dout, const int32_t *qpos,
-	       const int32_t *kpos, float *dsum, float *dq, float *dk,
-	       float *dv)
-{
-	return ws_checked(st, kern_flash_bwd_ws2(st, a, q, k, v, o, lse, dout,
-						 qpos, kpos, dsum, dq, dk, dv),
-			  "kern_flash_bwd_ws2");
-}
-
-int tf_bwd_ws2p(void *st, const struct kern_attn *a, const uint16_t *q,
-		const uint16_t *k, const uint16_t *v, const uint16_t *o,
-		const float *lse, const uint16_t *dout, const int32_t *qpos,
-		const int32_t *kpos, float *dsum, float *dq, float *dk,
-		float *dv)
-{
-	return ws_checked(st, kern_flash_bwd_ws2p(st, a, q, k, v, o, lse,
-						  dout, qpos, kpos, dsum, dq,
-						  dk, dv),
-			  "kern_flash_bwd_ws2p");
-}
-
-int tf_bwd_ws2t(void *st, const struct kern_attn *a, const uint16_t *q,
-		const uint16_t *k, const uint16_t *v, const uint16_t *o,
-		const float *lse, const uint16_t *dout, const int32_t *qpos,
-		const int32_t *kpos, float *dsum, float *dq, float *dk,
-		float *dv)
-{
-	return ws_checked(st, kern_flash_bwd_ws2t(st, a, q, k, v, o, lse,
-						  dout, qpos, kpos, dsum, dq,
-						  dk, dv),
-			  "kern_flash_bwd_ws2t");
-}
-
-int tf_bwd_ws2o(void *st, const struct kern_attn *a, const uint16_t *q,
-		const uint16_t *k, const uint16_t *v, const uint16_t *o,
-		const float *lse, const uint16_t *dout, const int32_t *qpos,
-		const int32_t *kpos, float *dsum, float *dq, float *dk,
-		float *dv)
-{
-	return ws_checked(st, kern_flash_bwd_ws2o(st, a, q, k, v, o, lse,
-						  dout, qpos, kpos, dsum, dq,
-						  dk, dv),
-			  "kern_flash_bwd_ws2o");
-}
-
 int tf_bwd_auto_ws(void *st, const struct kern_attn *a, const uint16_t *q,
 		   const uint16_t *k, const uint16_t *v, const uint16_t *o,
 		   const float *lse, const uint16_t *dout,

@@ -22,8 +22,8 @@ int tf_probe_wg(struct kern_ctx *g);
 /* The ws backward's ring and dQ reduction; 1 when every probe passed. */
 int tf_probe_ws(struct kern_ctx *g);
 
-/* kern_flash_bwd_ws, _wsp, _ws2, _ws2p, _ws2t, _ws2o and kern_flash_bwd
- * (for GTPLAN_FLASH_BWD=ws, wsp, ws2, ws2p, ws2t or ws2o), each followed by kern_flash_ws_bwd_check: a barrier wait that
+/* kern_flash_bwd_ws and kern_flash_bwd (for GTPLAN_FLASH_BWD=ws), each
+ * followed by kern_flash_ws_bwd_check: a barrier wait that
  * gave up is printed and counted as a failure and sets tf_ws_broken (the
  * call still returns 0, so that the test goes on). */
 extern int tf_ws_broken;
@@ -32,31 +32,6 @@ int tf_bwd_ws(void *st, const struct kern_attn *a, const uint16_t *q,
 	      const float *lse, const uint16_t *dout, const int32_t *qpos,
 	      const int32_t *kpos, float *dsum, float *dq, float *dk,
 	      float *dv);
-int tf_bwd_wsp(void *st, const struct kern_attn *a, const uint16_t *q,
-	       const uint16_t *k, const uint16_t *v, const uint16_t *o,
-	       const float *lse, const uint16_t *dout, const int32_t *qpos,
-	       const int32_t *kpos, float *dsum, float *dq, float *dk,
-	       float *dv);
-int tf_bwd_ws2(void *st, const struct kern_attn *a, const uint16_t *q,
-	       const uint16_t *k, const uint16_t *v, const uint16_t *o,
-	       const float *lse, const uint16_t *dout, const int32_t *qpos,
-	       const int32_t *kpos, float *dsum, float *dq, float *dk,
-	       float *dv);
-int tf_bwd_ws2p(void *st, const struct kern_attn *a, const uint16_t *q,
-		const uint16_t *k, const uint16_t *v, const uint16_t *o,
-		const float *lse, const uint16_t *dout, const int32_t *qpos,
-		const int32_t *kpos, float *dsum, float *dq, float *dk,
-		float *dv);
-int tf_bwd_ws2t(void *st, const struct kern_attn *a, const uint16_t *q,
-		const uint16_t *k, const uint16_t *v, const uint16_t *o,
-		const float *lse, const uint16_t *dout, const int32_t *qpos,
-		const int32_t *kpos, float *dsum, float *dq, float *dk,
-		float *dv);
-int tf_bwd_ws2o(void *st, const struct kern_attn *a, const uint16_t *q,
-		const uint16_t *k, const uint16_t *v, const uint16_t *o,
-		const float *lse, const uint16_t *dout, const int32_t *qpos,
-		const int32_t *kpos, float *dsum, float *dq, float *dk,
-		float *dv);
 int tf_bwd_auto_ws(void *st, const struct kern_attn *a, const uint16_t *q,
 		   const uint16_t *k, const uint16_t *v, const uint16_t *o,
 		   const float *lse, const uint16_t *dout, const int32_t *qpos,

@@ -53,9 +53,8 @@
  * to a bf16 rounding boundary rounds the other way (2^-8), and dq's
  * atomics add in another order: ~1e-4 normwise at most, where a layout
  * mistake errs by the gradient's own size.
- * The warp-specialized backward (kern_flash_bwd_ws, _wsp, _ws2, _ws2p,
- * _ws2t and _ws2o, and kern_flash_bwd under GTPLAN_FLASH_BWD set to each
- * of their names) runs the same way on
+ * The warp-specialized backward (kern_flash_bwd_ws, and kern_flash_bwd
+ * under GTPLAN_FLASH_BWD=ws) runs the same way on
  * compute capability 9.0, against the reference and against mma.sync
  * with the same tolerances: it rounds P and dS to bf16 from the same
  * values, element by element, whatever its query tile (128 at hd 64), and
@@ -443,14 +442,6 @@ static void bwd_check(const struct fcase *c, struct dev *d, bwd_fn fn,
 	}
 }
 
-/* The ws backward's schedules (kernels/kern_flash.h) and their entry
- * points. */
-#define NWS 6
-static const char *const ws_sched[NWS] = { "ws", "wsp", "ws2", "ws2p",
-					   "ws2t", "ws2o" };
-static const bwd_fn ws_fn[NWS] = { tf_bwd_ws, tf_bwd_wsp, tf_bwd_ws2,
-				   tf_bwd_ws2p, tf_bwd_ws2t, tf_bwd_ws2o };
-
 static void run_case(struct fcase *c)
 {
 	const struct kern_attn *a = &c->a;
@@ -503,16 +494,12 @@ static void run_case(struct fcase *c)
 			  i ? "wgp" : "wg", i ? " GTPLAN_FLASH_BWD=wgp" :
 			  " GTPLAN_FLASH_BWD=wg", init, ref, NULL, out);
 	}
-	for (int i = 0; i < NWS && have_ws && !tf_ws_broken; i++) {
-		char lb[40];
-
-		snprintf(lb, sizeof(lb), " bwd-%s", ws_sched[i]);
-		bwd_check(c, &d, ws_fn[i], "kern_flash_bwd_ws*", NULL, lb,
+	if (have_ws && !tf_ws_broken)
+		bwd_check(c, &d, tf_bwd_ws, "kern_flash_bwd_ws", NULL, " bwd-ws",
 			  init, ref, om, out);
-		snprintf(lb, sizeof(lb), " GTPLAN_FLASH_BWD=%s", ws_sched[i]);
-		bwd_check(c, &d, tf_bwd_auto_ws, "kern_flash_bwd", ws_sched[i],
-			  lb, init, ref, om, out);
-	}
+	if (have_ws && !tf_ws_broken)
+		bwd_check(c, &d, tf_bwd_auto_ws, "kern_flash_bwd", "ws",
+			  " GTPLAN_FLASH_BWD=ws", init, ref, om, out);
 	if (!have_wg) {
 		bwd_check(c, &d, kern_flash_bwd, "kern_flash_bwd", NULL,
 			  " default", init, ref, NULL, out);
