@@ -41,43 +41,60 @@
 #endif
 
 /* A barrier wait that has not returned after this many SM cycles (about
- * two seconds at the H200's clocks) gives up: it sets ws_hung and
- * returns, and every later wait that would block returns at once, so a
- * protocol mistake ends the launch with wrong numbers and ws_hung set
- * (ws_hung_check; kern_flash_ws_bwd_check, kernels/kern_flash.h) instead
- * of hanging it.
+ * two seconds at the H200's clocks) gives up instead of hanging: it sets
+ * ws_hung and returns, and every later wait of the launch that would
+ * block returns at once. A protocol mistake (or a stall of seconds) so
+ * ends the launch with ws_hung set (ws_hung_check; kern_flash_ws_bwd_check,
+ * kernels/kern_flash.h) and the backward's dk and dv poisoned with NaN
+ * (kernels/kern_flash_ws_bwd.cu ws_consume): a training run stops at its
+ * non-finite loss (runtime/rt_main.c) rather than going on with wrong
+ * gradients.
  * Not __trap: ptxas (CUDA 13.0) then stops granting the consumers the
  * registers of setmaxnreg and spills 400 bytes a thread at hd 128. */
 #define WS_HANG_CYCLES (1LL << 32)
 
-/* Set by a barrier wait that gave up; each file that includes this
- * header has its own, read and cleared by ws_hung_check. */
-static __device__ int ws_hung;
+/* Set by a barrier wait that gave up (each file that includes this header
+ * has its own pair): ws_hung for good, until ws_hung_check reads and
+ * clears it; ws_abort for the launch (ws_launch clears it before each), so
+ * that the launch's other waits give up at once and the next launch's
+ * waits start afresh. */
+static __device__ int ws_hung, ws_abort;
+
+static __device__ __forceinline__ void ws_give_up(void)
+{
+	*(volatile int *)&ws_abort = 1;
+	*(volatile int *)&ws_hung = 1;
+}
+
+/* Whether a wait of this launch gave up. */
+static __device__ __forceinline__ int ws_aborted(void)
+{
+	return *(volatile int *)&ws_abort;
+}
 
 /* Waits until the phase of the given parity has completed, or gives up
- * (ws_hung). */
+ * (ws_give_up). */
 static __device__ __forceinline__ void ws_wait(uint32_t bar, int parity)
 {
-	volatile int *hung = &ws_hung;
 	long long t0;
 
 	if (mb_try(bar, (uint32_t)parity))
 		return;
 	t0 = clock64();
-	while (!mb_try(bar, (uint32_t)parity) && !*hung)
+	while (!mb_try(bar, (uint32_t)parity) && !ws_aborted())
 		if (clock64() - t0 > WS_HANG_CYCLES)
-			*hung = 1;
+			ws_give_up();
 }
 
 /* ws_wait that reads the give-up flag (a global load) and the clock only
  * every 64th failed try, for the ws backward (kernels/kern_flash_ws_bwd.cu;
- * the probes keep ws_wait): ws_wait's flag load on every try keeps each spinning warp (the
- * producer's, waiting for a stage to empty, most of the time) stalled on
- * a global load, which ncu then reports as the kernel's L1TEX scoreboard
- * stall. The same give-up rule, some tries later. */
+ * the probes keep ws_wait): ws_wait's flag load on every try keeps each
+ * spinning warp (the producer's, waiting for a stage to empty, most of
+ * the time) stalled on a global load, which ncu then reports as the
+ * kernel's L1TEX scoreboard stall. The same give-up rule, some tries
+ * later. */
 static __device__ __forceinline__ void ws_wait_lazy(uint32_t bar, int parity)
 {
-	volatile int *hung = &ws_hung;
 	long long t0;
 	unsigned n = 0;
 
@@ -86,8 +103,8 @@ static __device__ __forceinline__ void ws_wait_lazy(uint32_t bar, int parity)
 	t0 = clock64();
 	while (!mb_try(bar, (uint32_t)parity))
 		if ((++n & 63) == 0 &&
-		    (*hung || clock64() - t0 > WS_HANG_CYCLES)) {
-			*hung = 1;
+		    (ws_aborted() || clock64() - t0 > WS_HANG_CYCLES)) {
+			ws_give_up();
 			return;
 		}
 }

@@ -19,6 +19,13 @@
 #define WS_STAGES 2
 #define WS_DQW 72 /* floats a dQ row in shared memory: 64 + 8 of padding */
 
+/* Query rows an item of the ws backward: 128 at hd 64, 64 at hd 128
+ * (kernels/kern_flash_ws_bwd.cu's top comment). */
+static __host__ __device__ constexpr int ws_bm(int d)
+{
+	return d == 64 ? 128 : 64;
+}
+
 /* Byte offsets from the block's 1024-byte aligned base: K and V (WB_BN
  * rows), WS_STAGES Q and dO tiles, two dS^T tiles (WB_BN x BM), the 128
  * query rows of dQ of the consumer warps (16 a warp, WS_DQW floats a
@@ -166,11 +173,17 @@ static __device__ __forceinline__ void ws_dq_out(const fl_params &p,
 }
 
 /* kern<<<grid, nt, smem, st>>>(args...), after allowing it smem bytes of
- * dynamic shared memory. */
+ * dynamic shared memory and clearing ws_abort (flash_bwd_ws.cuh) in the
+ * stream's order. */
 template <typename... P, typename... A>
 static int ws_launch(void (*kern)(P...), dim3 grid, int nt, size_t smem,
 		     cudaStream_t st, A... args)
 {
+	static void *abort_flag;
+
+	if (!abort_flag)
+		CUDACHECK(cudaGetSymbolAddress(&abort_flag, ws_abort));
+	CUDACHECK(cudaMemsetAsync(abort_flag, 0, sizeof(int), st));
 	CUDACHECK(cudaFuncSetAttribute(kern,
 				      cudaFuncAttributeMaxDynamicSharedMemorySize,
 				      (int)smem));

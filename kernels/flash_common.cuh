@@ -142,6 +142,29 @@ static inline int fl_check(const struct kern_attn *a, const char *who)
 	return why ? kern_set_error(KERN_EINVAL, "%s: %s", who, why) : 0;
 }
 
+/* The shared memory a block may opt into on the current device (bytes;
+ * 0 where the query fails), asked once per device in a row. */
+static inline size_t fl_smem_optin(void)
+{
+	static int last = -1, mx;
+	int dev = 0;
+
+	if (cudaGetDevice(&dev) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return 0;
+	}
+	if (dev != last) {
+		if (cudaDeviceGetAttribute(&mx,
+					   cudaDevAttrMaxSharedMemoryPerBlockOptin,
+					   dev) != cudaSuccess) {
+			(void)cudaGetLastError();
+			return 0;
+		}
+		last = dev;
+	}
+	return (size_t)mx;
+}
+
 static inline fl_params fl_make(const struct kern_attn *a)
 {
 	fl_params p = {};

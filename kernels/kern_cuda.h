@@ -199,20 +199,46 @@ __device__ __forceinline__ static unsigned int kdiv_q(unsigned int n,
 /* Blocks of `threads` (and `smem` bytes of dynamic shared memory) for a
  * grid-stride kernel that keeps the device full, no more than the work
  * needs: the kernel's resident blocks an SM times the SMs, at most
- * `want`, at least 1. */
+ * `want`, at least 1. The device's count is asked once per (device,
+ * kernel, threads, smem), so that a launch costs one cudaGetDevice, not
+ * three queries. The table is not locked: the grid only sizes a
+ * grid-stride loop, which is right for any grid, so a race between two
+ * threads' first launches costs speed at most. */
 template <typename K>
 static int resident_grid(K kernel, int threads, size_t smem, long long want,
 			 unsigned *grid)
 {
+	static struct {
+		const void *k;
+		int dev, threads;
+		size_t smem;
+		long long g;
+	} seen[8];
+	static int n;
 	int dev = 0, sms = 0, per = 0;
-	long long g;
+	long long g = 0;
 
 	CUDACHECK(cudaGetDevice(&dev));
-	CUDACHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
-					 dev));
-	CUDACHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kernel,
-								threads, smem));
-	g = (long long)sms * (per < 1 ? 1 : per);
+	for (int i = 0; i < n && !g; i++)
+		if (seen[i].k == (const void *)kernel && seen[i].dev == dev &&
+		    seen[i].threads == threads && seen[i].smem == smem)
+			g = seen[i].g;
+	if (!g) {
+		CUDACHECK(cudaDeviceGetAttribute(&sms,
+						 cudaDevAttrMultiProcessorCount,
+						 dev));
+		CUDACHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+			&per, kernel, threads, smem));
+		g = (long long)sms * (per < 1 ? 1 : per);
+		if (n < 8) {
+			seen[n].k = (const void *)kernel;
+			seen[n].dev = dev;
+			seen[n].threads = threads;
+			seen[n].smem = smem;
+			seen[n].g = g;
+			n++;
+		}
+	}
 	g = want < g ? want : g;
 	*grid = (unsigned)(g < 1 ? 1 : g);
 	return 0;

@@ -56,8 +56,10 @@
  *
  * The kernel needs the tensor maps of cuTensorMapEncodeTiled
  * (kernels/flash_tma.cuh: 16-byte aligned q, k, v, at least one key and
- * one query row, tensors under 2^40 bytes) and scale > 0 (ws_softmax);
- * where a call fails that, fl_ws_run runs the pipelined wgmma kernel
+ * one query row, tensors under 2^40 bytes), scale > 0 (ws_softmax) and
+ * shared memory for its tile schedule (fl_ws_smem, under the device's
+ * opt-in limit up to about 8 million keys at hd 128); where a call fails
+ * that, fl_ws_run runs the pipelined wgmma kernel
  * (kern_flash_wg.cu's wgp), which serves every call of the contract.
  *
  * Besides kern_flash_wg.cu's PTX facts (wgmma layouts, fences, proxies)
@@ -460,11 +462,16 @@ static int fl_ws_launch(const fl_params &p, cudaStream_t st)
 }
 
 /* The TMA path where the driver encodes tensor maps, tma_map takes q, k
- * and v and scale > 0 (ws_softmax); else kern_flash_wg.cu's pipelined
- * kernel (top comment). */
+ * and v, scale > 0 (ws_softmax) and the block's shared memory fits the
+ * device (the tile schedule grows with sk: past about 8 million keys at
+ * hd 128); else kern_flash_wg.cu's pipelined kernel (top comment). */
 int fl_ws_run(const fl_params &p, int hd, cudaStream_t st)
 {
-	if (!(p.scale > 0.0f) || !tma_encoder() ||
+	size_t smem = hd == 64 ?
+		fl_ws_smem(64, ws_cfg<64>::NS, WS_BM(64), p.sk) :
+		fl_ws_smem(128, ws_cfg<128>::NS, WS_BM(128), p.sk);
+
+	if (!(p.scale > 0.0f) || !tma_encoder() || smem > fl_smem_optin() ||
 	    !tma_ok(p.q, p.nh, p.sq, p.batch) ||
 	    !tma_ok(p.k, p.nkv, p.sk, p.batch) ||
 	    !tma_ok(p.v, p.nkv, p.sk, p.batch))

@@ -61,12 +61,6 @@
 #define WS_PROD_REGS 24
 #define WS_CONS_REGS 240
 
-/* Query rows an item: 128 at hd 64, 64 at hd 128 (the top comment). */
-static __host__ __device__ constexpr int ws_bm(int d)
-{
-	return d == 64 ? 128 : 64;
-}
-
 /* Warpgroup 0: thread 0 loads K, V and every item's tiles, threads 32 ..
  * 95 the items' row statistics (rows r and r + 64 at BM 128), each into
  * the stage the consumers have released (parity of the stage's round,
@@ -208,7 +202,7 @@ struct ws_dqo {
  * wg .. (A: atom wg of the dS^T tile, M-major; B: the K tile), at BM 64
  * (hd 128) columns 64 wg .. (A: the dS^T tile M-major; B: the K tile's
  * columns 64 wg ..). */
-template <int D, int BM>
+template <int BM>
 static __device__ __forceinline__ void ws_dq_issue(float acc[8][4],
 						   uint32_t ss, uint32_t sk,
 						   int wg)
@@ -245,7 +239,7 @@ static __device__ __forceinline__ void ws_tail(const fl_params &p,
 	wg_pin<D / 8>(dk);
 	wg_pin_u32<BM / 16>(sf);
 	wg_fence();
-	ws_dq_issue<D, BM>(acc, t.s, t.k, c.wg);
+	ws_dq_issue<BM>(acc, t.s, t.k, c.wg);
 	wg_pv<D, BM>(dk, sf, t.q);
 	wg_wait<1>(); /* dV, dQ; dK runs on */
 	wg_pin<8>(acc);
@@ -360,6 +354,11 @@ ws_consume(const fl_params &p, const ws_blk &k, int ct, int split)
 		if (lane == 0)
 			mb_arrive(ws_bar<D, BM>(k, WS_B_EMPTY(s)));
 	}
+	if (ws_aborted()) /* a wait gave up: these sums are wrong */
+#pragma unroll
+		for (int dt = 0; dt < D / 8; dt++)
+			for (int x = 0; x < 4; x++)
+				dk[dt][x] = dv[dt][x] = __int_as_float(0x7fc00000);
 	bwd_store<D>(p, dk, dv, k.b, k.g, kr, lane, split);
 	if (lane < 16)
 		ws_bulk_wait();
@@ -419,20 +418,6 @@ fl_ws_bwd_kernel(const __grid_constant__ ws_maps m, const fl_params p,
 
 /* ---- host ---------------------------------------------------------------- */
 
-/* The device's shared memory a block may opt into. */
-static int ws_smem_max(void)
-{
-	int dev = 0, mx = 0;
-
-	if (cudaGetDevice(&dev) != cudaSuccess ||
-	    cudaDeviceGetAttribute(&mx, cudaDevAttrMaxSharedMemoryPerBlockOptin,
-				   dev) != cudaSuccess) {
-		(void)cudaGetLastError();
-		return 0;
-	}
-	return mx;
-}
-
 /* dsum, then the kernel; 1 (nothing queued) where the ring does not fit
  * the device's shared memory. */
 template <int D>
@@ -446,7 +431,7 @@ static int fl_ws_bwd_launch(const fl_params &p, cudaStream_t st)
 	ws_maps m;
 	int rc;
 
-	if (smem > (size_t)ws_smem_max())
+	if (smem > fl_smem_optin())
 		return 1;
 	rc = tma_map(&m.q, p.q, D, p.nh, p.sq, p.batch, BM,
 			     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "fl_ws_bwd");
@@ -480,5 +465,5 @@ int fl_ws_bwd_run(const fl_params &p, int hd, cudaStream_t st)
 
 extern "C" int kern_flash_ws_bwd_check(void *stream)
 {
-	return ws_hung_check((cudaStream_t)stream, "kern_flash_bwd_ws(p)");
+	return ws_hung_check((cudaStream_t)stream, "kern_flash_bwd_ws");
 }

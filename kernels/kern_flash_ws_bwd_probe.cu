@@ -2,19 +2,17 @@
  * kern_flash_ws_bwd_probe: the warp-specialized flash backward's machinery
  * alone (kern_flash_ws_bwd_probe_tma and _dq, kernels/kern_flash.h), for
  * tests/gpu/flash_probe_gpu.c to find a protocol or layout mistake in
- * isolation: the TMA loads of a stage into the two-stage ring with the
- * kernel's barriers, and the dQ bulk reduction, through the functions of
- * kernels/flash_bwd_ws_tiles.cuh that kernels/kern_flash_ws_bwd.cu runs.
+ * isolation: the TMA loads of a stage into the two-stage ring (the
+ * kernel's layout and load functions; its own arrival counts, a producer
+ * thread and one consumer warpgroup), and the dQ bulk reduction, through
+ * the functions of kernels/flash_bwd_ws_tiles.cuh that
+ * kernels/kern_flash_ws_bwd.cu runs.
  * sm_90a only (Makefile: WG_GENCODE). Each entry point waits for its
  * kernel and reports a barrier wait that gave up.
  */
 #include "flash_bwd_ws_tiles.cuh"
 
 #define WS_PROBE_ITEMS 6
-
-/* The query rows of an item at head dim d, as kernels/kern_flash_ws_bwd.cu
- * takes them (128 at hd 64, 64 at hd 128). */
-#define WS_PROBE_BM(d) ((d) == 64 ? 128 : 64)
 
 /* Items n = 0 .. WS_PROBE_ITEMS - 1: query rows BM (n / 2) .. of batch
  * n % 2, head h, loaded by thread 0 with ws_load_qo (the tensor behind
@@ -79,7 +77,7 @@ template <int D>
 __global__ void __launch_bounds__(128, 1)
 fl_ws_probe_dq_kernel(const fl_params p, int h)
 {
-	typedef ws_lay<D, WS_PROBE_BM(D)> L;
+	typedef ws_lay<D, ws_bm(D)> L;
 	extern __shared__ __align__(1024) unsigned char ws_sm[];
 	uint32_t base = wg_align(ws_sm);
 	int tid = threadIdx.x, wq = tid >> 5, lane = tid & 31;
@@ -104,7 +102,7 @@ template <int D>
 static int ws_probe_tma(cudaStream_t st, int rows, int nh, int h,
 			const uint16_t *src, uint16_t *out)
 {
-	constexpr int BM = WS_PROBE_BM(D);
+	constexpr int BM = ws_bm(D);
 	ws_maps m;
 	int rc = tma_map(&m.q, src, D, nh, rows, 2, BM,
 			     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "fl_ws_bwd");
@@ -125,7 +123,7 @@ extern "C" int kern_flash_ws_bwd_probe_tma(void *stream, int hd, int rows,
 	cudaStream_t st = (cudaStream_t)stream;
 
 	if (!src || !out || (hd != 64 && hd != 128) ||
-	    rows <= 2 * WS_PROBE_BM(hd) || nh < 1 || h < 0 || h >= nh)
+	    rows <= 2 * ws_bm(hd) || nh < 1 || h < 0 || h >= nh)
 		return kern_set_error(KERN_EINVAL,
 				      "kern_flash_ws_bwd_probe_tma: NULL tensor "
 				      "or hd %d rows %d nh %d h %d out of range",
@@ -163,8 +161,8 @@ extern "C" int kern_flash_ws_bwd_probe_dq(void *stream, int hd, int sq,
 	p.scale = scale;
 	p.dq = dq;
 	rc = hd == 64 ? ws_launch(fl_ws_probe_dq_kernel<64>, dim3(1), 128,
-				  ws_smem<64, WS_PROBE_BM(64)>(0), st, p, h) :
+				  ws_smem<64, ws_bm(64)>(0), st, p, h) :
 			ws_launch(fl_ws_probe_dq_kernel<128>, dim3(1), 128,
-				  ws_smem<128, WS_PROBE_BM(128)>(0), st, p, h);
+				  ws_smem<128, ws_bm(128)>(0), st, p, h);
 	return rc ? rc : ws_hung_check(st, "kern_flash_ws_bwd_probe_dq");
 }
