@@ -189,9 +189,9 @@ void coll_free(struct coll *c)
 {
 	if (!c)
 		return;
-	/* pending collectives are dropped: after a failure their device
-	 * work may never end, and a finished run has drained them */
-	coll_queue_release(&c->q);
+	/* drops the pending collectives (coll_queue_release) before the
+	 * events they are polled with: after a failure their device work
+	 * may never end, and a finished run has drained them */
 	coll_nccl_free(c);
 	coll_watch_release(c);
 	for (int k = 0; k < RT_NKINDS; k++)

@@ -41,8 +41,9 @@
  * waits; the timeout applies to the oldest pending collective from the
  * moment it could have started (its issue, or its predecessor's seen
  * completion), and the report names it. The environment's GTPLAN_WATCH
- * picks the behaviour: unset or "queue" (COLL_QUEUE_DEPTH pending),
- * "queue:N", or "sync" (each collective waited for at once, as before).
+ * picks the behaviour: "queue" (COLL_QUEUE_DEPTH pending), "queue:N", or
+ * unset or "sync" (each collective waited for at once: the default until
+ * the queue has run on two GPUs).
  * The MPI paths (host buffers, host staging) wait for each collective.
  *
  * Ownership: coll_new hands over a struct coll that coll_free frees

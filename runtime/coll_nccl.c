@@ -28,10 +28,11 @@
  * failures). The started ones (prefetch, coll_sendrecv_start) are pending
  * from their start; their waits make the kernels' stream wait for their
  * end, the host does not. The buffers are the device's, ordered on the
- * streams: nothing on the host must outlive the call. GTPLAN_WATCH=sync
- * brings back the former behaviour, each collective waited for by polling
- * (its stream, or the GTP group's event), for comparison and as a
- * fallback.
+ * streams: nothing on the host must outlive the call. That is
+ * GTPLAN_WATCH=queue; unset (or "sync") each collective is waited for by
+ * polling (its stream, or the GTP group's event), the former behaviour,
+ * which stays the default until the queue has run on two GPUs
+ * (tests/runtime_parity_gpu.sh runs its NCCL matrix with the queue).
  *
  * Builds without GTPLAN_WITH_NCCL have the same functions, saying that the
  * build has no NCCL.

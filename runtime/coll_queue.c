@@ -16,11 +16,11 @@ int coll_queue_parse(const char *mode, int *depth)
 	char *end;
 	long n;
 
-	if (!mode || !*mode || !strcmp(mode, "queue")) {
+	if (!strcmp(mode ? mode : "", "queue")) {
 		*depth = COLL_QUEUE_DEPTH;
 		return 0;
 	}
-	if (!strcmp(mode, "sync")) {
+	if (!mode || !*mode || !strcmp(mode, "sync")) {
 		*depth = 0;
 		return 0;
 	}

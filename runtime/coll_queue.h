@@ -127,15 +127,16 @@ struct coll_queue {
 	struct coll_queue_entry *e;
 };
 
-/* The queue's depth unless GTPLAN_WATCH says otherwise, and the most it
+/* The queue's depth under GTPLAN_WATCH=queue, and the most it
  * takes: one event per slot; the host runs at most this many collectives
  * ahead of the device. */
 #define COLL_QUEUE_DEPTH 32
 #define COLL_QUEUE_MAX 4096
 
-/* GTPLAN_WATCH's value: NULL, "" or "queue": COLL_QUEUE_DEPTH; "queue:N"
- * (1 <= N <= COLL_QUEUE_MAX): N; "sync": 0 (each collective waited for
- * at once, the previous behaviour). Else RT_EUSAGE, said. */
+/* GTPLAN_WATCH's value: "queue": COLL_QUEUE_DEPTH; "queue:N" (1 <= N <=
+ * COLL_QUEUE_MAX): N; NULL, "" or "sync": 0 (each collective waited for
+ * at once: the default until the queue has run on two GPUs,
+ * tests/runtime_parity_gpu.sh). Else RT_EUSAGE, said. */
 int coll_queue_parse(const char *mode, int *depth);
 
 /* cap 0 leaves q inert. 0 or RT_ENOMEM. */

@@ -87,22 +87,16 @@ static int write_json(FILE *f, const struct rt_model *m, long long step,
 	return 0;
 }
 
-int rt_infer_logprobs(struct rt_model *m, const struct rt_plan *p,
-		      long long step, FILE *f)
+/* The call's forward passes over this rank's micro-batches: mine[mb
+ * tokens + i] = the log-probability of micro-batch mb's token i; its
+ * collectives waited for under the watchdog (before kern_alloc's device
+ * wait). */
+static int forward_all(struct rt_model *m, long long step, float *mine)
 {
 	const struct rt_shape *s = &m->s;
-	long long n = s->micro_batches * s->tokens; /* this rank's values */
-	int root = coll_rank(m->c, RT_K_WORLD) == 0;
-	float *mine = malloc((size_t)n * sizeof(float));
-	float *dsend = NULL, *drecv = NULL, *all = NULL, *out = NULL;
-	unsigned char *seen = NULL;
 	double unused = 0;
-	int rc = 0, krc;
+	int rc;
 
-	if (!mine) {
-		rc = rt_error(RT_ENOMEM, "out of memory");
-		goto out;
-	}
 	coll_set_call(m->c, "get_logprobs", step);
 	rc = rt_weights_refresh(m);
 	for (long long mb = 0; !rc && mb < s->micro_batches; mb++) {
@@ -116,11 +110,25 @@ int rt_infer_logprobs(struct rt_model *m, const struct rt_plan *p,
 		for (long long i = 0; !rc && i < s->tokens; i++)
 			mine[mb * s->tokens + i] = -m->h_loss[i];
 	}
-	/* the forwards' collectives under the watchdog, before kern_alloc's
-	 * device wait */
-	if (!rc)
-		rc = coll_wait_last(m->c);
-	if (rc)
+	return rc ? rc : coll_wait_last(m->c);
+}
+
+int rt_infer_logprobs(struct rt_model *m, const struct rt_plan *p,
+		      long long step, FILE *f)
+{
+	const struct rt_shape *s = &m->s;
+	long long n = s->micro_batches * s->tokens; /* this rank's values */
+	int root = coll_rank(m->c, RT_K_WORLD) == 0;
+	float *mine = malloc((size_t)n * sizeof(float));
+	float *dsend = NULL, *drecv = NULL, *all = NULL, *out = NULL;
+	unsigned char *seen = NULL;
+	int rc = 0, krc;
+
+	if (!mine) {
+		rc = rt_error(RT_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = forward_all(m, step, mine)))
 		goto out;
 	/* The driver collects results from the workers (Ray); here a gather
 	 * to world rank 0 stands in for it, recorded under its own call name

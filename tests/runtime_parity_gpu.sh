@@ -10,8 +10,9 @@
 # the CUDA export also exactly its own dump). With two GPUs or more, NCCL
 # (one GPU per rank): every layout of the matrix that has a GPU per rank on
 # this host against the reference, each rank's recorded collectives equal
-# to the CPU run's of the same plan (also with GTPLAN_WATCH=sync, the host
-# waiting for each collective), --comm nccl refused where ranks share a
+# to the CPU run's of the same plan (with GTPLAN_WATCH=queue, the pending
+# queue, and on g2 also with sync, the host waiting for each collective),
+# --comm nccl refused where ranks share a
 # GPU, and the forced 5-D layout's hang reported by the watchdog over
 # NCCL. Logs go to $OUT when it is set (else a temporary folder), step
 # times are printed.
@@ -107,6 +108,10 @@ run cuda6 6 cuda tp2g3
 run cuda6pf 6 cuda tp2g3-pf --timeout 120
 nccl_runs=
 if [ "$ngpu" -ge 2 ]; then
+	# the matrix with the pending queue (runtime/coll_queue.h; the
+	# runtime's default is still a wait for each collective until it has
+	# run here)
+	export GTPLAN_WATCH=queue
 	# TP1xG8 runs 16 samples a step (2 per lane): its own reference
 	[ "$ngpu" -ge 8 ] && run cpu1b16 1 cpu ref --global-batch 16
 	# the NCCL matrix: every layout with a GPU per rank on this host
@@ -138,7 +143,7 @@ if [ "$ngpu" -ge 2 ]; then
 	# step times next to the queued runs' in the summary
 	export GTPLAN_WATCH=sync
 	run "nccl-g2sync" 2 cuda g2 --comm nccl --record "$logs/nccl-g2sync.rec" --timeout 120
-	unset GTPLAN_WATCH
+	export GTPLAN_WATCH=queue
 	for r in 0 1; do
 		if cmp -s "$logs/cpu-g2.rec.$r" "$logs/nccl-g2sync.rec.$r"; then ok; else
 			bad "nccl-g2sync rank $r: recorded collectives differ from the CPU run's"; fi
