@@ -295,10 +295,10 @@ FAST_OBJ := build/gpu/kernels/kern_flash.o build/gpu/kernels/kern_flash_bwd.o \
 # (kernels/kern_flash.h: 0 mma.sync, 1 wg, 2 wgp, 3 ws; rebuild
 # kern_flash.o after changing it) and FLASH_WG_BWD_DEFAULT kern_flash_bwd's
 # (the same numbers; rebuild kern_flash_bwd.o): both 3, measured on an
-# H200 (docs/runtime-gpu.md, causal, 4 x 4096): forward 505 TFLOP/s at
-# head dim 128 against wgp's 292 and mma.sync's 237, 348 against 182 at
-# head dim 64; backward 354 against wg's 273 at 128, 319 against 197 at
-# 64.
+# H200 at f27a2a8 (docs/runtime-gpu.md, third pass; causal, 4 x 4096):
+# forward 505.7 TFLOP/s at head dim 128 against wgp's 292.5 and
+# mma.sync's 237.3, 353.1 against wgp's 184.7 at head dim 64; backward
+# 352.9 against wg's 274.9 at 128, 321.8 against 198.0 at 64.
 WG_GENCODE ?= -gencode arch=compute_90a,code=sm_90a
 FLASH_WG_DEFAULT ?= 3
 FLASH_WG_BWD_DEFAULT ?= 3

@@ -1,15 +1,16 @@
 /*
- * flash_bwd_wgmma.cuh: what the two wgmma backwards share (sm_90a only):
- * kernels/kern_flash_wg_bwd.cu (every thread loads and computes) and
- * kernels/kern_flash_ws_bwd.cu (warp-specialized: a producer warpgroup
- * loads, two consumer warpgroups compute). Both tile a block as WB_NWG
- * warpgroups of 64 key rows against query tiles of WB_BM rows, keep the
- * key rows' dK and dV in registers and compute, per warpgroup, S^T and
- * dP^T with the keys as rows, P^T and dS^T from them (the steps of
- * kernels/flash_bwd.cuh's bwd_softmax, split in two so that a product may
- * run between them), dS^T into a swizzled shared tile, and dQ = dS K from
- * that tile (wb_dq_mma); the layouts are kern_flash_wg_bwd.cu's top
- * comment's.
+ * flash_bwd_wgmma.cuh: the wgmma backward's steps (sm_90a only), written
+ * for kernels/kern_flash_wg_bwd.cu (every thread loads and computes) and
+ * its probes: a block of WB_NWG warpgroups of 64 key rows against query
+ * tiles of WB_BM rows keeps the key rows' dK and dV in registers and
+ * computes, per warpgroup, S^T and dP^T with the keys as rows, P^T and
+ * dS^T from them (the steps of kernels/flash_bwd.cuh's bwd_softmax, split
+ * in two so that a product may run between them: wg_bwd's wgp schedule),
+ * dS^T into a swizzled shared tile, and dQ = dS K from that tile
+ * (wb_dq_mma); the layouts are kern_flash_wg_bwd.cu's top comment's. The
+ * warp-specialized backward (kernels/kern_flash_ws_bwd.cu) shares the key
+ * tile (WB_BN) and the item's tile addresses (wb_tiles) and has its own
+ * steps for its query tiles of any size.
  */
 #ifndef GTPLAN_FLASH_BWD_WGMMA_CUH
 #define GTPLAN_FLASH_BWD_WGMMA_CUH

@@ -151,9 +151,10 @@ __global__ static void ce_bwd_b16_k(long long rows, long long cols,
  * block walks spans (grid stride, resident_grid's blocks) and loads the
  * next span's chunks and row statistics before it computes and stores
  * the current one, so 2 CE_ITEMS 16-byte loads a thread are in flight
- * while it computes. What limited ce_bwd_b16_k (2.5 TB/s on an H200,
- * docs/runtime-gpu.md), as a hypothesis for the H200 to confirm: one
- * 16-byte load in flight a thread at 48 registers (5 blocks of 256 an
+ * while it computes: 3.7 TB/s on the H200 (docs/runtime-gpu.md, third
+ * pass), where ce_bwd_b16_k ran at 2.5. What limited the latter, by
+ * count (not profiled): one 16-byte load in flight a thread at 48
+ * registers (5 blocks of 256 an
  * SM: 20 KB in flight an SM, below the ~30 KB that 4.2 TB/s at ~1 us of
  * latency needs), and about 5 integer instructions a value for the
  * rounding and 64-bit index compares. Here: the hardware's rounding
@@ -296,9 +297,10 @@ __global__ static void swiglu_fwd_b16_k(long long rows, long long f, int vec,
  * chunks c + r per (gate) and c + (r + 1) per (up) of x16, SW_ITEMS
  * chunks a thread a step, a block walking steps (grid stride,
  * resident_grid's blocks) with the next step's loads issued before the
- * current step's math and stores. What limited swiglu_fwd_b16_k (3.1-3.2
- * TB/s on an H200, docs/runtime-gpu.md), as a hypothesis for the H200 to
- * confirm: a thread a chunk, each paying a 64-bit division before its
+ * current step's math and stores: 3.7-3.8 TB/s on the H200
+ * (docs/runtime-gpu.md, third pass), where swiglu_fwd_b16_k ran at
+ * 3.1-3.2. What limited the latter, by count (not profiled): a thread a
+ * chunk, each paying a 64-bit division before its
  * loads and exiting after one store (a block's life mostly latency, 32
  * bytes in flight a thread), and the rounding's integer work on top of
  * the exponential and the division of the sigmoid. Here the division is

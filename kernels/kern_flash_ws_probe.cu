@@ -2,13 +2,14 @@
  * kern_flash_ws_probe: the warp-specialized forward's machinery alone
  * (kern_flash_ws_probe, kernels/kern_flash.h), for the tests to find a
  * layout or synchronisation mistake in isolation: a TMA tile against the
- * cp.async tile the wgmma descriptors expect, and an mbarrier ring with
- * the producer / consumer protocol of kernels/kern_flash_ws.cu (full and
- * empty barrier per stage, phase parities, one empty arrival per consumer
- * warp, setmaxnreg). Compiled for sm_90a (Makefile: WG_GENCODE). Every
- * barrier wait here gives up after about two seconds of clock64 cycles and
- * reports it through *status, so that a broken protocol fails the test
- * instead of hanging it.
+ * cp.async tile the wgmma descriptors expect, and an mbarrier ring built
+ * on the same rules as kernels/kern_flash_ws.cu's (full and empty barrier
+ * per stage, phase parities, one empty arrival per consumer warp,
+ * setmaxnreg; a copy of the protocol, not the kernel's code). Compiled
+ * for sm_90a (Makefile: WG_GENCODE). Every barrier wait here gives up
+ * after about a second of clock64 cycles (2^31) and reports it through
+ * *status, so that a broken protocol fails the test instead of hanging
+ * it.
  */
 #include "flash_wgmma.cuh"
 #include "flash_tma.cuh"
