@@ -1,8 +1,8 @@
 /*
  * Schema tests: the JSON Schema subset (types, ranges, choices, required,
  * additionalProperties, anyOf/oneOf/allOf/not, $ref, patterns, lists),
- * "did you mean" (git's weighted distance, hits and non-hits), schema
- * loading errors, limits, and the built-in config schema on real configs.
+ * schema loading errors, hand-built trees and limits. "Did you mean" and
+ * the built-in config schema are tested in tests/test_schema_config.c.
  *
  * Schemas are written with single quotes for readability; sq() turns them
  * into JSON. Configs are parsed from YAML text, so locations are real.
@@ -15,77 +15,9 @@
 
 #include "cfg.h"
 #include "diag.h"
-#include "levenshtein.h"
 #include "schema.h"
 #include "harness.h"
-
-struct fx {
-	struct src_set srcs;
-	struct diag_list diags;
-	struct cfg_node *root;
-	struct schema *s;
-	int errs;
-};
-
-static void fx_init(struct fx *f)
-{
-	src_set_init(&f->srcs);
-	diag_list_init(&f->diags, &f->srcs);
-	f->root = NULL;
-	f->s = NULL;
-	f->errs = 0;
-}
-
-static void fx_release(struct fx *f)
-{
-	schema_free(f->s);
-	cfg_free(f->root);
-	diag_list_release(&f->diags);
-	src_set_release(&f->srcs);
-}
-
-/* JSON text from single-quoted JSON. */
-static char *sq(const char *text)
-{
-	char *j = strdup(text);
-
-	ck_assert_ptr_nonnull(j);
-	for (char *p = j; *p; p++)
-		if (*p == '\'')
-			*p = '"';
-	return j;
-}
-
-static struct schema *load_sq(const char *text, char *err, size_t errlen)
-{
-	char *j = sq(text);
-	struct schema *s = schema_load(j, strlen(j), err, errlen);
-
-	free(j);
-	return s;
-}
-
-static void parse(struct fx *f, const char *yaml)
-{
-	char *text = strdup(yaml);
-
-	ck_assert_ptr_nonnull(text);
-	ck_assert_int_eq(cfg_parse_text("t.yaml", text, strlen(yaml), &f->srcs,
-					&f->diags, &f->root), 0);
-	ck_assert_uint_eq(f->diags.n, 0);
-}
-
-/* Validates YAML text against a single-quoted schema; returns the errors. */
-static int run(struct fx *f, const char *schema, const char *yaml)
-{
-	char err[256];
-
-	f->s = load_sq(schema, err, sizeof(err));
-	ck_assert_msg(f->s != NULL, "schema does not load: %s", err);
-	parse(f, yaml);
-	f->errs = schema_validate(f->s, f->root, &f->diags);
-	return f->errs;
-}
+#include "schema_fixture.h"
 
 /* Validates one YAML value (written after "v: ", since a config document
  * is a map) against a schema of its own; the value has no path. */
@@ -114,36 +46,7 @@ static size_t count(const struct fx *f, const char *code)
 	return n;
 }
 
-/* The only finding; fails unless there is exactly one, of `code`. */
-static const struct diag *only(const struct fx *f, const char *code)
-{
-	ck_assert_msg(f->diags.n == 1, "%zu findings, want 1 %s", f->diags.n,
-		      code);
-	ck_assert_str_eq(diag_code(&f->diags.v[0]), code);
-	ck_assert_ptr_nonnull(f->diags.v[0].hint);
-	return &f->diags.v[0];
-}
-
-static void at(const struct diag *d, int line, int col, const char *path)
-{
-	ck_assert_int_eq(d->loc.line, line);
-	ck_assert_int_eq(d->loc.col, col);
-	if (path)
-		ck_assert_str_eq(d->path, path);
-	else
-		ck_assert_ptr_null(d->path);
-}
-
-/* Runs one schema on one YAML and expects `want` errors and `n` findings. */
-#define EXPECT(schema, yaml, errs, findings)                                  \
-	do {                                                                  \
-		struct fx f_;                                                 \
-		fx_init(&f_);                                                 \
-		ck_assert_int_eq(run(&f_, schema, yaml), errs);               \
-		ck_assert_uint_eq(f_.diags.n, findings);                      \
-		fx_release(&f_);                                              \
-	} while (0)
-/* The same for one value. */
+/* EXPECT (tests/schema_fixture.h) for one value. */
 #define EXPECT_V(schema, value, errs, findings)                               \
 	do {                                                                  \
 		struct fx f_;                                                 \
@@ -154,58 +57,6 @@ static void at(const struct diag *d, int line, int col, const char *path)
 	} while (0)
 
 #define POS_INT "{'type': 'integer', 'minimum': 1}"
-
-/* ---- lev ---------------------------------------------------------- */
-
-START_TEST(lev_uses_gits_weights)
-{
-	/* swap 0, substitution 2, insertion 1, deletion 3 */
-	ck_assert_int_eq(lev_distance("ab", "ab", 0, 2, 1, 3), 0);
-	ck_assert_int_eq(lev_distance("ba", "ab", 0, 2, 1, 3), 0);
-	ck_assert_int_eq(lev_distance("ac", "abc", 0, 2, 1, 3), 1);
-	ck_assert_int_eq(lev_distance("abbc", "abc", 0, 2, 1, 3), 3);
-	ck_assert_int_eq(lev_distance("axc", "abc", 0, 2, 1, 3), 2);
-	ck_assert_int_eq(lev_distance("", "abc", 0, 2, 1, 3), 3);
-	ck_assert_int_eq(lev_distance("abc", "", 0, 2, 1, 3), 9);
-	/* unit weights: the classic distance */
-	ck_assert_int_eq(lev_distance("kitten", "sitting", 1, 1, 1, 1), 3);
-	ck_assert_int_eq(lev_key_distance("Tensor-Model-Parallel-Size",
-					  "tensor_model_parallel_size"), 0);
-	ck_assert_int_eq(lev_key_distance("tensor_model_paralel_size",
-					  "tensor_model_parallel_size"), 1);
-	ck_assert_int_eq(lev_typo_limit(0), 0);
-	ck_assert_int_eq(lev_typo_limit(1), 0);
-	ck_assert_int_eq(lev_typo_limit(2), 1);
-	ck_assert_int_eq(lev_typo_limit(4), 3);
-	ck_assert_int_eq(lev_typo_limit(12), 4);
-	ck_assert_int_eq(lev_typo_limit(40), 6);
-}
-END_TEST
-
-START_TEST(lev_suggests_a_unique_close_candidate)
-{
-	const char *c[] = { "num_nodes", "gpus_per_node", NULL, "num_nodes" };
-	const char *tie[] = { "first_stage", "fyrst_stage" };
-	char big[LEV_MAX_WORD + 2];
-	int d;
-
-	ck_assert_int_eq(lev_suggest("num_node", c, 4, &d), 0);
-	ck_assert_int_eq(d, 1);
-	ck_assert_int_eq(lev_suggest("gpus_per_nodes", c, 4, &d), 1);
-	ck_assert_int_eq(d, 3);
-	ck_assert_int_eq(lev_suggest("segment_size", c, 4, &d), -1);
-	ck_assert_int_gt(d, lev_typo_limit(strlen("segment_size")));
-	/* two candidates equally close: no suggestion */
-	ck_assert_int_eq(lev_suggest("fxrst_stage", tie, 2, NULL), -1);
-	ck_assert_int_eq(lev_suggest("x", c, 0, &d), -1);
-	ck_assert_int_eq(d, -1);
-	/* over-long words are never compared */
-	memset(big, 'a', sizeof(big) - 1);
-	big[sizeof(big) - 1] = '\0';
-	ck_assert_int_eq(lev_distance(big, "a", 0, 2, 1, 3), -1);
-	ck_assert_int_eq(lev_suggest(big, c, 4, NULL), -1);
-}
-END_TEST
 
 /* ---- types -------------------------------------------------------- */
 
@@ -601,81 +452,6 @@ START_TEST(items_have_index_paths)
 }
 END_TEST
 
-/* ---- did you mean ----------------------------------------------------- */
-
-START_TEST(did_you_mean_hits_typos)
-{
-	static const char *typos[] = {
-		"tensor_model_paralel_size",  /* dropped letter */
-		"tensor_model_parallell_size", /* doubled letter */
-		"tensor_model_parallel_szie", /* swapped letters */
-		"tensor_modek_parallel_size", /* wrong letter */
-		"tensor-model-parallel-size", /* dashes */
-		"Tensor_Model_Parallel_Size", /* case */
-		"tensor_parallel_size",       /* the DTensor name */
-	};
-	const char *sch = "{'properties': {'m': {'properties': {"
-		"'tensor_model_parallel_size': {}, "
-		"'expert_tensor_parallel_size': {}, "
-		"'pipeline_model_parallel_size': {}}}}}";
-
-	for (size_t i = 0; i < sizeof(typos) / sizeof(typos[0]); i++) {
-		struct fx f;
-		char yaml[128], path[64];
-		const struct diag *d;
-
-		snprintf(yaml, sizeof(yaml), "m:\n  %s: 2\n", typos[i]);
-		snprintf(path, sizeof(path), "m.%s", typos[i]);
-		fx_init(&f);
-		ck_assert_int_eq(run(&f, sch, yaml), 0);
-		d = only(&f, "GT203");
-		ck_assert_int_eq(d->severity, DIAG_WARNING);
-		at(d, 2, 3, path);
-		ck_assert_str_eq(d->hint,
-				 "did you mean 'tensor_model_parallel_size'?");
-		ck_assert_ptr_nonnull(strstr(d->msg, typos[i]));
-		fx_release(&f);
-	}
-}
-END_TEST
-
-START_TEST(did_you_mean_stays_quiet)
-{
-	struct fx f;
-	const struct diag *d;
-	const char *sch = "{'properties': {'m': {'properties': {"
-		"'tensor_model_parallel_size': {}, "
-		"'context_parallel_size': {}, "
-		"'num_layers_in_first_pipeline_stage': {}, "
-		"'num_layers_in_last_pipeline_stage': {}}}}}";
-
-	/* real NeMo-RL neighbours of declared keys */
-	EXPECT(sch, "m:\n  expert_parallel_size: 1\n"
-	       "  moe_permute_fusion: true\n  sequence_parallel: false\n"
-	       "  pipeline_dtype: bf16\n  num_layers: 4\n", 0, 0);
-	/* a tie between two declared keys */
-	EXPECT("{'properties': {'abc_x_size': {}, 'abc_y_size': {}}}",
-	       "abc_z_size: 1\n", 0, 0);
-	/* one- and two-letter keys are nobody's typo */
-	EXPECT("{'properties': {'a': {}, 'tp': {}}}", "b: 1\npp: 2\n", 0, 0);
-	/* declared keys never warn; no properties: nothing to compare */
-	EXPECT(sch, "m:\n  context_parallel_size: 2\n", 0, 0);
-	EXPECT("{'type': 'object'}", "tensor_model_paralel_size: 2\n", 0, 0);
-	/* only siblings count: the key is right one level down */
-	EXPECT(sch, "tensor_model_paralel_size: 2\n", 0, 0);
-
-	/* the intended key is set too (say, by a parent file): a note */
-	fx_init(&f);
-	run(&f, sch, "m:\n  tensor_model_parallel_size: 1\n"
-	    "  tensor_model_paralel_size: 4\n");
-	d = only(&f, "GT203");
-	at(d, 3, 3, "m.tensor_model_paralel_size");
-	ck_assert_uint_eq(d->n_notes, 1);
-	ck_assert_int_eq(d->notes[0].loc.line, 2);
-	fx_release(&f);
-}
-END_TEST
-
 /* ---- loading the schema ------------------------------------------------ */
 
 START_TEST(bad_schemas_are_refused)
@@ -800,149 +576,9 @@ START_TEST(deep_values_and_long_paths)
 }
 END_TEST
 
-/* ---- the built-in config schema ---------------------------------------- */
-
-static const char good_config[] =
-	"policy:\n"
-	"  model_name: meta-llama/Llama-3.1-8B-Instruct\n"
-	"  train_global_batch_size: 480\n"
-	"  train_micro_batch_size: 4\n"
-	"  logprob_batch_size: null\n"
-	"  logprob_chunk_size: null\n"
-	"  max_total_sequence_length: 4096\n"
-	"  dtensor_cfg: {enabled: false, expert_parallel_size: 1}\n"
-	"  megatron_cfg:\n"
-	"    enabled: true\n"
-	"    tensor_model_parallel_size: 4\n"
-	"    tensor_parallel_num_weight_shards: 12\n"
-	"    expert_tensor_parallel_size: null\n"
-	"    num_layers_in_first_pipeline_stage: null\n"
-	"    moe_permute_fusion: true\n"
-	"    optimizer: {use_distributed_optimizer: true, lr: 1.0e-6}\n"
-	"    distributed_data_parallel_config:\n"
-	"      num_distributed_optimizer_instances: 1\n"
-	"  generation:\n"
-	"    backend: vllm\n"
-	"    colocated: {enabled: true, resources: {gpus_per_node: null, "
-	"num_nodes: null}}\n"
-	"    vllm_cfg: {tensor_parallel_size: 4, pipeline_parallel_size: 1}\n"
-	"checkpointing: {enabled: true, checkpoint_dir: results/x, "
-	"save_period: 10}\n"
-	"cluster:\n"
-	"  num_nodes: 3\n"
-	"  gpus_per_node: 8\n"
-	"grpo: {num_prompts_per_step: 60}\n"
-	"gtplan:\n"
-	"  rank_order: tp-cp-gtp-ep-dp-pp\n"
-	"  driver_layout: 4d\n"
-	"  gpu_memory_gb: 141\n"
-	"  model: {num_layers: 32, hidden_size: 4096, num_query_groups: 8}\n"
-	"  runtime: {dtype: bf16, lr: 0.001, seed: 0}\n";
-
-static int check_config(struct fx *f, const char *yaml)
-{
-	parse(f, yaml);
-	f->errs = schema_check_config(f->root, &f->diags);
-	return f->errs;
-}
-
-START_TEST(config_schema_accepts_a_good_config)
-{
-	struct fx f;
-
-	fx_init(&f);
-	ck_assert_int_eq(check_config(&f, good_config), 0);
-	ck_assert_uint_eq(f.diags.n, 0);
-	fx_release(&f);
-}
-END_TEST
-
-START_TEST(config_schema_flags_bad_values)
-{
-	static const struct {
-		const char *from, *to, *code, *path;
-		int line, col;
-	} cases[] = {
-		{ "tensor_model_parallel_size: 4", "tensor_model_parallel_size:"
-		  " four", "GT200", "policy.megatron_cfg.tensor_model_parallel_"
-		  "size", 11, 33 },
-		{ "num_nodes: 3", "num_nodes: 0", "GT201", "cluster.num_nodes",
-		  25, 14 },
-		{ "backend: vllm", "backend: vllmm", "GT202",
-		  "policy.generation.backend", 20, 14 },
-		{ "tensor_model_parallel_size: 4", "tensor_model_paralel_size:"
-		  " 4", "GT203", "policy.megatron_cfg.tensor_model_paralel_"
-		  "size", 11, 5 },
-		{ "  gpus_per_node: 8\n", "", "GT204", "cluster.gpus_per_node",
-		  24, 1 },
-		{ "driver_layout: 4d", "driver_layot: 4d", "GT205",
-		  "gtplan.driver_layot", 30, 3 },
-		{ "rank_order: tp-cp-gtp-ep-dp-pp", "rank_order: 7", "GT200",
-		  "gtplan.rank_order", 29, 15 },
-		{ "tensor_parallel_num_weight_shards: 12",
-		  "tensor_parallel_num_weight_shards: \"12\"", "GT200",
-		  "policy.megatron_cfg.tensor_parallel_num_weight_shards", 12,
-		  40 },
-		{ "dtype: bf16", "dtype: fp16", "GT202", "gtplan.runtime.dtype",
-		  33, 20 },
-		{ "gpu_memory_gb: 141", "gpu_memory_gb: 0", "GT201",
-		  "gtplan.gpu_memory_gb", 31, 18 },
-	};
-
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const char *hit = strstr(good_config, cases[i].from);
-		char yaml[sizeof(good_config) + 64];
-		struct fx f;
-		const struct diag *d;
-
-		ck_assert_ptr_nonnull(hit);
-		snprintf(yaml, sizeof(yaml), "%.*s%s%s",
-			 (int)(hit - good_config), good_config, cases[i].to,
-			 hit + strlen(cases[i].from));
-		fx_init(&f);
-		check_config(&f, yaml);
-		d = only(&f, cases[i].code);
-		ck_assert_int_eq(f.errs, strcmp(cases[i].code, "GT203") != 0);
-		ck_assert_str_eq(d->path, cases[i].path);
-		ck_assert_msg(d->loc.line == cases[i].line &&
-			      d->loc.col == cases[i].col,
-			      "case %zu: at %d:%d, want %d:%d", i, d->loc.line,
-			      d->loc.col, cases[i].line, cases[i].col);
-		fx_release(&f);
-	}
-}
-END_TEST
-
-START_TEST(config_schema_describes_keys)
-{
-	char err[256];
-	struct schema *s;
-	const char *d;
-
-	/* the embedded bytes are schemas/config.schema.json */
-	extern const char gtplan_config_schema[];
-	extern const unsigned long gtplan_config_schema_len;
-
-	s = schema_load(gtplan_config_schema, gtplan_config_schema_len, err,
-			sizeof(err));
-	ck_assert_msg(s != NULL, "%s", err);
-	d = schema_description(s, "policy.megatron_cfg."
-			       "tensor_parallel_num_weight_shards");
-	ck_assert_ptr_nonnull(d);
-	ck_assert_ptr_nonnull(strstr(d, "G = S / TP"));
-	ck_assert_ptr_nonnull(schema_description(s, "gtplan.calls.0.name"));
-	ck_assert_ptr_nonnull(schema_description(s, "cluster"));
-	ck_assert_ptr_null(schema_description(s, "policy.no_such_key"));
-	ck_assert_ptr_null(schema_description(s, "grpo.num_prompts"));
-	schema_free(s);
-}
-END_TEST
-
 int main(void)
 {
 	const struct test_case cases[] = {
-		{ "lev_weights", lev_uses_gits_weights },
-		{ "lev_suggest", lev_suggests_a_unique_close_candidate },
 		{ "types", types_follow_yaml_kinds },
 		{ "ranges", ranges_name_the_bound },
 		{ "enum", enum_and_const_list_the_choices },
@@ -952,14 +588,9 @@ int main(void)
 		{ "refs", refs_follow_local_pointers },
 		{ "patterns", patterns_are_unanchored_posix },
 		{ "items", items_have_index_paths },
-		{ "did_you_mean", did_you_mean_hits_typos },
-		{ "did_you_mean_quiet", did_you_mean_stays_quiet },
 		{ "bad_schemas", bad_schemas_are_refused },
 		{ "tree", hand_built_trees_and_interpolations },
 		{ "limits", deep_values_and_long_paths },
-		{ "config_good", config_schema_accepts_a_good_config },
-		{ "config_bad", config_schema_flags_bad_values },
-		{ "config_describe", config_schema_describes_keys },
 	};
 
 	return RUN_CASES("schema", cases, 30);
