@@ -1,122 +1,19 @@
 /*
- * Interpolation tests: each behaviour checked against what
- * OmegaConf.to_container(resolve=True) gives with NeMo-RL's resolvers
- * (the expected values were taken from OmegaConf 2.2).
+ * Interpolation tests: values, substitution, relative keys, the resolvers'
+ * results, argument typing, oc.env, escapes and interpolated keys, each
+ * checked against what OmegaConf.to_container(resolve=True) gives with
+ * NeMo-RL's resolvers (the expected values were taken from OmegaConf 2.2).
+ * The errors and limits are in test_cfg_interp_errors.c.
  */
 #include <check.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cfg.h"
 #include "diag.h"
+#include "cfg_interp_fixture.h"
 #include "harness.h"
-
-struct fx {
-	struct src_set srcs;
-	struct diag_list diags;
-	struct cfg_node *root;
-};
-
-static void fx_init(struct fx *f)
-{
-	src_set_init(&f->srcs);
-	diag_list_init(&f->diags, &f->srcs);
-	f->root = NULL;
-}
-
-static void fx_release(struct fx *f)
-{
-	cfg_free(f->root);
-	diag_list_release(&f->diags);
-	src_set_release(&f->srcs);
-}
-
-/* Parses yaml (which must be valid) and resolves it; cfg_resolve's result. */
-static int load(struct fx *f, const char *yaml)
-{
-	char *text = strdup(yaml);
-
-	ck_assert_ptr_nonnull(text);
-	ck_assert_int_eq(cfg_parse_text("t.yaml", text, strlen(yaml),
-					&f->srcs, &f->diags, &f->root), 0);
-	ck_assert_ptr_nonnull(f->root);
-	return cfg_resolve(f->root, &f->srcs, &f->diags);
-}
-
-static const struct diag *find(const struct fx *f, const char *code)
-{
-	for (size_t i = 0; i < f->diags.n; i++)
-		if (strcmp(diag_code(&f->diags.v[i]), code) == 0)
-			return &f->diags.v[i];
-	return NULL;
-}
-
-static size_t count(const struct fx *f, const char *code)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < f->diags.n; i++)
-		n += strcmp(diag_code(&f->diags.v[i]), code) == 0;
-	return n;
-}
-
-static const struct cfg_node *at(const struct fx *f, const char *path)
-{
-	const struct cfg_node *n = cfg_path(f->root, path);
-
-	ck_assert_msg(n != NULL, "no node at '%s'", path);
-	return n;
-}
-
-#define ck_int(fx_, path, want)                                           \
-	do {                                                            \
-		const struct cfg_node *n_ = at(fx_, path);                \
-		ck_assert_msg(n_->kind == CFG_INT, "%s: %s, not int",   \
-			      path, cfg_kind_name(n_->kind));           \
-		ck_assert_int_eq(n_->v.i, want);                        \
-	} while (0)
-
-#define ck_float(fx_, path, want)                                         \
-	do {                                                            \
-		const struct cfg_node *n_ = at(fx_, path);                \
-		ck_assert_msg(n_->kind == CFG_FLOAT, "%s: %s, not float", \
-			      path, cfg_kind_name(n_->kind));           \
-		ck_assert_double_eq(n_->v.f, want);                     \
-	} while (0)
-
-#define ck_str(fx_, path, want)                                           \
-	do {                                                            \
-		const struct cfg_node *n_ = at(fx_, path);                \
-		ck_assert_msg(n_->kind == CFG_STR, "%s: %s, not str",   \
-			      path, cfg_kind_name(n_->kind));           \
-		ck_assert_str_eq(n_->text, want);                       \
-	} while (0)
-
-#define ck_kind(fx_, path, k) ck_assert_int_eq(at(fx_, path)->kind, k)
-
-/* Asserts a finding of `code` at line:col whose message contains `part`. */
-static void ck_diag(const struct fx *f, const char *code, int line, int col,
-		    const char *part)
-{
-	const struct diag *d = find(f, code);
-
-	ck_assert_msg(d != NULL, "no %s", code);
-	ck_assert_int_eq(d->loc.line, line);
-	ck_assert_int_eq(d->loc.col, col);
-	ck_assert_msg(strstr(d->msg, part), "'%s' not in '%s'", part, d->msg);
-}
-
-/* No node is left with an interpolation, except those allowed. */
-static size_t pending(const struct cfg_node *n)
-{
-	size_t k = n->interp;
-
-	for (size_t i = 0; i < n->n; i++)
-		k += pending(n->kids[i]);
-	return k;
-}
 
 START_TEST(whole_value_takes_type_and_structure)
 {
@@ -256,17 +153,6 @@ START_TEST(relative_keys)
 	ck_int(&f, "c", 3);
 	ck_int(&f, "d", 3);
 	ck_int(&f, "e", 9);
-	fx_release(&f);
-}
-END_TEST
-
-START_TEST(relative_key_above_the_root)
-{
-	struct fx f;
-
-	fx_init(&f);
-	ck_assert_int_eq(load(&f, "b: 5\na: ${..b}\n"), -1);
-	ck_diag(&f, "GT110", 2, 4, "above the root");
 	fx_release(&f);
 }
 END_TEST
@@ -425,79 +311,6 @@ START_TEST(resolver_max)
 }
 END_TEST
 
-START_TEST(resolver_errors)
-{
-	static const struct {
-		const char *yaml, *code, *part;
-	} cases[] = {
-		{ "a: ${div:1,0}\n", "GT114", "division by zero" },
-		{ "a: ${div:1.0,0}\n", "GT114", "float division by zero" },
-		{ "a: ${add:1,ab}\n", "GT114", "int + str" },
-		{ "a: ${add:null,1}\n", "GT114", "NoneType + int" },
-		{ "a: ${mul:ab,1.5}\n", "GT114", "non-int of type 'float'" },
-		{ "a: ${max:1,ab}\n", "GT114", "cannot compare str with int" },
-		{ "a: ${mul:2,3,}\n", "GT114", "takes 2 arguments, not 3" },
-		{ "a: ${mul:2}\n", "GT114", "takes 2 arguments, not 1" },
-		{ "a: ${mul:4611686018427387904,4}\n", "GT114", "overflows" },
-		{ "a: ${add:99999999999999999999,1}\n", "GT114", "64-bit" },
-		{ "a: ${mul:2,${b}}\nb:\n  c: 1\n", "GT114", "int * dict" },
-		{ "a: ${oc.env:}\n", "GT114", "not 0 arguments" },
-		{ "a: ${oc.env:1}\n", "GT114", "must be a string, not int" },
-	};
-
-	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		struct fx f;
-
-		fx_init(&f);
-		ck_assert_int_eq(load(&f, cases[i].yaml), -1);
-		ck_diag(&f, cases[i].code, 1, 4, cases[i].part);
-		ck_assert_msg(at(&f, "a")->interp, "%s", cases[i].yaml);
-		fx_release(&f);
-	}
-}
-END_TEST
-
-START_TEST(unknown_resolver)
-{
-	struct fx f;
-	const struct diag *d;
-
-	fx_init(&f);
-	ck_assert_int_eq(load(&f, "x: 1\na: ${foo:1}\nb: ${env:HOME}\n"
-			      "c: ${oc.select:x,2}\n"), -1);
-	ck_diag(&f, "GT112", 2, 4, "unknown resolver 'foo'");
-	d = find(&f, "GT112");
-	ck_assert_ptr_nonnull(d->hint);
-	ck_assert_ptr_nonnull(strstr(d->hint, "add, sub, mul, div and max"));
-	ck_assert_ptr_nonnull(strstr(d->hint, "oc.env"));
-	ck_assert_uint_eq(count(&f, "GT112"), 3);
-	ck_assert_ptr_nonnull(strstr(f.diags.v[2].msg, "does not evaluate"));
-	fx_release(&f);
-}
-END_TEST
-
-START_TEST(syntax_errors)
-{
-	static const char *const bad[] = {
-		"a: ${}\n", "a: ${a.}\n", "a: ${.}\n", "a: \"${x\"\n",
-		"a: ${add:a=b,c}\n", "a: ${add:a(b,c}\n", "a: ${add:'x,c}\n",
-		"a: ${a b}\n", "a: ${.x:1}\n", "a: ${add:[1,2}\n",
-		"a: \"${add:\\u00e9,c}\"\n", "a: ${add:ab'c',d}\n",
-	};
-
-	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
-		struct fx f;
-
-		fx_init(&f);
-		ck_assert_int_eq(load(&f, bad[i]), -1);
-		ck_assert_msg(find(&f, "GT112") != NULL, "%s", bad[i]);
-		ck_assert_int_eq(find(&f, "GT112")->loc.col, 4);
-		ck_assert(at(&f, "a")->interp);
-		fx_release(&f);
-	}
-}
-END_TEST
-
 START_TEST(argument_typing)
 {
 	struct fx f;
@@ -620,155 +433,6 @@ START_TEST(escapes)
 }
 END_TEST
 
-START_TEST(missing_key_names_the_chain)
-{
-	struct fx f;
-	const struct diag *d;
-
-	fx_init(&f);
-	ck_assert_int_eq(load(&f,
-		"y: ${x}\n"
-		"x: \"${policy.max_total_sequence_lenght}!\"\n"
-		"policy:\n"
-		"  max_total_sequence_length: 8\n"), -1);
-	ck_assert_uint_eq(count(&f, "GT110"), 1);
-	ck_diag(&f, "GT110", 2, 5, "'policy.max_total_sequence_lenght'");
-	d = find(&f, "GT110");
-	ck_assert_ptr_nonnull(strstr(d->msg, "chain: y -> x -> policy."));
-	ck_assert_str_eq(d->path, "x");
-	ck_assert_uint_eq(d->n_notes, 1);
-	ck_assert_int_eq(d->notes[0].loc.line, 1);
-	ck_assert_ptr_nonnull(strstr(d->notes[0].msg, "'y' refers to 'x'"));
-	ck_assert_ptr_nonnull(d->hint);
-	ck_assert_ptr_nonnull(strstr(d->hint,
-		"did you mean 'policy.max_total_sequence_length'"));
-	ck_assert(at(&f, "y")->interp && at(&f, "x")->interp);
-	fx_release(&f);
-}
-END_TEST
-
-START_TEST(missing_key_hints)
-{
-	struct fx f;
-
-	fx_init(&f);
-	ck_assert_int_eq(load(&f,
-		"gen:\n"
-		"  temperature: 1.0\n"
-		"  top_p: ${temperature}\n"
-		"  z: ${nothing_like_it}\n"
-		"  s: ${gen.temperature.x}\n"
-		"  l: [1]\n"
-		"  i: ${.l.3}\n"), -1);
-	ck_assert_uint_eq(count(&f, "GT110"), 4);
-	ck_assert_ptr_nonnull(strstr(f.diags.v[0].hint, "${.temperature}"));
-	ck_assert_ptr_nonnull(strstr(f.diags.v[1].hint, "check the spelling"));
-	ck_assert_ptr_nonnull(strstr(f.diags.v[2].msg, "scalar (number)"));
-	ck_assert_ptr_nonnull(strstr(f.diags.v[3].msg, "not an index"));
-	fx_release(&f);
-}
-END_TEST
-
-START_TEST(cycles)
-{
-	struct fx f;
-	const struct diag *d;
-
-	fx_init(&f);
-	ck_assert_int_eq(load(&f, "a: ${b}\nb: ${c}\nc: ${a}\nd: ${d}\n"), -1);
-	ck_assert_uint_eq(count(&f, "GT111"), 2);
-	d = find(&f, "GT111");
-	ck_assert_ptr_nonnull(strstr(d->msg, "a -> b -> c -> a"));
-	ck_assert_int_eq(d->loc.line, 3); /* where the loop closes */
-	ck_assert_uint_eq(d->n_notes, 2);
-	ck_assert_ptr_nonnull(strstr(f.diags.v[1].msg, "d -> d"));
-	fx_release(&f);
-
-	fx_init(&f);
-	ck_assert_int_eq(load(&f, "a:\n  b: ${a}\nc:\n  d: ${..c}\n"), -1);
-	ck_assert_uint_eq(count(&f, "GT111"), 2);
-	ck_diag(&f, "GT111", 2, 6, "contains this value");
-	fx_release(&f);
-
-	fx_init(&f);
-	ck_assert_int_eq(load(&f, "a: ${b}\nb:\n  c: ${a}\n"), -1);
-	ck_assert(find(&f, "GT111") != NULL);
-	fx_release(&f);
-}
-END_TEST
-
-START_TEST(depth_limit)
-{
-	struct fx f;
-	char *yaml = malloc(100 * 32), *p = yaml;
-	const struct diag *d;
-
-	ck_assert_ptr_nonnull(yaml);
-	for (int i = 0; i < CFG_MAX_INTERP_DEPTH + 5; i++)
-		p += sprintf(p, "k%d: ${k%d}\n", i, i + 1);
-	sprintf(p, "k%d: 1\n", CFG_MAX_INTERP_DEPTH + 5);
-	fx_init(&f);
-	ck_assert_int_eq(load(&f, yaml), -1);
-	d = find(&f, "GT103");
-	ck_assert_ptr_nonnull(d);
-	ck_assert_ptr_nonnull(strstr(d->msg, "deeper than 64"));
-	fx_release(&f);
-	/* exactly at the limit is fine */
-	p = yaml;
-	for (int i = 0; i < CFG_MAX_INTERP_DEPTH - 1; i++)
-		p += sprintf(p, "k%d: ${k%d}\n", i, i + 1);
-	sprintf(p, "k%d: 1\n", CFG_MAX_INTERP_DEPTH - 1);
-	fx_init(&f);
-	ck_assert_int_eq(load(&f, yaml), 0);
-	ck_int(&f, "k0", 1);
-	fx_release(&f);
-	free(yaml);
-}
-END_TEST
-
-START_TEST(size_limits)
-{
-	struct fx f;
-
-	fx_init(&f);
-	ck_assert_int_eq(load(&f, "a: ${mul:abcd,100000000}\n"), -1);
-	ck_diag(&f, "GT103", 1, 4, "longer than");
-	fx_release(&f);
-
-	/* brackets and ${ nest at most CFG_MAX_INTERP_DEPTH deep */
-	{
-		char yaml[4 * CFG_MAX_INTERP_DEPTH + 32], *p = yaml;
-
-		p += sprintf(p, "a: '${add:");
-		for (int i = 0; i < CFG_MAX_INTERP_DEPTH; i++)
-			*p++ = '[';
-		for (int i = 0; i < CFG_MAX_INTERP_DEPTH; i++)
-			*p++ = ']';
-		sprintf(p, ",[]}'\n");
-		fx_init(&f);
-		ck_assert_int_eq(load(&f, yaml), -1);
-		ck_diag(&f, "GT103", 1, 4, "nests more than 64 levels");
-		fx_release(&f);
-	}
-
-	/* each level doubles the copies: 2^40 nodes unless capped */
-	{
-		char *yaml = malloc(64 * 48), *p = yaml;
-
-		ck_assert_ptr_nonnull(yaml);
-		p += sprintf(p, "l0: [1, 1]\n");
-		for (int i = 1; i <= 40; i++)
-			p += sprintf(p, "l%d: ['${l%d}', '${l%d}']\n", i, i - 1,
-				     i - 1);
-		fx_init(&f);
-		ck_assert_int_eq(load(&f, yaml), -1);
-		ck_assert(find(&f, "GT103") != NULL);
-		fx_release(&f);
-		free(yaml);
-	}
-}
-END_TEST
-
 START_TEST(nested_interpolation_in_keys)
 {
 	struct fx f;
@@ -848,25 +512,16 @@ int main(void)
 		{ "origin_chain", origin_follows_chains },
 		{ "string_subst", string_substitution_uses_python_str },
 		{ "relative", relative_keys },
-		{ "above_root", relative_key_above_the_root },
 		{ "nested", nested_resolvers },
 		{ "add", resolver_add },
 		{ "sub", resolver_sub },
 		{ "mul", resolver_mul },
 		{ "div", resolver_div_is_true_division },
 		{ "max", resolver_max },
-		{ "resolver_errors", resolver_errors },
-		{ "unknown_resolver", unknown_resolver },
-		{ "syntax", syntax_errors },
 		{ "arg_typing", argument_typing },
 		{ "env_set", oc_env_set },
 		{ "env_unset", oc_env_unset_is_left_with_a_note },
 		{ "escapes", escapes },
-		{ "missing_chain", missing_key_names_the_chain },
-		{ "missing_hints", missing_key_hints },
-		{ "cycles", cycles },
-		{ "depth_limit", depth_limit },
-		{ "size_limits", size_limits },
 		{ "key_interp", nested_interpolation_in_keys },
 		{ "no_leftovers", resolved_tree_has_no_interpolations },
 		{ "words", shared_word_helpers },
