@@ -77,10 +77,13 @@ for i in 1 2 3 4 5 6; do
 	done
 	# the save of the step after: its .tmp cannot be a leftover of a kill;
 	# a poll that misses it (a loaded machine) stops at the published
-	# directory, just after the save, not after the run has ended
+	# directory, or at `latest` past the target (the run's default --keep
+	# may have removed that directory already), just after the save, not
+	# after the run has ended
 	next=$D/$(printf 'iter_%07d.tmp' $((target + 1)))
 	for ((w = 0; in_save && w < 5000; w++)); do
-		{ [ -d "$next" ] || [ -d "${next%.tmp}" ]; } && break
+		{ [ -d "$next" ] || [ -d "${next%.tmp}" ] ||
+			[ "$(ckstep "$D")" -gt "$target" ]; } && break
 		sleep 0.001
 	done
 	[ "$delay_ms" -gt 0 ] && sleep "$(printf '0.%03d' "$delay_ms")"
