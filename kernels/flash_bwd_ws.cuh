@@ -90,9 +90,10 @@ static __device__ __forceinline__ void ws_wait(uint32_t bar, int parity)
  * every 64th failed try, for the ws backward (kernels/kern_flash_ws_bwd.cu;
  * the probes keep ws_wait): ws_wait's flag load on every try keeps each
  * spinning warp (the producer's, waiting for a stage to empty, most of
- * the time) stalled on a global load, which ncu then reports as the
- * kernel's L1TEX scoreboard stall. The same give-up rule, some tries
- * later. */
+ * the time) stalled on a global load: by a count of those warps' cycles,
+ * most of the L1TEX scoreboard stall ncu reported for the kernel before
+ * this wait (not profiled again since). The same give-up rule, some
+ * tries later. */
 static __device__ __forceinline__ void ws_wait_lazy(uint32_t bar, int parity)
 {
 	long long t0;
