@@ -469,6 +469,11 @@ void kern_cuda_prof_ops(struct kern_ctx *k, void *file);
 /* The same bracket from inside a call (a no-op unless profiling). */
 void kern_cuda_prof_note(struct cuda_impl *c, int cls, const char *op,
 			 int end);
+/* The GEMM shape of the innermost open bracket (kern_cuda_fast.cu, before
+ * its cuBLASLt call): the profile sums its time per shape as well
+ * (kern_cuda_prof_ops prints them); c32: C in fp32, acc: beta != 0. */
+void kern_cuda_prof_gemm(struct cuda_impl *c, int ta, int tb, long long m,
+			 long long n, long long kd, int c32, int acc);
 int kern_cuda_prof_read(struct kern_ctx *k, double *ms, long long *calls);
 void kern_cuda_prof_free(struct kern_prof *p);
 

@@ -214,6 +214,7 @@ int kern_fast_gemm_bf(struct cuda_impl *c, int ta, int tb, long long m,
 					      (uint16_t *)p[1]));
 		kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 1);
 	}
+	kern_cuda_prof_gemm(c, ta, tb, m, n, kd, 1, beta != 0.0f);
 	return kern_lt_gemm(f->lt, ta, tb, m, n, kd, alpha,
 			    a16 ? a16 : (const uint16_t *)p[0], a16 ? lda : ac,
 			    b16 ? b16 : (const uint16_t *)p[1], b16 ? ldb : bc,
@@ -228,6 +229,7 @@ int kern_fast_gemm_bf16(struct cuda_impl *c, int ta, int tb, long long m,
 	struct kern_fast *f;
 
 	KERN_TRY(fast_get(c, &f));
+	kern_cuda_prof_gemm(c, ta, tb, m, n, kd, 0, 0);
 	return kern_lt_gemm(f->lt, ta, tb, m, n, kd, 1.0f, a16, lda, b16, ldb,
 			    0.0f, c16, KERN_LT_BF16, n, NULL);
 }

@@ -23,6 +23,18 @@
 #define PROF_PAIRS 4096
 #define PROF_DEPTH 4 /* brackets open at once (a call and its casts) */
 #define PROF_OPS 48 /* more than kern_ops has members */
+#define PROF_GEMMS 64 /* GEMM shapes a profile tells apart (a decoder
+		       * step has ~16: 4 linear layers and the output
+		       * layer, forward, dX and dW each) */
+
+/* One GEMM shape of the profile (kern_cuda_prof_gemm): C = op(A) op(B),
+ * m x n x kd, C in fp32 or bf16, beta 0 or not. */
+struct prof_gemm {
+	int ta, tb, c32, acc;
+	long long m, n, kd;
+	double ms;
+	long long calls;
+};
 
 struct kern_prof {
 	cudaEvent_t ev[2 * PROF_PAIRS];
@@ -38,6 +50,10 @@ struct kern_prof {
 	double op_ms[PROF_OPS];
 	long long op_calls[PROF_OPS];
 	int n_ops;
+	/* per GEMM shape: the pair's shape slot (-1: none), the shapes */
+	int gemm[PROF_PAIRS];
+	struct prof_gemm gemms[PROF_GEMMS];
+	int n_gemms;
 };
 
 /* The op's slot, added at its first call; PROF_OPS - 1 collects any
@@ -91,6 +107,7 @@ int kern_cuda_prof_start(struct kern_ctx *k)
 	memset(p->calls, 0, sizeof(p->calls));
 	memset(p->op_ms, 0, sizeof(p->op_ms));
 	memset(p->op_calls, 0, sizeof(p->op_calls));
+	p->n_gemms = 0;
 	return 0;
 }
 
@@ -112,9 +129,15 @@ static int prof_drain(struct cuda_impl *c, struct kern_prof *p)
 		p->calls[p->cls[i]]++;
 		p->op_ms[p->op[i]] += t;
 		p->op_calls[p->op[i]]++;
+		if (p->gemm[i] >= 0) {
+			p->gemms[p->gemm[i]].ms += t;
+			p->gemms[p->gemm[i]].calls++;
+		}
 		if (up >= 0) {
 			p->ms[p->cls[up]] -= t;
 			p->op_ms[p->op[up]] -= t;
+			if (p->gemm[up] >= 0)
+				p->gemms[p->gemm[up]].ms -= t;
 		}
 	}
 	p->n = 0;
@@ -139,6 +162,7 @@ void kern_cuda_prof_note(struct cuda_impl *c, int cls, const char *op,
 		i = p->n++;
 		p->cls[i] = cls;
 		p->op[i] = prof_op(p, op);
+		p->gemm[i] = -1;
 		p->parent[i] = p->depth ? p->stack[p->depth - 1] : -1;
 		p->stack[p->depth++] = i;
 		if (cudaEventRecord(p->ev[2 * i], c->stream) != cudaSuccess)
@@ -150,6 +174,30 @@ void kern_cuda_prof_note(struct cuda_impl *c, int cls, const char *op,
 	}
 out:
 	p->err = rc;
+}
+
+void kern_cuda_prof_gemm(struct cuda_impl *c, int ta, int tb, long long m,
+			 long long n, long long kd, int c32, int acc)
+{
+	struct kern_prof *p = c->prof;
+	struct prof_gemm *g;
+	int s;
+
+	if (!p || p->err || !p->depth)
+		return;
+	for (s = 0; s < p->n_gemms; s++) {
+		g = &p->gemms[s];
+		if (g->ta == ta && g->tb == tb && g->m == m && g->n == n &&
+		    g->kd == kd && g->c32 == c32 && g->acc == acc)
+			break;
+	}
+	if (s == p->n_gemms) {
+		if (s == PROF_GEMMS)
+			return; /* the shapes past the table go unnamed */
+		g = &p->gemms[p->n_gemms++];
+		*g = (struct prof_gemm){ ta, tb, c32, acc, m, n, kd, 0.0, 0 };
+	}
+	p->gemm[p->stack[p->depth - 1]] = s;
 }
 
 void kern_cuda_prof_mark(struct kern_ctx *k, int cls, const char *op,
@@ -200,5 +248,19 @@ void kern_cuda_prof_ops(struct kern_ctx *k, void *file)
 		fprintf(f, "%s %s %.3f ms %lld calls", i ? ";" : "",
 			p->op_name[idx[i]], p->op_ms[idx[i]],
 			p->op_calls[idx[i]]);
+	fputc('\n', f);
+	if (!p || !p->n_gemms)
+		return;
+	/* m n k as cuBLAS's column-major call sees them would confuse: the
+	 * shape is kern.h's row-major C[m x n] = op(A) op(B), k deep */
+	fprintf(f, "kern profile gemms:");
+	for (int i = 0; i < p->n_gemms; i++) {
+		const struct prof_gemm *g = &p->gemms[i];
+
+		fprintf(f, "%s %c%c %lldx%lldx%lld %s%s %.3f ms %lld calls",
+			i ? ";" : "", g->ta ? 'T' : 'N', g->tb ? 'T' : 'N',
+			g->m, g->n, g->kd, g->c32 ? "f32" : "bf16",
+			g->acc ? "+=" : "", g->ms, g->calls);
+	}
 	fputc('\n', f);
 }

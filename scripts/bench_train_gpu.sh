@@ -33,7 +33,8 @@
 # and counted as memory-bound, not in them), memory-bound kernels, copies;
 # communication is none on one GPU (every group has one rank); host gaps =
 # mean step time - the classes' sum, floored at 0
-# (scripts/bench_train_report.py).
+# (scripts/bench_train_report.py); then each GEMM shape's calls, time and
+# TFLOP/s in the runs (kernels/kern_cuda_prof.cu's per-shape sums).
 # Plans: made with $GTPLAN when it runs here, else read from $GPU_PLANS.
 # Logs and bench.jsonl go to $OUT (or a temporary folder).
 set -u
@@ -98,3 +99,7 @@ for c in 1b 1b-gb8 3b 8b-20 8b-16 8b-8 8b-4 8b-gb8; do
 		"$logs/$c.out" | tee -a "$logs/bench.jsonl"
 done
 python3 scripts/bench_train_report.py --table "$logs/bench.jsonl"
+echo
+echo "Each GEMM shape in the runs (profiled, steps 2..$STEPS):"
+echo
+python3 scripts/bench_train_report.py --gemms "$logs/bench.jsonl"

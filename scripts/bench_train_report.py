@@ -6,6 +6,9 @@ conventions).
   bench_train_report.py --table JSONL       the Markdown tables of the runs
   bench_train_report.py --calibrate JSONL   data/hardware.yaml's figures
                                             from the runs' per-class times
+  bench_train_report.py --gemms JSONL       each GEMM shape's TFLOP/s in
+                                            the runs (kern_cuda_prof.cu's
+                                            "kern profile gemms" line)
 
 Predicted vs measured: the plan's "runtime_estimate" (gtplan sim's
 estimate of the step, sim/step_est.h) against the profile's classes:
@@ -40,6 +43,24 @@ def profile(out, head):
             return {m.group(1): float(m.group(2)) for m in re.finditer(
                 r"([a-z0-9_-]+) (-?[0-9.]+) ms [0-9]+ calls", line)}
     raise SystemExit("no '%s' line in %s" % (head, out))
+
+
+def gemm_profile(out):
+    """[(shape, ms, calls)] from the "kern profile gemms:" line, summed
+    from step 2 on ([] where the binary prints none)."""
+    for line in open(out, errors="replace"):
+        if line.startswith("kern profile gemms:"):
+            return [(m.group(1), float(m.group(2)), int(m.group(3)))
+                    for m in re.finditer(
+                        r"([NT]{2} [0-9]+x[0-9]+x[0-9]+ [a-z0-9]+(?:\+=)?) "
+                        r"(-?[0-9.]+) ms ([0-9]+) calls", line)]
+    return []
+
+
+def gemm_flops(shape):
+    """2 m n k of a gemm_profile shape ("NT 4096x6144x4096 bf16")."""
+    m, n, k = (int(x) for x in shape.split()[1].split("x"))
+    return 2.0 * m * n * k
 
 
 # The estimate's classes, in the tables' order.
@@ -101,8 +122,24 @@ def run(name, plan, log, out):
                            (est.get("classes") or {}).items()},
         "measured_s": measured_classes(per, ops, 0.0, max(mean - busy, 0.0)),
         "logged_prediction_s": rows[-1].get("predicted_step_s"),
+        "gemms": [[g, ms, c] for g, ms, c in gemm_profile(out)],
     }
     print(json.dumps(r, sort_keys=True))
+
+
+def gemms(jsonl):
+    """Every run's GEMM shapes, largest total time first: calls a step,
+    ms a call, TFLOP/s."""
+    rs = [json.loads(x) for x in open(jsonl) if x.strip()]
+    print("| config | GEMM (row-major C[m x n] = op(A) op(B), k deep; C "
+          "type, += accumulating) | calls a step | ms a call | TFLOP/s |")
+    print("|---|---|---|---|---|")
+    for r in rs:
+        for g, ms, c in sorted(r.get("gemms", []), key=lambda x: -x[1]):
+            if c and ms > 0:
+                print("| %s | %s | %d | %.3f | %.1f |" % (
+                    r["config"], g, round(c / (r["steps"] - 1)), ms / c,
+                    gemm_flops(g) * c / (ms / 1e3) / 1e12))
 
 
 def plural(n, word):
@@ -186,6 +223,8 @@ def calibrate(jsonl, peak=989.5e12, hbm=4800e9):
 if __name__ == "__main__":
     if sys.argv[1] == "--table":
         table(sys.argv[2])
+    elif sys.argv[1] == "--gemms":
+        gemms(sys.argv[2])
     elif sys.argv[1] == "--calibrate":
         calibrate(sys.argv[2])
     else:
