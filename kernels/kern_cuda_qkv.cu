@@ -542,8 +542,13 @@ static int qkv_rope8_go(struct kern_ctx *k, const struct qkv_rope_args *a,
 /* Positions a table holds at least, and its bytes at most (positions past
  * the cap take the fallback): 4096 positions of hd 128 are 3 MB (a pass
  * reads 2 of them), 64 MB holds 87381. Head dims past QR_MAX_HD have no
- * table (their rows would be 6 KB and more). */
+ * table (their rows would be 6 KB and more). Under context parallelism a
+ * rank's rows (micro-batch x local_seq) reach positions up to seq_len - 1
+ * (runtime/rt_model.c rt_row_pos): rows past the table take the
+ * fallback unless ROPE_TAB_MIN covers seq_len. */
+#ifndef ROPE_TAB_MIN
 #define ROPE_TAB_MIN 4096
+#endif
 #define ROPE_TAB_BYTES (64LL << 20)
 
 /* Row p of the table, three planes of hd / 2 floats: rope_cs's cos of
