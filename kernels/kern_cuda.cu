@@ -112,6 +112,7 @@ static void cuda_release(struct kern_ctx *k)
 	kern_fast_free(c->fast);
 	kern_cuda_prof_free(c->prof);
 	cudaFree(c->scratch);
+	cudaFree(c->rope_tab);
 	for (int i = 0; i < KERN_CUDA_STAGE_SLOTS; i++)
 		if (c->stage_ev[i])
 			cudaEventDestroy(c->stage_ev[i]);

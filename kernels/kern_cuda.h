@@ -44,6 +44,14 @@ struct cuda_impl {
 	unsigned char *stage;
 	cudaEvent_t stage_ev[KERN_CUDA_STAGE_SLOTS];
 	int stage_next;
+	/* RoPE's cos and sin for positions 0 .. rope_len - 1 at head dim
+	 * rope_hd and base rope_theta, made by the first fused qkv pass that
+	 * needs them and remade when one needs another (kernels/
+	 * kern_cuda_qkv.cu rope_table) */
+	float *rope_tab;
+	double rope_theta;
+	int rope_hd;
+	int rope_len;
 };
 
 /* kernels/kern_cuda.cu: a scratch buffer of at least `bytes` for one

@@ -9,20 +9,34 @@
  * RoPE's angle, cos and sin are computed in double and rounded to fp32 as
  * on the CPU (kernels/kern_cpu.c rope_cs; the device's pow, cos and sin
  * may differ from the C library's by an ulp). rope_k computes them per
- * (row, pair) and turns every head of the row; the fused kernels compute
- * a row's table once into shared memory and turn each head with the same
- * rope_cs and rope_turn. ptxas may contract a multiply and an add into an
- * FMA differently in each kernel (the Makefile keeps nvcc's default
- * --fmad=true), so a fused value may differ from kern_rope's in its last
- * bit (tests/gpu/test_kernels_qkv_gpu.c).
+ * (row, pair) and turns every head of the row. The fused kernels turn
+ * each head with the same rope_cs values and rope_turn. ptxas may
+ * contract a multiply and an add into an FMA differently in each kernel
+ * (the Makefile keeps nvcc's default --fmad=true), so a fused value may
+ * differ from kern_rope's in its last bit
+ * (tests/gpu/test_kernels_qkv_gpu.c).
+ *
+ * The fused kernels read a row's cos and sin from a table of (position,
+ * pair) cached in the context (rope_table): computing a row's table in
+ * every block (pos, then pow, cos and sin in double, into shared memory
+ * between two barriers) put that latency in every block's path, with
+ * only a few blocks resident an SM: the suspected reason these streaming
+ * passes stayed under the copy rate (docs/runtime-gpu.md). rope_tab_k fills it once with rope_cs itself (the
+ * very bits), keyed by (theta, hd), sized by the call's rows (pos stays
+ * on the device), freed with the context (kern_cuda.cu cuda_release); a
+ * row whose position it lacks (negative, or past its length) computes
+ * its own as before.
  *
  * The fused kernels: one thread a chunk of 8 pairs (i, i + hd/2) of one
  * head: two 16-byte loads per half, a 16-byte store of the copy per half
  * and, where the fp32 output is wanted, two more; one block a row. Where
  * a row's chunks fit a block (the Llama shapes), qkv_rope8_k, whose
- * loads are in flight while the row's table is computed; else
- * qkv_rope_k, whose scalar variant takes head dims that are not
- * multiples of 16 and arrays that are not 16-byte aligned.
+ * threads load their own cos and sin from the table (four 16-byte loads:
+ * a position's cos of pairs 0 .. hd/2 - 1, then their sin, then -sin for
+ * the backward, rope_tab_k) while their data's loads are in flight; else
+ * qkv_rope_k, which copies the row's table into shared memory, and whose
+ * scalar variant takes head dims that are not multiples of 16 and arrays
+ * that are not 16-byte aligned.
  */
 #include <cuda_runtime.h>
 
@@ -166,6 +180,8 @@ struct qkv_rope_args {
 	int groups, qh, kh, hd, merge;
 	double theta;
 	const int32_t *pos;
+	const float *tab; /* rope_table's, tab_len positions (NULL: 0) */
+	int tab_len;
 	float *packed;
 	uint16_t *packed16;
 	float *part[3];
@@ -257,10 +273,22 @@ __global__ static void qkv_rope_k(struct qkv_rope_args a)
 	int items = a.groups * hpg * cph;
 
 	for (long long r = blockIdx.x; r < a.rows; r += gridDim.x) {
+		int32_t p = a.pos[r];
+
 		__syncthreads(); /* the previous row's table is read */
-		for (int i = threadIdx.x; i < half; i += blockDim.x)
-			rope_cs(a.pos[r], i, a.hd, a.theta, a.merge, &cs[i],
-				&cs[half + i]);
+		if ((unsigned)p < (unsigned)a.tab_len) {
+			const float *pc = a.tab + (long long)p * 3 * half;
+			const float *ps = pc + (1 + a.merge) * half;
+
+			for (int i = threadIdx.x; i < half; i += blockDim.x) {
+				cs[i] = pc[i];
+				cs[half + i] = ps[i];
+			}
+		} else {
+			for (int i = threadIdx.x; i < half; i += blockDim.x)
+				rope_cs(p, i, a.hd, a.theta, a.merge, &cs[i],
+					&cs[half + i]);
+		}
 		__syncthreads();
 		for (int it = threadIdx.x; it < items; it += blockDim.x) {
 			int hh = it / cph, i0 = (it - hh * cph) * V;
@@ -297,33 +325,42 @@ __global__ static void qkv_rope_k(struct qkv_rope_args a)
 /* The fused pass on 16-byte chunks where a row's chunks fit a block
  * (items <= QKV_ROPE_THREADS, hd <= QR_MAX_HD): qkv_rope_k's one block a
  * row (grid stride past the grid's cap), thread t item t of it (its
- * part, head and offsets fixed for the launch), but each thread issues
- * its item's four 16-byte loads before the row's table is computed (pos,
- * then pow, cos and sin in double by the first hd / 2 threads), so the
- * two latencies overlap; qkv_rope_k had none of its loads in flight
- * until the table was done. Bytes in flight: 64 a thread from the
- * block's start, 12 KB a block of 192 threads at the 1B shape (48 heads
- * of 4 chunks a row at hd 64), 24 KB one of 384 at the 8B shape; at
- * QR_REGS registers a thread 5 and 2 blocks an SM, about 60 and 48 KB an
- * SM (4.2 TB/s at ~1 us of latency needs ~32 KB an SM), with T blocks
- * queued behind them. Resident blocks that walked rows with two rows in
- * flight through cp.async (an earlier version of this kernel) ran slower
- * at these shapes on an H200 (2.1 and 2.3 TB/s against qkv_rope_k's 2.5
- * and 2.4, bench_kernels_gpu mem): each row's table sat between a
- * block's waits, and a block walked only ~6 rows. The values are
- * rope_cs's and rope_turn's, rounded as bf16_keep (bf16_pack8: the same
- * bits), so the same as qkv_rope_k's unless ptxas contracts rope_turn's
- * y1 differently here (tests/gpu/test_kernels_qkv_gpu.c counts such
- * values). */
+ * part, head and offsets fixed for the launch). Each thread issues its
+ * item's four 16-byte loads first, then reads the row's position and,
+ * for a query or key head, its 8 pairs' cos and sin from the context's
+ * table (rope_table: four more 16-byte loads, L2-resident), so no thread
+ * waits for a barrier or for the double math of the others. A row whose
+ * position the table lacks (negative, or past its length) takes the
+ * fallback: the block computes the row's table into shared memory (pos,
+ * then pow, cos and sin in double by the first hd / 2 threads) between
+ * two barriers, as every row did before the table; the branch is the
+ * same for the whole block (one row, one position). Bytes in flight: 64
+ * a thread from the block's start, 12 KB a block of 192 threads at the
+ * 1B shape (48 heads of 4 chunks a row at hd 64), 24 KB one of 384 at
+ * the 8B shape; at QR_REGS registers a thread 4 and 2 blocks an SM,
+ * about 48 KB an SM either way (4.2 TB/s at ~1 us of latency needs ~32
+ * KB an SM), with T blocks queued behind them. Resident blocks walking
+ * rows, two in flight through cp.async (an earlier version), ran slower
+ * on an H200 (2.1 and 2.3 TB/s against qkv_rope_k's 2.5 and 2.4,
+ * bench_kernels_gpu mem). The values are rope_cs's (the table's are, bit for bit: the
+ * same function on the same arguments) and rope_turn's, rounded as
+ * bf16_keep (bf16_pack8: the same bits), so the same as qkv_rope_k's
+ * unless ptxas contracts rope_turn's y1 differently here
+ * (tests/gpu/test_kernels_qkv_gpu.c counts such values). */
 #define QR_MAX_HD 512 /* larger head dims keep qkv_rope_k, tested so */
-#define QR_REGS 64 /* 2 blocks of QKV_ROPE_THREADS an SM */
+/* ptxas spilled 16 to 40 bytes a thread at 64 registers (the table's 16
+ * values held beside the data's 16), none at 80: 4 blocks of 192
+ * threads an SM, 2 of 384, 1 of QKV_ROPE_THREADS. */
+#ifndef QR_REGS
+#define QR_REGS 80
+#endif
 
 template <int MERGE>
 struct qr_item {
 	const float *src;
 	float *dst;
 	uint16_t *dst16;
-	long long sstride, dstride; /* a row's floats in src, in dst */
+	int sstride, dstride; /* a row's floats in src, in dst */
 	int i0, turn;
 };
 
@@ -376,12 +413,37 @@ __device__ __forceinline__ static void qr_load(const struct qr_item<MERGE> &q,
 	v[3] = *(const float4 *)(p + half + 4);
 }
 
-/* The item of row r (v: qr_load's), turned by the table cs where it is a
- * query or key head, rounded (bf16_keep's bits), stored. */
+/* The cos and sin of the item's pairs i0 .. i0 + 7 from the planes of a
+ * position's cos (pc) and sin (ps, -sin for the inverse) of rope_table's
+ * (LDG: by __ldg) or of the fallback's shared table: four 16-byte loads
+ * into tv (cos, cos, sin, sin). */
+template <int LDG>
+__device__ __forceinline__ static void qr_cs(const float *pc, const float *ps,
+					     int i0, float4 *tv)
+{
+	const float4 *c = (const float4 *)(pc + i0);
+	const float4 *s = (const float4 *)(ps + i0);
+
+	if (LDG) {
+		tv[0] = __ldg(c);
+		tv[1] = __ldg(c + 1);
+		tv[2] = __ldg(s);
+		tv[3] = __ldg(s + 1);
+	} else {
+		tv[0] = c[0];
+		tv[1] = c[1];
+		tv[2] = s[0];
+		tv[3] = s[1];
+	}
+}
+
+/* The item of row r (v: qr_load's), turned where it is a query or key
+ * head by the row's cos and sin tv (qr_cs's), rounded (bf16_keep's bits),
+ * stored. */
 template <int MERGE>
 __device__ __forceinline__ static void qr_store(const struct qr_item<MERGE> &q,
 						int half, long long r,
-						const float *cs,
+						const float4 *tv,
 						const float4 *v)
 {
 	float *d = q.dst ? q.dst + r * q.dstride + q.i0 : NULL;
@@ -393,11 +455,17 @@ __device__ __forceinline__ static void qr_store(const struct qr_item<MERGE> &q,
 	x1[4] = v[1].x; x1[5] = v[1].y; x1[6] = v[1].z; x1[7] = v[1].w;
 	x2[0] = v[2].x; x2[1] = v[2].y; x2[2] = v[2].z; x2[3] = v[2].w;
 	x2[4] = v[3].x; x2[5] = v[3].y; x2[6] = v[3].z; x2[7] = v[3].w;
+	if (q.turn) {
+		float c[8] = { tv[0].x, tv[0].y, tv[0].z, tv[0].w,
+			       tv[1].x, tv[1].y, tv[1].z, tv[1].w };
+		float sn[8] = { tv[2].x, tv[2].y, tv[2].z, tv[2].w,
+				tv[3].x, tv[3].y, tv[3].z, tv[3].w };
+
 #pragma unroll
-	for (int j = 0; j < 8; j++)
-		if (q.turn)
-			rope_turn(x1[j], x2[j], cs[q.i0 + j],
-				  cs[half + q.i0 + j], &x1[j], &x2[j]);
+		for (int j = 0; j < 8; j++)
+			rope_turn(x1[j], x2[j], c[j], sn[j], &x1[j],
+				  &x2[j]);
+	}
 	b1 = bf16_pack8(x1);
 	b2 = bf16_pack8(x2);
 	*(uint4 *)d16 = b1;
@@ -418,10 +486,10 @@ __device__ __forceinline__ static void qr_store(const struct qr_item<MERGE> &q,
 	}
 }
 
-/* Dynamic shared memory: the row's table, hd floats (cos, then sin). */
+/* Dynamic shared memory: the fallback's table of a row, hd floats (cos,
+ * then sin). */
 template <int MERGE>
-__global__ static void __launch_bounds__(QKV_ROPE_THREADS,
-					 65536 / (QR_REGS * QKV_ROPE_THREADS))
+__global__ static void __maxnreg__(QR_REGS)
 qkv_rope8_k(struct qkv_rope_args a)
 {
 	extern __shared__ float cs[];
@@ -432,20 +500,29 @@ qkv_rope8_k(struct qkv_rope_args a)
 	if (on)
 		qr_item_init<MERGE>(a, t, &q);
 	for (long long r = blockIdx.x; r < a.rows; r += gridDim.x) {
-		float4 v[4];
-		int32_t p = 0;
+		float4 v[4], tv[4];
+		int32_t p;
 
-		if (on) /* in flight while the table is computed */
+		if (on) /* in flight while the row's cos and sin come */
 			qr_load<MERGE>(q, half, r, v);
-		if (t < half)
-			p = a.pos[r];
-		__syncthreads(); /* the previous row's table is read */
-		for (int i = t; i < half; i += blockDim.x)
-			rope_cs(p, i, a.hd, a.theta, a.merge, &cs[i],
-				&cs[half + i]);
-		__syncthreads();
+		p = a.pos[r]; /* the same for the whole block */
+		if ((unsigned)p < (unsigned)a.tab_len) {
+			const float *pc = a.tab + (long long)p * 3 * half;
+
+			if (on && q.turn)
+				qr_cs<1>(pc, pc + (1 + MERGE) * half, q.i0,
+					 tv);
+		} else {
+			__syncthreads(); /* the last fallback row's is read */
+			for (int i = t; i < half; i += blockDim.x)
+				rope_cs(p, i, a.hd, a.theta, MERGE, &cs[i],
+					&cs[half + i]);
+			__syncthreads();
+			if (on && q.turn)
+				qr_cs<0>(cs, cs + half, q.i0, tv);
+		}
 		if (on)
-			qr_store<MERGE>(q, half, r, cs, v);
+			qr_store<MERGE>(q, half, r, tv, v);
 	}
 }
 
@@ -457,6 +534,95 @@ static int qkv_rope8_go(struct kern_ctx *k, const struct qkv_rope_args *a,
 			     (size_t)a->hd * sizeof(float),
 			     stream_of(k)>>>(*a);
 	LAUNCHCHECK(qkv_rope8_k);
+	return 0;
+}
+
+/* ---- RoPE's table for the fused passes --------------------------------- */
+
+/* Positions a table holds at least, and its bytes at most (positions past
+ * the cap take the fallback): 4096 positions of hd 128 are 3 MB (a pass
+ * reads 2 of them), 64 MB holds 87381. Head dims past QR_MAX_HD have no
+ * table (their rows would be 6 KB and more). Under context parallelism a
+ * rank's rows (micro-batch x local_seq) reach positions up to seq_len - 1
+ * (runtime/rt_model.c rt_row_pos): rows past the table take the
+ * fallback unless ROPE_TAB_MIN covers seq_len. */
+#ifndef ROPE_TAB_MIN
+#define ROPE_TAB_MIN 4096
+#endif
+#define ROPE_TAB_BYTES (64LL << 20)
+
+/* Row p of the table, three planes of hd / 2 floats: rope_cs's cos of
+ * pairs 0 .. hd/2 - 1 at position p, their sin, then their sin negated
+ * (rope_cs's inverse, the backward's). The negated plane keeps the turn
+ * as it was: a negation in the kernel is folded by NVVM into y1's
+ * arithmetic (x1 c - x2 (-s) became fma(x1, c, x2 s) in qkv_rope8_k's
+ * PTX), which may round unlike ptxas's contraction of the mul, mul, sub
+ * that a loaded -sin leaves (rope_turn). 12 bytes a pair, but a pass
+ * reads two planes. */
+__global__ static void rope_tab_k(long long n, int hd, double theta,
+				  float *tab)
+{
+	int half = hd / 2;
+
+	GRID_STRIDE(idx, n * half) {
+		long long p = idx / half;
+		int i = (int)(idx - p * half);
+		float *row = tab + p * 3 * half, c, s;
+
+		rope_cs((int32_t)p, i, hd, theta, 0, &c, &s);
+		row[i] = c;
+		row[half + i] = s;
+		row[2 * half + i] = -s;
+	}
+}
+
+/* The context's table for (theta, hd) covering at least positions 0 ..
+ * max(rows, ROPE_TAB_MIN) - 1 (a power of two, within ROPE_TAB_BYTES)
+ * into *tab, *len: made at the first call, remade in place (stream
+ * order: the passes queued before read the old values) for another theta
+ * or hd, grown for more rows. The host does not see pos, so the rows set
+ * its length; rows past it compute their own (rope_cs). NULL and 0 past
+ * QR_MAX_HD. */
+static int rope_table(struct kern_ctx *k, double theta, int hd,
+		      long long rows, const float **tab, int *len)
+{
+	struct cuda_impl *c = (struct cuda_impl *)k->impl;
+	long long w = 3 * (long long)(hd / 2); /* floats a position */
+	long long cap = ROPE_TAB_BYTES / (w * (long long)sizeof(float));
+	long long n = ROPE_TAB_MIN;
+
+	*tab = NULL;
+	*len = 0;
+	if (hd > QR_MAX_HD)
+		return 0;
+	while (n < rows && n < cap)
+		n *= 2;
+	n = n < cap ? n : cap;
+	if (c->rope_tab && c->rope_hd == hd && c->rope_theta == theta &&
+	    c->rope_len >= n) {
+		*tab = c->rope_tab;
+		*len = c->rope_len;
+		return 0;
+	}
+	if (!c->rope_tab ||
+	    (long long)c->rope_len * 3 * (c->rope_hd / 2) < n * w) {
+		/* the passes queued before may still read the old one */
+		CUDACHECK(cudaStreamSynchronize(c->stream));
+		CUDACHECK(cudaFree(c->rope_tab));
+		c->rope_tab = NULL;
+		c->rope_len = 0;
+		CUDACHECK(cudaMalloc(&c->rope_tab, (size_t)(n * w) *
+				     sizeof(float)));
+	}
+	c->rope_len = 0; /* no table until this one is queued */
+	rope_tab_k<<<blocks_for(n * (hd / 2)), KERN_CUDA_THREADS, 0,
+		     c->stream>>>(n, hd, theta, c->rope_tab);
+	LAUNCHCHECK(rope_tab_k);
+	c->rope_theta = theta;
+	c->rope_hd = hd;
+	c->rope_len = (int)n;
+	*tab = c->rope_tab;
+	*len = c->rope_len;
 	return 0;
 }
 
@@ -495,6 +661,8 @@ static int qkv_rope_run(struct kern_ctx *k, const struct kern_qkv *s,
 	a->kh = (int)(s->nk / s->hd);
 	a->hd = (int)s->hd;
 	a->theta = s->theta;
+	KERN_TRY(rope_table(k, s->theta, a->hd, s->rows, &a->tab,
+			    &a->tab_len));
 	items = row / 2 / (vec ? 8 : 1);
 	threads = items < QKV_ROPE_THREADS ? (items + 31) / 32 * 32 :
 		  QKV_ROPE_THREADS;

@@ -8,8 +8,12 @@
  * of 1, 4 and 8 query heads, head dims 64 and 128 (the 16-byte kernel)
  * and 6 (the scalar one), odd row counts, arrays one float off 16-byte
  * alignment (the scalar kernel again), positions up to 128k with Llama
- * 3's theta. Linked into test_kernels_gpu (tests/gpu/test_kernels_gpu.c,
- * whose top says how kernels are judged).
+ * 3's theta. Then the context's RoPE table (kern_cuda_qkv.cu rope_table)
+ * through stages on one context (tstages): made, grown by more rows,
+ * remade for another theta and head dim, with rows at positions inside
+ * it, past it and negative (the kernels' fallback). Linked into
+ * test_kernels_gpu (tests/gpu/test_kernels_gpu.c, whose top says how
+ * kernels are judged).
  *
  * Tolerances and why:
  *  - qkv_rope_bf 4e-3 (TOL_BF_OUT, as test_kernels_fast_gpu.c's
@@ -26,6 +30,12 @@
  *    (kern_cuda_qkv.cu rope_cs, rope_turn), so equal unless ptxas
  *    contracts y1 = x1 c - x2 s differently in the two kernels; the
  *    number of values that differ is printed.
+ *  - qkv_rope_table 4e-3 (TOL_BF_OUT) against the CPU twin, as
+ *    qkv_rope_bf: a table of the wrong theta or head dim is far off.
+ *  - qkv_rope_table_bits 0: a row's outputs are the same bits whether its
+ *    cos and sin came from the table or from the fallback (the same
+ *    rope_cs and the same turn), and the copies are their fp32 values'
+ *    rounding.
  */
 #include <math.h>
 #include <stdint.h>
@@ -228,6 +238,151 @@ static void qkv_bwd_case(const struct kern_qkv *a, const int32_t *pos,
 	free(cp); free(c16); free(u);
 }
 
+/* ---- the context's RoPE table (kern_cuda_qkv.cu rope_table) ------------ */
+
+/* The positions of every stage's first TN rows: inside any table (0, 1,
+ * 4095), past one of 4096 positions but inside one of 8192 (4096, 5000,
+ * 8191), past both or negative (the fallback, rope_cs in the kernel). */
+static const int32_t tpos[] = { 0, 1, 4095, 4096, 5000, 8191, 131071, -1,
+				-4096, INT32_MAX, INT32_MIN };
+#define TN ((long long)(sizeof(tpos) / sizeof(tpos[0])))
+/* A stage's rows when it grows the table (to 8192 positions; TN rows
+ * make or keep one of 4096); rows past TN at positions in [0, 8192). */
+#define TBIG 5000
+
+/* One forward and one backward on G at (theta, hd, rows), with 2 query
+ * groups of 4 query heads and 1 key head. The first TN rows' outputs
+ * (every fp32 and bf16 array of both) are kept in slot `keep`, must be
+ * bit for bit slot `same`'s (the same inputs, the same bits whether a
+ * row's cos and sin came from the table or the fallback, from a table
+ * made, grown or remade) and must differ from slot `differ`'s (another
+ * theta: a stale table would repeat them); -1: none. */
+struct tstage {
+	double theta;
+	long long hd, rows;
+	int keep, same, differ;
+};
+
+static const struct tstage tstages[] = {
+	{ 1e4, 64, TN, 0, -1, -1 },	/* made for 4096 positions */
+	{ 1e4, 64, TBIG, -1, 0, -1 },	/* grown: rows 3 .. 5 from it now */
+	{ 5e5, 64, TN, 1, -1, 0 },	/* another theta: remade */
+	{ 5e5, 64, TBIG, -1, 1, -1 },
+	{ 5e5, 128, TN, 2, -1, -1 },	/* another hd: remade */
+	{ 5e5, 128, TBIG, -1, 2, -1 },
+	{ 5e5, 6, TN, 3, -1, -1 },	/* qkv_rope_k's scalar variant */
+	{ 5e5, 6, TBIG, -1, 3, -1 },
+	{ 1e4, 64, TN, -1, 0, -1 },	/* the first table again */
+};
+#define NTSTAGE (sizeof(tstages) / sizeof(tstages[0]))
+#define NSLOT 4
+
+/* n values in [-scale, scale) from their own seed s: the same for every
+ * stage of a head dim, a TBIG stage's first rows a TN stage's. */
+static float *rnd_at(unsigned s, long long n, float scale)
+{
+	unsigned keep = seed;
+	float *v;
+
+	seed = s;
+	v = rnd(n, scale);
+	seed = keep;
+	return v;
+}
+
+/* n values at device d, then their bf16 copies at d16, appended at *at
+ * (the first TN rows are what the stages compare). */
+static void keep_rows(struct verdict *v, unsigned char **at, const float *d,
+		      const uint16_t *d16, long long n)
+{
+	see_rc(v, down(*at, d, (size_t)n * 4));
+	*at += n * 4;
+	see_rc(v, down(*at, d16, (size_t)n * 2));
+	*at += n * 2;
+}
+
+static void table_stage(const struct tstage *t, unsigned char **slot,
+			struct verdict *cpu, struct verdict *bits)
+{
+	struct kern_qkv a = { t->rows, 2, 4 * t->hd, t->hd, t->hd, t->theta };
+	long long w[3] = { a.groups * a.nq, a.groups * a.nk, a.groups * a.nk };
+	long long wp = w[0] + w[1] + w[2], np = t->rows * wp, n[3];
+	size_t bytes = (size_t)(TN * wp * 6 * 2);
+	unsigned char *blob = xmalloc(bytes), *at = blob;
+	int32_t *pos = rnd_ids(t->rows, 0, 8192), *dpos;
+	float *p = rnd_at(7 + (unsigned)t->hd, np, 3), *h[3], *cf[3], *df[3];
+	float *cp = xmalloc((size_t)np * 4), *dp, *dpk, *dd[3];
+	uint16_t *ch[3], *dh[3], *c16 = xmalloc((size_t)np * 2), *d16;
+	void *blk[12];
+	int nb = 0;
+
+	memcpy(pos, tpos, sizeof(tpos));
+	dpos = up(pos, (size_t)t->rows * 4);
+	dpk = dev_at(p, np, 4, 0, &blk[nb++]);
+	for (int i = 0; i < 3; i++) {
+		n[i] = t->rows * w[i];
+		h[i] = rnd_at(100 + 4 * (unsigned)t->hd + (unsigned)i, n[i],
+			      0.5f);
+		cf[i] = xmalloc((size_t)n[i] * 4);
+		ch[i] = xmalloc((size_t)n[i] * 2);
+		df[i] = dev_at(NULL, n[i], 4, 0, &blk[nb++]);
+		dh[i] = dev_at(NULL, n[i], 2, 0, &blk[nb++]);
+		dd[i] = dev_at(h[i], n[i], 4, 0, &blk[nb++]);
+	}
+	dp = dev_at(NULL, np, 4, 0, &blk[nb++]);
+	d16 = dev_at(NULL, np, 2, 0, &blk[nb++]);
+	see_rc(cpu, kern_qkv_rope_bf(&C, &a, pos, p, cf[0], cf[1], cf[2],
+				     ch[0], ch[1], ch[2]));
+	see_rc(cpu, kern_qkv_rope_bf(&G, &a, dpos, dpk, df[0], df[1], df[2],
+				     dh[0], dh[1], dh[2]));
+	see_rc(cpu, kern_qkv_merge_rope_bf(&C, &a, pos, h[0], h[1], h[2], cp,
+					   c16));
+	see_rc(cpu, kern_qkv_merge_rope_bf(&G, &a, dpos, dd[0], dd[1], dd[2],
+					   dp, d16));
+	for (int i = 0; i < 3; i++) {
+		judge(cpu, bits, df[i], dh[i], cf[i], n[i], NULL);
+		keep_rows(bits, &at, df[i], dh[i], TN * w[i]);
+	}
+	judge(cpu, bits, dp, d16, cp, np, NULL);
+	keep_rows(bits, &at, dp, d16, TN * wp);
+	if (t->same >= 0)
+		see(bits, memcmp(blob, slot[t->same], bytes) ? INFINITY : 0);
+	if (t->differ >= 0)
+		see(bits, memcmp(blob, slot[t->differ], bytes) ? 0 : INFINITY);
+	if (t->keep >= 0) {
+		free(slot[t->keep]);
+		slot[t->keep] = blob;
+	} else {
+		free(blob);
+	}
+	for (int i = 0; i < nb; i++)
+		kern_free(&G, blk[i]);
+	kern_free(&G, dpos);
+	for (int i = 0; i < 3; i++) {
+		free(h[i]);
+		free(cf[i]);
+		free(ch[i]);
+	}
+	free(pos); free(p); free(cp); free(c16);
+}
+
+/* The stages in order on one context: the table made, grown, remade for
+ * another theta and hd, and rows past it or negative. */
+static void test_qkv_table(void)
+{
+	struct verdict cpu, bits;
+	unsigned char *slot[NSLOT] = { NULL };
+
+	memset(&cpu, 0, sizeof(cpu));
+	memset(&bits, 0, sizeof(bits));
+	for (size_t i = 0; i < NTSTAGE; i++)
+		table_stage(&tstages[i], slot, &cpu, &bits);
+	for (int i = 0; i < NSLOT; i++)
+		free(slot[i]);
+	report("qkv_rope_table", &cpu, TOL_QKV_BF);
+	report("qkv_rope_table_bits", &bits, 0);
+}
+
 void test_qkv_kernels(void)
 {
 	struct qverdicts f, b;
@@ -255,4 +410,5 @@ void test_qkv_kernels(void)
 	report("qkv_merge_rope_bf", &b.cpu, TOL_QKV_BF);
 	report("qkv_merge_rope_bits", &b.bits, 0);
 	report("qkv_merge_rope_unfused", &b.unf, TOL_QKV_BF);
+	test_qkv_table();
 }
