@@ -46,6 +46,7 @@
 #define DG_TAIL_COLS (NORM_THREADS / DG_LANES) /* columns a pass, norm_dg_tail */
 #define NORM_DG_SPIN_MAX 64 /* blocks that add the parts in one launch */
 #define NORM_DG_SPIN_FLOATS 32768 /* parts' floats each of them adds, at most */
+#define NORM_DG_SPIN_PASSES 4 /* passes of columns each of them makes, at most */
 
 static cudaStream_t stream_of(struct kern_ctx *k)
 {
@@ -340,8 +341,10 @@ __device__ __forceinline__ static void norm_dg_tail(int h, int spin,
 	for (int c = (int)(ticket - first) * DG_TAIL_COLS; c < h;
 	     c += spin * DG_TAIL_COLS) {
 		int i = c + l;
-		float acc = 0.0f;
+		float acc = 0.0f, d = 0.0f;
 
+		if (w == 0 && i < h)
+			d = dg[i]; /* in flight with the parts' loads */
 		if (i < h)
 #pragma unroll 16
 			for (int p = w; p < (int)parts; p += DG_LANES)
@@ -351,7 +354,7 @@ __device__ __forceinline__ static void norm_dg_tail(int h, int spin,
 		if (w == 0 && i < h) {
 			for (int q = 1; q < DG_LANES; q++)
 				acc += lane[q][l];
-			dg[i] += acc;
+			dg[i] = d + acc;
 		}
 		__syncthreads(); /* lane[] is read before the next pass */
 	}
@@ -508,11 +511,14 @@ static int two_pass_bwd(struct kern_ctx *k, long long rows, long long h,
  * their bits); unset, the rule: at most NORM_DG_SPIN_MAX blocks, half the
  * SMs (norm_dg_tail's bound), the parts and the column passes, and one
  * launch only while none of them adds more than NORM_DG_SPIN_FLOATS (128
- * KB). Reckoned, not measured: an SM reads L2 at some 50-100 GB/s, so
- * 1.3-2.6 us, about the second launch's gap plus its own read; past it
- * the few adding SMs, the rest idle, would cost more than the launch
- * saved. 4096 rows of 2048 (512 parts) or 4096 (256) give 64 blocks of
- * 16K floats; 1024 parts of 8192, the most, 128K: two launches. */
+ * KB) in at most NORM_DG_SPIN_PASSES passes. Reckoned, not measured: an
+ * SM reads L2 at some 50-100 GB/s, so 1.3-2.6 us, and each pass waits
+ * for its loads (16 a thread in flight) and a barrier, about the second
+ * launch's gap plus its own read, which takes every column at once; past
+ * that the few adding SMs, the rest idle, would cost more than the
+ * launch saved. 4096 rows of 2048 (512 parts) or 4096 (256) give 64
+ * blocks of 16K floats, 1 and 2 passes; 1024 parts of 8192, the most,
+ * 128K floats, and 512 rows of 8192, 16 passes: two launches. */
 static int norm_dg_spin(struct cuda_impl *c, int parts, long long h)
 {
 	const char *e = getenv("GTPLAN_NORM_BWD");
@@ -526,7 +532,8 @@ static int norm_dg_spin(struct cuda_impl *c, int parts, long long h)
 	n = passes < n ? passes : n;
 	n = n < 1 ? 1 : n;
 	if (!(e && !strcmp(e, "one")) &&
-	    (long long)parts * h > n * NORM_DG_SPIN_FLOATS)
+	    ((long long)parts * h > n * NORM_DG_SPIN_FLOATS ||
+	     passes > n * NORM_DG_SPIN_PASSES))
 		return 0;
 	return (int)n;
 }
