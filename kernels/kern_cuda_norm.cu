@@ -43,10 +43,10 @@
 #define NORM_BWD_PARTS 1024 /* backward parts, at most */
 #define DG_LANES 8 /* part sums a column in norm_dg_sum_k */
 #define DG_COLS 8 /* columns a block of norm_dg_sum_k */
-#define DG_TAIL_COLS (NORM_THREADS / DG_LANES) /* columns a pass, norm_dg_tail */
+#define DG_TAIL_COLS (NORM_THREADS / DG_LANES) /* a pass, norm_dg_tail */
 #define NORM_DG_SPIN_MAX 64 /* blocks that add the parts in one launch */
-#define NORM_DG_SPIN_FLOATS 32768 /* parts' floats each of them adds, at most */
-#define NORM_DG_SPIN_PASSES 4 /* passes of columns each of them makes, at most */
+#define NORM_DG_SPIN_FLOATS 32768 /* parts' floats each adds, at most */
+#define NORM_DG_SPIN_PASSES 4 /* passes of columns each makes, at most */
 
 static cudaStream_t stream_of(struct kern_ctx *k)
 {
@@ -285,7 +285,7 @@ struct norm_bwd {
 	uint16_t *dx16; /* set: dx's bf16 bits too (kern_rmsnorm_bwd_add_bf) */
 	int spin; /* > 0: the last `spin` blocks add the parts to dg */
 	float *dg;
-	unsigned int *count; /* the context's arrival counter, 0 between launches */
+	unsigned int *count; /* the context's counter, 0 between launches */
 };
 
 /* One element of dx: s (g dy - x c), its operations spelled out so that

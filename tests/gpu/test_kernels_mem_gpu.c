@@ -372,7 +372,7 @@ static int bwd_gpu(const struct norm_in *in, const float *rs,
 	float *dg = up(in->dg0, hb), *dxa = up(in->dx0, n);
 	float *dga = up(in->dg0, hb), *dx2 = up(in->dx0, n);
 	float *dg2 = up(in->dg0, hb);
-	uint16_t *d16 = up(in->dx0, n / 2);
+	uint16_t *d16 = up(in->dx0, n / 2); /* any bits: overwritten */
 	int rc;
 
 	if (env)
