@@ -113,6 +113,7 @@ static void cuda_release(struct kern_ctx *k)
 	kern_cuda_prof_free(c->prof);
 	cudaFree(c->scratch);
 	cudaFree(c->rope_tab);
+	cudaFree(c->counter);
 	for (int i = 0; i < KERN_CUDA_STAGE_SLOTS; i++)
 		if (c->stage_ev[i])
 			cudaEventDestroy(c->stage_ev[i]);
@@ -163,6 +164,28 @@ int kern_cuda_scratch(struct cuda_impl *c, size_t bytes, void **out)
 		c->scratch_cap = bytes;
 	}
 	*out = c->scratch;
+	return 0;
+}
+
+int kern_cuda_counter(struct cuda_impl *c, unsigned int **out)
+{
+	unsigned int *n = NULL;
+	cudaError_t e;
+
+	if (!c->counter) {
+		CUDACHECK(cudaDeviceGetAttribute(&c->sms,
+						 cudaDevAttrMultiProcessorCount,
+						 c->dev));
+		CUDACHECK(cudaMalloc((void **)&n, sizeof(*n)));
+		e = cudaMemsetAsync(n, 0, sizeof(*n), c->stream);
+		if (e != cudaSuccess) {
+			cudaFree(n);
+			return cuda_fail(e, "cudaMemsetAsync", __FILE__,
+					 __LINE__);
+		}
+		c->counter = n;
+	}
+	*out = c->counter;
 	return 0;
 }
 

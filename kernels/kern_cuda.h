@@ -52,12 +52,20 @@ struct cuda_impl {
 	double rope_theta;
 	int rope_hd;
 	int rope_len;
+	unsigned int *counter; /* kern_cuda_counter */
+	int sms; /* the GPU's SMs, set with counter */
 };
 
 /* kernels/kern_cuda.cu: a scratch buffer of at least `bytes` for one
  * call's temporaries, reused by the next call (stream order keeps them
  * apart); growing it waits for the stream. */
 int kern_cuda_scratch(struct cuda_impl *c, size_t bytes, void **out);
+/* kernels/kern_cuda.cu: the context's device counter (an unsigned int,
+ * zeroed in stream order at the first call, c->sms set with it) for a
+ * kernel whose blocks count their arrivals (kernels/kern_cuda_norm.cu's
+ * norm_dg_tail); such a kernel leaves it at 0 when it ends, and two
+ * never overlap: all go to the context's one stream. */
+int kern_cuda_counter(struct cuda_impl *c, unsigned int **out);
 
 #define KERN_CUDA_THREADS 256
 /* Grid cap for grid-stride loops: enough blocks to fill any current GPU. */

@@ -18,17 +18,21 @@
  * The backward computes dx and dg in one pass: a block takes a chunk of
  * consecutive rows (norm_bwd_parts: a count fixed by the shape), adds each
  * row's dy x rstd to per-column sums in registers and writes them as one
- * part; norm_dg_sum_k then adds the parts to dg in a fixed order. dy and x
- * are read once (before: once for dx, once more for dg). Results are the
- * same on every run for a given shape; they differ from the CPU twin's
- * left-to-right sums only by rounding (tests/gpu/test_kernels_gpu.c,
- * tests/gpu/test_kernels_mem_gpu.c).
+ * part; the parts are then added to dg in a fixed order, by the last
+ * blocks of the same launch (norm_dg_tail) or by a second launch
+ * (norm_dg_sum_k: norm_dg_spin says which). dy and x are read once
+ * (before: once for dx, once more for dg). Results are the same on every
+ * run for a given shape, whichever adds the parts; they differ from the
+ * CPU twin's left-to-right sums only by rounding
+ * (tests/gpu/test_kernels_gpu.c, tests/gpu/test_kernels_mem_gpu.c).
  */
 #include <cuda_runtime.h>
 
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "kern_cuda.h"
 
@@ -39,6 +43,10 @@
 #define NORM_BWD_PARTS 1024 /* backward parts, at most */
 #define DG_LANES 8 /* part sums a column in norm_dg_sum_k */
 #define DG_COLS 8 /* columns a block of norm_dg_sum_k */
+#define DG_TAIL_COLS (NORM_THREADS / DG_LANES) /* a pass, norm_dg_tail */
+#define NORM_DG_SPIN_MAX 64 /* blocks that add the parts in one launch */
+#define NORM_DG_SPIN_FLOATS 32768 /* parts' floats each adds, at most */
+#define NORM_DG_SPIN_PASSES 4 /* passes of columns each makes, at most */
 
 static cudaStream_t stream_of(struct kern_ctx *k)
 {
@@ -275,6 +283,9 @@ struct norm_bwd {
 	const float *x, *g, *rstd, *dy;
 	float *dx, *part;
 	uint16_t *dx16; /* set: dx's bf16 bits too (kern_rmsnorm_bwd_add_bf) */
+	int spin; /* > 0: the last `spin` blocks add the parts to dg */
+	float *dg;
+	unsigned int *count; /* the context's counter, 0 between launches */
 };
 
 /* One element of dx: s (g dy - x c), its operations spelled out so that
@@ -284,6 +295,69 @@ __device__ __forceinline__ static float dx_of(float s, float g, float dy,
 					      float x, float c)
 {
 	return __fmul_rn(s, __fmaf_rn(-x, c, __fmul_rn(g, dy)));
+}
+
+/* dg[i] += the sum of part[p, i] over the parts p, in norm_dg_sum_k's
+ * order (lane w adds the parts p = w mod DG_LANES in order of p, then
+ * the lanes' sums in order of w; here warp w is lane w): the same bits.
+ * Each block counts itself in *count once its part is stored; those
+ * holding the last `spin` counts wait for the rest, then share the
+ * columns. Waiting blocks hold their SMs, yet at most spin - 1 wait
+ * before the last count and norm_dg_spin keeps spin at most half the
+ * SMs, so a block not yet counted always finds room (beside another
+ * stream's few NCCL blocks too). One counter a context suffices: every
+ * launch goes to the context's stream, none overlapping the next (no
+ * programmatic dependent launch), and the last waiting block to count
+ * a second time sets it back to 0 once no block of this launch reads it.
+ * A part's stores reach L2 before its count (__threadfence, as the CUDA
+ * samples' threadFenceReduction); the parts are read from L2 (__ldcg). */
+__device__ __forceinline__ static void norm_dg_tail(int h, int spin,
+						    const float *part,
+						    float *dg,
+						    unsigned int *count)
+{
+	__shared__ unsigned int ticket;
+	__shared__ float lane[DG_LANES][DG_TAIL_COLS];
+	unsigned int parts = gridDim.x, first = parts - (unsigned int)spin;
+	int w = threadIdx.x / DG_TAIL_COLS, l = threadIdx.x % DG_TAIL_COLS;
+
+	__threadfence();
+	__syncthreads();
+	if (threadIdx.x == 0)
+		ticket = atomicAdd(count, 1u);
+	__syncthreads();
+	if (ticket < first)
+		return;
+	if (threadIdx.x == 0) {
+		while (*(volatile unsigned int *)count < parts)
+			__nanosleep(100);
+		__threadfence();
+		/* a second count: the last waiting block to see them all
+		 * leaves the counter at 0 for the next launch */
+		if (atomicAdd(count, 1u) == parts + (unsigned int)spin - 1)
+			atomicExch(count, 0u);
+	}
+	__syncthreads();
+	for (int c = (int)(ticket - first) * DG_TAIL_COLS; c < h;
+	     c += spin * DG_TAIL_COLS) {
+		int i = c + l;
+		float acc = 0.0f, d = 0.0f;
+
+		if (w == 0 && i < h)
+			d = dg[i]; /* in flight with the parts' loads */
+		if (i < h)
+#pragma unroll 16
+			for (int p = w; p < (int)parts; p += DG_LANES)
+				acc += __ldcg(part + (size_t)p * h + i);
+		lane[w][l] = acc;
+		__syncthreads();
+		if (w == 0 && i < h) {
+			for (int q = 1; q < DG_LANES; q++)
+				acc += lane[q][l];
+			dg[i] = d + acc;
+		}
+		__syncthreads(); /* lane[] is read before the next pass */
+	}
 }
 
 /* dx_i = s (g_i dy_i - x_i s^2 mean_j(g_j dy_j x_j)), as in the CPU twin
@@ -354,6 +428,8 @@ norm_bwd_k(struct norm_bwd a)
 #pragma unroll
 	for (int j = 0; j < NV; j++)
 		st4<VEC>(a.part + (size_t)blockIdx.x * a.h, ELEM(j), a.h, acc[j]);
+	if (a.spin)
+		norm_dg_tail(a.h, a.spin, a.part, a.dg, a.count);
 }
 
 /* dg[i] += the sum of part[p, i] over p < parts: a block takes DG_COLS
@@ -429,6 +505,39 @@ static int two_pass_bwd(struct kern_ctx *k, long long rows, long long h,
 			const float *x, const float *g, const float *rstd,
 			const float *dy, float *dx, float *dg, int add);
 
+/* How many of norm_bwd_k's last blocks add its parts to dg (norm_dg_tail);
+ * 0: norm_dg_sum_k does, a launch of its own. GTPLAN_NORM_BWD=two takes
+ * the two launches, =one the one launch at every shape (the test compares
+ * their bits); unset, the rule: at most NORM_DG_SPIN_MAX blocks, half the
+ * SMs (norm_dg_tail's bound), the parts and the column passes, and one
+ * launch only while none of them adds more than NORM_DG_SPIN_FLOATS (128
+ * KB) in at most NORM_DG_SPIN_PASSES passes. Reckoned, not measured: an
+ * SM reads L2 at some 50-100 GB/s, so 1.3-2.6 us, and each pass waits
+ * for its loads (16 a thread in flight) and a barrier, about the second
+ * launch's gap plus its own read, which takes every column at once; past
+ * that the few adding SMs, the rest idle, would cost more than the
+ * launch saved. 4096 rows of 2048 (512 parts) or 4096 (256) give 64
+ * blocks of 16K floats, 1 and 2 passes; 1024 parts of 8192, the most,
+ * 128K floats, and 512 rows of 8192, 16 passes: two launches. */
+static int norm_dg_spin(struct cuda_impl *c, int parts, long long h)
+{
+	const char *e = getenv("GTPLAN_NORM_BWD");
+	long long n = NORM_DG_SPIN_MAX, passes = (h + DG_TAIL_COLS - 1) /
+						  DG_TAIL_COLS;
+
+	if (e && !strcmp(e, "two"))
+		return 0;
+	n = c->sms / 2 < n ? c->sms / 2 : n;
+	n = parts < n ? parts : n;
+	n = passes < n ? passes : n;
+	n = n < 1 ? 1 : n;
+	if (!(e && !strcmp(e, "one")) &&
+	    ((long long)parts * h > n * NORM_DG_SPIN_FLOATS ||
+	     passes > n * NORM_DG_SPIN_PASSES))
+		return 0;
+	return (int)n;
+}
+
 static int norm_bwd(struct kern_ctx *k, long long rows, long long h,
 		    const float *x, const float *g, const float *rstd,
 		    const float *dy, float *dx, float *dg, int add,
@@ -436,7 +545,7 @@ static int norm_bwd(struct kern_ctx *k, long long rows, long long h,
 {
 	int tpb = 0, nv = norm_plan(rows, h, &tpb), parts, vec;
 	struct norm_bwd a = { (int)rows, (int)h, 0, x, g, rstd, dy, dx, NULL,
-			      dx16 };
+			      dx16, 0, dg, NULL };
 
 	/* Rows shorter than a full block (QK-norm's head dims) would leave
 	 * each block's chunk of rows to a warp or two: their many rows go
@@ -450,11 +559,15 @@ static int norm_bwd(struct kern_ctx *k, long long rows, long long h,
 	parts = norm_bwd_parts(rows, nv, &a.chunk);
 	KERN_TRY(kern_cuda_scratch(impl_of(k), (size_t)parts * (size_t)h *
 				   sizeof(float), (void **)&a.part));
+	KERN_TRY(kern_cuda_counter(impl_of(k), &a.count));
+	a.spin = norm_dg_spin(impl_of(k), parts, h);
 	vec = h % 4 == 0 && ((uintptr_t)x | (uintptr_t)g | (uintptr_t)dy |
 			     (uintptr_t)dx) % 16 == 0 &&
 	      (uintptr_t)dx16 % 8 == 0;
 	KERN_TRY(vec ? norm_bwd_go<1>(stream_of(k), nv, parts, tpb, add, &a) :
 		       norm_bwd_go<0>(stream_of(k), nv, parts, tpb, add, &a));
+	if (a.spin)
+		return 0;
 	norm_dg_sum_k<<<(unsigned)((h + DG_COLS - 1) / DG_COLS),
 			DG_COLS * DG_LANES, 0,
 			stream_of(k)>>>((int)h, parts, a.part, dg);

@@ -26,6 +26,13 @@
  *    kern_rmsnorm_fwd of its sum then kern_round_bf16_copy (run on the other
  *    path's buffers); kern_rmsnorm_bwd_add's dx equals kern_rmsnorm_bwd's
  *    plus the old dx, its dg kern_rmsnorm_bwd's.
+ *  - norm_bwd_one_two 0: the backward's dg added by the last blocks of
+ *    its launch (GTPLAN_NORM_BWD=one, kernels/kern_cuda_norm.cu
+ *    norm_dg_tail) is the same sum in the same order as by the second
+ *    launch (=two) and as the default's: every output the same bits, on
+ *    three launches in a row (their arrival counter back at 0 after
+ *    each), run twice; norm_bwd_one_cpu 1e-4 (TOL_RED, as norm_paths):
+ *    the one launch's dx, dg against the CPU twin.
  *  - ce_paths 1e-4 (TOL_RED) for max and sum of exp; ce_paths_grad 1e-5
  *    (TOL_ELEM, as test_kernels_gpu.c's ce_bwd) for the gradient, written
  *    in place as fp32 runs write it (kern_ce_bwd: the device's expf
@@ -315,6 +322,155 @@ static void test_norm_paths(void)
 	report("norm_fused_bits", &v.fused, 0);
 }
 
+/* ---- the backward's dg: one launch or two ------------------------------- */
+
+/* rows, h: one part (1 and 8 rows: one block adds its own part), two
+ * parts of 1000 columns (both blocks wait; a pass of columns cut
+ * short), the Llama-3.2-1B shape (512 parts, 64 adding blocks), the most
+ * parts (1024, the last one short), and h % 4 != 0 (the scalar path,
+ * 32 parts of 4098, several passes a block). */
+static const long long bwd_dims[][2] = {
+	{ 1, 1024 }, { 8, 2048 }, { 9, 1000 }, { 4096, 2048 }, { 8191, 1024 },
+	{ 1000, 4098 },
+};
+#define NBWD (sizeof(bwd_dims) / sizeof(bwd_dims[0]))
+
+/* The backward's outputs: kern_rmsnorm_bwd's (dx, dg), then
+ * kern_rmsnorm_bwd_add_bf's (dxa, dga, d16), then kern_rmsnorm_bwd's again
+ * (dx2, dg2), from dx0 and dg0 each. */
+struct bwd_out {
+	float *dx, *dg, *dxa, *dga, *dx2, *dg2;
+	uint16_t *d16;
+};
+
+static void bwd_out_init(struct bwd_out *o, long long rows, long long h)
+{
+	size_t n = (size_t)(rows * h) * 4;
+
+	o->dx = xmalloc(n); o->dxa = xmalloc(n); o->dx2 = xmalloc(n);
+	o->dg = xmalloc((size_t)h * 4); o->dga = xmalloc((size_t)h * 4);
+	o->dg2 = xmalloc((size_t)h * 4); o->d16 = xmalloc(n / 2);
+}
+
+static void bwd_out_free(struct bwd_out *o)
+{
+	free(o->dx); free(o->dg); free(o->dxa); free(o->dga); free(o->dx2);
+	free(o->dg2); free(o->d16);
+}
+
+/* The three calls in a row on the device (no wait between them) under
+ * GTPLAN_NORM_BWD=env, unset when env is NULL (restored after). */
+static int bwd_gpu(const struct norm_in *in, const float *rs,
+		   const char *env, struct bwd_out *o)
+{
+	long long rows = in->rows, h = in->h;
+	size_t n = (size_t)(rows * h) * 4, hb = (size_t)h * 4;
+	const char *was = getenv("GTPLAN_NORM_BWD");
+	char *keep = was ? strdup(was) : NULL;
+	float *x = up(in->x, n), *g = up(in->g, hb), *dy = up(in->dy, n);
+	float *drs = up(rs, (size_t)rows * 4), *dx = up(in->dx0, n);
+	float *dg = up(in->dg0, hb), *dxa = up(in->dx0, n);
+	float *dga = up(in->dg0, hb), *dx2 = up(in->dx0, n);
+	float *dg2 = up(in->dg0, hb);
+	uint16_t *d16 = up(in->dx0, n / 2); /* any bits: overwritten */
+	int rc;
+
+	if (env)
+		setenv("GTPLAN_NORM_BWD", env, 1);
+	else
+		unsetenv("GTPLAN_NORM_BWD");
+	rc = kern_rmsnorm_bwd(&G, rows, h, x, g, drs, dy, dx, dg);
+	if (!rc)
+		rc = kern_rmsnorm_bwd_add_bf(&G, rows, h, x, g, drs, dy, dxa,
+					     dga, d16);
+	if (!rc)
+		rc = kern_rmsnorm_bwd(&G, rows, h, x, g, drs, dy, dx2, dg2);
+	if (keep)
+		setenv("GTPLAN_NORM_BWD", keep, 1);
+	else
+		unsetenv("GTPLAN_NORM_BWD");
+	free(keep);
+	if (!rc)
+		rc = down(o->dx, dx, n);
+	if (!rc)
+		rc = down(o->dg, dg, hb);
+	if (!rc)
+		rc = down(o->dxa, dxa, n);
+	if (!rc)
+		rc = down(o->dga, dga, hb);
+	if (!rc)
+		rc = down(o->d16, d16, n / 2);
+	if (!rc)
+		rc = down(o->dx2, dx2, n);
+	if (!rc)
+		rc = down(o->dg2, dg2, hb);
+	kern_free(&G, x); kern_free(&G, g); kern_free(&G, dy);
+	kern_free(&G, drs); kern_free(&G, dx); kern_free(&G, dg);
+	kern_free(&G, dxa); kern_free(&G, dga); kern_free(&G, dx2);
+	kern_free(&G, dg2); kern_free(&G, d16);
+	return rc;
+}
+
+/* Words of a that differ from the reference t (each of the three calls
+ * against t's first: the same inputs). */
+static double bwd_differ(const struct bwd_out *a, const struct bwd_out *t,
+			 long long n, long long h)
+{
+	return words_differ(a->dx, t->dx, n, 0) +
+	       words_differ(a->dg, t->dg, h, 0) +
+	       words_differ(a->dxa, t->dxa, n, 0) +
+	       words_differ(a->dga, t->dga, h, 0) +
+	       words_differ(a->d16, t->d16, n, 1) +
+	       words_differ(a->dx2, t->dx, n, 0) +
+	       words_differ(a->dg2, t->dg, h, 0);
+}
+
+static void test_norm_bwd_one(void)
+{
+	struct verdict vb = { 0, 0 }, vc = { 0, 0 };
+	static const char *const env[3] = { "one", "one", NULL };
+
+	for (size_t s = 0; s < NBWD; s++) {
+		struct norm_in in = { bwd_dims[s][0], bwd_dims[s][1], NULL,
+				      NULL, NULL, NULL, NULL, NULL };
+		long long n = in.rows * in.h;
+		float *y = xmalloc((size_t)n * 4), *rs;
+		float *cdx = xmalloc((size_t)n * 4), *cdg;
+		struct bwd_out t, a;
+		double den;
+
+		in.x = rnd(n, 2);
+		in.g = rnd(in.h, 1);
+		in.dy = rnd(n, 1);
+		in.dx0 = rnd(n, 1);
+		in.dg0 = rnd(in.h, 1);
+		rs = xmalloc((size_t)in.rows * 4);
+		cdg = dup(in.dg0, in.h);
+		see_rc(&vc, kern_rmsnorm_fwd(&C, in.rows, in.h, 1e-5f, in.x,
+					     in.g, y, rs));
+		see_rc(&vc, kern_rmsnorm_bwd(&C, in.rows, in.h, in.x, in.g, rs,
+					     in.dy, cdx, cdg));
+		den = dx_scale(&in, rs);
+		bwd_out_init(&t, in.rows, in.h);
+		bwd_out_init(&a, in.rows, in.h);
+		see_rc(&vb, bwd_gpu(&in, rs, "two", &t));
+		for (int e = 0; e < 3; e++) {
+			see_rc(&vb, bwd_gpu(&in, rs, env[e], &a));
+			see(&vb, bwd_differ(&a, &t, n, in.h));
+			if (e)
+				continue;
+			see(&vc, relerr_to(a.dx, cdx, n, den));
+			see(&vc, relerr(a.dg, cdg, in.h));
+		}
+		bwd_out_free(&t);
+		bwd_out_free(&a);
+		free(in.x); free(in.g); free(in.dy); free(in.dx0);
+		free(in.dg0); free(y); free(rs); free(cdx); free(cdg);
+	}
+	report("norm_bwd_one_two", &vb, 0);
+	report("norm_bwd_one_cpu", &vc, TOL_RED);
+}
+
 /* ---- cross-entropy ------------------------------------------------------ */
 
 /* rows, cols, nvalid, first: a masked tail inside a float4, rows longer
@@ -402,5 +558,6 @@ static void test_ce_paths(void)
 void test_mem_kernels(void)
 {
 	test_norm_paths();
+	test_norm_bwd_one();
 	test_ce_paths();
 }
