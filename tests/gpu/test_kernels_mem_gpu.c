@@ -16,9 +16,12 @@
  *    rmsnorm_fwd and rmsnorm_bwd): rstd, the dx dot product and dg are sums
  *    in another order than the CPU twin's; dx against max |rstd g dy| (dx
  *    cancels to near zero where h is small, as that test judges it).
- *  - norm_paths_y 4e-3 (TOL_BF_OUT, as test_kernels_fast_gpu.c's
- *    norms_fused_y): y rounded to bf16 on both sides, a value within an
- *    ulp of a rounding boundary may round the other way.
+ *  - norm_paths_y 2^-7 (TOL_BF_FLIP): y rounded to bf16 on both sides,
+ *    a value within an fp32 ulp of a rounding boundary may round the other
+ *    way, one bf16 ulp off: 2^-7 of a value at the bottom of its binade
+ *    (bf16 keeps 8 significant bits), so up to 2^-7 of the largest value
+ *    in the normwise measure (4e-3 held until the tests before this one
+ *    drew more random numbers: 6.8e-3 on an H200 with other inputs).
  *  - norm_vec_scalar 0: the vector and the scalar path give the same bits
  *    (the same element a thread, the same sums in the same order).
  *  - norm_fused_bits 0: kern.h's "bit for bit the unfused sequence" on
@@ -48,7 +51,7 @@
 #include "kern.h"
 #include "kern_gpu_fixture.h"
 
-#define TOL_BF_OUT 4e-3
+#define TOL_BF_FLIP 7.8125e-3 /* 2^-7: one bf16 ulp, above */
 
 /* A device copy of n bytes of host memory (zeros when h is NULL) placed
  * `off` bytes past an allocation's (aligned) start; *base is what to free. */
@@ -317,7 +320,7 @@ static void test_norm_paths(void)
 		free(in.dg0);
 	}
 	report("norm_paths", &v.cpu, TOL_RED);
-	report("norm_paths_y", &v.y, TOL_BF_OUT);
+	report("norm_paths_y", &v.y, TOL_BF_FLIP);
 	report("norm_vec_scalar", &v.paths, 0);
 	report("norm_fused_bits", &v.fused, 0);
 }
