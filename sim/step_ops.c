@@ -290,7 +290,8 @@ static const struct row attn_bwd[] = {
 	 * overwrite); the flash kernels' zeroing is part of the attention's
 	 * time (its dsum pass, as the profile's attention class measures
 	 * it: data/hardware.yaml), the reference kernels' is dq, dk, then
-	 * dv: three calls */
+	 * dv: three launches of kern_cuda_zero, counted as copies here
+	 * though the profile brackets them in the attention's call */
 	COPY("zero", C_CP1 | C_ZAPART, 4, Z_N, Z_QL),
 	COPY("zero", C_CP1 | C_ZAPART, 4, Z_N, Z_KVL),
 	COPY("zero", C_CP1 | C_ZAPART, 4, Z_N, Z_KVL),
