@@ -105,9 +105,11 @@ struct kern_ctx;
  * [batch, sk, nkv, hd], lse is [batch, nh, sq]. `scale` multiplies q.k
  * (1/sqrt(hd) for Llama). `overwrite` (kern_attn_bwd and _bf alone): 0,
  * the default of a zeroed struct, accumulates into dq, dk, dv (a ring adds
- * one key block's share per call); 1 writes them: each gets the value its
- * accumulation would give on zeroed buffers, bit for bit, whatever they
- * held (NaN included), without a zeroing call of the caller's. */
+ * one key block's share per call); 1 writes them: each gets what its
+ * accumulation onto zeroed buffers gives, whatever they held (NaN
+ * included), without a zeroing call of the caller's (bit for bit where
+ * the sums' order is reproducible: kernels/kern_flash.h on the flash
+ * kernels' atomics). */
 struct kern_attn {
 	long long batch, sq, sk, nh, nkv, hd;
 	float scale;
