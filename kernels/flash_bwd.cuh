@@ -20,14 +20,45 @@
 
 #define FL_BWD_BM 64 /* query rows a backward item */
 
-/* dsum[b, h, i] = sum_d dout * o: one warp per row of o. */
+/* dq, dk and dv zeroed (kern_attn's overwrite) by the n threads of the
+ * dsum pass, thread t storing 16 bytes at t, t + n, ...: the main kernel
+ * only adds to them and runs after this pass on the same stream.
+ * FlashAttention-2 and -3 clear their fp32 dq accumulator in the same
+ * pre-pass (Clear_dQaccum in csrc/flash_attn/src/ and hopper/
+ * flash_bwd_preprocess_kernel.h of Dao-AILab/flash-attention); here dk
+ * and dv accumulate too, so all three are cleared, which spares the
+ * caller three launches of a zeroing kernel whose fixed cost its 8 to
+ * 34 MB do not cover (docs/runtime-gpu.md, memory-bound kernels). Sizes
+ * are multiples of 4 floats (D is); the pointers are 16-byte aligned
+ * (kernels/kern_flash.h). */
+template <int D>
+static __device__ __forceinline__ void fl_bwd_clear(const fl_params &p,
+						    long long t, long long n)
+{
+	const float4 z = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+	long long nq = (long long)p.batch * p.sq * p.nh * (D / 4);
+	long long nk = (long long)p.batch * p.sk * p.nkv * (D / 4);
+
+	for (long long i = t; i < nq; i += n)
+		((float4 *)p.dq)[i] = z;
+	for (long long i = t; i < nk; i += n) {
+		((float4 *)p.dk)[i] = z;
+		((float4 *)p.dv)[i] = z;
+	}
+}
+
+/* dsum[b, h, i] = sum_d dout * o: one warp per row of o; with p.zero
+ * every thread first clears its share of dq, dk, dv (fl_bwd_clear). */
 template <int D>
 static __global__ void fl_dsum_kernel(const fl_params p, long long rows)
 {
-	long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+	long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	long long w = t >> 5;
 	int lane = threadIdx.x & 31;
 	float acc = 0.0f;
 
+	if (p.zero)
+		fl_bwd_clear<D>(p, t, (long long)gridDim.x * blockDim.x);
 	if (w >= rows)
 		return;
 	for (int i = lane * 2; i < D; i += 64) {
@@ -49,7 +80,8 @@ static __global__ void fl_dsum_kernel(const fl_params p, long long rows)
 	}
 }
 
-/* The dsum pre-pass on stream st. */
+/* The dsum pre-pass on stream st (with p.zero, dq, dk, dv cleared in
+ * it). */
 template <int D>
 static int fl_dsum_launch(const fl_params &p, cudaStream_t st)
 {

@@ -32,6 +32,7 @@ struct fl_params {
 	float *lse, *dsum, *dq, *dk, *dv;
 	const int32_t *qpos, *kpos;
 	int batch, sq, sk, nh, nkv;
+	int zero; /* backward: the dsum pass clears dq, dk, dv first */
 	float scale, scale_log2;
 };
 

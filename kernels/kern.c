@@ -538,6 +538,22 @@ int kint_attn_ok(const struct kern_attn *a)
 	       a->scale == a->scale;
 }
 
+int kint_attn_bwd_empty(struct kern_ctx *k, const struct kern_attn *a,
+			float *dq, float *dk, float *dv)
+{
+	size_t nq = (size_t)(a->batch * a->sq * a->nh * a->hd) * sizeof(float);
+	size_t nk = (size_t)(a->batch * a->sk * a->nkv * a->hd) *
+		    sizeof(float);
+	int rc;
+
+	if (!a->overwrite)
+		return 0;
+	rc = kern_zero(k, dq, nq);
+	if (!rc)
+		rc = kern_zero(k, dk, nk);
+	return rc ? rc : kern_zero(k, dv, nk);
+}
+
 int kern_attn_fwd(struct kern_ctx *k, const struct kern_attn *a,
 		  const float *q, const float *kk, const float *v,
 		  const int32_t *qpos, const int32_t *kpos, float *o,
@@ -592,7 +608,7 @@ int kern_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
 	    !OK_N(qpos, a->sq) || !OK_N(kpos, a->sk))
 		return KERN_EINVAL;
 	if (!nq || !nk)
-		return 0;
+		return kint_attn_bwd_empty(k, a, dq, dk, dv);
 	return HAS_OP(k, attn_bwd) ? RUN(ATTN, attn_bwd, a, q, kk, v, o, lse,
 					 dout, qpos, kpos, dq, dk,
 					 dv) : KERN_ENODEV;

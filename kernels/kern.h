@@ -103,10 +103,17 @@ struct kern_ctx;
  * head j reading key/value head j / (nh / nkv) (Megatron's and Hugging
  * Face's grouping). q and o are [batch, sq, nh, hd], k and v are
  * [batch, sk, nkv, hd], lse is [batch, nh, sq]. `scale` multiplies q.k
- * (1/sqrt(hd) for Llama). */
+ * (1/sqrt(hd) for Llama). `overwrite` (kern_attn_bwd and _bf alone): 0,
+ * the default of a zeroed struct, accumulates into dq, dk, dv (a ring adds
+ * one key block's share per call); 1 writes them: each gets what its
+ * accumulation onto zeroed buffers gives, whatever they held (NaN
+ * included), without a zeroing call of the caller's (bit for bit where
+ * the sums' order is reproducible: kernels/kern_flash.h on the flash
+ * kernels' atomics). */
 struct kern_attn {
 	long long batch, sq, sk, nh, nkv, hd;
 	float scale;
+	int overwrite;
 };
 
 /* linear_qkv's output columns on their way to attention (kern_qkv_rope_bf,
@@ -570,7 +577,12 @@ int kern_attn_merge(struct kern_ctx *k, const struct kern_attn *a, float *o,
  * with P = exp(scale q k^T - lse) on attended pairs and
  * D = rowsum(dout * o), accumulates dv += P^T dout, dq += scale (P *
  * (dout v^T - D)) k, dk += scale (P * (dout v^T - D))^T q; dk and dv sum
- * over the query heads of each group. */
+ * over the query heads of each group. With a->overwrite set, dq, dk and
+ * dv start from zero instead (= rather than +=; every element written,
+ * rows that attend nothing and keys no row attends get 0): the flash
+ * kernels clear them in their dsum pre-pass, the others zero them first
+ * (kernels/kern_flash.h), so a caller with one key block needs no zeroing
+ * of its own. */
 int kern_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
 		  const float *q, const float *kk, const float *v,
 		  const float *o, const float *lse, const float *dout,

@@ -14,6 +14,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Where query row i of head h of sequence b starts in q, o, dout. */
 static long long qoff(const struct kern_attn *a, long long b, long long i,
@@ -199,6 +200,14 @@ int kern_cpu_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
 	(void)k;
 	if (!buf)
 		return KERN_ENOMEM;
+	if (a->overwrite) { /* zeroed, then the same sums: 0 + x is x */
+		size_t nk = (size_t)(a->batch * a->sk * a->nkv * a->hd);
+
+		memset(dq, 0, (size_t)(a->batch * a->sq * a->nh * a->hd) *
+				      sizeof(*dq));
+		memset(dk, 0, nk * sizeof(*dk));
+		memset(dv, 0, nk * sizeof(*dv));
+	}
 	for (long long b = 0; b < a->batch; b++)
 		for (long long g = 0; g < a->nkv; g++) {
 			for (long long j = 0; j < 2 * n; j++)

@@ -497,6 +497,15 @@ int kern_cuda_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
 					  dv);
 	if (attn_fits(a))
 		return KERN_EINVAL;
+	if (a->overwrite) { /* the kernels below add, and skip what they can */
+		size_t f = sizeof(float);
+		size_t nq = (size_t)(a->batch * a->sq * a->nh * a->hd) * f;
+		size_t nk = (size_t)(a->batch * a->sk * a->nkv * a->hd) * f;
+
+		KERN_TRY(kern_cuda_zero(k, dq, nq));
+		KERN_TRY(kern_cuda_zero(k, dk, nk));
+		KERN_TRY(kern_cuda_zero(k, dv, nk));
+	}
 	attn_dq_k<<<warps_grid(a->batch * a->nh * a->sq), 32 * ATTN_WARPS, 0,
 		    stream_of(k)>>>(*a, q, kk, v, o, lse, dout, qpos, kpos, dq);
 	LAUNCHCHECK(attn_dq_k);

@@ -112,8 +112,11 @@ int kern_flash_wg_probe(void *stream, int op, int n, int k,
 
 /* kern_attn_bwd's contract for bf16 inputs: given the final o and lse,
  * accumulates dq += ..., dk += ..., dv += ... (fp32, same layouts as q, k,
- * v). `dsum` is scratch of batch * nh * sq floats (rowsum(dout * o)),
- * overwritten.
+ * v), or with a->overwrite writes them (kern.h): the dsum pass, which
+ * every kernel below runs before its main kernel on the same stream,
+ * then zeroes them with 16-byte stores before the main kernel adds (where
+ * sq or sk is 0 and no pass runs, cudaMemsetAsync does). `dsum` is
+ * scratch of batch * nh * sq floats (rowsum(dout * o)), overwritten.
  *
  * Two kernels implement it, with the same bf16 roundings: mma.sync
  * (kern_flash_bwd.cu, any sm_80+ GPU) and wgmma (compute capability 9.0

@@ -312,6 +312,21 @@ static int fl_bwd_pick(void)
 	return which != FL_BWD_MMA && !fl_wg_supported() ? FL_BWD_MMA : which;
 }
 
+/* kern_attn's overwrite without a dsum pass to clear the gradients (no
+ * query or no key rows): whichever of dq, dk, dv has elements zeroed. */
+static int fl_bwd_zero(const struct kern_attn *a, float *dq, float *dk,
+		       float *dv, cudaStream_t st)
+{
+	size_t nq = (size_t)(a->batch * a->sq * a->nh * a->hd) * sizeof(float);
+	size_t nk = (size_t)(a->batch * a->sk * a->nkv * a->hd) *
+		    sizeof(float);
+
+	CUDACHECK(cudaMemsetAsync(dq, 0, nq, st));
+	CUDACHECK(cudaMemsetAsync(dk, 0, nk, st));
+	CUDACHECK(cudaMemsetAsync(dv, 0, nk, st));
+	return 0;
+}
+
 /* The backward with kernel `which`; who names the entry point in errors. */
 static int fl_bwd(void *stream, const struct kern_attn *a,
 		  const uint16_t *q, const uint16_t *k, const uint16_t *v,
@@ -334,9 +349,12 @@ static int fl_bwd(void *stream, const struct kern_attn *a,
 		return kern_set_error(KERN_ENODEV,
 				      "%s: needs a compute capability 9.0 GPU "
 				      "(sm_90a)", who);
+	if (a->overwrite && (a->sq == 0 || a->sk == 0))
+		return fl_bwd_zero(a, dq, dk, dv, st); /* no dsum pass runs */
 	if (a->sq == 0 || a->sk == 0)
 		return 0;
 	p = fl_make(a);
+	p.zero = a->overwrite != 0; /* the dsum pass clears them */
 	p.q = (const fl_bf16 *)q;
 	p.k = (const fl_bf16 *)k;
 	p.v = (const fl_bf16 *)v;

@@ -38,6 +38,10 @@ int kint_ce_ok(long long rows, long long cols, long long nvalid,
 	       const void *logits);
 /* a's sizes are usable: nh a multiple of nkv, nothing negative. */
 int kint_attn_ok(const struct kern_attn *a);
+/* kern_attn_bwd with no query or no key row: nothing to accumulate, but
+ * a->overwrite still owes zeros to the gradients that have elements. */
+int kint_attn_bwd_empty(struct kern_ctx *k, const struct kern_attn *a,
+			float *dq, float *dk, float *dv);
 
 /* Fallbacks where a device lacks a fused or bf16 op compute in a scratch
  * buffer of this context: kint_scratch's n floats, kint_widen's the n

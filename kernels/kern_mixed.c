@@ -391,7 +391,7 @@ int kern_attn_bwd_bf(struct kern_ctx *k, const struct kern_attn *a,
 	    !OK_N(v16, nk) || !(dout16 ? OK_N(dout16, nq) : OK_N(dout, nq)))
 		return KERN_EINVAL;
 	if (!nq || !nk)
-		return 0;
+		return kint_attn_bwd_empty(k, a, dq, dk, dv);
 	if (k->math == KERN_MATH_BF16 && HAS_OP(k, attn_bwd_bf)) {
 		rc = RUN(ATTN, attn_bwd_bf, a, q16, k16, v16, o16, lse, dout,
 			 dout16, qpos, kpos, dq, dk, dv);

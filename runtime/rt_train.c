@@ -514,14 +514,16 @@ static int attn_core_bwd(struct rt_model *m, long long l, float **dq,
 	struct rt_acts *a = &m->a;
 	struct kern_ctx *k = m->k;
 	struct kern_attn at = rt_attn_shape(s, s->seq_len);
-	long long N = s->tokens, d = s->hd, kv = N * s->z.kv_l;
+	long long N = s->tokens, d = s->hd;
 
-	KCHECK(kern_zero(k, a->dq, (size_t)(N * s->z.q_l) * sizeof(float)));
-	if (s->cp > 1) {
+	if (s->cp > 1) { /* key blocks or a gather: dq accumulates */
+		KCHECK(kern_zero(k, a->dq, (size_t)(N * s->z.q_l) *
+					   sizeof(float)));
 		RCHECK(rt_cp_attn_bwd(m, l));
 	} else {
-		KCHECK(kern_zero(k, a->dk, (size_t)kv * sizeof(float)));
-		KCHECK(kern_zero(k, a->dv, (size_t)kv * sizeof(float)));
+		/* one call over all keys writes dq, dk, dv (the flash
+		 * kernels clear them in their dsum pass): no zeroing here */
+		at.overwrite = 1;
 		if (m->bf16)
 			KCHECK(kern_attn_bwd_bf(k, &at, la->q16, la->k16,
 						la->v16, la->o16, la->lse,

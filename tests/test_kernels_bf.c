@@ -327,7 +327,7 @@ END_TEST
  * copy changes the result. */
 START_TEST(attn_bf_copies)
 {
-	struct kern_attn a = { 1, 5, 5, 4, 2, 4, 0.5f };
+	struct kern_attn a = { 1, 5, 5, 4, 2, 4, 0.5f, 0 };
 	long long nq = 5 * 4 * 4, nk = 5 * 2 * 4, nl = 4 * 5;
 	float *q = take((size_t)nq * 4), *kk = take((size_t)nk * 4);
 	float *v = take((size_t)nk * 4), *o = take((size_t)nq * 4);

@@ -222,7 +222,7 @@ static void case_init(struct attn_case *c, long long nh, long long nkv,
 {
 	memset(c, 0, sizeof(*c));
 	c->a = (struct kern_attn){ B, sq, sk, nh, nkv, hd,
-				   (float)(1.0 / sqrt((double)hd)) };
+				   (float)(1.0 / sqrt((double)hd)), 0 };
 	c->q = xcalloc(nq_of(&c->a), sizeof(float));
 	c->dout = xcalloc(nq_of(&c->a), sizeof(float));
 	c->k = xcalloc(nk_of(&c->a), sizeof(float));
@@ -637,7 +637,7 @@ END_TEST
 
 START_TEST(attn_errors)
 {
-	struct kern_attn a = { 1, 1, 1, 3, 2, 4, 0.5f }; /* 3 % 2 != 0 */
+	struct kern_attn a = { 1, 1, 1, 3, 2, 4, 0.5f, 0 }; /* 3 % 2 != 0 */
 	float x[12] = { 0 };
 	int32_t p[1] = { 0 };
 

@@ -3,9 +3,9 @@
  * (planner/hardware.h): the GEMM and attention FLOPs of a small decoder
  * against formulas by hand, class times from the profile's figures, a
  * profile edited in data/hardware.yaml's text changing the estimate, a
- * layer's memory-bound kernels by hand, a second profile, the parser's
- * refusals and limits, GTP prefetch hiding gathers, the plan JSON's
- * field.
+ * layer's memory-bound kernels and attention's zeroing by hand, a second
+ * profile, the parser's refusals and limits, GTP prefetch hiding
+ * gathers, the plan JSON's field.
  */
 #include <check.h>
 #include <math.h>
@@ -21,11 +21,12 @@
 #include "harness.h"
 #include "sim_fixture.h"
 
-/* gtplan.runtime's own decoder (no model named): hidden 64, ffn 128,
- * `layers`, 4 heads of 16 (PLAN_RT_HEADS = PLAN_RT_KV_HEADS = 4), vocab
- * 256, seq_len 32, 2 micro-batches of 1 on 1 GPU (or GTP `shards` over as
- * many GPUs, prefetch as given). */
-static char *cfg(int layers, const char *dtype, int shards, int prefetch)
+/* gtplan.runtime's own decoder (no model named): `hidden`, ffn 128,
+ * `layers`, 4 heads of hidden / 4 (PLAN_RT_HEADS = PLAN_RT_KV_HEADS = 4),
+ * vocab 256, seq_len 32, 2 micro-batches of 1 on 1 GPU (or GTP `shards`
+ * over as many GPUs, prefetch as given). */
+static char *cfg_h(int hidden, int layers, const char *dtype, int shards,
+		   int prefetch)
 {
 	static char buf[1024];
 
@@ -42,16 +43,22 @@ static char *cfg(int layers, const char *dtype, int shards, int prefetch)
 		 "  gpus_per_node: %d\n"
 		 "gtplan:\n"
 		 "  runtime:\n"
-		 "    hidden: 64\n"
+		 "    hidden: %d\n"
 		 "    ffn: 128\n"
 		 "    layers: %d\n"
 		 "    seq_len: 32\n"
 		 "    vocab: 256\n"
 		 "    dtype: %s\n"
 		 "    prefetch: %s\n",
-		 2 * shards, shards, shards, layers, dtype,
+		 2 * shards, shards, shards, hidden, layers, dtype,
 		 prefetch ? "true" : "false");
 	return buf;
+}
+
+/* The same at hidden 64: heads of 16, which have no flash kernels. */
+static char *cfg(int layers, const char *dtype, int shards, int prefetch)
+{
+	return cfg_h(64, layers, dtype, shards, prefetch);
 }
 
 static void run(struct sim_fx *f, const char *yaml)
@@ -467,6 +474,38 @@ START_TEST(layer_elementwise_by_hand)
 }
 END_TEST
 
+/* One layer's zeroing (3 layers less 2): attention's backward writes dq,
+ * dk and dv without CP (kern_attn's overwrite). At head dim 16 the
+ * reference kernels run after three zeroing calls (dq [N, ql], dk and dv
+ * [N, kvl], 4 bytes a value); at head dim 64 the flash backward clears
+ * them in its dsum pass, attention's time: no call. Either way the step's
+ * start zeroes the layer's two norm weights' gradients (replicated
+ * parameters, one GTP rank: 2 h floats, in the same one call). */
+START_TEST(attn_grads_zeroed_by_hand)
+{
+	static const int hidden[2] = { 64, 256 };
+	const double N = 32, mbs = 2;
+
+	for (int i = 0; i < 2; i++) {
+		struct sim_fx a, b;
+		double h = hidden[i], ql = h, kvl = h; /* 4 heads, 4 kv heads */
+		int apart = i == 0;
+
+		run(&a, cfg_h(hidden[i], 3, "bf16", 1, 0));
+		run(&b, cfg_h(hidden[i], 2, "bf16", 1, 0));
+		ck_assert(a.sim.step.valid && b.sim.step.valid);
+		CLOSE(a.sim.step.w.work[STEP_COPY] -
+		      b.sim.step.w.work[STEP_COPY],
+		      apart * mbs * (4 * N * ql + 2 * 4 * N * kvl) + 4 * 2 * h);
+		ck_assert_int_eq(a.sim.step.w.calls[STEP_COPY] -
+				 b.sim.step.w.calls[STEP_COPY],
+				 (long long)(apart * mbs * 3));
+		sim_fx_release(&a);
+		sim_fx_release(&b);
+	}
+}
+END_TEST
+
 START_TEST(no_estimate_for_fp32)
 {
 	struct sim_fx f;
@@ -530,6 +569,7 @@ int main(void)
 		{ "parser", parser_refuses_bad_profiles },
 		{ "parser_limits", parser_limits },
 		{ "layer_elementwise", layer_elementwise_by_hand },
+		{ "attn_grads_zeroed", attn_grads_zeroed_by_hand },
 		{ "fp32", no_estimate_for_fp32 },
 		{ "prefetch", prefetch_hides_gathers },
 		{ "plan_json", plan_json_carries_it },

@@ -41,7 +41,6 @@
  *   swiglu_bwd_b16     x16 [T, 2f], dy16 [T, f] r;
  *                      dx16 [T, 2f] w                       10Tf
  *   rmsnorm_bwd_add_bf as rmsnorm_bwd, dx rw; dx16 w        18Th + 12h + 4T
- *   zero               dq [T, q_l]; dk, dv [T, kv_l] w      4n each
  *   qkv_merge_rope_bf  dq, dk, dv r; packed16 w; pos r      6T qkv_l + 4T
  *   embed_bwd          dout r; T table rows rw; tokens r    12Th + 4T
  *   zero               the embedding's gradient [V, h] w
@@ -52,8 +51,9 @@
  * How often: a layer's forward, add_rmsnorm_fwd twice (layer 0's first
  * norm: rmsnorm_fwd and round_bf16_copy instead), qkv_rope_bf,
  * swiglu_fwd_b16; its backward, rmsnorm_bwd_add_bf twice (its dx16 is
- * the next row-parallel backward's GEMM operand), swiglu_bwd_b16, the
- * three zeros, qkv_merge_rope_bf; a micro-batch, the embedding's ops,
+ * the next row-parallel backward's GEMM operand), swiglu_bwd_b16,
+ * qkv_merge_rope_bf (dq, dk, dv need no zeroing: the flash backward
+ * clears them in its dsum pass, kern_attn's overwrite); a micro-batch, the embedding's ops,
  * the copy, the final norm's add_rmsnorm_fwd and rmsnorm_bwd, to_bf16 of
  * the latter's dx (the last layer's linear_fc2 backward reads it), the
  * cross-entropy's; a step, the two gradient zeros (the embedding's in its
@@ -482,8 +482,8 @@ static void bench_fwd(struct env *e, int iters)
 }
 
 /* Its backward: the cross-entropy gradient, the norms, the gradients'
- * bf16 copies, SwiGLU, attention's gradient buffers zeroed, dq, dk, dv
- * merged into linear_qkv's, the embedding. */
+ * bf16 copies, SwiGLU, dq, dk, dv merged into linear_qkv's, the
+ * embedding. */
 static void bench_bwd(struct env *e, int iters)
 {
 	long long T = e->T, h = e->m->h, V = e->V;
@@ -503,12 +503,6 @@ static void bench_bwd(struct env *e, int iters)
 		  iters);
 	report_op(e, "rmsnorm_bwd_add_bf", sh, 18 * th + 12.0 * h + 4.0 * T,
 		  op_norm_bwd_add, iters);
-	e->n = T * e->ql;
-	snprintf(s, sizeof(s), "dq n%lld", e->n);
-	report_op(e, "zero", s, 4.0 * e->n, op_zero, iters);
-	e->n = T * e->kvl;
-	snprintf(s, sizeof(s), "dk, dv n%lld", e->n);
-	report_op(e, "zero", s, 4.0 * e->n, op_zero, iters);
 	snprintf(s, sizeof(s), "T%lld qkv%lld hd%lld", T, e->qkvl, e->m->hd);
 	report_op(e, "qkv_merge_rope_bf", s, 6.0 * T * e->qkvl + 4.0 * T,
 		  op_qkv_merge, iters);

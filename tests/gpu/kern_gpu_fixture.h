@@ -37,6 +37,9 @@ void test_qkv_kernels(void);
 /* tests/gpu/test_kernels_mem_gpu.c: the vector and scalar paths of the
  * norms and the cross-entropy. */
 void test_mem_kernels(void);
+/* tests/gpu/test_kernels_attnw_gpu.c: attention's backward overwriting
+ * its gradients (kern_attn's overwrite) on every backward path. */
+void test_attnw_kernels(void);
 
 static inline void *xmalloc(size_t n)
 {

@@ -228,7 +228,7 @@ static void pair_long(long long batch, long long s, long long nh,
 		      long long nkv, long long hd)
 {
 	struct kern_attn a = { batch, s, s, nh, nkv, hd,
-			       (float)(1.0 / sqrt((double)hd)) };
+			       (float)(1.0 / sqrt((double)hd)), 0 };
 	long long nq = batch * s * nh * hd, nk = batch * s * nkv * hd;
 	long long nl = batch * nh * s, same;
 	uint16_t *q = gh_rand_bf16(nq, 1.7f, NULL), *k = gh_rand_bf16(nk, 1.7f, NULL);
@@ -352,7 +352,7 @@ static void diag_consumer(const uint16_t *o[2], const float *lse[2], int hd,
 static void diag(int hd, int sq, int sk, int causal)
 {
 	struct kern_attn a = { 1, sq, sk, 1, 1, hd,
-			       (float)(1.0 / sqrt((double)hd)) };
+			       (float)(1.0 / sqrt((double)hd)), 0 };
 	long long nq = (long long)sq * hd, nk = (long long)sk * hd, same, nan = 0;
 	uint16_t *q = gh_rand_bf16(nq, 1.7f, NULL), *k = gh_rand_bf16(nk, 1.7f, NULL);
 	uint16_t *v = gh_rand_bf16(nk, 1.7f, NULL), *o[2];
@@ -417,7 +417,7 @@ static void diag_all(void)
  * rows, over NaN-poisoned outputs. */
 static void fallback(void)
 {
-	struct kern_attn a = { 1, 150, 150, 4, 2, 64, -0.125f };
+	struct kern_attn a = { 1, 150, 150, 4, 2, 64, -0.125f, 0 };
 	long long nq = 150 * 4 * 64, nk = 150 * 2 * 64, nl = 4 * 150, bad = 0;
 	uint16_t *q = gh_rand_bf16(nq, 1.7f, NULL), *k = gh_rand_bf16(nk, 1.7f, NULL);
 	uint16_t *v = gh_rand_bf16(nk, 1.7f, NULL), *o[2];

@@ -490,7 +490,7 @@ static void fattn_init(struct fattn *f, const long long *dm)
 
 	memset(f, 0, sizeof(*f));
 	f->a = (struct kern_attn){ dm[0], dm[1], sk, dm[2], dm[3], dm[4],
-				   (float)(1.0 / sqrt((double)dm[4])) };
+				   (float)(1.0 / sqrt((double)dm[4])), 0 };
 	f->nq = f->a.batch * f->a.sq * f->a.nh * f->a.hd;
 	f->nk = f->a.batch * sk * f->a.nkv * f->a.hd;
 	f->nl = f->a.batch * f->a.nh * f->a.sq;

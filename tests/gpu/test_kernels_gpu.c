@@ -11,8 +11,9 @@
  * The decoder's kernels (bias, SwiGLU, RoPE, attention) are tested by
  * tests/gpu/test_kernels_llm_gpu.c, the bf16 mode by
  * tests/gpu/test_kernels_fast_gpu.c, the vector and scalar paths of the
- * norms and the cross-entropy by tests/gpu/test_kernels_mem_gpu.c, all
- * linked into the same binary.
+ * norms and the cross-entropy by tests/gpu/test_kernels_mem_gpu.c,
+ * attention's backward overwriting its gradients by
+ * tests/gpu/test_kernels_attnw_gpu.c, all linked into the same binary.
  *
  * Prints one line per kernel and `RESULT passed failed skipped`; exits 1 on
  * a failure and 77 (the automake "skipped" code) when there is no GPU.
@@ -498,6 +499,7 @@ int main(void)
 	test_fast_kernels();
 	test_b16_kernels();
 	test_mem_kernels();
+	test_attnw_kernels();
 	kern_release(&C);
 	kern_release(&G);
 	printf("RESULT %d %d 0\n", n_pass, n_fail);

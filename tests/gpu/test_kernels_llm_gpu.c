@@ -154,7 +154,7 @@ static struct kern_attn attn_of(const struct attn_shape *sh, int32_t **qpos,
 				int32_t **kpos)
 {
 	struct kern_attn a = { sh->batch, sh->s, sh->s, sh->nh, sh->nkv,
-			       sh->hd, (float)(1.0 / sqrt((double)sh->hd)) };
+			       sh->hd, (float)(1.0 / sqrt((double)sh->hd)), 0 };
 
 	if (sh->cp) {
 		a.sq = sh->s / sh->cp;
@@ -273,7 +273,7 @@ static void zero_empty(const struct kern_attn *a, float *o, const float *lse)
  * both and on neither. */
 static void test_attn_merge(struct verdict *v)
 {
-	struct kern_attn a = { 2, 37, 37, 4, 2, 64, 0.125f };
+	struct kern_attn a = { 2, 37, 37, 4, 2, 64, 0.125f, 0 };
 	long long nq = a.batch * a.sq * a.nh * a.hd, nl = a.batch * a.nh * a.sq;
 	float *o = rnd(nq, 1), *o2 = rnd(nq, 1), *l = rnd(nl, 3);
 	float *l2 = rnd(nl, 3), *og = xmalloc((size_t)nq * 4);
@@ -304,7 +304,7 @@ static void test_attn_merge(struct verdict *v)
 /* A head dim over what the reference kernels hold is refused, not run. */
 static void test_attn_limits(struct verdict *v)
 {
-	struct kern_attn a = { 1, 1, 1, 1, 1, 264, 1.0f };
+	struct kern_attn a = { 1, 1, 1, 1, 1, 264, 1.0f, 0 };
 	void *d = NULL, *p = NULL;
 
 	see_rc(v, kern_alloc(&G, 264 * 4, &d));
