@@ -566,7 +566,7 @@ int kern_attn_fwd(struct kern_ctx *k, const struct kern_attn *a,
 	nq = a->batch * a->sq;
 	nk = a->batch * a->sk;
 	if (!OK_N(q, nq) || !OK_N(o, nq) || !OK_N(lse, nq) || !OK_N(kk, nk) ||
-	    !OK_N(v, nk) || !OK_N(qpos, a->sq) || !OK_N(kpos, a->sk))
+	    !OK_N(v, nk))
 		return KERN_EINVAL;
 	if (!nq)
 		return 0;
@@ -604,8 +604,7 @@ int kern_attn_bwd(struct kern_ctx *k, const struct kern_attn *a,
 	nk = a->batch * a->sk;
 	if (!OK_N(q, nq) || !OK_N(o, nq) || !OK_N(lse, nq) ||
 	    !OK_N(dout, nq) || !OK_N(dq, nq) || !OK_N(kk, nk) ||
-	    !OK_N(v, nk) || !OK_N(dk, nk) || !OK_N(dv, nk) ||
-	    !OK_N(qpos, a->sq) || !OK_N(kpos, a->sk))
+	    !OK_N(v, nk) || !OK_N(dk, nk) || !OK_N(dv, nk))
 		return KERN_EINVAL;
 	if (!nq || !nk)
 		return kint_attn_bwd_empty(k, a, dq, dk, dv);

@@ -16,6 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Position i of pos; NULL: i (kernels/kern.h, kern_attn_fwd). */
+static int32_t pos_at(const int32_t *pos, long long i)
+{
+	return pos ? pos[i] : (int32_t)i;
+}
+
 /* Where query row i of head h of sequence b starts in q, o, dout. */
 static long long qoff(const struct kern_attn *a, long long b, long long i,
 		      long long h)
@@ -52,7 +58,7 @@ static float fwd_row(const struct kern_attn *a, const float *q,
 
 	for (long long s = 0; s < a->sk; s++) {
 		sc[s] = -INFINITY;
-		if (kpos[s] <= qp)
+		if (pos_at(kpos, s) <= qp)
 			sc[s] = a->scale * dot(q, kk + koff(a, b, s, g), hd);
 		if (sc[s] > m)
 			m = sc[s];
@@ -91,7 +97,7 @@ int kern_cpu_attn_fwd(struct kern_ctx *k, const struct kern_attn *a,
 			for (long long i = 0; i < a->sq; i++)
 				lse[(b * a->nh + h) * a->sq + i] = fwd_row(
 					a, q + qoff(a, b, i, h), kk, v, kpos,
-					qpos[i], b, h / group,
+					pos_at(qpos, i), b, h / group,
 					o + qoff(a, b, i, h), sc, sc + a->sk);
 	free(sc);
 	return 0;
@@ -148,7 +154,7 @@ static void bwd_row(const struct kern_attn *a, const float *q,
 		const float *vs = v + koff(a, b, s, g);
 		double p, ds;
 
-		if (kpos[s] > qp)
+		if (pos_at(kpos, s) > qp)
 			continue;
 		p = exp(a->scale * dot(q, ks, hd) - lse);
 		ds = p * (dot(dout, vs, hd) - dsum);
@@ -181,7 +187,7 @@ static void bwd_group(const struct kern_attn *a, const float *q,
 			for (long long d = 0; d < hd; d++)
 				acc->dq[d] = 0;
 			bwd_row(a, q + at, kk, v, o + at, dout + at, kpos,
-				qpos[i], l, b, g, acc);
+				pos_at(qpos, i), l, b, g, acc);
 			for (long long d = 0; d < hd; d++)
 				dq[at + d] += (float)acc->dq[d];
 		}

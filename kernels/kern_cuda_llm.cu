@@ -25,6 +25,13 @@
 
 #include "kern_cuda.h"
 
+/* Position i of pos; NULL: i (kernels/kern.h, kern_attn_fwd). */
+__device__ __forceinline__ static long long pos_at(const int32_t *pos,
+						   long long i)
+{
+	return pos ? pos[i] : i;
+}
+
 /* Head dims per lane, and the largest head dim the warp can hold. */
 #define ATTN_PER_LANE 8
 #define KERN_CUDA_ATTN_MAX_HD (32 * ATTN_PER_LANE)
@@ -332,7 +339,7 @@ __global__ static void attn_fwd_k(struct kern_attn a, const float *q,
 			long long ks = koff(a, b, s, h / group);
 			float sc, p;
 
-			if (kpos[s] > qpos[i])
+			if (pos_at(kpos, s) > pos_at(qpos, i))
 				continue;
 			sc = a.scale * lane_dot(qr, kk + ks, a.hd, lane);
 			if (sc > m) { /* rescale what came before */
@@ -436,7 +443,7 @@ __global__ static void attn_dq_k(struct kern_attn a, const float *q,
 			long long ks = koff(a, b, s, h / group);
 			float p, ds;
 
-			if (kpos[s] > qpos[i])
+			if (pos_at(kpos, s) > pos_at(qpos, i))
 				continue;
 			p = expf(a.scale * lane_dot(qr, kk + ks, a.hd, lane) - l);
 			ds = p * (lane_dot(dr, v + ks, a.hd, lane) - dsum);
@@ -471,7 +478,7 @@ __global__ static void attn_dkv_k(struct kern_attn a, const float *q,
 				long long at = qoff(a, b, i, h);
 				float l = lse[(b * a.nh + h) * a.sq + i], p, ds;
 
-				if (kpos[s] > qpos[i] || l == -INFINITY)
+				if (pos_at(kpos, s) > pos_at(qpos, i) || l == -INFINITY)
 					continue;
 				p = expf(a.scale * lane_dot(kr, q + at, a.hd,
 							    lane) - l);

@@ -318,12 +318,14 @@ static int attn_block_fwd(struct rt_model *m, long long l, const float *pb,
 		RCHECK(rt_cp_attn_fwd(m, l));
 		RCHECK(rt_bf16_copy(m, la->o, la->o16, N * s->z.q_l));
 	} else if (m->bf16) { /* o's bf16 bits alone: the GEMMs read them */
+		/* without CP a sample's positions are 0, 1, 2, ...
+		 * (rt_model.c rt_row_pos): NULL says so (kern.h), and the
+		 * flash kernels then skip reading them */
 		KCHECK(kern_attn_fwd_bf(k, &at, la->q16, la->k16, la->v16,
-					m->qpos, m->kpos, NULL, la->o16,
-					la->lse));
+					NULL, NULL, NULL, la->o16, la->lse));
 	} else {
-		KCHECK(kern_attn_fwd(k, &at, la->q, la->k, la->v, m->qpos,
-				     m->kpos, la->o, la->lse));
+		KCHECK(kern_attn_fwd(k, &at, la->q, la->k, la->v, NULL, NULL,
+				     la->o, la->lse));
 	}
 	RCHECK(rt_weights_next(m, &W, &W16));
 	KCHECK(kern_gemm_bf(k, 0, 1, N, h, s->z.q_l, 1.0f, la->o, la->o16,
@@ -521,18 +523,19 @@ static int attn_core_bwd(struct rt_model *m, long long l, float **dq,
 					   sizeof(float)));
 		RCHECK(rt_cp_attn_bwd(m, l));
 	} else {
-		/* one call over all keys writes dq, dk, dv (the flash
-		 * kernels clear them in their dsum pass): no zeroing here */
+		/* one call over all keys, at positions 0, 1, 2, ... (NULL,
+		 * as the forward's), writes dq, dk, dv (the flash kernels
+		 * clear them in their dsum pass): no zeroing here */
 		at.overwrite = 1;
 		if (m->bf16)
 			KCHECK(kern_attn_bwd_bf(k, &at, la->q16, la->k16,
 						la->v16, la->o16, la->lse,
-						NULL, a->dout16, m->qpos,
-						m->kpos, a->dq, a->dk, a->dv));
+						NULL, a->dout16, NULL, NULL,
+						a->dq, a->dk, a->dv));
 		else
 			KCHECK(kern_attn_bwd(k, &at, la->q, la->k, la->v,
-					     la->o, la->lse, a->dout, m->qpos,
-					     m->kpos, a->dq, a->dk, a->dv));
+					     la->o, la->lse, a->dout, NULL, NULL,
+					     a->dq, a->dk, a->dv));
 	}
 	*dq = a->dq;
 	*dk = a->dk;

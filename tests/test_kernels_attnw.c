@@ -9,6 +9,10 @@
  * and with no query or no key rows, overwrite zeroes the gradients that
  * have elements and accumulate leaves them alone. The CUDA twin is held
  * to the same by tests/gpu/test_kernels_attnw_gpu.c.
+ *
+ * Positions as NULL (kern.h: 0, 1, 2, ..., what runtime/rt_train.c passes
+ * without CP): the forward and the backward give the bits the arrays
+ * 0, 1, 2, ... give, and not those of shifted positions.
  */
 #include <check.h>
 #include <math.h>
@@ -171,11 +175,63 @@ START_TEST(overwrite_empty_sides)
 }
 END_TEST
 
+/* The forward (o, lse) and the overwriting backward (dq, dk, dv) of one
+ * causal shape with positions qp, kp (NULL allowed) into out: o, lse,
+ * dq, dk, dv one after the other. */
+static void attn_run(const struct kern_attn *a0, const int32_t *qp,
+		     const int32_t *kp, unsigned seed, float *out)
+{
+	struct kern_attn a = *a0;
+	long long nq = a.batch * a.sq * a.nh * a.hd;
+	long long nk = a.batch * a.sk * a.nkv * a.hd;
+	long long nl = a.batch * a.nh * a.sq;
+	float *q = take((size_t)nq * 4), *kk = take((size_t)nk * 4);
+	float *v = take((size_t)nk * 4), *dout = take((size_t)nq * 4);
+	float *o = out, *lse = o + nq, *dq = lse + nl, *dk = dq + nq;
+	float *dv = dk + nk;
+
+	fill(q, nq, seed, 1.0f);
+	fill(kk, nk, seed + 1, 1.0f);
+	fill(v, nk, seed + 2, 1.0f);
+	fill(dout, nq, seed + 3, 1.0f);
+	ck_assert_int_eq(kern_attn_fwd(&K, &a, q, kk, v, qp, kp, o, lse), 0);
+	a.overwrite = 1;
+	ck_assert_int_eq(kern_attn_bwd(&K, &a, q, kk, v, o, lse, dout, qp, kp,
+				       dq, dk, dv), 0);
+	free(q); free(kk); free(v); free(dout);
+}
+
+START_TEST(null_positions_are_0_1_2)
+{
+	struct kern_attn a = { 2, 10, 10, 4, 2, 8, 0.35f, 0 };
+	long long n = 2 * (2 * 10 * 4 * 8) + 2 * 4 * 10 + 2 * (2 * 10 * 2 * 8);
+	float *x = take((size_t)n * 4), *y = take((size_t)n * 4);
+	float *z = take((size_t)n * 4);
+	int32_t pos[10], shifted[10];
+
+	for (int i = 0; i < 10; i++) {
+		pos[i] = i;
+		shifted[i] = i + 3;
+	}
+	attn_run(&a, pos, pos, 90, x);
+	attn_run(&a, NULL, NULL, 90, y);
+	ck_assert_int_eq(memcmp(x, y, (size_t)n * 4), 0);
+	attn_run(&a, pos, NULL, 90, y); /* one side NULL */
+	ck_assert_int_eq(memcmp(x, y, (size_t)n * 4), 0);
+	attn_run(&a, pos, shifted, 90, z); /* NULL is not "no mask" */
+	ck_assert_int_ne(memcmp(x, z, (size_t)n * 4), 0);
+	free(x);
+	free(y);
+	free(z);
+}
+END_TEST
+
 int main(void)
 {
 	const struct test_case cases[] = {
 		{ "overwrite_equals_zeroed", overwrite_equals_zeroed },
 		{ "overwrite_empty_sides", overwrite_empty_sides },
+		{ "null_positions_are_0_1_2", null_positions_are_0_1_2 },
 	};
 
 	return RUN_CASES_FIXTURE("kernels_attnw", cases, 60, setup, teardown);

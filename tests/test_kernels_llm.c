@@ -648,8 +648,10 @@ START_TEST(attn_errors)
 	ck_assert_int_eq(kern_attn_fwd(&K, &a, x, x, x, p, p, x, x),
 			 KERN_EINVAL);
 	a.hd = 4;
-	ck_assert_int_eq(kern_attn_fwd(&K, &a, x, x, x, NULL, p, x, x),
+	ck_assert_int_eq(kern_attn_fwd(&K, &a, NULL, x, x, p, p, x, x),
 			 KERN_EINVAL);
+	/* NULL positions are 0, 1, 2, ... (kern.h), not an error */
+	ck_assert_int_eq(kern_attn_fwd(&K, &a, x, x, x, NULL, p, x, x), 0);
 	/* no query rows: nothing to do */
 	a.sq = 0;
 	ck_assert_int_eq(kern_attn_fwd(&K, &a, NULL, x, x, NULL, p, NULL,

@@ -14,7 +14,9 @@
  *    (kern_flash_bwd_wg, _wgp; kernels/kern_flash_wg_bwd.cu; n/a off
  *    compute capability 9.0) and `bwd-ws` the warp-specialized one
  *    (kern_flash_bwd_ws, kernels/kern_flash_ws_bwd.cu; n/a likewise),
- *    all on the mma.sync forward's o and lse.
+ *    all on the mma.sync forward's o and lse; `fwd-ws-pos` and
+ *    `bwd-ws-pos` the ws kernels given the positions 0, 1, 2, ... as
+ *    arrays, as gtplan-run's calls give them, where the others pass NULL.
  *  - cuBLASLt GEMMs (kernels/kern_gemm_lt.cu) at the linear layers of
  *    Llama-3.1-8B and Llama-3.2-1B with T tokens: each layer Y = X W^T
  *    (forward, NT, bf16 Y), dX = dY W (NN, bf16) and dW += dY^T X (TN, fp32,
@@ -102,6 +104,7 @@ struct attn_arg {
 	struct kern_attn a;
 	uint16_t *q, *k, *v, *o, *dout;
 	float *lse, *dsum, *dq, *dk, *dv;
+	int32_t *pos; /* 0, 1, 2, ...: the positions gtplan-run passes */
 };
 
 static int attn_fwd(void *p)
@@ -134,6 +137,16 @@ static int attn_fwd_ws(void *p)
 
 	return kern_flash_fwd_ws(kern_stream(&G), &x->a, x->q, x->k, x->v,
 				 NULL, NULL, x->o, x->lse);
+}
+
+/* The ws kernels given the positions as arrays (as the runtime's calls
+ * give them: runtime/rt_model.c qpos, kpos) rather than NULL. */
+static int attn_fwd_ws_pos(void *p)
+{
+	struct attn_arg *x = p;
+
+	return kern_flash_fwd_ws(kern_stream(&G), &x->a, x->q, x->k, x->v,
+				 x->pos, x->pos, x->o, x->lse);
 }
 
 /* Prints " label ms TFLOP/s" of a wgmma kernel, or " label n/a" where
@@ -204,6 +217,15 @@ static int attn_bwd_ws(void *p)
 				 x->dq, x->dk, x->dv);
 }
 
+static int attn_bwd_ws_pos(void *p)
+{
+	struct attn_arg *x = p;
+
+	return kern_flash_bwd_ws(kern_stream(&G), &x->a, x->q, x->k, x->v,
+				 x->o, x->lse, x->dout, x->pos, x->pos,
+				 x->dsum, x->dq, x->dk, x->dv);
+}
+
 static void bench_attn_one(const char *name, long long b, long long s,
 			   long long nh, long long nkv, long long hd, int iters)
 {
@@ -228,6 +250,14 @@ static void bench_attn_one(const char *name, long long b, long long s,
 	x.dq = gh_dev(&G, NULL, (size_t)nq * 4);
 	x.dk = gh_dev(&G, NULL, (size_t)nk * 4);
 	x.dv = gh_dev(&G, NULL, (size_t)nk * 4);
+	{
+		int32_t *h = gh_malloc((size_t)s * sizeof(int32_t));
+
+		for (long long i = 0; i < s; i++)
+			h[i] = (int32_t)i;
+		x.pos = gh_dev(&G, h, (size_t)s * sizeof(int32_t));
+		free(h);
+	}
 	tf = time_median(attn_fwd, &x, iters);
 	tb = time_median(attn_bwd, &x, iters);
 	printf("attn %-4s b%lld s%-5lld h%lld/%lld hd%-3lld "
@@ -240,12 +270,14 @@ static void bench_attn_one(const char *name, long long b, long long s,
 	bench_wg("fwd-wg", attn_fwd_wg, &x, flop, iters);
 	bench_wg("fwd-wgp", attn_fwd_wgp, &x, flop, iters);
 	bench_wg("fwd-ws", attn_fwd_ws, &x, flop, iters);
+	bench_wg("fwd-ws-pos", attn_fwd_ws_pos, &x, flop, iters);
+	bench_ws("bwd-ws-pos", attn_bwd_ws_pos, &x, 2.5 * flop, iters);
 	printf("\n");
 	fflush(stdout);
 	kern_free(&G, x.q); kern_free(&G, x.k); kern_free(&G, x.v);
 	kern_free(&G, x.o); kern_free(&G, x.dout); kern_free(&G, x.lse);
 	kern_free(&G, x.dsum); kern_free(&G, x.dq); kern_free(&G, x.dk);
-	kern_free(&G, x.dv);
+	kern_free(&G, x.dv); kern_free(&G, x.pos);
 }
 
 static void bench_attn(int iters)

@@ -40,6 +40,14 @@
  * the dsum pass's 1024 threads must stride over dk and dv's 16384 16-byte
  * chunks). Then an empty side (sq = 0: kern_flash_bwd's cudaMemsetAsync
  * and kern_attn_bwd_bf's kern_zero) must zero dk and dv (attn_empty).
+ *
+ * Positions as NULL (kern.h: 0, 1, 2, ..., what runtime/rt_train.c passes
+ * without CP): where a case's positions are 0, 1, 2, ... the forward's o
+ * and lse and the overwriting backward's gradients with NULL for both
+ * must equal those with the arrays (`nullpos`): bit for bit where the
+ * case is (the same tiles, masks and sums; the flash kernels only skip
+ * reading positions), within the case's tolerance where its sums' order
+ * varies from run to run.
  */
 #include <math.h>
 #include <stdint.h>
@@ -131,8 +139,64 @@ static int backward(const struct wcase *c, struct kern_attn *a,
 			     d->g[1], d->g[2]);
 }
 
+/* The forward of case c into d (o's bits or o, and lse). */
+static int forward(const struct wcase *c, struct kern_attn *a,
+		   struct wdev *d)
+{
+	if (c->math == KERN_MATH_BF16) /* o's bits, as the runtime keeps */
+		return kern_attn_fwd_bf(&G, a, d->h[0], d->h[1], d->h[2],
+					d->qpos, d->kpos, NULL, d->h[4],
+					d->f[5]);
+	return kern_attn_fwd(&G, a, d->f[0], d->f[1], d->f[2], d->qpos,
+			     d->kpos, d->f[4], d->f[5]);
+}
+
+/* Positions NULL against the arrays of 0, 1, 2, ...: the forward's o and
+ * lse, then the overwriting backward's gradients (ovr: with the arrays),
+ * the same bits (tol 0) or within tol. */
+static void null_positions(const struct wcase *c, struct kern_attn *a,
+			   struct wdev *d, const long long n[3],
+			   float *const ovr[3], struct verdict *v)
+{
+	long long nq = c->batch * c->sq * c->nh * c->hd;
+	long long nl = c->batch * c->nh * c->sq;
+	size_t ob = (size_t)nq * (c->math == KERN_MATH_BF16 ? 2 : 4);
+	unsigned char *o1 = xmalloc(ob), *o2 = xmalloc(ob);
+	float *l1 = xmalloc((size_t)nl * 4), *l2 = xmalloc((size_t)nl * 4);
+	void *od = c->math == KERN_MATH_BF16 ? (void *)d->h[4] :
+					      (void *)d->f[4];
+	int32_t *qp = d->qpos, *kp = d->kpos;
+
+	see_rc(v, down(o1, od, ob));
+	see_rc(v, down(l1, d->f[5], (size_t)nl * 4));
+	d->qpos = d->kpos = NULL;
+	see_rc(v, forward(c, a, d));
+	see_rc(v, down(o2, od, ob));
+	see_rc(v, down(l2, d->f[5], (size_t)nl * 4));
+	see(v, memcmp(o1, o2, ob) || memcmp(l1, l2, (size_t)nl * 4) ?
+		       INFINITY : 0);
+	see_rc(v, backward(c, a, d, 1));
+	d->qpos = qp;
+	d->kpos = kp;
+	for (int t = 0; t < 3; t++) {
+		float *g = xmalloc((size_t)n[t] * 4);
+
+		see_rc(v, down(g, d->g[t], (size_t)n[t] * 4));
+		if (c->tol > 0)
+			see(v, relerr(g, ovr[t], n[t]));
+		else
+			see(v, memcmp(g, ovr[t], (size_t)n[t] * 4) ?
+				       INFINITY : 0);
+		free(g);
+	}
+	free(o1);
+	free(o2);
+	free(l1);
+	free(l2);
+}
+
 static void run_case(const struct wcase *c, struct verdict *vw,
-		     struct verdict *va)
+		     struct verdict *va, struct verdict *vp)
 {
 	struct kern_attn a = { c->batch, c->sq, c->sk, c->nh, c->nkv, c->hd,
 			       (float)(1.0 / sqrt((double)c->hd)), 0 };
@@ -171,13 +235,7 @@ static void run_case(const struct wcase *c, struct verdict *vw,
 	see_rc(vw, kern_set_math(&G, c->math));
 	if (vw->rc)
 		goto out;
-	if (c->math == KERN_MATH_BF16) /* o's bits, as the runtime keeps */
-		see_rc(vw, kern_attn_fwd_bf(&G, &a, d.h[0], d.h[1], d.h[2],
-					    d.qpos, d.kpos, NULL, d.h[4],
-					    d.f[5]));
-	else
-		see_rc(vw, kern_attn_fwd(&G, &a, d.f[0], d.f[1], d.f[2],
-					 d.qpos, d.kpos, d.f[4], d.f[5]));
+	see_rc(vw, forward(c, &a, &d));
 	/* the reference: accumulate onto zeros */
 	for (int t = 0; t < 3; t++)
 		see_rc(vw, kern_zero(&G, d.g[t], (size_t)n[t] * 4));
@@ -200,6 +258,8 @@ static void run_case(const struct wcase *c, struct verdict *vw,
 			see(vw, memcmp(got[t], want[t], (size_t)n[t] * 4) ?
 					INFINITY : 0);
 	}
+	if (c->qpos0 == 0 && c->kpos0 == 0)
+		null_positions(c, &a, &d, n, got, vp);
 	/* accumulate onto start values: start + the reference */
 	for (int t = 0; t < 3; t++)
 		see_rc(va, kern_upload(&G, d.g[t], start[t],
@@ -272,10 +332,10 @@ void test_attnw_kernels(void)
 
 	for (size_t t = 0; t < NW; t++) {
 		const struct wcase *c = &wcases[t];
-		struct verdict vw = { 0, 0 }, va = { 0, 0 };
+		struct verdict vw = { 0, 0 }, va = { 0, 0 }, vp = { 0, 0 };
 		char name[64];
 
-		run_case(c, &vw, &va);
+		run_case(c, &vw, &va, &vp);
 		snprintf(name, sizeof(name),
 			 "attnw_%s hd%lld %lldx%lld overwrite", c->name,
 			 c->hd, c->sq, c->sk);
@@ -284,6 +344,12 @@ void test_attnw_kernels(void)
 			 "attnw_%s hd%lld %lldx%lld accumulate", c->name,
 			 c->hd, c->sq, c->sk);
 		report(name, &va, TOL_ELEM);
+		if (c->qpos0 || c->kpos0)
+			continue;
+		snprintf(name, sizeof(name),
+			 "attnw_%s hd%lld %lldx%lld nullpos", c->name,
+			 c->hd, c->sq, c->sk);
+		report(name, &vp, c->tol);
 	}
 	test_empty(&ve);
 	report("attn_empty", &ve, 0);
