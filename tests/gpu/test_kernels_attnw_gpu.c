@@ -290,6 +290,19 @@ out:
 	free(kpos);
 }
 
+/* dk and dv (n floats each, read through y) hold zeros alone. */
+static void see_zeros(struct verdict *v, const float *dk, const float *dv,
+		      long long n, float *y)
+{
+	const float *d[2] = { dk, dv };
+
+	for (int t = 0; t < 2; t++) {
+		see_rc(v, down(y, d[t], (size_t)n * 4));
+		for (long long i = 0; i < n; i++)
+			see(v, y[i] == 0.0f ? 0 : INFINITY);
+	}
+}
+
 /* No query rows: nothing to add, but overwrite still zeroes dk and dv,
  * in kern_flash_bwd (called directly) and in kern_attn_bwd_bf. */
 static void test_empty(struct verdict *v)
@@ -303,24 +316,14 @@ static void test_empty(struct verdict *v)
 
 	see_rc(v, kern_flash_bwd(kern_stream(&G), &a, h, h, h, h, f, h, NULL,
 				 NULL, f, f, dk, dv));
-	see_rc(v, down(y, dk, (size_t)nk * 4));
-	for (long long i = 0; i < nk; i++)
-		see(v, y[i] == 0.0f ? 0 : INFINITY);
-	see_rc(v, down(y, dv, (size_t)nk * 4));
-	for (long long i = 0; i < nk; i++)
-		see(v, y[i] == 0.0f ? 0 : INFINITY);
+	see_zeros(v, dk, dv, nk, y);
 	see_rc(v, kern_upload(&G, dk, x, (size_t)nk * 4));
 	see_rc(v, kern_upload(&G, dv, x, (size_t)nk * 4));
 	see_rc(v, kern_set_math(&G, KERN_MATH_BF16));
 	see_rc(v, kern_attn_bwd_bf(&G, &a, h, h, h, h, f, NULL, h, NULL,
 				   (const int32_t *)f, f, dk, dv));
 	see_rc(v, kern_set_math(&G, KERN_MATH_FP32));
-	see_rc(v, down(y, dk, (size_t)nk * 4));
-	for (long long i = 0; i < nk; i++)
-		see(v, y[i] == 0.0f ? 0 : INFINITY);
-	see_rc(v, down(y, dv, (size_t)nk * 4));
-	for (long long i = 0; i < nk; i++)
-		see(v, y[i] == 0.0f ? 0 : INFINITY);
+	see_zeros(v, dk, dv, nk, y);
 	drop(dk); drop(dv); drop(h); drop(f);
 	free(x);
 	free(y);

@@ -393,20 +393,15 @@ static int bwd_gpu(const struct norm_in *in, const float *rs,
 	else
 		unsetenv("GTPLAN_NORM_BWD");
 	free(keep);
-	if (!rc)
-		rc = down(o->dx, dx, n);
-	if (!rc)
-		rc = down(o->dg, dg, hb);
-	if (!rc)
-		rc = down(o->dxa, dxa, n);
-	if (!rc)
-		rc = down(o->dga, dga, hb);
-	if (!rc)
-		rc = down(o->d16, d16, n / 2);
-	if (!rc)
-		rc = down(o->dx2, dx2, n);
-	if (!rc)
-		rc = down(o->dg2, dg2, hb);
+	{
+		void *host[7] = { o->dx, o->dg, o->dxa, o->dga, o->d16, o->dx2,
+				  o->dg2 };
+		const void *dev[7] = { dx, dg, dxa, dga, d16, dx2, dg2 };
+		size_t bytes[7] = { n, hb, n, hb, n / 2, n, hb };
+
+		for (int i = 0; i < 7 && !rc; i++)
+			rc = down(host[i], dev[i], bytes[i]);
+	}
 	kern_free(&G, x); kern_free(&G, g); kern_free(&G, dy);
 	kern_free(&G, drs); kern_free(&G, dx); kern_free(&G, dg);
 	kern_free(&G, dxa); kern_free(&G, dga); kern_free(&G, dx2);
