@@ -12,6 +12,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <string.h>
 
 #include "flash_mma.cuh"
 #include "kern_cuda.h"
@@ -194,6 +195,42 @@ int fl_ws_bwd_run(const fl_params &p, int hd, cudaStream_t st);
  * runs it (compute capability 9.0). */
 int fl_wg_run(const fl_params &p, int hd, int pipe, cudaStream_t st);
 int fl_wg_supported(void);
+
+/* The kernel kern_flash_fwd or kern_flash_bwd runs (kernels/kern_flash.h):
+ * env, GTPLAN_FLASH's or GTPLAN_FLASH_BWD's value (NULL: unset), names
+ * one (mma, wg, wgp or ws); unset or another value, the build's default
+ * dflt (FLASH_WG_DEFAULT, FLASH_WG_BWD_DEFAULT: enum kern_flash_kind's
+ * numbers). The wgmma ones need compute capability 9.0; elsewhere mma. */
+static inline enum kern_flash_kind fl_pick(const char *env, int dflt)
+{
+	static const char *const name[KERN_FLASH_AUTO] = { "mma", "wg", "wgp",
+							   "ws" };
+	int which = dflt >= 0 && dflt < KERN_FLASH_AUTO ? dflt :
+		    KERN_FLASH_MMA;
+
+	for (int i = 0; env && i < KERN_FLASH_AUTO; i++)
+		if (!strcmp(env, name[i]))
+			which = i;
+	return which != KERN_FLASH_MMA && !fl_wg_supported() ?
+		       KERN_FLASH_MMA : (enum kern_flash_kind)which;
+}
+
+/* The name of kern_flash_fwd's (bwd: kern_flash_bwd's) entry point for
+ * kind, for errors. */
+static inline const char *fl_who(enum kern_flash_kind kind, int bwd)
+{
+	static const char *const name[2][KERN_FLASH_AUTO + 1] = {
+		{ "kern_flash_fwd_with(mma)", "kern_flash_fwd_with(wg)",
+		  "kern_flash_fwd_with(wgp)", "kern_flash_fwd_with(ws)",
+		  "kern_flash_fwd" },
+		{ "kern_flash_bwd_with(mma)", "kern_flash_bwd_with(wg)",
+		  "kern_flash_bwd_with(wgp)", "kern_flash_bwd_with(ws)",
+		  "kern_flash_bwd" },
+	};
+
+	return name[bwd][kind >= 0 && kind <= KERN_FLASH_AUTO ? kind :
+			 KERN_FLASH_AUTO];
+}
 
 /* kern_flash_ws.cu (sm_90a): the warp-specialized TMA forward for head
  * dim hd, or fl_wg_run's pipelined one where its tensor maps cannot be

@@ -211,41 +211,19 @@ static int fl_fwd_launch(const fl_params &p, cudaStream_t st)
 	CUDACHECK(cudaGetLastError());
 	return 0;
 }
-
-/* Which forward kern_flash_fwd runs (kernels/kern_flash.h): GTPLAN_FLASH
- * = mma, wg, wgp or ws names one; unset (or another value) means the build's
- * FLASH_WG_DEFAULT: 0 mma, 1 wg, 2 wgp, 3 ws. The wgmma ones need compute
- * capability 9.0; elsewhere mma runs. */
+/* The forward kern_flash_fwd runs unless GTPLAN_FLASH names another
+ * (fl_pick): enum kern_flash_kind's number, 3 ws. */
 #ifndef FLASH_WG_DEFAULT
 #define FLASH_WG_DEFAULT 3
 #endif
 
-enum { FL_MMA, FL_WG, FL_WGP, FL_WS, FL_AUTO };
-
-static int fl_fwd_pick(void)
+extern "C" int kern_flash_fwd_with(enum kern_flash_kind which, void *stream,
+				  const struct kern_attn *a,
+				  const uint16_t *q, const uint16_t *k,
+				  const uint16_t *v, const int32_t *qpos,
+				  const int32_t *kpos, uint16_t *o, float *lse)
 {
-	const char *e = getenv("GTPLAN_FLASH");
-	int which = FLASH_WG_DEFAULT == 3 ? FL_WS :
-		    FLASH_WG_DEFAULT == 2 ? FL_WGP :
-		    FLASH_WG_DEFAULT == 1 ? FL_WG : FL_MMA;
-
-	if (e && !strcmp(e, "mma"))
-		which = FL_MMA;
-	else if (e && !strcmp(e, "wg"))
-		which = FL_WG;
-	else if (e && !strcmp(e, "wgp"))
-		which = FL_WGP;
-	else if (e && !strcmp(e, "ws"))
-		which = FL_WS;
-	return which != FL_MMA && !fl_wg_supported() ? FL_MMA : which;
-}
-
-/* The forward with kernel `which`; who names the entry point in errors. */
-static int fl_fwd(void *stream, const struct kern_attn *a,
-		  const uint16_t *q, const uint16_t *k, const uint16_t *v,
-		  const int32_t *qpos, const int32_t *kpos, uint16_t *o,
-		  float *lse, int which, const char *who)
-{
+	const char *who = fl_who(which, 0);
 	int rc = fl_check(a, who);
 	cudaStream_t st = (cudaStream_t)stream;
 	fl_params p;
@@ -254,9 +232,9 @@ static int fl_fwd(void *stream, const struct kern_attn *a,
 		return rc;
 	if (!q || !k || !v || !o || !lse)
 		return kern_set_error(KERN_EINVAL, "%s: NULL tensor", who);
-	if (which == FL_AUTO)
-		which = fl_fwd_pick();
-	if (which != FL_MMA && !fl_wg_supported())
+	if (which == KERN_FLASH_AUTO)
+		which = fl_pick(getenv("GTPLAN_FLASH"), FLASH_WG_DEFAULT);
+	if (which != KERN_FLASH_MMA && !fl_wg_supported())
 		return kern_set_error(KERN_ENODEV,
 				      "%s: needs a compute capability 9.0 GPU "
 				      "(sm_90a)", who);
@@ -270,10 +248,10 @@ static int fl_fwd(void *stream, const struct kern_attn *a,
 	p.lse = lse;
 	p.qpos = qpos;
 	p.kpos = kpos;
-	if (which == FL_WS)
+	if (which == KERN_FLASH_WS)
 		return fl_ws_run(p, (int)a->hd, st);
-	if (which != FL_MMA)
-		return fl_wg_run(p, (int)a->hd, which == FL_WGP, st);
+	if (which != KERN_FLASH_MMA)
+		return fl_wg_run(p, (int)a->hd, which == KERN_FLASH_WGP, st);
 	return a->hd == 64 ? fl_fwd_launch<64>(p, st) :
 			     fl_fwd_launch<128>(p, st);
 }
@@ -283,42 +261,6 @@ extern "C" int kern_flash_fwd(void *stream, const struct kern_attn *a,
 			      const uint16_t *v, const int32_t *qpos,
 			      const int32_t *kpos, uint16_t *o, float *lse)
 {
-	return fl_fwd(stream, a, q, k, v, qpos, kpos, o, lse, FL_AUTO,
-		      "kern_flash_fwd");
-}
-
-extern "C" int kern_flash_fwd_mma(void *stream, const struct kern_attn *a,
-				  const uint16_t *q, const uint16_t *k,
-				  const uint16_t *v, const int32_t *qpos,
-				  const int32_t *kpos, uint16_t *o, float *lse)
-{
-	return fl_fwd(stream, a, q, k, v, qpos, kpos, o, lse, FL_MMA,
-		      "kern_flash_fwd_mma");
-}
-
-extern "C" int kern_flash_fwd_wg(void *stream, const struct kern_attn *a,
-				 const uint16_t *q, const uint16_t *k,
-				 const uint16_t *v, const int32_t *qpos,
-				 const int32_t *kpos, uint16_t *o, float *lse)
-{
-	return fl_fwd(stream, a, q, k, v, qpos, kpos, o, lse, FL_WG,
-		      "kern_flash_fwd_wg");
-}
-
-extern "C" int kern_flash_fwd_wgp(void *stream, const struct kern_attn *a,
-				  const uint16_t *q, const uint16_t *k,
-				  const uint16_t *v, const int32_t *qpos,
-				  const int32_t *kpos, uint16_t *o, float *lse)
-{
-	return fl_fwd(stream, a, q, k, v, qpos, kpos, o, lse, FL_WGP,
-		      "kern_flash_fwd_wgp");
-}
-
-extern "C" int kern_flash_fwd_ws(void *stream, const struct kern_attn *a,
-				 const uint16_t *q, const uint16_t *k,
-				 const uint16_t *v, const int32_t *qpos,
-				 const int32_t *kpos, uint16_t *o, float *lse)
-{
-	return fl_fwd(stream, a, q, k, v, qpos, kpos, o, lse, FL_WS,
-		      "kern_flash_fwd_ws");
+	return kern_flash_fwd_with(KERN_FLASH_AUTO, stream, a, q, k, v, qpos,
+				   kpos, o, lse);
 }

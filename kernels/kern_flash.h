@@ -35,6 +35,17 @@
 
 #include "kern.h"
 
+/* The flash kernels by name, numbered as GTPLAN_FLASH / GTPLAN_FLASH_BWD
+ * and the build's FLASH_WG_DEFAULT / FLASH_WG_BWD_DEFAULT number them
+ * (below); KERN_FLASH_AUTO: the one those pick. */
+enum kern_flash_kind {
+	KERN_FLASH_MMA,
+	KERN_FLASH_WG,
+	KERN_FLASH_WGP,
+	KERN_FLASH_WS,
+	KERN_FLASH_AUTO
+};
+
 /* o = softmax(scale q k^T) v over the attended keys (bf16), lse = the
  * natural log of its denominator (fp32); a row that attends no key gets
  * o = 0 and lse = -INFINITY (kern_attn_fwd's contract).
@@ -51,30 +62,19 @@
  * GTPLAN_FLASH = mma, wg, wgp or ws picks the kernel of kern_flash_fwd;
  * unset (or any other value) it is the build's FLASH_WG_DEFAULT (make
  * FLASH_WG_DEFAULT=N; 0 mma, 1 wg, 2 wgp, 3 ws, the Makefile's default). Off
- * compute capability 9.0 mma.sync always runs. kern_flash_fwd_mma,
- * kern_flash_fwd_wg, kern_flash_fwd_wgp and kern_flash_fwd_ws run one
- * kernel each, for tests and benchmarks; the wgmma ones return
- * KERN_ENODEV on another device. */
+ * compute capability 9.0 mma.sync always runs. kern_flash_fwd_with runs
+ * the kernel it names (KERN_FLASH_AUTO: kern_flash_fwd's choice), for
+ * tests and benchmarks; the wgmma ones return KERN_ENODEV on another
+ * device. */
 int kern_flash_fwd(void *stream, const struct kern_attn *a,
 		   const uint16_t *q, const uint16_t *k, const uint16_t *v,
 		   const int32_t *qpos, const int32_t *kpos, uint16_t *o,
 		   float *lse);
-int kern_flash_fwd_mma(void *stream, const struct kern_attn *a,
-		       const uint16_t *q, const uint16_t *k,
-		       const uint16_t *v, const int32_t *qpos,
-		       const int32_t *kpos, uint16_t *o, float *lse);
-int kern_flash_fwd_wg(void *stream, const struct kern_attn *a,
-		      const uint16_t *q, const uint16_t *k, const uint16_t *v,
-		      const int32_t *qpos, const int32_t *kpos, uint16_t *o,
-		      float *lse);
-int kern_flash_fwd_wgp(void *stream, const struct kern_attn *a,
-		       const uint16_t *q, const uint16_t *k,
-		       const uint16_t *v, const int32_t *qpos,
-		       const int32_t *kpos, uint16_t *o, float *lse);
-int kern_flash_fwd_ws(void *stream, const struct kern_attn *a,
-		      const uint16_t *q, const uint16_t *k, const uint16_t *v,
-		      const int32_t *qpos, const int32_t *kpos, uint16_t *o,
-		      float *lse);
+int kern_flash_fwd_with(enum kern_flash_kind kind, void *stream,
+			const struct kern_attn *a, const uint16_t *q,
+			const uint16_t *k, const uint16_t *v,
+			const int32_t *qpos, const int32_t *kpos, uint16_t *o,
+			float *lse);
 
 /* The warp-specialized forward's machinery alone (kern_flash_ws.cu), for
  * tests; KERN_ENODEV off compute capability 9.0. Both read x, a bf16
@@ -132,39 +132,21 @@ int kern_flash_wg_probe(void *stream, int op, int n, int k,
  * value) it is the build's FLASH_WG_BWD_DEFAULT (make
  * FLASH_WG_BWD_DEFAULT=N; 0 mma, 1 wg, 2 wgp, 3 ws, the Makefile's
  * default). Off compute capability 9.0 mma.sync always runs.
- * kern_flash_bwd_mma, _wg, _wgp and _ws run one kernel each, for tests
- * and benchmarks; the wgmma ones return KERN_ENODEV on another device. */
+ * kern_flash_bwd_with runs the kernel it names, as kern_flash_fwd_with. */
 int kern_flash_bwd(void *stream, const struct kern_attn *a,
 		   const uint16_t *q, const uint16_t *k, const uint16_t *v,
 		   const uint16_t *o, const float *lse, const uint16_t *dout,
 		   const int32_t *qpos, const int32_t *kpos, float *dsum,
 		   float *dq, float *dk, float *dv);
-int kern_flash_bwd_mma(void *stream, const struct kern_attn *a,
-		       const uint16_t *q, const uint16_t *k,
-		       const uint16_t *v, const uint16_t *o, const float *lse,
-		       const uint16_t *dout, const int32_t *qpos,
-		       const int32_t *kpos, float *dsum, float *dq, float *dk,
-		       float *dv);
-int kern_flash_bwd_wg(void *stream, const struct kern_attn *a,
-		      const uint16_t *q, const uint16_t *k, const uint16_t *v,
-		      const uint16_t *o, const float *lse,
-		      const uint16_t *dout, const int32_t *qpos,
-		      const int32_t *kpos, float *dsum, float *dq, float *dk,
-		      float *dv);
-int kern_flash_bwd_wgp(void *stream, const struct kern_attn *a,
-		       const uint16_t *q, const uint16_t *k,
-		       const uint16_t *v, const uint16_t *o, const float *lse,
-		       const uint16_t *dout, const int32_t *qpos,
-		       const int32_t *kpos, float *dsum, float *dq, float *dk,
-		       float *dv);
-
-int kern_flash_bwd_ws(void *stream, const struct kern_attn *a,
-		      const uint16_t *q, const uint16_t *k, const uint16_t *v,
-		      const uint16_t *o, const float *lse,
-		      const uint16_t *dout, const int32_t *qpos,
-		      const int32_t *kpos, float *dsum, float *dq, float *dk,
-		      float *dv);
-/* After kern_flash_bwd_ws (or kern_flash_bwd running ws) queued on
+int kern_flash_bwd_with(enum kern_flash_kind kind, void *stream,
+			const struct kern_attn *a, const uint16_t *q,
+			const uint16_t *k, const uint16_t *v,
+			const uint16_t *o, const float *lse,
+			const uint16_t *dout, const int32_t *qpos,
+			const int32_t *kpos, float *dsum, float *dq, float *dk,
+			float *dv);
+/* After kern_flash_bwd_with(KERN_FLASH_WS) (or kern_flash_bwd running
+ * ws) queued on
  * stream: waits for the stream and returns KERN_EDEVICE if one of its
  * barrier waits gave up (a protocol mistake: its results are wrong),
  * else 0. The flag is cleared. */

@@ -287,30 +287,11 @@ static int fl_bwd_launch(const fl_params &p, cudaStream_t st)
 	return 0;
 }
 
-/* Which backward kern_flash_bwd runs (kernels/kern_flash.h):
- * GTPLAN_FLASH_BWD = mma, wg, wgp or ws names one; unset (or another
- * value) means the build's FLASH_WG_BWD_DEFAULT: 0 mma, 1 wg, 2 wgp, 3
- * ws. The wgmma ones need compute capability 9.0; elsewhere mma runs. */
+/* The backward kern_flash_bwd runs unless GTPLAN_FLASH_BWD names another
+ * (fl_pick): enum kern_flash_kind's number, 3 ws. */
 #ifndef FLASH_WG_BWD_DEFAULT
 #define FLASH_WG_BWD_DEFAULT 3
 #endif
-
-enum { FL_BWD_MMA, FL_BWD_WG, FL_BWD_WGP, FL_BWD_WS, FL_BWD_AUTO };
-
-static int fl_bwd_pick(void)
-{
-	static const char *const name[FL_BWD_AUTO] = { "mma", "wg", "wgp",
-							"ws" };
-	const char *e = getenv("GTPLAN_FLASH_BWD");
-	int which = FLASH_WG_BWD_DEFAULT >= 0 &&
-		    FLASH_WG_BWD_DEFAULT < FL_BWD_AUTO ? FLASH_WG_BWD_DEFAULT :
-		    FL_BWD_MMA;
-
-	for (int i = 0; e && i < FL_BWD_AUTO; i++)
-		if (!strcmp(e, name[i]))
-			which = i;
-	return which != FL_BWD_MMA && !fl_wg_supported() ? FL_BWD_MMA : which;
-}
 
 /* kern_attn's overwrite without a dsum pass to clear the gradients (no
  * query or no key rows): whichever of dq, dk, dv has elements zeroed. */
@@ -327,13 +308,15 @@ static int fl_bwd_zero(const struct kern_attn *a, float *dq, float *dk,
 	return 0;
 }
 
-/* The backward with kernel `which`; who names the entry point in errors. */
-static int fl_bwd(void *stream, const struct kern_attn *a,
-		  const uint16_t *q, const uint16_t *k, const uint16_t *v,
-		  const uint16_t *o, const float *lse, const uint16_t *dout,
-		  const int32_t *qpos, const int32_t *kpos, float *dsum,
-		  float *dq, float *dk, float *dv, int which, const char *who)
+extern "C" int kern_flash_bwd_with(enum kern_flash_kind which, void *stream,
+				  const struct kern_attn *a,
+				  const uint16_t *q, const uint16_t *k,
+				  const uint16_t *v, const uint16_t *o,
+				  const float *lse, const uint16_t *dout,
+				  const int32_t *qpos, const int32_t *kpos,
+				  float *dsum, float *dq, float *dk, float *dv)
 {
+	const char *who = fl_who(which, 1);
 	int rc = fl_check(a, who);
 	cudaStream_t st = (cudaStream_t)stream;
 	fl_params p;
@@ -343,9 +326,10 @@ static int fl_bwd(void *stream, const struct kern_attn *a,
 	if (!q || !k || !v || !o || !lse || !dout || !dsum || !dq || !dk ||
 	    !dv)
 		return kern_set_error(KERN_EINVAL, "%s: NULL tensor", who);
-	if (which == FL_BWD_AUTO)
-		which = fl_bwd_pick();
-	if (which != FL_BWD_MMA && !fl_wg_supported())
+	if (which == KERN_FLASH_AUTO)
+		which = fl_pick(getenv("GTPLAN_FLASH_BWD"),
+				FLASH_WG_BWD_DEFAULT);
+	if (which != KERN_FLASH_MMA && !fl_wg_supported())
 		return kern_set_error(KERN_ENODEV,
 				      "%s: needs a compute capability 9.0 GPU "
 				      "(sm_90a)", who);
@@ -367,10 +351,11 @@ static int fl_bwd(void *stream, const struct kern_attn *a,
 	p.dv = dv;
 	p.qpos = qpos;
 	p.kpos = kpos;
-	if (which == FL_BWD_WS)
+	if (which == KERN_FLASH_WS)
 		return fl_ws_bwd_run(p, (int)a->hd, st);
-	if (which != FL_BWD_MMA)
-		return fl_wg_bwd_run(p, (int)a->hd, which == FL_BWD_WGP, st);
+	if (which != KERN_FLASH_MMA)
+		return fl_wg_bwd_run(p, (int)a->hd, which == KERN_FLASH_WGP,
+				     st);
 	return a->hd == 64 ? fl_bwd_launch<64>(p, st) :
 			     fl_bwd_launch<128>(p, st);
 }
@@ -382,50 +367,6 @@ extern "C" int kern_flash_bwd(void *stream, const struct kern_attn *a,
 			      const int32_t *qpos, const int32_t *kpos,
 			      float *dsum, float *dq, float *dk, float *dv)
 {
-	return fl_bwd(stream, a, q, k, v, o, lse, dout, qpos, kpos, dsum, dq,
-		      dk, dv, FL_BWD_AUTO, "kern_flash_bwd");
-}
-
-extern "C" int kern_flash_bwd_mma(void *stream, const struct kern_attn *a,
-				  const uint16_t *q, const uint16_t *k,
-				  const uint16_t *v, const uint16_t *o,
-				  const float *lse, const uint16_t *dout,
-				  const int32_t *qpos, const int32_t *kpos,
-				  float *dsum, float *dq, float *dk, float *dv)
-{
-	return fl_bwd(stream, a, q, k, v, o, lse, dout, qpos, kpos, dsum, dq,
-		      dk, dv, FL_BWD_MMA, "kern_flash_bwd_mma");
-}
-
-extern "C" int kern_flash_bwd_wg(void *stream, const struct kern_attn *a,
-				 const uint16_t *q, const uint16_t *k,
-				 const uint16_t *v, const uint16_t *o,
-				 const float *lse, const uint16_t *dout,
-				 const int32_t *qpos, const int32_t *kpos,
-				 float *dsum, float *dq, float *dk, float *dv)
-{
-	return fl_bwd(stream, a, q, k, v, o, lse, dout, qpos, kpos, dsum, dq,
-		      dk, dv, FL_BWD_WG, "kern_flash_bwd_wg");
-}
-
-extern "C" int kern_flash_bwd_wgp(void *stream, const struct kern_attn *a,
-				  const uint16_t *q, const uint16_t *k,
-				  const uint16_t *v, const uint16_t *o,
-				  const float *lse, const uint16_t *dout,
-				  const int32_t *qpos, const int32_t *kpos,
-				  float *dsum, float *dq, float *dk, float *dv)
-{
-	return fl_bwd(stream, a, q, k, v, o, lse, dout, qpos, kpos, dsum, dq,
-		      dk, dv, FL_BWD_WGP, "kern_flash_bwd_wgp");
-}
-
-extern "C" int kern_flash_bwd_ws(void *stream, const struct kern_attn *a,
-				 const uint16_t *q, const uint16_t *k,
-				 const uint16_t *v, const uint16_t *o,
-				 const float *lse, const uint16_t *dout,
-				 const int32_t *qpos, const int32_t *kpos,
-				 float *dsum, float *dq, float *dk, float *dv)
-{
-	return fl_bwd(stream, a, q, k, v, o, lse, dout, qpos, kpos, dsum, dq,
-		      dk, dv, FL_BWD_WS, "kern_flash_bwd_ws");
+	return kern_flash_bwd_with(KERN_FLASH_AUTO, stream, a, q, k, v, o, lse,
+				   dout, qpos, kpos, dsum, dq, dk, dv);
 }

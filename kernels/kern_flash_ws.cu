@@ -5,7 +5,7 @@
  * hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp), kern_flash_fwd's contract
  * (kernels/kern_flash.h) for compute capability 9.0: compiled for sm_90a
  * (Makefile: WG_GENCODE); kern_flash_fwd (kernels/kern_flash.cu) calls it
- * under GTPLAN_FLASH=ws, kern_flash_fwd_ws always.
+ * under GTPLAN_FLASH=ws, kern_flash_fwd_with(KERN_FLASH_WS) always.
  *
  * A block owns BM = 64 NWG query rows of one head: warpgroup 0 is the
  * producer, warpgroups 1 .. NWG the consumers (64 rows each). hd 128: two

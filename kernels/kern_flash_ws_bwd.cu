@@ -465,5 +465,5 @@ int fl_ws_bwd_run(const fl_params &p, int hd, cudaStream_t st)
 
 extern "C" int kern_flash_ws_bwd_check(void *stream)
 {
-	return ws_hung_check((cudaStream_t)stream, "kern_flash_bwd_ws");
+	return ws_hung_check((cudaStream_t)stream, "kern_flash_bwd_with(ws)");
 }

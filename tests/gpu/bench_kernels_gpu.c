@@ -4,16 +4,16 @@
  *
  *  - flash attention (kernels/kern_flash.cu), causal, whole sequences:
  *    FLOPs counted as FlashAttention's benchmarks do, causal halved:
- *    forward 4 b nh s^2 hd / 2, backward 2.5 times that. `fwd` is the
- *    mma.sync forward (kern_flash_fwd_mma), `fwd-wg` and `fwd-wgp` the
- *    wgmma one in its two schedules (kern_flash_fwd_wg, _wgp;
- *    kernels/kern_flash_wg.cu; n/a off compute capability 9.0) and
- *    `fwd-ws` the warp-specialized TMA one (kern_flash_fwd_ws,
- *    kernels/kern_flash_ws.cu), on the same inputs; `bwd` is the mma.sync backward (kern_flash_bwd_mma)
- *    and `bwd-wg`, `bwd-wgp` the wgmma one in its two schedules
- *    (kern_flash_bwd_wg, _wgp; kernels/kern_flash_wg_bwd.cu; n/a off
- *    compute capability 9.0) and `bwd-ws` the warp-specialized one
- *    (kern_flash_bwd_ws, kernels/kern_flash_ws_bwd.cu; n/a likewise),
+ *    forward 4 b nh s^2 hd / 2, backward 2.5 times that, each kernel by
+ *    kern_flash_fwd_with / kern_flash_bwd_with. `fwd` is the mma.sync
+ *    forward (KERN_FLASH_MMA), `fwd-wg` and `fwd-wgp` the wgmma one in
+ *    its two schedules (kernels/kern_flash_wg.cu; n/a off compute
+ *    capability 9.0) and `fwd-ws` the warp-specialized TMA one
+ *    (kernels/kern_flash_ws.cu), on the same inputs; `bwd` is the
+ *    mma.sync backward and `bwd-wg`, `bwd-wgp` the wgmma one in its two
+ *    schedules (kernels/kern_flash_wg_bwd.cu; n/a off compute capability
+ *    9.0) and `bwd-ws` the warp-specialized one
+ *    (kernels/kern_flash_ws_bwd.cu; n/a likewise),
  *    all on the mma.sync forward's o and lse; `fwd-ws-pos` and
  *    `bwd-ws-pos` the ws kernels given the positions 0, 1, 2, ... as
  *    arrays, as gtplan-run's calls give them, where the others pass NULL.
@@ -105,125 +105,54 @@ struct attn_arg {
 	uint16_t *q, *k, *v, *o, *dout;
 	float *lse, *dsum, *dq, *dk, *dv;
 	int32_t *pos; /* 0, 1, 2, ...: the positions gtplan-run passes */
+	enum kern_flash_kind kind; /* the kernel timed */
+	int arrays; /* positions as the arrays pos rather than NULL */
 };
 
 static int attn_fwd(void *p)
 {
 	struct attn_arg *x = p;
+	const int32_t *pos = x->arrays ? x->pos : NULL;
 
-	return kern_flash_fwd_mma(kern_stream(&G), &x->a, x->q, x->k, x->v,
-				  NULL, NULL, x->o, x->lse);
+	return kern_flash_fwd_with(x->kind, kern_stream(&G), &x->a, x->q, x->k,
+				   x->v, pos, pos, x->o, x->lse);
 }
 
-static int attn_fwd_wg(void *p)
+static int attn_bwd(void *p)
 {
 	struct attn_arg *x = p;
+	const int32_t *pos = x->arrays ? x->pos : NULL;
 
-	return kern_flash_fwd_wg(kern_stream(&G), &x->a, x->q, x->k, x->v,
-				 NULL, NULL, x->o, x->lse);
+	return kern_flash_bwd_with(x->kind, kern_stream(&G), &x->a, x->q, x->k,
+				   x->v, x->o, x->lse, x->dout, pos, pos,
+				   x->dsum, x->dq, x->dk, x->dv);
 }
 
-static int attn_fwd_wgp(void *p)
+/* Prints " label ms TFLOP/s" of kernel `kind` (bwd: the backward;
+ * arrays: positions as arrays), or " label n/a" where the device has none
+ * (a wgmma kernel off compute capability 9.0); after the ws backward,
+ * kern_flash_ws_bwd_check: a barrier wait that gave up (wrong results,
+ * so a meaningless time) is printed. */
+static void bench_kind(const char *label, enum kern_flash_kind kind, int bwd,
+		       int arrays, struct attn_arg *x, double flop, int iters)
 {
-	struct attn_arg *x = p;
-
-	return kern_flash_fwd_wgp(kern_stream(&G), &x->a, x->q, x->k, x->v,
-				  NULL, NULL, x->o, x->lse);
-}
-
-static int attn_fwd_ws(void *p)
-{
-	struct attn_arg *x = p;
-
-	return kern_flash_fwd_ws(kern_stream(&G), &x->a, x->q, x->k, x->v,
-				 NULL, NULL, x->o, x->lse);
-}
-
-/* The ws kernels given the positions as arrays (as the runtime's calls
- * give them: runtime/rt_model.c qpos, kpos) rather than NULL. */
-static int attn_fwd_ws_pos(void *p)
-{
-	struct attn_arg *x = p;
-
-	return kern_flash_fwd_ws(kern_stream(&G), &x->a, x->q, x->k, x->v,
-				 x->pos, x->pos, x->o, x->lse);
-}
-
-/* Prints " label ms TFLOP/s" of a wgmma kernel, or " label n/a" where
- * the device has none (compute capability other than 9.0). */
-static void bench_wg(const char *label, bench_fn fn, struct attn_arg *x,
-		     double flop, int iters)
-{
+	bench_fn fn = bwd ? attn_bwd : attn_fwd;
 	double t;
+	int rc;
 
+	x->kind = kind;
+	x->arrays = arrays;
 	if (fn(x) == KERN_ENODEV) {
 		printf("  %s n/a", label);
 		return;
 	}
 	t = time_median(fn, x, iters);
 	printf("  %s %7.3f ms %6.1f TFLOP/s", label, t * 1e3, flop / t * 1e-12);
-}
-
-/* bench_wg for the ws backward, then kern_flash_ws_bwd_check: a barrier
- * wait that gave up (wrong results, so a meaningless time) is printed. */
-static void bench_ws(const char *label, bench_fn fn, struct attn_arg *x,
-		     double flop, int iters)
-{
-	int rc = fn(x);
-
-	if (rc == KERN_ENODEV) {
-		printf("  %s n/a", label);
+	if (!bwd || kind != KERN_FLASH_WS)
 		return;
-	}
-	bench_wg(label, fn, x, flop, iters);
 	rc = kern_flash_ws_bwd_check(kern_stream(&G));
 	if (rc)
 		printf(" (%s)", kern_error_text(rc));
-}
-
-static int attn_bwd(void *p)
-{
-	struct attn_arg *x = p;
-
-	return kern_flash_bwd_mma(kern_stream(&G), &x->a, x->q, x->k, x->v,
-				  x->o, x->lse, x->dout, NULL, NULL, x->dsum,
-				  x->dq, x->dk, x->dv);
-}
-
-static int attn_bwd_wg(void *p)
-{
-	struct attn_arg *x = p;
-
-	return kern_flash_bwd_wg(kern_stream(&G), &x->a, x->q, x->k, x->v,
-				 x->o, x->lse, x->dout, NULL, NULL, x->dsum,
-				 x->dq, x->dk, x->dv);
-}
-
-static int attn_bwd_wgp(void *p)
-{
-	struct attn_arg *x = p;
-
-	return kern_flash_bwd_wgp(kern_stream(&G), &x->a, x->q, x->k, x->v,
-				  x->o, x->lse, x->dout, NULL, NULL, x->dsum,
-				  x->dq, x->dk, x->dv);
-}
-
-static int attn_bwd_ws(void *p)
-{
-	struct attn_arg *x = p;
-
-	return kern_flash_bwd_ws(kern_stream(&G), &x->a, x->q, x->k, x->v,
-				 x->o, x->lse, x->dout, NULL, NULL, x->dsum,
-				 x->dq, x->dk, x->dv);
-}
-
-static int attn_bwd_ws_pos(void *p)
-{
-	struct attn_arg *x = p;
-
-	return kern_flash_bwd_ws(kern_stream(&G), &x->a, x->q, x->k, x->v,
-				 x->o, x->lse, x->dout, x->pos, x->pos,
-				 x->dsum, x->dq, x->dk, x->dv);
 }
 
 static void bench_attn_one(const char *name, long long b, long long s,
@@ -232,6 +161,7 @@ static void bench_attn_one(const char *name, long long b, long long s,
 	struct attn_arg x;
 	long long nq = b * s * nh * hd, nk = b * s * nkv * hd;
 	double flop = 4.0 * b * nh * (double)s * s * hd / 2.0, tf, tb;
+	int32_t *h = gh_malloc((size_t)s * sizeof(int32_t));
 
 	memset(&x, 0, sizeof(x));
 	x.a.batch = b;
@@ -250,28 +180,25 @@ static void bench_attn_one(const char *name, long long b, long long s,
 	x.dq = gh_dev(&G, NULL, (size_t)nq * 4);
 	x.dk = gh_dev(&G, NULL, (size_t)nk * 4);
 	x.dv = gh_dev(&G, NULL, (size_t)nk * 4);
-	{
-		int32_t *h = gh_malloc((size_t)s * sizeof(int32_t));
-
-		for (long long i = 0; i < s; i++)
-			h[i] = (int32_t)i;
-		x.pos = gh_dev(&G, h, (size_t)s * sizeof(int32_t));
-		free(h);
-	}
+	for (long long i = 0; i < s; i++)
+		h[i] = (int32_t)i;
+	x.pos = gh_dev(&G, h, (size_t)s * sizeof(int32_t));
+	free(h);
+	x.kind = KERN_FLASH_MMA;
 	tf = time_median(attn_fwd, &x, iters);
 	tb = time_median(attn_bwd, &x, iters);
 	printf("attn %-4s b%lld s%-5lld h%lld/%lld hd%-3lld "
 	       "fwd %7.3f ms %6.1f TFLOP/s  bwd %7.3f ms %6.1f TFLOP/s",
 	       name, b, s, nh, nkv, hd, tf * 1e3, flop / tf * 1e-12, tb * 1e3,
 	       2.5 * flop / tb * 1e-12);
-	bench_wg("bwd-wg", attn_bwd_wg, &x, 2.5 * flop, iters);
-	bench_wg("bwd-wgp", attn_bwd_wgp, &x, 2.5 * flop, iters);
-	bench_ws("bwd-ws", attn_bwd_ws, &x, 2.5 * flop, iters);
-	bench_wg("fwd-wg", attn_fwd_wg, &x, flop, iters);
-	bench_wg("fwd-wgp", attn_fwd_wgp, &x, flop, iters);
-	bench_wg("fwd-ws", attn_fwd_ws, &x, flop, iters);
-	bench_wg("fwd-ws-pos", attn_fwd_ws_pos, &x, flop, iters);
-	bench_ws("bwd-ws-pos", attn_bwd_ws_pos, &x, 2.5 * flop, iters);
+	bench_kind("bwd-wg", KERN_FLASH_WG, 1, 0, &x, 2.5 * flop, iters);
+	bench_kind("bwd-wgp", KERN_FLASH_WGP, 1, 0, &x, 2.5 * flop, iters);
+	bench_kind("bwd-ws", KERN_FLASH_WS, 1, 0, &x, 2.5 * flop, iters);
+	bench_kind("fwd-wg", KERN_FLASH_WG, 0, 0, &x, flop, iters);
+	bench_kind("fwd-wgp", KERN_FLASH_WGP, 0, 0, &x, flop, iters);
+	bench_kind("fwd-ws", KERN_FLASH_WS, 0, 0, &x, flop, iters);
+	bench_kind("fwd-ws-pos", KERN_FLASH_WS, 0, 1, &x, flop, iters);
+	bench_kind("bwd-ws-pos", KERN_FLASH_WS, 1, 1, &x, 2.5 * flop, iters);
 	printf("\n");
 	fflush(stdout);
 	kern_free(&G, x.q); kern_free(&G, x.k); kern_free(&G, x.v);

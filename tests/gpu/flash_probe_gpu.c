@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "flash_probe_gpu.h"
 #include "gpu_host.h"
@@ -260,24 +261,19 @@ static int ws_checked(void *st, int rc, const char *who)
 	return 0;
 }
 
-int tf_bwd_ws(void *st, const struct kern_attn *a, const uint16_t *q,
-	      const uint16_t *k, const uint16_t *v, const uint16_t *o,
-	      const float *lse, const uint16_t *dout, const int32_t *qpos,
-	      const int32_t *kpos, float *dsum, float *dq, float *dk,
-	      float *dv)
+int tf_bwd(enum kern_flash_kind kind, void *st, const struct kern_attn *a,
+	   const uint16_t *q, const uint16_t *k, const uint16_t *v,
+	   const uint16_t *o, const float *lse, const uint16_t *dout,
+	   const int32_t *qpos, const int32_t *kpos, float *dsum, float *dq,
+	   float *dk, float *dv)
 {
-	return ws_checked(st, kern_flash_bwd_ws(st, a, q, k, v, o, lse, dout,
-						qpos, kpos, dsum, dq, dk, dv),
-			  "kern_flash_bwd_ws");
-}
+	const char *e = getenv("GTPLAN_FLASH_BWD");
+	int rc = kern_flash_bwd_with(kind, st, a, q, k, v, o, lse, dout, qpos,
+				     kpos, dsum, dq, dk, dv);
 
-int tf_bwd_auto_ws(void *st, const struct kern_attn *a, const uint16_t *q,
-		   const uint16_t *k, const uint16_t *v, const uint16_t *o,
-		   const float *lse, const uint16_t *dout,
-		   const int32_t *qpos, const int32_t *kpos, float *dsum,
-		   float *dq, float *dk, float *dv)
-{
-	return ws_checked(st, kern_flash_bwd(st, a, q, k, v, o, lse, dout, qpos,
-					     kpos, dsum, dq, dk, dv),
-			  "kern_flash_bwd (ws)");
+	if (kind == KERN_FLASH_WS)
+		return ws_checked(st, rc, "kern_flash_bwd_with(ws)");
+	if (kind == KERN_FLASH_AUTO && e && !strcmp(e, "ws"))
+		return ws_checked(st, rc, "kern_flash_bwd (ws)");
+	return rc;
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "kern.h"
+#include "kern_flash.h"
 
 /* Lines printed "ok" and "FAIL" so far. */
 extern int tf_pass, tf_fail;
@@ -22,20 +23,16 @@ int tf_probe_wg(struct kern_ctx *g);
 /* The ws backward's ring and dQ reduction; 1 when every probe passed. */
 int tf_probe_ws(struct kern_ctx *g);
 
-/* kern_flash_bwd_ws and kern_flash_bwd (for GTPLAN_FLASH_BWD=ws), each
- * followed by kern_flash_ws_bwd_check: a barrier wait that
- * gave up is printed and counted as a failure and sets tf_ws_broken (the
- * call still returns 0, so that the test goes on). */
+/* kern_flash_bwd_with(kind, ...); where it ran the ws kernel (kind ws,
+ * or the automatic choice under GTPLAN_FLASH_BWD=ws) followed by
+ * kern_flash_ws_bwd_check: a barrier wait that gave up is printed and
+ * counted as a failure and sets tf_ws_broken (the call still returns 0,
+ * so that the test goes on). */
 extern int tf_ws_broken;
-int tf_bwd_ws(void *st, const struct kern_attn *a, const uint16_t *q,
-	      const uint16_t *k, const uint16_t *v, const uint16_t *o,
-	      const float *lse, const uint16_t *dout, const int32_t *qpos,
-	      const int32_t *kpos, float *dsum, float *dq, float *dk,
-	      float *dv);
-int tf_bwd_auto_ws(void *st, const struct kern_attn *a, const uint16_t *q,
-		   const uint16_t *k, const uint16_t *v, const uint16_t *o,
-		   const float *lse, const uint16_t *dout, const int32_t *qpos,
-		   const int32_t *kpos, float *dsum, float *dq, float *dk,
-		   float *dv);
+int tf_bwd(enum kern_flash_kind kind, void *st, const struct kern_attn *a,
+	   const uint16_t *q, const uint16_t *k, const uint16_t *v,
+	   const uint16_t *o, const float *lse, const uint16_t *dout,
+	   const int32_t *qpos, const int32_t *kpos, float *dsum, float *dq,
+	   float *dk, float *dv);
 
 #endif

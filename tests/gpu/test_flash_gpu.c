@@ -21,10 +21,10 @@
  * The gradients start from random values and must equal them plus the
  * gradient (kern_attn_bwd accumulates).
  *
- * The forward runs through every kernel: mma.sync (kern_flash_fwd_mma,
- * whose o and lse the backward reads) and, on a compute capability 9.0
- * device, wgmma in three schedules (kern_flash_fwd_wg, _wgp and the
- * warp-specialized _ws), each against the reference with the tolerances
+ * The forward runs through every kernel (kern_flash_fwd_with): mma.sync
+ * (KERN_FLASH_MMA, whose o and lse the backward reads) and, on a compute
+ * capability 9.0 device, wgmma in three schedules (wg, wgp and the
+ * warp-specialized ws), each against the reference with the tolerances
  * above, and each wgmma one against mma.sync (ws against wgp too):
  *  - o: normwise 5e-3. Both round P to bf16, but at different running
  *    maxima (key tiles of 64 and 128), and both round o to bf16: where P's
@@ -36,15 +36,16 @@
  *    sums run in another order with other rescalings (~1e-6 relative),
  *    which the logarithm turns into ~1e-6 absolute; empty rows -inf in
  *    both.
- * kern_flash_fwd under GTPLAN_FLASH=X must give kern_flash_fwd_X's bits
+ * kern_flash_fwd under GTPLAN_FLASH=X must give kernel X's bits
  * (X = mma, wg, wgp, ws; mma.sync's where wgmma is not available).
  * Before the attention cases, the wgmma products and the ws backward's
  * machinery are checked alone (tests/gpu/flash_probe_gpu.c); the ws
  * forward's machinery has its own test (tests/gpu/test_flash_ws_gpu.c).
  *
  * The backward runs from the same initial gradients through
- * kern_flash_bwd_mma, kern_flash_bwd under GTPLAN_FLASH_BWD=mma and, on
- * compute capability 9.0, kern_flash_bwd_wg, _wgp and kern_flash_bwd
+ * kern_flash_bwd_with's mma.sync, kern_flash_bwd under GTPLAN_FLASH_BWD=mma
+ * and, on compute capability 9.0, kern_flash_bwd_with's wg, wgp and
+ * kern_flash_bwd
  * under GTPLAN_FLASH_BWD=wg and wgp (elsewhere kern_flash_bwd's default),
  * each against the reference; the wgmma ones also against mma.sync (dq=,
  * dk=, dv=), normwise 1e-3: both round P and dS to bf16 at the same
@@ -53,7 +54,7 @@
  * to a bf16 rounding boundary rounds the other way (2^-8), and dq's
  * atomics add in another order: ~1e-4 normwise at most, where a layout
  * mistake errs by the gradient's own size.
- * The warp-specialized backward (kern_flash_bwd_ws, and kern_flash_bwd
+ * The warp-specialized backward (kern_flash_bwd_with's ws, and kern_flash_bwd
  * under GTPLAN_FLASH_BWD=ws) runs the same way on
  * compute capability 9.0, against the reference and against mma.sync
  * with the same tolerances: it rounds P and dS to bf16 from the same
@@ -83,12 +84,8 @@
 #define TOL_PAIR_GRAD 1e-3
 
 static struct kern_ctx G;
-static int have_wg; /* kern_flash_fwd_wg runs on this device */
+static int have_wg; /* the wgmma kernels run on this device */
 static int have_ws; /* and the ws backward's probes passed */
-
-typedef int (*fwd_fn)(void *, const struct kern_attn *, const uint16_t *,
-		      const uint16_t *, const uint16_t *, const int32_t *,
-		      const int32_t *, uint16_t *, float *);
 
 /* One case's host data; f* are the bf16 inputs as floats. */
 struct fcase {
@@ -288,11 +285,11 @@ static void dev_free(struct dev *d)
 		kern_free(&G, all[i]);
 }
 
-/* The forward by fn into NaN-poisoned device buffers *od, *ld (made here),
- * copied back into o and lse. */
-static void run_fwd(const struct fcase *c, struct dev *d, fwd_fn fn,
-		    const char *who, uint16_t **od, float **ld, uint16_t *o,
-		    float *lse)
+/* The forward by kernel kind into NaN-poisoned device buffers *od, *ld
+ * (made here), copied back into o and lse. */
+static void run_fwd(const struct fcase *c, struct dev *d,
+		    enum kern_flash_kind kind, const char *who, uint16_t **od,
+		    float **ld, uint16_t *o, float *lse)
 {
 	const struct kern_attn *a = &c->a;
 	long long nl = a->batch * a->nh * a->sq;
@@ -303,8 +300,8 @@ static void run_fwd(const struct fcase *c, struct dev *d, fwd_fn fn,
 		lse[i] = NAN;
 	*od = gh_dev(&G, o, (size_t)nq(a) * 2);
 	*ld = gh_dev(&G, lse, (size_t)nl * sizeof(float));
-	rc = fn(kern_stream(&G), a, d->q, d->k, d->v, d->qpos, d->kpos, *od,
-		*ld);
+	rc = kern_flash_fwd_with(kind, kern_stream(&G), a, d->q, d->k, d->v,
+				 d->qpos, d->kpos, *od, *ld);
 	if (rc)
 		gh_die(rc, who);
 	gh_down(&G, o, *od, (size_t)nq(a) * 2);
@@ -323,7 +320,7 @@ static void check_switch(const struct fcase *c, struct dev *d,
 	char name[96];
 
 	setenv("GTPLAN_FLASH", val, 1);
-	run_fwd(c, d, kern_flash_fwd, "kern_flash_fwd", &od, &ld, o2, l2);
+	run_fwd(c, d, KERN_FLASH_AUTO, "kern_flash_fwd", &od, &ld, o2, l2);
 	unsetenv("GTPLAN_FLASH");
 	snprintf(name, sizeof(name), "%s GTPLAN_FLASH=%s", c->name, val);
 	tf_check("bits", name, memcmp(o, o2, no) || memcmp(lse, l2, nl), 0.0);
@@ -336,9 +333,9 @@ static void check_switch(const struct fcase *c, struct dev *d,
 /* The wgmma forwards (kernels/kern_flash.h) as GTPLAN_FLASH names them. */
 static const struct {
 	const char *name;
-	fwd_fn fn;
-} wg_kernels[] = { { "wg", kern_flash_fwd_wg }, { "wgp", kern_flash_fwd_wgp },
-		   { "ws", kern_flash_fwd_ws } };
+	enum kern_flash_kind kind;
+} wg_kernels[] = { { "wg", KERN_FLASH_WG }, { "wgp", KERN_FLASH_WGP },
+		   { "ws", KERN_FLASH_WS } };
 
 /* The wgmma forwards against the reference and the mma.sync one (om, lm),
  * and the environment switch between them (mma.sync for every value where
@@ -362,7 +359,7 @@ static void run_wg(const struct fcase *c, struct dev *d, const uint16_t *om,
 		}
 		snprintf(name, sizeof(name), "%s %s", c->name,
 			 wg_kernels[i].name);
-		run_fwd(c, d, wg_kernels[i].fn, name, &od, &ld, o, lse);
+		run_fwd(c, d, wg_kernels[i].kind, name, &od, &ld, o, lse);
 		check_fwd(c, name, o, lse, ro, rl);
 		check_pair(c, name, o, lse, om, lm);
 		check_switch(c, d, wg_kernels[i].name, o, lse);
@@ -375,15 +372,12 @@ static void run_wg(const struct fcase *c, struct dev *d, const uint16_t *om,
 	free(o); free(lse); free(op); free(lp);
 }
 
-typedef int (*bwd_fn)(void *, const struct kern_attn *, const uint16_t *,
-		      const uint16_t *, const uint16_t *, const uint16_t *,
-		      const float *, const uint16_t *, const int32_t *,
-		      const int32_t *, float *, float *, float *, float *);
-
-/* The backward by fn on gradients that start at init (host), results into
- * out (host); device gradients and dsum are made and freed here. */
-static void run_bwd(const struct fcase *c, struct dev *d, bwd_fn fn,
-		    const char *who, float *init[3], float *out[3])
+/* The backward by kernel kind (tf_bwd) on gradients that start at init
+ * (host), results into out (host); device gradients and dsum are made and
+ * freed here. */
+static void run_bwd(const struct fcase *c, struct dev *d,
+		    enum kern_flash_kind kind, const char *who, float *init[3],
+		    float *out[3])
 {
 	const struct kern_attn *a = &c->a;
 	long long n[3] = { nq(a), nk(a), nk(a) };
@@ -393,8 +387,8 @@ static void run_bwd(const struct fcase *c, struct dev *d, bwd_fn fn,
 	for (int t = 0; t < 3; t++)
 		*dd[t] = gh_dev(&G, init[t], (size_t)n[t] * sizeof(float));
 	d->dsum = gh_dev(&G, NULL, (size_t)(a->batch * a->nh * a->sq + 1) * 4);
-	rc = fn(kern_stream(&G), a, d->q, d->k, d->v, d->o, d->lse, d->dout,
-		d->qpos, d->kpos, d->dsum, d->dq, d->dk, d->dv);
+	rc = tf_bwd(kind, kern_stream(&G), a, d->q, d->k, d->v, d->o, d->lse,
+		    d->dout, d->qpos, d->kpos, d->dsum, d->dq, d->dk, d->dv);
 	if (rc)
 		gh_die(rc, who);
 	for (int t = 0; t < 3; t++) {
@@ -406,12 +400,12 @@ static void run_bwd(const struct fcase *c, struct dev *d, bwd_fn fn,
 	d->dsum = NULL;
 }
 
-/* The backward by fn (under GTPLAN_FLASH_BWD=env unless NULL) from init
+/* The backward by kind (under GTPLAN_FLASH_BWD=env unless NULL) from init
  * into out, checked as "<case><label>" against the reference gradients
  * ref and, unless NULL, against om: another kernel's from the same init
  * (dq=, dk=, dv=). */
-static void bwd_check(const struct fcase *c, struct dev *d, bwd_fn fn,
-		      const char *who, const char *env, const char *label,
+static void bwd_check(const struct fcase *c, struct dev *d,
+		      enum kern_flash_kind kind, const char *who, const char *env, const char *label,
 		      float *init[3], double *ref[3], float *om[3],
 		      float *out[3])
 {
@@ -424,7 +418,7 @@ static void bwd_check(const struct fcase *c, struct dev *d, bwd_fn fn,
 	snprintf(name, sizeof(name), "%s%s", c->name, label);
 	if (env)
 		setenv("GTPLAN_FLASH_BWD", env, 1);
-	run_bwd(c, d, fn, who, init, out);
+	run_bwd(c, d, kind, who, init, out);
 	unsetenv("GTPLAN_FLASH_BWD");
 	for (int t = 0; t < 3; t++) {
 		double *gw = gh_malloc((size_t)n[t] * sizeof(double));
@@ -466,8 +460,8 @@ static void run_case(struct fcase *c)
 	d.dout = gh_dev(&G, c->dout, (size_t)n * 2);
 	d.qpos = gh_dev(&G, c->qpos, (size_t)(a->sq + 1) * 4);
 	d.kpos = gh_dev(&G, c->kpos, (size_t)(a->sk + 1) * 4);
-	run_fwd(c, &d, kern_flash_fwd_mma, "kern_flash_fwd_mma", &d.o, &d.lse,
-		o, lse);
+	run_fwd(c, &d, KERN_FLASH_MMA, "kern_flash_fwd_with(mma)", &d.o,
+		&d.lse, o, lse);
 	ref_fwd(c, ro, rl, p);
 	check_fwd(c, c->name, o, lse, ro, rl);
 	run_wg(c, &d, o, lse, ro, rl);
@@ -482,26 +476,26 @@ static void run_case(struct fcase *c)
 		for (long long i = 0; i < a->sq; i++)
 			for (long long h = 0; h < a->nh; h++)
 				ref_bwd_row(c, ro, rl, b, i, h, rq, rk, rv, p);
-	bwd_check(c, &d, kern_flash_bwd_mma, "kern_flash_bwd_mma", NULL, "",
+	bwd_check(c, &d, KERN_FLASH_MMA, "kern_flash_bwd_with(mma)", NULL, "",
 		  init, ref, NULL, om);
-	bwd_check(c, &d, kern_flash_bwd, "kern_flash_bwd", "mma",
+	bwd_check(c, &d, KERN_FLASH_AUTO, "kern_flash_bwd", "mma",
 		  " GTPLAN_FLASH_BWD=mma", init, ref, NULL, out);
 	for (int i = 0; i < 2 && have_wg; i++) {
-		bwd_check(c, &d, i ? kern_flash_bwd_wgp : kern_flash_bwd_wg,
-			  "kern_flash_bwd_wg(p)", NULL, i ? " bwd-wgp" : " bwd-wg",
-			  init, ref, om, out);
-		bwd_check(c, &d, kern_flash_bwd, "kern_flash_bwd",
+		bwd_check(c, &d, i ? KERN_FLASH_WGP : KERN_FLASH_WG,
+			  "kern_flash_bwd_with(wg(p))", NULL,
+			  i ? " bwd-wgp" : " bwd-wg", init, ref, om, out);
+		bwd_check(c, &d, KERN_FLASH_AUTO, "kern_flash_bwd",
 			  i ? "wgp" : "wg", i ? " GTPLAN_FLASH_BWD=wgp" :
 			  " GTPLAN_FLASH_BWD=wg", init, ref, NULL, out);
 	}
 	if (have_ws && !tf_ws_broken)
-		bwd_check(c, &d, tf_bwd_ws, "kern_flash_bwd_ws", NULL, " bwd-ws",
-			  init, ref, om, out);
+		bwd_check(c, &d, KERN_FLASH_WS, "kern_flash_bwd_with(ws)", NULL,
+			  " bwd-ws", init, ref, om, out);
 	if (have_ws && !tf_ws_broken)
-		bwd_check(c, &d, tf_bwd_auto_ws, "kern_flash_bwd", "ws",
+		bwd_check(c, &d, KERN_FLASH_AUTO, "kern_flash_bwd", "ws",
 			  " GTPLAN_FLASH_BWD=ws", init, ref, om, out);
 	if (!have_wg) {
-		bwd_check(c, &d, kern_flash_bwd, "kern_flash_bwd", NULL,
+		bwd_check(c, &d, KERN_FLASH_AUTO, "kern_flash_bwd", NULL,
 			  " default", init, ref, NULL, out);
 	}
 	for (int t = 0; t < 3; t++) {

@@ -154,7 +154,7 @@ static void probe_ring(const uint16_t *x, const uint16_t *dx, int n,
 	free(out);
 }
 
-/* o and lse of kern_flash_fwd_ws (index 0) and kern_flash_fwd_wgp (1)
+/* o and lse of the ws forward (index 0) and the wgp one (1)
  * into o[i], lse[i], over outputs poisoned with 0xff bytes (NaN): a row
  * that a kernel never writes stays NaN and shows as such. */
 static void run_both(const struct kern_attn *a, const void *dq,
@@ -174,10 +174,12 @@ static void run_both(const struct kern_attn *a, const void *dq,
 		memset(lse[i], 0xff, nl);
 		dout = gh_dev(&G, o[i], no);
 		dl = gh_dev(&G, lse[i], nl);
-		rc = (i ? kern_flash_fwd_wgp : kern_flash_fwd_ws)(
-			kern_stream(&G), a, dq, dk, dv, dqpos, NULL, dout, dl);
+		rc = kern_flash_fwd_with(i ? KERN_FLASH_WGP : KERN_FLASH_WS,
+					 kern_stream(&G), a, dq, dk, dv, dqpos,
+					 NULL, dout, dl);
 		if (rc)
-			gh_die(rc, i ? "kern_flash_fwd_wgp" : "kern_flash_fwd_ws");
+			gh_die(rc, i ? "kern_flash_fwd_with(wgp)" :
+				       "kern_flash_fwd_with(ws)");
 		gh_down(&G, o[i], dout, no);
 		gh_down(&G, lse[i], dl, nl);
 		kern_free(&G, dout);
@@ -213,7 +215,7 @@ static void pair_err(const uint16_t *o[2], const float *lse[2], long long nq,
 	}
 }
 
-/* kern_flash_fwd_ws against kern_flash_fwd_wgp (which test_flash_gpu.c
+/* The ws forward against the wgp one (which test_flash_gpu.c
  * holds to the float64 reference) on sequences long enough that the K / V
  * rings wrap many times (test_flash_gpu.c's cases use at most 8 key tiles
  * of 128, fewer than hd 64's 4 stages wrap): whole causal sequences, NULL
@@ -410,7 +412,7 @@ static void diag_all(void)
 	}
 }
 
-/* Where the TMA kernel does not apply, kern_flash_fwd_ws runs wgp
+/* Where the TMA kernel does not apply, the ws forward runs wgp
  * (kern_flash_ws.cu's fl_ws_run): with a negative scale (ws_softmax needs
  * scale > 0) o and lse must be wgp's bits; with no key at all (no tensor
  * map of zero rows) every o is 0 and every lse -inf, the contract's empty
@@ -438,8 +440,9 @@ static void fallback(void)
 		dout = gh_dev(&G, o[i & 1], (size_t)nq * 2);
 		dl = gh_dev(&G, lse[i & 1], (size_t)nl * 4);
 		a.sk = i == 2 ? 0 : 150;
-		rc = (i == 1 ? kern_flash_fwd_wgp : kern_flash_fwd_ws)(
-			kern_stream(&G), &a, dq, dk, dv, NULL, NULL, dout, dl);
+		rc = kern_flash_fwd_with(i == 1 ? KERN_FLASH_WGP : KERN_FLASH_WS,
+					 kern_stream(&G), &a, dq, dk, dv, NULL,
+					 NULL, dout, dl);
 		if (rc)
 			gh_die(rc, "fallback forward");
 		gh_down(&G, o[i & 1], dout, (size_t)nq * 2);
