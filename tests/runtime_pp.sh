@@ -8,7 +8,7 @@
 #    copy of the embedding, its gradient summed over the embedding group)
 #    against the single-rank run on the same global batch: per-step loss
 #    and final gathered weights within 1e-5 relative (tests/runtime_
-#    compare.py; Adam normwise, SGD element by element, as
+#    compare.py; Adam normwise, SGD element by element within 4e-5, as
 #    tests/runtime_parity.sh judges them);
 # 2. each rank's --record against the simulator's prediction (gtplan sim
 #    --predict-record, tests/runtime_predict.py), send/recv lines included;
@@ -39,8 +39,15 @@ train() {
 		--log "$tmp/$name.$opt.log" --dump-weights "$tmp/$name.$opt.w" \
 		--record "$tmp/$name.$opt.rec" "$@"
 }
+# SGD (lr 1) within 4e-5 element by element, as tests/runtime_parity.sh
+# judges it (its STOL: lr 1 amplifies fp32 rounding step by step; the
+# PP2xTP2xG2 run's layers.1.qkv came out 1.7e-5 off on one build machine's
+# OpenBLAS and within 1e-5 on another's)
+STOL=4e-5
 compare() { # REF NAME OPTIMIZER METRIC
-	check "parity $2 $3" "$PY" tests/runtime_compare.py "$TOL" "$4" \
+	local tol=$TOL
+	[ "$3" = sgd ] && tol=$STOL
+	check "parity $2 $3" "$PY" tests/runtime_compare.py "$tol" "$4" \
 		"$tmp/$1.$3.log" "$tmp/$1.$3.w" "$tmp/$2.$3.log" "$tmp/$2.$3.w"
 	sed "s/^/    $2 $3: /" "$tmp/out"
 }
