@@ -15,6 +15,7 @@
 #include "calls.h"
 #include "cfg.h"
 #include "diag.h"
+#include "diag_fixture.h"
 #include "dispatch.h"
 #include "plan.h"
 
@@ -100,13 +101,8 @@ static inline int place(struct fx *f, const char *name)
 
 static inline const struct diag *one(const struct fx *f, const char *code)
 {
-	const struct diag *d = NULL;
+	const struct diag *d = diag_once(&f->diags, code);
 
-	for (size_t i = 0; i < f->diags.n; i++)
-		if (strcmp(diag_code(&f->diags.v[i]), code) == 0) {
-			ck_assert_msg(!d, "%s reported twice", code);
-			d = &f->diags.v[i];
-		}
 	ck_assert_msg(d != NULL, "%s not reported", code);
 	return d;
 }

@@ -11,6 +11,7 @@
 #include "calls.h"
 #include "cfg.h"
 #include "diag.h"
+#include "diag_fixture.h"
 #include "dispatch.h"
 #include "report.h"
 #include "settings.h"
@@ -52,13 +53,8 @@ static void release(struct fx *f)
 /* The only finding with `code`, which must be there exactly once. */
 static const struct diag *one(const struct fx *f, const char *code)
 {
-	const struct diag *d = NULL;
+	const struct diag *d = diag_once(&f->diags, code);
 
-	for (size_t i = 0; i < f->diags.n; i++)
-		if (strcmp(diag_code(&f->diags.v[i]), code) == 0) {
-			ck_assert_msg(!d, "%s reported twice", code);
-			d = &f->diags.v[i];
-		}
 	ck_assert_msg(d != NULL, "%s not reported", code);
 	return d;
 }

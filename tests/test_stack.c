@@ -11,6 +11,7 @@
 
 #include "cfg.h"
 #include "diag.h"
+#include "diag_fixture.h"
 #include "plan.h"
 #include "simulate.h"
 #include "stack.h"
@@ -53,14 +54,7 @@ static void lint(struct sim_fx *f, const char *text)
 
 static const struct diag *find(const struct sim_fx *f, const char *code)
 {
-	const struct diag *d = NULL;
-
-	for (size_t i = 0; i < f->diags.n; i++)
-		if (strcmp(diag_code(&f->diags.v[i]), code) == 0) {
-			ck_assert_msg(!d, "%s reported twice", code);
-			d = &f->diags.v[i];
-		}
-	return d;
+	return diag_once(&f->diags, code);
 }
 
 static size_t count7(const struct sim_fx *f)
