@@ -14,6 +14,7 @@
 
 #include "cfg.h"
 #include "diag.h"
+#include "diag_fixture.h"
 #include "schema.h"
 
 struct fx {
@@ -93,17 +94,6 @@ static inline const struct diag *only(const struct fx *f, const char *code)
 	ck_assert_str_eq(diag_code(&f->diags.v[0]), code);
 	ck_assert_ptr_nonnull(f->diags.v[0].hint);
 	return &f->diags.v[0];
-}
-
-static inline void at(const struct diag *d, int line, int col,
-		      const char *path)
-{
-	ck_assert_int_eq(d->loc.line, line);
-	ck_assert_int_eq(d->loc.col, col);
-	if (path)
-		ck_assert_str_eq(d->path, path);
-	else
-		ck_assert_ptr_null(d->path);
 }
 
 /* Runs one schema on one YAML and expects `errs` errors and

@@ -12,6 +12,7 @@
 
 #include "cfg.h"
 #include "diag.h"
+#include "diag_fixture.h"
 #include "model.h"
 #include "model_fixture.h"
 #include "harness.h"
@@ -22,12 +23,7 @@ static void expect_diag(const struct diag *d, const char *code, int line,
 			int col, const char *path)
 {
 	ck_assert_str_eq(diag_code(d), code);
-	ck_assert_int_eq(d->loc.line, line);
-	ck_assert_int_eq(d->loc.col, col);
-	if (path)
-		ck_assert_str_eq(d->path, path);
-	else
-		ck_assert_ptr_null(d->path);
+	diag_at(d, line, col, path);
 }
 
 /* ---- model_resolve ---------------------------------------------------- */

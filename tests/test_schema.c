@@ -85,7 +85,7 @@ START_TEST(types_follow_yaml_kinds)
 	ck_assert_int_eq(run(&f, "{'properties': {'a': {'properties': {'n': "
 			     POS_INT "}}}}", "a:\n  n: four\n"), 1);
 	d = only(&f, "GT200");
-	at(d, 2, 6, "a.n");
+	diag_at(d, 2, 6, "a.n");
 	ck_assert_str_eq(d->msg, "expected a positive integer, got string "
 			 "\"four\"");
 	ck_assert_str_eq(d->hint, "use a positive integer");
@@ -137,7 +137,7 @@ START_TEST(ranges_name_the_bound)
 		"'examples': [4]}}, '$defs': {'p': " POS_INT "}}",
 	    "tp: 0\n");
 	d = only(&f, "GT201");
-	at(d, 1, 5, "tp");
+	diag_at(d, 1, 5, "tp");
 	ck_assert_str_eq(d->msg, "must be at least 1, got 0");
 	ck_assert_str_eq(d->hint, "use a positive integer such as 4");
 	fx_release(&f);
@@ -180,7 +180,7 @@ START_TEST(enum_and_const_list_the_choices)
 	run(&f, "{'properties': {'layout': {'enum': ['4d', '5d']}}}",
 	    "layout: 3d\n");
 	d = only(&f, "GT202");
-	at(d, 1, 9, "layout");
+	diag_at(d, 1, 9, "layout");
 	ck_assert_str_eq(d->msg, "\"3d\" is not one of the allowed values");
 	ck_assert_str_eq(d->hint, "choose one of: \"4d\", \"5d\"");
 	fx_release(&f);
@@ -222,7 +222,7 @@ START_TEST(required_points_at_the_map)
 	fx_init(&f);
 	ck_assert_int_eq(run(&f, sch, "x: 1\ncluster:\n  num_nodes: 2\n"), 1);
 	d = only(&f, "GT204");
-	at(d, 2, 1, "cluster.gpus_per_node");
+	diag_at(d, 2, 1, "cluster.gpus_per_node");
 	ck_assert_str_eq(d->msg, "missing required key 'gpus_per_node' in "
 			 "'cluster'");
 	ck_assert_str_eq(d->hint, "add 'gpus_per_node: 8' under 'cluster' "
@@ -255,7 +255,7 @@ START_TEST(additional_properties_close_or_check_a_map)
 	fx_init(&f);
 	ck_assert_int_eq(run(&f, closed, "g:\n  rank_ordr: tp\n"), 1);
 	d = only(&f, "GT205");
-	at(d, 2, 3, "g.rank_ordr");
+	diag_at(d, 2, 3, "g.rank_ordr");
 	ck_assert_str_eq(d->msg, "unknown key 'rank_ordr' in 'g'");
 	ck_assert_str_eq(d->hint, "did you mean 'rank_order'?");
 	fx_release(&f);
@@ -281,7 +281,7 @@ START_TEST(additional_properties_close_or_check_a_map)
 	fx_init(&f);
 	run(&f, "{'properties': {'a': {}}, 'additionalProperties': "
 		"{'type': 'integer'}}", "a: x\nb: 1\nc: two\n");
-	at(only(&f, "GT200"), 3, 4, "c");
+	diag_at(only(&f, "GT200"), 3, 4, "c");
 	fx_release(&f);
 
 	/* patternProperties match unanchored and take the key out of the
@@ -311,7 +311,7 @@ START_TEST(choices_report_one_finding)
 	fx_init(&f);
 	ck_assert_int_eq(run(&f, any, "s: four\n"), 1);
 	d = only(&f, "GT200");
-	at(d, 1, 4, "s");
+	diag_at(d, 1, 4, "s");
 	ck_assert_str_eq(d->msg, "expected a positive integer or null, got "
 			 "string \"four\"");
 	ck_assert_str_eq(d->hint, "use a positive integer or null such as 12");
@@ -417,7 +417,7 @@ START_TEST(patterns_are_unanchored_posix)
 	fx_init(&f);
 	run(&f, order, "rank_order: tp-xx-dp\n");
 	d = only(&f, "GT205");
-	at(d, 1, 13, "rank_order");
+	diag_at(d, 1, 13, "rank_order");
 	ck_assert_ptr_nonnull(strstr(d->msg, "\"tp-xx-dp\" does not match"));
 	ck_assert_str_eq(d->hint, "write it like \"tp-cp-gtp-ep-dp-pp\"");
 	fx_release(&f);
@@ -446,8 +446,8 @@ START_TEST(items_have_index_paths)
 		"'properties': {'name': {'type': 'string'}}}}}}",
 	    "calls:\n  - name: train\n  - name: 3\n  - {}\n");
 	ck_assert_uint_eq(f.diags.n, 2);
-	at(&f.diags.v[0], 3, 11, "calls.1.name");
-	at(&f.diags.v[1], 4, 5, "calls.2.name");
+	diag_at(&f.diags.v[0], 3, 11, "calls.1.name");
+	diag_at(&f.diags.v[1], 4, 5, "calls.2.name");
 	fx_release(&f);
 }
 END_TEST

@@ -100,7 +100,7 @@ START_TEST(did_you_mean_hits_typos)
 		ck_assert_int_eq(run(&f, sch, yaml), 0);
 		d = only(&f, "GT203");
 		ck_assert_int_eq(d->severity, DIAG_WARNING);
-		at(d, 2, 3, path);
+		diag_at(d, 2, 3, path);
 		ck_assert_str_eq(d->hint,
 				 "did you mean 'tensor_model_parallel_size'?");
 		ck_assert_ptr_nonnull(strstr(d->msg, typos[i]));
@@ -139,7 +139,7 @@ START_TEST(did_you_mean_stays_quiet)
 	run(&f, sch, "m:\n  tensor_model_parallel_size: 1\n"
 	    "  tensor_model_paralel_size: 4\n");
 	d = only(&f, "GT203");
-	at(d, 3, 3, "m.tensor_model_paralel_size");
+	diag_at(d, 3, 3, "m.tensor_model_paralel_size");
 	ck_assert_uint_eq(d->n_notes, 1);
 	ck_assert_int_eq(d->notes[0].loc.line, 2);
 	fx_release(&f);
