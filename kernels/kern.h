@@ -560,12 +560,13 @@ int kern_rope(struct kern_ctx *k, long long rows, long long heads,
  * call serves a whole sequence, a context-parallel chunk pair, or one key
  * block of a ring. A NULL qpos or kpos stands for positions 0, 1, 2, ...
  * (a whole sequence): the same result as those arrays, and the flash
- * kernels then know each tile's mask without reading positions (about
- * 14% faster forward and 8% backward on an H200, docs/runtime-gpu.md). attn_fwd writes o (softmax(scale q k^T) v over the
- * attended keys) and lse (the natural log of the softmax's denominator,
- * including the max: log sum exp(scale q.k)); a row that attends no key
- * gets o = 0 and lse = -INFINITY. K and V are never copied per query
- * head. */
+ * kernels then know each tile's mask without reading positions (on an
+ * H200 the forward 12-27% and the backward up to 9% faster at the
+ * benchmark's shapes, docs/runtime-gpu.md). attn_fwd writes o
+ * (softmax(scale q k^T) v over the attended keys) and lse (the natural
+ * log of the softmax's denominator, including the max: log sum
+ * exp(scale q.k)); a row that attends no key gets o = 0 and lse =
+ * -INFINITY. K and V are never copied per query head. */
 int kern_attn_fwd(struct kern_ctx *k, const struct kern_attn *a,
 		  const float *q, const float *kk, const float *v,
 		  const int32_t *qpos, const int32_t *kpos, float *o,

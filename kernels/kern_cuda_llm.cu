@@ -478,7 +478,8 @@ __global__ static void attn_dkv_k(struct kern_attn a, const float *q,
 				long long at = qoff(a, b, i, h);
 				float l = lse[(b * a.nh + h) * a.sq + i], p, ds;
 
-				if (pos_at(kpos, s) > pos_at(qpos, i) || l == -INFINITY)
+				if (pos_at(kpos, s) > pos_at(qpos, i) ||
+				    l == -INFINITY)
 					continue;
 				p = expf(a.scale * lane_dot(kr, q + at, a.hd,
 							    lane) - l);

@@ -20,12 +20,13 @@
  * pair) cached in the context (rope_table): computing a row's table in
  * every block (pos, then pow, cos and sin in double, into shared memory
  * between two barriers) put that latency in every block's path, with
- * only a few blocks resident an SM: the suspected reason these streaming
- * passes stayed under the copy rate (docs/runtime-gpu.md). rope_tab_k fills it once with rope_cs itself (the
- * very bits), keyed by (theta, hd), sized by the call's rows (pos stays
- * on the device), freed with the context (kern_cuda.cu cuda_release); a
- * row whose position it lacks (negative, or past its length) computes
- * its own as before.
+ * only a few blocks resident an SM; with the table these passes went
+ * from 2.95 / 2.82 to 3.08 / 3.23 TB/s at the 1B / 8B shapes on an H200
+ * (docs/runtime-gpu.md, fourth pass). rope_tab_k fills it once with
+ * rope_cs itself (the very bits), keyed by (theta, hd), sized by the
+ * call's rows (pos stays on the device), freed with the context
+ * (kern_cuda.cu cuda_release); a row whose position it lacks (negative,
+ * or past its length) computes its own as before.
  *
  * The fused kernels: one thread a chunk of 8 pairs (i, i + hd/2) of one
  * head: two 16-byte loads per half, a 16-byte store of the copy per half
@@ -342,15 +343,18 @@ __global__ static void qkv_rope_k(struct qkv_rope_args a)
  * KB an SM), with T blocks queued behind them. Resident blocks walking
  * rows, two in flight through cp.async (an earlier version), ran slower
  * on an H200 (2.1 and 2.3 TB/s against qkv_rope_k's 2.5 and 2.4,
- * bench_kernels_gpu mem). The values are rope_cs's (the table's are, bit for bit: the
- * same function on the same arguments) and rope_turn's, rounded as
- * bf16_keep (bf16_pack8: the same bits), so the same as qkv_rope_k's
+ * bench_kernels_gpu mem). The values are rope_cs's (the table's are,
+ * bit for bit: the same function on the same arguments) and rope_turn's,
+ * rounded as bf16_keep (bf16_pack8: the same bits), so the same as
+ * qkv_rope_k's
  * unless ptxas contracts rope_turn's y1 differently here
  * (tests/gpu/test_kernels_qkv_gpu.c counts such values). */
 #define QR_MAX_HD 512 /* larger head dims keep qkv_rope_k, tested so */
 /* ptxas spilled 16 to 40 bytes a thread at 64 registers (the table's 16
  * values held beside the data's 16), none at 80: 4 blocks of 192
- * threads an SM, 2 of 384, 1 of QKV_ROPE_THREADS. */
+ * threads an SM, 2 of 384, 1 of QKV_ROPE_THREADS. Built with 64, the
+ * passes ran 2.66 / 2.81 TB/s at the 1B / 8B shapes on an H200 against
+ * 80's 3.08 / 3.23 (bench_kernels_gpu mem, one machine). */
 #ifndef QR_REGS
 #define QR_REGS 80
 #endif

@@ -534,8 +534,8 @@ static int attn_core_bwd(struct rt_model *m, long long l, float **dq,
 						a->dq, a->dk, a->dv));
 		else
 			KCHECK(kern_attn_bwd(k, &at, la->q, la->k, la->v,
-					     la->o, la->lse, a->dout, NULL, NULL,
-					     a->dq, a->dk, a->dv));
+					     la->o, la->lse, a->dout, NULL,
+					     NULL, a->dq, a->dk, a->dv));
 	}
 	*dq = a->dq;
 	*dk = a->dk;

@@ -53,12 +53,13 @@
  * swiglu_fwd_b16; its backward, rmsnorm_bwd_add_bf twice (its dx16 is
  * the next row-parallel backward's GEMM operand), swiglu_bwd_b16,
  * qkv_merge_rope_bf (dq, dk, dv need no zeroing: the flash backward
- * clears them in its dsum pass, kern_attn's overwrite); a micro-batch, the embedding's ops,
- * the copy, the final norm's add_rmsnorm_fwd and rmsnorm_bwd, to_bf16 of
- * the latter's dx (the last layer's linear_fc2 backward reads it), the
- * cross-entropy's; a step, the two gradient zeros (the embedding's in its
- * first micro-batch) and Adam. linear_proj's backward writes dout in
- * bf16 alone (kern_gemm_bf16), which the flash backward reads: no cast.
+ * clears them in its dsum pass, kern_attn's overwrite); a micro-batch,
+ * the embedding's ops, the copy, the final norm's add_rmsnorm_fwd and
+ * rmsnorm_bwd, to_bf16 of the latter's dx (the last layer's linear_fc2
+ * backward reads it), the cross-entropy's; a step, the two gradient
+ * zeros (the embedding's in its first micro-batch) and Adam.
+ * linear_proj's backward writes dout in bf16 alone (kern_gemm_bf16),
+ * which the flash backward reads: no cast.
  * Not here: rt_weights_refresh's kern_to_bf16 of the weights, the first
  * step's only (Adam writes the copy after); the tokens' upload and the
  * losses' download (host transfers).

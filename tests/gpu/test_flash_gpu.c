@@ -405,7 +405,8 @@ static void run_bwd(const struct fcase *c, struct dev *d,
  * ref and, unless NULL, against om: another kernel's from the same init
  * (dq=, dk=, dv=). */
 static void bwd_check(const struct fcase *c, struct dev *d,
-		      enum kern_flash_kind kind, const char *who, const char *env, const char *label,
+		      enum kern_flash_kind kind, const char *who,
+		      const char *env, const char *label,
 		      float *init[3], double *ref[3], float *om[3],
 		      float *out[3])
 {

@@ -440,7 +440,8 @@ static void fallback(void)
 		dout = gh_dev(&G, o[i & 1], (size_t)nq * 2);
 		dl = gh_dev(&G, lse[i & 1], (size_t)nl * 4);
 		a.sk = i == 2 ? 0 : 150;
-		rc = kern_flash_fwd_with(i == 1 ? KERN_FLASH_WGP : KERN_FLASH_WS,
+		rc = kern_flash_fwd_with(i == 1 ? KERN_FLASH_WGP :
+						 KERN_FLASH_WS,
 					 kern_stream(&G), &a, dq, dk, dv, NULL,
 					 NULL, dout, dl);
 		if (rc)

@@ -268,7 +268,7 @@ struct tstage {
 
 static const struct tstage tstages[] = {
 	{ 1e4, 64, TN, 0, -1, -1 },	/* made for 4096 positions */
-	{ 1e4, 64, TBIG, -1, 0, -1 },	/* grown: rows 3 .. 5 from it now */
+	{ 1e4, 64, TBIG, -1, 0, -1 },	/* grown: rows 3 .. 5 now in it */
 	{ 5e5, 64, TN, 1, -1, 0 },	/* another theta: remade */
 	{ 5e5, 64, TBIG, -1, 1, -1 },
 	{ 5e5, 128, TN, 2, -1, -1 },	/* another hd: remade */
