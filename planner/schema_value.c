@@ -137,6 +137,21 @@ int sch_type_error(struct ctx *c, const json_t *sch,
 
 		cfg_scalar_type(&t, n->text);
 		if (t.kind != CFG_STR && t.kind != CFG_NULL &&
+		    sch_fits(c->s, sch, &t) && n->resolved &&
+		    !memcmp(&n->origin, &n->loc, sizeof(n->loc))) {
+			/* a string the interpolation built here, not one
+			 * written elsewhere in quotes (that one is noted
+			 * where it is): OmegaConf's oc.env, and any text
+			 * around a ${...}, give strings */
+			diag_hint(d, "the interpolation gives the string "
+				  "\"%s\" (${oc.env:...} always gives a "
+				  "string, as OmegaConf's does): write %s "
+				  "here, or set it with an override: %s=%s",
+				  n->text, n->text, c->plen ? c->path : "KEY",
+				  n->text);
+			return 1;
+		}
+		if (t.kind != CFG_STR && t.kind != CFG_NULL &&
 		    sch_fits(c->s, sch, &t)) {
 			diag_hint(d, "remove the quotes: in YAML \"%s\" is a "
 				  "string, %s is %s", n->text, n->text,

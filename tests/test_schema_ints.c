@@ -25,6 +25,7 @@
 #include "report.h"
 #include "schema.h"
 #include "simulate.h"
+#include "diag_fixture.h"
 #include "harness.h"
 
 /* gtplan's bundled example (examples/default.yaml: GRPO, Llama-3.1-8B,
@@ -434,6 +435,50 @@ START_TEST(config_check_leaves_the_value_as_written)
 }
 END_TEST
 
+/* A number the interpolation builds as a string (oc.env's value, text
+ * around a ${...}) stays a type error, with a hint that names the
+ * interpolation, not quotes the file does not have; a quoted number that
+ * a ${...} refers to keeps the quotes' hint and the note of where it is. */
+START_TEST(interpolated_strings_are_not_quotes)
+{
+	static const char *const built[] = { "${oc.env:GTPLAN_T_TP}",
+					      "\"${oc.env:GTPLAN_T_TP}\"",
+					      "\"${cluster.num_nodes}1\"" };
+	struct vals v = ints;
+	struct lint l;
+	const struct diag *d;
+
+	ck_assert_int_eq(setenv("GTPLAN_T_TP", "4", 1), 0);
+	for (size_t i = 0; i < sizeof(built) / sizeof(*built); i++) {
+		v.tp = built[i];
+		lint(&l, v);
+		ck_assert_int_eq(l.schema_errs, 1);
+		d = diag_once(&l.diags, "GT200");
+		ck_assert_ptr_nonnull(strstr(d->hint, "the interpolation "
+					     "gives the string"));
+		ck_assert_ptr_nonnull(strstr(d->hint, "set it with an "
+					     "override: " KEY_TP "="));
+		ck_assert_ptr_null(strstr(d->hint, "remove the quotes"));
+		lint_release(&l);
+	}
+	v.tp = "${gtplan.tp}";
+	{
+		char yaml[sizeof(tmpl) + 256];
+		size_t n;
+
+		n = (size_t)snprintf(yaml, sizeof(yaml), tmpl, v.gbs, v.tp,
+				     v.pp, v.etp, v.vllm_tp);
+		snprintf(yaml + n - 2, sizeof(yaml) - n + 2, ", tp: \"4\"}\n");
+		lint_text(&l, yaml);
+	}
+	d = diag_once(&l.diags, "GT200");
+	ck_assert_ptr_nonnull(strstr(d->hint, "remove the quotes"));
+	ck_assert_uint_eq(d->n_notes, 1);
+	lint_release(&l);
+	unsetenv("GTPLAN_T_TP");
+}
+END_TEST
+
 int main(void)
 {
 	const struct test_case cases[] = {
@@ -442,6 +487,7 @@ int main(void)
 		{ "other_keys", other_keys_warn_and_plan_the_same },
 		{ "gtplan_keys", gtplan_keys_are_a_note },
 		{ "refused", fractional_and_huge_floats_stay_type_errors },
+		{ "interp_strings", interpolated_strings_are_not_quotes },
 		{ "other_error", another_error_is_the_only_finding },
 		{ "once", one_finding_per_value },
 		{ "config", config_check_leaves_the_value_as_written },
