@@ -461,7 +461,7 @@ void fw_model_rules(struct fw *f)
 /* ---- the entry point ---------------------------------------------------- */
 
 /* Which entry point runs the config, from its top-level sections (as
- * tests/corpus_ref.py's algorithm()). */
+ * tests/corpus_setup.py's algorithm()). */
 const char *fw_algorithm(const struct cfg_node *root)
 {
 	static const char *const names[] = { "grpo", "ppo", "distillation",

@@ -18,6 +18,7 @@
 #include "diag_fixture.h"
 #include "dispatch.h"
 #include "plan.h"
+#include "plan_fixture.h"
 
 struct fx {
 	struct src_set srcs;
@@ -30,28 +31,19 @@ struct fx {
 };
 
 /* A config: TP, CP, PP, weight shards S, nodes x 8 GPUs, batches, and
- * extra top-level YAML (a gtplan: section). */
+ * extra top-level YAML (a gtplan: section); plan_yaml's text. */
 static inline char *cfg(int tp, int cp, int pp, int shards, int nodes,
 			int gbs, int mbs, const char *extra)
 {
-	static char buf[4096];
+	char meg[256];
 
-	snprintf(buf, sizeof(buf),
-		 "policy:\n"
-		 "  train_global_batch_size: %d\n"
-		 "  train_micro_batch_size: %d\n"
-		 "  megatron_cfg:\n"
-		 "    enabled: true\n"
+	snprintf(meg, sizeof(meg),
 		 "    tensor_model_parallel_size: %d\n"
 		 "    context_parallel_size: %d\n"
 		 "    pipeline_model_parallel_size: %d\n"
-		 "    tensor_parallel_num_weight_shards: %d\n"
-		 "cluster:\n"
-		 "  num_nodes: %d\n"
-		 "  gpus_per_node: 8\n"
-		 "%s",
-		 gbs, mbs, tp, cp, pp, shards, nodes, extra ? extra : "");
-	return buf;
+		 "    tensor_parallel_num_weight_shards: %d\n",
+		 tp, cp, pp, shards);
+	return plan_yaml(meg, nodes, gbs, mbs, extra);
 }
 
 /* Builds the plan, the driver layout and the call table. */

@@ -2,12 +2,14 @@
  * plan_fixture: a struct plan built by hand from its sizes (no config), the
  * way plan_build() derives it for the default rank order and ETP = TP,
  * EP = EG = 1, for suites that test code below the planner (programs,
- * matching). Suites that need the rules build plans from YAML instead.
+ * matching). Suites that need the rules build plans from YAML instead,
+ * most from plan_yaml's text (test_plan.c, dispatch_fixture.h).
  */
 #ifndef GTPLAN_TEST_PLAN_FIXTURE_H
 #define GTPLAN_TEST_PLAN_FIXTURE_H
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +59,29 @@ static inline void plan_by_hand(struct plan *p, long long tp, long long cp,
 	size[LAY_DP] = p->edp;
 	lay_grid_init(&p->expert, &eo, size);
 	p->expert_grid_ok = 1;
+}
+
+/* A config with Megatron enabled: `meg` (its megatron_cfg lines, indented
+ * 4), nodes x 8 GPUs, the global and micro batch, then `extra` (top-level
+ * YAML, NULL: none). The text is in a static buffer: one at a time. */
+static inline char *plan_yaml(const char *meg, int nodes, int gbs, int mbs,
+			      const char *extra)
+{
+	static char buf[4096];
+
+	snprintf(buf, sizeof(buf),
+		 "policy:\n"
+		 "  train_global_batch_size: %d\n"
+		 "  train_micro_batch_size: %d\n"
+		 "  megatron_cfg:\n"
+		 "    enabled: true\n"
+		 "%s"
+		 "cluster:\n"
+		 "  num_nodes: %d\n"
+		 "  gpus_per_node: 8\n"
+		 "%s",
+		 gbs, mbs, meg, nodes, extra ? extra : "");
+	return buf;
 }
 
 #endif

@@ -10,6 +10,7 @@
 #include "cfg.h"
 #include "diag.h"
 #include "plan.h"
+#include "plan_fixture.h"
 #include "report.h"
 #include "harness.h"
 
@@ -51,27 +52,6 @@ static const struct diag *find(const struct fx *f, const char *code)
 	return NULL;
 }
 
-/* A config with TP/shards/nodes/batch filled in from the arguments. */
-static char *cfg(const char *meg, int nodes, int gbs, int mbs,
-		 const char *extra)
-{
-	static char buf[4096];
-
-	snprintf(buf, sizeof(buf),
-		 "policy:\n"
-		 "  train_global_batch_size: %d\n"
-		 "  train_micro_batch_size: %d\n"
-		 "  megatron_cfg:\n"
-		 "    enabled: true\n"
-		 "%s"
-		 "cluster:\n"
-		 "  num_nodes: %d\n"
-		 "  gpus_per_node: 8\n"
-		 "%s",
-		 gbs, mbs, meg, nodes, extra ? extra : "");
-	return buf;
-}
-
 #define TP4_S12 "    tensor_model_parallel_size: 4\n" \
 		"    tensor_parallel_num_weight_shards: 12\n"
 
@@ -79,7 +59,7 @@ START_TEST(derives_copies_and_lanes)
 {
 	struct fx f;
 
-	ck_assert_int_eq(build(&f, cfg(TP4_S12, 3, 480, 4, NULL)), 0);
+	ck_assert_int_eq(build(&f, plan_yaml(TP4_S12, 3, 480, 4, NULL)), 0);
 	ck_assert_int_eq(f.diags.n, 0);
 	ck_assert(f.plan.grid_ok);
 	ck_assert_int_eq(f.plan.world, 24);
@@ -97,9 +77,10 @@ START_TEST(null_shards_mean_gtp_off)
 {
 	struct fx f;
 
-	ck_assert_int_eq(build(&f, cfg("    tensor_model_parallel_size: 2\n"
-				       "    tensor_parallel_num_weight_shards: null\n",
-				       1, 32, 4, NULL)), 0);
+	ck_assert_int_eq(build(&f, plan_yaml(
+		"    tensor_model_parallel_size: 2\n"
+		"    tensor_parallel_num_weight_shards: null\n",
+		1, 32, 4, NULL)), 0);
 	ck_assert_int_eq(f.plan.gtp, 1);
 	ck_assert_int_eq(f.plan.shards, 2);
 	ck_assert_int_eq(f.plan.dp_replicate, 4);
@@ -112,7 +93,7 @@ START_TEST(expert_grid_has_its_own_gtp)
 {
 	struct fx f;
 
-	ck_assert_int_eq(build(&f, cfg(
+	ck_assert_int_eq(build(&f, plan_yaml(
 		"    tensor_model_parallel_size: 2\n"
 		"    tensor_parallel_num_weight_shards: 4\n"
 		"    expert_model_parallel_size: 4\n"
@@ -133,9 +114,10 @@ START_TEST(remat_size_set_anywhere)
 	struct fx f;
 	const struct diag *d;
 
-	build(&f, cfg("    tensor_model_parallel_size: 4\n"
-		      "    model_overrides:\n"
-		      "      gtp_weight_remat_size: 3\n", 3, 48, 2, NULL));
+	build(&f, plan_yaml("    tensor_model_parallel_size: 4\n"
+			    "    model_overrides:\n"
+			    "      gtp_weight_remat_size: 3\n", 3, 48, 2,
+			    NULL));
 	d = find(&f, "GT300");
 	ck_assert_ptr_nonnull(d);
 	ck_assert_str_eq(d->path,
@@ -152,8 +134,9 @@ START_TEST(shards_must_be_multiple_of_tp)
 	struct fx f;
 	const struct diag *d;
 
-	build(&f, cfg("    tensor_model_parallel_size: 4\n"
-		      "    tensor_parallel_num_weight_shards: 10\n", 3, 48, 2, NULL));
+	build(&f, plan_yaml("    tensor_model_parallel_size: 4\n"
+			    "    tensor_parallel_num_weight_shards: 10\n",
+			    3, 48, 2, NULL));
 	d = find(&f, "GT301");
 	ck_assert_ptr_nonnull(d);
 	ck_assert_int_eq(d->loc.line, 7);
@@ -161,8 +144,9 @@ START_TEST(shards_must_be_multiple_of_tp)
 	ck_assert(!f.plan.grid_ok);
 	release(&f);
 
-	build(&f, cfg("    tensor_model_parallel_size: 4\n"
-		      "    tensor_parallel_num_weight_shards: 2\n", 3, 48, 2, NULL));
+	build(&f, plan_yaml("    tensor_model_parallel_size: 4\n"
+			    "    tensor_parallel_num_weight_shards: 2\n",
+			    3, 48, 2, NULL));
 	ck_assert_ptr_nonnull(find(&f, "GT301"));
 	release(&f);
 }
@@ -172,8 +156,9 @@ START_TEST(expert_shards_must_be_multiple_of_etp)
 {
 	struct fx f;
 
-	build(&f, cfg(TP4_S12 "    expert_tensor_parallel_num_weight_shards: 6\n",
-		      3, 48, 2, NULL));
+	build(&f, plan_yaml(TP4_S12
+			    "    expert_tensor_parallel_num_weight_shards: 6\n",
+			    3, 48, 2, NULL));
 	ck_assert_ptr_nonnull(find(&f, "GT302"));
 	ck_assert_ptr_null(find(&f, "GT301"));
 	release(&f);
@@ -185,8 +170,9 @@ START_TEST(world_must_divide_by_model_size)
 	struct fx f;
 	const struct diag *d;
 
-	build(&f, cfg("    tensor_model_parallel_size: 4\n"
-		      "    tensor_parallel_num_weight_shards: 16\n", 3, 48, 2, NULL));
+	build(&f, plan_yaml("    tensor_model_parallel_size: 4\n"
+			    "    tensor_parallel_num_weight_shards: 16\n",
+			    3, 48, 2, NULL));
 	d = find(&f, "GT303");
 	ck_assert_ptr_nonnull(d);
 	ck_assert_str_eq(d->path, "cluster.num_nodes");
@@ -196,7 +182,7 @@ START_TEST(world_must_divide_by_model_size)
 	ck_assert(!f.plan.grid_ok);
 	release(&f);
 
-	build(&f, cfg(TP4_S12, 1, 48, 2, NULL));
+	build(&f, plan_yaml(TP4_S12, 1, 48, 2, NULL));
 	d = find(&f, "GT303");
 	ck_assert_ptr_nonnull(d);
 	ck_assert_ptr_nonnull(strstr(d->msg, "fewer than one model copy"));
@@ -208,8 +194,8 @@ START_TEST(expert_world_must_divide)
 {
 	struct fx f;
 
-	build(&f, cfg(TP4_S12 "    expert_model_parallel_size: 5\n", 3, 48, 2,
-		      NULL));
+	build(&f, plan_yaml(TP4_S12 "    expert_model_parallel_size: 5\n",
+			    3, 48, 2, NULL));
 	ck_assert_ptr_nonnull(find(&f, "GT304"));
 	ck_assert(f.plan.grid_ok);
 	ck_assert(!f.plan.expert_grid_ok);
@@ -225,12 +211,12 @@ START_TEST(gtp_needs_one_optimizer_instance)
 	char meg[512];
 
 	snprintf(meg, sizeof(meg), "%s%s", TP4_S12, two);
-	build(&f, cfg(meg, 3, 48, 2, NULL));
+	build(&f, plan_yaml(meg, 3, 48, 2, NULL));
 	ck_assert_ptr_nonnull(find(&f, "GT305"));
 	release(&f);
 	/* without GTP, several instances are fine */
 	snprintf(meg, sizeof(meg), "    tensor_model_parallel_size: 4\n%s", two);
-	build(&f, cfg(meg, 3, 48, 2, NULL));
+	build(&f, plan_yaml(meg, 3, 48, 2, NULL));
 	ck_assert_ptr_null(find(&f, "GT305"));
 	release(&f);
 }
@@ -260,11 +246,12 @@ START_TEST(rank_order_is_checked)
 {
 	struct fx f;
 
-	build(&f, cfg(TP4_S12, 3, 48, 2, "gtplan:\n  rank_order: tp-cp-dp-pp\n"));
+	build(&f, plan_yaml(TP4_S12, 3, 48, 2,
+			    "gtplan:\n  rank_order: tp-cp-dp-pp\n"));
 	ck_assert_ptr_nonnull(find(&f, "GT307"));
 	release(&f);
-	build(&f, cfg(TP4_S12, 3, 48, 2,
-		      "gtplan:\n  rank_order: tp-gtp-cp-ep-dp-pp\n"));
+	build(&f, plan_yaml(TP4_S12, 3, 48, 2,
+			    "gtplan:\n  rank_order: tp-gtp-cp-ep-dp-pp\n"));
 	ck_assert_ptr_null(find(&f, "GT307"));
 	release(&f);
 }
@@ -274,7 +261,7 @@ START_TEST(world_size_limit)
 {
 	struct fx f;
 
-	build(&f, cfg(TP4_S12, 262144, 48, 2, NULL)); /* 2^21 GPUs */
+	build(&f, plan_yaml(TP4_S12, 262144, 48, 2, NULL)); /* 2^21 GPUs */
 	ck_assert_ptr_nonnull(find(&f, "GT308"));
 	ck_assert(!f.plan.grid_ok);
 	release(&f);
@@ -287,21 +274,21 @@ START_TEST(batch_splits_over_lanes_not_copies)
 	const struct diag *d;
 
 	/* 8 = 2 copies x 4 would be right for D, wrong for L = 6 */
-	build(&f, cfg(TP4_S12, 3, 8, 4, NULL));
+	build(&f, plan_yaml(TP4_S12, 3, 8, 4, NULL));
 	d = find(&f, "GT400");
 	ck_assert_ptr_nonnull(d);
 	ck_assert_ptr_nonnull(strstr(d->msg, "6 data lanes"));
 	ck_assert_ptr_nonnull(strstr(d->hint, "6 or 12"));
 	release(&f);
 
-	build(&f, cfg(TP4_S12, 3, 48, 3, NULL));
+	build(&f, plan_yaml(TP4_S12, 3, 48, 3, NULL));
 	ck_assert_ptr_null(find(&f, "GT400"));
 	d = find(&f, "GT401");
 	ck_assert_ptr_nonnull(d);
 	ck_assert_ptr_nonnull(strstr(d->hint, "36 or 54"));
 	release(&f);
 
-	build(&f, cfg(TP4_S12, 3, 48, 2, NULL));
+	build(&f, plan_yaml(TP4_S12, 3, 48, 2, NULL));
 	ck_assert_int_eq(f.diags.n, 0);
 	release(&f);
 }
@@ -312,7 +299,7 @@ START_TEST(rank_placement_follows_gpus_per_node)
 	struct fx f;
 	long long node, local;
 
-	ck_assert_int_eq(build(&f, cfg(TP4_S12, 3, 480, 4, NULL)), 0);
+	ck_assert_int_eq(build(&f, plan_yaml(TP4_S12, 3, 480, 4, NULL)), 0);
 	plan_rank_place(&f.plan, 13, &node, &local);
 	ck_assert_int_eq(node, 1);
 	ck_assert_int_eq(local, 5);
@@ -329,14 +316,14 @@ START_TEST(runtime_settings)
 	size_t n;
 	FILE *tmp;
 
-	ck_assert_int_eq(build(&f, cfg(TP4_S12, 3, 480, 4, NULL)), 0);
+	ck_assert_int_eq(build(&f, plan_yaml(TP4_S12, 3, 480, 4, NULL)), 0);
 	ck_assert_int_eq(f.plan.runtime.hidden, PLAN_RT_HIDDEN);
 	ck_assert_int_eq(f.plan.runtime.vocab, PLAN_RT_VOCAB);
 	ck_assert(f.plan.runtime.lr == PLAN_RT_LR);
 	ck_assert_str_eq(f.plan.runtime.dtype, "fp32");
 	release(&f);
 
-	ck_assert_int_eq(build(&f, cfg(TP4_S12, 3, 480, 4,
+	ck_assert_int_eq(build(&f, plan_yaml(TP4_S12, 3, 480, 4,
 		"gtplan:\n  runtime:\n    hidden: 40\n    lr: 2\n"
 		"    dtype: bf16\n    seed: 0\n")), 0);
 	ck_assert_int_eq(f.plan.runtime.hidden, 40);
@@ -346,7 +333,7 @@ START_TEST(runtime_settings)
 	ck_assert_str_eq(f.plan.runtime.dtype, "bf16");
 	release(&f);
 
-	ck_assert_int_eq(build(&f, cfg(TP4_S12, 3, 480, 4,
+	ck_assert_int_eq(build(&f, plan_yaml(TP4_S12, 3, 480, 4,
 		"gtplan:\n  runtime:\n    lr: 0.003\n    steps: 9\n")), 0);
 	tmp = tmpfile();
 	ck_assert_ptr_nonnull(tmp);

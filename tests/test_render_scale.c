@@ -19,7 +19,7 @@
 #include "harness.h"
 
 /* Graphviz 2.42, pango and fontconfig keep caches they never free (as
- * test_render.c says); our own leaks still show. */
+ * render_fixture.h says); our own leaks still show. */
 const char *__lsan_default_suppressions(void);
 const char *__lsan_default_suppressions(void)
 {

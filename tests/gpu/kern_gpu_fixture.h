@@ -27,7 +27,8 @@ extern unsigned seed;
 
 /* tests/gpu/test_kernels_llm_gpu.c: bias, SwiGLU, RoPE, attention. */
 void test_llm_kernels(void);
-/* tests/gpu/test_kernels_fast_gpu.c: the bf16 math mode. */
+/* tests/gpu/test_kernels_fast_gpu.c: the bf16 math mode (its attention in
+ * tests/gpu/test_kernels_fast_attn_gpu.c, run by it). */
 void test_fast_kernels(void);
 /* tests/gpu/test_kernels_b16_gpu.c: the tensors bf16 runs hold in bf16 alone. */
 void test_b16_kernels(void);

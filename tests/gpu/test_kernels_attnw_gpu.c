@@ -23,9 +23,9 @@
  * (kernels/kern_flash.h), so no two runs need agree bit for bit there:
  * at the two 1024-token shapes (8 key blocks; a group of 8 heads split
  * over up to 8 blocks at hd 64) the overwrite must agree with the
- * reference within 1e-5 normwise (TOL_ORDER, as test_kernels_fast_gpu.c's
- * attn_is_flash: fp32 sums in another order), which a value left from
- * the garbage (NaN, 1e30) fails by far.
+ * reference within 1e-5 normwise (TOL_ORDER, as
+ * test_kernels_fast_attn_gpu.c's attn_is_flash: fp32 sums in another
+ * order), which a value left from the garbage (NaN, 1e30) fails by far.
  *
  * Paths: the flash backward in bf16 math (kern_attn_bwd_bf on the inputs'
  * bf16 copies; dq, dk, dv cleared in its dsum pass, kernels/flash_bwd.cuh
