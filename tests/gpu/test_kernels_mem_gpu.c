@@ -1,15 +1,15 @@
 /*
  * test_kernels_mem_gpu: both paths of the CUDA twin's memory-bound kernels
  * that read 128-bit vectors where they can (kernels/kern_cuda_norm.cu,
- * kernels/kern_cuda_ce.cu): every RMSNorm and cross-entropy pass on 16-byte
- * aligned arrays (the vector path where h or cols is a multiple of 4) and
- * on arrays one float (one bf16) past that (the scalar fallback), at row
- * lengths that cover every register layout of the norms (1, 2, 4 and 8
- * float4s a thread, 32 to 256 threads), lengths that are not multiples of
- * 4, one longer than the register path (the two-pass kernels), and rows
- * longer than one block's span of the gradient. Linked into
- * test_kernels_gpu; errors are the fixture's normwise max |gpu - cpu| /
- * max |cpu|.
+ * kernels/kern_cuda_norm_bwd.cu, kernels/kern_cuda_ce.cu): every RMSNorm
+ * and cross-entropy pass on 16-byte aligned arrays (the vector path where
+ * h or cols is a multiple of 4) and on arrays one float (one bf16) past
+ * that (the scalar fallback), at row lengths that cover every register
+ * layout of the norms (1, 2, 4 and 8 float4s a thread, 32 to 256
+ * threads), lengths that are not multiples of 4, one longer than the
+ * register path (the two-pass kernels), and rows longer than one block's
+ * span of the gradient. Linked into test_kernels_gpu; errors are the
+ * fixture's normwise max |gpu - cpu| / max |cpu|.
  *
  * Tolerances and why:
  *  - norm_paths 1e-4 (TOL_RED, as tests/gpu/test_kernels_gpu.c's
@@ -30,7 +30,7 @@
  *    path's buffers); kern_rmsnorm_bwd_add's dx equals kern_rmsnorm_bwd's
  *    plus the old dx, its dg kern_rmsnorm_bwd's.
  *  - norm_bwd_one_two 0: the backward's dg added by the last blocks of
- *    its launch (GTPLAN_NORM_BWD=one, kernels/kern_cuda_norm.cu
+ *    its launch (GTPLAN_NORM_BWD=one, kernels/kern_cuda_norm_bwd.cu
  *    norm_dg_tail) is the same sum in the same order as by the second
  *    launch (=two) and as the default's: every output the same bits, on
  *    three launches in a row (their arrival counter back at 0 after

@@ -1,6 +1,6 @@
 /*
  * test_kernels_qkv_gpu: linear_qkv's columns fused with RoPE and the bf16
- * copies on the device (kernels/kern_cuda_qkv.cu: kern_qkv_rope_bf and
+ * copies on the device (kernels/kern_cuda_qkv_rope.cu: kern_qkv_rope_bf and
  * its backward kern_qkv_merge_rope_bf) against the CPU twin and against
  * the device's own unfused sequence (kern_qkv_split, kern_rope,
  * kern_round_bf16_copy; backward kern_rope inverse, kern_round_bf16,
@@ -8,12 +8,12 @@
  * of 1, 4 and 8 query heads, head dims 64 and 128 (the 16-byte kernel)
  * and 6 (the scalar one), odd row counts, arrays one float off 16-byte
  * alignment (the scalar kernel again), positions up to 128k with Llama
- * 3's theta. Then the context's RoPE table (kern_cuda_qkv.cu rope_table)
- * through stages on one context (tstages): made, grown by more rows,
- * remade for another theta and head dim, with rows at positions inside
- * it, past it and negative (the kernels' fallback). Linked into
- * test_kernels_gpu (tests/gpu/test_kernels_gpu.c, whose top says how
- * kernels are judged).
+ * 3's theta. Then the context's RoPE table (kern_cuda_qkv_rope.cu
+ * rope_table) through stages on one context (tstages): made, grown by
+ * more rows, remade for another theta and head dim, with rows at
+ * positions inside it, past it and negative (the kernels' fallback).
+ * Linked into test_kernels_gpu (tests/gpu/test_kernels_gpu.c, whose top
+ * says how kernels are judged).
  *
  * Tolerances and why:
  *  - qkv_rope_bf 2^-7 (TOL_QKV_BF) against the CPU twin: RoPE's cos and
@@ -30,7 +30,7 @@
  *    fp32 outputs out (NULL) changes no copy.
  *  - qkv_rope_unfused 2^-7 (TOL_QKV_BF) against the device's unfused
  *    sequence: the same cos, sin and PTX for the turn
- *    (kern_cuda_qkv.cu rope_cs, rope_turn), so equal unless ptxas
+ *    (kernels/qkv_rope.cuh rope_cs, rope_turn), so equal unless ptxas
  *    contracts y1 = x1 c - x2 s differently in the two kernels; the
  *    number of values that differ is printed.
  *  - qkv_rope_table 2^-7 (TOL_QKV_BF) against the CPU twin, as
@@ -58,7 +58,7 @@ struct qshape {
 	int skew;
 };
 
-/* 4099 rows: more blocks of kern_cuda_qkv.cu's qkv_rope8_k than an H200
+/* 4099 rows: more blocks of kern_cuda_qkv_rope.cu's qkv_rope8_k than an H200
  * holds at once; hd 1024: past its QR_MAX_HD, qkv_rope_k. */
 static const struct qshape qshapes[] = {
 	{ 1, 1, 1, 1, 64, 0 }, { 33, 2, 4, 1, 64, 0 }, { 257, 1, 8, 1, 128, 0 },
@@ -241,7 +241,7 @@ static void qkv_bwd_case(const struct kern_qkv *a, const int32_t *pos,
 	free(cp); free(c16); free(u);
 }
 
-/* ---- the context's RoPE table (kern_cuda_qkv.cu rope_table) ------------ */
+/* ---- the context's RoPE table (kern_cuda_qkv_rope.cu rope_table) ------- */
 
 /* The positions of every stage's first TN rows: inside any table (0, 1,
  * 4095), past one of 4096 positions but inside one of 8192 (4096, 5000,
