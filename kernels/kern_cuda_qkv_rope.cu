@@ -15,9 +15,10 @@
  * from 2.95 / 2.82 to 3.08 / 3.23 TB/s at the 1B / 8B shapes on an H200
  * (docs/runtime-gpu.md, fourth pass). rope_tab_k fills it once with
  * rope_cs itself (the very bits), keyed by (theta, hd), sized by the
- * call's rows (pos stays on the device), freed with the context
- * (kern_cuda.cu cuda_release); a row whose position it lacks (negative,
- * or past its length) computes its own as before.
+ * call's bound on its positions (kern_qkv's pos_end) or else its rows
+ * (pos stays on the device), freed with the context (kern_cuda.cu
+ * cuda_release); a row whose position it lacks (negative, or past its
+ * length) computes its own as before.
  *
  * The fused kernels: one thread a chunk of 8 pairs (i, i + hd/2) of one
  * head: two 16-byte loads per half, a 16-byte store of the copy per half
@@ -422,8 +423,9 @@ static int qkv_rope8_go(struct kern_ctx *k, const struct qkv_rope_args *a,
  * reads 2 of them), 64 MB holds 87381. Head dims past QR_MAX_HD have no
  * table (their rows would be 6 KB and more). Under context parallelism a
  * rank's rows (micro-batch x local_seq) reach positions up to seq_len - 1
- * (runtime/rt_model.c rt_row_pos): rows past the table take the
- * fallback unless ROPE_TAB_MIN covers seq_len. */
+ * (runtime/rt_model.c rt_row_pos), more than the rows: the runtime
+ * passes seq_len as pos_end (runtime/rt_train.c qkv_shape), else rows
+ * past max(rows, ROPE_TAB_MIN) would take the fallback. */
 #ifndef ROPE_TAB_MIN
 #define ROPE_TAB_MIN 4096
 #endif
@@ -455,14 +457,15 @@ __global__ static void rope_tab_k(long long n, int hd, double theta,
 }
 
 /* The context's table for (theta, hd) covering at least positions 0 ..
- * max(rows, ROPE_TAB_MIN) - 1 (a power of two, within ROPE_TAB_BYTES)
+ * max(npos, ROPE_TAB_MIN) - 1 (a power of two, within ROPE_TAB_BYTES)
  * into *tab, *len: made at the first call, remade in place (stream
  * order: the passes queued before read the old values) for another theta
- * or hd, grown for more rows. The host does not see pos, so the rows set
- * its length; rows past it compute their own (rope_cs). NULL and 0 past
+ * or hd, grown for more positions. The host does not see pos: npos is
+ * the caller's bound on them (kern_qkv's pos_end) or else the rows;
+ * rows past the table compute their own (rope_cs). NULL and 0 past
  * QR_MAX_HD. */
 static int rope_table(struct kern_ctx *k, double theta, int hd,
-		      long long rows, const float **tab, int *len)
+		      long long npos, const float **tab, int *len)
 {
 	struct cuda_impl *c = (struct cuda_impl *)k->impl;
 	long long w = 3 * (long long)(hd / 2); /* floats a position */
@@ -473,7 +476,7 @@ static int rope_table(struct kern_ctx *k, double theta, int hd,
 	*len = 0;
 	if (hd > QR_MAX_HD)
 		return 0;
-	while (n < rows && n < cap)
+	while (n < npos && n < cap)
 		n *= 2;
 	n = n < cap ? n : cap;
 	if (c->rope_tab && c->rope_hd == hd && c->rope_theta == theta &&
@@ -539,8 +542,9 @@ static int qkv_rope_run(struct kern_ctx *k, const struct kern_qkv *s,
 	a->kh = (int)(s->nk / s->hd);
 	a->hd = (int)s->hd;
 	a->theta = s->theta;
-	KERN_TRY(rope_table(k, s->theta, a->hd, s->rows, &a->tab,
-			    &a->tab_len));
+	KERN_TRY(rope_table(k, s->theta, a->hd,
+			    s->pos_end > s->rows ? s->pos_end : s->rows,
+			    &a->tab, &a->tab_len));
 	items = row / 2 / (vec ? 8 : 1);
 	threads = items < QKV_ROPE_THREADS ? (items + 31) / 32 * 32 :
 		  QKV_ROPE_THREADS;
