@@ -74,6 +74,7 @@ static int cuda_setup(struct cuda_impl *c)
 	CUBLASCHECK(cublasSetStream(c->blas, c->stream));
 	/* fp32 means fp32: no TF32 tensor cores, whatever the environment. */
 	CUBLASCHECK(cublasSetMathMode(c->blas, CUBLAS_PEDANTIC_MATH));
+	kern_cuda_norm_init(c);
 	return 0;
 }
 

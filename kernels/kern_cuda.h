@@ -54,6 +54,9 @@ struct cuda_impl {
 	int rope_len;
 	unsigned int *counter; /* kern_cuda_counter */
 	int sms; /* the GPU's SMs, set with counter */
+	/* GTPLAN_NORM_BWD as the context found it at kern_init
+	 * (kern_cuda_norm_init: KERN_CUDA_NORM_BWD_*) */
+	int norm_bwd;
 };
 
 /* kernels/kern_cuda.cu: a scratch buffer of at least `bytes` for one
@@ -389,6 +392,18 @@ int kern_cuda_add_rmsnorm_fwd(struct kern_ctx *k, long long rows,
 			      const float *r, float *sum, const float *g,
 			      float *y, float *rstd, uint16_t *y16);
 /* kernels/kern_cuda_norm_bwd.cu */
+/* How the backward adds dg's parts (norm_dg_spin): by its rule, in the
+ * launch's last blocks at every shape, or by a second launch. */
+enum {
+	KERN_CUDA_NORM_BWD_RULE,
+	KERN_CUDA_NORM_BWD_ONE,
+	KERN_CUDA_NORM_BWD_TWO,
+};
+/* c->norm_bwd from GTPLAN_NORM_BWD (=one, =two; unset or else the rule),
+ * read once per context (kernels/kern_cuda.cu cuda_setup) rather than at
+ * every backward: a test or a benchmark that sets it makes its context
+ * after. */
+void kern_cuda_norm_init(struct cuda_impl *c);
 int kern_cuda_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
 			  const float *x, const float *g, const float *rstd,
 			  const float *dy, float *dx, float *dg);

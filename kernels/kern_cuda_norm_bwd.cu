@@ -277,10 +277,22 @@ static int two_pass_bwd(struct kern_ctx *k, long long rows, long long h,
 			const float *x, const float *g, const float *rstd,
 			const float *dy, float *dx, float *dg, int add);
 
+/* Once per context (kern_cuda.h): a backward call costs no getenv. */
+void kern_cuda_norm_init(struct cuda_impl *c)
+{
+	const char *e = getenv("GTPLAN_NORM_BWD");
+
+	c->norm_bwd = !e ? KERN_CUDA_NORM_BWD_RULE :
+		      !strcmp(e, "one") ? KERN_CUDA_NORM_BWD_ONE :
+		      !strcmp(e, "two") ? KERN_CUDA_NORM_BWD_TWO :
+		      KERN_CUDA_NORM_BWD_RULE;
+}
+
 /* How many of norm_bwd_k's last blocks add its parts to dg (norm_dg_tail);
  * 0: norm_dg_sum_k does, a launch of its own. GTPLAN_NORM_BWD=two takes
- * the two launches, =one the one launch at every shape (the test compares
- * their bits); unset, the rule: at most NORM_DG_SPIN_MAX blocks, half the
+ * the two launches, =one the one launch at every shape (c->norm_bwd,
+ * kern_cuda_norm_init; tests/gpu/test_kernels_mem_gpu.c compares their
+ * bits); unset, the rule: at most NORM_DG_SPIN_MAX blocks, half the
  * SMs (norm_dg_tail's bound), the parts and the column passes, and one
  * launch only while none of them adds more than NORM_DG_SPIN_FLOATS (128
  * KB) in at most NORM_DG_SPIN_PASSES passes. Reckoned, not measured: an
@@ -296,17 +308,16 @@ static int two_pass_bwd(struct kern_ctx *k, long long rows, long long h,
  * launch against 2.97 in two, rmsnorm_bwd_add_bf 3.32 against 3.29. */
 static int norm_dg_spin(struct cuda_impl *c, int parts, long long h)
 {
-	const char *e = getenv("GTPLAN_NORM_BWD");
 	long long n = NORM_DG_SPIN_MAX, passes = (h + DG_TAIL_COLS - 1) /
 						  DG_TAIL_COLS;
 
-	if (e && !strcmp(e, "two"))
+	if (c->norm_bwd == KERN_CUDA_NORM_BWD_TWO)
 		return 0;
 	n = c->sms / 2 < n ? c->sms / 2 : n;
 	n = parts < n ? parts : n;
 	n = passes < n ? passes : n;
 	n = n < 1 ? 1 : n;
-	if (!(e && !strcmp(e, "one")) &&
+	if (c->norm_bwd != KERN_CUDA_NORM_BWD_ONE &&
 	    ((long long)parts * h > n * NORM_DG_SPIN_FLOATS ||
 	     passes > n * NORM_DG_SPIN_PASSES))
 		return 0;
