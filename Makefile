@@ -271,6 +271,9 @@ build/gpu/kernels/%.o: kernels/%.cu kernels/kern.h kernels/kern_cuda.h
 	@mkdir -p $(@D)
 	@$(if $(V),,echo "  NVCC    $<")
 	$(Q)$(NVCC) $(NVCCFLAGS) $(GENCODE) -Ikernels -Xcompiler -Wall,-Wextra -c $< -o $@
+# the device helpers two of them share (nvcc writes no dependency files)
+build/gpu/kernels/kern_cuda_qkv.o build/gpu/kernels/kern_cuda_qkv_rope.o: kernels/qkv_rope.cuh
+build/gpu/kernels/kern_cuda_norm.o build/gpu/kernels/kern_cuda_norm_bwd.o: kernels/norm_rows.cuh
 build/gpu/test_kernels_gpu: $(GPU_OBJ)
 	@$(if $(V),,echo "  LINK    $@")
 	$(Q)$(NVCC) $(GENCODE) -cudart static $^ -o $@ -L$(CUDA_HOME)/lib64 \

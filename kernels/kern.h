@@ -120,10 +120,19 @@ struct kern_attn {
  * kern_qkv_merge_rope_bf): `rows` token rows of `groups` query groups,
  * each nq query then nk key then nk value values (kern_qkv_split's
  * layout), heads of hd values (nq and nk multiples of hd), RoPE's base
- * theta (kern_rope). */
+ * theta (kern_rope). pos_end: a bound the caller knows on the rows'
+ * positions (pos[r] < pos_end for every row), at most 2^31, or 0 (none
+ * given, as a zeroed struct says): the rows stand for it then. It
+ * changes no value, only speed: the CUDA twin keeps RoPE's cos and sin
+ * for positions 0 .. max(pos_end, rows, 4096) - 1 (within a cap) in a
+ * table (kernels/kern_cuda_qkv_rope.cu rope_table) and computes a row's
+ * own, more slowly, where its position is past the table; so a
+ * context-parallel rank, whose rows reach positions up to the sequence's
+ * length, passes that length. */
 struct kern_qkv {
 	long long rows, groups, nq, nk, hd;
 	double theta;
+	long long pos_end;
 };
 
 /* One device's implementation; every member follows the wrapper of the

@@ -13,9 +13,11 @@
  * failure becomes a KERN_E* value whose message, with its file:line
  * (CUDACHECK in kernels/kern_cuda.h, CUBLASCHECK below), the caller prints
  * once (kern_error_text); never an exit. The decoder's kernels (bias,
- * SwiGLU, RoPE, attention) live in kernels/kern_cuda_llm.cu, the bf16
- * conversions in kernels/kern_cuda_bf16.cu, RMSNorm in
- * kernels/kern_cuda_norm.cu, the cross-entropy in kernels/kern_cuda_ce.cu.
+ * SwiGLU, attention) live in kernels/kern_cuda_llm.cu, linear_qkv's
+ * columns and RoPE in kernels/kern_cuda_qkv.cu and (fused)
+ * kern_cuda_qkv_rope.cu, the bf16 conversions in kernels/kern_cuda_bf16.cu,
+ * RMSNorm in kernels/kern_cuda_norm.cu (forward) and kern_cuda_norm_bwd.cu,
+ * the cross-entropy in kernels/kern_cuda_ce.cu.
  */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -72,6 +74,7 @@ static int cuda_setup(struct cuda_impl *c)
 	CUBLASCHECK(cublasSetStream(c->blas, c->stream));
 	/* fp32 means fp32: no TF32 tensor cores, whatever the environment. */
 	CUBLASCHECK(cublasSetMathMode(c->blas, CUBLAS_PEDANTIC_MATH));
+	kern_cuda_norm_init(c);
 	return 0;
 }
 

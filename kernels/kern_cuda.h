@@ -47,13 +47,16 @@ struct cuda_impl {
 	/* RoPE's cos and sin for positions 0 .. rope_len - 1 at head dim
 	 * rope_hd and base rope_theta, made by the first fused qkv pass that
 	 * needs them and remade when one needs another (kernels/
-	 * kern_cuda_qkv.cu rope_table) */
+	 * kern_cuda_qkv_rope.cu rope_table) */
 	float *rope_tab;
 	double rope_theta;
 	int rope_hd;
 	int rope_len;
 	unsigned int *counter; /* kern_cuda_counter */
 	int sms; /* the GPU's SMs, set with counter */
+	/* GTPLAN_NORM_BWD as the context found it at kern_init
+	 * (kern_cuda_norm_init: KERN_CUDA_NORM_BWD_*) */
+	int norm_bwd;
 };
 
 /* kernels/kern_cuda.cu: a scratch buffer of at least `bytes` for one
@@ -62,7 +65,7 @@ struct cuda_impl {
 int kern_cuda_scratch(struct cuda_impl *c, size_t bytes, void **out);
 /* kernels/kern_cuda.cu: the context's device counter (an unsigned int,
  * zeroed in stream order at the first call, c->sms set with it) for a
- * kernel whose blocks count their arrivals (kernels/kern_cuda_norm.cu's
+ * kernel whose blocks count their arrivals (kernels/kern_cuda_norm_bwd.cu's
  * norm_dg_tail); such a kernel leaves it at 0 when it ends, and two
  * never overlap: all go to the context's one stream. */
 int kern_cuda_counter(struct cuda_impl *c, unsigned int **out);
@@ -345,6 +348,7 @@ int kern_cuda_qkv_merge(struct kern_ctx *k, long long rows, long long groups,
 int kern_cuda_rope(struct kern_ctx *k, long long rows, long long heads,
 		   long long hd, double theta, const int32_t *pos, int inverse,
 		   float *x);
+/* kernels/kern_cuda_qkv_rope.cu */
 int kern_cuda_qkv_rope_bf(struct kern_ctx *k, const struct kern_qkv *a,
 			  const int32_t *pos, const float *packed, float *q,
 			  float *kk, float *v, uint16_t *q16, uint16_t *k16,
@@ -387,6 +391,19 @@ int kern_cuda_add_rmsnorm_fwd(struct kern_ctx *k, long long rows,
 			      long long h, float eps, const float *x,
 			      const float *r, float *sum, const float *g,
 			      float *y, float *rstd, uint16_t *y16);
+/* kernels/kern_cuda_norm_bwd.cu */
+/* How the backward adds dg's parts (norm_dg_spin): by its rule, in the
+ * launch's last blocks at every shape, or by a second launch. */
+enum {
+	KERN_CUDA_NORM_BWD_RULE,
+	KERN_CUDA_NORM_BWD_ONE,
+	KERN_CUDA_NORM_BWD_TWO,
+};
+/* c->norm_bwd from GTPLAN_NORM_BWD (=one, =two; unset or else the rule),
+ * read once per context (kernels/kern_cuda.cu cuda_setup) rather than at
+ * every backward: a test or a benchmark that sets it makes its context
+ * after. */
+void kern_cuda_norm_init(struct cuda_impl *c);
 int kern_cuda_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
 			  const float *x, const float *g, const float *rstd,
 			  const float *dy, float *dx, float *dg);

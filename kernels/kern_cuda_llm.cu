@@ -2,8 +2,9 @@
  * kern_cuda_llm: the CUDA twin of the decoder's kernels (kern.h): bias,
  * SwiGLU and causal grouped-query attention, queued on the context's
  * stream (kern_stream; linear_qkv's columns and RoPE are
- * kernels/kern_cuda_qkv.cu's). These are the simple references that
- * faster kernels are tested against: clarity over speed.
+ * kernels/kern_cuda_qkv.cu's, fused in kern_cuda_qkv_rope.cu). These are
+ * the simple references that faster kernels are tested against: clarity
+ * over speed.
  *
  * Semantics follow kernels/kern_cpu.c and kernels/kern_cpu_attn.c; what may
  * differ is rounding. bias_grad is computed in double as on the CPU;

@@ -86,12 +86,16 @@ int kern_gemm_bf(struct kern_ctx *k, int ta, int tb, long long m,
 }
 
 /* A fused qkv pass's shape is usable: kern_qkv's sizes, whole heads,
- * RoPE's base and the positions of its rows. */
+ * RoPE's base, the bound on its positions and the positions of its rows
+ * (pos may be device memory, so its values go unchecked: a position at
+ * or past pos_end breaks the caller's promise, which costs speed, not
+ * correctness: kern.h). */
 static int qkv_rope_ok(const struct kern_qkv *a, const int32_t *pos)
 {
 	return a && a->rows >= 0 && a->groups >= 1 && a->hd >= 2 &&
 	       a->hd % 2 == 0 && a->nq >= a->hd && a->nq % a->hd == 0 &&
 	       a->nk >= a->hd && a->nk % a->hd == 0 && a->theta > 0 &&
+	       a->pos_end >= 0 && a->pos_end <= (1LL << 31) &&
 	       OK_N(pos, a->rows);
 }
 

@@ -143,6 +143,9 @@ static int qkv_fused(const struct rt_model *m)
 	return m->bf16 && !m->s.qk_norm;
 }
 
+/* pos_end: every row's position is below seq_len (rt_row_pos), which
+ * under context parallelism exceeds the rank's rows: the device's RoPE
+ * table then covers the far chunk's positions too (kern.h). */
 static struct kern_qkv qkv_shape(const struct rt_shape *s)
 {
 	long long d = s->hd;
@@ -150,7 +153,7 @@ static struct kern_qkv qkv_shape(const struct rt_shape *s)
 	return (struct kern_qkv){
 		.rows = s->tokens, .groups = s->z.kl,
 		.nq = s->z.hl / s->z.kl * d, .nk = d, .hd = d,
-		.theta = s->theta,
+		.theta = s->theta, .pos_end = s->seq_len,
 	};
 }
 

@@ -7,8 +7,9 @@
  * kern_round_bf16, kern_qkv_merge, kern_round_bf16_copy), bit for bit,
  * on random shapes: query groups with 1, 4 and 8 query heads each, head
  * dims 64 and 128 and small odd multiples of 2, odd row counts, positions
- * up to 128k with Llama 3's theta; the fp32 outputs left out (NULL) must
- * not change the copies; the refusals. The CUDA twin is compared with
+ * up to 128k with Llama 3's theta (their bound pos_end given, which
+ * changes no value); the fp32 outputs left out (NULL) must not change the
+ * copies; the refusals. The CUDA twin is compared with
  * this one by tests/gpu/test_kernels_qkv_gpu.c.
  *
  * Tolerance 0 everywhere: the CPU twin performs the same float operations
@@ -59,6 +60,7 @@ static void qcase_init(struct qcase *c, unsigned *s, long long ratio,
 	c->a.nk = (1 + (draw(s, 4) == 0)) * hd; /* now and then 2 kv heads */
 	c->a.rows = 2 * draw(s, 9) + 1;
 	c->a.theta = draw(s, 2) ? 500000.0 : 10000.0;
+	c->a.pos_end = 131072; /* the positions' bound (kern.h) */
 	c->pos = take((size_t)c->a.rows * sizeof(int32_t));
 	for (long long r = 0; r < c->a.rows; r++)
 		c->pos[r] = (int32_t)draw(s, 131072);
@@ -217,7 +219,7 @@ END_TEST
 
 START_TEST(refusals)
 {
-	struct kern_qkv a = { 3, 2, 8, 4, 4, 10000.0 }, b;
+	struct kern_qkv a = { 3, 2, 8, 4, 4, 10000.0, 3 }, b;
 	int32_t pos[3] = { 0, 1, 2 };
 	float p[3 * 2 * 16], q[48], kk[24], v[24];
 	uint16_t q16[48], k16[24], v16[24], p16[96];
@@ -237,6 +239,16 @@ START_TEST(refusals)
 	b.theta = 0;
 	ck_assert_int_eq(kern_qkv_merge_rope_bf(&K, &b, pos, q, kk, v, p, p16),
 			 KERN_EINVAL);
+	b = a;
+	b.pos_end = -1;
+	ck_assert_int_eq(kern_qkv_rope_bf(&K, &b, pos, p, q, kk, v, q16, k16,
+					  v16), KERN_EINVAL);
+	b.pos_end = (1LL << 31) + 1; /* past every int32_t position */
+	ck_assert_int_eq(kern_qkv_merge_rope_bf(&K, &b, pos, q, kk, v, p, p16),
+			 KERN_EINVAL);
+	b.pos_end = 1LL << 31;
+	ck_assert_int_eq(kern_qkv_merge_rope_bf(&K, &b, pos, q, kk, v, p, p16),
+			 0);
 	ck_assert_int_eq(kern_qkv_rope_bf(&K, &a, NULL, p, q, kk, v, q16, k16,
 					  v16), KERN_EINVAL);
 	ck_assert_int_eq(kern_qkv_rope_bf(&K, &a, pos, p, p, kk, v, q16, k16,

@@ -1,15 +1,15 @@
 /*
  * test_kernels_mem_gpu: both paths of the CUDA twin's memory-bound kernels
  * that read 128-bit vectors where they can (kernels/kern_cuda_norm.cu,
- * kernels/kern_cuda_ce.cu): every RMSNorm and cross-entropy pass on 16-byte
- * aligned arrays (the vector path where h or cols is a multiple of 4) and
- * on arrays one float (one bf16) past that (the scalar fallback), at row
- * lengths that cover every register layout of the norms (1, 2, 4 and 8
- * float4s a thread, 32 to 256 threads), lengths that are not multiples of
- * 4, one longer than the register path (the two-pass kernels), and rows
- * longer than one block's span of the gradient. Linked into
- * test_kernels_gpu; errors are the fixture's normwise max |gpu - cpu| /
- * max |cpu|.
+ * kernels/kern_cuda_norm_bwd.cu, kernels/kern_cuda_ce.cu): every RMSNorm
+ * and cross-entropy pass on 16-byte aligned arrays (the vector path where
+ * h or cols is a multiple of 4) and on arrays one float (one bf16) past
+ * that (the scalar fallback), at row lengths that cover every register
+ * layout of the norms (1, 2, 4 and 8 float4s a thread, 32 to 256
+ * threads), lengths that are not multiples of 4, one longer than the
+ * register path (the two-pass kernels), and rows longer than one block's
+ * span of the gradient. Linked into test_kernels_gpu; errors are the
+ * fixture's normwise max |gpu - cpu| / max |cpu|.
  *
  * Tolerances and why:
  *  - norm_paths 1e-4 (TOL_RED, as tests/gpu/test_kernels_gpu.c's
@@ -30,12 +30,13 @@
  *    path's buffers); kern_rmsnorm_bwd_add's dx equals kern_rmsnorm_bwd's
  *    plus the old dx, its dg kern_rmsnorm_bwd's.
  *  - norm_bwd_one_two 0: the backward's dg added by the last blocks of
- *    its launch (GTPLAN_NORM_BWD=one, kernels/kern_cuda_norm.cu
+ *    its launch (GTPLAN_NORM_BWD=one, kernels/kern_cuda_norm_bwd.cu
  *    norm_dg_tail) is the same sum in the same order as by the second
  *    launch (=two) and as the default's: every output the same bits, on
  *    three launches in a row (their arrival counter back at 0 after
- *    each), run twice; norm_bwd_one_cpu 1e-4 (TOL_RED, as norm_paths):
- *    the one launch's dx, dg against the CPU twin.
+ *    each), run twice, each setting on a context made after it (a
+ *    context reads it at kern_init); norm_bwd_one_cpu 1e-4 (TOL_RED, as
+ *    norm_paths): the one launch's dx, dg against the CPU twin.
  *  - ce_paths 1e-4 (TOL_RED) for max and sum of exp; ce_paths_grad 1e-5
  *    (TOL_ELEM, as test_kernels_gpu.c's ce_bwd) for the gradient, written
  *    in place as fp32 runs write it (kern_ce_bwd: the device's expf
@@ -362,7 +363,11 @@ static void bwd_out_free(struct bwd_out *o)
 }
 
 /* The three calls in a row on the device (no wait between them) under
- * GTPLAN_NORM_BWD=env, unset when env is NULL (restored after). */
+ * GTPLAN_NORM_BWD=env, unset when env is NULL (restored after), on a
+ * context made after setting it: a context reads it once, at kern_init
+ * (kernels/kern_cuda_norm_bwd.cu kern_cuda_norm_init). That context
+ * computes on G's arrays, each context's queue waited for before the
+ * other's reads. */
 static int bwd_gpu(const struct norm_in *in, const float *rs,
 		   const char *env, struct bwd_out *o)
 {
@@ -376,18 +381,28 @@ static int bwd_gpu(const struct norm_in *in, const float *rs,
 	float *dga = up(in->dg0, hb), *dx2 = up(in->dx0, n);
 	float *dg2 = up(in->dg0, hb);
 	uint16_t *d16 = up(in->dx0, n / 2); /* any bits: overwritten */
+	struct kern_ctx ctx;
 	int rc;
 
 	if (env)
 		setenv("GTPLAN_NORM_BWD", env, 1);
 	else
 		unsetenv("GTPLAN_NORM_BWD");
-	rc = kern_rmsnorm_bwd(&G, rows, h, x, g, drs, dy, dx, dg);
+	rc = kern_sync(&G);
 	if (!rc)
-		rc = kern_rmsnorm_bwd_add_bf(&G, rows, h, x, g, drs, dy, dxa,
-					     dga, d16);
-	if (!rc)
-		rc = kern_rmsnorm_bwd(&G, rows, h, x, g, drs, dy, dx2, dg2);
+		rc = kern_init(&ctx, KERN_CUDA, 0);
+	if (!rc) {
+		rc = kern_rmsnorm_bwd(&ctx, rows, h, x, g, drs, dy, dx, dg);
+		if (!rc)
+			rc = kern_rmsnorm_bwd_add_bf(&ctx, rows, h, x, g, drs,
+						     dy, dxa, dga, d16);
+		if (!rc)
+			rc = kern_rmsnorm_bwd(&ctx, rows, h, x, g, drs, dy,
+					      dx2, dg2);
+		if (!rc)
+			rc = kern_sync(&ctx);
+		kern_release(&ctx);
+	}
 	if (keep)
 		setenv("GTPLAN_NORM_BWD", keep, 1);
 	else

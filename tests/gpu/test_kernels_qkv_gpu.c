@@ -1,6 +1,6 @@
 /*
  * test_kernels_qkv_gpu: linear_qkv's columns fused with RoPE and the bf16
- * copies on the device (kernels/kern_cuda_qkv.cu: kern_qkv_rope_bf and
+ * copies on the device (kernels/kern_cuda_qkv_rope.cu: kern_qkv_rope_bf and
  * its backward kern_qkv_merge_rope_bf) against the CPU twin and against
  * the device's own unfused sequence (kern_qkv_split, kern_rope,
  * kern_round_bf16_copy; backward kern_rope inverse, kern_round_bf16,
@@ -8,12 +8,15 @@
  * of 1, 4 and 8 query heads, head dims 64 and 128 (the 16-byte kernel)
  * and 6 (the scalar one), odd row counts, arrays one float off 16-byte
  * alignment (the scalar kernel again), positions up to 128k with Llama
- * 3's theta. Then the context's RoPE table (kern_cuda_qkv.cu rope_table)
- * through stages on one context (tstages): made, grown by more rows,
- * remade for another theta and head dim, with rows at positions inside
- * it, past it and negative (the kernels' fallback). Linked into
- * test_kernels_gpu (tests/gpu/test_kernels_gpu.c, whose top says how
- * kernels are judged).
+ * 3's theta. Then the context's RoPE table (kern_cuda_qkv_rope.cu
+ * rope_table) through stages on one context (tstages): made, grown by
+ * more rows, remade for another theta and head dim, with rows at
+ * positions inside it, past it and negative (the kernels' fallback).
+ * Then a context-parallel rank's rows, fewer than their positions, with
+ * and without the bound kern_qkv's pos_end puts on them (on a context of
+ * its own: the table grown by the bound, not the rows). Linked into
+ * test_kernels_gpu (tests/gpu/test_kernels_gpu.c, whose top
+ * says how kernels are judged).
  *
  * Tolerances and why:
  *  - qkv_rope_bf 2^-7 (TOL_QKV_BF) against the CPU twin: RoPE's cos and
@@ -30,7 +33,7 @@
  *    fp32 outputs out (NULL) changes no copy.
  *  - qkv_rope_unfused 2^-7 (TOL_QKV_BF) against the device's unfused
  *    sequence: the same cos, sin and PTX for the turn
- *    (kern_cuda_qkv.cu rope_cs, rope_turn), so equal unless ptxas
+ *    (kernels/qkv_rope.cuh rope_cs, rope_turn), so equal unless ptxas
  *    contracts y1 = x1 c - x2 s differently in the two kernels; the
  *    number of values that differ is printed.
  *  - qkv_rope_table 2^-7 (TOL_QKV_BF) against the CPU twin, as
@@ -39,6 +42,11 @@
  *    cos and sin came from the table or from the fallback (the same
  *    rope_cs and the same turn), and the copies are their fp32 values'
  *    rounding.
+ *  - qkv_rope_pos_end 2^-7 (TOL_QKV_BF) against the CPU twin, as
+ *    qkv_rope_bf; qkv_rope_pos_end_bits 0: the rows past a table of
+ *    max(rows, 4096) positions give the same bits from the fallback
+ *    (pos_end 0) as from the table pos_end grows, where a table filled
+ *    only up to the rows, or from a wrong row, would be far off.
  */
 #include <math.h>
 #include <stdint.h>
@@ -58,7 +66,7 @@ struct qshape {
 	int skew;
 };
 
-/* 4099 rows: more blocks of kern_cuda_qkv.cu's qkv_rope8_k than an H200
+/* 4099 rows: more blocks of kern_cuda_qkv_rope.cu's qkv_rope8_k than an H200
  * holds at once; hd 1024: past its QR_MAX_HD, qkv_rope_k. */
 static const struct qshape qshapes[] = {
 	{ 1, 1, 1, 1, 64, 0 }, { 33, 2, 4, 1, 64, 0 }, { 257, 1, 8, 1, 128, 0 },
@@ -241,7 +249,7 @@ static void qkv_bwd_case(const struct kern_qkv *a, const int32_t *pos,
 	free(cp); free(c16); free(u);
 }
 
-/* ---- the context's RoPE table (kern_cuda_qkv.cu rope_table) ------------ */
+/* ---- the context's RoPE table (kern_cuda_qkv_rope.cu rope_table) ------- */
 
 /* The positions of every stage's first TN rows: inside any table (0, 1,
  * 4095), past one of 4096 positions but inside one of 8192 (4096, 5000,
@@ -307,7 +315,8 @@ static void keep_rows(struct verdict *v, unsigned char **at, const float *d,
 static void table_stage(const struct tstage *t, unsigned char **slot,
 			struct verdict *cpu, struct verdict *bits)
 {
-	struct kern_qkv a = { t->rows, 2, 4 * t->hd, t->hd, t->hd, t->theta };
+	struct kern_qkv a = { t->rows, 2, 4 * t->hd, t->hd, t->hd, t->theta,
+			      0 };
 	long long w[3] = { a.groups * a.nq, a.groups * a.nk, a.groups * a.nk };
 	long long wp = w[0] + w[1] + w[2], np = t->rows * wp, n[3];
 	size_t bytes = (size_t)(TN * wp * 6 * 2);
@@ -386,6 +395,121 @@ static void test_qkv_table(void)
 	report("qkv_rope_table_bits", &bits, 0);
 }
 
+/* ---- a bound on the positions (kern_qkv's pos_end) ---------------------- */
+
+/* A context-parallel rank's rows: fewer (PE_ROWS) than their positions,
+ * 5000 .. 5060 past the table their count would make (4096 positions),
+ * then 4096 and 8191 (the first past that table, the last in one of
+ * PE_END) and 8192 (past the bound: the fallback still). */
+#define PE_ROWS 64
+#define PE_END 8192
+
+static void pe_positions(int32_t *pos)
+{
+	for (int r = 0; r < PE_ROWS; r++)
+		pos[r] = 5000 + r;
+	pos[PE_ROWS - 3] = 4096;
+	pos[PE_ROWS - 2] = PE_END - 1;
+	pos[PE_ROWS - 1] = PE_END;
+}
+
+/* One forward and one backward at head dim hd on context x, whose table
+ * of (theta, hd) is new: without the bound (its rows from the fallback),
+ * then with it (from the table it grows to PE_END positions). Both
+ * against the CPU twin, and every output of both the same bits (the
+ * outputs cleared between them, so the second must write its own). x
+ * computes on G's arrays: each context's queue is waited for before the
+ * other's reads. */
+static void pe_case(struct kern_ctx *x, long long hd, struct verdict *cpu,
+		    struct verdict *bits)
+{
+	struct kern_qkv a = { PE_ROWS, 2, 4 * hd, hd, hd, 5e5, 0 };
+	long long w[3] = { a.groups * a.nq, a.groups * a.nk, a.groups * a.nk };
+	long long wp = w[0] + w[1] + w[2], np = PE_ROWS * wp, n[3];
+	size_t bytes = (size_t)np * 6 * 2;
+	unsigned char *blob[2] = { xmalloc(bytes), xmalloc(bytes) }, *at;
+	int32_t pos[PE_ROWS], *dpos;
+	float *p = rnd_at(300 + (unsigned)hd, np, 3), *h[3], *cf[3];
+	float *cp = xmalloc((size_t)np * 4);
+	float *dp, *dpk, *df[3], *dd[3];
+	uint16_t *ch[3], *dh[3], *c16 = xmalloc((size_t)np * 2), *d16;
+	void *blk[12];
+	int nb = 0;
+
+	pe_positions(pos);
+	dpos = up(pos, sizeof(pos));
+	dpk = dev_at(p, np, 4, 0, &blk[nb++]);
+	for (int i = 0; i < 3; i++) {
+		n[i] = PE_ROWS * w[i];
+		h[i] = rnd_at(400 + 4 * (unsigned)hd + (unsigned)i, n[i],
+			      0.5f);
+		cf[i] = xmalloc((size_t)n[i] * 4);
+		ch[i] = xmalloc((size_t)n[i] * 2);
+		df[i] = dev_at(NULL, n[i], 4, 0, &blk[nb++]);
+		dh[i] = dev_at(NULL, n[i], 2, 0, &blk[nb++]);
+		dd[i] = dev_at(h[i], n[i], 4, 0, &blk[nb++]);
+	}
+	dp = dev_at(NULL, np, 4, 0, &blk[nb++]);
+	d16 = dev_at(NULL, np, 2, 0, &blk[nb++]);
+	see_rc(cpu, kern_qkv_rope_bf(&C, &a, pos, p, cf[0], cf[1], cf[2],
+				     ch[0], ch[1], ch[2]));
+	see_rc(cpu, kern_qkv_merge_rope_bf(&C, &a, pos, h[0], h[1], h[2], cp,
+					   c16));
+	for (int e = 0; e < 2; e++) {
+		a.pos_end = e ? PE_END : 0;
+		for (int i = 0; i < 3; i++) {
+			see_rc(bits, kern_zero(&G, df[i], (size_t)n[i] * 4));
+			see_rc(bits, kern_zero(&G, dh[i], (size_t)n[i] * 2));
+		}
+		see_rc(bits, kern_zero(&G, dp, (size_t)np * 4));
+		see_rc(bits, kern_zero(&G, d16, (size_t)np * 2));
+		see_rc(bits, kern_sync(&G));
+		see_rc(cpu, kern_qkv_rope_bf(x, &a, dpos, dpk, df[0], df[1],
+					     df[2], dh[0], dh[1], dh[2]));
+		see_rc(cpu, kern_qkv_merge_rope_bf(x, &a, dpos, dd[0], dd[1],
+						   dd[2], dp, d16));
+		see_rc(cpu, kern_sync(x));
+		at = blob[e];
+		for (int i = 0; i < 3; i++) {
+			judge(cpu, bits, df[i], dh[i], cf[i], n[i], NULL);
+			keep_rows(bits, &at, df[i], dh[i], n[i]);
+		}
+		judge(cpu, bits, dp, d16, cp, np, NULL);
+		keep_rows(bits, &at, dp, d16, np);
+	}
+	see(bits, memcmp(blob[0], blob[1], bytes) ? INFINITY : 0);
+	for (int i = 0; i < nb; i++)
+		kern_free(&G, blk[i]);
+	kern_free(&G, dpos);
+	for (int i = 0; i < 3; i++) {
+		free(h[i]);
+		free(cf[i]);
+		free(ch[i]);
+	}
+	free(blob[0]); free(blob[1]); free(p); free(cp); free(c16);
+}
+
+/* On a context of its own, whose table starts empty: head dims 64 and 128
+ * (qkv_rope8_k) and 6 (qkv_rope_k's scalar variant), each remaking the
+ * table without the bound first. */
+static void test_qkv_pos_end(void)
+{
+	static const long long hd[] = { 64, 128, 6 };
+	struct verdict cpu, bits;
+	struct kern_ctx x;
+	int rc = kern_init(&x, KERN_CUDA, 0);
+
+	memset(&cpu, 0, sizeof(cpu));
+	memset(&bits, 0, sizeof(bits));
+	see_rc(&cpu, rc);
+	for (size_t i = 0; !rc && i < sizeof(hd) / sizeof(hd[0]); i++)
+		pe_case(&x, hd[i], &cpu, &bits);
+	if (!rc)
+		kern_release(&x);
+	report("qkv_rope_pos_end", &cpu, TOL_QKV_BF);
+	report("qkv_rope_pos_end_bits", &bits, 0);
+}
+
 void test_qkv_kernels(void)
 {
 	struct qverdicts f, b;
@@ -395,7 +519,7 @@ void test_qkv_kernels(void)
 	for (size_t t = 0; t < NQSHAPE; t++) {
 		const struct qshape *s = &qshapes[t];
 		struct kern_qkv a = { s->rows, s->groups, s->qh * s->hd,
-				      s->kh * s->hd, s->hd, 500000.0 };
+				      s->kh * s->hd, s->hd, 500000.0, 0 };
 		int32_t *pos = rnd_ids(s->rows, 0, 131072);
 		int32_t *dpos = up(pos, (size_t)s->rows * 4);
 
@@ -414,4 +538,5 @@ void test_qkv_kernels(void)
 	report("qkv_merge_rope_bits", &b.bits, 0);
 	report("qkv_merge_rope_unfused", &b.unf, TOL_QKV_BF);
 	test_qkv_table();
+	test_qkv_pos_end();
 }
