@@ -17,6 +17,7 @@
 
 #include "kern.h"
 #include "rt_err.h"
+#include "rt_limits.h"
 
 int coll_mpi_fail(int code, const char *call, const char *file, int line)
 {
@@ -328,7 +329,10 @@ void coll_issued_of(const struct coll *c, const struct call_desc *d,
 	is->mine = p2p ? coll_p2p_count(c, d->k, c->peer) : c->kseq[d->k];
 }
 
-/* Checks the count, records the call and numbers it. */
+/* Checks the count, records the call and numbers it. The count only has
+ * to keep the buffers' sizes (count x group x 8 bytes) far from
+ * overflow here: NCCL takes 64-bit counts, and the MPI paths check
+ * MPI's int where they pass it (coll_mpi_count). */
 int coll_begin(struct coll *c, const struct call_desc *d)
 {
 	int rc;
@@ -337,13 +341,27 @@ int coll_begin(struct coll *c, const struct call_desc *d)
 	 * complete retire, an overdue one is reported (coll_queue.h) */
 	if ((rc = coll_queue_poll(&c->q)))
 		return rc;
-	if (d->count < 0 || d->count > INT_MAX / (c->size[d->k] > 0 ?
-						   c->size[d->k] : 1))
+	if (d->count < 0 || d->count > RT_MAX_ELEMS / (c->size[d->k] > 0 ?
+							c->size[d->k] : 1))
 		return rt_error(RT_EMPI, "%s of %lld elements over %s: count "
-				"out of MPI's range", d->coll, d->count,
+				"out of gtplan-run's range (2^50 elements a "
+				"group)", d->coll, d->count,
 				rt_kind_name(d->k));
 	rc = record(c, d);
 	c->seq++;
 	c->kseq[d->k]++;
 	return rc;
+}
+
+int coll_mpi_count(const struct coll *c, const struct call_desc *d,
+		   long long count)
+{
+	if (count <= INT_MAX)
+		return 0;
+	return rt_error(RT_EMPI, "%s '%s' over %s passes MPI %lld elements "
+			"in one call, past its int counts (%d)%s", d->coll,
+			d->what, rt_kind_name(d->k), count, INT_MAX,
+			c->dev ? ": give each rank a GPU of its own, where "
+			"the collectives go over NCCL's 64-bit counts" :
+			": split the work over more ranks of that group");
 }

@@ -7,6 +7,7 @@
 #include "coll.h"
 #include "coll_int.h"
 
+#include <limits.h>
 #include <mpi.h>
 #include <string.h>
 
@@ -36,17 +37,27 @@ static MPI_Op mpi_op(enum coll_op op)
 }
 
 /* A group of one: send is copied to recv and 1 returned (nothing to
- * communicate). Else the collective begins: 0, or its error. */
+ * communicate). Else the collective begins: 0, or its error (d->count,
+ * each member's elements, is what the call passes MPI). */
 static int begin_or_copy(struct coll *c, const struct call_desc *d,
 			 const void *send, void *recv)
 {
+	int rc;
+
 	if (c->size[d->k] == 1) {
 		if (recv != send)
 			memmove(recv, send, (size_t)d->count * (size_t)d->elem);
 		return 1;
 	}
+	if ((rc = coll_mpi_count(c, d, d->count)))
+		return rc;
 	return coll_begin(c, d);
 }
+
+/* The all-reduce goes to MPI in pieces of at most this many elements
+ * (MPI's counts are int; the sums are element by element, so pieces
+ * give the same values as one call). */
+long long coll_mpi_piece = INT_MAX;
 
 /* elem 4: fp32, elem 2: bf16 (moved as 16-bit words: no arithmetic) */
 int coll_host_all_gather(struct coll *c, enum rt_kind k, const char *what,
@@ -93,6 +104,8 @@ int coll_host_reduce_scatter(struct coll *c, enum rt_kind k,
 static int all_reduce(struct coll *c, struct call_desc *d, void *buf,
 		      MPI_Datatype type)
 {
+	long long piece = coll_mpi_piece < INT_MAX && coll_mpi_piece > 0 ?
+			  coll_mpi_piece : INT_MAX;
 	MPI_Request req;
 	int rc;
 
@@ -100,14 +113,23 @@ static int all_reduce(struct coll *c, struct call_desc *d, void *buf,
 		return 0;
 	if ((rc = coll_begin(c, d)))
 		return rc;
-	if (c->timeout_s <= 0) {
-		MPICHECK(MPI_Allreduce(MPI_IN_PLACE, buf, (int)d->count, type,
-				       mpi_op(d->op), c->comm[d->k]));
-		return 0;
+	/* one record, as many MPI calls as pieces: every member cuts the
+	 * same count at the same places */
+	for (long long at = 0; at < d->count; at += piece) {
+		int n = (int)(d->count - at < piece ? d->count - at : piece);
+		char *p = (char *)buf + at * d->elem;
+
+		if (c->timeout_s <= 0) {
+			MPICHECK(MPI_Allreduce(MPI_IN_PLACE, p, n, type,
+					       mpi_op(d->op), c->comm[d->k]));
+			continue;
+		}
+		MPICHECK(MPI_Iallreduce(MPI_IN_PLACE, p, n, type,
+					mpi_op(d->op), c->comm[d->k], &req));
+		if ((rc = coll_host_wait(c, d, &req)))
+			return rc;
 	}
-	MPICHECK(MPI_Iallreduce(MPI_IN_PLACE, buf, (int)d->count, type,
-				mpi_op(d->op), c->comm[d->k], &req));
-	return coll_host_wait(c, d, &req);
+	return 0;
 }
 
 int coll_host_all_reduce_f(struct coll *c, enum rt_kind k,

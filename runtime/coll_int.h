@@ -102,9 +102,14 @@ struct coll {
 double coll_now(void);
 
 /* ---- coll.c ---- */
-/* Checks d's count against MPI's range, writes its --record line and
- * numbers it (c->seq, c->kseq); call once per collective issued. */
+/* Checks d's count against the buffers' range, writes its --record line
+ * and numbers it (c->seq, c->kseq); call once per collective issued. */
 int coll_begin(struct coll *c, const struct call_desc *d);
+/* 0 where `count`, the elements one MPI call of d takes, fits MPI's int
+ * counts; else RT_EMPI with what to do. The MPI paths check each count
+ * they pass, except the all-reduce's, which goes in pieces that fit. */
+int coll_mpi_count(const struct coll *c, const struct call_desc *d,
+		   long long count);
 /* d, the collective coll_begin numbered last (point-to-point: with peer
  * c->peer), as issued: what the watchdog names. */
 void coll_issued_of(const struct coll *c, const struct call_desc *d,
@@ -123,6 +128,9 @@ int coll_host_all_reduce_f(struct coll *c, enum rt_kind k,
 			   enum coll_op op);
 int coll_host_gather(struct coll *c, enum rt_kind k, const char *what,
 		     const float *send, float *recv, long long count, int root);
+/* The largest piece of an all-reduce handed to MPI in one call: INT_MAX
+ * (tests set it smaller to cut small buffers into pieces). */
+extern long long coll_mpi_piece;
 /* Waits for req under the watchdog (--timeout > 0 only). */
 int coll_host_wait(struct coll *c, const struct call_desc *d,
 		   MPI_Request *req);

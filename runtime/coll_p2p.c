@@ -91,6 +91,10 @@ static int host_sendrecv(struct coll *c, const struct call_desc *d,
 	MPI_Comm comm = c->comm[d->k];
 	int rc;
 
+	if ((rc = coll_mpi_count(c, d, to >= 0 ? send_count : 0)) ||
+	    (rc = coll_mpi_count(c, d, from >= 0 ? recv_count : 0)))
+		return rc;
+
 	if (to >= 0)
 		MPICHECK(MPI_Isend(send, (int)send_count, MPI_FLOAT, to,
 				   P2P_TAG + pc->ch[0], comm, &q.r[q.n++]));
@@ -324,6 +328,9 @@ int coll_sendrecv_start(struct coll *c, enum rt_kind k, const char *what,
 		return coll_nccl_sendrecv_start(c, &q->d, to, send, send_count,
 						from, recv, recv_count);
 	}
+	if ((rc = coll_mpi_count(c, &q->d, q->nsend)) ||
+	    (rc = coll_mpi_count(c, &q->d, q->nrecv)))
+		return rc;
 	if (c->dev) {
 		if ((rc = stage_start(c, q, send, &sb, &rb)))
 			return rc;

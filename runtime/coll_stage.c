@@ -180,6 +180,8 @@ int coll_all_gather_start(struct coll *c, int slot, enum rt_kind k,
 			memmove(recv, send, n);
 		return 0;
 	}
+	if (!c->nccl)
+		RCHECK_COLL(coll_mpi_count(c, &q->d, count));
 	RCHECK_COLL(coll_begin(c, &q->d));
 	if (c->nccl) {
 		q->active = q->nccl = 1;

@@ -16,7 +16,14 @@
  * arrived: rank 1 issues TP a, world w, TP b: it has arrived at b (2
  * collectives on the group, as many as b's number there), though rank 0
  * has issued 3 since. Each rank prints "rank R: rc CODE" last.
+ *
+ * pieces (no watchdog queue: the MPI path on host buffers): an all-reduce
+ * of 10 floats that coll_host.c hands MPI in pieces of 3 (coll_mpi_piece),
+ * blocking and under the watchdog (--timeout), recorded once each; the
+ * sums, the records' count and an MPI count past INT_MAX refused
+ * (coll_mpi_count) are printed as "rank R: pieces ..." lines.
  */
+#include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -114,6 +121,65 @@ static int run(struct coll *c, int me, int arrived)
 	return rc;
 }
 
+/* MPI's all-reduce calls, counted through MPI's profiling interface
+ * (MPI standard, "Profiling Interface": the PMPI_ names reach the
+ * library's own). */
+static int n_allreduce;
+
+int MPI_Allreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op,
+		  MPI_Comm comm)
+{
+	n_allreduce++;
+	return PMPI_Allreduce(s, r, n, t, op, comm);
+}
+
+int MPI_Iallreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op,
+		   MPI_Comm comm, MPI_Request *req)
+{
+	n_allreduce++;
+	return PMPI_Iallreduce(s, r, n, t, op, comm, req);
+}
+
+/* The all-reduce in pieces: "rank R: pieces SUMS OK|BAD, N MPI calls, seq
+ * N, big RC". */
+static int pieces(struct coll *c, int me)
+{
+	struct call_desc big = { "all-reduce", "big", "fp32", RT_K_TP,
+				 (long long)INT_MAX + 1, 4, 1, COLL_SUM };
+	float x[10];
+	int ok = 1, rc = 0;
+
+	coll_mpi_piece = 3;
+	coll_set_call(c, "train", 1);
+	n_allreduce = 0;
+	for (int round = 0; round < 2 && !rc; round++) {
+		c->timeout_s = round ? 30 : 0;
+		for (int i = 0; i < 10; i++)
+			x[i] = (float)(i + 100 * me + round);
+		rc = coll_all_reduce(c, RT_K_TP, "x", x, 10, COLL_SUM);
+		/* ranks 0 and 1: i + round + (i + 100 + round) */
+		for (int i = 0; i < 10 && !rc; i++)
+			ok &= x[i] == (float)(2 * i + 100 + 2 * round);
+	}
+	printf("rank %d: pieces sums %s, %d MPI calls, seq %lld, big %d\n",
+	       me, ok ? "OK" : "BAD", n_allreduce, c->seq,
+	       coll_mpi_count(c, &big, big.count));
+	/* coll_begin alone (nothing issued): 2^28 elements over a group of
+	 * 8 (TP 8's activations of 32768 tokens x 8192) pass, which MPI's
+	 * int once capped at INT_MAX / 8; past 2^50 / 8 they do not */
+	c->size[RT_K_CP] = 8;
+	{
+		struct call_desc act = { "all-reduce", "act", "fp32", RT_K_CP,
+					 1LL << 28, 4, 1, COLL_SUM };
+		int r1 = coll_begin(c, &act);
+
+		act.count = (1LL << 47) + 1;
+		printf("rank %d: begin %d %d\n", me, r1, coll_begin(c, &act));
+	}
+	c->size[RT_K_CP] = 1;
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct rt_plan p;
@@ -125,16 +191,19 @@ int main(int argc, char **argv)
 		return 2;
 	rt_err_set_rank(me);
 	if (size != 2 || argc != 2 || (strcmp(argv[1], "missing") &&
-				       strcmp(argv[1], "arrived"))) {
+				       strcmp(argv[1], "arrived") &&
+				       strcmp(argv[1], "pieces"))) {
 		fprintf(stderr, "usage: mpirun -np 2 coll_queue_mpi "
-			"missing|arrived\n");
+			"missing|arrived|pieces\n");
 		coll_mpi_finalize();
 		return 2;
 	}
 	two_rank_plan(&p, me, both, &self);
 	o.timeout_s = me == 0 ? 2 : 0;
 	rc = coll_new(&c, &p, &o);
-	if (!rc)
+	if (!rc && !strcmp(argv[1], "pieces"))
+		rc = pieces(c, me);
+	else if (!rc)
 		rc = run(c, me, !strcmp(argv[1], "arrived"));
 	fflush(stderr);
 	/* both have waited: rank 0's report is out before rank 1 prints */

@@ -440,6 +440,31 @@ START_TEST(mpi_report_arrived)
 }
 END_TEST
 
+/* The MPI path's all-reduce cut into pieces that fit MPI's int counts
+ * (runtime/coll_host.c): the same sums, one record a call; a count past
+ * INT_MAX refused where MPI would take it whole (coll_mpi_count). */
+START_TEST(mpi_all_reduce_in_pieces)
+{
+	static char out[16384];
+
+	if (mpi_scenario("pieces", out, sizeof(out)))
+		return;
+	for (int r = 0; r < 2; r++) {
+		char want[64];
+
+		/* 10 floats in pieces of 3: 4 MPI calls a collective */
+		snprintf(want, sizeof(want), "rank %d: pieces sums OK, 8 MPI "
+			 "calls, seq 2, big -5", r);
+		ck_assert_msg(strstr(out, want), "%s", out);
+		snprintf(want, sizeof(want), "rank %d: begin 0 -5", r);
+		ck_assert_msg(strstr(out, want), "%s", out);
+	}
+	ck_assert_msg(strstr(out, "all-reduce 'big' over tp passes MPI "
+			     "2147483648 elements in one call, past its int "
+			     "counts (2147483647): split the work"), "%s", out);
+}
+END_TEST
+
 int main(void)
 {
 	const struct test_case cases[] = {
@@ -453,6 +478,7 @@ int main(void)
 		{ "modes", watch_modes },
 		{ "mpi_not_arrived", mpi_report_not_arrived },
 		{ "mpi_arrived", mpi_report_arrived },
+		{ "mpi_pieces", mpi_all_reduce_in_pieces },
 	};
 
 	return RUN_CASES("coll_queue", cases, 90);
