@@ -182,7 +182,7 @@ static int staged_sendrecv(struct coll *c, const struct call_desc *d,
 	free(h);
 	if (krc)
 		return rt_error(RT_EKERNEL, "host staging of %s: %s", d->what,
-				kern_strerror(krc));
+				kern_error_text(krc));
 	return rc;
 }
 
@@ -297,7 +297,7 @@ static int stage_start(struct coll *c, struct coll_p2p_pending *q,
 				    (size_t)q->nsend * sizeof(float));
 	if (krc)
 		return rt_error(RT_EKERNEL, "host staging of %s: %s", q->what,
-				kern_strerror(krc));
+				kern_error_text(krc));
 	*sb = q->hbuf;
 	*rb = q->hbuf + q->nsend;
 	return 0;
@@ -378,5 +378,5 @@ int coll_sendrecv_wait(struct coll *c)
 	krc = kern_upload(c->dev, q->recv, q->hbuf + q->nsend,
 			  (size_t)q->nrecv * sizeof(float));
 	return krc ? rt_error(RT_EKERNEL, "host staging of %s: %s", q->what,
-			      kern_strerror(krc)) : 0;
+			      kern_error_text(krc)) : 0;
 }

@@ -107,8 +107,10 @@ static int forward_all(struct rt_model *m, long long step, float *mine)
 			if (!rc)
 				rc = rt_forward(m, &unused);
 		}
+		/* the last stage's losses; the others' are never read
+		 * (rt_infer_logprobs places the last stage's rows) */
 		for (long long i = 0; !rc && i < s->tokens; i++)
-			mine[mb * s->tokens + i] = -m->h_loss[i];
+			mine[mb * s->tokens + i] = s->post ? -m->h_loss[i] : 0;
 	}
 	return rc ? rc : coll_wait_last(m->c);
 }

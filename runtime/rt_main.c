@@ -249,7 +249,7 @@ static int train(struct rt_model *m, const struct rt_plan *p,
 		secs = now_s() - t0;
 		if (!rc && step == start && (rc = kern_prof_reset(m->k)))
 			rc = rt_error(RT_EKERNEL, "profile: %s", /* from step 2 */
-				      kern_strerror(rc));
+				      kern_error_text(rc));
 		t_all += secs;
 		if (step > start)
 			t_rest += secs;

@@ -95,7 +95,8 @@ static int parse_count(const char *opt, const char *s, long long min,
 	double v;
 
 	RCHECK(parse_num(opt, s, (double)min, &v));
-	if (v != (double)(long long)v || v > 1e15)
+	/* the bound first: (long long)v is undefined past its range */
+	if (v > 1e15 || v != (double)(long long)v)
 		return rt_error_once(RT_EUSAGE, "%s wants a whole number, not "
 				     "'%s'", opt, s);
 	*out = (long long)v;

@@ -95,7 +95,9 @@ static int read_sizes(struct rt_plan *p, const json_t *root)
 				  &v)))
 			return rc;
 		p->size[a] = (int)v;
-		prod *= v;
+		/* each size <= RT_MAX_WORLD: stop past the world's bound
+		 * before five of them overflow */
+		prod = prod > RT_MAX_WORLD ? prod : prod * v;
 	}
 	if ((rc = get_int(s, "sizes", "dp", 1, RT_MAX_WORLD, 0, &v)))
 		return rc;
@@ -103,7 +105,8 @@ static int read_sizes(struct rt_plan *p, const json_t *root)
 	if ((rc = get_int(s, "sizes", "ep", 1, RT_MAX_WORLD, 0, &v)))
 		return rc;
 	p->ep = (int)v;
-	if (prod != p->world || p->lanes != p->size[RT_GTP] * p->size[RT_DP])
+	if (prod != p->world ||
+	    p->lanes != (long long)p->size[RT_GTP] * p->size[RT_DP])
 		return rt_error_once(RT_EPLAN, "plan: sizes tp %d x cp %d x gtp "
 				     "%d x dp_replicate %d x pp %d do not make "
 				     "the world of %d ranks with %d lanes",

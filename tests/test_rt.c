@@ -166,6 +166,23 @@ START_TEST(plan_refuses_inconsistent_plans)
 	json_decref(root);
 	ck_assert_int_eq(rt_plan_load(&p, path, 0, 12), RT_EPLAN);
 	rt_plan_release(&p);
+	/* sizes each in range whose product is past any world (and past
+	 * 64 bits: 65536^5 = 2^80; UBSan stops a wrapped product) */
+	path = plan_12("r.json", "");
+	root = json_load_file(path, 0, NULL);
+	ck_assert_ptr_nonnull(root);
+	for (int a = 0; a < 5; a++)
+		ck_assert_int_eq(json_object_set_new(json_object_get(root,
+				 "sizes"), (const char *[]){ "tp", "cp", "gtp",
+				 "dp_replicate", "pp" }[a],
+				 json_integer(RT_MAX_WORLD)), 0);
+	ck_assert_int_eq(json_object_set_new(json_object_get(root, "sizes"),
+					     "dp", json_integer(RT_MAX_WORLD)),
+			 0);
+	ck_assert_int_eq(json_dump_file(root, path, 0), 0);
+	json_decref(root);
+	ck_assert_int_eq(rt_plan_load(&p, path, 0, 12), RT_EPLAN);
+	rt_plan_release(&p);
 }
 END_TEST
 
@@ -231,6 +248,7 @@ START_TEST(opts_refuse_bad_lines)
 		"--comm nccl a.json", "--bench-comm 3 a.json",
 		"--optimizer lion a.json", "--refit-gather all a.json",
 		"--save-every 2 a.json", "--lr 0 a.json",
+		"--steps 1e300 a.json", "--steps inf a.json",
 	};
 	struct rt_opts o;
 
