@@ -58,6 +58,13 @@ if [ -x "$GTPLAN" ] && "$GTPLAN" plan "$CFG" cluster.gpus_per_node=1 -o "$PLANS/
 		-o "$PLANS/bfref.json" || bad "plan bfref"
 	"$GTPLAN" plan "$CFG" cluster.gpus_per_node=2 $M.tensor_parallel_num_weight_shards=2 \
 		gtplan.runtime.dtype=bf16 -o "$PLANS/bfg2.json" || bad "plan bfg2"
+	# context parallelism: 2 ranks on the GPUs at hand (host staging where
+	# they share one), fp32 and bf16
+	"$GTPLAN" plan "$CFG" cluster.gpus_per_node=2 $M.context_parallel_size=2 \
+		policy.sequence_packing.enabled=true -o "$PLANS/cp2.json" || bad "plan cp2"
+	"$GTPLAN" plan "$CFG" cluster.gpus_per_node=2 $M.context_parallel_size=2 \
+		policy.sequence_packing.enabled=true gtplan.runtime.dtype=bf16 \
+		-o "$PLANS/bfcp2.json" || bad "plan bfcp2"
 	# the 5-D layout has errors (the hang): the plan is still written
 	"$GTPLAN" plan "$CFG" cluster.gpus_per_node=2 $M.tensor_parallel_num_weight_shards=2 \
 		+gtplan.driver_layout=5d -o "$PLANS/g2-5d.json" >/dev/null 2>&1
@@ -86,7 +93,7 @@ if [ -x "$GTPLAN" ] && "$GTPLAN" plan "$CFG" cluster.gpus_per_node=1 -o "$PLANS/
 	done
 fi
 [ "${1:-}" = --plans-only ] && finish
-for f in ref tp2g3 tp2 g2 tp2g2d2 tp1g8 g2-5d bfref bfg2 tp2g3-pf g2-pf; do
+for f in ref tp2g3 tp2 g2 tp2g2d2 tp1g8 g2-5d bfref bfg2 tp2g3-pf g2-pf cp2 bfcp2; do
 	[ -s "$PLANS/$f.json" ] || { bad "no plan $PLANS/$f.json (build/gtplan cannot run here)"; finish; }
 done
 # run NAME NP DEVICE PLAN [ARGS...]
@@ -104,6 +111,9 @@ ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 run cpu1 1 cpu ref
 run cuda1 1 cuda ref
 run cuda6 6 cuda tp2g3
+# CP 2 (runtime/rt_cp.c: the K/V exchange, attention on the chunks'
+# positions, RoPE past a rank's own rows; kern_qkv's pos_end)
+run cuda-cp2 2 cuda cp2
 # prefetch through host staging (the async MPI path)
 run cuda6pf 6 cuda tp2g3-pf --timeout 120
 nccl_runs=
@@ -163,7 +173,7 @@ if [ "$ngpu" -ge 2 ]; then
 else
 	echo "SKIP: NCCL runs (one GPU on this host)"; skip=$((skip + 1))
 fi
-for name in cuda1 cuda6 cuda6pf $nccl_runs; do
+for name in cuda1 cuda6 cuda6pf cuda-cp2 $nccl_runs; do
 	case $name in nccl-tp1g8) ref=cpu1b16 ;; *) ref=cpu1 ;; esac
 	if "$PY" tests/runtime_compare.py "$TOL" norm "$logs/$ref.log" "$logs/$ref.w" \
 		"$logs/$name.log" "$logs/$name.w" >"$logs/$name.cmp" 2>&1; then ok; else bad "parity $name"; fi
@@ -194,6 +204,16 @@ for name in $bf_runs; do
 		"$logs/$name.log" "$logs/$name.w" >"$logs/$name.cmp" 2>&1; then ok; else bad "bf16 parity $name"; fi
 	sed "s/^/    $name vs cpu-bf1: /" "$logs/$name.cmp"
 done
+# bf16 under CP against the CPU's run of the same layout: CP sums each
+# row's attention over key chunks in another order before o is rounded
+# (tests/runtime_parity.sh, bf16 CP), so the reference is the CPU twin of
+# the same layout
+run cpu-bfcp2 2 cpu bfcp2
+run cuda-bfcp2 2 cuda bfcp2
+if "$PY" tests/runtime_compare.py "$BTOL" norm "$logs/cpu-bfcp2.log" "$logs/cpu-bfcp2.w" \
+	"$logs/cuda-bfcp2.log" "$logs/cuda-bfcp2.w" >"$logs/cuda-bfcp2.cmp" 2>&1; then ok; else
+	bad "bf16 parity cuda-bfcp2"; fi
+sed "s/^/    cuda-bfcp2 vs cpu-bfcp2: /" "$logs/cuda-bfcp2.cmp"
 # per-step losses and step times, side by side
 "$PY" - "$logs"/cpu1.log "$logs"/cuda1.log "$logs"/cuda6.log $(for n in $nccl_runs; do echo "$logs/$n.log"; done) <<'PYEOF' | tee "$logs/summary.txt"
 import json, sys
