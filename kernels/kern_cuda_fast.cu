@@ -201,18 +201,23 @@ int kern_fast_gemm_bf(struct cuda_impl *c, int ta, int tb, long long m,
 	long long cnt[2] = { a16 ? 0 : ar * ac, b16 ? 0 : br * bc };
 	struct kern_fast *f;
 	void *p[2];
+	int rc = 0;
 
 	KERN_TRY(fast_get(c, &f));
 	if (!a16 || !b16) {
 		KERN_TRY(fast_carve(c, 2, cnt, 0, p));
+		/* the profile's bracket closes on an error too: one left
+		 * open would keep its pool from draining */
 		kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 0);
 		if (!a16)
-			KERN_TRY(to_bf16_rows(c->stream, ar, ac, a, lda,
-					      (uint16_t *)p[0]));
-		if (!b16)
-			KERN_TRY(to_bf16_rows(c->stream, br, bc, b, ldb,
-					      (uint16_t *)p[1]));
+			rc = to_bf16_rows(c->stream, ar, ac, a, lda,
+					  (uint16_t *)p[0]);
+		if (!rc && !b16)
+			rc = to_bf16_rows(c->stream, br, bc, b, ldb,
+					  (uint16_t *)p[1]);
 		kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 1);
+		if (rc)
+			return rc;
 	}
 	kern_cuda_prof_gemm(c, ta, tb, m, n, kd, 1, beta != 0.0f);
 	return kern_lt_gemm(f->lt, ta, tb, m, n, kd, alpha,
@@ -266,16 +271,19 @@ int kern_fast_attn_fwd_bf(struct cuda_impl *c, const struct kern_attn *a,
 	const float *src[3] = { q, kk, v };
 	const uint16_t *in[3] = { q16, k16, v16 };
 	void *p[4];
+	int rc = 0;
 
 	KERN_TRY(fast_carve(c, 4, cnt, 0, p));
 	kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 0);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 3 && !rc; i++)
 		if (!in[i]) {
-			KERN_TRY(to_bf16_rows(c->stream, 1, cnt[i], src[i],
-					      cnt[i], (uint16_t *)p[i]));
+			rc = to_bf16_rows(c->stream, 1, cnt[i], src[i], cnt[i],
+					  (uint16_t *)p[i]);
 			in[i] = (const uint16_t *)p[i];
 		}
-	kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 1);
+	kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 1); /* on rc too */
+	if (rc)
+		return rc;
 	if (!o16)
 		o16 = (uint16_t *)p[3];
 	KERN_TRY(kern_flash_fwd((void *)c->stream, a, in[0], in[1], in[2],
@@ -308,7 +316,7 @@ int kern_fast_attn_bwd_bf(struct cuda_impl *c, const struct kern_attn *a,
 	long long cnt[6];
 	const uint16_t *in[5];
 	void *p[6];
-	int cast = 0;
+	int cast = 0, rc = 0;
 
 	for (int i = 0; i < 5; i++) {
 		in[i] = in16[i];
@@ -319,14 +327,16 @@ int kern_fast_attn_bwd_bf(struct cuda_impl *c, const struct kern_attn *a,
 	KERN_TRY(fast_carve(c, 6, cnt, 1u << 5, p));
 	if (cast)
 		kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 0);
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 5 && !rc; i++)
 		if (!in[i]) {
-			KERN_TRY(to_bf16_rows(c->stream, 1, n[i], src[i], n[i],
-					      (uint16_t *)p[i]));
+			rc = to_bf16_rows(c->stream, 1, n[i], src[i], n[i],
+					  (uint16_t *)p[i]);
 			in[i] = (const uint16_t *)p[i];
 		}
-	if (cast)
+	if (cast) /* on rc too */
 		kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 1);
+	if (rc)
+		return rc;
 	return kern_flash_bwd((void *)c->stream, a, in[0], in[1], in[2], in[3],
 			      lse, in[4], qpos, kpos, (float *)p[5], dq, dk,
 			      dv);
