@@ -260,7 +260,8 @@ int kern_gemm(struct kern_ctx *k, int ta, int tb, long long m, long long n,
 		return KERN_EINVAL;
 	if (m == 0 || n == 0)
 		return 0;
-	if (!c || (kd > 0 && (!a || !b)))
+	if (!c || (kd > 0 && (!a || !b)) || (const float *)c == a ||
+	    (const float *)c == b)
 		return KERN_EINVAL;
 	return RUN(GEMM, gemm, ta, tb, m, n, kd, alpha, a, lda, b, ldb, beta, c,
 		   ldc);
@@ -290,7 +291,8 @@ int kern_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
 {
 	if (rows < 0 || h < 1 || !OK_N(g, h) || !OK_N(dg, h) ||
 	    !OK_N(x, rows) || !OK_N(rstd, rows) || !OK_N(dy, rows) ||
-	    !OK_N(dx, rows))
+	    !OK_N(dx, rows) ||
+	    (rows && ((const float *)dx == dy || (const float *)dx == x)))
 		return KERN_EINVAL;
 	return rows ? RUN(MEM, rmsnorm_bwd, rows, h, x, g, rstd, dy, dx,
 			  dg) : 0;
