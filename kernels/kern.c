@@ -69,9 +69,15 @@ int kern_init(struct kern_ctx *k, enum kern_device device, int threads)
 		return KERN_ENODEV;
 	}
 	rc = k->ops->init(k, threads);
-	/* GTPLAN_KERN_PROFILE: profile where the device can (kern_prof_*) */
-	if (!rc && getenv("GTPLAN_KERN_PROFILE") && k->ops->prof_start)
+	/* GTPLAN_KERN_PROFILE: profile where the device can (kern_prof_*).
+	 * A profile asked for that cannot start fails kern_init, with the
+	 * device given back: callers release no context whose kern_init
+	 * failed (runtime/rt_main.c). */
+	if (!rc && getenv("GTPLAN_KERN_PROFILE") && k->ops->prof_start) {
 		rc = kern_prof_start(k);
+		if (rc)
+			kern_release(k); /* k->prof is 0: prints nothing */
+	}
 	return rc;
 }
 
