@@ -27,7 +27,9 @@
  * not the best; the choice, and so the rounding, may differ from run to
  * run). Shapes the fast kernels do not take (attention head
  * dims other than 64 and 128, an empty inner dimension) use the fp32
- * reference path.
+ * reference path. The flash kernels attention runs are those
+ * GTPLAN_FLASH and GTPLAN_FLASH_BWD named when the context was made
+ * (kern_cuda_flash_init; kernels/kern_flash.h).
  */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -241,6 +243,13 @@ int kern_fast_gemm_bf16(struct cuda_impl *c, int ta, int tb, long long m,
 
 /* ---- attention ---------------------------------------------------------- */
 
+/* Once per context (kern_cuda.h): an attention call costs no getenv. */
+void kern_cuda_flash_init(struct cuda_impl *c)
+{
+	c->flash_fwd = kern_flash_fwd_pick();
+	c->flash_bwd = kern_flash_bwd_pick();
+}
+
 int kern_fast_attn_ok(const struct kern_attn *a)
 {
 	return (a->hd == 64 || a->hd == 128) && a->batch >= 1 &&
@@ -286,8 +295,9 @@ int kern_fast_attn_fwd_bf(struct cuda_impl *c, const struct kern_attn *a,
 		return rc;
 	if (!o16)
 		o16 = (uint16_t *)p[3];
-	KERN_TRY(kern_flash_fwd((void *)c->stream, a, in[0], in[1], in[2],
-				qpos, kpos, o16, lse));
+	KERN_TRY(kern_flash_fwd_with((enum kern_flash_kind)c->flash_fwd,
+				     (void *)c->stream, a, in[0], in[1], in[2],
+				     qpos, kpos, o16, lse));
 	return o ? kern_cuda_widen_bf16(c->stream, nq, o16, o) : 0;
 }
 
@@ -337,7 +347,8 @@ int kern_fast_attn_bwd_bf(struct cuda_impl *c, const struct kern_attn *a,
 		kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 1);
 	if (rc)
 		return rc;
-	return kern_flash_bwd((void *)c->stream, a, in[0], in[1], in[2], in[3],
-			      lse, in[4], qpos, kpos, (float *)p[5], dq, dk,
-			      dv);
+	return kern_flash_bwd_with((enum kern_flash_kind)c->flash_bwd,
+				   (void *)c->stream, a, in[0], in[1], in[2],
+				   in[3], lse, in[4], qpos, kpos, (float *)p[5],
+				   dq, dk, dv);
 }
