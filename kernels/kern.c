@@ -69,9 +69,15 @@ int kern_init(struct kern_ctx *k, enum kern_device device, int threads)
 		return KERN_ENODEV;
 	}
 	rc = k->ops->init(k, threads);
-	/* GTPLAN_KERN_PROFILE: profile where the device can (kern_prof_*) */
-	if (!rc && getenv("GTPLAN_KERN_PROFILE") && k->ops->prof_start)
+	/* GTPLAN_KERN_PROFILE: profile where the device can (kern_prof_*).
+	 * A profile asked for that cannot start fails kern_init, with the
+	 * device given back: callers release no context whose kern_init
+	 * failed (runtime/rt_main.c). */
+	if (!rc && getenv("GTPLAN_KERN_PROFILE") && k->ops->prof_start) {
 		rc = kern_prof_start(k);
+		if (rc)
+			kern_release(k); /* k->prof is 0: prints nothing */
+	}
 	return rc;
 }
 
@@ -260,7 +266,8 @@ int kern_gemm(struct kern_ctx *k, int ta, int tb, long long m, long long n,
 		return KERN_EINVAL;
 	if (m == 0 || n == 0)
 		return 0;
-	if (!c || (kd > 0 && (!a || !b)))
+	if (!c || (kd > 0 && (!a || !b)) || (const float *)c == a ||
+	    (const float *)c == b)
 		return KERN_EINVAL;
 	return RUN(GEMM, gemm, ta, tb, m, n, kd, alpha, a, lda, b, ldb, beta, c,
 		   ldc);
@@ -290,7 +297,8 @@ int kern_rmsnorm_bwd(struct kern_ctx *k, long long rows, long long h,
 {
 	if (rows < 0 || h < 1 || !OK_N(g, h) || !OK_N(dg, h) ||
 	    !OK_N(x, rows) || !OK_N(rstd, rows) || !OK_N(dy, rows) ||
-	    !OK_N(dx, rows))
+	    !OK_N(dx, rows) ||
+	    (rows && ((const float *)dx == dy || (const float *)dx == x)))
 		return KERN_EINVAL;
 	return rows ? RUN(MEM, rmsnorm_bwd, rows, h, x, g, rstd, dy, dx,
 			  dg) : 0;

@@ -323,7 +323,8 @@ struct kern_ctx {
 
 /* Binds k to `device`. threads > 0 sets the CPU BLAS thread count (ignored
  * on GPUs); 0 keeps the library's setting. KERN_ENODEV when this build has
- * no implementation for the device. kern_release() undoes it. */
+ * no implementation for the device. kern_release() undoes it; a kern_init
+ * that fails has released what it made. */
 int kern_init(struct kern_ctx *k, enum kern_device device, int threads);
 void kern_release(struct kern_ctx *k);
 const char *kern_device_name(const struct kern_ctx *k);

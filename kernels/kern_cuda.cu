@@ -75,6 +75,7 @@ static int cuda_setup(struct cuda_impl *c)
 	/* fp32 means fp32: no TF32 tensor cores, whatever the environment. */
 	CUBLASCHECK(cublasSetMathMode(c->blas, CUBLAS_PEDANTIC_MATH));
 	kern_cuda_norm_init(c);
+	kern_cuda_flash_init(c);
 	return 0;
 }
 

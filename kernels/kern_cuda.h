@@ -57,6 +57,10 @@ struct cuda_impl {
 	/* GTPLAN_NORM_BWD as the context found it at kern_init
 	 * (kern_cuda_norm_init: KERN_CUDA_NORM_BWD_*) */
 	int norm_bwd;
+	/* the flash kernels its bf16 attention runs, as GTPLAN_FLASH and
+	 * GTPLAN_FLASH_BWD named them at kern_init (kern_cuda_flash_init:
+	 * enum kern_flash_kind, kernels/kern_flash.h) */
+	int flash_fwd, flash_bwd;
 };
 
 /* kernels/kern_cuda.cu: a scratch buffer of at least `bytes` for one
@@ -493,6 +497,11 @@ int kern_fast_attn_bwd_bf(struct cuda_impl *c, const struct kern_attn *a,
 			  const int32_t *qpos, const int32_t *kpos, float *dq,
 			  float *dk, float *dv);
 void kern_fast_free(struct kern_fast *f);
+/* c->flash_fwd and c->flash_bwd (kern_flash_fwd_pick, _bwd_pick), read
+ * once per context (kernels/kern_cuda.cu cuda_setup) rather than at every
+ * attention call: a test or a benchmark that sets GTPLAN_FLASH or
+ * GTPLAN_FLASH_BWD makes its context after. */
+void kern_cuda_flash_init(struct cuda_impl *c);
 
 /* kernels/kern_cuda_prof.cu: kern_prof_* (kern.h) on CUDA events. */
 int kern_cuda_prof_start(struct kern_ctx *k);

@@ -27,7 +27,9 @@
  * not the best; the choice, and so the rounding, may differ from run to
  * run). Shapes the fast kernels do not take (attention head
  * dims other than 64 and 128, an empty inner dimension) use the fp32
- * reference path.
+ * reference path. The flash kernels attention runs are those
+ * GTPLAN_FLASH and GTPLAN_FLASH_BWD named when the context was made
+ * (kern_cuda_flash_init; kernels/kern_flash.h).
  */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -201,18 +203,23 @@ int kern_fast_gemm_bf(struct cuda_impl *c, int ta, int tb, long long m,
 	long long cnt[2] = { a16 ? 0 : ar * ac, b16 ? 0 : br * bc };
 	struct kern_fast *f;
 	void *p[2];
+	int rc = 0;
 
 	KERN_TRY(fast_get(c, &f));
 	if (!a16 || !b16) {
 		KERN_TRY(fast_carve(c, 2, cnt, 0, p));
+		/* the profile's bracket closes on an error too: one left
+		 * open would keep its pool from draining */
 		kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 0);
 		if (!a16)
-			KERN_TRY(to_bf16_rows(c->stream, ar, ac, a, lda,
-					      (uint16_t *)p[0]));
-		if (!b16)
-			KERN_TRY(to_bf16_rows(c->stream, br, bc, b, ldb,
-					      (uint16_t *)p[1]));
+			rc = to_bf16_rows(c->stream, ar, ac, a, lda,
+					  (uint16_t *)p[0]);
+		if (!rc && !b16)
+			rc = to_bf16_rows(c->stream, br, bc, b, ldb,
+					  (uint16_t *)p[1]);
 		kern_cuda_prof_note(c, KERN_PROF_MEM, "gemm_cast", 1);
+		if (rc)
+			return rc;
 	}
 	kern_cuda_prof_gemm(c, ta, tb, m, n, kd, 1, beta != 0.0f);
 	return kern_lt_gemm(f->lt, ta, tb, m, n, kd, alpha,
@@ -235,6 +242,13 @@ int kern_fast_gemm_bf16(struct cuda_impl *c, int ta, int tb, long long m,
 }
 
 /* ---- attention ---------------------------------------------------------- */
+
+/* Once per context (kern_cuda.h): an attention call costs no getenv. */
+void kern_cuda_flash_init(struct cuda_impl *c)
+{
+	c->flash_fwd = kern_flash_fwd_pick();
+	c->flash_bwd = kern_flash_bwd_pick();
+}
 
 int kern_fast_attn_ok(const struct kern_attn *a)
 {
@@ -266,20 +280,24 @@ int kern_fast_attn_fwd_bf(struct cuda_impl *c, const struct kern_attn *a,
 	const float *src[3] = { q, kk, v };
 	const uint16_t *in[3] = { q16, k16, v16 };
 	void *p[4];
+	int rc = 0;
 
 	KERN_TRY(fast_carve(c, 4, cnt, 0, p));
 	kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 0);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 3 && !rc; i++)
 		if (!in[i]) {
-			KERN_TRY(to_bf16_rows(c->stream, 1, cnt[i], src[i],
-					      cnt[i], (uint16_t *)p[i]));
+			rc = to_bf16_rows(c->stream, 1, cnt[i], src[i], cnt[i],
+					  (uint16_t *)p[i]);
 			in[i] = (const uint16_t *)p[i];
 		}
-	kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 1);
+	kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 1); /* on rc too */
+	if (rc)
+		return rc;
 	if (!o16)
 		o16 = (uint16_t *)p[3];
-	KERN_TRY(kern_flash_fwd((void *)c->stream, a, in[0], in[1], in[2],
-				qpos, kpos, o16, lse));
+	KERN_TRY(kern_flash_fwd_with((enum kern_flash_kind)c->flash_fwd,
+				     (void *)c->stream, a, in[0], in[1], in[2],
+				     qpos, kpos, o16, lse));
 	return o ? kern_cuda_widen_bf16(c->stream, nq, o16, o) : 0;
 }
 
@@ -308,7 +326,7 @@ int kern_fast_attn_bwd_bf(struct cuda_impl *c, const struct kern_attn *a,
 	long long cnt[6];
 	const uint16_t *in[5];
 	void *p[6];
-	int cast = 0;
+	int cast = 0, rc = 0;
 
 	for (int i = 0; i < 5; i++) {
 		in[i] = in16[i];
@@ -319,15 +337,18 @@ int kern_fast_attn_bwd_bf(struct cuda_impl *c, const struct kern_attn *a,
 	KERN_TRY(fast_carve(c, 6, cnt, 1u << 5, p));
 	if (cast)
 		kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 0);
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 5 && !rc; i++)
 		if (!in[i]) {
-			KERN_TRY(to_bf16_rows(c->stream, 1, n[i], src[i], n[i],
-					      (uint16_t *)p[i]));
+			rc = to_bf16_rows(c->stream, 1, n[i], src[i], n[i],
+					  (uint16_t *)p[i]);
 			in[i] = (const uint16_t *)p[i];
 		}
-	if (cast)
+	if (cast) /* on rc too */
 		kern_cuda_prof_note(c, KERN_PROF_MEM, "attn_cast", 1);
-	return kern_flash_bwd((void *)c->stream, a, in[0], in[1], in[2], in[3],
-			      lse, in[4], qpos, kpos, (float *)p[5], dq, dk,
-			      dv);
+	if (rc)
+		return rc;
+	return kern_flash_bwd_with((enum kern_flash_kind)c->flash_bwd,
+				   (void *)c->stream, a, in[0], in[1], in[2],
+				   in[3], lse, in[4], qpos, kpos, (float *)p[5],
+				   dq, dk, dv);
 }

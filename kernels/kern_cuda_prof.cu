@@ -10,7 +10,9 @@
  * mark cannot return an error (kern.c ignores it): a failed event record is
  * remembered and kern_prof_read reports it. Brackets nest (the fast
  * path's casts inside a GEMM, kern_cuda_prof_note); the pool drains only
- * between outermost brackets.
+ * between outermost brackets, so a bracket that is never closed stops the
+ * profile when the pool is full (KERN_EINVAL at kern_prof_read) rather
+ * than overrunning it.
  */
 #include <cuda_runtime.h>
 
@@ -157,6 +159,8 @@ void kern_cuda_prof_note(struct cuda_impl *c, int cls, const char *op,
 			rc = KERN_EINVAL;
 		else if (p->depth == 0 && p->n > PROF_PAIRS - PROF_DEPTH)
 			rc = prof_drain(c, p);
+		else if (p->n == PROF_PAIRS)
+			rc = KERN_EINVAL; /* full inside a bracket left open */
 		if (rc)
 			goto out;
 		i = p->n++;

@@ -217,6 +217,11 @@ static int fl_fwd_launch(const fl_params &p, cudaStream_t st)
 #define FLASH_WG_DEFAULT 3
 #endif
 
+extern "C" enum kern_flash_kind kern_flash_fwd_pick(void)
+{
+	return fl_pick(getenv("GTPLAN_FLASH"), FLASH_WG_DEFAULT);
+}
+
 extern "C" int kern_flash_fwd_with(enum kern_flash_kind which, void *stream,
 				  const struct kern_attn *a,
 				  const uint16_t *q, const uint16_t *k,
@@ -233,7 +238,7 @@ extern "C" int kern_flash_fwd_with(enum kern_flash_kind which, void *stream,
 	if (!q || !k || !v || !o || !lse)
 		return kern_set_error(KERN_EINVAL, "%s: NULL tensor", who);
 	if (which == KERN_FLASH_AUTO)
-		which = fl_pick(getenv("GTPLAN_FLASH"), FLASH_WG_DEFAULT);
+		which = kern_flash_fwd_pick();
 	if (which != KERN_FLASH_MMA && !fl_wg_supported())
 		return kern_set_error(KERN_ENODEV,
 				      "%s: needs a compute capability 9.0 GPU "

@@ -64,8 +64,10 @@ enum kern_flash_kind {
  * FLASH_WG_DEFAULT=N; 0 mma, 1 wg, 2 wgp, 3 ws, the Makefile's default). Off
  * compute capability 9.0 mma.sync always runs. kern_flash_fwd_with runs
  * the kernel it names (KERN_FLASH_AUTO: kern_flash_fwd's choice), for
- * tests and benchmarks; the wgmma ones return KERN_ENODEV on another
- * device. */
+ * tests, benchmarks and kern.h's CUDA contexts; the wgmma ones return
+ * KERN_ENODEV on another device. kern_flash_fwd reads GTPLAN_FLASH at
+ * every call (kern_flash_fwd_pick); a context reads it once, when made
+ * (kernels/kern_cuda_fast.cu kern_cuda_flash_init), and passes its kind. */
 int kern_flash_fwd(void *stream, const struct kern_attn *a,
 		   const uint16_t *q, const uint16_t *k, const uint16_t *v,
 		   const int32_t *qpos, const int32_t *kpos, uint16_t *o,
@@ -75,6 +77,9 @@ int kern_flash_fwd_with(enum kern_flash_kind kind, void *stream,
 			const uint16_t *k, const uint16_t *v,
 			const int32_t *qpos, const int32_t *kpos, uint16_t *o,
 			float *lse);
+/* The kernel kern_flash_fwd would run now: GTPLAN_FLASH's, else
+ * FLASH_WG_DEFAULT's; KERN_FLASH_MMA off compute capability 9.0. */
+enum kern_flash_kind kern_flash_fwd_pick(void);
 
 /* The warp-specialized forward's machinery alone (kern_flash_ws.cu), for
  * tests; KERN_ENODEV off compute capability 9.0. Both read x, a bf16
@@ -132,7 +137,9 @@ int kern_flash_wg_probe(void *stream, int op, int n, int k,
  * value) it is the build's FLASH_WG_BWD_DEFAULT (make
  * FLASH_WG_BWD_DEFAULT=N; 0 mma, 1 wg, 2 wgp, 3 ws, the Makefile's
  * default). Off compute capability 9.0 mma.sync always runs.
- * kern_flash_bwd_with runs the kernel it names, as kern_flash_fwd_with. */
+ * kern_flash_bwd_with runs the kernel it names, as kern_flash_fwd_with,
+ * and kern_flash_bwd_pick is GTPLAN_FLASH_BWD's choice as
+ * kern_flash_fwd_pick is GTPLAN_FLASH's (a context reads it once). */
 int kern_flash_bwd(void *stream, const struct kern_attn *a,
 		   const uint16_t *q, const uint16_t *k, const uint16_t *v,
 		   const uint16_t *o, const float *lse, const uint16_t *dout,
@@ -145,6 +152,7 @@ int kern_flash_bwd_with(enum kern_flash_kind kind, void *stream,
 			const uint16_t *dout, const int32_t *qpos,
 			const int32_t *kpos, float *dsum, float *dq, float *dk,
 			float *dv);
+enum kern_flash_kind kern_flash_bwd_pick(void);
 /* After kern_flash_bwd_with(KERN_FLASH_WS) (or kern_flash_bwd running
  * ws) queued on
  * stream: waits for the stream and returns KERN_EDEVICE if one of its

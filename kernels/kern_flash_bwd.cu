@@ -293,6 +293,11 @@ static int fl_bwd_launch(const fl_params &p, cudaStream_t st)
 #define FLASH_WG_BWD_DEFAULT 3
 #endif
 
+extern "C" enum kern_flash_kind kern_flash_bwd_pick(void)
+{
+	return fl_pick(getenv("GTPLAN_FLASH_BWD"), FLASH_WG_BWD_DEFAULT);
+}
+
 /* kern_attn's overwrite without a dsum pass to clear the gradients (no
  * query or no key rows): whichever of dq, dk, dv has elements zeroed. */
 static int fl_bwd_zero(const struct kern_attn *a, float *dq, float *dk,
@@ -327,8 +332,7 @@ extern "C" int kern_flash_bwd_with(enum kern_flash_kind which, void *stream,
 	    !dv)
 		return kern_set_error(KERN_EINVAL, "%s: NULL tensor", who);
 	if (which == KERN_FLASH_AUTO)
-		which = fl_pick(getenv("GTPLAN_FLASH_BWD"),
-				FLASH_WG_BWD_DEFAULT);
+		which = kern_flash_bwd_pick();
 	if (which != KERN_FLASH_MMA && !fl_wg_supported())
 		return kern_set_error(KERN_ENODEV,
 				      "%s: needs a compute capability 9.0 GPU "

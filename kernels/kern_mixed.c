@@ -73,7 +73,9 @@ int kern_gemm_bf(struct kern_ctx *k, int ta, int tb, long long m,
 		return KERN_EINVAL;
 	if (m == 0 || n == 0)
 		return 0;
-	if (!c || (kd > 0 && ((!a && !a16) || (!b && !b16))))
+	if (!c || (kd > 0 && ((!a && !a16) || (!b && !b16))) ||
+	    (const float *)c == a || (const float *)c == b ||
+	    (const void *)c == a16 || (const void *)c == b16)
 		return KERN_EINVAL;
 	if (!a16 && !b16)
 		return kern_gemm(k, ta, tb, m, n, kd, alpha, a, lda, b, ldb,
@@ -159,7 +161,8 @@ int kern_gemm_bf16(struct kern_ctx *k, int ta, int tb, long long m,
 		return KERN_EINVAL;
 	if (m == 0 || n == 0)
 		return 0;
-	if (!c16 || (kd > 0 && (!a16 || !b16)))
+	if (!c16 || (kd > 0 && (!a16 || !b16)) || (const uint16_t *)c16 == a16 ||
+	    (const uint16_t *)c16 == b16)
 		return KERN_EINVAL;
 	if (kd > 0 && k->math == KERN_MATH_BF16 && HAS_OP(k, gemm_bf16))
 		return RUN(GEMM, gemm_bf16, ta, tb, m, n, kd, a16, lda, b16,
@@ -267,7 +270,8 @@ int kern_swiglu_fwd_b16(struct kern_ctx *k, long long rows, long long f,
 	long long n = rows * 2 * f;
 	int rc;
 
-	if (rows < 0 || f < 1 || !OK_N(x16, rows) || !OK_N(y16, rows))
+	if (rows < 0 || f < 1 || !OK_N(x16, rows) || !OK_N(y16, rows) ||
+	    (rows && (const uint16_t *)y16 == x16))
 		return KERN_EINVAL;
 	if (!rows)
 		return 0;
@@ -292,7 +296,8 @@ int kern_swiglu_bwd_b16(struct kern_ctx *k, long long rows, long long f,
 	int rc;
 
 	if (rows < 0 || f < 1 || !OK_N(x16, rows) || !OK_N(dy16, rows) ||
-	    !OK_N(dx16, rows))
+	    !OK_N(dx16, rows) || (rows && ((const uint16_t *)dx16 == x16 ||
+					   (const uint16_t *)dx16 == dy16)))
 		return KERN_EINVAL;
 	if (!rows)
 		return 0;

@@ -57,7 +57,7 @@ END_TEST
 START_TEST(errors)
 {
 	struct kern_ctx cuda;
-	float x[4] = { 0 };
+	float x[4] = { 0 }, y[4] = { 0 };
 	int32_t t[1] = { 0 };
 
 	ck_assert_int_eq(kern_init(&cuda, KERN_CUDA, 0), KERN_ENODEV);
@@ -77,6 +77,11 @@ START_TEST(errors)
 	ck_assert_int_eq(kern_axpy(&K, 3, 1, NULL, x), KERN_EINVAL);
 	ck_assert_int_eq(kern_embed_fwd(&K, 1, 0, 0, 1, x, t, x), KERN_EINVAL);
 	ck_assert_int_eq(kern_rmsnorm_fwd(&K, 1, 4, -1.0f, x, x, x, x),
+			 KERN_EINVAL);
+	/* C aliasing A or B (kern.h: outputs never alias inputs) */
+	ck_assert_int_eq(kern_gemm(&K, 0, 0, 2, 2, 2, 1, x, 2, y, 2, 0, x, 2),
+			 KERN_EINVAL);
+	ck_assert_int_eq(kern_gemm(&K, 0, 0, 2, 2, 2, 1, x, 2, y, 2, 0, y, 2),
 			 KERN_EINVAL);
 	/* empty work is fine and touches nothing */
 	ck_assert_int_eq(kern_gemm(&K, 0, 0, 0, 3, 3, 1, NULL, 3, NULL, 3, 0,
@@ -240,6 +245,11 @@ START_TEST(rmsnorm_backward)
 	ck_assert_int_eq(kern_rmsnorm_bwd(&K, R, H, x, g, rstd, w, dx, dg), 0);
 	near(dx, want_dx, R * H, 1e-4, "rmsnorm dx");
 	near(dg, want_dg, H, 1e-4, "rmsnorm dg");
+	/* dx may not alias dy or x (kern.h: outputs never alias inputs) */
+	ck_assert_int_eq(kern_rmsnorm_bwd(&K, R, H, x, g, rstd, w, w, dg),
+			 KERN_EINVAL);
+	ck_assert_int_eq(kern_rmsnorm_bwd(&K, R, H, x, g, rstd, w, x, dg),
+			 KERN_EINVAL);
 }
 END_TEST
 

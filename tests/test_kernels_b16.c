@@ -68,7 +68,7 @@ static void gemm_case(int ta, int tb, long long m, long long n, long long kd)
 
 START_TEST(gemm_bf16_rounds_the_product)
 {
-	uint16_t x = 0;
+	uint16_t x = 0, a[4] = { 0 }, b[4] = { 0 };
 
 	for (int ta = 0; ta < 2; ta++)
 		for (int tb = 0; tb < 2; tb++) {
@@ -79,6 +79,10 @@ START_TEST(gemm_bf16_rounds_the_product)
 					&x), KERN_EINVAL);
 	ck_assert_int_eq(kern_gemm_bf16(&K, 0, 0, 2, 2, 2, &x, 1, &x, 2, &x),
 			 KERN_EINVAL); /* lda < kd */
+	ck_assert_int_eq(kern_gemm_bf16(&K, 0, 0, 2, 2, 2, a, 2, b, 2, a),
+			 KERN_EINVAL); /* C aliasing A */
+	ck_assert_int_eq(kern_gemm_bf16(&K, 0, 0, 2, 2, 2, a, 2, b, 2, b),
+			 KERN_EINVAL); /* C aliasing B */
 	ck_assert_int_eq(kern_gemm_bf16(&K, 0, 0, 0, 2, 2, NULL, 2, NULL, 2,
 					NULL), 0);
 }
@@ -141,6 +145,12 @@ START_TEST(swiglu_b16_rounds_the_plain_op)
 	ck_assert_int_eq(memcmp(dx16, w16, sizeof(dx16)), 0);
 	ck_assert_int_eq(kern_swiglu_fwd_b16(&K, R, 0, x16, y16), KERN_EINVAL);
 	ck_assert_int_eq(kern_swiglu_bwd_b16(&K, R, F, x16, NULL, dx16),
+			 KERN_EINVAL);
+	/* the outputs may not alias the inputs, as kern_swiglu_fwd/bwd's */
+	ck_assert_int_eq(kern_swiglu_fwd_b16(&K, R, F, x16, x16), KERN_EINVAL);
+	ck_assert_int_eq(kern_swiglu_bwd_b16(&K, R, F, x16, dy16, x16),
+			 KERN_EINVAL);
+	ck_assert_int_eq(kern_swiglu_bwd_b16(&K, R, F, dx16, dy16, dy16),
 			 KERN_EINVAL);
 	free(x);
 	free(dy);

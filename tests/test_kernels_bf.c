@@ -160,6 +160,18 @@ START_TEST(gemm_bf_reads_the_copy)
 	/* an operand with neither array */
 	ck_assert_int_eq(kern_gemm_bf(&K, 0, 0, m, n, kd, 1.0f, NULL, NULL, kd,
 				      b.f, b.h, n, 0.0f, c, n), KERN_EINVAL);
+	/* C aliasing an operand or its copy (kern.h: outputs never alias
+	 * inputs) */
+	ck_assert_int_eq(kern_gemm_bf(&K, 0, 0, m, n, kd, 1.0f, a.f, a.h, kd,
+				      b.f, b.h, n, 0.0f, a.f, n), KERN_EINVAL);
+	ck_assert_int_eq(kern_gemm_bf(&K, 0, 0, m, n, kd, 1.0f, a.f, a.h, kd,
+				      b.f, b.h, n, 0.0f, b.f, n), KERN_EINVAL);
+	ck_assert_int_eq(kern_gemm_bf(&K, 0, 0, m, n, kd, 1.0f, NULL, a.h, kd,
+				      b.f, NULL, n, 0.0f, (float *)a.h, n),
+			 KERN_EINVAL);
+	ck_assert_int_eq(kern_gemm_bf(&K, 0, 0, m, n, kd, 1.0f, a.f, NULL, kd,
+				      NULL, b.h, n, 0.0f, (float *)b.h, n),
+			 KERN_EINVAL);
 	release(&a);
 	release(&b);
 	free(c);

@@ -30,7 +30,9 @@
  * Paths: the flash backward in bf16 math (kern_attn_bwd_bf on the inputs'
  * bf16 copies; dq, dk, dv cleared in its dsum pass, kernels/flash_bwd.cuh
  * fl_bwd_clear) under the build's default (ws on an H200) and under
- * GTPLAN_FLASH_BWD = mma, wg, wgp (mma.sync off compute capability 9.0);
+ * GTPLAN_FLASH_BWD = mma, wg, wgp (mma.sync off compute capability 9.0;
+ * each backward on a context made after setting it, since a context
+ * reads it once, at kern_init);
  * the fp32 reference kernels (fp32 math, and bf16 math at head dim 96,
  * which widens its copies: kernels/kern_mixed.c), zeroed by kern_cuda_zero
  * first. Shapes: whole causal sequences at hd 64 and 128 (grouped heads,
@@ -116,27 +118,40 @@ static uint16_t *dev16(struct verdict *v, const float *x, long long n)
 }
 
 /* The inputs of a case on the device: fp32 q k v dout o lse, their bf16
- * copies (bf16 math), positions, and one set of gradients. */
+ * copies (bf16 math), positions, and one set of gradients; the context
+ * the backward runs on. */
 struct wdev {
 	float *f[6]; /* q k v dout o lse */
 	uint16_t *h[5]; /* q k v dout o */
 	int32_t *qpos, *kpos;
 	float *g[3];
+	/* G, or one made after setting the case's GTPLAN_FLASH_BWD: a
+	 * context reads it once, at kern_init (kernels/kern_cuda_fast.cu
+	 * kern_cuda_flash_init) */
+	struct kern_ctx *bk;
 };
 
-/* The backward of case c with the given overwrite into d->g. */
+/* The backward of case c with the given overwrite into d->g, on d->bk;
+ * another context than G waits for G's queue before and is waited for
+ * after, since the rest of the case runs on G. */
 static int backward(const struct wcase *c, struct kern_attn *a,
 		    struct wdev *d, int overwrite)
 {
+	struct kern_ctx *k = d->bk;
+	int rc = k == &G ? 0 : kern_sync(&G);
+
 	a->overwrite = overwrite;
+	if (rc)
+		return rc;
 	if (c->math == KERN_MATH_BF16)
-		return kern_attn_bwd_bf(&G, a, d->h[0], d->h[1], d->h[2],
-					d->h[4], d->f[5], NULL, d->h[3],
-					d->qpos, d->kpos, d->g[0], d->g[1],
-					d->g[2]);
-	return kern_attn_bwd(&G, a, d->f[0], d->f[1], d->f[2], d->f[4],
-			     d->f[5], d->f[3], d->qpos, d->kpos, d->g[0],
-			     d->g[1], d->g[2]);
+		rc = kern_attn_bwd_bf(k, a, d->h[0], d->h[1], d->h[2], d->h[4],
+				      d->f[5], NULL, d->h[3], d->qpos, d->kpos,
+				      d->g[0], d->g[1], d->g[2]);
+	else
+		rc = kern_attn_bwd(k, a, d->f[0], d->f[1], d->f[2], d->f[4],
+				   d->f[5], d->f[3], d->qpos, d->kpos, d->g[0],
+				   d->g[1], d->g[2]);
+	return rc || k == &G ? rc : kern_sync(k);
 }
 
 /* The forward of case c into d (o's bits or o, and lse). */
@@ -207,9 +222,11 @@ static void run_case(const struct wcase *c, struct verdict *vw,
 	int32_t *qpos = xmalloc((size_t)c->sq * 4);
 	int32_t *kpos = xmalloc((size_t)c->sk * 4);
 	float *want[3], *got[3], *start[3];
+	struct kern_ctx bk;
 	struct wdev d;
 
 	memset(&d, 0, sizeof(d));
+	d.bk = &G;
 	for (long long i = 0; i < c->sq; i++)
 		qpos[i] = c->qpos0 + (int32_t)i;
 	for (long long s = 0; s < c->sk; s++)
@@ -230,8 +247,17 @@ static void run_case(const struct wcase *c, struct verdict *vw,
 		start[t] = rnd(n[t], 0.5f);
 		see_rc(vw, kern_alloc(&G, (size_t)n[t] * 4, (void **)&d.g[t]));
 	}
-	if (c->bwd)
+	if (c->bwd) {
+		int rc;
+
 		setenv("GTPLAN_FLASH_BWD", c->bwd, 1);
+		rc = kern_init(&bk, KERN_CUDA, 0);
+		see_rc(vw, rc);
+		if (!rc) {
+			d.bk = &bk;
+			see_rc(vw, kern_set_math(&bk, c->math));
+		}
+	}
 	see_rc(vw, kern_set_math(&G, c->math));
 	if (vw->rc)
 		goto out;
@@ -273,6 +299,8 @@ static void run_case(const struct wcase *c, struct verdict *vw,
 	}
 out:
 	unsetenv("GTPLAN_FLASH_BWD");
+	if (d.bk != &G)
+		kern_release(d.bk);
 	see_rc(vw, kern_set_math(&G, KERN_MATH_FP32));
 	for (int t = 0; t < 3; t++) {
 		drop(d.g[t]);

@@ -25,6 +25,10 @@
  *    writes them alone, and the backward handed dout's
  *    bf16 bits (dout16) gives dq, dk, dv within 1e-5 of the backward that
  *    casts the fp32 dout (the same operand; the atomics' order differs).
+ *  - attn_flash_once 0: a context made under GTPLAN_FLASH=mma (ws) runs
+ *    mma.sync (ws) after the variable changes: o and lse the bits of
+ *    kern_flash_fwd_with's on the same inputs (a context reads it once,
+ *    at kern_init).
  *  - attn_fallback 0: a head dim the flash kernels lack (32) runs the fp32
  *    reference kernels in bf16 mode too, bit for bit.
  */
@@ -218,6 +222,105 @@ static void attn_is_flash(struct fattn *f, struct verdict *v)
 	drop(o16); drop(of); drop(lse); drop(dsum);
 }
 
+/* The bf16 forward of a context made under GTPLAN_FLASH=val (restored
+ * after) on the bf16 inputs in[3] into o16, lse: 0, or its error. It
+ * waits for G's queue before and for its own after. */
+static int fwd_made_under(const char *val, const struct kern_attn *a,
+			  uint16_t *const in[3], const int32_t *qp,
+			  const int32_t *kp, uint16_t *o16, float *lse)
+{
+	const char *e = getenv("GTPLAN_FLASH");
+	char *was = e ? strdup(e) : NULL;
+	struct kern_ctx w;
+	int rc;
+
+	setenv("GTPLAN_FLASH", val, 1);
+	rc = kern_sync(&G);
+	if (!rc)
+		rc = kern_init(&w, KERN_CUDA, 0);
+	/* what the variable says after kern_init must not matter */
+	setenv("GTPLAN_FLASH", strcmp(val, "ws") ? "ws" : "mma", 1);
+	if (!rc) {
+		rc = kern_set_math(&w, KERN_MATH_BF16);
+		if (!rc)
+			rc = kern_attn_fwd_bf(&w, a, in[0], in[1], in[2], qp,
+					      kp, NULL, o16, lse);
+		if (!rc)
+			rc = kern_sync(&w);
+		kern_release(&w);
+	}
+	if (was)
+		setenv("GTPLAN_FLASH", was, 1);
+	else
+		unsetenv("GTPLAN_FLASH");
+	free(was);
+	return rc;
+}
+
+/* A context reads GTPLAN_FLASH once, at kern_init (kernels/kern_cuda_fast.cu
+ * kern_cuda_flash_init): made under mma (ws) and run with the variable
+ * naming the other, its forward gives the o and lse bits of
+ * kern_flash_fwd_with(KERN_FLASH_MMA) (KERN_FLASH_WS) on the same inputs.
+ * Compute capability 9.0 only (ws: KERN_ENODEV elsewhere, where mma.sync
+ * always runs). Telling where the two kernels' bits differ on the case,
+ * which a note says when they do not. */
+static void attn_flash_once(struct fattn *f, struct verdict *v)
+{
+	static const char *const name[2] = { "mma", "ws" };
+	static const enum kern_flash_kind kind[2] = { KERN_FLASH_MMA,
+						      KERN_FLASH_WS };
+	const struct kern_attn *a = &f->a;
+	const float *src[3] = { f->d[0], f->d[1], f->d[2] };
+	long long cnt[3] = { f->nq, f->nk, f->nk };
+	size_t no = (size_t)f->nq * 2, nl = (size_t)f->nl * 4;
+	const int32_t *qp = (const int32_t *)f->d[9];
+	const int32_t *kp = (const int32_t *)f->d[10];
+	uint16_t *in[3], *o16 = NULL, *o2 = NULL;
+	float *lse = NULL, *lse2 = NULL;
+	/* per kind: o16's bits and lse's, by the kernel, then the context */
+	unsigned char *h[2][2], *x[2] = { xmalloc(no), xmalloc(nl) };
+	int rc;
+
+	for (int i = 0; i < 3; i++)
+		in[i] = dev16(v, src[i], cnt[i]);
+	see_rc(v, kern_alloc(&G, no, (void **)&o16));
+	see_rc(v, kern_alloc(&G, no, (void **)&o2));
+	see_rc(v, kern_alloc(&G, nl, (void **)&lse));
+	see_rc(v, kern_alloc(&G, nl, (void **)&lse2));
+	for (int t = 0; t < 2; t++) {
+		h[t][0] = xmalloc(no);
+		h[t][1] = xmalloc(nl);
+	}
+	for (int t = 0; t < 2 && !v->rc; t++) {
+		rc = kern_flash_fwd_with(kind[t], kern_stream(&G), a, in[0],
+					 in[1], in[2], qp, kp, o16, lse);
+		if (rc == KERN_ENODEV) /* no wgmma here */
+			break;
+		see_rc(v, rc);
+		see_rc(v, down(h[t][0], o16, no));
+		see_rc(v, down(h[t][1], lse, nl));
+		see_rc(v, fwd_made_under(name[t], a, in, qp, kp, o2, lse2));
+		see_rc(v, down(x[0], o2, no));
+		see_rc(v, down(x[1], lse2, nl));
+		see(v, memcmp(x[0], h[t][0], no) || memcmp(x[1], h[t][1], nl) ?
+			       INFINITY : 0);
+		if (t == 1 && !v->rc && !memcmp(h[0][0], h[1][0], no) &&
+		    !memcmp(h[0][1], h[1][1], nl))
+			printf("  note: attn_flash_once: mma's and ws's bits "
+			       "agree at hd %lld, sq %lld: not telling\n",
+			       a->hd, a->sq);
+	}
+	for (int i = 0; i < 3; i++)
+		drop(in[i]);
+	for (int t = 0; t < 2; t++) {
+		free(h[t][0]);
+		free(h[t][1]);
+	}
+	free(x[0]);
+	free(x[1]);
+	drop(o16); drop(o2); drop(lse); drop(lse2);
+}
+
 /* The forward with o NULL writes the same o16 bits (d[3]) alone. */
 static double o_alone(const struct kern_attn *a, uint16_t *const d[4],
 		      const int32_t *qp, const int32_t *kp, long long nq)
@@ -377,7 +480,7 @@ void test_fast_attn_kernels(int math_rc)
 {
 	struct verdict vo = { 0, 0 }, vl = { 0, 0 }, vx = { 0, 0 };
 	struct verdict vf = { 0, 0 }, vc = { 0, 0 }, vcl = { 0, 0 };
-	struct verdict vcb = { 0, 0 };
+	struct verdict vcb = { 0, 0 }, vn = { 0, 0 };
 	struct fattn f;
 
 	see_rc(&vo, math_rc);
@@ -386,6 +489,7 @@ void test_fast_attn_kernels(int math_rc)
 		attn_vs_cpu(&f, &vo, &vl);
 		attn_is_flash(&f, &vx);
 		attn_copies(&f, &vc, &vcl, &vcb);
+		attn_flash_once(&f, &vn);
 		fattn_free(&f);
 	}
 	report("attn_bf16", &vo, TOL_ATTN);
@@ -394,6 +498,7 @@ void test_fast_attn_kernels(int math_rc)
 	report("attn_copies", &vc, TOL_ATTN);
 	report("attn_copies_lse", &vcl, TOL_LSE);
 	report("attn_copies_bits", &vcb, 0);
+	report("attn_flash_once", &vn, 0);
 	attn_fallback(&vf);
 	report("attn_fallback", &vf, 0);
 }

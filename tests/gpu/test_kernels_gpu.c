@@ -465,6 +465,50 @@ static void test_bf16(void)
 	report("bf16", &v, 0);
 }
 
+/* The profile's pool of event pairs (kernels/kern_cuda_prof.cu) drains
+ * only between outermost brackets: under one bracket left open (as an
+ * error between a cast's marks once left it, kernels/kern_cuda_fast.cu),
+ * more pairs than the pool holds (PROF_PAIRS, 4096) must stop the profile,
+ * KERN_EINVAL at kern_prof_read, not run past the pool's arrays; a restart
+ * clears that and profiles again. On a context of its own, since the
+ * profile and its brackets are the context's. */
+static void test_prof_pool(void)
+{
+	struct verdict v = { 0, 0 };
+	double ms[KERN_PROF_CLASSES];
+	long long calls[KERN_PROF_CLASSES];
+	struct kern_ctx p;
+	void *d = NULL;
+	int rc = kern_init(&p, KERN_CUDA, 0);
+
+	see_rc(&v, rc);
+	if (rc)
+		goto out;
+	see_rc(&v, kern_prof_start(&p));
+	if (!v.rc) {
+		p.ops->mark(&p, KERN_PROF_GEMM, "prof_outer", 0);
+		for (int i = 0; i < 5000; i++) {
+			p.ops->mark(&p, KERN_PROF_MEM, "prof_inner", 0);
+			p.ops->mark(&p, KERN_PROF_MEM, "prof_inner", 1);
+		}
+		p.ops->mark(&p, KERN_PROF_GEMM, "prof_outer", 1);
+		rc = kern_prof_read(&p, ms, calls);
+		see(&v, rc == KERN_EINVAL ? 0 : INFINITY);
+		see_rc(&v, kern_prof_reset(&p));
+		see_rc(&v, kern_alloc(&p, 4096, &d));
+		see_rc(&v, kern_zero(&p, d, 4096));
+		see_rc(&v, kern_prof_read(&p, ms, calls));
+		if (!v.rc)
+			see(&v, calls[KERN_PROF_COPY] == 1 &&
+					calls[KERN_PROF_MEM] == 0 ? 0 :
+				INFINITY);
+		kern_free(&p, d);
+	}
+	kern_release(&p); /* prints the restarted profile on stderr */
+out:
+	report("prof_pool", &v, 0);
+}
+
 int main(void)
 {
 	int rc = kern_init(&G, KERN_CUDA, 0);
@@ -495,6 +539,7 @@ int main(void)
 	test_embed();
 	test_optim();
 	test_bf16();
+	test_prof_pool();
 	test_llm_kernels();
 	test_fast_kernels();
 	test_b16_kernels();
