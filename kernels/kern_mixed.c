@@ -361,6 +361,10 @@ int kern_attn_fwd_bf(struct kern_ctx *k, const struct kern_attn *a,
 			 o16, lse);
 		if (rc != KERN_ENODEV)
 			return rc;
+		/* the reason the fast kernel declined is not this call's
+		 * error: read it, or a later KERN_ENODEV without a message
+		 * of its own would print it (kern_error_text) */
+		(void)kern_error_text(rc);
 	}
 	rc = kint_widen(k, nq, q16, &w[0]);
 	if (!rc)
@@ -406,6 +410,10 @@ int kern_attn_bwd_bf(struct kern_ctx *k, const struct kern_attn *a,
 			 dout16, qpos, kpos, dq, dk, dv);
 		if (rc != KERN_ENODEV)
 			return rc;
+		/* the reason the fast kernel declined is not this call's
+		 * error: read it, or a later KERN_ENODEV without a message
+		 * of its own would print it (kern_error_text) */
+		(void)kern_error_text(rc);
 	}
 	rc = kint_widen(k, nq, q16, &w[0]);
 	if (!rc)

@@ -410,6 +410,47 @@ START_TEST(attn_bf_copies)
 }
 END_TEST
 
+/* A device whose fast attention declines a call with a reason (as the
+ * flash kernels do, kern_set_error(KERN_ENODEV, ...)): kern_attn_fwd_bf
+ * runs the fallback and succeeds, and the reason does not stay behind to
+ * be printed with a later KERN_ENODEV that has none (kern_error_text). */
+static int declining_attn_fwd_bf(struct kern_ctx *k, const struct kern_attn *a,
+				 const uint16_t *q16, const uint16_t *k16,
+				 const uint16_t *v16, const int32_t *qpos,
+				 const int32_t *kpos, float *o, uint16_t *o16,
+				 float *lse)
+{
+	(void)k, (void)a, (void)q16, (void)k16, (void)v16, (void)qpos;
+	(void)kpos, (void)o, (void)o16, (void)lse;
+	return kern_set_error(KERN_ENODEV, "declined: not this shape");
+}
+
+START_TEST(attn_bf_decline_leaves_no_reason)
+{
+	struct kern_attn a = { 1, 3, 3, 2, 1, 4, 0.5f, 0 };
+	struct kern_ops ops = *K.ops;
+	const struct kern_ops *cpu = K.ops;
+	float q[24], kk[12], v[12], o[24], lse[6];
+	uint16_t q16[24], k16[12], v16[12], o16[24];
+
+	fill(q, 24, 71, 1.0f);
+	fill(kk, 12, 72, 1.0f);
+	fill(v, 12, 73, 1.0f);
+	ck_assert_int_eq(kern_round_bf16_copy(&K, 24, q, q16), 0);
+	ck_assert_int_eq(kern_round_bf16_copy(&K, 12, kk, k16), 0);
+	ck_assert_int_eq(kern_round_bf16_copy(&K, 12, v, v16), 0);
+	ops.attn_fwd_bf = declining_attn_fwd_bf;
+	K.ops = &ops;
+	K.math = KERN_MATH_BF16;
+	ck_assert_int_eq(kern_attn_fwd_bf(&K, &a, q16, k16, v16, NULL, NULL, o,
+					  o16, lse), 0);
+	K.ops = cpu;
+	K.math = KERN_MATH_FP32;
+	ck_assert_str_eq(kern_error_text(KERN_ENODEV),
+			 kern_strerror(KERN_ENODEV));
+}
+END_TEST
+
 int main(void)
 {
 	const struct test_case cases[] = {
@@ -420,6 +461,7 @@ int main(void)
 		{ "adam_bf_copy", adam_bf_copy },
 		{ "norms_fused", norms_fused },
 		{ "attn_bf_copies", attn_bf_copies },
+		{ "attn_bf_decline", attn_bf_decline_leaves_no_reason },
 	};
 
 	return RUN_CASES_FIXTURE("kernels_bf", cases, 60, setup, teardown);
