@@ -380,10 +380,14 @@ int rt_ckpt_load(struct rt_model *m, const struct rt_plan *p,
 		rc = host_arrays(m, h, 0);
 	if (!rc)
 		rc = fill(dir, &x, h);
-	for (int g = 0; g < RT_CKPT_NGROUPS && !rc; g++)
-		if (kern_upload(m->k, dev[g], h[g], bytes))
-			rc = rt_error(RT_EKERNEL, "--load: cannot upload the "
-				      "checkpoint's values");
+	for (int g = 0; g < RT_CKPT_NGROUPS && !rc; g++) {
+		int krc = kern_upload(m->k, dev[g], h[g], bytes);
+
+		if (krc) /* with the kernel's reason (a CUDA status) */
+			rc = rt_kcheck(krc, "--load: kern_upload of the "
+				       "checkpoint's values", __FILE__,
+				       __LINE__);
+	}
 	if (!rc)
 		m->step = step;
 	rc = agree(rc);
