@@ -1,5 +1,6 @@
 /*
- * rt_ckpt_int: what rt_ckpt_index.c and rt_ckpt_read.c share.
+ * rt_ckpt_int: what rt_ckpt_index.c, rt_ckpt_read.c and rt_ckpt_cover.c
+ * share.
  */
 #ifndef GTPLAN_RT_CKPT_INT_H
 #define GTPLAN_RT_CKPT_INT_H
