@@ -196,9 +196,9 @@ static int cover(const struct rt_ckpt_index *x, const struct rt_ckpt_tensor *t,
 		if (q->nr < 1 || q->nc < 1 || q->nr > t->rows ||
 		    q->nc > t->cols || q->r0 < 0 || q->c0 < 0 ||
 		    q->r0 > t->rows - q->nr || q->c0 > t->cols - q->nc)
-			return rt_ckpt_fail(why, "the piece of %s at %s of shape "
-				    "%s (rank %d) is empty or lies outside the "
-				    "tensor's shape %s", t->key,
+			return rt_ckpt_fail(why, "the piece of %s at %s of "
+				    "shape %s (rank %d) is empty or lies "
+				    "outside the tensor's shape %s", t->key,
 				    rt_ckpt_index_at(t, q->r0, q->c0, a, 48),
 				    rt_ckpt_index_at(t, q->nr, q->nc, b, 48),
 				    x->f[q->file].rank,
@@ -242,8 +242,8 @@ static int cover(const struct rt_ckpt_index *x, const struct rt_ckpt_tensor *t,
 	if (gap_r < 0) /* disjoint, inside, not the whole: cannot happen */
 		return rt_ckpt_fail(why, "the pieces of %s cover %lld of its "
 			    "%lld elements", t->key, area, total);
-	return rt_ckpt_fail(why, "element %s of %s is saved by no rank (%lld of "
-		    "%lld elements covered)",
+	return rt_ckpt_fail(why, "element %s of %s is saved by no rank (%lld "
+		    "of %lld elements covered)",
 		    rt_ckpt_index_at(t, gap_r, gap_c, a, 48), t->key, area,
 		    total);
 }
