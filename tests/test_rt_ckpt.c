@@ -5,8 +5,10 @@
  * offset near LLONG_MAX are refused with the message that names the
  * element; random small indexes against an element-by-element count;
  * tensors of 10^12 elements proved from a few pieces (one mark per element
- * would need 4 TB), 65536 pieces of one tensor, the sweep's worst case. The refusals of whole
- * checkpoints on disk (read_piece's bounds too) are tests/runtime_ckpt.sh's.
+ * would need 4 TB), 65536 pieces of one tensor, the sweep's worst case.
+ * And the load's read of a piece in parts (rt_ckpt_piece_copy): the same
+ * copy and sum whatever the part's size. The refusals of whole checkpoints
+ * on disk (read_piece's bounds too) are tests/runtime_ckpt.sh's.
  */
 #include <check.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 
 #include "harness.h"
 #include "rt_ckpt_index.h"
+#include "rt_ckpt_int.h"
 
 #define MAXT 4
 #define MAXF 8
@@ -228,35 +231,33 @@ END_TEST
 START_TEST(outside_refused)
 {
 	struct fx f;
-	struct { long long r0, c0, nr, nc; const char *want; } c[] = {
-		{ 10, 0, 4, 8, "the piece of w at [10, 0] of shape [4, 8] (rank "
-		  "1) is empty or lies outside the tensor's shape [12, 8]" },
-		{ 0, 1, 12, 8, "the piece of w at [0, 1] of shape [12, 8] "
-		  "(rank 1) is empty or lies outside the tensor's shape [12, "
-		  "8]" },
-		{ -3, 0, 3, 8, "the piece of w at [-3, 0] of shape [3, 8] (rank "
-		  "1) is empty or lies outside the tensor's shape [12, 8]" },
-		{ 3, 0, 0, 8, "the piece of w at [3, 0] of shape [0, 8] (rank 1) "
-		  "is empty or lies outside the tensor's shape [12, 8]" },
+	/* rank 1's piece and where the message puts it */
+	struct { long long r0, c0, nr, nc; const char *at; } c[] = {
+		{ 10, 0, 4, 8, "at [10, 0] of shape [4, 8]" },
+		{ 0, 1, 12, 8, "at [0, 1] of shape [12, 8]" },
+		{ -3, 0, 3, 8, "at [-3, 0] of shape [3, 8]" },
+		{ 3, 0, 0, 8, "at [3, 0] of shape [0, 8]" },
 		/* offset + shape would wrap past LLONG_MAX */
-		{ 0x7ffffffffffffffeLL, 0, 4, 8, "the piece of w at "
-		  "[9223372036854775806, 0] of shape [4, 8] (rank 1) is empty or "
-		  "lies outside the tensor's shape [12, 8]" },
-		{ 0, 0x7fffffffffffffffLL, 12, 8, "the piece of w at [0, "
-		  "9223372036854775807] of shape [12, 8] (rank 1) is empty or "
-		  "lies outside the tensor's shape [12, 8]" },
-		{ 0, 0, 0x7fffffffffffffffLL, 0x7fffffffffffffffLL, "the piece "
-		  "of w at [0, 0] of shape [9223372036854775807, "
-		  "9223372036854775807] (rank 1) is empty or lies outside the "
-		  "tensor's shape [12, 8]" },
+		{ 0x7ffffffffffffffeLL, 0, 4, 8,
+		  "at [9223372036854775806, 0] of shape [4, 8]" },
+		{ 0, 0x7fffffffffffffffLL, 12, 8,
+		  "at [0, 9223372036854775807] of shape [12, 8]" },
+		{ 0, 0, 0x7fffffffffffffffLL, 0x7fffffffffffffffLL,
+		  "at [0, 0] of shape [9223372036854775807, "
+		  "9223372036854775807]" },
 	};
 
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char want[RT_CKPT_WHY];
+
+		snprintf(want, sizeof(want), "the piece of w %s (rank 1) is "
+			 "empty or lies outside the tensor's shape [12, 8]",
+			 c[i].at);
 		fx_init(&f, 4);
 		tensor(&f, "w", 2, 12, 8);
 		piece(&f, 0, 0, 0, 3, 8);
 		piece(&f, 1, c[i].r0, c[i].c0, c[i].nr, c[i].nc);
-		refused(&f, c[i].want);
+		refused(&f, want);
 		fx_release(&f);
 	}
 }
@@ -274,7 +275,8 @@ START_TEST(huge_tensors_by_their_pieces)
 	tensor(&f, "big", 2, R, C);
 	for (int b = 0; b < 4; b++) /* 4 row bands x 2 column halves */
 		for (int h = 0; h < 2; h++)
-			piece(&f, 2 * b + h, b * R / 4, h * C / 2, R / 4, C / 2);
+			piece(&f, 2 * b + h, b * R / 4, h * C / 2, R / 4,
+			      C / 2);
 	ck_assert_int_eq(validate(&f), 0);
 	fx_release(&f);
 	/* its last row missing, one row shared */
@@ -380,19 +382,19 @@ static void expected(const struct fx *f, char *want)
 	for (long long r = 0; r < t->rows; r++)
 		for (long long j = 0; j < t->cols; j++)
 			if (cnt[r][j] > 1) {
-				snprintf(want, RT_CKPT_WHY, "element %s of %s is "
-					 "saved twice", rt_ckpt_index_at(t, r, j,
-					 a, 48), t->key);
+				snprintf(want, RT_CKPT_WHY, "element %s of %s "
+					 "is saved twice", rt_ckpt_index_at(t,
+					 r, j, a, 48), t->key);
 				return;
 			}
 	for (long long r = 0; r < t->rows; r++)
 		for (long long j = 0; j < t->cols; j++)
 			if (!cnt[r][j]) {
-				snprintf(want, RT_CKPT_WHY, "element %s of %s is "
-					 "saved by no rank (%lld of %lld "
-					 "elements covered)", rt_ckpt_index_at(t,
-					 r, j, a, 48), t->key, covered,
-					 t->rows * t->cols);
+				snprintf(want, RT_CKPT_WHY, "element %s of %s "
+					 "is saved by no rank (%lld of %lld "
+					 "elements covered)",
+					 rt_ckpt_index_at(t, r, j, a, 48),
+					 t->key, covered, t->rows * t->cols);
 				return;
 			}
 }
@@ -459,6 +461,83 @@ START_TEST(random_against_element_count)
 }
 END_TEST
 
+/* ---- the load's read of a piece in parts -------------------------------- */
+
+static uint64_t fnv(const void *data, size_t n)
+{
+	const unsigned char *b = data;
+	uint64_t h = RT_CKPT_FNV_OFFSET;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* Random pieces and regions of a [9, 7] tensor, each piece read in parts
+ * of 1, 2, 3, 5, 7, 64 floats from a file where it starts at byte 12:
+ * the region holds exactly the overlap's values (the rest untouched), the
+ * sum is the whole piece's; a file one float short is a short read. */
+START_TEST(piece_read_in_parts)
+{
+	static const long long chunks[] = { 1, 2, 3, 5, 7, 64 };
+	const long long R = 9, C = 7;
+
+	for (int it = 0; it < 2000; it++) {
+		struct rt_ckpt_piece q = { 0 };
+		struct rt_ckpt_tensor t = { .rows = R, .cols = C };
+		float val[63], buf[64], dst[63], pad[3] = { 0 };
+		uint64_t sum;
+		FILE *f = tmpfile();
+		long long n;
+
+		ck_assert_ptr_nonnull(f);
+		q.r0 = rnd(R);
+		q.c0 = rnd(C);
+		q.nr = 1 + rnd(R - q.r0);
+		q.nc = 1 + rnd(C - q.c0);
+		t.r0 = rnd(R);
+		t.c0 = rnd(C);
+		t.nr = 1 + rnd(R - t.r0);
+		t.nc = 1 + rnd(C - t.c0);
+		n = q.nr * q.nc;
+		for (long long e = 0; e < n; e++) /* [i, j] holds 100 i + j */
+			val[e] = (float)(100 * (q.r0 + e / q.nc) + q.c0 +
+					 e % q.nc);
+		ck_assert_uint_eq(fwrite(pad, sizeof(float), 3, f), 3);
+		ck_assert_uint_eq(fwrite(val, sizeof(float), (size_t)n, f),
+				  (size_t)n);
+		for (size_t c = 0; c < sizeof(chunks) / sizeof(*chunks); c++) {
+			for (long long e = 0; e < t.nr * t.nc; e++)
+				dst[e] = -1;
+			sum = RT_CKPT_FNV_OFFSET;
+			ck_assert_int_eq(fseek(f, 12, SEEK_SET), 0);
+			ck_assert_int_eq(rt_ckpt_piece_copy(f, &q, &t, buf,
+					 chunks[c], dst, &sum), 0);
+			ck_assert(sum == fnv(val, (size_t)n * sizeof(float)));
+			for (long long e = 0; e < t.nr * t.nc; e++) {
+				long long i = t.r0 + e / t.nc;
+				long long j = t.c0 + e % t.nc;
+				int in = i >= q.r0 && i < q.r0 + q.nr &&
+					 j >= q.c0 && j < q.c0 + q.nc;
+				float want = in ? (float)(100 * i + j) : -1;
+
+				ck_assert_msg(dst[e] == want, "part %lld: "
+					      "[%lld, %lld] is %g, want %g",
+					      chunks[c], i, j, dst[e], want);
+			}
+		}
+		/* one float short */
+		sum = RT_CKPT_FNV_OFFSET;
+		ck_assert_int_eq(fseek(f, 16, SEEK_SET), 0);
+		ck_assert_int_eq(rt_ckpt_piece_copy(f, &q, &t, buf, 2, dst,
+						    &sum), -1);
+		fclose(f);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	const struct test_case cases[] = {
@@ -469,6 +548,7 @@ int main(void)
 		{ "huge_tensors", huge_tensors_by_their_pieces },
 		{ "many_pieces", many_pieces },
 		{ "random", random_against_element_count },
+		{ "piece_read", piece_read_in_parts },
 	};
 
 	return RUN_CASES("rt_ckpt", cases, 60);
