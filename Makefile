@@ -204,10 +204,11 @@ build/asan/kernels/%.o: ASAN_CFLAGS += -Ikernels $(BLAS_CFLAGS)
 KERN_TESTS := $(patsubst tests/%.c,build/asan/tests/%,$(wildcard tests/test_kernels*.c))
 $(KERN_TESTS:%=%.o): ASAN_CFLAGS += -Ikernels
 
-# The runtime's Check suite (tests/test_rt.c: plan reading, options, data;
-# no MPI_Init) links the runtime's objects but gtplan-run's main, built
-# with the sanitizers, and so MPI's, OpenBLAS's and Jansson's libraries.
-RT_TESTS := build/asan/tests/test_rt
+# The runtime's Check suites (tests/test_rt.c: plan reading, options, data;
+# tests/test_rt_ckpt.c: the checkpoint's proof of coverage; no MPI_Init)
+# link the runtime's objects but gtplan-run's main, built with the
+# sanitizers, and so MPI's, OpenBLAS's and Jansson's libraries.
+RT_TESTS := build/asan/tests/test_rt build/asan/tests/test_rt_ckpt
 RT_ASAN_OBJ := $(patsubst %.c,build/asan/%.o,$(filter-out runtime/rt_main.c,$(RT_SRC)) $(KERN_SRC) $(RT_BASE_SRC))
 build/asan/runtime/%.o: ASAN_CFLAGS += -Iruntime -Ikernels $(MPI_CFLAGS)
 $(RT_TESTS:%=%.o): ASAN_CFLAGS += -Iruntime -Ikernels

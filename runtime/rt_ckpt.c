@@ -13,6 +13,7 @@
 
 #include "rt_ckpt_dir.h"
 #include "rt_ckpt_index.h"
+#include "rt_ckpt_int.h"
 #include "rt_err.h"
 
 /* Per tensor, what a rank tells rank 0 of its piece: present, r0, c0, nr,
@@ -28,10 +29,11 @@ static int agree(int rc)
 	return rc ? rc : all ? RT_EPEER : 0;
 }
 
-static uint64_t fnv1a64(const void *data, size_t n)
+/* FNV-1a 64 of data continued from h (RT_CKPT_FNV_OFFSET to start): a
+ * piece read in parts sums like one read whole. */
+static uint64_t fnv1a64(uint64_t h, const void *data, size_t n)
 {
 	const unsigned char *b = data;
-	uint64_t h = 0xcbf29ce484222325ULL;
 
 	for (size_t i = 0; i < n; i++) {
 		h ^= b[i];
@@ -39,6 +41,10 @@ static uint64_t fnv1a64(const void *data, size_t n)
 	}
 	return h;
 }
+
+/* Floats of a piece read at a time at load (4 MiB): what a load holds past
+ * the host copies rt_limits counts, however large the pieces. */
+#define CK_CHUNK (1LL << 20)
 
 /* ---- save ------------------------------------------------------------- */
 
@@ -106,7 +112,8 @@ static int write_pieces(const char *dir, int rank,
 		s[3] = t[i].nr;
 		s[4] = t[i].nc;
 		s[5] = bytes;
-		s[6] = (long long)fnv1a64(src, (size_t)n * sizeof(float));
+		s[6] = (long long)fnv1a64(RT_CKPT_FNV_OFFSET, src,
+					  (size_t)n * sizeof(float));
 		bytes += n * (long long)sizeof(float);
 	}
 	rc = rt_ckpt_dir_fsync_file(f) | fclose(f);
@@ -258,8 +265,57 @@ out:
 
 /* ---- load --------------------------------------------------------------- */
 
+int rt_ckpt_piece_copy(FILE *f, const struct rt_ckpt_piece *q,
+		       const struct rt_ckpt_tensor *t, float *buf,
+		       long long chunk, float *dst, uint64_t *sum)
+{
+	long long n = q->nr * q->nc;
+	/* the rows of the piece (its own numbers) and the columns (the
+	 * tensor's) that t's region holds */
+	long long r_lo = (t->r0 > q->r0 ? t->r0 : q->r0) - q->r0;
+	long long r_hi = (t->r0 + t->nr < q->r0 + q->nr ? t->r0 + t->nr :
+			  q->r0 + q->nr) - q->r0;
+	long long c_lo = t->c0 > q->c0 ? t->c0 : q->c0;
+	long long c_hi = t->c0 + t->nc < q->c0 + q->nc ? t->c0 + t->nc :
+			 q->c0 + q->nc;
+
+	for (long long e = 0; e < n; e += chunk) {
+		long long m = n - e < chunk ? n - e : chunk;
+		long long pr = e / q->nc, last = (e + m - 1) / q->nc;
+
+		if (fread(buf, sizeof(float), (size_t)m, f) != (size_t)m)
+			return -1;
+		*sum = fnv1a64(*sum, buf, (size_t)m * sizeof(float));
+		pr = pr > r_lo ? pr : r_lo;
+		last = last < r_hi - 1 ? last : r_hi - 1;
+		for (; pr <= last && c_lo < c_hi; pr++) {
+			/* row pr's elements in buf, as the tensor's columns */
+			long long a = pr * q->nc > e ? pr * q->nc : e;
+			long long b = (pr + 1) * q->nc < e + m ?
+				      (pr + 1) * q->nc : e + m;
+			long long lo = q->c0 + a - pr * q->nc;
+			long long hi = q->c0 + b - pr * q->nc;
+
+			lo = lo > c_lo ? lo : c_lo;
+			hi = hi < c_hi ? hi : c_hi;
+			if (lo < hi)
+				memcpy(dst + (q->r0 + pr - t->r0) * t->nc +
+				       (lo - t->c0),
+				       buf + pr * q->nc + (lo - q->c0) - e,
+				       (size_t)(hi - lo) * sizeof(float));
+		}
+	}
+	return 0;
+}
+
 /* Copies into t's region (in dst) the part that piece q covers, read from
- * its file (opened once, its size checked) and checked against its sum. */
+ * its file (opened once, its size checked) and checked against its sum.
+ * Each piece is read once per rank (it belongs to one tensor, of which the
+ * rank holds one region), and whole: its sum covers all of it. It is read
+ * in parts of CK_CHUNK floats, so the load's memory does not grow with the
+ * pieces (a 1-rank checkpoint read on many ranks is one piece a tensor);
+ * a part copied before the sum is found wrong is never used: the load
+ * fails, and nothing is uploaded. */
 static int read_overlap(const char *dir, const struct rt_ckpt_index *x,
 			const struct rt_ckpt_piece *q,
 			const struct rt_ckpt_tensor *t, FILE **fp, float *dst,
@@ -272,9 +328,9 @@ static int read_overlap(const char *dir, const struct rt_ckpt_index *x,
 	long long c_lo = q->c0 > t->c0 ? q->c0 : t->c0;
 	long long c_hi = q->c0 + q->nc < t->c0 + t->nc ? q->c0 + q->nc :
 			 t->c0 + t->nc;
-	size_t n = (size_t)(q->nr * q->nc);
+	long long n = q->nr * q->nc;
 	float *buf;
-	uint64_t sum;
+	uint64_t sum = RT_CKPT_FNV_OFFSET;
 	char a[48];
 
 	if (r_lo >= r_hi || c_lo >= c_hi)
@@ -300,18 +356,18 @@ static int read_overlap(const char *dir, const struct rt_ckpt_index *x,
 					"replaced; save again", dir, cf->name,
 					size, RT_CKPT_META, cf->bytes);
 	}
-	if (!(buf = malloc(n * sizeof(float))))
+	if (!(buf = malloc((size_t)(n < CK_CHUNK ? n : CK_CHUNK) *
+			   sizeof(float))))
 		return rt_error(RT_ENOMEM, "out of memory");
 	if (fseek(fp[q->file], (long)q->byte_off, SEEK_SET) ||
-	    fread(buf, sizeof(float), n, fp[q->file]) != n) {
-		free(buf);
+	    rt_ckpt_piece_copy(fp[q->file], q, t, buf, CK_CHUNK, dst, &sum))
+		n = -1;
+	free(buf);
+	if (n < 0)
 		return rt_error(RT_ECKPT, "--load %s: cannot read the piece of "
 				"%s at byte %lld of %s", dir, t->key,
 				q->byte_off, cf->name);
-	}
-	sum = fnv1a64(buf, n * sizeof(float));
-	if (sum != q->hash) {
-		free(buf);
+	if (sum != q->hash)
 		return rt_error(RT_ECKPT, "--load %s: the piece of %s at %s in "
 				"%s (byte %lld) has checksum %016llx, %s says "
 				"%016llx: the file is corrupt; save again", dir,
@@ -319,13 +375,7 @@ static int read_overlap(const char *dir, const struct rt_ckpt_index *x,
 				rt_ckpt_index_at(t, q->r0, q->c0, a, 48),
 				cf->name, q->byte_off, (unsigned long long)sum,
 				RT_CKPT_META, (unsigned long long)q->hash);
-	}
-	for (long long r = r_lo; r < r_hi; r++)
-		memcpy(dst + (r - t->r0) * t->nc + (c_lo - t->c0),
-		       buf + (r - q->r0) * q->nc + (c_lo - q->c0),
-		       (size_t)(c_hi - c_lo) * sizeof(float));
 	*covered += (r_hi - r_lo) * (c_hi - c_lo);
-	free(buf);
 	return 0;
 }
 
@@ -380,10 +430,14 @@ int rt_ckpt_load(struct rt_model *m, const struct rt_plan *p,
 		rc = host_arrays(m, h, 0);
 	if (!rc)
 		rc = fill(dir, &x, h);
-	for (int g = 0; g < RT_CKPT_NGROUPS && !rc; g++)
-		if (kern_upload(m->k, dev[g], h[g], bytes))
-			rc = rt_error(RT_EKERNEL, "--load: cannot upload the "
-				      "checkpoint's values");
+	for (int g = 0; g < RT_CKPT_NGROUPS && !rc; g++) {
+		int krc = kern_upload(m->k, dev[g], h[g], bytes);
+
+		if (krc) /* with the kernel's reason (a CUDA status) */
+			rc = rt_kcheck(krc, "--load: kern_upload of the "
+				       "checkpoint's values", __FILE__,
+				       __LINE__);
+	}
 	if (!rc)
 		m->step = step;
 	rc = agree(rc);

@@ -64,7 +64,12 @@ FILE *rt_ckpt_dir_open_regular(const char *path, char *why, size_t cap)
 		snprintf(why, cap, "%s", strerror(errno));
 		return NULL;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st)) { /* st is unset: say fstat's reason */
+		snprintf(why, cap, "%s", strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
 		snprintf(why, cap, "%s", S_ISDIR(st.st_mode) ?
 			 "is a directory" : "is not a regular file");
 		close(fd);

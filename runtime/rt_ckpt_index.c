@@ -1,6 +1,6 @@
 /*
- * rt_ckpt_index: a checkpoint's index, its proof of coverage and its
- * metadata.json (see rt_ckpt_index.h).
+ * rt_ckpt_index: a checkpoint's index and its metadata.json (see
+ * rt_ckpt_index.h); the proof of coverage is rt_ckpt_cover.c's.
  */
 #include "rt_ckpt_index.h"
 
@@ -246,78 +246,6 @@ void rt_ckpt_index_release(struct rt_ckpt_index *x)
 	free(x->pc);
 	free(x->f);
 	memset(x, 0, sizeof(*x));
-}
-
-/* ---- coverage ----------------------------------------------------------- */
-
-/* Marks piece k's elements in owner (one int per element of its tensor,
- * -1 when free); -1 with why when the piece leaves its tensor or claims an
- * element another piece has. */
-static int claim(const struct rt_ckpt_index *x, long long k, int *owner,
-		 long long *covered, char *why)
-{
-	const struct rt_ckpt_piece *q = &x->pc[k];
-	const struct rt_ckpt_tensor *t = &x->t[q->tensor];
-	char a[48], b[48], c[48];
-
-	if (q->r0 < 0 || q->c0 < 0 || q->nr < 1 || q->nc < 1 ||
-	    q->r0 + q->nr > t->rows || q->c0 + q->nc > t->cols)
-		return rt_ckpt_fail(why, "the piece of %s at %s of shape %s (rank %d) "
-			    "is empty or lies outside the tensor's shape %s",
-			    t->key, rt_ckpt_index_at(t, q->r0, q->c0, a, 48),
-			    rt_ckpt_index_at(t, q->nr, q->nc, b, 48),
-			    x->f[q->file].rank,
-			    rt_ckpt_index_at(t, t->rows, t->cols, c, 48));
-	for (long long r = q->r0; r < q->r0 + q->nr; r++)
-		for (long long col = q->c0; col < q->c0 + q->nc; col++) {
-			int *o = &owner[r * t->cols + col];
-
-			if (*o >= 0)
-				return rt_ckpt_fail(why, "element %s of %s is saved "
-					    "twice, by ranks %d and %d: each "
-					    "element needs exactly one main "
-					    "replica", rt_ckpt_index_at(t, r,
-					    col, a, 48), t->key,
-					    x->f[x->pc[*o].file].rank,
-					    x->f[q->file].rank);
-			*o = (int)k;
-			(*covered)++;
-		}
-	return 0;
-}
-
-int rt_ckpt_index_validate(const struct rt_ckpt_index *x, char *why)
-{
-	long long most = 1, k = 0;
-	int *owner, rc = 0;
-	char a[48];
-
-	for (int i = 0; i < x->nt; i++)
-		if (x->t[i].rows * x->t[i].cols > most)
-			most = x->t[i].rows * x->t[i].cols;
-	if (!(owner = malloc((size_t)most * sizeof(int))))
-		return rt_ckpt_fail(why, "out of memory");
-	for (int i = 0; i < x->nt && !rc; i++) {
-		const struct rt_ckpt_tensor *t = &x->t[i];
-		long long n = t->rows * t->cols, covered = 0;
-
-		for (long long e = 0; e < n; e++)
-			owner[e] = -1;
-		for (; k < x->np && x->pc[k].tensor == i && !rc; k++)
-			rc = claim(x, k, owner, &covered, why);
-		for (long long e = 0; e < n && !rc && covered < n; e++)
-			if (owner[e] < 0)
-				rc = rt_ckpt_fail(why, "element %s of %s is saved by "
-					  "no rank (%lld of %lld elements "
-					  "covered)",
-					  rt_ckpt_index_at(t, e / t->cols,
-							   e % t->cols, a, 48),
-					  t->key, covered, n);
-	}
-	if (!rc && k != x->np)
-		rc = rt_ckpt_fail(why, "a piece names no tensor of the model");
-	free(owner);
-	return rc;
 }
 
 /* ---- writing ------------------------------------------------------------ */

@@ -1,7 +1,8 @@
 /*
  * rt_ckpt_read: metadata.json read back into a struct rt_ckpt_index and
  * checked against the model and plan of this run (rt_ckpt_index.h's
- * rt_ckpt_index_load); rt_ckpt_index.c builds, proves and writes it.
+ * rt_ckpt_index_load); rt_ckpt_index.c builds and writes it,
+ * rt_ckpt_cover.c proves it.
  */
 #include "rt_ckpt_index.h"
 
@@ -113,6 +114,16 @@ static int read_piece(struct rt_ckpt_index *x, int ti, const json_t *o,
 	if ((q->file = find_file(x, file)) < 0)
 		return rt_ckpt_fail(why, "a piece of %s names file '%s', which is not "
 			    "in 'files'", t->key, file ? file : "(none)");
+	/* bounded here, so that offset + shape (at most twice a tensor's
+	 * side) cannot wrap in anything that reads the piece */
+	if (q->r0 < 0 || q->c0 < 0 || q->r0 >= t->rows || q->c0 >= t->cols) {
+		char at[48], want[48];
+
+		return rt_ckpt_fail(why, "a piece of %s in %s has offset %s, "
+			    "outside the tensor's shape %s", t->key, file,
+			    rt_ckpt_index_at(t, q->r0, q->c0, at, 48),
+			    rt_ckpt_index_at(t, t->rows, t->cols, want, 48));
+	}
 	if (q->nr < 0 || q->nc < 0 || q->nr > t->rows || q->nc > t->cols ||
 	    q->byte_off + q->nr * q->nc * 4 > x->f[q->file].bytes)
 		return rt_ckpt_fail(why, "a piece of %s lies past the end of %s (%lld "

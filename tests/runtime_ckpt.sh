@@ -14,7 +14,9 @@
 # (c) refusals: another model size, another seed, no checkpoint,
 #     truncated metadata, another format version, a missing, truncated,
 #     corrupt or non-regular (FIFO) piece file, pieces that leave an element
-#     uncovered or cover one twice, an optimizer block that is missing,
+#     uncovered or cover one twice (dropped, repeated, moved by a row, a row
+#     short), a piece outside its tensor or at an offset of 2^63 - 8
+#     (offset + shape would wrap), an optimizer block that is missing,
 #     counts another step or names another optimizer, a damaged `latest`,
 #     --save-every or --keep without --save; a save that fails before it
 #     publishes leaves `latest` and a foreign file as they were;
@@ -210,6 +212,28 @@ for path, edit in zip(sys.argv[1:], ("drop", "dup")):
 EOF
 refuse "coverage gap" "of decoder.layers.1.mlp.linear_fc1.gate.weight is saved by no rank" load1 "$tmp/gap"
 refuse "covered twice" "of decoder.layers.1.mlp.linear_fc1.gate.weight is saved twice, by ranks 0 and 0" load1 "$tmp/twice"
+# qkv's second piece (rows [64, 120) of 120, rank 1) moved up a row, down a
+# row, a row short, and to an offset where offset + shape passes 2^63
+for d in shift outside short1 far; do damaged "$d"; done
+"$PY" - "$tmp" <<'EOF3'
+import json, sys
+for name, row, rows in (("shift", 63, 56), ("outside", 65, 56), ("short1", 64, 55),
+                        ("far", 2**63 - 8, 56)):
+    path = f"{sys.argv[1]}/{name}/metadata.json"
+    m = json.load(open(path))
+    t = next(t for t in m["tensors"] if t["key"] == "decoder.layers.1.self_attention.linear_qkv.weight")
+    assert [p["offset"] for p in t["pieces"]] == [[0, 0], [64, 0]], t["pieces"]
+    t["pieces"][1]["offset"][0] = row
+    t["pieces"][1]["shape"][0] = rows
+    json.dump(m, open(path, "w"))
+EOF3
+Q=decoder.layers.1.self_attention.linear_qkv.weight
+refuse "pieces overlap" "element [63, 0] of $Q is saved twice, by ranks 0 and 1" load1 "$tmp/shift"
+refuse "piece outside" "the piece of $Q at [65, 0] of shape [56, 40] (rank 1) is empty or lies outside the tensor's shape [120, 40]" \
+	load1 "$tmp/outside"
+refuse "piece a row short" "element [119, 0] of $Q is saved by no rank (4760 of 4800 elements covered)" load1 "$tmp/short1"
+refuse "piece offset near 2^63" "a piece of $Q in shard-00001.bin has offset [9223372036854775800, 0], outside the tensor's shape [120, 40]" \
+	load1 "$tmp/far"
 # a piece file that is a FIFO is refused, not read forever
 damaged fifo
 rm "$tmp/fifo/shard-00001.bin"; mkfifo "$tmp/fifo/shard-00001.bin"
