@@ -118,21 +118,6 @@ static void judge(struct verdict *v, struct verdict *vb, const float *d,
 	free(w);
 }
 
-/* 0 when n bf16 values at two device arrays are the same bits. */
-static double same16(struct verdict *v, const uint16_t *a, const uint16_t *b,
-		     long long n)
-{
-	uint16_t *x = xmalloc((size_t)n * 2), *y = xmalloc((size_t)n * 2);
-	double r;
-
-	see_rc(v, down(x, a, (size_t)n * 2));
-	see_rc(v, down(y, b, (size_t)n * 2));
-	r = memcmp(x, y, (size_t)n * 2) ? INFINITY : 0;
-	free(x);
-	free(y);
-	return r;
-}
-
 /* The verdicts: against the CPU, the copies' bits, against the device's
  * unfused sequence (and the count of differing values). */
 struct qverdicts {
@@ -170,7 +155,8 @@ static void qkv_fwd_case(const struct kern_qkv *a, const int32_t *pos,
 					  dh2[0], dh2[1], dh2[2]));
 	for (int i = 0; i < 3; i++) {
 		judge(&q->cpu, &q->bits, df[i], dh[i], cf[i], n[i], NULL);
-		see(&q->bits, same16(&q->bits, dh[i], dh2[i], n[i]));
+		see(&q->bits, same_bits(&q->bits, dh[i], dh2[i],
+					       (size_t)n[i] * 2));
 		uh[i] = dh2[i]; /* checked: now the unfused copies' place */
 	}
 	/* the device's unfused sequence, into uf and uh */
@@ -227,7 +213,7 @@ static void qkv_bwd_case(const struct kern_qkv *a, const int32_t *pos,
 	see_rc(&q->bits, kern_qkv_merge_rope_bf(&G, a, dpos, dd[0], dd[1],
 						dd[2], NULL, d16b));
 	judge(&q->cpu, &q->bits, dp, d16, cp, np, NULL);
-	see(&q->bits, same16(&q->bits, d16, d16b, np));
+	see(&q->bits, same_bits(&q->bits, d16, d16b, (size_t)np * 2));
 	/* the device's unfused sequence, on dq, dk, dv in place */
 	for (int i = 0; i < 2; i++)
 		see_rc(&q->unf, kern_rope(&G, a->rows, heads[i], a->hd,
