@@ -15,6 +15,7 @@
 
 #include "ckpt.h"
 #include "diag.h"
+#include "grid_yaml.h"
 #include "plan.h"
 #include "sim_fixture.h"
 #include "stack.h"
@@ -22,40 +23,20 @@
 /* The text yaml() and moe_yaml() return: one config at a time. */
 static char buf[4096];
 
-#define MODEL "gtplan:\n" \
-	"  model:\n" \
-	"    num_layers: %lld\n" \
-	"    hidden_size: 768\n" \
-	"    ffn_hidden_size: 3072\n" \
-	"    num_attention_heads: 12\n" \
-	"    vocab_size: 32000\n"
+#define CKPT_ON "checkpointing:\n  enabled: true\n"
 
-/* TP tp, CP cp, G g, PP pp, D d (one GPU per rank), a small model, then
- * `extra` (more gtplan.stack lines). */
+/* TP tp, CP cp, G g, PP pp, D d (one GPU per rank), a small model of 2 pp
+ * layers, then `extra` (more gtplan.stack lines). */
 static inline const char *yaml(long long tp, long long cp, long long g,
 				long long pp, long long d, const char *extra)
 {
-	long long gpus = tp * cp * g * pp * d;
+	struct grid_yaml y = {
+		.head = CKPT_ON, .batch = g * d * 4, .tp = tp, .cp = cp,
+		.pp = pp, .shards = tp * g, .layers = pp * 2, .tail = extra,
+	};
 
-	snprintf(buf, sizeof(buf),
-		 "checkpointing:\n"
-		 "  enabled: true\n"
-		 "policy:\n"
-		 "  train_global_batch_size: %lld\n"
-		 "  train_micro_batch_size: 1\n"
-		 "  megatron_cfg:\n"
-		 "    enabled: true\n"
-		 "    tensor_model_parallel_size: %lld\n"
-		 "    context_parallel_size: %lld\n"
-		 "    pipeline_model_parallel_size: %lld\n"
-		 "    tensor_parallel_num_weight_shards: %lld\n"
-		 "cluster:\n"
-		 "  num_nodes: %lld\n"
-		 "  gpus_per_node: %lld\n"
-		 MODEL "%s",
-		 g * d * 4, tp, cp, pp, tp * g, gpus % 8 ? 1 : gpus / 8,
-		 gpus % 8 ? gpus : 8, pp * 2, extra);
-	return buf;
+	grid_yaml_nodes(&y, tp * cp * g * pp * d);
+	return grid_yaml_text(buf, sizeof(buf), &y);
 }
 
 /* The same model as MoE: 8 experts of moe_ffn 512 (gated: one expert's
@@ -66,32 +47,17 @@ static inline const char *moe_yaml(long long tp, long long g, long long pp,
 				    long long eg, long long layers,
 				    const char *extra)
 {
-	long long gpus = tp * g * pp * d;
+	struct grid_yaml y = {
+		.head = CKPT_ON, .batch = g * d * 4, .tp = tp, .pp = pp,
+		.shards = tp * g, .ep = ep, .etp = etp, .eshards = etp * eg,
+		.megatron = "    sequence_parallel: true\n", .layers = layers,
+		.model = "    num_moe_experts: 8\n"
+			 "    moe_ffn_hidden_size: 512\n",
+		.tail = extra,
+	};
 
-	snprintf(buf, sizeof(buf),
-		 "checkpointing:\n"
-		 "  enabled: true\n"
-		 "policy:\n"
-		 "  train_global_batch_size: %lld\n"
-		 "  train_micro_batch_size: 1\n"
-		 "  megatron_cfg:\n"
-		 "    enabled: true\n"
-		 "    tensor_model_parallel_size: %lld\n"
-		 "    pipeline_model_parallel_size: %lld\n"
-		 "    tensor_parallel_num_weight_shards: %lld\n"
-		 "    expert_model_parallel_size: %lld\n"
-		 "    expert_tensor_parallel_size: %lld\n"
-		 "    expert_tensor_parallel_num_weight_shards: %lld\n"
-		 "    sequence_parallel: true\n"
-		 "cluster:\n"
-		 "  num_nodes: %lld\n"
-		 "  gpus_per_node: %lld\n"
-		 MODEL
-		 "    num_moe_experts: 8\n"
-		 "    moe_ffn_hidden_size: 512\n%s",
-		 g * d * 4, tp, pp, tp * g, ep, etp, etp * eg,
-		 gpus % 8 ? 1 : gpus / 8, gpus % 8 ? gpus : 8, layers, extra);
-	return buf;
+	grid_yaml_nodes(&y, tp * g * pp * d);
+	return grid_yaml_text(buf, sizeof(buf), &y);
 }
 
 /* Lints text (sim_fx_run); its grid must be valid. */

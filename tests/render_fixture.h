@@ -2,7 +2,8 @@
  * render_fixture: what the render suites (test_render.c: the golden
  * figures, determinism, Graphviz's output, options and errors;
  * test_render_overlay.c: a call's overlay; test_render_layout.c: large
- * worlds, NVLink segments, the text grid) share: LSan's suppressions for
+ * worlds, NVLink segments, the text grid; test_render_scale.c: many
+ * lanes, --nodes, the legend) share: LSan's suppressions for
  * Graphviz, a config loaded or built inline and simulated as `gtplan
  * render` does, the options it passes, and the rendering into a string.
  * Include it once per suite: it defines LSan's two hooks.
@@ -17,6 +18,7 @@
 
 #include "cfg.h"
 #include "diag.h"
+#include "grid_yaml.h"
 #include "plan.h"
 #include "render.h"
 #include "simulate.h"
@@ -78,29 +80,20 @@ static inline void load(struct fx *f, const char *path, const char *only)
 	sim(f, only);
 }
 
-/* An inline config: TP, shards, CP, PP, nodes x gpus, extra YAML. */
+/* An inline config: TP, shards, CP, PP (0: not set), nodes x gpus,
+ * extra YAML. */
 static inline void build(struct fx *f, int tp, int shards, int cp, int pp,
 			 int nodes, int gpus, const char *extra,
 			 const char *only)
 {
 	char buf[2048];
 	char *text;
+	struct grid_yaml y = {
+		.batch = nodes * gpus, .tp = tp, .cp = cp, .pp = pp,
+		.shards = shards, .nodes = nodes, .gpus = gpus, .tail = extra,
+	};
 
-	snprintf(buf, sizeof(buf),
-		 "policy:\n"
-		 "  train_global_batch_size: %d\n"
-		 "  train_micro_batch_size: 1\n"
-		 "  megatron_cfg:\n"
-		 "    enabled: true\n"
-		 "    tensor_model_parallel_size: %d\n"
-		 "    tensor_parallel_num_weight_shards: %d\n"
-		 "    context_parallel_size: %d\n"
-		 "    pipeline_model_parallel_size: %d\n"
-		 "cluster:\n"
-		 "  num_nodes: %d\n"
-		 "  gpus_per_node: %d\n%s",
-		 nodes * gpus, tp, shards, cp, pp, nodes, gpus,
-		 extra ? extra : "");
+	grid_yaml_text(buf, sizeof(buf), &y);
 	fx_init(f);
 	text = strdup(buf);
 	ck_assert_ptr_nonnull(text);
@@ -147,6 +140,7 @@ static inline char *draw(const struct render_opts *o, const struct fx *f,
 	int rc;
 
 	ck_assert_ptr_nonnull(m);
+	err[0] = '\0';
 	rc = render_run(o, &f->plan, &f->rep, m, err, errlen);
 	fclose(m);
 	ck_assert_msg(rc == want_rc, "render_run gave %d (%s)", rc, err);

@@ -10,110 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfg.h"
-#include "diag.h"
-#include "plan.h"
-#include "render.h"
+#include "render_fixture.h"
 #include "render_int.h"
-#include "simulate.h"
 #include "harness.h"
-
-/* Graphviz 2.42, pango and fontconfig keep caches they never free (as
- * render_fixture.h says); our own leaks still show. */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-	return "leak:libgvc.so\nleak:libgvplugin_\nleak:libfontconfig.so\n"
-	       "leak:libpango\nleak:libglib-2.0.so\nleak:libgobject-2.0.so\n"
-	       "leak:libcairo.so\nleak:libharfbuzz.so\nleak:libfreetype.so\n";
-}
-
-const char *__lsan_default_options(void);
-const char *__lsan_default_options(void)
-{
-	return "print_suppressions=0";
-}
-
-struct fx {
-	struct src_set srcs;
-	struct diag_list diags;
-	struct cfg_node *root;
-	struct plan plan;
-	struct sim_report rep;
-};
-
-/* TP, weight shards, nodes x 8 GPUs, extra YAML; simulated (call
- * `only`, NULL: every call). */
-static void build(struct fx *f, int tp, int shards, int nodes,
-		  const char *extra, const char *only)
-{
-	char buf[2048], *text;
-
-	snprintf(buf, sizeof(buf),
-		 "policy:\n"
-		 "  train_global_batch_size: %d\n"
-		 "  train_micro_batch_size: 1\n"
-		 "  megatron_cfg:\n"
-		 "    enabled: true\n"
-		 "    tensor_model_parallel_size: %d\n"
-		 "    tensor_parallel_num_weight_shards: %d\n"
-		 "cluster:\n"
-		 "  num_nodes: %d\n"
-		 "  gpus_per_node: 8\n%s",
-		 nodes * 8, tp, shards, nodes, extra ? extra : "");
-	src_set_init(&f->srcs);
-	diag_list_init(&f->diags, &f->srcs);
-	plan_init(&f->plan);
-	sim_report_init(&f->rep);
-	text = strdup(buf);
-	ck_assert_ptr_nonnull(text);
-	ck_assert_int_eq(cfg_parse_text("t.yaml", text, strlen(text), &f->srcs,
-					&f->diags, &f->root), 0);
-	ck_assert_int_eq(plan_build(&f->plan, f->root, "t.yaml", &f->diags), 0);
-	ck_assert(f->plan.grid_ok);
-	ck_assert_int_eq(sim_run(&f->plan, f->root, only, &f->rep, &f->diags),
-			 0);
-}
-
-static void release(struct fx *f)
-{
-	sim_report_release(&f->rep);
-	plan_release(&f->plan);
-	cfg_free(f->root);
-	diag_list_release(&f->diags);
-	src_set_release(&f->srcs);
-}
-
-static void opts(struct render_opts *o, const struct fx *f,
-		 enum render_format fmt, const char *groups)
-{
-	char err[256];
-
-	render_opts_init(o);
-	o->format = fmt;
-	o->prog = &f->rep.cost.o;
-	o->segment_size = f->rep.cost.s.domain;
-	if (groups)
-		ck_assert_int_eq(render_groups_parse(groups, &o->groups, err,
-						     sizeof(err)), 0);
-}
-
-/* Renders into a heap string (free()); want_rc 0 or -1. */
-static char *draw(const struct render_opts *o, const struct fx *f,
-		  int want_rc, char *err, size_t errlen)
-{
-	char *buf = NULL;
-	size_t n = 0;
-	FILE *m = open_memstream(&buf, &n);
-	int rc;
-
-	ck_assert_ptr_nonnull(m);
-	err[0] = '\0';
-	rc = render_run(o, &f->plan, &f->rep, m, err, errlen);
-	fclose(m);
-	ck_assert_msg(rc == want_rc, "render_run gave %d (%s)", rc, err);
-	return buf;
-}
 
 static size_t count(const char *s, const char *what)
 {
@@ -178,10 +77,10 @@ START_TEST(lanes_get_their_own_fill)
 	struct render_opts o;
 	char *dot, err[512], fills[32][16];
 
-	build(&f, 1, 1, 4, NULL, NULL);
+	build(&f, 1, 1, 0, 0, 4, 8, NULL, NULL);
 	ck_assert_int_eq(f.plan.lanes, 32);
-	opts(&o, &f, RENDER_DOT, NULL);
-	dot = draw(&o, &f, 0, err, sizeof(err));
+	opts(&o, &f, RENDER_DOT, NULL, NULL);
+	dot = draw(&o, &f, NULL, 0, err, sizeof(err));
 	for (int r = 0; r < 32; r++) {
 		box_fill(dot, r, fills[r]);
 		for (int q = 0; q < r; q++)
@@ -249,11 +148,11 @@ START_TEST(nodes_limit_the_detail)
 	struct render_opts o;
 	char *dot, err[512], want[32];
 
-	build(&f, 4, 16, 4, NULL, NULL);
-	opts(&o, &f, RENDER_DOT, "gtp");
+	build(&f, 4, 16, 0, 0, 4, 8, NULL, NULL);
+	opts(&o, &f, RENDER_DOT, "gtp", NULL);
 	o.node_first = 1;
 	o.node_last = 2;
-	dot = draw(&o, &f, 0, err, sizeof(err));
+	dot = draw(&o, &f, NULL, 0, err, sizeof(err));
 	for (int r = 0; r < 32; r++) {
 		snprintf(want, sizeof(want), "\tr%d\t", r);
 		ck_assert_msg(!strstr(dot, want) == (r < 8 || r > 23),
@@ -282,14 +181,14 @@ START_TEST(nodes_choose_summary_or_detail)
 	struct render_opts o;
 	char *dot, err[512];
 
-	build(&f, 4, 16, 64, NULL, "train");
-	opts(&o, &f, RENDER_DOT, NULL);
-	dot = draw(&o, &f, 0, err, sizeof(err));
+	build(&f, 4, 16, 0, 0, 64, 8, NULL, "train");
+	opts(&o, &f, RENDER_DOT, NULL, NULL);
+	dot = draw(&o, &f, NULL, 0, err, sizeof(err));
 	ck_assert_ptr_nonnull(strstr(dot, "\tn63\t"));
 	free(dot);
 	o.node_first = 10;
 	o.node_last = 12;
-	dot = draw(&o, &f, 0, err, sizeof(err));
+	dot = draw(&o, &f, NULL, 0, err, sizeof(err));
 	ck_assert_ptr_nonnull(strstr(dot, "\tr80\t"));
 	ck_assert_ptr_nonnull(strstr(dot, "\tr103\t"));
 	ck_assert_ptr_null(strstr(dot, "\tr79\t"));
@@ -298,7 +197,7 @@ START_TEST(nodes_choose_summary_or_detail)
 	free(dot);
 	o.node_first = 0;
 	o.node_last = 40;
-	dot = draw(&o, &f, 0, err, sizeof(err));
+	dot = draw(&o, &f, NULL, 0, err, sizeof(err));
 	ck_assert_ptr_nonnull(strstr(dot, "\tn40\t"));
 	ck_assert_ptr_null(strstr(dot, "\tn41\t"));
 	ck_assert_ptr_nonnull(strstr(dot, "328 ranks: one box per node"));
@@ -314,11 +213,11 @@ START_TEST(nodes_past_the_plan)
 	struct render_opts o;
 	char *out, err[512];
 
-	build(&f, 4, 12, 3, NULL, "train");
-	opts(&o, &f, RENDER_TEXT, NULL);
+	build(&f, 4, 12, 0, 0, 3, 8, NULL, "train");
+	opts(&o, &f, RENDER_TEXT, NULL, NULL);
 	o.node_first = 1;
 	o.node_last = 5;
-	out = draw(&o, &f, -1, err, sizeof(err));
+	out = draw(&o, &f, NULL, -1, err, sizeof(err));
 	ck_assert_ptr_nonnull(strstr(err, "--nodes 1-5: the plan has 3 nodes "
 				     "(0-2)"));
 	ck_assert_ptr_nonnull(strstr(err, "\nhint: choose nodes between 0 "
@@ -326,7 +225,7 @@ START_TEST(nodes_past_the_plan)
 	free(out);
 	o.node_first = 2;
 	o.node_last = 2;
-	out = draw(&o, &f, 0, err, sizeof(err));
+	out = draw(&o, &f, NULL, 0, err, sizeof(err));
 	ck_assert_ptr_nonnull(strstr(out, "\nnode 2 "));
 	ck_assert_ptr_null(strstr(out, "\nnode 1 "));
 	free(out);
@@ -342,13 +241,13 @@ START_TEST(groups_without_links_are_said)
 	struct render_opts o;
 	char *dot, err[512], note[256];
 
-	build(&f, 4, 12, 3, NULL, "train");
+	build(&f, 4, 12, 0, 0, 3, 8, NULL, "train");
 	/* PP 1: every pp group is one rank */
-	opts(&o, &f, RENDER_DOT, "gtp,pp");
+	opts(&o, &f, RENDER_DOT, "gtp,pp", NULL);
 	ck_assert_uint_eq(render_groups_unlinked(&o, &f.plan, note,
 						 sizeof(note)), 1);
 	ck_assert_ptr_nonnull(strstr(note, "pp: no link to draw"));
-	dot = draw(&o, &f, 0, err, sizeof(err));
+	dot = draw(&o, &f, NULL, 0, err, sizeof(err));
 	ck_assert_ptr_nonnull(strstr(dot, "lines: gtp groups"));
 	ck_assert_ptr_nonnull(strstr(dot, "no links to draw for pp"));
 	ck_assert_ptr_nonnull(strstr(dot, "pp groups (dotted line): no links "
@@ -364,8 +263,8 @@ START_TEST(groups_without_links_are_said)
 	ck_assert_str_eq(note, "");
 	release(&f);
 	/* the per-node summary draws no links at all */
-	build(&f, 4, 16, 64, NULL, "train");
-	opts(&o, &f, RENDER_DOT, "gtp");
+	build(&f, 4, 16, 0, 0, 64, 8, NULL, "train");
+	opts(&o, &f, RENDER_DOT, "gtp", NULL);
 	ck_assert_uint_eq(render_groups_unlinked(&o, &f.plan, note,
 						 sizeof(note)), 1);
 	ck_assert_ptr_nonnull(strstr(note, "per-node summary"));
@@ -480,9 +379,9 @@ START_TEST(legend_holds_its_text)
 	struct render_opts o;
 	char *svg, err[512];
 
-	build(&f, 4, 12, 3, NULL, "train");
-	opts(&o, &f, RENDER_SVG, "tp,gtp,pp");
-	svg = draw(&o, &f, 0, err, sizeof(err));
+	build(&f, 4, 12, 0, 0, 3, 8, NULL, "train");
+	opts(&o, &f, RENDER_SVG, "tp,gtp,pp", NULL);
+	svg = draw(&o, &f, NULL, 0, err, sizeof(err));
 	check_legend(svg);
 	free(svg);
 	release(&f);
@@ -498,11 +397,12 @@ START_TEST(stuck_in_one_span)
 	struct render_opts o;
 	char *svg, err[512];
 
-	build(&f, 4, 12, 3, "gtplan:\n  driver_layout: 5d\n", "get_logprobs");
-	opts(&o, &f, RENDER_SVG, NULL);
+	build(&f, 4, 12, 0, 0, 3, 8, "gtplan:\n  driver_layout: 5d\n",
+	      "get_logprobs");
+	opts(&o, &f, RENDER_SVG, NULL, NULL);
 	o.call = "get_logprobs";
 	o.color = RENDER_BY_LANE;
-	svg = draw(&o, &f, 0, err, sizeof(err));
+	svg = draw(&o, &f, NULL, 0, err, sizeof(err));
 	ck_assert_uint_eq(count(svg, ">stuck at op #0:</text>"), 8);
 	ck_assert_ptr_null(strstr(svg, "\"> at op"));
 	check_legend(svg);

@@ -14,6 +14,7 @@
 
 #include "cfg.h"
 #include "diag.h"
+#include "grid_yaml.h"
 #include "harness.h"
 #include "plan.h"
 #include "reshard.h"
@@ -35,38 +36,21 @@ struct fx {
 static char *yaml(long long tp, long long g, long long pp, long long d,
 		  long long layers, const char *extra)
 {
-	static char bufs[2][2048];
+	static char bufs[2][2048], tails[2][1024];
 	static int which;
-	char *buf = bufs[which++ & 1];
-	long long gpus = tp * g * pp * d;
-	char model[512] = "";
+	char *buf = bufs[which & 1], *tail = tails[which++ & 1];
+	struct grid_yaml y = {
+		.head = "checkpointing:\n  enabled: true\n", .batch = g * d * 4,
+		.tp = tp, .pp = pp, .shards = tp * g, .layers = layers,
+		.tail = extra,
+	};
 
-	if (layers)
-		snprintf(model, sizeof(model),
-			 "  model:\n"
-			 "    num_layers: %lld\n"
-			 "    hidden_size: 768\n"
-			 "    ffn_hidden_size: 3072\n"
-			 "    num_attention_heads: 12\n"
-			 "    vocab_size: 32000\n", layers);
-	snprintf(buf, 2048,
-		 "checkpointing:\n"
-		 "  enabled: true\n"
-		 "policy:\n"
-		 "  train_global_batch_size: %lld\n"
-		 "  train_micro_batch_size: 1\n"
-		 "  megatron_cfg:\n"
-		 "    enabled: true\n"
-		 "    tensor_model_parallel_size: %lld\n"
-		 "    pipeline_model_parallel_size: %lld\n"
-		 "    tensor_parallel_num_weight_shards: %lld\n"
-		 "cluster:\n"
-		 "  num_nodes: %lld\n"
-		 "  gpus_per_node: %lld\n"
-		 "gtplan:\n%s%s",
-		 g * d * 4, tp, pp, tp * g, gpus % 8 ? 1 : gpus / 8,
-		 gpus % 8 ? gpus : 8, model, extra);
-	return buf;
+	if (!layers) { /* gtplan's lines with no model */
+		snprintf(tail, 1024, "gtplan:\n%s", extra);
+		y.tail = tail;
+	}
+	grid_yaml_nodes(&y, tp * g * pp * d);
+	return grid_yaml_text(buf, 2048, &y);
 }
 
 static void side(struct fx *f, struct side *s, const char *name,
@@ -264,44 +248,22 @@ static char *yaml_full(const struct lay *l, int model, const char *extra)
 {
 	static char bufs[2][4096];
 	static int which;
-	char *buf = bufs[which++ & 1];
-	long long gpus = l->tp * l->cp * l->g * l->pp * l->d;
-	const char *more = model == DENSE_TIED_ODD_VOCAB ?
-		"    gated_linear_unit: false\n"
-		"    share_embeddings_and_output_weights: true\n" :
-		model == MOE ? "    num_moe_experts: 8\n"
-		"    moe_ffn_hidden_size: 512\n" : "";
+	struct grid_yaml y = {
+		.head = "checkpointing:\n  enabled: true\n",
+		.batch = l->g * l->d * 4, .tp = l->tp, .cp = l->cp, .pp = l->pp,
+		.shards = l->tp * l->g, .ep = l->ep, .etp = l->etp,
+		.eshards = l->etp * l->eg, .layers = 4,
+		.vocab = model == DENSE_TIED_ODD_VOCAB ? 32001 : 32000,
+		.model = model == DENSE_TIED_ODD_VOCAB ?
+			"    gated_linear_unit: false\n"
+			"    share_embeddings_and_output_weights: true\n" :
+			model == MOE ? "    num_moe_experts: 8\n"
+			"    moe_ffn_hidden_size: 512\n" : "",
+		.tail = extra,
+	};
 
-	snprintf(buf, 4096,
-		 "checkpointing:\n"
-		 "  enabled: true\n"
-		 "policy:\n"
-		 "  train_global_batch_size: %lld\n"
-		 "  train_micro_batch_size: 1\n"
-		 "  megatron_cfg:\n"
-		 "    enabled: true\n"
-		 "    tensor_model_parallel_size: %lld\n"
-		 "    context_parallel_size: %lld\n"
-		 "    pipeline_model_parallel_size: %lld\n"
-		 "    tensor_parallel_num_weight_shards: %lld\n"
-		 "    expert_model_parallel_size: %lld\n"
-		 "    expert_tensor_parallel_size: %lld\n"
-		 "    expert_tensor_parallel_num_weight_shards: %lld\n"
-		 "cluster:\n"
-		 "  num_nodes: %lld\n"
-		 "  gpus_per_node: %lld\n"
-		 "gtplan:\n"
-		 "  model:\n"
-		 "    num_layers: 4\n"
-		 "    hidden_size: 768\n"
-		 "    ffn_hidden_size: 3072\n"
-		 "    num_attention_heads: 12\n"
-		 "    vocab_size: %d\n%s%s",
-		 l->g * l->d * 4, l->tp, l->cp, l->pp, l->tp * l->g, l->ep,
-		 l->etp, l->etp * l->eg, gpus % 8 ? 1 : gpus / 8,
-		 gpus % 8 ? gpus : 8,
-		 model == DENSE_TIED_ODD_VOCAB ? 32001 : 32000, more, extra);
-	return buf;
+	grid_yaml_nodes(&y, l->tp * l->cp * l->g * l->pp * l->d);
+	return grid_yaml_text(bufs[which++ & 1], 4096, &y);
 }
 
 static unsigned rng_state;

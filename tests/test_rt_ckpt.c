@@ -80,6 +80,32 @@ static void piece(struct fx *f, int rank, long long r0, long long c0,
 	q->nc = nc;
 }
 
+/* Adds the tensors and pieces that text spells: a tensor "key ndim rows
+ * cols", then each of its pieces "| rank r0 c0 nr nc"; ';' before the
+ * next tensor. A case then states only its shapes. */
+static void build(struct fx *f, const char *text)
+{
+	const char *s = text;
+
+	for (;;) {
+		char key[32];
+		long long v[5];
+		int ndim, n = 0;
+
+		s += strspn(s, " ;");
+		if (!*s)
+			break;
+		if (sscanf(s, "%31[a-z] %d %lld %lld%n", key, &ndim, &v[0],
+			   &v[1], &n) == 4)
+			tensor(f, key, ndim, v[0], v[1]);
+		else if (sscanf(s, "| %lld %lld %lld %lld %lld%n", &v[0], &v[1],
+				&v[2], &v[3], &v[4], &n) == 5)
+			piece(f, (int)v[0], v[1], v[2], v[3], v[4]);
+		ck_assert_msg(n > 0, "cannot read '%s' at '%s'", text, s);
+		s += n;
+	}
+}
+
 static int validate(struct fx *f)
 {
 	f->why[0] = 0;
@@ -98,133 +124,100 @@ START_TEST(exact_covers_pass)
 	struct fx f;
 
 	fx_init(&f, 32);
-	/* row bands out of order, as rank 0 gathers them */
-	tensor(&f, "bands", 2, 12, 8);
-	piece(&f, 2, 6, 0, 3, 8);
-	piece(&f, 0, 0, 0, 3, 8);
-	piece(&f, 3, 9, 0, 3, 8);
-	piece(&f, 1, 3, 0, 3, 8);
-	/* an uneven 3 x 2 grid */
-	tensor(&f, "grid", 2, 12, 8);
-	piece(&f, 0, 0, 0, 5, 3);
-	piece(&f, 1, 0, 3, 5, 5);
-	piece(&f, 2, 5, 0, 4, 3);
-	piece(&f, 3, 5, 3, 4, 5);
-	piece(&f, 4, 9, 0, 3, 3);
-	piece(&f, 5, 9, 3, 3, 5);
-	/* bricks: no two pieces start on the same column of every row */
-	tensor(&f, "bricks", 2, 4, 6);
-	piece(&f, 0, 0, 0, 2, 4);
-	piece(&f, 1, 0, 4, 3, 2);
-	piece(&f, 2, 2, 0, 2, 1);
-	piece(&f, 3, 2, 1, 2, 3);
-	piece(&f, 4, 3, 4, 1, 2);
-	/* a 1-D tensor: one row */
-	tensor(&f, "vec", 1, 1, 10);
-	piece(&f, 0, 0, 4, 1, 6);
-	piece(&f, 1, 0, 0, 1, 4);
+	build(&f,
+	      /* row bands out of order, as rank 0 gathers them */
+	      "bands 2 12 8 | 2 6 0 3 8 | 0 0 0 3 8 | 3 9 0 3 8 | 1 3 0 3 8;"
+	      /* an uneven 3 x 2 grid */
+	      "grid 2 12 8 | 0 0 0 5 3 | 1 0 3 5 5 | 2 5 0 4 3 | 3 5 3 4 5"
+	      " | 4 9 0 3 3 | 5 9 3 3 5;"
+	      /* bricks: no two pieces start on the same column of every
+	       * row */
+	      "bricks 2 4 6 | 0 0 0 2 4 | 1 0 4 3 2 | 2 2 0 2 1 | 3 2 1 2 3"
+	      " | 4 3 4 1 2;"
+	      /* a 1-D tensor: one row */
+	      "vec 1 1 10 | 0 0 4 1 6 | 1 0 0 1 4");
 	ck_assert_int_eq(validate(&f), 0);
 	fx_release(&f);
 }
 END_TEST
 
+/* An index (build()'s text) and the message that refuses it. */
+struct refusal {
+	const char *index;
+	const char *want;
+};
+
+static void all_refused(const struct refusal *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct fx f;
+
+		fx_init(&f, 8);
+		build(&f, c[i].index);
+		refused(&f, c[i].want);
+		fx_release(&f);
+	}
+}
+
+#define TWICE ": each element needs exactly one main replica"
+
 START_TEST(overlaps_refused)
 {
-	struct fx f;
+	static const struct refusal c[] = {
+		/* rank 1's band starts a row early */
+		{ "w 2 12 8 | 0 0 0 3 8 | 1 2 0 4 8 | 2 6 0 6 8",
+		  "element [2, 0] of w is saved twice, by ranks 0 and 1"
+		  TWICE },
+		/* columns: the first shared column of the first shared row,
+		 * the ranks in the metadata's order */
+		{ "w 2 12 8 | 1 0 4 12 4 | 0 0 0 12 5",
+		  "element [0, 4] of w is saved twice, by ranks 1 and 0"
+		  TWICE },
+		/* a piece listed twice (tests/runtime_ckpt.sh's "covered
+		 * twice") */
+		{ "w 2 4 4 | 0 0 0 2 4 | 1 2 0 2 4 | 0 0 0 2 4",
+		  "element [0, 0] of w is saved twice, by ranks 0 and 0"
+		  TWICE },
+		/* one piece inside another, met after rows of clean pieces;
+		 * a gap in an earlier row too: the overlap is said */
+		{ "w 2 10 10 | 0 0 0 2 10 | 1 3 0 7 5 | 2 3 5 7 5 | 3 6 7 2 1",
+		  "element [6, 7] of w is saved twice, by ranks 2 and 3"
+		  TWICE },
+		/* 1-D */
+		{ "v 1 1 10 | 0 0 0 1 6 | 1 0 5 1 5",
+		  "element [5] of v is saved twice, by ranks 0 and 1" TWICE },
+	};
 
-	/* rank 1's band starts a row early */
-	fx_init(&f, 8);
-	tensor(&f, "w", 2, 12, 8);
-	piece(&f, 0, 0, 0, 3, 8);
-	piece(&f, 1, 2, 0, 4, 8);
-	piece(&f, 2, 6, 0, 6, 8);
-	refused(&f, "element [2, 0] of w is saved twice, by ranks 0 and 1: "
-		"each element needs exactly one main replica");
-	fx_release(&f);
-	/* columns: the first shared column of the first shared row, the
-	 * ranks in the metadata's order */
-	fx_init(&f, 8);
-	tensor(&f, "w", 2, 12, 8);
-	piece(&f, 1, 0, 4, 12, 4);
-	piece(&f, 0, 0, 0, 12, 5);
-	refused(&f, "element [0, 4] of w is saved twice, by ranks 1 and 0: "
-		"each element needs exactly one main replica");
-	fx_release(&f);
-	/* a piece listed twice (tests/runtime_ckpt.sh's "covered twice") */
-	fx_init(&f, 8);
-	tensor(&f, "w", 2, 4, 4);
-	piece(&f, 0, 0, 0, 2, 4);
-	piece(&f, 1, 2, 0, 2, 4);
-	piece(&f, 0, 0, 0, 2, 4);
-	refused(&f, "element [0, 0] of w is saved twice, by ranks 0 and 0: "
-		"each element needs exactly one main replica");
-	fx_release(&f);
-	/* one piece inside another, met after rows of clean pieces; a gap
-	 * in an earlier row too: the overlap is said */
-	fx_init(&f, 8);
-	tensor(&f, "w", 2, 10, 10);
-	piece(&f, 0, 0, 0, 2, 10);
-	piece(&f, 1, 3, 0, 7, 5);
-	piece(&f, 2, 3, 5, 7, 5);
-	piece(&f, 3, 6, 7, 2, 1);
-	refused(&f, "element [6, 7] of w is saved twice, by ranks 2 and 3: "
-		"each element needs exactly one main replica");
-	fx_release(&f);
-	/* 1-D */
-	fx_init(&f, 8);
-	tensor(&f, "v", 1, 1, 10);
-	piece(&f, 0, 0, 0, 1, 6);
-	piece(&f, 1, 0, 5, 1, 5);
-	refused(&f, "element [5] of v is saved twice, by ranks 0 and 1: "
-		"each element needs exactly one main replica");
-	fx_release(&f);
+	all_refused(c, sizeof(c) / sizeof(c[0]));
 }
 END_TEST
 
 START_TEST(gaps_refused)
 {
-	struct fx f;
+	static const struct refusal c[] = {
+		/* a band dropped (tests/runtime_ckpt.sh's "coverage gap") */
+		{ "w 2 12 8 | 0 0 0 3 8 | 2 6 0 6 8",
+		  "element [3, 0] of w is saved by no rank (72 of 96 elements "
+		  "covered)" },
+		/* a grid's cell: its first column */
+		{ "w 2 12 8 | 0 0 0 5 8 | 1 5 0 4 3 | 2 9 0 3 8",
+		  "element [5, 3] of w is saved by no rank (76 of 96 elements "
+		  "covered)" },
+		/* only the last element */
+		{ "w 2 4 4 | 0 0 0 3 4 | 1 3 0 1 3",
+		  "element [3, 3] of w is saved by no rank (15 of 16 elements "
+		  "covered)" },
+		/* the first row, where no piece starts */
+		{ "w 2 4 4 | 0 1 0 3 4",
+		  "element [0, 0] of w is saved by no rank (12 of 16 elements "
+		  "covered)" },
+		/* no piece at all, after a tensor that is whole */
+		{ "a 1 1 4 | 0 0 0 1 4; b 1 1 4",
+		  "element [0] of b is saved by no rank (0 of 4 elements "
+		  "covered)" },
+	};
 
-	/* a band dropped (tests/runtime_ckpt.sh's "coverage gap") */
-	fx_init(&f, 8);
-	tensor(&f, "w", 2, 12, 8);
-	piece(&f, 0, 0, 0, 3, 8);
-	piece(&f, 2, 6, 0, 6, 8);
-	refused(&f, "element [3, 0] of w is saved by no rank (72 of 96 "
-		"elements covered)");
-	fx_release(&f);
-	/* a grid's cell: its first column */
-	fx_init(&f, 8);
-	tensor(&f, "w", 2, 12, 8);
-	piece(&f, 0, 0, 0, 5, 8);
-	piece(&f, 1, 5, 0, 4, 3);
-	piece(&f, 2, 9, 0, 3, 8);
-	refused(&f, "element [5, 3] of w is saved by no rank (76 of 96 "
-		"elements covered)");
-	fx_release(&f);
-	/* only the last element */
-	fx_init(&f, 8);
-	tensor(&f, "w", 2, 4, 4);
-	piece(&f, 0, 0, 0, 3, 4);
-	piece(&f, 1, 3, 0, 1, 3);
-	refused(&f, "element [3, 3] of w is saved by no rank (15 of 16 "
-		"elements covered)");
-	fx_release(&f);
-	/* the first row, where no piece starts */
-	fx_init(&f, 8);
-	tensor(&f, "w", 2, 4, 4);
-	piece(&f, 0, 1, 0, 3, 4);
-	refused(&f, "element [0, 0] of w is saved by no rank (12 of 16 "
-		"elements covered)");
-	fx_release(&f);
-	/* no piece at all, after a tensor that is whole */
-	fx_init(&f, 8);
-	tensor(&f, "a", 1, 1, 4);
-	piece(&f, 0, 0, 0, 1, 4);
-	tensor(&f, "b", 1, 1, 4);
-	refused(&f, "element [0] of b is saved by no rank (0 of 4 elements "
-		"covered)");
-	fx_release(&f);
+	all_refused(c, sizeof(c) / sizeof(c[0]));
 }
 END_TEST
 
@@ -254,8 +247,7 @@ START_TEST(outside_refused)
 			 "empty or lies outside the tensor's shape [12, 8]",
 			 c[i].at);
 		fx_init(&f, 4);
-		tensor(&f, "w", 2, 12, 8);
-		piece(&f, 0, 0, 0, 3, 8);
+		build(&f, "w 2 12 8 | 0 0 0 3 8");
 		piece(&f, 1, c[i].r0, c[i].c0, c[i].nr, c[i].nc);
 		refused(&f, want);
 		fx_release(&f);

@@ -12,6 +12,7 @@
 #include "cfg.h"
 #include "diag.h"
 #include "diag_fixture.h"
+#include "grid_yaml.h"
 #include "plan.h"
 #include "simulate.h"
 #include "stack.h"
@@ -21,28 +22,23 @@
 
 static char buf[4096];
 
+/* Both configs' generation: Megatron's, the refit's target. */
+#define GEN_MEGATRON "  generation:\n    backend: megatron\n"
+
 /* TP tp, G g on n GPUs (one node), a model, then `extra` (gtplan: ...). */
 static const char *yaml(long long tp, long long g, long long gpus,
 			const char *model, const char *extra)
 {
-	snprintf(buf, sizeof(buf),
-		 "policy:\n"
-		 "  model_name: %s\n"
-		 "  train_global_batch_size: %lld\n"
-		 "  train_micro_batch_size: 1\n"
-		 "  generation:\n"
-		 "    backend: megatron\n"
-		 "  megatron_cfg:\n"
-		 "    enabled: true\n"
-		 "    tensor_model_parallel_size: %lld\n"
-		 "    tensor_parallel_num_weight_shards: %lld\n"
-		 "cluster:\n"
-		 "  num_nodes: %lld\n"
-		 "  gpus_per_node: %lld\n"
-		 "%s",
-		 model, gpus / tp, tp, tp * g, gpus > 8 ? gpus / 8 : 1,
-		 gpus > 8 ? 8 : gpus, extra);
-	return buf;
+	char policy[256];
+	struct grid_yaml y = {
+		.policy = policy, .batch = gpus / tp, .tp = tp,
+		.shards = tp * g, .nodes = gpus > 8 ? gpus / 8 : 1,
+		.gpus = gpus > 8 ? 8 : gpus, .tail = extra,
+	};
+
+	snprintf(policy, sizeof(policy), "  model_name: %s\n" GEN_MEGATRON,
+		 model);
+	return grid_yaml_text(buf, sizeof(buf), &y);
 }
 
 static void lint(struct sim_fx *f, const char *text)
@@ -407,27 +403,14 @@ static const char *ryaml(long long tp, long long cp, long long g,
 			 const char *extra)
 {
 	long long w = tp * cp * g * pp * d;
+	struct grid_yaml y = {
+		.policy = "  model_name: Qwen/Qwen3-0.6B\n" GEN_MEGATRON,
+		.batch = d * g * pp, .tp = tp, .cp = cp, .pp = pp,
+		.shards = tp * g, .nodes = eight ? w / 8 : 1,
+		.gpus = eight ? 8 : w, .tail = extra,
+	};
 
-	snprintf(rbuf, sizeof(rbuf),
-		 "policy:\n"
-		 "  model_name: Qwen/Qwen3-0.6B\n"
-		 "  train_global_batch_size: %lld\n"
-		 "  train_micro_batch_size: 1\n"
-		 "  generation:\n"
-		 "    backend: megatron\n"
-		 "  megatron_cfg:\n"
-		 "    enabled: true\n"
-		 "    tensor_model_parallel_size: %lld\n"
-		 "    context_parallel_size: %lld\n"
-		 "    pipeline_model_parallel_size: %lld\n"
-		 "    tensor_parallel_num_weight_shards: %lld\n"
-		 "cluster:\n"
-		 "  num_nodes: %lld\n"
-		 "  gpus_per_node: %lld\n"
-		 "%s",
-		 d * g * pp, tp, cp, pp, tp * g, eight ? w / 8 : 1,
-		 eight ? 8 : w, extra);
-	return rbuf;
+	return grid_yaml_text(rbuf, sizeof(rbuf), &y);
 }
 
 START_TEST(random_layouts_default_stack)

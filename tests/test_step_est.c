@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grid_yaml.h"
 #include "hardware.h"
 #include "jsonw.h"
 #include "report.h"
@@ -29,18 +30,13 @@ static char *cfg_h(int hidden, int layers, const char *dtype, int shards,
 		   int prefetch)
 {
 	static char buf[1024];
+	char runtime[512];
+	struct grid_yaml y = {
+		.batch = 2 * shards, .tp = 1, .shards = shards, .nodes = 1,
+		.gpus = shards, .tail = runtime,
+	};
 
-	snprintf(buf, sizeof(buf),
-		 "policy:\n"
-		 "  train_global_batch_size: %d\n"
-		 "  train_micro_batch_size: 1\n"
-		 "  megatron_cfg:\n"
-		 "    enabled: true\n"
-		 "    tensor_model_parallel_size: 1\n"
-		 "    tensor_parallel_num_weight_shards: %d\n"
-		 "cluster:\n"
-		 "  num_nodes: 1\n"
-		 "  gpus_per_node: %d\n"
+	snprintf(runtime, sizeof(runtime),
 		 "gtplan:\n"
 		 "  runtime:\n"
 		 "    hidden: %d\n"
@@ -50,9 +46,8 @@ static char *cfg_h(int hidden, int layers, const char *dtype, int shards,
 		 "    vocab: 256\n"
 		 "    dtype: %s\n"
 		 "    prefetch: %s\n",
-		 2 * shards, shards, shards, hidden, layers, dtype,
-		 prefetch ? "true" : "false");
-	return buf;
+		 hidden, layers, dtype, prefetch ? "true" : "false");
+	return grid_yaml_text(buf, sizeof(buf), &y);
 }
 
 /* The same at hidden 64: heads of 16, which have no flash kernels. */

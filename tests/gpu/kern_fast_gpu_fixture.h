@@ -2,9 +2,8 @@
  * kern_fast_gpu_fixture: what the bf16 math mode's test (tests/gpu/
  * test_kernels_fast_gpu.c: the GEMMs, Adam, the fused norms, the qkv
  * split; tests/gpu/test_kernels_fast_attn_gpu.c: attention) shares:
- * random data that hold bf16 values, as the runtime's inputs do, the
- * device's free, and the check that bf16 copies hold the bits of their
- * floats.
+ * random data that hold bf16 values, as the runtime's inputs do, and
+ * the check that bf16 copies hold the bits of their floats.
  */
 #ifndef GTPLAN_TEST_KERN_FAST_GPU_FIXTURE_H
 #define GTPLAN_TEST_KERN_FAST_GPU_FIXTURE_H
@@ -32,12 +31,6 @@ static inline void round_bf16(float *x, long long n)
 		u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
 		memcpy(&x[i], &u, 4);
 	}
-}
-
-/* Frees G's device memory. */
-static inline void drop(void *d)
-{
-	kern_free(&G, d);
 }
 
 /* rnd's values rounded to bf16. */

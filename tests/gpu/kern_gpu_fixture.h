@@ -1,8 +1,9 @@
 /*
  * kern_gpu_fixture: what the CUDA kernels' test (tests/gpu/test_kernels_gpu.c
  * with tests/gpu/test_kernels_llm_gpu.c, one binary) shares: the two
- * contexts, random data, device copies, the normwise relative error and
- * the one-line verdict per kernel (test_kernels_gpu.c's top says how
+ * contexts, random data, device copies and their free, the normwise
+ * relative error, the bitwise compare of two device arrays and the
+ * one-line verdict per kernel (test_kernels_gpu.c's top says how
  * kernels are judged).
  */
 #ifndef GTPLAN_TEST_KERN_GPU_FIXTURE_H
@@ -156,6 +157,28 @@ static inline void see_rc(struct verdict *v, int rc)
 {
 	if (rc && !v->rc)
 		v->rc = rc;
+}
+
+/* 0 when the n bytes at device pointers a and b are the same bits,
+ * INFINITY else (see() it into a verdict of tolerance 0). */
+static inline double same_bits(struct verdict *v, const void *a,
+			       const void *b, size_t n)
+{
+	void *x = xmalloc(n), *y = xmalloc(n);
+	double r;
+
+	see_rc(v, down(x, a, n));
+	see_rc(v, down(y, b, n));
+	r = memcmp(x, y, n) ? INFINITY : 0;
+	free(x);
+	free(y);
+	return r;
+}
+
+/* Frees G's device memory. */
+static inline void drop(void *d)
+{
+	kern_free(&G, d);
 }
 
 static inline void report(const char *name, const struct verdict *v,

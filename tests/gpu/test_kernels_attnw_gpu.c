@@ -90,11 +90,6 @@ static const struct wcase wcases[] = {
 };
 #define NW (sizeof(wcases) / sizeof(wcases[0]))
 
-static void drop(void *d)
-{
-	kern_free(&G, d);
-}
-
 /* NaN, 1e30, -0 and -1e30 in turn: what a stale buffer may hold. */
 static float *garbage(long long n)
 {

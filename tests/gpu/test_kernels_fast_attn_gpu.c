@@ -157,21 +157,6 @@ static uint16_t *dev16(struct verdict *v, const float *d, long long n)
 	return p;
 }
 
-/* 0 when n floats at device pointers d and e are the same bits. */
-static double same(struct verdict *v, const float *d, const float *e,
-		   long long n)
-{
-	float *x = xmalloc((size_t)n * 4), *y = xmalloc((size_t)n * 4);
-	double r;
-
-	see_rc(v, down(x, d, (size_t)n * 4));
-	see_rc(v, down(y, e, (size_t)n * 4));
-	r = memcmp(x, y, (size_t)n * 4) ? INFINITY : 0;
-	free(x);
-	free(y);
-	return r;
-}
-
 /* After attn_vs_cpu: the fast path's o, lse (d[7], d[8]) and gradients
  * (d[4..6]) against kern_flash_fwd/bwd called directly on the same
  * inputs. */
@@ -199,8 +184,8 @@ static void attn_is_flash(struct fattn *f, struct verdict *v)
 		see_rc(v, kern_flash_fwd(st, a, in[0], in[1], in[2], qp, kp,
 					 o16, lse));
 		see_rc(v, kern_from_bf16(&G, f->nq, o16, of));
-		see(v, same(v, of, f->d[7], f->nq));
-		see(v, same(v, lse, f->d[8], f->nl));
+		see(v, same_bits(v, of, f->d[7], (size_t)f->nq * 4));
+		see(v, same_bits(v, lse, f->d[8], (size_t)f->nl * 4));
 		see_rc(v, kern_flash_bwd(st, a, in[0], in[1], in[2], in[3],
 					 f->d[8], in[4], qp, kp, dsum, dg[0],
 					 dg[1], dg[2]));
@@ -470,8 +455,8 @@ static void attn_fallback(struct verdict *v)
 	see_rc(v, kern_attn_fwd(&G, &f.a, f.d[0], f.d[1], f.d[2],
 				(void *)f.d[9], (void *)f.d[10], f.d[7],
 				f.d[8]));
-	see(v, same(v, f.d[7], r.d[7], f.nq));
-	see(v, same(v, f.d[8], r.d[8], f.nl));
+	see(v, same_bits(v, f.d[7], r.d[7], (size_t)f.nq * 4));
+	see(v, same_bits(v, f.d[8], r.d[8], (size_t)f.nl * 4));
 	fattn_free(&f);
 	fattn_free(&r);
 }

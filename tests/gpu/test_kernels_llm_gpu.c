@@ -19,11 +19,6 @@
 #include "kern.h"
 #include "kern_gpu_fixture.h"
 
-static void drop(void *d)
-{
-	kern_free(&G, d);
-}
-
 /* ---- bias, SwiGLU -------------------------------------------------------- */
 
 static const long long ew_shapes[][2] = {

@@ -118,21 +118,6 @@ static void judge(struct verdict *v, struct verdict *vb, const float *d,
 	free(w);
 }
 
-/* 0 when n bf16 values at two device arrays are the same bits. */
-static double same16(struct verdict *v, const uint16_t *a, const uint16_t *b,
-		     long long n)
-{
-	uint16_t *x = xmalloc((size_t)n * 2), *y = xmalloc((size_t)n * 2);
-	double r;
-
-	see_rc(v, down(x, a, (size_t)n * 2));
-	see_rc(v, down(y, b, (size_t)n * 2));
-	r = memcmp(x, y, (size_t)n * 2) ? INFINITY : 0;
-	free(x);
-	free(y);
-	return r;
-}
-
 /* The verdicts: against the CPU, the copies' bits, against the device's
  * unfused sequence (and the count of differing values). */
 struct qverdicts {
@@ -170,7 +155,8 @@ static void qkv_fwd_case(const struct kern_qkv *a, const int32_t *pos,
 					  dh2[0], dh2[1], dh2[2]));
 	for (int i = 0; i < 3; i++) {
 		judge(&q->cpu, &q->bits, df[i], dh[i], cf[i], n[i], NULL);
-		see(&q->bits, same16(&q->bits, dh[i], dh2[i], n[i]));
+		see(&q->bits, same_bits(&q->bits, dh[i], dh2[i],
+					       (size_t)n[i] * 2));
 		uh[i] = dh2[i]; /* checked: now the unfused copies' place */
 	}
 	/* the device's unfused sequence, into uf and uh */
@@ -227,7 +213,7 @@ static void qkv_bwd_case(const struct kern_qkv *a, const int32_t *pos,
 	see_rc(&q->bits, kern_qkv_merge_rope_bf(&G, a, dpos, dd[0], dd[1],
 						dd[2], NULL, d16b));
 	judge(&q->cpu, &q->bits, dp, d16, cp, np, NULL);
-	see(&q->bits, same16(&q->bits, d16, d16b, np));
+	see(&q->bits, same_bits(&q->bits, d16, d16b, (size_t)np * 2));
 	/* the device's unfused sequence, on dq, dk, dv in place */
 	for (int i = 0; i < 2; i++)
 		see_rc(&q->unf, kern_rope(&G, a->rows, heads[i], a->hd,
@@ -312,51 +298,105 @@ static void keep_rows(struct verdict *v, unsigned char **at, const float *d,
 	*at += n * 2;
 }
 
+/* What table_stage and pe_case run one forward and one backward on:
+ * packed columns p of seed ps and dq, dk, dv h[i] of seeds hs + i
+ * (rnd_at: the global seed is not drawn), the CPU twin's outputs and the
+ * device's inputs and outputs on G, all aligned. */
+struct qbufs {
+	long long w[3], wp, np, n[3];
+	float *p, *h[3], *cf[3], *cp;
+	uint16_t *ch[3], *c16;
+	float *dpk, *df[3], *dd[3], *dp;	/* device */
+	uint16_t *dh[3], *d16;			/* device */
+	void *blk[12];
+	int nb;
+};
+
+static void qbufs_init(struct qbufs *q, const struct kern_qkv *a,
+		       unsigned ps, unsigned hs)
+{
+	q->w[0] = a->groups * a->nq;
+	q->w[1] = q->w[2] = a->groups * a->nk;
+	q->wp = q->w[0] + q->w[1] + q->w[2];
+	q->np = a->rows * q->wp;
+	q->nb = 0;
+	q->p = rnd_at(ps, q->np, 3);
+	q->cp = xmalloc((size_t)q->np * 4);
+	q->c16 = xmalloc((size_t)q->np * 2);
+	q->dpk = dev_at(q->p, q->np, 4, 0, &q->blk[q->nb++]);
+	for (int i = 0; i < 3; i++) {
+		long long n = q->n[i] = a->rows * q->w[i];
+
+		q->h[i] = rnd_at(hs + (unsigned)i, n, 0.5f);
+		q->cf[i] = xmalloc((size_t)n * 4);
+		q->ch[i] = xmalloc((size_t)n * 2);
+		q->df[i] = dev_at(NULL, n, 4, 0, &q->blk[q->nb++]);
+		q->dh[i] = dev_at(NULL, n, 2, 0, &q->blk[q->nb++]);
+		q->dd[i] = dev_at(q->h[i], n, 4, 0, &q->blk[q->nb++]);
+	}
+	q->dp = dev_at(NULL, q->np, 4, 0, &q->blk[q->nb++]);
+	q->d16 = dev_at(NULL, q->np, 2, 0, &q->blk[q->nb++]);
+}
+
+/* The CPU twin's forward and backward at positions pos. */
+static void qbufs_cpu(struct qbufs *q, const struct kern_qkv *a,
+		      const int32_t *pos, struct verdict *cpu)
+{
+	see_rc(cpu, kern_qkv_rope_bf(&C, a, pos, q->p, q->cf[0], q->cf[1],
+				     q->cf[2], q->ch[0], q->ch[1], q->ch[2]));
+	see_rc(cpu, kern_qkv_merge_rope_bf(&C, a, pos, q->h[0], q->h[1],
+					   q->h[2], q->cp, q->c16));
+}
+
+/* The device's outputs against the CPU twin's (judge), and their first
+ * `rows` rows appended at *at (keep_rows). */
+static void qbufs_judge(struct qbufs *q, struct verdict *cpu,
+			struct verdict *bits, unsigned char **at,
+			long long rows)
+{
+	for (int i = 0; i < 3; i++) {
+		judge(cpu, bits, q->df[i], q->dh[i], q->cf[i], q->n[i], NULL);
+		keep_rows(bits, at, q->df[i], q->dh[i], rows * q->w[i]);
+	}
+	judge(cpu, bits, q->dp, q->d16, q->cp, q->np, NULL);
+	keep_rows(bits, at, q->dp, q->d16, rows * q->wp);
+}
+
+static void qbufs_release(struct qbufs *q)
+{
+	for (int i = 0; i < q->nb; i++)
+		kern_free(&G, q->blk[i]);
+	for (int i = 0; i < 3; i++) {
+		free(q->h[i]);
+		free(q->cf[i]);
+		free(q->ch[i]);
+	}
+	free(q->p);
+	free(q->cp);
+	free(q->c16);
+}
+
 static void table_stage(const struct tstage *t, unsigned char **slot,
 			struct verdict *cpu, struct verdict *bits)
 {
 	struct kern_qkv a = { t->rows, 2, 4 * t->hd, t->hd, t->hd, t->theta,
 			      0 };
-	long long w[3] = { a.groups * a.nq, a.groups * a.nk, a.groups * a.nk };
-	long long wp = w[0] + w[1] + w[2], np = t->rows * wp, n[3];
-	size_t bytes = (size_t)(TN * wp * 6 * 2);
-	unsigned char *blob = xmalloc(bytes), *at = blob;
+	struct qbufs q;
+	size_t bytes;
+	unsigned char *blob, *at;
 	int32_t *pos = rnd_ids(t->rows, 0, 8192), *dpos;
-	float *p = rnd_at(7 + (unsigned)t->hd, np, 3), *h[3], *cf[3], *df[3];
-	float *cp = xmalloc((size_t)np * 4), *dp, *dpk, *dd[3];
-	uint16_t *ch[3], *dh[3], *c16 = xmalloc((size_t)np * 2), *d16;
-	void *blk[12];
-	int nb = 0;
 
 	memcpy(pos, tpos, sizeof(tpos));
 	dpos = up(pos, (size_t)t->rows * 4);
-	dpk = dev_at(p, np, 4, 0, &blk[nb++]);
-	for (int i = 0; i < 3; i++) {
-		n[i] = t->rows * w[i];
-		h[i] = rnd_at(100 + 4 * (unsigned)t->hd + (unsigned)i, n[i],
-			      0.5f);
-		cf[i] = xmalloc((size_t)n[i] * 4);
-		ch[i] = xmalloc((size_t)n[i] * 2);
-		df[i] = dev_at(NULL, n[i], 4, 0, &blk[nb++]);
-		dh[i] = dev_at(NULL, n[i], 2, 0, &blk[nb++]);
-		dd[i] = dev_at(h[i], n[i], 4, 0, &blk[nb++]);
-	}
-	dp = dev_at(NULL, np, 4, 0, &blk[nb++]);
-	d16 = dev_at(NULL, np, 2, 0, &blk[nb++]);
-	see_rc(cpu, kern_qkv_rope_bf(&C, &a, pos, p, cf[0], cf[1], cf[2],
-				     ch[0], ch[1], ch[2]));
-	see_rc(cpu, kern_qkv_rope_bf(&G, &a, dpos, dpk, df[0], df[1], df[2],
-				     dh[0], dh[1], dh[2]));
-	see_rc(cpu, kern_qkv_merge_rope_bf(&C, &a, pos, h[0], h[1], h[2], cp,
-					   c16));
-	see_rc(cpu, kern_qkv_merge_rope_bf(&G, &a, dpos, dd[0], dd[1], dd[2],
-					   dp, d16));
-	for (int i = 0; i < 3; i++) {
-		judge(cpu, bits, df[i], dh[i], cf[i], n[i], NULL);
-		keep_rows(bits, &at, df[i], dh[i], TN * w[i]);
-	}
-	judge(cpu, bits, dp, d16, cp, np, NULL);
-	keep_rows(bits, &at, dp, d16, TN * wp);
+	qbufs_init(&q, &a, 7 + (unsigned)t->hd, 100 + 4 * (unsigned)t->hd);
+	bytes = (size_t)(TN * q.wp * 6 * 2);
+	blob = at = xmalloc(bytes);
+	qbufs_cpu(&q, &a, pos, cpu);
+	see_rc(cpu, kern_qkv_rope_bf(&G, &a, dpos, q.dpk, q.df[0], q.df[1],
+				     q.df[2], q.dh[0], q.dh[1], q.dh[2]));
+	see_rc(cpu, kern_qkv_merge_rope_bf(&G, &a, dpos, q.dd[0], q.dd[1],
+					   q.dd[2], q.dp, q.d16));
+	qbufs_judge(&q, cpu, bits, &at, TN);
 	if (t->same >= 0)
 		see(bits, memcmp(blob, slot[t->same], bytes) ? INFINITY : 0);
 	if (t->differ >= 0)
@@ -367,15 +407,9 @@ static void table_stage(const struct tstage *t, unsigned char **slot,
 	} else {
 		free(blob);
 	}
-	for (int i = 0; i < nb; i++)
-		kern_free(&G, blk[i]);
+	qbufs_release(&q);
 	kern_free(&G, dpos);
-	for (int i = 0; i < 3; i++) {
-		free(h[i]);
-		free(cf[i]);
-		free(ch[i]);
-	}
-	free(pos); free(p); free(cp); free(c16);
+	free(pos);
 }
 
 /* The stages in order on one context: the table made, grown, remade for
@@ -424,69 +458,44 @@ static void pe_case(struct kern_ctx *x, long long hd, struct verdict *cpu,
 		    struct verdict *bits)
 {
 	struct kern_qkv a = { PE_ROWS, 2, 4 * hd, hd, hd, 5e5, 0 };
-	long long w[3] = { a.groups * a.nq, a.groups * a.nk, a.groups * a.nk };
-	long long wp = w[0] + w[1] + w[2], np = PE_ROWS * wp, n[3];
-	size_t bytes = (size_t)np * 6 * 2;
-	unsigned char *blob[2] = { xmalloc(bytes), xmalloc(bytes) }, *at;
+	struct qbufs q;
+	size_t bytes;
+	unsigned char *blob[2], *at;
 	int32_t pos[PE_ROWS], *dpos;
-	float *p = rnd_at(300 + (unsigned)hd, np, 3), *h[3], *cf[3];
-	float *cp = xmalloc((size_t)np * 4);
-	float *dp, *dpk, *df[3], *dd[3];
-	uint16_t *ch[3], *dh[3], *c16 = xmalloc((size_t)np * 2), *d16;
-	void *blk[12];
-	int nb = 0;
 
 	pe_positions(pos);
 	dpos = up(pos, sizeof(pos));
-	dpk = dev_at(p, np, 4, 0, &blk[nb++]);
-	for (int i = 0; i < 3; i++) {
-		n[i] = PE_ROWS * w[i];
-		h[i] = rnd_at(400 + 4 * (unsigned)hd + (unsigned)i, n[i],
-			      0.5f);
-		cf[i] = xmalloc((size_t)n[i] * 4);
-		ch[i] = xmalloc((size_t)n[i] * 2);
-		df[i] = dev_at(NULL, n[i], 4, 0, &blk[nb++]);
-		dh[i] = dev_at(NULL, n[i], 2, 0, &blk[nb++]);
-		dd[i] = dev_at(h[i], n[i], 4, 0, &blk[nb++]);
-	}
-	dp = dev_at(NULL, np, 4, 0, &blk[nb++]);
-	d16 = dev_at(NULL, np, 2, 0, &blk[nb++]);
-	see_rc(cpu, kern_qkv_rope_bf(&C, &a, pos, p, cf[0], cf[1], cf[2],
-				     ch[0], ch[1], ch[2]));
-	see_rc(cpu, kern_qkv_merge_rope_bf(&C, &a, pos, h[0], h[1], h[2], cp,
-					   c16));
+	qbufs_init(&q, &a, 300 + (unsigned)hd, 400 + 4 * (unsigned)hd);
+	bytes = (size_t)q.np * 6 * 2;
+	blob[0] = xmalloc(bytes);
+	blob[1] = xmalloc(bytes);
+	qbufs_cpu(&q, &a, pos, cpu);
 	for (int e = 0; e < 2; e++) {
 		a.pos_end = e ? PE_END : 0;
 		for (int i = 0; i < 3; i++) {
-			see_rc(bits, kern_zero(&G, df[i], (size_t)n[i] * 4));
-			see_rc(bits, kern_zero(&G, dh[i], (size_t)n[i] * 2));
+			see_rc(bits, kern_zero(&G, q.df[i],
+					       (size_t)q.n[i] * 4));
+			see_rc(bits, kern_zero(&G, q.dh[i],
+					       (size_t)q.n[i] * 2));
 		}
-		see_rc(bits, kern_zero(&G, dp, (size_t)np * 4));
-		see_rc(bits, kern_zero(&G, d16, (size_t)np * 2));
+		see_rc(bits, kern_zero(&G, q.dp, (size_t)q.np * 4));
+		see_rc(bits, kern_zero(&G, q.d16, (size_t)q.np * 2));
 		see_rc(bits, kern_sync(&G));
-		see_rc(cpu, kern_qkv_rope_bf(x, &a, dpos, dpk, df[0], df[1],
-					     df[2], dh[0], dh[1], dh[2]));
-		see_rc(cpu, kern_qkv_merge_rope_bf(x, &a, dpos, dd[0], dd[1],
-						   dd[2], dp, d16));
+		see_rc(cpu, kern_qkv_rope_bf(x, &a, dpos, q.dpk, q.df[0],
+					     q.df[1], q.df[2], q.dh[0],
+					     q.dh[1], q.dh[2]));
+		see_rc(cpu, kern_qkv_merge_rope_bf(x, &a, dpos, q.dd[0],
+						   q.dd[1], q.dd[2], q.dp,
+						   q.d16));
 		see_rc(cpu, kern_sync(x));
 		at = blob[e];
-		for (int i = 0; i < 3; i++) {
-			judge(cpu, bits, df[i], dh[i], cf[i], n[i], NULL);
-			keep_rows(bits, &at, df[i], dh[i], n[i]);
-		}
-		judge(cpu, bits, dp, d16, cp, np, NULL);
-		keep_rows(bits, &at, dp, d16, np);
+		qbufs_judge(&q, cpu, bits, &at, PE_ROWS);
 	}
 	see(bits, memcmp(blob[0], blob[1], bytes) ? INFINITY : 0);
-	for (int i = 0; i < nb; i++)
-		kern_free(&G, blk[i]);
+	qbufs_release(&q);
 	kern_free(&G, dpos);
-	for (int i = 0; i < 3; i++) {
-		free(h[i]);
-		free(cf[i]);
-		free(ch[i]);
-	}
-	free(blob[0]); free(blob[1]); free(p); free(cp); free(c16);
+	free(blob[0]);
+	free(blob[1]);
 }
 
 /* On a context of its own, whose table starts empty: head dims 64 and 128
