@@ -161,8 +161,8 @@ int kern_gemm_bf16(struct kern_ctx *k, int ta, int tb, long long m,
 		return KERN_EINVAL;
 	if (m == 0 || n == 0)
 		return 0;
-	if (!c16 || (kd > 0 && (!a16 || !b16)) || (const uint16_t *)c16 == a16 ||
-	    (const uint16_t *)c16 == b16)
+	if (!c16 || (kd > 0 && (!a16 || !b16)) ||
+	    (const uint16_t *)c16 == a16 || (const uint16_t *)c16 == b16)
 		return KERN_EINVAL;
 	if (kd > 0 && k->math == KERN_MATH_BF16 && HAS_OP(k, gemm_bf16))
 		return RUN(GEMM, gemm_bf16, ta, tb, m, n, kd, a16, lda, b16,
